@@ -1,0 +1,36 @@
+// Package corpus owns the documents extractbench measures with: the record
+// format, loading and validation, the manifest that pins a corpus by hash,
+// and (in corpus/generate) the deterministic generator of the default corpus.
+package corpus
+
+// LengthClass says how long a document is, in approximate tokens (see ApproxTokens).
+type LengthClass string
+
+// The three length classes of the protocol.
+const (
+	Short LengthClass = "short" // under ~300 tokens
+	Usual LengthClass = "usual" // 300 to 1,500 tokens
+	Long  LengthClass = "long"  // 5,500 to 7,500 tokens: close to an 8,192-token context
+)
+
+// DefaultCategories is the default category enum, in the order reports list it.
+var DefaultCategories = []string{
+	"utilities", "telecom", "software", "office_supplies", "travel",
+	"meals", "rent", "professional_services", "taxes", "healthcare",
+}
+
+// Expected holds the reviewed values of one document. A nil field means the
+// document legitimately lacks it: the right answer is JSON null.
+type Expected struct {
+	Date     *string `json:"date"`     // issue date, YYYY-MM-DD
+	Amount   *string `json:"amount"`   // total due, a decimal string such as "1234.56" or "-80.00"
+	Category *string `json:"category"` // one of the corpus's category enum
+}
+
+// Document is one record of documents.jsonl.
+type Document struct {
+	ID          string      `json:"id"`
+	Text        string      `json:"text"`
+	LengthClass LengthClass `json:"length_class"`
+	Expected    Expected    `json:"expected"`
+}

@@ -1,0 +1,96 @@
+package eval
+
+// Failure is the class of a document that was not accepted, chosen by the
+// precedence of MEASUREMENT.md section 6: memory, truncation, format, quality;
+// other transport failures are Error. An accepted document has None.
+type Failure string
+
+// The failure classes. The strings are stored as is in SQLite and Parquet.
+const (
+	None       Failure = ""
+	Memory     Failure = "memory"
+	Truncation Failure = "truncation"
+	Format     Failure = "format"
+	Quality    Failure = "quality"
+	Error      Failure = "error"
+)
+
+// Failures lists the failure classes in precedence order.
+var Failures = []Failure{Memory, Truncation, Format, Quality, Error}
+
+// ParseRule says which parse decides acceptance: strict or lenient.
+type ParseRule string
+
+// The two parse rules of MEASUREMENT.md section 7.
+const (
+	Strict  ParseRule = "strict"
+	Lenient ParseRule = "lenient"
+)
+
+// TransportKind names what went wrong between client and engine, when
+// something did. The empty kind means a complete stream ended by [DONE] (or a
+// complete non-streamed body).
+type TransportKind string
+
+// The transport failure kinds the engine client reports.
+const (
+	TransportOK          TransportKind = ""
+	TransportHTTPStatus  TransportKind = "http_status"    // a non-2xx answer; see HTTPStatus and ErrorBody
+	TransportTimeout     TransportKind = "timeout"        // the per-request timeout fired
+	TransportReset       TransportKind = "reset"          // connection reset or EOF mid-response
+	TransportRefused     TransportKind = "refused"        // connection refused
+	TransportMalformed   TransportKind = "malformed_sse"  // a line or chunk that is not valid SSE / JSON
+	TransportCut         TransportKind = "stream_cut"     // the stream ended before [DONE]
+	TransportContentType TransportKind = "content_type"   // a 200 whose body is not an event stream or JSON (an HTML page)
+	TransportCanceled    TransportKind = "canceled"       // the run was interrupted (ctx canceled)
+	TransportOther       TransportKind = "transport"      // any other client-side error
+)
+
+// Transport is everything the engine client observed about one request that
+// the classifier needs: the HTTP answer, the stream's end and any error.
+type Transport struct {
+	HTTPStatus   int           // 0 when no response arrived
+	ErrorBody    string        // body of a non-2xx answer (or the in-stream error object), at most 4 KiB
+	FinishReason string        // "stop", "length", ... as the engine sent it; "" when none
+	Kind         TransportKind // TransportOK when the exchange completed
+	Detail       string        // the Go error or a short human reason; never an API key
+	EngineDied   bool          // set by the runner: the engine process had exited or stopped answering health checks
+}
+
+// Timings are monotonic instants of one request, in nanoseconds since the
+// run's clock origin (pipeline.Clock). Zero means the instant never happened
+// (no first byte, no content token...), and is stored as NULL.
+type Timings struct {
+	SchedNS      int64 // when the dispatcher meant to send it
+	SendNS       int64 // just before the request was written
+	FirstByteNS  int64 // first byte of the response body
+	FirstTokenNS int64 // first SSE chunk with non-empty content (a role-only chunk is not a token)
+	LastTokenNS  int64 // last chunk with non-empty content
+	DoneNS       int64 // the response was fully read, or failed
+}
+
+// Response is what the engine client returns for one document: timings,
+// token counts, the raw output and the transport outcome. Nothing is scored yet.
+type Response struct {
+	Timings
+	PromptTokens     int    // from the engine's usage; 0 if unknown
+	CompletionTokens int    // from the engine's usage, else counted client-side (see UsageReported)
+	UsageReported    bool   // false: the engine sent no usage; CompletionTokens counts content chunks
+	Output           string // the raw content, concatenated as streamed
+	Transport
+}
+
+// Record is the one record of a request that flows from the dispatcher to
+// the scorer to SQLite to Parquet, unchanged in meaning. A failed document
+// is a Record with a Failure, never a Go error.
+type Record struct {
+	RunID       string
+	Variant     string
+	Mode        string // "concurrency" or "batch"
+	Level       int    // concurrency, or batch size
+	Repetition  int    // 1-based
+	DocID       string
+	LengthClass string
+	Response
+	Outcome
+}

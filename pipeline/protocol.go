@@ -1,0 +1,379 @@
+// Package pipeline owns a run: the protocol, the phases (load, warm-up,
+// baseline, sweep), the dispatcher that keeps exactly N requests in flight
+// (or sends batches of B), the OpenAI-compatible engine client, engine
+// telemetry, and starting and stopping engines.
+package pipeline
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/extractbench/extractbench/schemas"
+)
+
+// DefaultProtocolYAML is the protocol used when none is given.
+//
+//go:embed default-protocol.yaml
+var DefaultProtocolYAML []byte
+
+// Named defaults for keys a protocol may leave out.
+const (
+	DefaultRepetitions       = 3                      // each level is measured this many times
+	DefaultWarmup            = 8                      // warm-up requests per variant, excluded from every figure
+	DefaultRequestTimeout    = 120 * time.Second      // per request, from send to the last byte
+	DefaultReadyTimeout      = 600 * time.Second      // engine start until /health answers
+	DefaultTelemetryInterval = 100 * time.Millisecond // /metrics and nvidia-smi sampling
+	DefaultMinBaselineRatio  = 0.99                   // a level keeps >= 99% of the baseline's accepted documents
+	DefaultOnMemoryFailure   = "retry_lower"
+)
+
+// Protocol is a parsed, validated protocol file. Field names follow the file's keys.
+type Protocol struct {
+	Name              string     `json:"name"`
+	Description       string     `json:"description,omitempty"`
+	Corpus            string     `json:"corpus"`
+	Prompt            Prompt     `json:"prompt"`
+	OutputSchema      string     `json:"output_schema"`
+	GuidedDecoding    bool       `json:"guided_decoding"`
+	Parse             string     `json:"parse"`
+	Generation        Generation `json:"generation"`
+	Acceptance        Acceptance `json:"acceptance"`
+	Sweep             Sweep      `json:"sweep"`
+	RequestTimeout    Duration   `json:"request_timeout"`
+	TelemetryInterval Duration   `json:"telemetry_interval"`
+	Variants          []Variant  `json:"variants"`
+
+	// Source is where the protocol came from ("(embedded default)" or a path);
+	// Dir is the directory relative paths in it are resolved against.
+	Source string `json:"-"`
+	Dir    string `json:"-"`
+}
+
+// Prompt is the chat prompt; User contains {{document}}.
+type Prompt struct {
+	System string `json:"system"`
+	User   string `json:"user"`
+}
+
+// Generation holds the sampling settings sent with every request.
+type Generation struct {
+	MaxTokens   int     `json:"max_tokens"`
+	Temperature float64 `json:"temperature"`
+	Seed        *int    `json:"seed,omitempty"`
+}
+
+// Acceptance holds the criteria written before the run (MEASUREMENT.md section 8).
+type Acceptance struct {
+	MinAccepted      float64 `json:"min_accepted"`
+	LatencyP95MS     float64 `json:"latency_p95_ms,omitempty"` // 0: no latency objective
+	MinBaselineRatio float64 `json:"min_baseline_ratio"`
+}
+
+// Sweep is the one parameter a run grows.
+type Sweep struct {
+	Mode            string `json:"mode"` // concurrency | batch
+	Levels          []int  `json:"levels"`
+	Repetitions     int    `json:"repetitions"`
+	Warmup          int    `json:"warmup"`
+	OnMemoryFailure string `json:"on_memory_failure"`
+}
+
+// Variant is one engine configuration to measure.
+type Variant struct {
+	Name   string `json:"name"`
+	Engine Engine `json:"engine"`
+}
+
+// Engine says how to reach (and optionally start) an engine.
+type Engine struct {
+	URL           string          `json:"url"`
+	Model         string          `json:"model"`
+	Revision      string          `json:"revision,omitempty"`
+	Kind          string          `json:"kind,omitempty"`
+	APIKeyEnv     string          `json:"api_key_env,omitempty"`
+	Start         string          `json:"start,omitempty"`
+	ReadyTimeout  Duration        `json:"ready_timeout"`
+	MetricsURL    string          `json:"metrics_url,omitempty"`
+	GPU           string          `json:"gpu,omitempty"`
+	ContextWindow int             `json:"context_window,omitempty"`
+	Tokenizer     string          `json:"tokenizer,omitempty"`
+	ChatTemplate  string          `json:"chat_template,omitempty"`
+	Builtin       *BuiltinOptions `json:"builtin,omitempty"`
+}
+
+// BuiltinOptions override the built-in engine's profile.
+type BuiltinOptions struct {
+	TimeScale     *float64           `json:"time_scale,omitempty"`
+	OnKVFull      string             `json:"on_kv_full,omitempty"`
+	GPUMemoryGiB  float64            `json:"gpu_memory_gib,omitempty"`
+	MaxRunning    int                `json:"max_running,omitempty"`
+	ContextWindow int                `json:"context_window,omitempty"`
+	Faults        map[string]float64 `json:"faults,omitempty"`
+}
+
+// IsBuiltin reports whether the variant runs on the in-process built-in engine.
+func (e Engine) IsBuiltin() bool { return e.URL == "builtin" }
+
+// Duration is a time.Duration written as "120s" in a protocol.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as Go's string form.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "120s" (the schema has checked the form already).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ProtocolError is a protocol that cannot be used; each problem names the
+// file, line and field.
+type ProtocolError struct {
+	Problems []string
+}
+
+func (e *ProtocolError) Error() string { return strings.Join(e.Problems, "\n") }
+
+// LoadProtocol reads, validates and decodes a protocol file (YAML or JSON).
+// An empty path gives the embedded default.
+func LoadProtocol(path string) (*Protocol, error) {
+	if path == "" {
+		wd, _ := os.Getwd()
+		return ParseProtocol(DefaultProtocolYAML, "(embedded default)", wd)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: cannot read protocol: %v", path, err)}}
+	}
+	return ParseProtocol(raw, path, filepath.Dir(path))
+}
+
+// ParseProtocol validates raw (YAML or JSON) against schemas/protocol.schema.json,
+// rejecting unknown keys and bad values with source:line: field: problem,
+// then fills defaults.
+func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(raw, &root); err != nil {
+		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
+	}
+	if len(root.Content) == 0 {
+		return nil, &ProtocolError{Problems: []string{source + ":1: (root): the protocol is empty"}}
+	}
+	doc := root.Content[0]
+	var generic any
+	if err := doc.Decode(&generic); err != nil {
+		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
+	}
+	generic = normaliseYAML(generic)
+	if problems := schemas.Validate(schemas.Protocol(), generic); len(problems) > 0 {
+		out := make([]string, 0, len(problems))
+		for _, p := range problems {
+			field, msg, _ := strings.Cut(p, ": ")
+			var key string
+			if _, err := fmt.Sscanf(msg, "Additional property %s is not allowed", &key); err == nil {
+				if field != "(root)" {
+					key = field + "." + key
+				}
+				field, msg = key, "unknown key (see schemas/protocol.schema.json for the allowed keys)"
+			}
+			out = append(out, fmt.Sprintf("%s:%d: %s: %s", source, lineOf(doc, field), field, msg))
+		}
+		sort.SliceStable(out, func(i, j int) bool { return lineNumber(out[i]) < lineNumber(out[j]) })
+		return nil, &ProtocolError{Problems: out}
+	}
+	js, err := json.Marshal(generic)
+	if err != nil {
+		return nil, fmt.Errorf("re-encode protocol %s: %w", source, err)
+	}
+	var p Protocol
+	if err := json.Unmarshal(js, &p); err != nil {
+		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %v", source, err)}}
+	}
+	p.Source, p.Dir = source, dir
+	if err := p.check(doc); err != nil {
+		return nil, err
+	}
+	p.fillDefaults()
+	return &p, nil
+}
+
+// check enforces what the schema cannot say.
+func (p *Protocol) check(doc *yaml.Node) error {
+	var problems []string
+	seen := map[string]bool{}
+	for i, v := range p.Variants {
+		if seen[v.Name] {
+			problems = append(problems, fmt.Sprintf("%s:%d: variants.%d.name: duplicate variant name %q", p.Source, lineOf(doc, fmt.Sprintf("variants.%d.name", i)), i, v.Name))
+		}
+		seen[v.Name] = true
+		if !v.Engine.IsBuiltin() && !strings.HasPrefix(v.Engine.URL, "http://") && !strings.HasPrefix(v.Engine.URL, "https://") {
+			problems = append(problems, fmt.Sprintf("%s:%d: variants.%d.engine.url: %q is neither builtin nor an http(s) URL", p.Source, lineOf(doc, fmt.Sprintf("variants.%d.engine.url", i)), i, v.Engine.URL))
+		}
+	}
+	if len(problems) > 0 {
+		return &ProtocolError{Problems: problems}
+	}
+	return nil
+}
+
+func (p *Protocol) fillDefaults() {
+	if p.OutputSchema == "" {
+		p.OutputSchema = "default"
+	}
+	if p.Parse == "" {
+		p.Parse = "strict"
+	}
+	if p.Sweep.Repetitions == 0 {
+		p.Sweep.Repetitions = DefaultRepetitions
+	}
+	if p.Sweep.OnMemoryFailure == "" {
+		p.Sweep.OnMemoryFailure = DefaultOnMemoryFailure
+	}
+	if p.Acceptance.MinBaselineRatio == 0 {
+		p.Acceptance.MinBaselineRatio = DefaultMinBaselineRatio
+	}
+	if p.RequestTimeout == 0 {
+		p.RequestTimeout = Duration(DefaultRequestTimeout)
+	}
+	if p.TelemetryInterval == 0 {
+		p.TelemetryInterval = Duration(DefaultTelemetryInterval)
+	}
+	for i := range p.Variants {
+		e := &p.Variants[i].Engine
+		if e.ReadyTimeout == 0 {
+			e.ReadyTimeout = Duration(DefaultReadyTimeout)
+		}
+		if e.Kind == "" && e.IsBuiltin() {
+			e.Kind = "builtin"
+		}
+	}
+}
+
+// Levels returns the pass plan's levels in order, level 1 (the baseline) first
+// and exactly once.
+func (p *Protocol) Levels() []int {
+	out := []int{1}
+	for _, l := range p.Sweep.Levels {
+		if l != 1 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// ResolvePath resolves a path written in the protocol against its directory.
+func (p *Protocol) ResolvePath(path string) string {
+	if filepath.IsAbs(path) || p.Dir == "" {
+		return path
+	}
+	return filepath.Join(p.Dir, path)
+}
+
+// Canonical is the protocol as stored in the run manifest: JSON with defaults filled.
+func (p *Protocol) Canonical() json.RawMessage {
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(fmt.Sprintf("marshal protocol: %v", err)) // only plain types: cannot fail
+	}
+	return b
+}
+
+// normaliseYAML turns yaml.v3's map[string]any trees into the JSON types the
+// schema validator expects (ints stay ints; everything else is already JSON-like).
+func normaliseYAML(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = normaliseYAML(x)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[fmt.Sprint(k)] = normaliseYAML(x)
+		}
+		return m
+	case []any:
+		for i, x := range t {
+			t[i] = normaliseYAML(x)
+		}
+		return t
+	default:
+		return v
+	}
+}
+
+// lineOf finds the line of a dotted schema path ("sweep.levels.2") in the
+// YAML tree; it falls back to the deepest node found.
+func lineOf(doc *yaml.Node, field string) int {
+	n := doc
+	if field == "" || field == "(root)" {
+		return n.Line
+	}
+	for _, part := range strings.Split(field, ".") {
+		next := childNode(n, part)
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	return n.Line
+}
+
+func childNode(n *yaml.Node, key string) *yaml.Node {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				if n.Content[i+1].Kind == yaml.ScalarNode {
+					return n.Content[i+1]
+				}
+				v := *n.Content[i+1]
+				v.Line = n.Content[i].Line // a block value starts on its key's line
+				return &v
+			}
+		}
+	case yaml.SequenceNode:
+		if i, err := strconv.Atoi(key); err == nil && i >= 0 && i < len(n.Content) {
+			return n.Content[i]
+		}
+	}
+	return nil
+}
+
+// lineNumber reads N back from "source:N: ..." for sorting.
+func lineNumber(problem string) int {
+	parts := strings.SplitN(problem, ":", 3)
+	if len(parts) < 3 {
+		return 0
+	}
+	n, _ := strconv.Atoi(parts[1])
+	return n
+}
+
+func yamlErrorText(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return strings.Join(te.Errors, "; ")
+	}
+	// yaml.v3 says "yaml: line 3: did not find expected key"; keep it as is.
+	return err.Error()
+}
