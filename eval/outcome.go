@@ -1,5 +1,7 @@
 package eval
 
+import "github.com/extractbench/extractbench/corpus"
+
 // FieldResult is how one field of one document scored, in the terms of
 // MEASUREMENT.md section 7: same value TP; different value FP+FN; predicted
 // null but expected a value FN; expected null but predicted a value FP; both
@@ -40,4 +42,8 @@ type Outcome struct {
 	Failure        Failure
 	FailureDetail  string // why, in a few words: "finish_reason=length", "date 2025-02-30 is not a calendar day", ...
 	Prediction     Prediction
+	// Expected is the reviewed expectation the fields were scored against,
+	// copied from the document so that a pass can be aggregated (misses,
+	// category confusion) from its records alone. Stores must keep it.
+	Expected corpus.Expected
 }

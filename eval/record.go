@@ -35,15 +35,15 @@ type TransportKind string
 // The transport failure kinds the engine client reports.
 const (
 	TransportOK          TransportKind = ""
-	TransportHTTPStatus  TransportKind = "http_status"    // a non-2xx answer; see HTTPStatus and ErrorBody
-	TransportTimeout     TransportKind = "timeout"        // the per-request timeout fired
-	TransportReset       TransportKind = "reset"          // connection reset or EOF mid-response
-	TransportRefused     TransportKind = "refused"        // connection refused
-	TransportMalformed   TransportKind = "malformed_sse"  // a line or chunk that is not valid SSE / JSON
-	TransportCut         TransportKind = "stream_cut"     // the stream ended before [DONE]
-	TransportContentType TransportKind = "content_type"   // a 200 whose body is not an event stream or JSON (an HTML page)
-	TransportCanceled    TransportKind = "canceled"       // the run was interrupted (ctx canceled)
-	TransportOther       TransportKind = "transport"      // any other client-side error
+	TransportHTTPStatus  TransportKind = "http_status"   // a non-2xx answer; see HTTPStatus and ErrorBody
+	TransportTimeout     TransportKind = "timeout"       // the per-request timeout fired
+	TransportReset       TransportKind = "reset"         // connection reset or EOF mid-response
+	TransportRefused     TransportKind = "refused"       // connection refused
+	TransportMalformed   TransportKind = "malformed_sse" // a line or chunk that is not valid SSE / JSON
+	TransportCut         TransportKind = "stream_cut"    // the stream ended before [DONE]
+	TransportContentType TransportKind = "content_type"  // a 200 whose body is not an event stream or JSON (an HTML page)
+	TransportCanceled    TransportKind = "canceled"      // the run was interrupted (ctx canceled)
+	TransportOther       TransportKind = "transport"     // any other client-side error
 )
 
 // Transport is everything the engine client observed about one request that

@@ -70,6 +70,9 @@ type Generation struct {
 	MaxTokens   int     `json:"max_tokens"`
 	Temperature float64 `json:"temperature"`
 	Seed        *int    `json:"seed,omitempty"`
+	// ResponseFormat is the OpenAI response_format object sent when the
+	// protocol asks for guided decoding; built by the runner, not read from the file.
+	ResponseFormat json.RawMessage `json:"-"`
 }
 
 // Acceptance holds the criteria written before the run (MEASUREMENT.md section 8).

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/corpus/generate"
+)
+
+type corpusCommand struct{ env }
+
+func (c *corpusCommand) Synopsis() string {
+	return "check a corpus (counts, duplicates, every error with file:line) or generate the default one"
+}
+
+func (c *corpusCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return &usageError{msg: "corpus: want a subcommand: check PATH | generate -seed N -out DIR"}
+	}
+	switch args[0] {
+	case "check":
+		return c.check(args[1:])
+	case "generate":
+		return c.generate(args[1:])
+	default:
+		return &usageError{msg: fmt.Sprintf("corpus: unknown subcommand %q (want check or generate)", args[0])}
+	}
+}
+
+func (c *corpusCommand) check(args []string) error {
+	fs := newFlags("corpus check PATH", "Validate a corpus directory (documents.jsonl + manifest.json) or a .jsonl file.", c.stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return &usageError{msg: "corpus check: want exactly one PATH"}
+	}
+	rep, err := corpus.Check(fs.Arg(0))
+	if err != nil {
+		return &usageError{msg: err.Error()}
+	}
+	if err := rep.WriteText(c.stdout); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if !rep.OK() {
+		return &usageError{msg: fmt.Sprintf("corpus %s has %d problem(s)", fs.Arg(0), len(rep.Problems))}
+	}
+	return nil
+}
+
+func (c *corpusCommand) generate(args []string) error {
+	fs := newFlags("corpus generate -seed N -out DIR", "Write the deterministic default corpus (documents.jsonl, manifest.json).", c.stderr)
+	seed := fs.Int64("seed", generate.DefaultSeed, "generator seed (the committed corpus/default uses the default)")
+	out := fs.String("out", "", "output `DIR`")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return &usageError{msg: "corpus generate: -out DIR is required"}
+	}
+	if err := generate.WriteDir(*out, *seed); err != nil {
+		return fmt.Errorf("generate corpus: %w", err)
+	}
+	fmt.Fprintf(c.stdout, "wrote %s (seed %d)\n", *out, *seed)
+	return nil
+}

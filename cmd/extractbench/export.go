@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/extractbench/extractbench/results"
+)
+
+type exportCommand struct{ env }
+
+func (c *exportCommand) Synopsis() string {
+	return "write requests/passes/telemetry.parquet and raw_table.csv from a results directory's results.db"
+}
+
+func (c *exportCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlags("export DIR", c.Synopsis(), c.stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return &usageError{msg: "export: want exactly one results directory"}
+	}
+	dir := fs.Arg(0)
+	if _, err := os.Stat(filepath.Join(dir, "results.db")); err != nil {
+		return &usageError{msg: fmt.Sprintf("export: %s has no results.db", dir)}
+	}
+	files, err := results.Export(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("export %s: %w", dir, err)
+	}
+	for _, f := range files {
+		fmt.Fprintln(c.stdout, f)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/extractbench/extractbench/sizing"
+)
+
+type memoryCommand struct{ env }
+
+func (c *memoryCommand) Synopsis() string {
+	return "pre-rental memory calculator: weights, KV cache, and which cards fit at what concurrency"
+}
+
+func (c *memoryCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlags("memory [flags] [RESULTS_DIR]", c.Synopsis()+"\n\nWith RESULTS_DIR, the prediction is put beside the run's measured peaks.", c.stderr)
+	model := fs.String("model", "Llama-3.1-8B", "a preset ("+strings.Join(sizing.PresetNames(), ", ")+"), a config.json or a model directory")
+	weights := fs.String("weights", "bf16", "weight precision: bf16 | fp16 | fp8 | int8 | int4")
+	group := fs.Int("group", sizing.DefaultGroupSize, "int4 quantisation group size")
+	kv := fs.String("kv", "bf16", "KV-cache precision: bf16 | fp16 | fp8")
+	context_ := fs.Int("context", 8192, "tokens per sequence (prompt + output, the longest expected)")
+	conc := fs.Int("concurrency", 1, "sequences held at once")
+	util := fs.Float64("utilisation", sizing.DefaultUtilisation, "share of a card's memory the engine may use")
+	margin := fs.Float64("margin", sizing.DefaultMargin, "margin on top of the estimate (0.10 = 10%)")
+	gpus := fs.String("gpus", "", "comma-separated cards (default: the catalog); NAME or NAME=GiB")
+	asJSON := fs.Bool("json", false, "machine-readable output")
+	if err := parseFlags(fs, reorder(args)); err != nil {
+		return err
+	}
+	m, err := sizing.ResolveModel(*model)
+	if err != nil {
+		return &usageError{msg: "memory: -model: " + err.Error()}
+	}
+	in := sizing.Inputs{Model: m, Weights: sizing.Precision(*weights), GroupSize: *group, KV: sizing.Precision(*kv),
+		ContextTokens: *context_, Concurrency: *conc, Utilisation: *util, Margin: *margin}
+	if *gpus != "" {
+		for _, g := range strings.Split(*gpus, ",") {
+			gpu, err := sizing.ParseGPU(strings.TrimSpace(g))
+			if err != nil {
+				return &usageError{msg: "memory: -gpus: " + err.Error()}
+			}
+			in.GPUs = append(in.GPUs, gpu)
+		}
+	}
+	if fs.NArg() == 1 {
+		run, err := sizing.LoadRun(ctx, fs.Arg(0))
+		if err != nil {
+			return &usageError{msg: "memory: " + err.Error()}
+		}
+		mc, err := sizing.CheckMeasured(run, in)
+		if err != nil {
+			return &usageError{msg: "memory: " + err.Error()}
+		}
+		if *asJSON {
+			return sizing.WriteJSON(c.stdout, mc)
+		}
+		return mc.WriteText(c.stdout)
+	}
+	if fs.NArg() > 1 {
+		return &usageError{msg: "memory: at most one results directory"}
+	}
+	est, err := sizing.Calculate(in)
+	if err != nil {
+		return &usageError{msg: "memory: " + err.Error()}
+	}
+	if *asJSON {
+		return sizing.WriteJSON(c.stdout, est)
+	}
+	if err := est.WriteText(c.stdout); err != nil {
+		return fmt.Errorf("write estimate: %w", err)
+	}
+	return nil
+}

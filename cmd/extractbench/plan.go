@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/extractbench/extractbench/sizing"
+)
+
+type planCommand struct{ env }
+
+func (c *planCommand) Synopsis() string {
+	return "documents per hour/day at the recommended level, the time N documents need, and 3/7/30-day rentals"
+}
+
+func (c *planCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlags("plan [-docs N] DIR", c.Synopsis(), c.stderr)
+	docs := fs.Int("docs", 100000, "documents in the corpus to plan for")
+	days := fs.String("days", "3,7,30", "rental lengths in days")
+	asJSON := fs.Bool("json", false, "machine-readable output")
+	if err := parseFlags(fs, reorder(args)); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return &usageError{msg: "plan: want exactly one results directory"}
+	}
+	var ds []int
+	for _, d := range strings.Split(*days, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(d))
+		if err != nil || n <= 0 {
+			return &usageError{msg: fmt.Sprintf("plan: -days: %q is not a positive number of days", d)}
+		}
+		ds = append(ds, n)
+	}
+	run, err := sizing.LoadRun(ctx, fs.Arg(0))
+	if err != nil {
+		return &usageError{msg: "plan: " + err.Error()}
+	}
+	plans, err := sizing.PlanRun(run, *docs, ds)
+	if err != nil {
+		return &usageError{msg: "plan: " + err.Error()}
+	}
+	if *asJSON {
+		return sizing.WriteJSON(c.stdout, plans)
+	}
+	for _, p := range plans {
+		if err := p.WriteText(c.stdout); err != nil {
+			return fmt.Errorf("write plan: %w", err)
+		}
+		fmt.Fprintln(c.stdout)
+	}
+	return nil
+}

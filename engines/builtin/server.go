@@ -1,0 +1,234 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Version is what GET /version reports, and what a run's manifest records
+// as the engine's own version.
+const Version = "extractbench-builtin/1"
+
+// Config configures a built-in engine.
+type Config struct {
+	Profile Profile  // the model and GPU modelled; see LookupProfile
+	Models  []string // the names served; empty means Profile.Name
+	Seed    int64    // seeds fault draws (sampling uses the request's seed)
+	// Variant names the weight format whose perturbations the answers carry
+	// ("bf16", "int8", "int4"); empty means Profile.Dtype.
+	Variant string
+	// FaultRates injects each fault into that share of documents, drawn per
+	// (Seed, document); FaultRules inject a fault into matching documents.
+	FaultRates map[Fault]float64
+	FaultRules []FaultRule
+}
+
+// Server is a built-in engine: an http.Handler over one scheduler goroutine.
+// Close stops the scheduler; the owner must call it.
+type Server struct {
+	cfg     Config
+	p       Profile
+	variant string
+	models  map[string]bool
+	mux     *http.ServeMux
+	sched   *scheduler
+	metrics *metrics
+	cancel  context.CancelFunc
+	done    chan struct{}
+	nextID  atomic.Uint64
+	closing sync.Once
+
+	// The protocol sends the same documents dozens of times: reading each
+	// once keeps the extractor's milliseconds out of the modelled latency.
+	cacheMu sync.Mutex
+	cache   map[string]Extraction
+}
+
+// maxCached bounds the extraction cache; it is emptied when full.
+const maxCached = 8192
+
+// extract reads doc, or returns what an earlier request read in it.
+func (s *Server) extract(doc, hash string) Extraction {
+	s.cacheMu.Lock()
+	ex, ok := s.cache[hash]
+	s.cacheMu.Unlock()
+	if ok {
+		return ex
+	}
+	ex = extractDoc(doc)
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.cache == nil || len(s.cache) >= maxCached {
+		s.cache = map[string]Extraction{}
+	}
+	s.cache[hash] = ex
+	return ex
+}
+
+// NewServer validates cfg, starts the scheduler and returns the engine.
+func NewServer(cfg Config) (*Server, error) {
+	p := cfg.Profile
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("new built-in engine: %w", err)
+	}
+	for f := range cfg.FaultRates {
+		if !validFault(f) {
+			return nil, fmt.Errorf("new built-in engine: unknown fault %q", f)
+		}
+	}
+	if len(cfg.Models) == 0 {
+		cfg.Models = []string{p.Name}
+	}
+	variant := cfg.Variant
+	if variant == "" {
+		variant = p.Dtype
+	}
+	if _, ok := variantRates[variant]; !ok {
+		return nil, fmt.Errorf("new built-in engine: unknown variant %q: want bf16, int8 or int4", variant)
+	}
+	s := &Server{cfg: cfg, p: p, variant: variant, models: map[string]bool{}, metrics: newMetrics(p), done: make(chan struct{})}
+	for _, m := range cfg.Models {
+		s.models[m] = true
+	}
+	s.sched = newScheduler(p, s.metrics)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go func() {
+		defer close(s.done)
+		s.sched.run(ctx)
+	}()
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	s.mux.HandleFunc("POST /v1/completions", s.handleCompletions)
+	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.mux.HandleFunc("GET /v1/models", s.handleModels)
+	s.mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"version": Version})
+	})
+	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
+	s.mux.HandleFunc("POST /reset_peaks", func(w http.ResponseWriter, r *http.Request) {
+		s.metrics.resetPeaks()
+		w.WriteHeader(http.StatusOK)
+	})
+	return s, nil
+}
+
+// ServeHTTP serves the OpenAI-compatible API, /health, /metrics and /reset_peaks.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Profile returns the profile the engine models.
+func (s *Server) Profile() Profile { return s.p }
+
+// Stats returns the scheduler's counters now.
+func (s *Server) Stats() Stats { return s.metrics.snapshot() }
+
+// Close stops the scheduler, failing the sequences still in it, and waits for it.
+func (s *Server) Close() error {
+	s.closing.Do(s.cancel)
+	<-s.done
+	return nil
+}
+
+// ListenAndServe serves on addr (e.g. "127.0.0.1:8000") until ctx is done,
+// then shuts down gracefully and closes the scheduler.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return s.serve(ctx, ln)
+}
+
+func (s *Server) serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return fmt.Errorf("serve built-in engine: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := hs.Shutdown(shutdown)
+	s.Close()
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("shut down built-in engine: %w", err)
+	}
+	return nil
+}
+
+// Start runs a built-in engine in-process on a free port of 127.0.0.1 and
+// returns its base URL ("http://127.0.0.1:PORT") and a stop function that
+// shuts it down and waits for it. The engine also stops when ctx is done.
+func Start(ctx context.Context, cfg Config) (url string, stop func() error, err error) {
+	s, err := NewServer(cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.Close()
+		return "", nil, fmt.Errorf("start built-in engine: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- s.serve(ctx, ln) }()
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			stopErr = <-errc
+		})
+		return stopErr
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	type model struct {
+		ID          string  `json:"id"`
+		Object      string  `json:"object"`
+		Created     int64   `json:"created"`
+		OwnedBy     string  `json:"owned_by"`
+		Root        string  `json:"root"`
+		Parent      *string `json:"parent"`
+		MaxModelLen int     `json:"max_model_len"`
+	}
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list"}
+	for _, m := range s.cfg.Models {
+		list.Data = append(list.Data, model{ID: m, Object: "model", Created: time.Now().Unix(), OwnedBy: "extractbench", Root: m, MaxModelLen: s.p.ContextWindow})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if err := s.metrics.write(w); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+// decode reads a JSON request body of at most 16 MiB.
+func decode(r *http.Request, v any) *apiError {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 16<<20))
+	if err := dec.Decode(v); err != nil {
+		return errBadRequest("invalid request body: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""ceiling.py measures the engine's own ceiling: the corpus's prompts pushed
+through the continuous batching manager in process (no HTTP, no streaming),
+keeping N requests in flight, with the same model, sizing and chat layout as
+server.py. It prints output tokens/s per level and writes a JSON result.
+
+The prompt text comes from the protocol file, so it is what the runner sends.
+
+    python3 engines/transformers/ceiling.py --shape 8b --protocol engines/transformers/protocol-8b.yaml \\
+        --concurrency 128 --out results/8b/ceiling.json
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tokenizer as tk  # noqa: E402
+
+DEFAULT_SYSTEM = "You extract fields from business documents. Answer with JSON only."
+DEFAULT_USER = (
+    "Extract date (issue date, YYYY-MM-DD), amount (total due, a JSON number) and category (one of: utilities, telecom, software, office_supplies, travel, meals, rent, professional_services, taxes, healthcare). "
+    "Use null for a field the document lacks. Answer with one JSON object with the keys date, amount and category.\n\n{{document}}"
+)  # the protocols' prompt
+
+
+def load_prompt(path):
+    """load_prompt returns (system, user template, max_tokens) from a protocol file."""
+    if not path:
+        return DEFAULT_SYSTEM, DEFAULT_USER, 128
+    import yaml
+
+    with open(path, encoding="utf-8") as f:
+        p = yaml.safe_load(f)
+    return p["prompt"]["system"], p["prompt"]["user"], int(p.get("generation", {}).get("max_tokens", 128))
+
+
+def load_docs(path, limit):
+    with open(path, encoding="utf-8") as f:
+        docs = [json.loads(line) for line in f if line.strip()]
+    return docs[:limit] if limit else docs
+
+
+def run_level(engine, prompts, level, max_tokens):
+    """run_level keeps level requests in flight until every prompt is answered."""
+    manager = engine.manager
+    engine.reset_peaks()
+    pending = list(enumerate(prompts))
+    in_flight, out_tokens, failed = 0, 0, 0
+    t0 = time.perf_counter()
+
+    def submit():
+        nonlocal in_flight
+        i, ids = pending.pop(0)
+        manager.add_request(input_ids=ids, request_id=f"ceil-{level}-{i}", max_new_tokens=max_tokens, streaming=False)
+        in_flight += 1
+
+    while pending and in_flight < level:
+        submit()
+    while in_flight:
+        out = manager.get_result(timeout=1.0)
+        if out is None:
+            if not engine.alive():
+                raise RuntimeError("generation loop stopped")
+            continue
+        if not engine._finished(out):
+            continue
+        in_flight -= 1
+        if getattr(out, "error", None):
+            failed += 1
+        out_tokens += len(out.generated_tokens or [])
+        if pending:
+            submit()
+    wall = time.perf_counter() - t0
+    mem = engine.memory()
+    return {
+        "level": level,
+        "requests": len(prompts),
+        "failed": failed,
+        "prompt_tokens": sum(len(p) for p in prompts),
+        "output_tokens": out_tokens,
+        "seconds": round(wall, 3),
+        "output_tokens_per_s": round(out_tokens / wall, 1),
+        "total_tokens_per_s": round((out_tokens + sum(len(p) for p in prompts)) / wall, 1),
+        "docs_per_s": round(len(prompts) / wall, 3),
+        "torch_max_allocated_bytes": mem["max_allocated"],
+        "torch_max_reserved_bytes": mem["max_reserved"],
+    }
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--shape", choices=["8b", "1b"], default="8b")
+    p.add_argument("--protocol", help="protocol YAML whose prompt and max_tokens to use")
+    p.add_argument("--corpus", default="corpus/default/documents.jsonl")
+    p.add_argument("--concurrency", default="128", help="comma-separated levels")
+    p.add_argument("--max-tokens", type=int, help="override the protocol's max_tokens")
+    p.add_argument("--limit", type=int, default=0, help="use only the first N documents")
+    p.add_argument("--attn", default="torch_flash_varlen")
+    p.add_argument("--max-batch-tokens", type=int, default=8192)
+    p.add_argument("--max-memory", type=float, default=0.9)
+    p.add_argument("--out", help="write the JSON result here")
+    args = p.parse_args()
+
+    system, user, max_tokens = load_prompt(args.protocol)
+    max_tokens = args.max_tokens or max_tokens
+    docs = load_docs(args.corpus, args.limit)
+    prompts = [
+        tk.render_chat([{"role": "system", "content": system}, {"role": "user", "content": user.replace("{{document}}", d["text"])}])
+        for d in docs
+    ]
+
+    import engine as eng
+
+    t0 = time.perf_counter()
+    engine = eng.CBEngine(args.shape, attn=args.attn, sizing=eng.Sizing(max_batch_tokens=args.max_batch_tokens, max_memory_percent=args.max_memory))
+    load_s = time.perf_counter() - t0
+    rows = []
+    try:
+        for level in (int(x) for x in args.concurrency.split(",")):
+            row = run_level(engine, prompts, level, max_tokens)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    finally:
+        info = engine.info()
+        engine.close()
+    print(f"{'level':>5} {'reqs':>5} {'seconds':>8} {'out tok/s':>10} {'docs/s':>7} {'max alloc GiB':>13} {'max resv GiB':>12}")
+    for r in rows:
+        print(
+            f"{r['level']:>5} {r['requests']:>5} {r['seconds']:>8} {r['output_tokens_per_s']:>10} {r['docs_per_s']:>7} "
+            f"{r['torch_max_allocated_bytes'] / 2**30:>13.2f} {r['torch_max_reserved_bytes'] / 2**30:>12.2f}"
+        )
+    result = {
+        "engine": {k: v for k, v in info.items() if k != "chat_template"},
+        "load_seconds": round(load_s, 2),
+        "corpus": args.corpus,
+        "max_tokens": max_tokens,
+        "levels": rows,
+    }
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+    sys.stdout.flush()
+    os._exit(0)  # the manager's generation thread is not a daemon
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,413 @@
+"""The GPU side of the fixture engine: a Llama-shaped model with random
+weights, served by transformers' continuous batching manager.
+
+The CB API used (transformers 5.x, read off the installed source):
+  model.init_continuous_batching(generation_config=GenerationConfig(...),
+                                 continuous_batching_config=ContinuousBatchingConfig(...))
+  manager.warmup(); manager.start()
+  manager.register_result_handler(request_id, callback)   # callback runs on the asyncio loop
+  manager.add_request(input_ids, request_id=..., max_new_tokens=..., streaming=True)
+  manager.cancel_request(request_id); manager.stop()
+Older or newer spellings are tried where they differ (see _cb_config, _init_manager).
+
+Nothing here is downloaded: the weights are random (normal, std 0.02, built
+directly on the GPU) and the tokenizer is tokenizer.py. Timing and memory are
+real; the generated text is meaningless.
+"""
+
+import dataclasses
+import inspect
+import logging
+import threading
+import time
+
+import torch
+import transformers
+from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+import tokenizer as tk
+from attention import TORCH_FLASH, install_torch_flash, set_attention
+
+log = logging.getLogger("engine")
+
+MAX_CONTEXT = 8192  # prompt + completion tokens a request may use
+
+# SHAPES are the public architectures whose shapes the fixture copies.
+SHAPES = {
+    "8b": dict(  # Llama-3.1-8B
+        served="random-llama-3.1-8b",
+        hidden_size=4096,
+        intermediate_size=14336,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        tie_word_embeddings=False,
+    ),
+    "1b": dict(  # Llama-3.2-1B
+        served="random-llama-3.2-1b",
+        hidden_size=2048,
+        intermediate_size=8192,
+        num_hidden_layers=16,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        tie_word_embeddings=True,
+    ),
+}
+
+def versions():
+    """versions returns the software and GPU the engine runs on."""
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    return {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "gpu": gpu,
+    }
+
+
+def llama_config(shape):
+    """llama_config returns the LlamaConfig of a SHAPES entry."""
+    s = {k: v for k, v in SHAPES[shape].items() if k != "served"}
+    return LlamaConfig(
+        vocab_size=tk.VOCAB_SIZE,
+        max_position_embeddings=MAX_CONTEXT,
+        rms_norm_eps=1e-5,
+        bos_token_id=tk.BEGIN_OF_TEXT,
+        eos_token_id=tk.EOT,
+        pad_token_id=tk.END_OF_TEXT,
+        **s,
+    )
+
+
+def build_model(shape, seed=0):
+    """build_model makes the model on the GPU in bf16 with random weights.
+
+    Parameters are created on the device (no CPU init, no copy); the default
+    dtype is switched so they are born bf16.
+    """
+    torch.manual_seed(seed)
+    prev = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with torch.device("cuda"):
+            model = LlamaForCausalLM(llama_config(shape))
+    finally:
+        torch.set_default_dtype(prev)
+    model.eval()
+    model.requires_grad_(False)
+    bad = [n for n, p in model.named_parameters() if not torch.isfinite(p).all()]
+    if bad:
+        raise RuntimeError(f"random init left non-finite values in {bad[:3]}")
+    return model
+
+
+def _cb_config_class():
+    for mod in ("transformers", "transformers.generation", "transformers.generation.configuration_utils"):
+        try:
+            m = __import__(mod, fromlist=["ContinuousBatchingConfig"])
+            c = getattr(m, "ContinuousBatchingConfig", None)
+            if c is not None:
+                return c
+        except ImportError:
+            continue
+    return None
+
+
+def _accepts(fn_or_cls):
+    if dataclasses.is_dataclass(fn_or_cls):
+        return {f.name for f in dataclasses.fields(fn_or_cls)}
+    return set(inspect.signature(fn_or_cls).parameters)
+
+
+@dataclasses.dataclass
+class Sizing:
+    """Sizing is how the CB manager is sized; None lets transformers decide."""
+
+    block_size: int = 256
+    num_blocks: int | None = None
+    max_batch_tokens: int | None = 8192
+    max_memory_percent: float | None = 0.9
+    cuda_graphs: bool | None = None  # None: transformers' default for the attention path
+
+
+def init_manager(model, sizing):
+    """init_manager creates, warms up and starts a continuous batching manager."""
+    gen = GenerationConfig(
+        max_new_tokens=128,
+        do_sample=False,
+        eos_token_id=tk.EOT,
+        pad_token_id=tk.END_OF_TEXT,
+        bos_token_id=tk.BEGIN_OF_TEXT,
+    )
+    wanted = {
+        "block_size": sizing.block_size,
+        "num_blocks": sizing.num_blocks,
+        "max_batch_tokens": sizing.max_batch_tokens,
+        "max_memory_percent": sizing.max_memory_percent,
+        # Off so that every pass over the same corpus pays its real prefill.
+        "allow_block_sharing": False,
+        "use_cuda_graph": sizing.cuda_graphs,
+        "scheduler_type": "fifo",
+    }
+    kwargs = {}
+    cls = _cb_config_class()
+    init_params = _accepts(model.init_continuous_batching)
+    if cls is not None and "continuous_batching_config" in init_params:
+        fields = _accepts(cls)
+        kwargs["continuous_batching_config"] = cls(**{k: v for k, v in wanted.items() if k in fields and v is not None})
+        ignored = sorted(k for k, v in wanted.items() if k not in fields and v is not None)
+    else:  # older 5.x: sizing lives on the GenerationConfig
+        gen.block_size, gen.num_blocks, gen.max_batch_tokens = sizing.block_size, sizing.num_blocks, sizing.max_batch_tokens
+        gen.max_memory = sizing.max_memory_percent
+        gen.scheduler = "fifo"
+        for k in ("allow_prefix_sharing", "allow_block_sharing"):
+            if k in init_params:
+                kwargs[k] = False
+        ignored = []
+    if ignored:
+        log.warning("ContinuousBatchingConfig lacks %s", ignored)
+    manager = model.init_continuous_batching(generation_config=gen, **kwargs)
+    t0 = time.perf_counter()
+    if hasattr(manager, "warmup"):
+        manager.warmup()
+    warm = time.perf_counter() - t0
+    manager.start()
+    deadline = time.time() + 600
+    while getattr(manager, "batch_processor", None) is None:
+        if time.time() > deadline or not manager.is_running():
+            raise RuntimeError("continuous batching manager did not start")
+        time.sleep(0.05)
+    return manager, warm
+
+
+@dataclasses.dataclass
+class Event:
+    """Event is one delivery from the engine for one request."""
+
+    new_tokens: list  # token ids generated since the previous event
+    total: int  # tokens generated so far
+    finished: bool
+    error: str | None = None
+    queue_time: float | None = None  # engine-side wait before scheduling, on the first event when known
+
+
+class EngineDown(RuntimeError):
+    """EngineDown means the generation loop has stopped (after a crash such as an OOM)."""
+
+
+_preemptions = None
+
+
+def _count_preemptions():
+    """Counts the running requests the manager evicts to free KV blocks
+    (transformers' preemption: OffloadingManager.offload_requests returns how
+    many it evicted; older versions evict one per offload_one_request), or
+    returns None when this version has neither hook."""
+    global _preemptions
+    if _preemptions is not None:
+        return _preemptions
+    try:
+        from transformers.generation.continuous_batching.offloading_manager import OffloadingManager
+    except ImportError:
+        return None
+    counter = [0]
+    many = getattr(OffloadingManager, "offload_requests", None)
+    one = getattr(OffloadingManager, "offload_one_request", None)
+    if many is not None:
+
+        def offload_requests(self, *args, **kwargs):
+            n = many(self, *args, **kwargs)
+            counter[0] += n if isinstance(n, int) else 0
+            return n
+
+        OffloadingManager.offload_requests = offload_requests
+    elif one is not None:
+
+        def offload_one_request(self, *args, **kwargs):
+            counter[0] += 1
+            return one(self, *args, **kwargs)
+
+        OffloadingManager.offload_one_request = offload_one_request
+    else:
+        return None
+    _preemptions = counter
+    return counter
+
+
+class CBEngine:
+    """CBEngine serves one random-weight model through a CB manager; the
+    server calls submit/cancel on its event loop and stats from anywhere."""
+
+    def __init__(self, shape, attn=TORCH_FLASH, sizing=None):
+        sizing = sizing or Sizing()
+        self.shape, self.served, self.attn = shape, SHAPES[shape]["served"], attn
+        self.max_context = MAX_CONTEXT
+        self.eos_ids = set(tk.EOS_IDS)
+        self.notes = []
+        t0 = time.perf_counter()
+        self.model = build_model(shape)
+        torch.cuda.synchronize()
+        self.build_s = time.perf_counter() - t0
+        self.weights_bytes = torch.cuda.memory_allocated()
+        self.attn_kernel = install_torch_flash() if attn == TORCH_FLASH else attn
+        self.attn_set_via = set_attention(self.model, attn)
+        self._preemptions = _count_preemptions()
+        try:
+            self.manager, self.warmup_s = init_manager(self.model, sizing)
+        except Exception as e:  # noqa: BLE001 - retried once without CUDA graphs
+            if sizing.cuda_graphs is not None:
+                raise
+            self.notes.append(f"CUDA graphs off after: {type(e).__name__}: {e}"[:400])
+            log.warning("CB start failed (%s); retrying without CUDA graphs", e)
+            sizing = dataclasses.replace(sizing, cuda_graphs=False)
+            self.manager, self.warmup_s = init_manager(self.model, sizing)
+        self.sizing = sizing
+        self._handlers = {}
+        if not hasattr(self.manager, "register_result_handler"):
+            self._loop = None
+            threading.Thread(target=self._route, name="cb-router", daemon=True).start()
+
+    def _route(self):
+        # Older managers only have a shared output queue: hand each output to its request's callback.
+        while self.manager.is_running():
+            out = self.manager.get_result(timeout=0.1)
+            if out is None:
+                continue
+            cb = self._handlers.get(out.request_id)
+            if cb is not None and self._loop is not None:
+                self._loop.call_soon_threadsafe(cb, out)
+
+    def alive(self):
+        """alive reports whether the generation loop still runs."""
+        return self.manager.is_running()
+
+    @staticmethod
+    def _finished(out):
+        f = getattr(out, "is_finished", None)
+        if callable(f):
+            return bool(f())
+        return getattr(getattr(out, "status", None), "name", "") in ("FINISHED", "FAILED")
+
+    def _queue_time(self, rid, out):
+        # Engine-side queue time: from add_request (created_time) until the
+        # scheduler first took the request out of the waiting queue
+        # (lifespan[0]); both are perf_counter stamps in transformers 5.17.
+        # Outputs carry them; older versions only keep them on the request state.
+        src = out if getattr(out, "lifespan", None) is not None else None
+        if src is None:
+            try:
+                src = self.manager.batch_processor.scheduler.active_requests.get(rid)
+            except AttributeError:
+                return None
+        span = getattr(src, "lifespan", None)
+        created = getattr(src, "created_time", None)
+        if span and created and span[0] and span[0] > 0:
+            return max(0.0, span[0] - created)
+        return None
+
+    def submit(self, rid, input_ids, max_new_tokens, on_event):
+        """submit queues one request; on_event(Event) runs on the caller's event loop."""
+        if not self.alive():
+            raise EngineDown("the continuous batching loop has stopped; see the engine log")
+        acc, first = [], [True]
+
+        def deliver(out):
+            try:
+                tokens = list(getattr(out, "generated_tokens", None) or [])
+                # Outputs carry every token so far; a list that does not extend
+                # what we have is taken as new tokens only.
+                new = tokens[len(acc) :] if tokens[: len(acc)] == acc else tokens
+                acc.extend(new)
+                qt = None
+                if first[0]:
+                    first[0] = False
+                    qt = self._queue_time(rid, out)
+                finished = self._finished(out)
+                error = getattr(out, "error", None)
+            except Exception as e:  # noqa: BLE001 - never leave a client waiting
+                log.exception("reading output of %s", rid)
+                new, finished, error, qt = [], True, f"engine output unreadable: {e}", None
+            if finished:
+                self._handlers.pop(rid, None)
+            on_event(Event(new, len(acc), finished, error, qt))
+
+        if hasattr(self.manager, "register_result_handler"):
+            self.manager.register_result_handler(rid, deliver)
+        else:
+            import asyncio
+
+            self._loop = asyncio.get_running_loop()
+            self._handlers[rid] = deliver
+        self.manager.add_request(input_ids=input_ids, request_id=rid, max_new_tokens=max_new_tokens, streaming=True)
+
+    def cancel(self, rid):
+        """cancel drops a request whose client went away."""
+        self._handlers.pop(rid, None)
+        try:
+            self.manager.cancel_request(rid)
+        except Exception as e:  # noqa: BLE001 - best effort
+            log.warning("cancel %s: %s", rid, e)
+
+    def stats(self):
+        """stats reads the engine's own scheduler and cache: requests running and
+        waiting, and the KV usage fraction as used blocks / total blocks."""
+        bp = self.manager.batch_processor
+        running = len(bp.scheduler.active_requests)
+        waiting = len(bp.scheduler.waiting_requests) + self.manager.input_queue.qsize()
+        total = bp.cache.num_blocks
+        free = bp.cache.get_num_free_blocks()
+        return {
+            "running": running,
+            "waiting": waiting,
+            "kv_usage": (total - free) / total if total else 0.0,
+            "preemptions": None if self._preemptions is None else self._preemptions[0],
+        }
+
+    def memory(self):
+        """memory returns PyTorch's allocator counters in bytes."""
+        return {
+            "max_allocated": torch.cuda.max_memory_allocated(),
+            "max_reserved": torch.cuda.max_memory_reserved(),
+            "allocated": torch.cuda.memory_allocated(),
+            "reserved": torch.cuda.memory_reserved(),
+        }
+
+    def reset_peaks(self):
+        """reset_peaks starts PyTorch's peak counters again from the current usage."""
+        torch.cuda.reset_peak_memory_stats()
+
+    def info(self):
+        """info describes the engine for /version and /v1/models."""
+        bp = self.manager.batch_processor
+        cfg = self.model.config
+        head_dim = cfg.hidden_size // cfg.num_attention_heads
+        kv_per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * 2
+        cbc = getattr(self.manager, "continuous_batching_config", None)
+        return {
+            **versions(),
+            "engine": "transformers-continuous-batching",
+            "shape": self.shape,
+            "served_model": self.served,
+            "parameters": sum(p.numel() for p in self.model.parameters()),
+            "weights_bytes": self.weights_bytes,
+            "attn_implementation": self.model.config._attn_implementation,
+            "attn_kernel": self.attn_kernel,
+            "num_blocks": bp.cache.num_blocks,
+            "block_size": bp.cache.block_size,
+            "max_batch_tokens": getattr(bp.cache, "max_batch_tokens", None),
+            "kv_bytes_per_token": kv_per_token,
+            "kv_capacity_tokens": bp.cache.num_blocks * bp.cache.block_size,
+            "cuda_graphs": str(getattr(cbc, "use_cuda_graph", self.sizing.cuda_graphs)),
+            "async_batching": str(getattr(cbc, "use_async_batching", None)),
+            "build_seconds": round(self.build_s, 2),
+            "warmup_seconds": round(self.warmup_s, 2),
+            "max_context": self.max_context,
+            "tokenizer": tk.NAME,
+            "chat_template": tk.CHAT_TEMPLATE,
+            "notes": self.notes,
+        }
+
+    def close(self):
+        """close stops the generation loop, failing requests still in it."""
+        kw = {"hard_stop": True} if "hard_stop" in _accepts(self.manager.stop) else {}
+        self.manager.stop(block=True, timeout=10, **kw)  # the runner kills after 15 s

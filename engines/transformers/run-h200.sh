@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# run-h200.sh OUTDIR [SHAPE...]: the whole transformers measurement on one H200.
+#
+# For each shape (default: 1b 8b): the protocol's sweep through extractbench,
+# which starts server.py, times its load and stops it at the end; then the
+# engine's own in-process ceiling on the same prompts; then the report.
+# Run from anywhere; it works in the repository root, where the lead's CGO
+# build of ./extractbench must already be.
+#
+#   CEILING_CONCURRENCY  levels for ceiling.py (default 128, the sweep's top)
+#   MAX_TOKENS           passed to ceiling.py when the protocol was changed too
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+out=${1:?usage: run-h200.sh OUTDIR [SHAPE...]}
+shift
+shapes=("$@")
+[ ${#shapes[@]} -gt 0 ] || shapes=(1b 8b)
+ceiling=${CEILING_CONCURRENCY:-128}
+export PYTHONUNBUFFERED=1
+mkdir -p "$out"
+[ -x ./extractbench ] || { echo "run-h200.sh: ./extractbench not found in $(pwd); build it first" >&2; exit 2; }
+corpus=corpus/default/documents.jsonl
+[ -f "$corpus" ] || { echo "run-h200.sh: $corpus not found" >&2; exit 2; }
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+status=0
+for s in "${shapes[@]}"; do
+	proto=engines/transformers/protocol-$s.yaml
+	[ -f "$proto" ] || { echo "run-h200.sh: no protocol for shape $s" >&2; exit 2; }
+	echo "== $s: sweep $(date +%T)"
+	start=$SECONDS
+	./extractbench run -protocol "$proto" -out "$out/$s" || { echo "run-h200.sh: sweep $s failed" >&2; status=1; }
+	echo "== $s: sweep took $((SECONDS - start)) s; ceiling at $ceiling $(date +%T)"
+	start=$SECONDS
+	python3 engines/transformers/ceiling.py --shape "$s" --protocol "$proto" --corpus "$corpus" \
+		--concurrency "$ceiling" ${MAX_TOKENS:+--max-tokens "$MAX_TOKENS"} --out "$out/$s/ceiling.json" ||
+		{ echo "run-h200.sh: ceiling $s failed" >&2; status=1; }
+	echo "== $s: ceiling took $((SECONDS - start)) s"
+	./extractbench report "$out/$s" || { echo "run-h200.sh: report $s failed" >&2; status=1; }
+done
+exit $status

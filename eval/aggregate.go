@@ -1,0 +1,217 @@
+package eval
+
+import "sort"
+
+// Labels of the category confusion matrix for answers that are not a
+// category: a JSON null, and anything unreadable (no parse, missing key,
+// outside the enum, no answer at all).
+const (
+	ConfusionNull    = "null"
+	ConfusionInvalid = "invalid"
+)
+
+// Fields names the scored fields, in report order.
+var Fields = []string{"date", "amount", "category"}
+
+// FieldStats counts how one field scored over a pass. Failed documents stay
+// in the denominator (MEASUREMENT.md section 7): a field that never reached
+// scoring while the document expected a value is a Missed answer and counts
+// against recall like an FN; when the document expected null it is only
+// counted in Unscored, since TN enters none of the three ratios.
+type FieldStats struct {
+	TP, FP, FN, TN int
+	Unscored       int // the field was not scored: no parse, transport failure, value breaking its rule
+	Missed         int // of Unscored, those whose expected value was not null
+	Precision      float64
+	Recall         float64
+	F1             float64
+}
+
+// add counts one field result.
+func (s *FieldStats) add(r FieldResult, expectedNull bool) {
+	switch r {
+	case TP:
+		s.TP++
+	case FPFN:
+		s.FP++
+		s.FN++
+	case FN:
+		s.FN++
+	case FP:
+		s.FP++
+	case TN:
+		s.TN++
+	default:
+		s.Unscored++
+		if !expectedNull {
+			s.Missed++
+		}
+	}
+}
+
+// finish computes the ratios. When a ratio is 0/0 it is 1 if the field
+// made no error of the other kind either, else 0: a field with nothing to
+// find and nothing wrongly found (all TN) is perfect, and so F1 is always
+// 2TP / (2TP + FP + FN + Missed), or 1 when that is 0/0.
+func (s *FieldStats) finish() {
+	fn := s.FN + s.Missed
+	s.Precision = ratio(s.TP, s.TP+s.FP, fn == 0)
+	s.Recall = ratio(s.TP, s.TP+fn, s.FP == 0)
+	s.F1 = ratio(2*s.TP, 2*s.TP+s.FP+fn, true)
+}
+
+// ratio returns num/den, or 1 or 0 (by perfect) when den is 0.
+func ratio(num, den int, perfect bool) float64 {
+	if den == 0 {
+		if perfect {
+			return 1
+		}
+		return 0
+	}
+	return float64(num) / float64(den)
+}
+
+// PassSummary is what one pass (variant, mode, level, repetition) amounts
+// to. Docs counts records; a DocID seen twice is listed in DuplicateIDs,
+// never merged, and Recovered counts accepted documents once per DocID.
+type PassSummary struct {
+	Docs         int             // records in the pass, duplicates included
+	UniqueDocs   int             // distinct DocIDs
+	Accepted     int             // accepted records
+	AcceptedRate float64         // Accepted / Docs; 0 when Docs is 0
+	Recovered    int             // distinct DocIDs with at least one accepted record
+	DuplicateIDs []string        // DocIDs with more than one record, sorted
+	Failures     map[Failure]int // records per failure class; every class of Failures is present
+	StrictOK     int             // records whose output passed the strict parse
+	LenientOK    int             // records whose output passed the lenient parse
+	Date         FieldStats
+	Amount       FieldStats
+	Category     FieldStats
+	// Confusion counts expected category × predicted category, both keyed
+	// by the category, ConfusionNull or (predicted only) ConfusionInvalid.
+	Confusion map[string]map[string]int
+}
+
+// Field returns the stats of the field named "date", "amount" or
+// "category", and false for any other name.
+func (p PassSummary) Field(name string) (FieldStats, bool) {
+	switch name {
+	case "date":
+		return p.Date, true
+	case "amount":
+		return p.Amount, true
+	case "category":
+		return p.Category, true
+	}
+	return FieldStats{}, false
+}
+
+// Aggregate summarises the records of one pass. It assumes the records were
+// scored by Evaluate (Outcome.Expected filled).
+func Aggregate(recs []Record) PassSummary {
+	s := PassSummary{
+		Docs:      len(recs),
+		Failures:  make(map[Failure]int, len(Failures)),
+		Confusion: map[string]map[string]int{},
+	}
+	for _, f := range Failures {
+		s.Failures[f] = 0
+	}
+	seen := map[string]int{}
+	recovered := map[string]bool{}
+	for _, r := range recs {
+		seen[r.DocID]++
+		if r.Accepted {
+			s.Accepted++
+			recovered[r.DocID] = true
+		}
+		if r.Failure != None {
+			s.Failures[r.Failure]++
+		}
+		if r.StrictParseOK {
+			s.StrictOK++
+		}
+		if r.LenientParseOK {
+			s.LenientOK++
+		}
+		e := r.Outcome.Expected
+		s.Date.add(r.Outcome.Date, e.Date == nil)
+		s.Amount.add(r.Outcome.Amount, e.Amount == nil)
+		s.Category.add(r.Outcome.Category, e.Category == nil)
+
+		want, got := confusionLabels(r.Outcome)
+		row := s.Confusion[want]
+		if row == nil {
+			row = map[string]int{}
+			s.Confusion[want] = row
+		}
+		row[got]++
+	}
+	s.UniqueDocs = len(seen)
+	s.Recovered = len(recovered)
+	for id, n := range seen {
+		if n > 1 {
+			s.DuplicateIDs = append(s.DuplicateIDs, id)
+		}
+	}
+	sort.Strings(s.DuplicateIDs)
+	if s.Docs > 0 {
+		s.AcceptedRate = float64(s.Accepted) / float64(s.Docs)
+	}
+	s.Date.finish()
+	s.Amount.finish()
+	s.Category.finish()
+	return s
+}
+
+// confusionLabels returns the expected and predicted labels of a record's
+// category for the confusion matrix.
+func confusionLabels(o Outcome) (want, got string) {
+	want = ConfusionNull
+	if o.Expected.Category != nil {
+		want = *o.Expected.Category
+	}
+	switch {
+	case o.Category == Unscored:
+		got = ConfusionInvalid
+	case o.Prediction.Category == nil:
+		got = ConfusionNull
+	default:
+		got = *o.Prediction.Category
+	}
+	return want, got
+}
+
+// fieldCounts returns one record's contribution to a field's F1: true
+// positives, false positives and false negatives (a miss counts as FN).
+func fieldCounts(r FieldResult, expected *string) (tp, fp, fn int) {
+	switch r {
+	case TP:
+		return 1, 0, 0
+	case FPFN:
+		return 0, 1, 1
+	case FN:
+		return 0, 0, 1
+	case FP:
+		return 0, 1, 0
+	case Unscored:
+		if expected != nil {
+			return 0, 0, 1
+		}
+	}
+	return 0, 0, 0
+}
+
+// fieldOf returns a record's result and expectation for a named field.
+func fieldOf(r *Record, name string) (FieldResult, *string, bool) {
+	e := r.Outcome.Expected
+	switch name {
+	case "date":
+		return r.Outcome.Date, e.Date, true
+	case "amount":
+		return r.Outcome.Amount, e.Amount, true
+	case "category":
+		return r.Outcome.Category, e.Category, true
+	}
+	return Unscored, nil, false
+}

@@ -1,0 +1,149 @@
+package eval
+
+import (
+	"fmt"
+	"strings"
+)
+
+// oomMarkers are lower-case fragments of the out-of-memory messages engines
+// send in an HTTP 5xx body or an in-stream error object: PyTorch ("CUDA out of
+// memory", "torch.OutOfMemoryError"), vLLM and SGLang (KV cache exhaustion),
+// llama.cpp ("failed to allocate", "insufficient memory"), ROCm
+// ("hipErrorOutOfMemory"), cuBLAS.
+var oomMarkers = []string{
+	"out of memory",
+	"outofmemory",
+	"insufficient memory",
+	"not enough memory",
+	"kv cache",
+	"failed to allocate",
+	"cublas_status_alloc_failed",
+}
+
+// contextMarkers are lower-case fragments of the errors engines answer when
+// the prompt does not fit the context window:
+//
+//	vLLM      "This model's maximum context length is N tokens. However, you requested M tokens"
+//	vLLM      "... is longer than the maximum model length of N"
+//	SGLang    "The input (N tokens) is longer than the model's context length (M tokens)"
+//	llama.cpp "the request exceeds the available context size, try increasing it" (exceed_context_size_error)
+//	TGI       "Input validation error: `inputs` tokens + `max_new_tokens` must be <= N"
+//	TGI       "Input validation error: `inputs` must have less than N tokens"
+//	OpenAI    "context_length_exceeded"
+//
+// "too many tokens" is deliberately absent: rate limiters say it too.
+var contextMarkers = []string{
+	"maximum context",
+	"context length",
+	"context_length",
+	"context window",
+	"context size",
+	"maximum model length",
+	"max_model_len",
+	"`inputs` tokens + `max_new_tokens`",
+	"`inputs` must have less than",
+}
+
+// classifyTransport applies the part of MEASUREMENT.md section 6 that needs
+// no parsing: memory, then truncation, then transport errors. It returns
+// None when the exchange completed and the output is to be judged on its
+// content.
+//
+// Decisions, where the rules leave room:
+//   - EngineDied makes a failed request a memory failure (an engine crash is
+//     the memory class); a request that completed before the crash is judged
+//     on its output.
+//   - OOM text counts in a 5xx body or an in-stream error (status 0 or 2xx);
+//     a 4xx is the client's fault by HTTP's own definition and is not memory.
+//   - A stream the engine ended cleanly but early (no [DONE]) whose partial
+//     output opens a JSON object it never closes is truncation: the answer was
+//     cut mid-JSON. A reset is a transport error (MEASUREMENT.md section 6 lists
+//     resets under error) even mid-object: the connection broke, not the
+//     generation; likewise a timeout: our clock cut it, not the engine.
+//   - finish_reason=length is truncation even when the text happens to parse:
+//     the engine says it stopped for the budget, not because it had finished.
+func classifyTransport(tr Transport, output string) (Failure, string) {
+	body := strings.ToLower(tr.ErrorBody)
+	failed := tr.Kind != TransportOK
+	if tr.EngineDied && failed {
+		return Memory, "engine died (" + transportWhat(tr) + ")"
+	}
+	if tr.ErrorBody != "" && (tr.HTTPStatus >= 500 || tr.HTTPStatus < 300) {
+		if m := firstMarker(body, oomMarkers); m != "" {
+			return Memory, fmt.Sprintf("%s says %q", transportWhere(tr), m)
+		}
+	}
+	if tr.FinishReason == "length" {
+		return Truncation, "finish_reason=length"
+	}
+	if tr.ErrorBody != "" {
+		if m := firstMarker(body, contextMarkers); m != "" {
+			return Truncation, fmt.Sprintf("prompt exceeds the context window: %s says %q", transportWhere(tr), m)
+		}
+	}
+	if tr.Kind == TransportCut && EndsInsideObject(output) {
+		return Truncation, string(tr.Kind) + " inside the JSON object"
+	}
+	switch {
+	case tr.Kind == TransportCut || tr.Kind == TransportReset:
+		if strings.TrimSpace(output) == "" {
+			return Error, string(tr.Kind) + " with no output"
+		}
+		if tr.Kind == TransportReset {
+			return Error, fmt.Sprintf("reset after %d bytes of output", len(output))
+		}
+		return Error, string(tr.Kind) + " with no partial JSON object"
+	case failed:
+		return Error, transportWhat(tr)
+	case tr.HTTPStatus != 0 && (tr.HTTPStatus < 200 || tr.HTTPStatus >= 300):
+		return Error, transportWhat(tr)
+	case tr.ErrorBody != "":
+		return Error, "error object in the stream: " + clip(tr.ErrorBody)
+	}
+	return None, ""
+}
+
+// transportWhat describes a failed exchange in a few words.
+func transportWhat(tr Transport) string {
+	var b strings.Builder
+	if tr.Kind != TransportOK {
+		b.WriteString(string(tr.Kind))
+	}
+	if tr.HTTPStatus != 0 && (tr.HTTPStatus < 200 || tr.HTTPStatus >= 300) {
+		if b.Len() > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "HTTP %d", tr.HTTPStatus)
+		if tr.ErrorBody != "" {
+			b.WriteString(": " + clip(tr.ErrorBody))
+		}
+	}
+	if tr.Detail != "" {
+		if b.Len() > 0 {
+			b.WriteString(": ")
+		}
+		b.WriteString(clip(tr.Detail))
+	}
+	if b.Len() == 0 {
+		return "transport failure"
+	}
+	return b.String()
+}
+
+// transportWhere names where an error text came from.
+func transportWhere(tr Transport) string {
+	if tr.HTTPStatus >= 300 || (tr.HTTPStatus != 0 && tr.HTTPStatus < 200) {
+		return fmt.Sprintf("HTTP %d", tr.HTTPStatus)
+	}
+	return "the stream's error object"
+}
+
+// firstMarker returns the first marker found in the lower-cased text.
+func firstMarker(lower string, markers []string) string {
+	for _, m := range markers {
+		if strings.Contains(lower, m) {
+			return m
+		}
+	}
+	return ""
+}

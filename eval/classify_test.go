@@ -1,0 +1,98 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEvaluate_FailureClasses(t *testing.T) {
+	const good = `{"date":"2025-03-14","amount":1234.56,"category":"software"}`
+	const partial = `{"date":"2025-03-14","amount":12`
+	tests := []struct {
+		name    string
+		output  string
+		tr      Transport
+		failure Failure
+		detail  string
+	}{
+		{"complete", good, Transport{FinishReason: "stop"}, None, ""},
+		{"no finish reason", good, Transport{}, None, ""},
+
+		// memory
+		{"vLLM 500 CUDA OOM", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"message":"CUDA out of memory. Tried to allocate 2.00 GiB"}}`}, Memory, "out of memory"},
+		{"503 OutOfMemoryError", "", Transport{HTTPStatus: 503, Kind: TransportHTTPStatus, ErrorBody: "torch.OutOfMemoryError: CUDA error"}, Memory, "outofmemory"},
+		{"503 KV cache", "", Transport{HTTPStatus: 503, Kind: TransportHTTPStatus, ErrorBody: "No available memory for the KV cache blocks"}, Memory, "kv cache"},
+		{"500 insufficient memory", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: "insufficient memory to load the batch"}, Memory, "insufficient memory"},
+		{"in-stream OOM error object", `{"date":`, Transport{HTTPStatus: 200, Kind: TransportMalformed, ErrorBody: `{"error":"out of memory"}`}, Memory, "stream's error object"},
+		{"engine died, reset", partial, Transport{Kind: TransportReset, EngineDied: true}, Memory, "engine died"},
+		{"refused after the engine died", "", Transport{Kind: TransportRefused, EngineDied: true, Detail: "dial tcp: connection refused"}, Memory, "engine died (refused"},
+		{"OOM body beats finish_reason=length", partial, Transport{HTTPStatus: 200, FinishReason: "length", Kind: TransportMalformed, ErrorBody: "CUDA out of memory"}, Memory, ""},
+		{"engine died beats length", partial, Transport{FinishReason: "length", Kind: TransportCut, EngineDied: true}, Memory, ""},
+
+		// truncation
+		{"finish_reason=length", partial, Transport{FinishReason: "length"}, Truncation, "finish_reason=length"},
+		{"length and invalid JSON", `{"date": 2025-`, Transport{FinishReason: "length"}, Truncation, ""},
+		{"length even when it parses", good, Transport{FinishReason: "length"}, Truncation, ""},
+		{"vLLM context 400", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: `{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8744 in the messages, 256 in the completion).","type":"BadRequestError","code":400}`}, Truncation, "maximum context"},
+		{"llama.cpp context", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}`}, Truncation, "context size"},
+		{"TGI 422", "", Transport{HTTPStatus: 422, Kind: TransportHTTPStatus, ErrorBody: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 8000 `inputs` tokens and 512 `max_new_tokens`"}, Truncation, "max_new_tokens"},
+		{"OpenAI context_length_exceeded", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"code":"context_length_exceeded"}}`}, Truncation, "context_length"},
+		{"SGLang context", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: "The input (9000 tokens) is longer than the model's context length (8192 tokens)."}, Truncation, "context length"},
+		{"stream cut mid-object", partial, Transport{Kind: TransportCut}, Truncation, "stream_cut inside the JSON object"},
+		{"reset mid-object", "```json\n" + partial, Transport{Kind: TransportReset}, Error, "reset after"},
+		{"400 OOM text is not memory", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: "out of memory, and the context length is exceeded"}, Truncation, ""},
+
+		// error
+		{"timeout mid-object", partial, Transport{Kind: TransportTimeout, Detail: "context deadline exceeded"}, Error, "timeout: context deadline exceeded"},
+		{"reset with no output", "", Transport{Kind: TransportReset}, Error, "reset with no output"},
+		{"cut with no partial JSON", "The answer is", Transport{Kind: TransportCut}, Error, "no partial JSON object"},
+		{"cut after a complete object", good, Transport{Kind: TransportCut}, Error, "no partial JSON object"},
+		{"refused, engine alive", "", Transport{Kind: TransportRefused, Detail: "connection refused"}, Error, "refused"},
+		{"malformed SSE", good, Transport{Kind: TransportMalformed, Detail: "data: {bad"}, Error, "malformed_sse"},
+		{"HTML 200", "", Transport{HTTPStatus: 200, Kind: TransportContentType, Detail: "text/html"}, Error, "content_type"},
+		{"503 overloaded without OOM", "", Transport{HTTPStatus: 503, Kind: TransportHTTPStatus, ErrorBody: "Service Unavailable"}, Error, "HTTP 503: Service Unavailable"},
+		{"401", "", Transport{HTTPStatus: 401, Kind: TransportHTTPStatus, ErrorBody: "invalid api key"}, Error, "HTTP 401"},
+		{"429 too many tokens is not truncation", "", Transport{HTTPStatus: 429, Kind: TransportHTTPStatus, ErrorBody: "Rate limit: too many tokens per minute"}, Error, "HTTP 429"},
+		{"canceled", "", Transport{Kind: TransportCanceled}, Error, "canceled"},
+		{"status without kind", good, Transport{HTTPStatus: 502}, Error, "HTTP 502"},
+		{"error object after a complete stream", good, Transport{ErrorBody: `{"error":"internal"}`}, Error, "error object in the stream"},
+		{"engine died after completing", good, Transport{EngineDied: true}, None, ""},
+
+		// format beats quality, truncation beats format
+		{"format, not quality", `{"date":"2025-03-15","amount":"1","category":"software"}`, Transport{}, Format, ""},
+		{"quality", `{"date":"2025-03-15","amount":1234.56,"category":"software"}`, Transport{}, Quality, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Evaluate(tt.output, invoice, tt.tr, Options{})
+			if got.Failure != tt.failure {
+				t.Errorf("got %q (%s), want %q", got.Failure, got.FailureDetail, tt.failure)
+			}
+			if !strings.Contains(got.FailureDetail, tt.detail) {
+				t.Errorf("got detail %q, want it to contain %q", got.FailureDetail, tt.detail)
+			}
+			if got.Accepted && tt.tr.Kind != TransportOK {
+				t.Errorf("accepted with transport %q", tt.tr.Kind)
+			}
+			if got.Accepted != (tt.failure == None) {
+				t.Errorf("got Accepted %v, want %v", got.Accepted, tt.failure == None)
+			}
+		})
+	}
+}
+
+func TestEvaluate_NeverAcceptedOnTransportFailure(t *testing.T) {
+	const good = `{"date":"2025-03-14","amount":1234.56,"category":"software"}`
+	kinds := []TransportKind{TransportHTTPStatus, TransportTimeout, TransportReset, TransportRefused,
+		TransportMalformed, TransportCut, TransportContentType, TransportCanceled, TransportOther}
+	for _, k := range kinds {
+		got := Evaluate(good, invoice, Transport{Kind: k, FinishReason: "stop"}, Options{})
+		if got.Accepted || got.Failure == None {
+			t.Errorf("%s: got accepted %v failure %q, want a failure", k, got.Accepted, got.Failure)
+		}
+		// The fields are still scored, for analysis.
+		if got.Date != TP || !got.StrictParseOK {
+			t.Errorf("%s: got date %q strict %v, want the output scored", k, got.Date, got.StrictParseOK)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package eval
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/schemas"
+	"github.com/shopspring/decimal"
+	"github.com/xeipuuv/gojsonschema"
+)
+
+// Options says how Evaluate judges an output. The zero value is the strict
+// rule against the embedded extraction schema and the default categories.
+type Options struct {
+	Rule       ParseRule            // which parse decides; "" means Strict
+	Schema     *gojsonschema.Schema // nil means schemas.Extraction(); compile it once, never per call
+	Categories []string             // the category enum; nil means corpus.DefaultCategories
+}
+
+// Evaluate judges one engine answer: it parses the output under both rules,
+// validates the object the protocol's rule selected against the JSON Schema,
+// applies the field rules, scores each field against exp and classifies the
+// failure, if any, by the precedence of MEASUREMENT.md section 6. It is
+// called once per request and compiles nothing.
+//
+// Fields are scored whenever the selected object parsed, each on its own:
+// a valid amount is scored even when the date beside it is malformed, and a
+// field whose value breaks its rule stays Unscored. A document is accepted
+// only when the transport completed, the object parsed and passed the
+// schema and the field rules, and all three fields are correct.
+//
+// The schema is gojsonschema's, which does enforce "format": "date" with a
+// real calendar check (see schemas_test.go); the field rules check the date,
+// the number type and the enum again regardless, so that a user schema that
+// forgets them cannot make a malformed answer count.
+func Evaluate(output string, exp corpus.Expected, tr Transport, opt Options) Outcome {
+	o := Outcome{Expected: exp}
+
+	strictObj, strictErr := ParseStrict(output)
+	o.StrictParseOK = strictErr == nil
+	lenientObj, lenientErr := strictObj, strictErr
+	if !o.StrictParseOK {
+		lenientObj, lenientErr = findObject(output)
+	}
+	o.LenientParseOK = lenientErr == nil
+	obj, parseErr := strictObj, strictErr
+	if opt.Rule == Lenient {
+		obj, parseErr = lenientObj, lenientErr
+		if c, ok := obj["category"].(string); ok {
+			obj["category"] = NormalizeCategory(c)
+		}
+	}
+
+	var problems []string
+	if parseErr == nil {
+		problems = scoreObject(&o, obj, exp, opt)
+	}
+
+	if f, detail := classifyTransport(tr, output); f != None {
+		o.Failure, o.FailureDetail = f, detail
+		return o
+	}
+	switch {
+	case parseErr != nil:
+		o.Failure, o.FailureDetail = Format, parseDetail(opt.Rule, parseErr, output, o.LenientParseOK)
+	case len(problems) > 0:
+		o.Failure, o.FailureDetail = Format, strings.Join(problems, "; ")
+	case !o.Date.OK() || !o.Amount.OK() || !o.Category.OK():
+		o.Failure, o.FailureDetail = Quality, qualityDetail(o, exp)
+	default:
+		o.Accepted = true
+	}
+	return o
+}
+
+// scoreObject validates obj against the schema and the field rules, fills
+// the prediction and the field results, and returns the format problems.
+func scoreObject(o *Outcome, obj map[string]any, exp corpus.Expected, opt Options) []string {
+	schema := opt.Schema
+	if schema == nil {
+		schema = schemas.Extraction()
+	}
+	enum := opt.Categories
+	if enum == nil {
+		enum = corpus.DefaultCategories
+	}
+
+	// The field rules below say most schema violations more precisely;
+	// the schema's own words are kept for what they do not see (an extra
+	// key, a user schema's own constraints).
+	var problems, schemaSays []string
+	res, err := schema.Validate(gojsonschema.NewRawLoader(obj))
+	switch {
+	case err != nil:
+		schemaSays = append(schemaSays, "schema: "+err.Error())
+	case !res.Valid():
+		for _, e := range res.Errors() {
+			if f := e.Field(); f != "date" && f != "amount" && f != "category" && e.Type() != "required" {
+				problems = append(problems, "schema: "+e.String())
+			} else {
+				schemaSays = append(schemaSays, "schema: "+e.String())
+			}
+		}
+	}
+	o.SchemaOK = err == nil && res.Valid()
+
+	date, hasDate := obj["date"]
+	amount, hasAmount := obj["amount"]
+	category, hasCategory := obj["category"]
+	dc := checkDate(date, hasDate)
+	ac := checkAmount(amount, hasAmount)
+	cc := checkCategory(category, hasCategory, enum)
+	for _, c := range []fieldCheck{dc, ac, cc} {
+		if c.problem != "" {
+			problems = append(problems, c.problem)
+		}
+	}
+	if !o.SchemaOK && len(problems) == 0 {
+		problems = schemaSays
+	}
+
+	if dc.problem == "" {
+		o.Prediction.Date = dc.value
+		o.Date = judge(exp.Date, dc.value, func() bool { return *exp.Date == *dc.value })
+	}
+	if ac.problem == "" {
+		o.Prediction.Amount = ac.value
+		o.Amount = judge(exp.Amount, ac.value, func() bool {
+			want, err := decimal.NewFromString(*exp.Amount)
+			// An unreadable expectation is a corpus bug that corpus
+			// validation reports; here it can only be a mismatch.
+			return err == nil && ac.amount.Close(want)
+		})
+	}
+	if cc.problem == "" {
+		o.Prediction.Category = cc.value
+		o.Category = judge(exp.Category, cc.value, func() bool { return *exp.Category == *cc.value })
+	}
+	return problems
+}
+
+// parseDetail explains a parse failure, saying when the other rule would
+// have accepted the output, since that is the first thing a reader asks.
+func parseDetail(rule ParseRule, err error, output string, lenientOK bool) string {
+	name := "strict"
+	if rule == Lenient {
+		name = "lenient"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s parse: %s", name, clip(err.Error()))
+	if EndsInsideObject(output) {
+		b.WriteString(" (output ends inside a JSON object)")
+	}
+	if rule != Lenient && lenientOK {
+		b.WriteString(" (the lenient rule would parse it)")
+	}
+	return b.String()
+}
+
+// qualityDetail lists the wrong fields with what was expected.
+func qualityDetail(o Outcome, exp corpus.Expected) string {
+	var parts []string
+	add := func(name string, r FieldResult, got, want *string) {
+		if !r.OK() {
+			parts = append(parts, fmt.Sprintf("%s: got %s, want %s", name, show(got), show(want)))
+		}
+	}
+	add("date", o.Date, o.Prediction.Date, exp.Date)
+	add("amount", o.Amount, o.Prediction.Amount, exp.Amount)
+	add("category", o.Category, o.Prediction.Category, exp.Category)
+	return strings.Join(parts, "; ")
+}
+
+// show writes an optional value for a FailureDetail.
+func show(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return clip(*s)
+}

@@ -1,0 +1,108 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+func TestPercentile(t *testing.T) {
+	// Expected values worked by hand with h = (n−1)p/100 (numpy's default).
+	tests := []struct {
+		sorted []float64
+		p      float64
+		want   float64
+	}{
+		{[]float64{1, 2, 3, 4}, 50, 2.5},
+		{[]float64{1, 2, 3, 4}, 90, 3.7}, // h = 2.7
+		{[]float64{1, 2, 3, 4}, 0, 1},
+		{[]float64{1, 2, 3, 4}, 100, 4},
+		{[]float64{1, 2, 3, 4}, 150, 4}, // clamped
+		{[]float64{1, 2, 3, 4}, -5, 1},
+		{[]float64{10, 20}, 25, 12.5},
+		{[]float64{7}, 99, 7},
+		{[]float64{1, 1, 1, 100}, 99, 97.03}, // h = 2.97
+	}
+	for _, tt := range tests {
+		if got := Percentile(tt.sorted, tt.p); !near(got, tt.want) {
+			t.Errorf("Percentile(%v, %v): got %v, want %v", tt.sorted, tt.p, got, tt.want)
+		}
+	}
+	if got := Percentile(nil, 50); !math.IsNaN(got) {
+		t.Errorf("Percentile(nil): got %v, want NaN", got)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	v := make([]float64, 100)
+	for i := range v {
+		v[99-i] = float64(i + 1) // 1..100, reversed: Describe must sort
+	}
+	got := Describe(v)
+	want := Summary{N: 100, Min: 1, Max: 100, P50: 50.5, P90: 90.1, P95: 95.05, P99: 99.01, IQR: 49.5, Mean: 50.5}
+	if fmt.Sprintf("%.6f", []float64{got.Min, got.Max, got.P50, got.P90, got.P95, got.P99, got.IQR, got.Mean}) !=
+		fmt.Sprintf("%.6f", []float64{want.Min, want.Max, want.P50, want.P90, want.P95, want.P99, want.IQR, want.Mean}) || got.N != want.N {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if v[0] != 100 {
+		t.Errorf("Describe modified its argument")
+	}
+	if got := Describe([]float64{math.NaN(), 2}); got.N != 1 || got.P50 != 2 {
+		t.Errorf("got %+v, want the NaN dropped", got)
+	}
+	if got := Describe(nil); got != (Summary{}) {
+		t.Errorf("got %+v, want the zero Summary", got)
+	}
+}
+
+func TestDescribeNS(t *testing.T) {
+	got := DescribeNS([]int64{3_000_000, 1_000_000, 2_000_000})
+	if got.N != 3 || got.P50 != 2_000_000 || got.Min != 1_000_000 || got.Max != 3_000_000 {
+		t.Errorf("got %+v, want median 2ms in ns", got)
+	}
+}
+
+func TestSummary_TailCount(t *testing.T) {
+	tests := []struct {
+		n    int
+		p    float64
+		want int
+	}{{300, 99, 3}, {300, 95, 15}, {300, 90, 30}, {100, 99, 1}, {50, 99, 1}, {0, 99, 0}, {1000, 99.9, 1}}
+	for _, tt := range tests {
+		if got := (Summary{N: tt.n}).TailCount(tt.p); got != tt.want {
+			t.Errorf("TailCount(n=%d, p=%v): got %d, want %d", tt.n, tt.p, got, tt.want)
+		}
+	}
+}
+
+func TestBootstrapCI(t *testing.T) {
+	v := make([]float64, 1000)
+	for i := range v {
+		v[i] = float64(i)
+	}
+	lo, hi := BootstrapCI(v, Mean, 2000, 0.95, 42)
+	lo2, hi2 := BootstrapCI(v, Mean, 2000, 0.95, 42)
+	if lo != lo2 || hi != hi2 {
+		t.Errorf("same seed: got [%v, %v] then [%v, %v], want the same interval", lo, hi, lo2, hi2)
+	}
+	// The mean is 499.5 with standard error 288.7/√1000 ≈ 9.13, so a 95%
+	// interval is about ±17.9; the bootstrap is close to that.
+	if !(lo > 475 && lo < 490 && hi > 509 && hi < 524) {
+		t.Errorf("got [%v, %v], want about [481.6, 517.4]", lo, hi)
+	}
+	if lo3, hi3 := BootstrapCI(v, Mean, 2000, 0.95, 43); lo3 == lo && hi3 == hi {
+		t.Errorf("another seed gave the same interval [%v, %v]", lo3, hi3)
+	}
+	if lo, hi := BootstrapCI([]float64{4, 4, 4}, Median, 100, 0.9, 1); lo != 4 || hi != 4 {
+		t.Errorf("constant sample: got [%v, %v], want [4, 4]", lo, hi)
+	}
+	for _, c := range []struct {
+		v     []float64
+		n     int
+		level float64
+	}{{nil, 10, 0.9}, {v, 0, 0.9}, {v, 10, 1}, {v, 10, 0}} {
+		if lo, hi := BootstrapCI(c.v, Mean, c.n, c.level, 1); !math.IsNaN(lo) || !math.IsNaN(hi) {
+			t.Errorf("BootstrapCI(len %d, %d, %v): got [%v, %v], want NaN", len(c.v), c.n, c.level, lo, hi)
+		}
+	}
+}

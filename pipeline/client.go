@@ -1,0 +1,365 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/extractbench/extractbench/eval"
+)
+
+// maxJSONBody bounds a non-streamed JSON answer.
+const maxJSONBody = 64 << 20
+
+// ClientConfig says how to reach one engine.
+type ClientConfig struct {
+	BaseURL  string        // e.g. http://127.0.0.1:8000, without /v1
+	Model    string        // the served model name sent in every request
+	APIKey   string        // sent as a Bearer token; never logged
+	Timeout  time.Duration // per request; DefaultRequestTimeout when zero
+	MaxConns int           // the highest concurrency the run will use
+}
+
+// Client talks to an OpenAI-compatible engine. It is safe for concurrent
+// use; one Client serves every level of a run so that connections are
+// reused and never re-dialled between requests.
+type Client struct {
+	cfg  ClientConfig
+	base string
+	hc   *http.Client
+}
+
+// NewClient returns a Client with one connection pool sized for
+// cfg.MaxConns requests in flight.
+func NewClient(cfg ClientConfig) *Client {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultRequestTimeout
+	}
+	idle := cfg.MaxConns + 4 // health checks and scrapes share the pool
+	if idle < 8 {
+		idle = 8
+	}
+	tr := &http.Transport{
+		// No proxy: a proxy between client and engine would be measured too.
+		Proxy: nil,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle, // the default 2 would re-dial at every level above 2
+		MaxConnsPerHost:     0,    // never queue requests inside the client
+		IdleConnTimeout:     90 * time.Second,
+		// Compression would buffer the event stream and blur first-byte times.
+		DisableCompression: true,
+		// HTTP/1.1 only: one request per connection, as engines are tested.
+		ForceAttemptHTTP2: false,
+		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
+	}
+	return &Client{
+		cfg:  cfg,
+		base: strings.TrimSuffix(cfg.BaseURL, "/"),
+		hc:   &http.Client{Transport: tr},
+	}
+}
+
+// HTTPClient returns the client's http.Client, for telemetry scrapes that
+// should share its transport.
+func (c *Client) HTTPClient() *http.Client { return c.hc }
+
+// Close releases idle connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+	// ContinuousUsage asks vLLM and SGLang for each choice's own usage on
+	// its chunks, which is how a batch gets per-prompt token counts.
+	ContinuousUsage bool `json:"continuous_usage_stats,omitempty"`
+}
+
+type generateRequest struct {
+	Model          string          `json:"model"`
+	Messages       []chatMessage   `json:"messages,omitempty"`
+	Prompt         []string        `json:"prompt,omitempty"`
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	Temperature    float64         `json:"temperature"`
+	Seed           *int            `json:"seed,omitempty"`
+	Stream         bool            `json:"stream"`
+	StreamOptions  streamOptions   `json:"stream_options"`
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+}
+
+// Chat sends one streamed chat completion and returns what happened. It
+// never returns a Go error: a failed request is a Response whose Transport
+// says why, with whatever output arrived before the failure.
+func (c *Client) Chat(ctx context.Context, clock Clock, schedNS int64, system, user string, g Generation) eval.Response {
+	msgs := make([]chatMessage, 0, 2)
+	if system != "" {
+		msgs = append(msgs, chatMessage{Role: "system", Content: system})
+	}
+	msgs = append(msgs, chatMessage{Role: "user", Content: user})
+	req := generateRequest{
+		Model: c.cfg.Model, Messages: msgs,
+		MaxTokens: g.MaxTokens, Temperature: g.Temperature, Seed: g.Seed,
+		Stream: true, StreamOptions: streamOptions{IncludeUsage: true},
+		ResponseFormat: g.ResponseFormat,
+	}
+	x := c.exchange(ctx, clock, schedNS, "/v1/chat/completions", req, 1)
+	return x.response(0, true)
+}
+
+// exchangeResult is one HTTP exchange: the call-wide timings and transport,
+// and the per-choice accumulators.
+type exchangeResult struct {
+	timings   eval.Timings
+	transport eval.Transport
+	acc       *streamAcc
+}
+
+// response builds the Response of choice i. single says the call had one
+// prompt, so the call's total usage is that prompt's own.
+func (x *exchangeResult) response(i int, single bool) eval.Response {
+	ch := &x.acc.choices[i]
+	r := eval.Response{Timings: x.timings, Transport: x.transport, Output: ch.out.String()}
+	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
+	r.FinishReason = ch.finish
+	switch {
+	case ch.usage != nil:
+		r.PromptTokens, r.CompletionTokens, r.UsageReported = ch.usage.PromptTokens, ch.usage.CompletionTokens, true
+	case single && x.acc.total != nil:
+		r.PromptTokens, r.CompletionTokens, r.UsageReported = x.acc.total.PromptTokens, x.acc.total.CompletionTokens, true
+	default:
+		r.CompletionTokens = ch.chunks
+	}
+	return r
+}
+
+// exchange POSTs payload to path and reads the answer, streamed or not,
+// into n choices.
+func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path string, payload any, n int) *exchangeResult {
+	x := &exchangeResult{acc: newStreamAcc(clock, n)}
+	x.timings.SchedNS = schedNS
+	defer func() {
+		if x.timings.DoneNS == 0 {
+			x.timings.DoneNS = clock.Now()
+		}
+	}()
+
+	body, err := json.Marshal(payload)
+	if err != nil {
+		x.transport = eval.Transport{Kind: eval.TransportOther, Detail: "encode request: " + err.Error()}
+		return x
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		x.transport = eval.Transport{Kind: eval.TransportOther, Detail: c.redact("build request: " + err.Error())}
+		return x
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream, application/json")
+	c.authorize(req)
+
+	x.timings.SendNS = clock.Now()
+	res, err := c.hc.Do(req)
+	if err != nil {
+		x.transport = c.failure(ctx, rctx, "send request", err)
+		return x
+	}
+	defer res.Body.Close()
+	x.transport.HTTPStatus = res.StatusCode
+	br := bufio.NewReaderSize(&firstByteReader{r: res.Body, clock: clock, at: &x.timings.FirstByteNS}, 64<<10)
+
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(br, maxErrorBody))
+		x.transport.Kind = eval.TransportHTTPStatus
+		x.transport.ErrorBody = c.redact(string(b))
+		x.transport.Detail = c.redact(fmt.Sprintf("HTTP %d: %s", res.StatusCode, errorMessage(b)))
+		return x
+	}
+	switch bodyFormat(res.Header.Get("Content-Type"), br) {
+	case formatSSE:
+		c.readSSE(ctx, rctx, br, x)
+	case formatJSON:
+		c.readJSON(ctx, rctx, br, x)
+	default:
+		b, _ := br.Peek(200)
+		x.transport.Kind = eval.TransportContentType
+		x.transport.Detail = c.redact(fmt.Sprintf("200 with Content-Type %q, not an event stream: %q",
+			res.Header.Get("Content-Type"), truncate(string(b), 120)))
+	}
+	x.timings.DoneNS = clock.Now()
+	if x.transport.Kind == eval.TransportOK {
+		// Read what follows [DONE] (the final empty chunk of chunked
+		// encoding) so that the connection goes back to the pool instead of
+		// being closed and re-dialled by the next request.
+		io.Copy(io.Discard, io.LimitReader(br, drainLimit))
+	}
+	return x
+}
+
+// drainLimit bounds what is read after [DONE] to keep a connection.
+const drainLimit = 64 << 10
+
+func (c *Client) readSSE(ctx, rctx context.Context, r io.Reader, x *exchangeResult) {
+	sr := newSSEReader(r)
+	for !x.acc.done {
+		ev, err := sr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			x.transport.Kind = eval.TransportCut
+			x.transport.Detail = "stream ended before [DONE]"
+			return
+		case errors.Is(err, errIncompleteEvent):
+			x.transport.Kind = eval.TransportCut
+			x.transport.Detail = "stream ended inside an event, before [DONE]"
+			return
+		case errors.Is(err, errSSESyntax):
+			x.transport.Kind = eval.TransportMalformed
+			x.transport.Detail = c.redact(err.Error())
+			return
+		case err != nil:
+			x.transport = c.failure(ctx, rctx, "read stream", err, x.transport.HTTPStatus)
+			return
+		}
+		if f := x.acc.consume(ev.Name, ev.Data); f != nil {
+			x.setFault(c, f)
+			return
+		}
+	}
+}
+
+// readJSON accepts a non-streamed answer: some servers ignore stream:true.
+func (c *Client) readJSON(ctx, rctx context.Context, r io.Reader, x *exchangeResult) {
+	b, err := io.ReadAll(io.LimitReader(r, maxJSONBody))
+	if err != nil {
+		x.transport = c.failure(ctx, rctx, "read body", err, x.transport.HTTPStatus)
+		return
+	}
+	if f := x.acc.consume("", b); f != nil {
+		x.setFault(c, f)
+		return
+	}
+	x.acc.done = true
+}
+
+func (x *exchangeResult) setFault(c *Client, f *streamFault) {
+	x.transport.Kind = f.kind
+	x.transport.Detail = c.redact(f.detail)
+	if f.body != "" {
+		x.transport.ErrorBody = c.redact(f.body)
+	}
+	if f.status != 0 {
+		x.transport.HTTPStatus = f.status
+	}
+}
+
+type format int
+
+const (
+	formatOther format = iota
+	formatSSE
+	formatJSON
+)
+
+// bodyFormat decides how to read a 2xx body: by its media type, else by its
+// first bytes (some servers send an event stream as text/plain).
+func bodyFormat(contentType string, br *bufio.Reader) format {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch mt {
+	case "text/event-stream":
+		return formatSSE
+	case "application/json":
+		return formatJSON
+	case "text/html", "application/xhtml+xml":
+		return formatOther
+	}
+	head, _ := br.Peek(16)
+	head = bytes.TrimLeft(head, " \t\r\n")
+	for _, p := range []string{"data:", "event:", ":", "id:", "retry:"} {
+		if bytes.HasPrefix(head, []byte(p)) {
+			return formatSSE
+		}
+	}
+	if bytes.HasPrefix(head, []byte("{")) {
+		return formatJSON
+	}
+	return formatOther
+}
+
+// failure turns a Go error from the HTTP exchange into a Transport. parent
+// is the caller's context (canceled: the run was interrupted); rctx carries
+// the per-request timeout.
+func (c *Client) failure(parent, rctx context.Context, doing string, err error, status ...int) eval.Transport {
+	t := eval.Transport{Kind: classifyError(parent, rctx, err), Detail: c.redact(doing + ": " + err.Error())}
+	if len(status) > 0 {
+		t.HTTPStatus = status[0]
+	}
+	return t
+}
+
+func classifyError(parent, rctx context.Context, err error) eval.TransportKind {
+	var ne net.Error
+	switch {
+	case parent.Err() != nil:
+		return eval.TransportCanceled
+	case errors.Is(rctx.Err(), context.DeadlineExceeded):
+		return eval.TransportTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return eval.TransportRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, io.EOF):
+		return eval.TransportReset
+	case errors.As(err, &ne) && ne.Timeout():
+		return eval.TransportTimeout
+	}
+	return eval.TransportOther
+}
+
+func (c *Client) authorize(req *http.Request) {
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+}
+
+// redact removes the API key from text that may be stored or printed: an
+// engine may echo a rejected key in its error body.
+func (c *Client) redact(s string) string {
+	if c.cfg.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+}
+
+// firstByteReader records when the first body byte was read.
+type firstByteReader struct {
+	r     io.Reader
+	clock Clock
+	at    *int64
+}
+
+func (f *firstByteReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if n > 0 && *f.at == 0 {
+		*f.at = f.clock.Now()
+	}
+	return n, err
+}

@@ -1,0 +1,99 @@
+package pipeline
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// engineMux answers the given paths with status and body; others 404.
+func engineMux(t *testing.T, routes map[string]struct {
+	status int
+	body   string
+}) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt, ok := routes[r.Method+" "+r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(rt.status)
+		w.Write([]byte(rt.body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type route = struct {
+	status int
+	body   string
+}
+
+func TestClient_Health(t *testing.T) {
+	tests := []struct {
+		name    string
+		routes  map[string]route
+		wantErr string
+	}{
+		{"health", map[string]route{"GET /health": {200, ""}}, ""},
+		{"models fallback", map[string]route{"GET /v1/models": {200, `{"data":[]}`}}, ""},
+		{"loading", map[string]route{"GET /health": {503, `{"error":"Model is loading"}`}}, "Model is loading"},
+		{"nothing", map[string]route{}, "endpoint not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := NewClient(ClientConfig{BaseURL: engineMux(t, tt.routes).URL}).Health(testContext(t))
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("Health() = %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestClient_ModelsAndDescribe(t *testing.T) {
+	srv := engineMux(t, map[string]route{
+		"GET /v1/models": {200, `{"object":"list","data":[{"id":"Qwen/Qwen2.5-7B-Instruct","object":"model","owned_by":"vllm","max_model_len":32768},{"id":"lora-a","object":"model"}]}`},
+		"GET /version":   {200, `{"version":"0.11.0"}`},
+	})
+	c := NewClient(ClientConfig{BaseURL: srv.URL})
+	got, err := c.Models(testContext(t))
+	if want := []string{"Qwen/Qwen2.5-7B-Instruct", "lora-a"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("Models() = %v, %v, want %v", got, err, want)
+	}
+	rep := c.Describe(testContext(t))
+	if rep.Version != "0.11.0" || rep.ContextWindow != 32768 || len(rep.ServedModels) != 2 {
+		t.Errorf("Describe() = %+v", rep)
+	}
+
+	tgi := engineMux(t, map[string]route{
+		"GET /info": {200, `{"model_id":"mistralai/Mistral-7B-Instruct-v0.3","max_total_tokens":8192,"version":"3.0.1"}`},
+	})
+	rep = NewClient(ClientConfig{BaseURL: tgi.URL}).Describe(testContext(t))
+	if rep.Version != "3.0.1" || rep.ContextWindow != 8192 || rep.ServedModels != nil {
+		t.Errorf("Describe(TGI) = %+v", rep)
+	}
+}
+
+func TestClient_ResetPeaks(t *testing.T) {
+	tests := []struct {
+		name          string
+		routes        map[string]route
+		wantSupported bool
+		wantErr       bool
+	}{
+		{"supported", map[string]route{"POST /reset_peaks": {200, `{"ok":true}`}}, true, false},
+		{"unsupported", map[string]route{}, false, false},
+		{"failing", map[string]route{"POST /reset_peaks": {500, "boom"}}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := NewClient(ClientConfig{BaseURL: engineMux(t, tt.routes).URL}).ResetPeaks(testContext(t))
+			if got != tt.wantSupported || (err != nil) != tt.wantErr {
+				t.Errorf("ResetPeaks() = %v, %v, want %v, error %v", got, err, tt.wantSupported, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,139 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// mib is nvidia-smi's memory unit with nounits: 1 MiB = 2^20 bytes.
+const mib = 1 << 20
+
+// smiTimeout bounds one nvidia-smi call; a wedged driver must not hang a run.
+const smiTimeout = 5 * time.Second
+
+// GPU is the card an engine runs on, as nvidia-smi reports it. With several
+// cards, Name, Driver and MemoryTotalBytes are the first card's and Count
+// says how many there are.
+type GPU struct {
+	Name             string
+	MemoryTotalBytes int64
+	Driver           string
+	CUDA             string // the highest CUDA version the driver supports
+	Count            int
+}
+
+// GPUInfo asks nvidia-smi for the card's name, memory and driver, and the
+// CUDA version from the header of its plain output. ok is false when there
+// is no nvidia-smi or it fails.
+func GPUInfo(ctx context.Context) (GPU, bool) {
+	bin, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		return GPU{}, false
+	}
+	out, err := runSMI(ctx, bin, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits")
+	if err != nil {
+		return GPU{}, false
+	}
+	g, err := parseSMIInfo(out)
+	if err != nil {
+		return GPU{}, false
+	}
+	if header, err := runSMI(ctx, bin); err == nil {
+		g.CUDA = parseCUDAVersion(header)
+	}
+	return g, true
+}
+
+func runSMI(ctx context.Context, bin string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, smiTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("run nvidia-smi %s: %w", strings.Join(args, " "), err)
+	}
+	return out, nil
+}
+
+// parseSMIInfo reads "name, memory.total, driver_version" rows.
+func parseSMIInfo(out []byte) (GPU, error) {
+	rows, err := smiRows(out, 3)
+	if err != nil {
+		return GPU{}, err
+	}
+	total, err := parseMiB(rows[0][1])
+	if err != nil {
+		return GPU{}, fmt.Errorf("nvidia-smi memory.total: %w", err)
+	}
+	return GPU{Name: rows[0][0], MemoryTotalBytes: total, Driver: rows[0][2], Count: len(rows)}, nil
+}
+
+// parseSMIMemory reads "name, memory.used, memory.total" rows and returns
+// the used and total bytes summed over the cards.
+func parseSMIMemory(out []byte) (used, total int64, err error) {
+	rows, err := smiRows(out, 3)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, r := range rows {
+		u, err := parseMiB(r[1])
+		if err != nil {
+			return 0, 0, fmt.Errorf("nvidia-smi memory.used of %s: %w", r[0], err)
+		}
+		t, err := parseMiB(r[2])
+		if err != nil {
+			return 0, 0, fmt.Errorf("nvidia-smi memory.total of %s: %w", r[0], err)
+		}
+		used, total = used+u, total+t
+	}
+	return used, total, nil
+}
+
+func smiRows(out []byte, fields int) ([][]string, error) {
+	r := csv.NewReader(bytes.NewReader(out))
+	r.TrimLeadingSpace = true
+	r.FieldsPerRecord = fields
+	rows, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("read nvidia-smi csv: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, errors.New("read nvidia-smi csv: no GPU listed")
+	}
+	for _, row := range rows {
+		for i := range row {
+			row[i] = strings.TrimSpace(row[i])
+		}
+	}
+	return rows, nil
+}
+
+// parseMiB reads a nounits MiB count; "[N/A]" and "[Not Supported]" are errors.
+func parseMiB(s string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not a MiB count: %q", s)
+	}
+	if n < 0 || n > (1<<63-1)/mib {
+		return 0, fmt.Errorf("MiB count out of range: %q", s)
+	}
+	return n * mib, nil
+}
+
+var cudaVersionRE = regexp.MustCompile(`CUDA Version:\s*([0-9][0-9.]*)`)
+
+// parseCUDAVersion finds "CUDA Version: 13.0" in nvidia-smi's header.
+func parseCUDAVersion(header []byte) string {
+	m := cudaVersionRE.FindSubmatch(header)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
+}

@@ -1,0 +1,232 @@
+package pipeline
+
+import (
+	"context"
+	"slices"
+
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing"
+)
+
+// passRow turns a pass's records and telemetry into its passes row. Every
+// figure is computed from the stored records, so that a resumed pass gets
+// the same figures as one that ran through.
+func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level int, recs []eval.Record, tel Telemetry, transport string, complete bool) results.Pass {
+	agg := eval.Aggregate(recs)
+	p := results.Pass{
+		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
+		Phase: phase, Attempt: 1, BatchTransport: transport,
+		Docs: int64(len(recs)), Accepted: int64(agg.Accepted), UniqueIDs: int64(agg.Recovered),
+		FailuresMemory:     int64(agg.Failures[eval.Memory]),
+		FailuresTruncation: int64(agg.Failures[eval.Truncation]),
+		FailuresFormat:     int64(agg.Failures[eval.Format]),
+		FailuresQuality:    int64(agg.Failures[eval.Quality]),
+		FailuresError:      int64(agg.Failures[eval.Error]),
+		Status:             results.PassComplete,
+	}
+	if !complete {
+		p.Status = results.PassInterrupted
+	}
+	if retryOf > 0 {
+		p.Attempt, p.RetryOf = 2, ptr(int64(retryOf))
+	}
+	if key.Mode == "batch" {
+		b := int64(level)
+		p.RequestedBatch = &b
+	}
+	p.SentConcurrency = maxInFlight(recs)
+	if level < int(p.SentConcurrency) || key.Mode == "concurrency" {
+		p.SentConcurrency = min(p.SentConcurrency, int64(level))
+	}
+	p.DateF1, p.AmountF1, p.CategoryF1 = ptr(agg.Date.F1), ptr(agg.Amount.F1), ptr(agg.Category.F1)
+
+	var ttft, e2e, e2eSched, queue, tpot []int64
+	var outTokens, usage int64
+	for _, r := range recs {
+		if r.FirstTokenNS > 0 && r.SendNS > 0 {
+			ttft = append(ttft, r.FirstTokenNS-r.SendNS)
+		}
+		if r.DoneNS > 0 && r.SendNS > 0 {
+			e2e = append(e2e, r.DoneNS-r.SendNS)
+			e2eSched = append(e2eSched, r.DoneNS-r.SchedNS)
+			queue = append(queue, r.SendNS-r.SchedNS)
+		}
+		if r.CompletionTokens > 1 && r.LastTokenNS > r.FirstTokenNS && r.FirstTokenNS > 0 {
+			tpot = append(tpot, (r.LastTokenNS-r.FirstTokenNS)/int64(r.CompletionTokens-1))
+		}
+		outTokens += int64(r.CompletionTokens)
+		if r.UsageReported {
+			usage++
+		}
+	}
+	p.OutputTokens = outTokens
+	if len(recs) > 0 {
+		p.UsageReportedShare = ptr(float64(usage) / float64(len(recs)))
+	}
+	if s := eval.DescribeNS(ttft); s.N > 0 {
+		p.TTFTN = int64(s.N)
+		p.TTFTP50NS, p.TTFTP90NS, p.TTFTP95NS, p.TTFTP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P95)), ptr(int64(s.P99))
+		p.TTFTMinNS, p.TTFTMaxNS = ptr(int64(s.Min)), ptr(int64(s.Max))
+	}
+	if s := eval.DescribeNS(e2e); s.N > 0 {
+		p.E2EN = int64(s.N)
+		p.E2EP50NS, p.E2EP90NS, p.E2EP95NS, p.E2EP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P95)), ptr(int64(s.P99))
+		p.E2EMinNS, p.E2EMaxNS = ptr(int64(s.Min)), ptr(int64(s.Max))
+	}
+	if s := eval.DescribeNS(e2eSched); s.N > 0 {
+		p.E2ESchedP95NS = ptr(int64(s.P95))
+	}
+	if s := eval.DescribeNS(queue); s.N > 0 {
+		p.ClientQueueP95NS = ptr(int64(s.P95))
+	}
+	if s := eval.DescribeNS(tpot); s.N > 0 {
+		p.TPOTP50NS = ptr(int64(s.P50))
+	}
+
+	first, last, dur := rs.activeSpan(recs)
+	if dur > 0 {
+		p.StartedNS, p.EndedNS, p.DurationNS = &first, &last, dur
+		secs := float64(dur) / 1e9
+		p.OutputTokensPerS = ptr(float64(outTokens) / secs)
+		p.AcceptedPerS = ptr(float64(agg.Accepted) / secs)
+		p.DocsPerHour = ptr(float64(agg.Accepted) / secs * 3600)
+	}
+
+	p.ObservedMaxRunning = roundPtr(tel.MaxRunning)
+	p.ObservedMaxWaiting = roundPtr(tel.MaxWaiting)
+	p.Preemptions = roundPtr(tel.PreemptionsDelta)
+	if tel.QueueTimeCountDelta != nil && *tel.QueueTimeCountDelta > 0 && tel.QueueTimeSumDelta != nil {
+		p.EngineQueueMeanNS = ptr(int64(*tel.QueueTimeSumDelta / *tel.QueueTimeCountDelta * 1e9))
+	}
+	p.PeakGPUMemBytes = roundPtr(tel.PeakGPUMemUsed)
+	p.PeakTorchAllocatedBytes = roundPtr(tel.PeakTorchAllocated)
+	p.PeakTorchReservedBytes = roundPtr(tel.PeakTorchReserved)
+	p.PeakKVUsage = tel.PeakKVUsage
+
+	if complete {
+		baseline := -1.0
+		if phase != "baseline" {
+			baseline = rs.baselineShare(key)
+		}
+		acc := sizing.Acceptance{MinAccepted: rs.proto.Acceptance.MinAccepted, LatencyP95MS: rs.proto.Acceptance.LatencyP95MS, MinBaselineRatio: rs.proto.Acceptance.MinBaselineRatio}
+		v := sizing.JudgePass(passFigures(p), baseline, acc)
+		p.Verdict, p.VerdictReason = "usable", v.Reason
+		if !v.Usable {
+			p.Verdict = "not_usable"
+		}
+	}
+	return p
+}
+
+// activeSpan is first t_send to last t_done; for a pass cut by an
+// interruption it sums the spans of each segment, so that the time the
+// tool was down is not counted as pass duration.
+func (rs *runState) activeSpan(recs []eval.Record) (first, last, dur int64) {
+	bounds := append([]int64{0}, rs.resumes...)
+	for i, lo := range bounds {
+		hi := int64(1<<63 - 1)
+		if i+1 < len(bounds) {
+			hi = bounds[i+1]
+		}
+		var f, l int64
+		for _, r := range recs {
+			if r.SendNS <= 0 || r.SendNS < lo || r.SendNS >= hi {
+				continue
+			}
+			if f == 0 || r.SendNS < f {
+				f = r.SendNS
+			}
+			l = max(l, r.DoneNS)
+		}
+		if f == 0 {
+			continue
+		}
+		if first == 0 {
+			first = f
+		}
+		last = max(last, l)
+		dur += l - f
+	}
+	return first, last, dur
+}
+
+// baselineShare is the mean accepted share of the variant's complete baseline passes.
+func (rs *runState) baselineShare(key results.PassKey) float64 {
+	passes, err := rs.store.Passes(context.Background(), key.RunID)
+	if err != nil {
+		return -1
+	}
+	var sum float64
+	var n int
+	for _, p := range passes {
+		if p.Variant == key.Variant && p.Mode == key.Mode && p.Phase == "baseline" && p.Status == results.PassComplete && p.Docs > 0 {
+			sum += float64(p.Accepted) / float64(p.Docs)
+			n++
+		}
+	}
+	if n == 0 {
+		return -1
+	}
+	return sum / float64(n)
+}
+
+func passFigures(p results.Pass) sizing.PassFigures {
+	f := sizing.PassFigures{Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition, Phase: p.Phase, Status: p.Status,
+		Docs: int(p.Docs), Accepted: int(p.Accepted), FailuresMemory: int(p.FailuresMemory), FailuresTruncation: int(p.FailuresTruncation),
+		FailuresFormat: int(p.FailuresFormat), FailuresQuality: int(p.FailuresQuality), FailuresError: int(p.FailuresError)}
+	if p.E2EP95NS != nil {
+		f.E2EP95NS = *p.E2EP95NS
+	}
+	if p.Phase == "retry" {
+		f.Phase = "sweep"
+	}
+	return f
+}
+
+// maxInFlight is the most requests the client had in flight at once.
+func maxInFlight(recs []eval.Record) int64 {
+	type edge struct {
+		t     int64
+		delta int
+	}
+	var edges []edge
+	for _, r := range recs {
+		if r.SendNS > 0 && r.DoneNS >= r.SendNS {
+			edges = append(edges, edge{r.SendNS, 1}, edge{r.DoneNS, -1})
+		}
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.t != b.t {
+			if a.t < b.t {
+				return -1
+			}
+			return 1
+		}
+		return a.delta - b.delta // a request done at t frees its slot before one sent at t
+	})
+	cur, peak := 0, 0
+	for _, e := range edges {
+		cur += e.delta
+		peak = max(peak, cur)
+	}
+	return int64(peak)
+}
+
+func toSamples(in []Sample) []results.TelemetrySample {
+	out := make([]results.TelemetrySample, len(in))
+	for i, s := range in {
+		out[i] = results.TelemetrySample{TNS: s.TNS, Metric: s.Metric, Value: s.Value}
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func roundPtr(v *float64) *int64 {
+	if v == nil {
+		return nil
+	}
+	r := int64(*v + 0.5)
+	return &r
+}

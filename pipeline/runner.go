@@ -1,0 +1,343 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/xeipuuv/gojsonschema"
+
+	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/schemas"
+	"github.com/extractbench/extractbench/sizing"
+)
+
+// Options configure one `extractbench run`.
+type Options struct {
+	ProtocolPath string    // "" = the embedded default (or, on resume, the run's own protocol)
+	OutDir       string    // results directory
+	Resume       bool      // complete the latest run in OutDir
+	Quiet        bool      // no progress bars
+	Progress     io.Writer // progress bars and log lines (stderr)
+	TTY          bool      // Progress is a terminal: draw bars; else one line per pass
+}
+
+// ConfigError is a usage or configuration problem: bad protocol, missing
+// corpus, a resume that does not match. The CLI exits 2 on it.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Summary is the outcome of a run, for the final table and -json.
+type Summary struct {
+	RunID       string           `json:"run_id"`
+	Fingerprint string           `json:"fingerprint"`
+	OutDir      string           `json:"out_dir"`
+	Protocol    string           `json:"protocol"`
+	Simulated   bool             `json:"simulated"`
+	Interrupted bool             `json:"interrupted"`
+	Resumed     bool             `json:"resumed"`
+	Passed      bool             `json:"passed"` // every variant's verdict passed
+	Variants    []VariantSummary `json:"variants"`
+	Passes      []results.Pass   `json:"passes"`
+	Exports     []string         `json:"exports"`
+	Elapsed     time.Duration    `json:"elapsed_ns"`
+}
+
+// VariantSummary is one variant's verdict: the baseline must meet the
+// acceptance criteria (threshold, latency objective, no memory failure);
+// the recommendation says how far it can be pushed.
+type VariantSummary struct {
+	Name           string                `json:"name"`
+	Model          string                `json:"model"`
+	Passed         bool                  `json:"passed"`
+	Reason         string                `json:"reason,omitempty"`
+	BaselineShare  float64               `json:"baseline_accepted"`
+	LoadTime       time.Duration         `json:"load_time_ns,omitempty"`
+	Recommendation sizing.Recommendation `json:"recommendation"`
+}
+
+// runState is one run in progress.
+type runState struct {
+	opts      Options
+	proto     *Protocol
+	corpus    *corpus.Corpus
+	schema    *gojsonschema.Schema
+	evalOpts  eval.Options
+	store     *results.Store
+	manifest  *Manifest
+	runID     string
+	clock     Clock
+	resumes   []int64 // run-clock instants at which this run was resumed (segment starts)
+	progress  io.Writer
+	simulated bool
+	// responseFormat is the OpenAI response_format sent with every request
+	// when the protocol asks for guided decoding; nil otherwise.
+	responseFormat json.RawMessage
+}
+
+// Run executes a protocol end to end: per variant, load, warm-up, baseline,
+// sweep; every request scored and recorded; exports written at the end.
+// A canceled ctx (Ctrl-C, SIGTERM) stops dispatching, finishes the writes
+// and leaves a run that `-resume` completes.
+func Run(ctx context.Context, opts Options) (*Summary, error) {
+	started := time.Now()
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.OutDir == "" {
+		return nil, &ConfigError{errors.New("run: -out DIR is required")}
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create results directory %s: %w", opts.OutDir, err)
+	}
+	store, err := results.Open(ctx, opts.OutDir)
+	if err != nil {
+		return nil, fmt.Errorf("open results in %s: %w", opts.OutDir, err)
+	}
+	defer store.Close()
+
+	rs := &runState{opts: opts, store: store, progress: opts.Progress}
+	var prev *results.Run
+	if opts.Resume {
+		prev, err = store.LatestRun(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read the run to resume: %w", err)
+		}
+		if prev == nil {
+			return nil, &ConfigError{fmt.Errorf("resume: no run in %s", opts.OutDir)}
+		}
+	}
+	if err := rs.prepare(prev); err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		if err := rs.resume(ctx, prev); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := rs.create(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	sum := &Summary{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
+		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil}
+	var runErr error
+	for i := range rs.proto.Variants {
+		vs, err := rs.runVariant(ctx, &rs.proto.Variants[i])
+		if vs != nil {
+			sum.Variants = append(sum.Variants, *vs)
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if err := store.Flush(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+		runErr = fmt.Errorf("write results: %w", err)
+	}
+	sum.Interrupted = ctx.Err() != nil
+	status := "complete"
+	switch {
+	case runErr != nil:
+		status = "failed"
+	case sum.Interrupted:
+		status = "interrupted"
+		rs.event(context.WithoutCancel(ctx), "", "interrupted", 0, "signal received; resume with: extractbench run -resume "+opts.OutDir)
+	}
+	bg := context.WithoutCancel(ctx)
+	if err := store.SetRunStatus(bg, rs.runID, status, time.Now().UnixMilli()); err != nil && runErr == nil {
+		runErr = fmt.Errorf("record run status: %w", err)
+	}
+	if passes, err := store.Passes(bg, rs.runID); err == nil {
+		sum.Passes = passes
+	}
+	if err := store.Flush(bg); err != nil && runErr == nil {
+		runErr = err
+	}
+	files, err := results.Export(bg, opts.OutDir)
+	if err != nil && runErr == nil {
+		runErr = fmt.Errorf("export results: %w", err)
+	}
+	sum.Exports = files
+	sum.Passed = runErr == nil && !sum.Interrupted && len(sum.Variants) == len(rs.proto.Variants)
+	for _, v := range sum.Variants {
+		sum.Passed = sum.Passed && v.Passed
+	}
+	sum.Elapsed = time.Since(started)
+	return sum, runErr
+}
+
+// prepare loads the protocol (the resumed run's own when resuming without
+// -protocol), the corpus and the output schema, and builds the manifest.
+func (rs *runState) prepare(prev *results.Run) error {
+	var err error
+	switch {
+	case prev != nil && rs.opts.ProtocolPath == "":
+		var m Manifest
+		if err := json.Unmarshal(prev.Manifest, &m); err != nil {
+			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
+		}
+		rs.proto, err = ParseProtocol(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", m.protocolDir())
+	default:
+		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
+	}
+	if err != nil {
+		return &ConfigError{err}
+	}
+	rs.corpus, err = loadCorpus(rs.proto)
+	if err != nil {
+		return &ConfigError{err}
+	}
+	schemaSrc, schemaRaw := "default", schemas.Raw(schemas.ExtractionFile)
+	rs.schema = schemas.Extraction()
+	if rs.proto.OutputSchema != "default" {
+		path := rs.proto.ResolvePath(rs.proto.OutputSchema)
+		rs.schema, schemaRaw, err = schemas.Load(path)
+		if err != nil {
+			return &ConfigError{fmt.Errorf("%s: output_schema: %w", rs.proto.Source, err)}
+		}
+		schemaSrc = path
+	}
+	if rs.proto.GuidedDecoding {
+		rs.responseFormat = responseFormat(schemaRaw)
+	}
+	rs.evalOpts = eval.Options{Rule: eval.ParseRule(rs.proto.Parse), Schema: rs.schema, Categories: rs.corpus.Manifest.Categories}
+	m := &Manifest{
+		Tool:           ToolInfo{Name: "extractbench", Version: ToolVersion, ScorerVersion: ScorerVersion},
+		ProtocolName:   rs.proto.Name,
+		ProtocolSource: rs.proto.Source,
+		Protocol:       rs.proto.Canonical(),
+		Corpus:         CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: len(rs.corpus.Documents), Classes: classCounts(rs.corpus)},
+		OutputSchema:   SchemaInfo{Source: schemaSrc, SHA256: sha256Hex(schemaRaw)},
+		Prompt:         rs.proto.Prompt,
+		Generation:     rs.proto.Generation,
+		Parse:          rs.proto.Parse,
+		Acceptance:     rs.proto.Acceptance,
+		Sweep:          rs.proto.Sweep,
+		Host:           hostInfo(),
+	}
+	for _, v := range rs.proto.Variants {
+		if v.Engine.IsBuiltin() {
+			m.Simulated = true
+		}
+		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
+			URL: v.Engine.URL, Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
+			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
+			Started: v.Engine.Start != "", Simulated: v.Engine.IsBuiltin()}})
+	}
+	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
+	m.Fingerprint = Fingerprint(m)
+	rs.manifest, rs.simulated = m, m.Simulated
+	return nil
+}
+
+// protocolDir is where a resumed run resolves the protocol's relative paths.
+func (m *Manifest) protocolDir() string {
+	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" {
+		wd, _ := os.Getwd()
+		return wd
+	}
+	return filepath.Dir(m.ProtocolSource)
+}
+
+func (rs *runState) create(ctx context.Context) error {
+	rs.runID = newRunID()
+	rs.clock = NewClock()
+	b, _ := json.Marshal(rs.manifest)
+	err := rs.store.CreateRun(ctx, results.Run{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint,
+		ProtocolName: rs.proto.Name, Manifest: b, StartedAt: time.Now().UnixMilli(), Status: "running",
+		Simulated: rs.simulated, ClockOriginNS: rs.clock.OriginUnixNano()})
+	if err != nil {
+		return fmt.Errorf("record the run: %w", err)
+	}
+	return nil
+}
+
+// resume checks the fingerprint, keeps the run's clock origin (so instants
+// stay comparable across the interruption) and records the resumption.
+func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
+	if prev.Fingerprint != rs.manifest.Fingerprint {
+		return &ConfigError{fmt.Errorf("resume: run %s in %s has fingerprint %.12s but this protocol, corpus and schema give %.12s; results of different fingerprints are never mixed: use a new -out directory",
+			prev.RunID, rs.opts.OutDir, prev.Fingerprint, rs.manifest.Fingerprint)}
+	}
+	var old Manifest
+	if err := json.Unmarshal(prev.Manifest, &old); err == nil {
+		rs.manifest.Variants = old.Variants // engine facts pinned by the first attempt; checked again per variant
+	}
+	rs.runID = prev.RunID
+	rs.clock = NewClockAt(prev.ClockOriginNS)
+	events, err := rs.store.Events(ctx, rs.runID)
+	if err != nil {
+		return fmt.Errorf("read the run's events: %w", err)
+	}
+	for _, e := range events {
+		if e.Kind == "resumed" {
+			rs.resumes = append(rs.resumes, e.ValueNS)
+		}
+	}
+	now := rs.clock.Now()
+	rs.resumes = append(rs.resumes, now)
+	rs.event(ctx, "", "resumed", now, fmt.Sprintf("previous status %q", prev.Status))
+	if err := rs.store.SetRunStatus(ctx, rs.runID, "running", 0); err != nil {
+		return fmt.Errorf("mark run %s running: %w", rs.runID, err)
+	}
+	return nil
+}
+
+func (rs *runState) event(ctx context.Context, variant, kind string, valueNS int64, detail string) {
+	_ = rs.store.AddEvent(ctx, results.Event{RunID: rs.runID, Variant: variant, AtMS: time.Now().UnixMilli(), Kind: kind, ValueNS: valueNS, Detail: detail})
+}
+
+func (rs *runState) logf(format string, args ...any) {
+	fmt.Fprintf(rs.progress, format+"\n", args...)
+}
+
+func loadCorpus(p *Protocol) (*corpus.Corpus, error) {
+	if p.Corpus == "default" {
+		return corpus.LoadDefault()
+	}
+	path := p.ResolvePath(p.Corpus)
+	if _, err := os.Stat(path); err != nil && p.Corpus == "corpus/default" {
+		return corpus.LoadDefault() // the embedded copy of the same files
+	}
+	return corpus.Load(path)
+}
+
+// responseFormat wraps the output schema as OpenAI's json_schema response
+// format, which vLLM, SGLang and llama.cpp use for guided decoding.
+func responseFormat(schema []byte) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{
+		"type":        "json_schema",
+		"json_schema": map[string]any{"name": "extraction", "strict": true, "schema": json.RawMessage(schema)},
+	})
+	return b
+}
+
+func classCounts(c *corpus.Corpus) map[string]int {
+	m := map[string]int{}
+	for _, d := range c.Documents {
+		m[string(d.LengthClass)]++
+	}
+	return m
+}
+
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}

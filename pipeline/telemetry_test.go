@@ -1,0 +1,259 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// vllmMetrics renders vLLM's /metrics text (prometheus_client exposition,
+// model_name label) for one engine state.
+func vllmMetrics(running, waiting, kv, preempt, queueSum, queueCount float64) string {
+	const l = `model_name="Qwen/Qwen2.5-7B-Instruct"`
+	return fmt.Sprintf(`# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",%[1]s} %[2]g
+# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",%[1]s} %[3]g
+# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",%[1]s} %[4]g
+# HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.
+# TYPE vllm:num_preemptions_total counter
+vllm:num_preemptions_total{engine="0",%[1]s} %[5]g
+# HELP vllm:num_preemptions_created Cumulative number of preemption from the engine.
+# TYPE vllm:num_preemptions_created gauge
+vllm:num_preemptions_created{engine="0",%[1]s} 1.7328864e+09
+# HELP vllm:request_queue_time_seconds Histogram of time spent in WAITING phase for request.
+# TYPE vllm:request_queue_time_seconds histogram
+vllm:request_queue_time_seconds_sum{engine="0",%[1]s} %[6]g
+vllm:request_queue_time_seconds_bucket{engine="0",le="0.3",%[1]s} %[7]g
+vllm:request_queue_time_seconds_bucket{engine="0",le="+Inf",%[1]s} %[7]g
+vllm:request_queue_time_seconds_count{engine="0",%[1]s} %[7]g
+# HELP vllm:e2e_request_latency_seconds Histogram of e2e request latency in seconds.
+# TYPE vllm:e2e_request_latency_seconds histogram
+vllm:e2e_request_latency_seconds_sum{engine="0",%[1]s} %[8]g
+vllm:e2e_request_latency_seconds_bucket{engine="0",le="1.0",%[1]s} 0.0
+vllm:e2e_request_latency_seconds_bucket{engine="0",le="+Inf",%[1]s} %[7]g
+vllm:e2e_request_latency_seconds_count{engine="0",%[1]s} %[7]g
+`, l, running, waiting, kv, preempt, queueSum, queueCount, queueCount*2)
+}
+
+// sequenceServer serves pages[i] at its i-th scrape, the last page after that.
+func sequenceServer(t *testing.T, pages ...string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(n.Add(1)) - 1
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		fmt.Fprint(w, pages[min(i, len(pages)-1)])
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func eqPtr(p *float64, want float64) bool { return p != nil && *p == want }
+
+// TestSampler_VLLM scrapes three states (start, peak, end) and checks peaks
+// and deltas; metrics the engine does not expose stay nil.
+func TestSampler_VLLM(t *testing.T) {
+	srv, _ := sequenceServer(t,
+		vllmMetrics(0, 0, 0.01, 2, 10, 100),
+		vllmMetrics(8, 5, 0.93, 3, 11, 104),
+		vllmMetrics(1, 0, 0.20, 6, 14.5, 120),
+	)
+	// An hour's interval: only the scrapes this test makes happen.
+	s := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s.scrapeOnce(testContext(t))
+	tel := s.Stop()
+
+	checks := []struct {
+		name string
+		got  *float64
+		want float64
+	}{
+		{"MaxRunning", tel.MaxRunning, 8},
+		{"MaxWaiting", tel.MaxWaiting, 5},
+		{"PeakKVUsage", tel.PeakKVUsage, 0.93},
+		{"PreemptionsDelta", tel.PreemptionsDelta, 4},
+		{"QueueTimeSumDelta", tel.QueueTimeSumDelta, 4.5},
+		{"QueueTimeCountDelta", tel.QueueTimeCountDelta, 20},
+		{"E2ECountDelta", tel.E2ECountDelta, 20},
+		{"E2ESumDelta", tel.E2ESumDelta, 40},
+	}
+	for _, c := range checks {
+		if !eqPtr(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, deref(c.got), c.want)
+		}
+	}
+	for name, p := range map[string]*float64{"TTFTSumDelta": tel.TTFTSumDelta, "PeakTorchAllocated": tel.PeakTorchAllocated,
+		"PeakTorchReserved": tel.PeakTorchReserved, "PeakGPUMemUsed": tel.PeakGPUMemUsed, "GPUMemTotal": tel.GPUMemTotal} {
+		if p != nil {
+			t.Errorf("%s = %v, want nil (not exposed)", name, *p)
+		}
+	}
+	if tel.Scrapes != 3 || tel.ScrapeErrors != 0 {
+		t.Errorf("Scrapes, ScrapeErrors = %d, %d, want 3, 0", tel.Scrapes, tel.ScrapeErrors)
+	}
+	if got := tel.Histograms[metricQueueTime].Buckets; len(got) != 2 || got[0] != (BucketDelta{0.3, 20}) {
+		t.Errorf("queue time buckets = %+v", got)
+	}
+	if n := countSamples(tel, metricRunning); n != 3 {
+		t.Errorf("%d samples of %s, want 3", n, metricRunning)
+	}
+	for i := 1; i < len(tel.Samples); i++ {
+		if tel.Samples[i].TNS < tel.Samples[i-1].TNS {
+			t.Fatalf("samples out of time order at %d", i)
+		}
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func countSamples(tel Telemetry, metric string) int {
+	n := 0
+	for _, s := range tel.Samples {
+		if s.Metric == metric {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSampler_TorchAndOldVLLM: the transformers engine's torch peaks per
+// device are summed, allocated and reserved kept apart; vLLM's older
+// gpu_cache_usage_perc is read as the KV usage.
+func TestSampler_TorchAndOldVLLM(t *testing.T) {
+	page := `# TYPE torch_cuda_max_memory_allocated_bytes gauge
+torch_cuda_max_memory_allocated_bytes{device="0"} 1.5e+10
+torch_cuda_max_memory_allocated_bytes{device="1"} 1e+10
+# TYPE torch_cuda_max_memory_reserved_bytes gauge
+torch_cuda_max_memory_reserved_bytes{device="0"} 2e+10
+torch_cuda_max_memory_reserved_bytes{device="1"} 1.2e+10
+# TYPE vllm:gpu_cache_usage_perc gauge
+vllm:gpu_cache_usage_perc{model_name="a"} 0.4
+vllm:gpu_cache_usage_perc{model_name="b"} 0.7
+`
+	srv, _ := sequenceServer(t, page)
+	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
+	if !eqPtr(tel.PeakTorchAllocated, 2.5e10) || !eqPtr(tel.PeakTorchReserved, 3.2e10) || !eqPtr(tel.PeakKVUsage, 0.7) {
+		t.Errorf("PeakTorchAllocated, PeakTorchReserved, PeakKVUsage = %v, %v, %v, want 2.5e10, 3.2e10, 0.7",
+			deref(tel.PeakTorchAllocated), deref(tel.PeakTorchReserved), deref(tel.PeakKVUsage))
+	}
+	if tel.MaxRunning != nil || tel.PreemptionsDelta != nil || tel.QueueTimeCountDelta != nil {
+		t.Errorf("vLLM figures from a page without them: %+v", tel)
+	}
+}
+
+func TestSampler_MetricsUnavailable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL + "/metrics", Interval: time.Hour}, nil).Stop()
+	if tel.Scrapes != 0 || tel.ScrapeErrors != 2 || tel.LastScrapeError == "" {
+		t.Errorf("Scrapes, ScrapeErrors, LastScrapeError = %d, %d, %q, want 0, 2 (start and stop), an error",
+			tel.Scrapes, tel.ScrapeErrors, tel.LastScrapeError)
+	}
+	if tel.MaxRunning != nil || tel.PeakKVUsage != nil || tel.PreemptionsDelta != nil || tel.QueueTimeSumDelta != nil || len(tel.Samples) != 0 {
+		t.Errorf("figures without metrics: %+v", tel)
+	}
+}
+
+func TestSampler_Garbage(t *testing.T) {
+	srv, _ := sequenceServer(t, "<html>not metrics</html>\n")
+	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
+	if tel.Scrapes != 0 || tel.ScrapeErrors != 2 {
+		t.Errorf("Scrapes, ScrapeErrors = %d, %d, want 0, 2", tel.Scrapes, tel.ScrapeErrors)
+	}
+}
+
+// TestSampler_Ticks runs the background loop and stops it once it has
+// scraped a few times: Stop must wait for the goroutine and return.
+func TestSampler_Ticks(t *testing.T) {
+	srv, n := sequenceServer(t, vllmMetrics(1, 0, 0.1, 0, 0, 0))
+	s := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond}, nil)
+	deadline := time.Now().Add(5 * time.Second)
+	for n.Load() < 4 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	tel := s.Stop()
+	if tel.Scrapes < 4 {
+		t.Errorf("Scrapes = %d, want >= 4", tel.Scrapes)
+	}
+	again := s.Stop()
+	if again.Scrapes != tel.Scrapes {
+		t.Errorf("second Stop: Scrapes = %d, want %d", again.Scrapes, tel.Scrapes)
+	}
+}
+
+// fakeSMI puts an nvidia-smi script first on PATH that prints the given
+// outputs for the memory query, the info query and the plain header.
+func fakeSMI(t *testing.T, memory, info, plain string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range map[string]string{"memory.csv": memory, "info.csv": info, "plain.txt": plain} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := fmt.Sprintf(`#!/bin/sh
+case "$1" in
+--query-gpu=name,memory.used,memory.total) cat %[1]s/memory.csv ;;
+--query-gpu=name,memory.total,driver_version) cat %[1]s/info.csv ;;
+"") cat %[1]s/plain.txt ;;
+*) echo "unknown option $1" >&2; exit 2 ;;
+esac
+`, dir)
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+func TestSampler_NvidiaSMI(t *testing.T) {
+	fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "", "")
+	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	if !eqPtr(tel.PeakGPUMemUsed, 81920*mib) || !eqPtr(tel.GPUMemTotal, 143771*mib) {
+		t.Errorf("PeakGPUMemUsed, GPUMemTotal = %v, %v", deref(tel.PeakGPUMemUsed), deref(tel.GPUMemTotal))
+	}
+	if tel.GPUSamples != 1 || countSamples(tel, metricGPUMemUsed) != 1 {
+		t.Errorf("GPUSamples = %d, samples %+v", tel.GPUSamples, tel.Samples)
+	}
+}
+
+func TestSampler_NvidiaSMIMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	if tel.PeakGPUMemUsed != nil || tel.GPUMemTotal != nil || tel.GPUErrors != 0 {
+		t.Errorf("without nvidia-smi: %+v", tel)
+	}
+}
+
+// TestSampler_Concurrent stops a sampler while both loops run, under -race.
+func TestSampler_Concurrent(t *testing.T) {
+	fakeSMI(t, "NVIDIA H200, 1, 2\n", "", "")
+	srv, _ := sequenceServer(t, vllmMetrics(1, 0, 0.1, 0, 0, 0))
+	ctx, cancel := context.WithCancel(testContext(t))
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			s := StartSampler(ctx, NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, NvidiaSMI: true}, nil)
+			time.Sleep(5 * time.Millisecond)
+			s.Stop()
+		})
+	}
+	wg.Wait()
+	cancel()
+}

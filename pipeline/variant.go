@@ -1,0 +1,272 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing"
+)
+
+// engine is a variant's engine while it is measured.
+type engine struct {
+	url       string
+	client    *Client
+	proc      *EngineProcess // nil unless extractbench started it
+	stop      func() error   // stops an in-process built-in engine
+	nvidiaSMI bool           // sample this machine's GPU during passes
+	loadTime  time.Duration
+}
+
+func (e *engine) died() bool { return e.proc.Exited() }
+
+func (e *engine) close() {
+	if e.stop != nil {
+		_ = e.stop()
+	}
+	_ = e.proc.Stop()
+}
+
+// runVariant runs one variant's phases: load, warm-up, baseline, sweep.
+func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary, error) {
+	vs := &VariantSummary{Name: v.Name, Model: v.Engine.Model}
+	eng, err := rs.startEngine(ctx, v)
+	if err != nil {
+		return vs, err
+	}
+	defer eng.close()
+	vs.LoadTime = eng.loadTime
+	if err := rs.pinEngine(ctx, v, eng); err != nil {
+		return vs, err
+	}
+	if err := rs.warmup(ctx, v, eng); err != nil {
+		return vs, err
+	}
+
+	levels := rs.proto.Levels()
+	var stopAt int // a level above which nothing runs, after a memory failure
+	for li, level := range levels {
+		if stopAt != 0 && level > stopAt {
+			rs.decision(ctx, v.Name, "skip_level", level, 0, fmt.Sprintf("level %d had memory failures; on_memory_failure=%s skips higher levels", stopAt, rs.proto.Sweep.OnMemoryFailure))
+			continue
+		}
+		memFailures := 0
+		for rep := 1; rep <= rs.proto.Sweep.Repetitions; rep++ {
+			if ctx.Err() != nil {
+				return vs, nil
+			}
+			phase := "sweep"
+			if li == 0 {
+				phase = "baseline"
+			}
+			p, err := rs.runPass(ctx, v, eng, level, rep, phase, 0)
+			if err != nil {
+				return vs, err
+			}
+			if p != nil {
+				memFailures += int(p.FailuresMemory)
+			}
+		}
+		if memFailures == 0 || li == 0 || rs.proto.Sweep.OnMemoryFailure == "record" {
+			continue
+		}
+		stopAt = level
+		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" {
+			lower := (levels[li-1] + level) / 2
+			if lower > levels[li-1] && lower < level {
+				rs.decision(ctx, v.Name, "retry_lower", level, lower, fmt.Sprintf("%d memory failure(s) at level %d; the first attempt stays the primary result", memFailures, level))
+				for rep := 1; rep <= rs.proto.Sweep.Repetitions && ctx.Err() == nil; rep++ {
+					if _, err := rs.runPass(ctx, v, eng, lower, rep, "retry", level); err != nil {
+						return vs, err
+					}
+				}
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return vs, nil
+	}
+	rs.judgeVariant(ctx, v, vs)
+	return vs, nil
+}
+
+// judgeVariant applies MEASUREMENT.md section 8 to the variant's passes.
+func (rs *runState) judgeVariant(ctx context.Context, v *Variant, vs *VariantSummary) {
+	passes, err := rs.store.Passes(ctx, rs.runID)
+	if err != nil {
+		vs.Reason = "cannot read passes: " + err.Error()
+		return
+	}
+	var figs []sizing.PassFigures
+	for _, p := range passes {
+		if p.Variant == v.Name {
+			figs = append(figs, passFigures(p))
+		}
+	}
+	acc := sizing.Acceptance{MinAccepted: rs.proto.Acceptance.MinAccepted, LatencyP95MS: rs.proto.Acceptance.LatencyP95MS, MinBaselineRatio: rs.proto.Acceptance.MinBaselineRatio}
+	vs.Recommendation = sizing.Recommend(figs, acc)
+	vs.BaselineShare = vs.Recommendation.BaselineShare
+	vs.Passed = true
+	for _, f := range figs {
+		if f.Level != vs.Recommendation.BaselineLevel {
+			continue
+		}
+		if j := sizing.JudgePass(f, -1, acc); !j.Usable {
+			vs.Passed = false
+			vs.Reason = fmt.Sprintf("baseline repetition %d: %s", f.Repetition, j.Reason)
+			break
+		}
+	}
+	if vs.Recommendation.BaselineLevel == 0 {
+		vs.Passed, vs.Reason = false, "no complete baseline pass"
+	}
+}
+
+func (rs *runState) decision(ctx context.Context, variant, kind string, from, to int, reason string) {
+	rs.logf("decision: %s %s level %d → %d: %s", variant, kind, from, to, reason)
+	if err := rs.store.AddDecision(ctx, results.Decision{RunID: rs.runID, Variant: variant, AtMS: time.Now().UnixMilli(),
+		Kind: kind, FromLevel: from, ToLevel: to, Reason: reason}); err != nil {
+		rs.logf("warning: record decision: %v", err)
+	}
+}
+
+// startEngine starts (or reaches) the variant's engine and waits until it is ready.
+func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error) {
+	e := &engine{}
+	maxLevel := slices.Max(rs.proto.Levels())
+	apiKey := ""
+	if v.Engine.APIKeyEnv != "" {
+		apiKey = os.Getenv(v.Engine.APIKeyEnv)
+		if apiKey == "" {
+			return nil, &ConfigError{fmt.Errorf("variant %s: engine.api_key_env names %s, which is not set", v.Name, v.Engine.APIKeyEnv)}
+		}
+	}
+	switch {
+	case v.Engine.IsBuiltin():
+		url, stop, err := startBuiltin(ctx, v, rs.proto)
+		if err != nil {
+			return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
+		}
+		e.url, e.stop = url, stop
+	default:
+		e.url = v.Engine.URL
+		e.nvidiaSMI = true
+	}
+	e.client = NewClient(ClientConfig{BaseURL: e.url, Model: v.Engine.Model, APIKey: apiKey,
+		Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1)})
+	if v.Engine.Start != "" {
+		logPath := filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".log")
+		rs.logf("%s: starting engine: %s (log %s)", v.Name, v.Engine.Start, logPath)
+		proc, err := StartEngine(v.Engine.Start, logPath)
+		if err != nil {
+			return nil, err
+		}
+		e.proc = proc
+		d, err := proc.WaitReady(ctx, time.Duration(v.Engine.ReadyTimeout), e.client.Health)
+		if err != nil {
+			proc.Stop()
+			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+		e.loadTime = d
+		rs.event(ctx, v.Name, "engine_load", d.Nanoseconds(), "start command until /health answered")
+		rs.logf("%s: engine ready after %s", v.Name, d.Round(time.Millisecond))
+		return e, nil
+	}
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := e.client.Health(hctx); err != nil {
+		e.close()
+		return nil, fmt.Errorf("variant %s: engine at %s is not answering: %w", v.Name, e.url, err)
+	}
+	return e, nil
+}
+
+// pinEngine records what the engine says of itself (served models, version,
+// GPU) in the manifest; on resume it refuses an engine that changed.
+func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error {
+	idx := slices.IndexFunc(rs.manifest.Variants, func(m VariantManifest) bool { return m.Name == v.Name })
+	if idx < 0 {
+		return fmt.Errorf("variant %s missing from the manifest", v.Name)
+	}
+	vm := &rs.manifest.Variants[idx]
+	info := e.client.Describe(ctx)
+	now := VariantManifest{Name: v.Name, Engine: vm.Engine}
+	now.Engine.ServedModels, now.Engine.Version = info.ServedModels, info.Version
+	if now.Engine.ContextWindow == 0 {
+		now.Engine.ContextWindow = info.ContextWindow
+	}
+	now.GPU = GPUInfoJSON{Source: "unknown"}
+	switch {
+	case v.Engine.IsBuiltin():
+		now.GPU, now.Extra = builtinGPU(v, rs.proto)
+		now.Engine.Version = "extractbench-builtin " + ToolVersion
+	case v.Engine.GPU != "":
+		now.GPU = GPUInfoJSON{Name: v.Engine.GPU, Source: "protocol"}
+	default:
+		if g, ok := GPUInfo(ctx); ok {
+			now.GPU = GPUInfoJSON{Name: g.Name, MemoryTotalBytes: g.MemoryTotalBytes, Driver: g.Driver, CUDA: g.CUDA, Source: "nvidia-smi"}
+		}
+	}
+	if vm.Engine.Version != "" || vm.GPU.Name != "" { // pinned by an earlier attempt of this run
+		if vm.Engine.Version != now.Engine.Version || vm.GPU.Name != now.GPU.Name {
+			return &ConfigError{fmt.Errorf("resume: variant %s ran on engine %q / GPU %q, now %q / %q: results of a different engine are never mixed",
+				v.Name, vm.Engine.Version, vm.GPU.Name, now.Engine.Version, now.GPU.Name)}
+		}
+	}
+	*vm = now
+	if idx == 0 {
+		rs.manifest.Engine, rs.manifest.GPU = now.Engine, now.GPU
+	}
+	if err := rs.store.UpdateManifest(ctx, rs.runID, rs.manifest); err != nil {
+		return fmt.Errorf("record the engine in the manifest: %w", err)
+	}
+	return nil
+}
+
+// warmup sends the warm-up requests, always including the longest document;
+// they are excluded from every figure and recorded as an event.
+func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
+	n := rs.proto.Sweep.Warmup
+	if n <= 0 || ctx.Err() != nil {
+		return nil
+	}
+	docs := slices.Clone(rs.corpus.Documents)
+	longest := slices.MaxFunc(docs, func(a, b corpus.Document) int { return cmp.Compare(len(a.Text), len(b.Text)) })
+	picked := []corpus.Document{longest}
+	for _, d := range docs {
+		if len(picked) >= n {
+			break
+		}
+		if d.ID != longest.ID {
+			picked = append(picked, d)
+		}
+	}
+	start := time.Now()
+	failed := 0
+	var longestFailure string
+	for _, d := range picked {
+		rec := rs.exchange(ctx, v, e, d, rs.clock.Now())
+		if !rec.Accepted {
+			failed++
+			if d.ID == longest.ID {
+				longestFailure = fmt.Sprintf("; the longest document (%s) failed: %s %s", d.ID, rec.Failure, rec.FailureDetail)
+			}
+		}
+	}
+	detail := fmt.Sprintf("%d warm-up requests (excluded), %d not accepted%s", len(picked), failed, longestFailure)
+	rs.event(ctx, v.Name, "warmup", time.Since(start).Nanoseconds(), detail)
+	if longestFailure != "" {
+		rs.logf("%s: warm-up: %s", v.Name, detail)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return nil
+	}
+	return nil
+}

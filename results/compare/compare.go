@@ -1,0 +1,360 @@
+// Package compare sets two variants side by side on the same documents
+// (MEASUREMENT.md section 8): the paired acceptance difference with its 90%
+// interval and TOST verdict for a margin, every flipped document, per-field
+// F1 deltas, the A-vs-A noise floor, and latency, throughput and memory at
+// each common level. It also judges a nightly run against a baseline run
+// (Regression). It reads results directories and never writes them.
+package compare
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/sizing"
+)
+
+// Named defaults of a comparison.
+const (
+	// DefaultMargin is δ, the largest acceptance difference still called
+	// equivalent: two percentage points.
+	DefaultMargin = 0.02
+	// DefaultAlpha is each one-sided test's level: the TOST interval is
+	// 1 − 2α = 90%.
+	DefaultAlpha = 0.05
+	// DefaultResamples is the bootstrap resamples of each F1 delta.
+	DefaultResamples = 2000
+	// DefaultSeed fixes the bootstrap so that a comparison prints the same
+	// interval every time it runs.
+	DefaultSeed = 1
+)
+
+// Options say what to compare and how.
+type Options struct {
+	A, B       Side
+	Mode       string  // "" = the mode A's variant ran at Level
+	Level      int     // the level whose documents are paired; 0 = 1 (the baseline)
+	Repetition int     // 0 = 1
+	Margin     float64 // 0 = DefaultMargin
+	Alpha      float64 // 0 = DefaultAlpha
+	Resamples  int     // 0 = DefaultResamples
+	Seed       int64   // 0 = DefaultSeed
+}
+
+// SideInfo describes one side as its run pinned it.
+type SideInfo struct {
+	Side           Side                  `json:"side"`
+	RunID          string                `json:"run_id"`
+	Variant        string                `json:"variant"`
+	Model          string                `json:"model"`
+	Engine         sizing.EngineInfo     `json:"engine"`
+	GPU            sizing.GPUInfo        `json:"gpu"`
+	CorpusSHA256   string                `json:"corpus_sha256"`
+	Simulated      bool                  `json:"simulated"`
+	Recommendation sizing.Recommendation `json:"recommendation"`
+}
+
+// FieldDelta is one field's F1 under each side and B − A with its bootstrap
+// interval (eval.DefaultCILevel).
+type FieldDelta struct {
+	Field string  `json:"field"`
+	AF1   float64 `json:"a_f1"`
+	BF1   float64 `json:"b_f1"`
+	Delta float64 `json:"delta"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+}
+
+// NoiseFloor is the A-vs-A comparison: two repetitions of one variant at
+// one level, paired like A and B. Floor is the larger bound of its interval
+// in absolute value: a difference the tool cannot tell from nothing.
+type NoiseFloor struct {
+	Variant    string   `json:"variant"`
+	Level      int      `json:"level"`
+	Reps       [2]int   `json:"repetitions"`
+	N          int      `json:"n"`
+	Flips      int      `json:"flips"`
+	Delta      float64  `json:"delta"`
+	Lo         float64  `json:"lo"`
+	Hi         float64  `json:"hi"`
+	Floor      float64  `json:"floor"`
+	FlippedIDs []string `json:"flipped_ids,omitempty"`
+}
+
+// Result is a comparison. Equivalent false makes the CLI exit 1.
+type Result struct {
+	A, B        SideInfo               `json:"-"`
+	Sides       [2]SideInfo            `json:"sides"`
+	Mode        string                 `json:"mode"`
+	Level       int                    `json:"level"`
+	Repetition  int                    `json:"repetition"`
+	Margin      float64                `json:"margin"`
+	Equivalence eval.EquivalenceResult `json:"equivalence"`
+	Equivalent  bool                   `json:"equivalent"`
+	OnlyInA     []string               `json:"only_in_a,omitempty"` // documents left out of the pairing
+	OnlyInB     []string               `json:"only_in_b,omitempty"`
+	Fields      []FieldDelta           `json:"fields"`
+	NoiseFloors []NoiseFloor           `json:"noise_floors,omitempty"`
+	Levels      []LevelRow             `json:"levels"`
+	Warnings    []string               `json:"warnings,omitempty"`
+}
+
+// Run compares B against A (A is the reference). It refuses sides whose
+// corpus hashes differ: their documents are not the same documents.
+func Run(ctx context.Context, opt Options) (Result, error) {
+	if opt.Level == 0 {
+		opt.Level = 1
+	}
+	if opt.Repetition == 0 {
+		opt.Repetition = 1
+	}
+	if opt.Margin == 0 {
+		opt.Margin = DefaultMargin
+	}
+	if opt.Alpha == 0 {
+		opt.Alpha = DefaultAlpha
+	}
+	if opt.Resamples == 0 {
+		opt.Resamples = DefaultResamples
+	}
+	if opt.Seed == 0 {
+		opt.Seed = DefaultSeed
+	}
+	if opt.Margin < 0 || opt.Margin >= 1 {
+		return Result{}, fmt.Errorf("margin %g: want a share between 0 and 1 (0.02 = two points)", opt.Margin)
+	}
+	if opt.Alpha <= 0 || opt.Alpha >= 0.5 {
+		return Result{}, fmt.Errorf("alpha %g: want a level between 0 and 0.5", opt.Alpha)
+	}
+	a, err := load(ctx, opt.A)
+	if err != nil {
+		return Result{}, fmt.Errorf("compare: side A: %w", err)
+	}
+	defer a.close()
+	b, err := load(ctx, opt.B)
+	if err != nil {
+		return Result{}, fmt.Errorf("compare: side B: %w", err)
+	}
+	defer b.close()
+	if err := sameCorpus(a, b); err != nil {
+		return Result{}, err
+	}
+	if a.run.RunID == b.run.RunID && a.side.Dir == b.side.Dir && a.variant == b.variant {
+		return Result{}, fmt.Errorf("compare: A and B are both variant %s of run %s: name two variants, or two directories", a.variant, a.run.RunID)
+	}
+	mergeExpected(a, b)
+
+	r := Result{Level: opt.Level, Repetition: opt.Repetition, Margin: opt.Margin}
+	r.A, r.B = info(a), info(b)
+	r.Sides = [2]SideInfo{r.A, r.B}
+	r.Mode = opt.Mode
+	if r.Mode == "" {
+		r.Mode = modeAt(a.run, a.variant, opt.Level)
+	}
+	ra, err := a.records(ctx, r.Mode, opt.Level, opt.Repetition)
+	if err != nil {
+		return Result{}, fmt.Errorf("compare: %w", err)
+	}
+	rb, err := b.records(ctx, r.Mode, opt.Level, opt.Repetition)
+	if err != nil {
+		return Result{}, fmt.Errorf("compare: %w", err)
+	}
+	if len(ra) == 0 || len(rb) == 0 {
+		return Result{}, fmt.Errorf("compare: no documents at %s %d repetition %d (A has %d, B has %d): choose a level both sides measured",
+			r.Mode, opt.Level, opt.Repetition, len(ra), len(rb))
+	}
+	var pairs []eval.Pair
+	pairs, r.OnlyInA, r.OnlyInB = pair(ra, rb)
+	r.Equivalence = eval.Equivalence(pairs, opt.Margin, opt.Alpha)
+	r.Equivalent = r.Equivalence.Equivalent
+	if len(r.OnlyInA)+len(r.OnlyInB) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d document(s) only in A and %d only in B were left out of the pairing",
+			len(r.OnlyInA), len(r.OnlyInB)))
+	}
+	for _, f := range fields {
+		fd := FieldDelta{Field: f, AF1: f1(ra, f), BF1: f1(rb, f)}
+		fd.Delta, fd.Lo, fd.Hi = eval.F1Delta(ra, rb, f, opt.Resamples, opt.Seed)
+		r.Fields = append(r.Fields, fd)
+	}
+	for _, l := range []*loaded{a, b} {
+		nf, ok, err := noiseFloor(ctx, l, r.Mode, opt.Level, opt.Alpha)
+		if err != nil {
+			return Result{}, fmt.Errorf("compare: noise floor of %s: %w", l.side, err)
+		}
+		if ok {
+			r.NoiseFloors = append(r.NoiseFloors, nf)
+		}
+	}
+	switch floor := r.Floor(); {
+	case len(r.NoiseFloors) == 0:
+		r.Warnings = append(r.Warnings, "no A-vs-A noise floor: neither variant has two repetitions at one level; the margin is not checked against the run's own noise")
+	case opt.Margin <= floor:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the margin %.3f is not above the A-vs-A noise floor %.3f: equivalence at this margin cannot be told from repetition noise; widen the margin or measure more documents",
+			opt.Margin, floor))
+	}
+	if r.A.Simulated || r.B.Simulated {
+		r.Warnings = append(r.Warnings, "simulated run: figures come from the built-in engine, not a GPU")
+	}
+	r.Levels = levelRows(a, b, r.Mode)
+	return r, nil
+}
+
+// Floor is the largest noise floor measured, 0 when none was.
+func (r Result) Floor() float64 {
+	var f float64
+	for _, n := range r.NoiseFloors {
+		f = max(f, n.Floor)
+	}
+	return f
+}
+
+func sameCorpus(a, b *loaded) error {
+	ha, hb := a.run.Manifest.Corpus.SHA256, b.run.Manifest.Corpus.SHA256
+	if ha == "" || hb == "" {
+		return fmt.Errorf("compare: cannot check the corpus: %s has corpus hash %q and %s %q", a.side, ha, b.side, hb)
+	}
+	if ha != hb {
+		return fmt.Errorf("compare: refusing: %s ran corpus %s and %s ran corpus %s; a paired comparison needs the same documents",
+			a.side, short(ha), b.side, short(hb))
+	}
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// mergeExpected gives both sides the union of what each run tells about
+// the expectations, so that both count F1 alike.
+func mergeExpected(a, b *loaded) {
+	m := map[string]map[string]bool{}
+	for _, src := range []map[string]map[string]bool{a.expected, b.expected} {
+		for id, fs := range src {
+			if m[id] == nil {
+				m[id] = map[string]bool{}
+			}
+			for f, v := range fs {
+				m[id][f] = m[id][f] || v
+			}
+		}
+	}
+	a.expected, b.expected = m, m
+}
+
+func info(l *loaded) SideInfo {
+	vm := l.run.Manifest.Variant(l.variant)
+	var figs []sizing.PassFigures
+	for _, p := range l.run.Passes {
+		if p.Variant == l.variant {
+			figs = append(figs, p.PassFigures)
+		}
+	}
+	return SideInfo{Side: l.side, RunID: l.run.RunID, Variant: l.variant, Model: vm.Engine.Model, Engine: vm.Engine,
+		GPU: vm.GPU, CorpusSHA256: l.run.Manifest.Corpus.SHA256, Simulated: l.run.Simulated || l.run.Manifest.Simulated,
+		Recommendation: sizing.Recommend(figs, l.run.Manifest.Acceptance)}
+}
+
+// modeAt is the mode a variant ran at a level, concurrency first.
+func modeAt(run *sizing.RunData, variant string, level int) string {
+	mode := ""
+	for _, p := range run.Passes {
+		if p.Variant == variant && p.Level == level && (mode == "" || p.Mode == "concurrency") {
+			mode = p.Mode
+		}
+	}
+	if mode == "" {
+		mode = "concurrency"
+	}
+	return mode
+}
+
+// pair matches records by document id; both slices are sorted by id.
+func pair(a, b []eval.Record) (pairs []eval.Pair, onlyA, onlyB []string) {
+	bi := make(map[string]*eval.Record, len(b))
+	for i := range b {
+		if _, dup := bi[b[i].DocID]; !dup {
+			bi[b[i].DocID] = &b[i]
+		}
+	}
+	seen := map[string]bool{}
+	for i := range a {
+		id := a[i].DocID
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		rb, ok := bi[id]
+		if !ok {
+			onlyA = append(onlyA, id)
+			continue
+		}
+		pairs = append(pairs, eval.Pair{DocID: id, AOK: a[i].Accepted, BOK: rb.Accepted, AOutput: a[i].Output, BOutput: rb.Output})
+	}
+	for id := range bi {
+		if !seen[id] {
+			onlyB = append(onlyB, id)
+		}
+	}
+	sort.Strings(onlyB)
+	return pairs, onlyA, onlyB
+}
+
+// f1 is one field's F1 over records, from eval.Aggregate.
+func f1(recs []eval.Record, field string) float64 {
+	fs, ok := eval.Aggregate(recs).Field(field)
+	if !ok {
+		return math.NaN()
+	}
+	return fs.F1
+}
+
+// noiseFloor pairs repetitions 1 and 2 of a side's variant at the compared
+// level, else at the lowest level with two complete repetitions.
+func noiseFloor(ctx context.Context, l *loaded, mode string, level int, alpha float64) (NoiseFloor, bool, error) {
+	reps := map[int][]int{}
+	for _, p := range l.run.Passes {
+		if p.Variant == l.variant && p.Mode == mode && (p.Status == "" || p.Status == "complete") {
+			reps[p.Level] = append(reps[p.Level], p.Repetition)
+		}
+	}
+	at := -1
+	if len(reps[level]) >= 2 {
+		at = level
+	} else {
+		for lv, rs := range reps {
+			if len(rs) >= 2 && (at < 0 || lv < at) {
+				at = lv
+			}
+		}
+	}
+	if at < 0 {
+		return NoiseFloor{}, false, nil
+	}
+	rs := reps[at]
+	sort.Ints(rs)
+	r1, err := l.records(ctx, mode, at, rs[0])
+	if err != nil {
+		return NoiseFloor{}, false, err
+	}
+	r2, err := l.records(ctx, mode, at, rs[1])
+	if err != nil {
+		return NoiseFloor{}, false, err
+	}
+	pairs, _, _ := pair(r1, r2)
+	if len(pairs) == 0 {
+		return NoiseFloor{}, false, nil
+	}
+	// The margin does not matter here: only the interval is read.
+	eq := eval.Equivalence(pairs, 1, alpha)
+	nf := NoiseFloor{Variant: l.variant, Level: at, Reps: [2]int{rs[0], rs[1]}, N: eq.N, Flips: eq.B + eq.C,
+		Delta: eq.Delta, Lo: eq.Lo, Hi: eq.Hi, Floor: max(math.Abs(eq.Lo), math.Abs(eq.Hi))}
+	for _, f := range eq.Flips {
+		nf.FlippedIDs = append(nf.FlippedIDs, f.DocID)
+	}
+	return nf, true, nil
+}

@@ -1,0 +1,158 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/extractbench/extractbench/sizing"
+)
+
+// DefaultLatencyRatio is how much p95 E2E at the recommended level may grow
+// over the baseline run before a nightly run fails: 25%.
+const DefaultLatencyRatio = 1.25
+
+// Verdict is a nightly run judged against a baseline run. Pass false makes
+// the CLI exit non-zero; Reasons say why, one per failed check.
+type Verdict struct {
+	Pass         bool                `json:"pass"`
+	Reasons      []string            `json:"reasons,omitempty"`
+	Notes        []string            `json:"notes,omitempty"`
+	BaselineDir  string              `json:"baseline_dir"`
+	CurrentDir   string              `json:"current_dir"`
+	Margin       float64             `json:"margin"`
+	LatencyRatio float64             `json:"latency_ratio"`
+	Variants     []VariantRegression `json:"variants"`
+}
+
+// VariantRegression is one variant's figures in both runs.
+type VariantRegression struct {
+	Variant string `json:"variant"`
+	// BaselineShare and CurrentShare are the accepted shares at the
+	// baseline level (level 1, mean over repetitions).
+	BaselineShare float64 `json:"baseline_accepted"`
+	CurrentShare  float64 `json:"current_accepted"`
+	// Level is the baseline run's recommended level, where p95 E2E is
+	// compared; 0 when it had none.
+	Level         int     `json:"level"`
+	BaselineP95NS int64   `json:"baseline_e2e_p95_ns"`
+	CurrentP95NS  int64   `json:"current_e2e_p95_ns"`
+	Ratio         float64 `json:"ratio"` // current / baseline p95; 0 when not compared
+	// CurrentRecommended is the current run's own recommended level.
+	CurrentRecommended int `json:"current_recommended"`
+}
+
+// Regression judges currentDir's latest run against baselineDir's: it fails
+// when a variant's accepted share at the baseline level drops by more than
+// margin, or its p95 E2E at the baseline run's recommended level grows more
+// than latencyRatio times. Both runs must have the same corpus. margin 0
+// means DefaultMargin; latencyRatio 0 means DefaultLatencyRatio.
+func Regression(ctx context.Context, baselineDir, currentDir string, margin, latencyRatio float64) (Verdict, error) {
+	if margin == 0 {
+		margin = DefaultMargin
+	}
+	if latencyRatio == 0 {
+		latencyRatio = DefaultLatencyRatio
+	}
+	if margin < 0 || latencyRatio < 1 {
+		return Verdict{}, fmt.Errorf("regression: margin %g and latency ratio %g: want margin ≥ 0 and ratio ≥ 1", margin, latencyRatio)
+	}
+	base, err := sizing.LoadRun(ctx, baselineDir)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("regression: baseline: %w", err)
+	}
+	cur, err := sizing.LoadRun(ctx, currentDir)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("regression: current: %w", err)
+	}
+	hb, hc := base.Manifest.Corpus.SHA256, cur.Manifest.Corpus.SHA256
+	if hb == "" || hb != hc {
+		return Verdict{}, fmt.Errorf("regression: refusing: baseline %s ran corpus %q and current %s ran %q; results of different corpora are never compared",
+			baselineDir, short(hb), currentDir, short(hc))
+	}
+	v := Verdict{BaselineDir: baselineDir, CurrentDir: currentDir, Margin: margin, LatencyRatio: latencyRatio}
+	curRecs := map[string]sizing.Recommendation{}
+	for _, rec := range sizing.RecommendAll(cur.Figures(), cur.Manifest.Acceptance) {
+		curRecs[rec.Variant+"\x00"+rec.Mode] = rec
+	}
+	for _, br := range sizing.RecommendAll(base.Figures(), base.Manifest.Acceptance) {
+		name := br.Variant
+		if br.Mode != "concurrency" {
+			name += " (" + br.Mode + ")"
+		}
+		cr, ok := curRecs[br.Variant+"\x00"+br.Mode]
+		if !ok {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: not measured in the current run", name))
+			continue
+		}
+		vr := VariantRegression{Variant: name, BaselineShare: br.BaselineShare, CurrentShare: cr.BaselineShare,
+			Level: br.Recommended, CurrentRecommended: cr.Recommended}
+		if drop := br.BaselineShare - cr.BaselineShare; drop > margin {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: accepted share at the baseline level fell %.1f points (%.1f%% → %.1f%%), more than the margin %.1f",
+				name, drop*100, br.BaselineShare*100, cr.BaselineShare*100, margin*100))
+		}
+		if br.Recommended == 0 {
+			v.Notes = append(v.Notes, fmt.Sprintf("%s: the baseline run recommends no level (%s): latency not compared", name, br.Why))
+		} else {
+			bl := LevelsOf(base, br.Variant, br.Mode)[br.Recommended]
+			cl, measured := LevelsOf(cur, br.Variant, br.Mode)[br.Recommended]
+			switch {
+			case !measured:
+				v.Reasons = append(v.Reasons, fmt.Sprintf("%s: level %d, recommended by the baseline run, was not measured in the current run", name, br.Recommended))
+			case bl.E2EP95NS == nil || cl.E2EP95NS == nil || *bl.E2EP95NS <= 0:
+				v.Notes = append(v.Notes, fmt.Sprintf("%s: p95 E2E at level %d is unknown in one run: latency not compared", name, br.Recommended))
+			default:
+				vr.BaselineP95NS, vr.CurrentP95NS = *bl.E2EP95NS, *cl.E2EP95NS
+				vr.Ratio = float64(vr.CurrentP95NS) / float64(vr.BaselineP95NS)
+				if vr.Ratio > latencyRatio {
+					v.Reasons = append(v.Reasons, fmt.Sprintf("%s: p95 E2E at level %d grew %.2f× (%s → %s), more than %.2f×",
+						name, br.Recommended, vr.Ratio, fmtNS(bl.E2EP95NS), fmtNS(cl.E2EP95NS), latencyRatio))
+				}
+			}
+		}
+		if cr.Recommended < br.Recommended {
+			v.Notes = append(v.Notes, fmt.Sprintf("%s: the recommended level fell from %d to %d (%s)", name, br.Recommended, cr.Recommended, cr.Why))
+		}
+		v.Variants = append(v.Variants, vr)
+	}
+	if len(v.Variants) == 0 && len(v.Reasons) == 0 {
+		v.Reasons = append(v.Reasons, "the baseline run has no complete pass to compare against")
+	}
+	if cur.Simulated || cur.Manifest.Simulated {
+		v.Notes = append(v.Notes, "simulated run: figures come from the built-in engine, not a GPU")
+	}
+	v.Pass = len(v.Reasons) == 0
+	return v, nil
+}
+
+// WriteText writes the verdict for people.
+func (v Verdict) WriteText(w io.Writer) error {
+	var b strings.Builder
+	state := "PASS"
+	if !v.Pass {
+		state = "FAIL"
+	}
+	fmt.Fprintf(&b, "Regression %s: %s against baseline %s (margin %.1f points, p95 E2E ratio %.2f×)\n",
+		state, v.CurrentDir, v.BaselineDir, v.Margin*100, v.LatencyRatio)
+	for _, r := range v.Variants {
+		fmt.Fprintf(&b, "  %s: accepted %.1f%% → %.1f%%", r.Variant, r.BaselineShare*100, r.CurrentShare*100)
+		if r.Ratio > 0 {
+			fmt.Fprintf(&b, "; p95 E2E at %d %s → %s (%.2f×)", r.Level, fmtNS(&r.BaselineP95NS), fmtNS(&r.CurrentP95NS), r.Ratio)
+		}
+		b.WriteString("\n")
+	}
+	for _, r := range v.Reasons {
+		fmt.Fprintf(&b, "FAIL: %s\n", r)
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write regression verdict: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes the verdict as indented JSON.
+func (v Verdict) WriteJSON(w io.Writer) error { return sizing.WriteJSON(w, v) }

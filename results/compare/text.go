@@ -1,0 +1,191 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/extractbench/extractbench/sizing"
+)
+
+// outputExcerpt bounds each output the text form prints for a flip; the
+// JSON form keeps them whole.
+const outputExcerpt = 240
+
+// WriteJSON writes the result as indented JSON.
+func (r Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("write comparison json: %w", err)
+	}
+	return nil
+}
+
+// WriteText writes the result for people: verdict first, then the figures
+// it rests on, the flips, F1 deltas and the side-by-side levels.
+func (r Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	eq := r.Equivalence
+	if r.A.Simulated || r.B.Simulated {
+		p("SIMULATED RUN: figures come from the built-in engine, not a GPU.\n")
+	}
+	p("B = %s against A = %s (the reference), %s %d repetition %d, corpus %s\n",
+		describe(r.B), describe(r.A), r.Mode, r.Level, r.Repetition, short(r.A.CorpusSHA256))
+	verdict := "NOT EQUIVALENT"
+	if r.Equivalent {
+		verdict = "EQUIVALENT"
+	}
+	p("Verdict: %s at margin δ = %.3f (±%s points): the %.0f%% interval of Δ is [%s, %s] points\n",
+		verdict, r.Margin, pts(r.Margin), eq.Level*100, signedPts(eq.Lo), signedPts(eq.Hi))
+	p("Accepted: A %d/%d (%s), B %d/%d (%s)\n", eq.BothOK+eq.B, eq.N, pctOf(eq.BothOK+eq.B, eq.N),
+		eq.BothOK+eq.C, eq.N, pctOf(eq.BothOK+eq.C, eq.N))
+	p("Paired: both right %d, b (A right, B wrong) %d, c (B right, A wrong) %d, both wrong %d; n = %d\n",
+		eq.BothOK, eq.B, eq.C, eq.BothWrong, eq.N)
+	p("Δ = (c − b)/n = %s points; interval: %s\n", signedPts(eq.Delta), eq.Method)
+	p("McNemar exact p = %.3g (information only: it never shows equivalence)\n", eq.McNemarP)
+	if len(r.NoiseFloors) == 0 {
+		p("A-vs-A noise floor: not measured (no variant has two repetitions at one level)\n")
+	}
+	for _, nf := range r.NoiseFloors {
+		p("A-vs-A noise floor: %s at %d, repetition %d vs %d: %d flip(s) of %d, Δ %s, interval [%s, %s] → floor %s points\n",
+			nf.Variant, nf.Level, nf.Reps[0], nf.Reps[1], nf.Flips, nf.N, signedPts(nf.Delta), signedPts(nf.Lo),
+			signedPts(nf.Hi), pts(nf.Floor))
+	}
+	p("\nPer-field F1, B − A with its 95%% bootstrap interval:\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "field\tA\tB\tΔ\tinterval\n")
+	for _, f := range r.Fields {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%+.3f\t[%+.3f, %+.3f]\n", f.Field, f.AF1, f.BF1, f.Delta, f.Lo, f.Hi)
+	}
+	tw.Flush()
+
+	p("\nFlipped documents (%d):\n", len(eq.Flips))
+	for _, f := range eq.Flips {
+		who := "A accepted, B failed"
+		if f.BOK {
+			who = "B accepted, A failed"
+		}
+		p("  %s  %s\n    A: %s\n    B: %s\n", f.DocID, who, excerpt(f.AOutput), excerpt(f.BOutput))
+	}
+
+	p("\nSide by side at the levels both measured (medians over repetitions; peaks the highest; GiB = 2^30 B):\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "level\taccepted A / B\tTTFT p50\tTTFT p95\tE2E p50\tE2E p95\taccepted docs/h\ttokens/s\tdevice peak\tKV peak\t\n")
+	for _, l := range r.Levels {
+		fmt.Fprintf(tw, "%d\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Level,
+			pctShare(l.A.AcceptedShare, l.A.Usable), pctShare(l.B.AcceptedShare, l.B.Usable),
+			pairNS(l.A.TTFTP50NS, l.B.TTFTP50NS), pairNS(l.A.TTFTP95NS, l.B.TTFTP95NS),
+			pairNS(l.A.E2EP50NS, l.B.E2EP50NS), pairNS(l.A.E2EP95NS, l.B.E2EP95NS),
+			pairF(l.A.DocsPerHour, l.B.DocsPerHour, 0), pairF(l.A.OutputTokensPerS, l.B.OutputTokensPerS, 1),
+			pairBytes(l.A.PeakGPUMemBytes, l.B.PeakGPUMemBytes), pairPct(l.A.PeakKVUsage, l.B.PeakKVUsage))
+	}
+	tw.Flush()
+	p("(a level marked * is not usable)\n")
+	p("Recommended for A: %s\nRecommended for B: %s\n", r.A.Recommendation.Why, r.B.Recommendation.Why)
+	for _, warn := range r.Warnings {
+		p("WARNING: %s\n", warn)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write comparison: %w", err)
+	}
+	return nil
+}
+
+func describe(s SideInfo) string {
+	d := fmt.Sprintf("%s (%s", s.Variant, s.Side)
+	if s.Model != "" {
+		d += ", model " + s.Model
+	}
+	if s.GPU.Name != "" {
+		d += ", " + s.GPU.Name
+	}
+	return d + ")"
+}
+
+// pts writes a share as percentage points.
+func pts(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) }
+
+func signedPts(v float64) string {
+	if v >= 0 {
+		return "+" + pts(v)
+	}
+	return pts(v)
+}
+
+func pctOf(n, d int) string {
+	if d == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(d))
+}
+
+func pctShare(s float64, usable bool) string {
+	mark := ""
+	if !usable {
+		mark = "*"
+	}
+	return fmt.Sprintf("%.1f%%%s", s*100, mark)
+}
+
+func excerpt(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > outputExcerpt {
+		return string(r[:outputExcerpt]) + "…"
+	}
+	if s == "" {
+		return "(empty)"
+	}
+	return s
+}
+
+func fmtNS(v *int64) string {
+	if v == nil {
+		return "n/a"
+	}
+	d := time.Duration(*v)
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func pairNS(a, b *int64) string { return fmtNS(a) + " / " + fmtNS(b) }
+
+func pairF(a, b *float64, prec int) string {
+	f := func(v *float64) string {
+		if v == nil {
+			return "n/a"
+		}
+		return strconv.FormatFloat(*v, 'f', prec, 64)
+	}
+	return f(a) + " / " + f(b)
+}
+
+func pairBytes(a, b *int64) string {
+	f := func(v *int64) string {
+		if v == nil {
+			return "n/a"
+		}
+		return sizing.GiBString(*v)
+	}
+	return f(a) + " / " + f(b)
+}
+
+func pairPct(a, b *float64) string {
+	f := func(v *float64) string {
+		if v == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0f%%", *v*100)
+	}
+	return f(a) + " / " + f(b)
+}

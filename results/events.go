@@ -1,0 +1,168 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// TelemetrySample is one sampled engine or device metric during a pass:
+// vllm:num_requests_running, vllm:kv_cache_usage_perc, nvidia-smi memory
+// used (bytes), ... TNS is the instant on the run's monotonic clock.
+type TelemetrySample struct {
+	TNS    int64
+	Metric string
+	Value  float64
+}
+
+// The decision kinds stored in decisions.kind. Others may be added; these are
+// the ones the runner makes.
+const (
+	DecisionRetryLower  = "retry_lower"  // a level failed; a lower one is tried as its own pass
+	DecisionReduceBatch = "reduce_batch" // an offline batch failed; a smaller batch is tried
+	DecisionSkipLevel   = "skip_level"   // a level is not run (a lower one already failed on memory)
+	DecisionStopSweep   = "stop_sweep"   // the sweep ends before its last planned level
+)
+
+// Decision is one row of decisions: something the runner chose to do that
+// changes which passes exist, with its reason. The first attempt always stays
+// the primary result; a decision only adds passes.
+type Decision struct {
+	RunID     string
+	Variant   string
+	Mode      string // "" (NULL) when the decision concerns the variant as a whole
+	AtMS      int64  // Unix milliseconds
+	Kind      string
+	FromLevel int // 0 (NULL) when none
+	ToLevel   int // 0 (NULL) when none (skip_level, stop_sweep)
+	Reason    string
+}
+
+// The event kinds stored in events.kind.
+const (
+	EventEngineLoad  = "engine_load" // ValueNS: engine start until ready
+	EventWarmup      = "warmup"      // ValueNS: the warm-up's duration; excluded from every figure
+	EventInterrupted = "interrupted" // Detail: why (signal, engine died)
+	EventResumed     = "resumed"     // Detail: what was left to do
+	EventEngineExit  = "engine_exit" // Detail: exit status and the log's tail
+)
+
+// Event is one row of events: something that happened to the run or a
+// variant and belongs next to its figures.
+type Event struct {
+	RunID   string
+	Variant string // "" (NULL) for a run-wide event
+	AtMS    int64  // Unix milliseconds
+	Kind    string
+	ValueNS int64 // a duration when the kind has one; 0 = NULL
+	Detail  string
+}
+
+// AddTelemetry stores samples of the pass key in one transaction, behind the
+// records added before.
+func (s *Store) AddTelemetry(ctx context.Context, key PassKey, samples []TelemetrySample) error {
+	if len(samples) == 0 {
+		return nil
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO telemetry
+			(run_id, variant, mode, level, repetition, t_ns, metric, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return fmt.Errorf("prepare telemetry of pass %s: %w", key, err)
+		}
+		defer stmt.Close()
+		for _, t := range samples {
+			if _, err := stmt.ExecContext(ctx, key.RunID, key.Variant, key.Mode, key.Level, key.Repetition, t.TNS, t.Metric, t.Value); err != nil {
+				return fmt.Errorf("add telemetry %s of pass %s: %w", t.Metric, key, err)
+			}
+		}
+		return nil
+	})
+}
+
+// AddDecision records d.
+func (s *Store) AddDecision(ctx context.Context, d Decision) error {
+	if d.RunID == "" || d.Kind == "" {
+		return errors.New("add decision: run id and kind are required")
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO decisions
+			(run_id, variant, mode, at_ms, kind, from_level, to_level, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			d.RunID, d.Variant, nullStr(d.Mode), d.AtMS, d.Kind, nullInt(d.FromLevel), nullInt(d.ToLevel), d.Reason)
+		if err != nil {
+			return fmt.Errorf("add decision %s of run %s: %w", d.Kind, d.RunID, err)
+		}
+		return nil
+	})
+}
+
+// AddEvent records e.
+func (s *Store) AddEvent(ctx context.Context, e Event) error {
+	if e.RunID == "" || e.Kind == "" {
+		return errors.New("add event: run id and kind are required")
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO events
+			(run_id, variant, at_ms, kind, value_ns, detail) VALUES (?, ?, ?, ?, ?, ?)`,
+			e.RunID, nullStr(e.Variant), e.AtMS, e.Kind, nullInt(e.ValueNS), nullStr(e.Detail))
+		if err != nil {
+			return fmt.Errorf("add event %s of run %s: %w", e.Kind, e.RunID, err)
+		}
+		return nil
+	})
+}
+
+// Decisions returns the decisions of run runID in the order they were made.
+func (s *Store) Decisions(ctx context.Context, runID string) ([]Decision, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT run_id, variant, mode, at_ms, kind, from_level, to_level, reason
+		FROM decisions WHERE run_id = ? ORDER BY at_ms, rowid`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read decisions of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var ds []Decision
+	for rows.Next() {
+		var (
+			d        Decision
+			mode     sql.NullString
+			from, to sql.NullInt64
+		)
+		if err := rows.Scan(&d.RunID, &d.Variant, &mode, &d.AtMS, &d.Kind, &from, &to, &d.Reason); err != nil {
+			return nil, fmt.Errorf("read decisions of run %s: %w", runID, err)
+		}
+		d.Mode, d.FromLevel, d.ToLevel = mode.String, int(from.Int64), int(to.Int64)
+		ds = append(ds, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read decisions of run %s: %w", runID, err)
+	}
+	return ds, nil
+}
+
+// Events returns the events of run runID in the order they happened.
+func (s *Store) Events(ctx context.Context, runID string) ([]Event, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT run_id, variant, at_ms, kind, value_ns, detail
+		FROM events WHERE run_id = ? ORDER BY at_ms, rowid`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read events of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var es []Event
+	for rows.Next() {
+		var (
+			e               Event
+			variant, detail sql.NullString
+			value           sql.NullInt64
+		)
+		if err := rows.Scan(&e.RunID, &variant, &e.AtMS, &e.Kind, &value, &detail); err != nil {
+			return nil, fmt.Errorf("read events of run %s: %w", runID, err)
+		}
+		e.Variant, e.ValueNS, e.Detail = variant.String, value.Int64, detail.String
+		es = append(es, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read events of run %s: %w", runID, err)
+	}
+	return es, nil
+}

@@ -1,0 +1,318 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// The files Export writes into a results directory.
+const (
+	RequestsParquet  = "requests.parquet"
+	PassesParquet    = "passes.parquet"
+	TelemetryParquet = "telemetry.parquet"
+	RawTableCSV      = "raw_table.csv"
+)
+
+// exportBatchRows is how many rows Export holds in memory at once, per file:
+// one Arrow record batch, written as one Parquet row group.
+const exportBatchRows = 4096
+
+// Export writes the Parquet files and raw_table.csv of every run in
+// dir/results.db, from one consistent snapshot, and returns their paths.
+// Each file is written under a temporary name and renamed, so a crash never
+// leaves half a file. The database may be open by a running Store.
+func Export(ctx context.Context, dir string) ([]string, error) {
+	path := filepath.Join(dir, DBName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("export %s: %w", dir, err)
+	}
+	if err := migrateFile(ctx, path); err != nil {
+		return nil, fmt.Errorf("export %s: %w", dir, err)
+	}
+	db, err := openDB(path, "deferred")
+	if err != nil {
+		return nil, fmt.Errorf("export %s: %w", dir, err)
+	}
+	defer db.Close()
+	// A read transaction pins one snapshot: passes and requests agree even
+	// while a run is still writing.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("export %s: begin read: %w", dir, err)
+	}
+	defer tx.Rollback()
+
+	tables := []struct {
+		file   string
+		schema *arrow.Schema
+		query  string
+	}{
+		{RequestsParquet, requestsSchema, `SELECT ` + fieldNames(requestsSchema) + ` FROM requests ORDER BY rowid`},
+		{PassesParquet, passesSchema, `SELECT ` + fieldNames(passesSchema) + ` FROM passes ORDER BY run_id, variant, mode, level, repetition`},
+		{TelemetryParquet, telemetrySchema, `SELECT ` + fieldNames(telemetrySchema) + ` FROM telemetry ORDER BY rowid`},
+	}
+	var paths []string
+	for _, t := range tables {
+		p := filepath.Join(dir, t.file)
+		err := writeAtomic(p, func(w io.Writer) error { return writeParquet(ctx, tx, w, t.schema, t.query) })
+		if err != nil {
+			return paths, fmt.Errorf("export %s: %w", p, err)
+		}
+		paths = append(paths, p)
+	}
+	p := filepath.Join(dir, RawTableCSV)
+	if err := writeAtomic(p, func(w io.Writer) error { return writeRawTable(ctx, tx, w) }); err != nil {
+		return paths, fmt.Errorf("export %s: %w", p, err)
+	}
+	return append(paths, p), nil
+}
+
+// migrateFile brings an older database up to date before it is read, so that
+// the export's columns exist; a current one is not written to.
+func migrateFile(ctx context.Context, path string) error {
+	db, err := openDB(path, "immediate")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var v int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return fmt.Errorf("read user_version: %w", err)
+	}
+	if v == len(migrations) {
+		return nil
+	}
+	return migrate(ctx, db)
+}
+
+// writeAtomic writes path through fill into a temporary file in the same
+// directory, syncs it and renames it over path.
+func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temporary file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	// The Parquet writer closes a sink that is an io.Closer; hide Close so the
+	// file can be synced first.
+	if err := fill(struct{ io.Writer }{f}); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("rename into place: %w", err)
+	}
+	return nil
+}
+
+// writeParquet streams the rows of query, whose columns are schema's fields in
+// order, into a zstd Parquet file, one record batch of exportBatchRows at a time.
+func writeParquet(ctx context.Context, tx *sql.Tx, w io.Writer, schema *arrow.Schema, query string) (err error) {
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(exportBatchRows),
+	)
+	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return fmt.Errorf("create parquet writer: %w", err)
+	}
+	defer func() {
+		if cerr := fw.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close parquet writer: %w", cerr)
+		}
+	}()
+	rows, err := tx.QueryContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	defer rows.Close()
+
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer rb.Release()
+	dest, appendRow := rowScanner(schema, rb)
+	n := 0
+	flush := func() error {
+		rec := rb.NewRecordBatch()
+		defer rec.Release()
+		if err := fw.Write(rec); err != nil {
+			return fmt.Errorf("write row group: %w", err)
+		}
+		n = 0
+		return nil
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("scan row: %w", err)
+		}
+		if err := appendRow(); err != nil {
+			return err
+		}
+		if n++; n == exportBatchRows {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read rows: %w", err)
+	}
+	if n > 0 {
+		return flush()
+	}
+	return nil
+}
+
+// rowScanner returns scan destinations for one row of schema's columns and a
+// function that appends the scanned row to rb. A NULL in a field the schema
+// says is not nullable is an error: the table and the schema disagree.
+func rowScanner(schema *arrow.Schema, rb *array.RecordBuilder) ([]any, func() error) {
+	fields := schema.Fields()
+	dest := make([]any, len(fields))
+	appenders := make([]func() error, len(fields))
+	for i, f := range fields {
+		notNull := func(valid bool) error {
+			if !valid && !f.Nullable {
+				return fmt.Errorf("column %s: NULL in a non-nullable column", f.Name)
+			}
+			return nil
+		}
+		switch f.Type.ID() {
+		case arrow.INT64:
+			v, b := new(sql.NullInt64), rb.Field(i).(*array.Int64Builder)
+			dest[i] = v
+			appenders[i] = func() error {
+				if v.Valid {
+					b.Append(v.Int64)
+				} else {
+					b.AppendNull()
+				}
+				return notNull(v.Valid)
+			}
+		case arrow.FLOAT64:
+			v, b := new(sql.NullFloat64), rb.Field(i).(*array.Float64Builder)
+			dest[i] = v
+			appenders[i] = func() error {
+				if v.Valid {
+					b.Append(v.Float64)
+				} else {
+					b.AppendNull()
+				}
+				return notNull(v.Valid)
+			}
+		case arrow.BOOL:
+			v, b := new(sql.NullBool), rb.Field(i).(*array.BooleanBuilder)
+			dest[i] = v
+			appenders[i] = func() error {
+				if v.Valid {
+					b.Append(v.Bool)
+				} else {
+					b.AppendNull()
+				}
+				return notNull(v.Valid)
+			}
+		case arrow.STRING:
+			v, b := new(sql.NullString), rb.Field(i).(*array.StringBuilder)
+			dest[i] = v
+			appenders[i] = func() error {
+				if v.Valid {
+					b.Append(v.String)
+				} else {
+					b.AppendNull()
+				}
+				return notNull(v.Valid)
+			}
+		default:
+			panic(fmt.Sprintf("export column %s: unsupported Arrow type %s", f.Name, f.Type))
+		}
+	}
+	return dest, func() error {
+		var err error
+		for _, a := range appenders {
+			err = errors.Join(err, a())
+		}
+		return err
+	}
+}
+
+func fieldNames(schema *arrow.Schema) string {
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeRawTable writes raw_table.csv: one row per pass of every run, with the
+// run's protocol, fingerprint and simulated flag next to the pass's
+// parameters, measurements and verdict. NULL is an empty cell; numbers are
+// written as SQLite holds them (integers exactly, reals shortest-round-trip).
+func writeRawTable(ctx context.Context, tx *sql.Tx, w io.Writer) error {
+	cols := []string{"p.run_id", "r.protocol_name", "r.fingerprint", "r.simulated"}
+	for _, c := range passColumns[1:] {
+		cols = append(cols, "p."+c.name)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+strings.Join(cols, ", ")+`
+		FROM passes p LEFT JOIN runs r ON r.run_id = p.run_id
+		ORDER BY r.rowid, p.run_id, p.variant, p.mode, p.level, p.repetition`)
+	if err != nil {
+		return fmt.Errorf("query passes: %w", err)
+	}
+	defer rows.Close()
+	header, err := rows.Columns()
+	if err != nil {
+		return fmt.Errorf("query passes: %w", err)
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return fmt.Errorf("write header: %w", err)
+	}
+	vals := make([]sql.NullString, len(header))
+	dest := make([]any, len(header))
+	for i := range vals {
+		dest[i] = &vals[i]
+	}
+	record := make([]string, len(header))
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("scan pass: %w", err)
+		}
+		for i, v := range vals {
+			record[i] = v.String
+		}
+		if err := cw.Write(record); err != nil {
+			return fmt.Errorf("write pass: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read passes: %w", err)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package results
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// The Arrow schemas of the exported Parquet files, written by hand so that
+// every column has the type its meaning needs: instants and durations are
+// int64 nanoseconds named *_ns (never a timestamp type mapped by reflection),
+// flags are booleans, labels utf8, and a column is nullable exactly when the
+// table lets it be NULL (unknown). A test checks them against the tables.
+
+func i64(name string, nullable bool) arrow.Field {
+	return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: nullable}
+}
+
+func f64(name string, nullable bool) arrow.Field {
+	return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: nullable}
+}
+
+func boolean(name string, nullable bool) arrow.Field {
+	return arrow.Field{Name: name, Type: arrow.FixedWidthTypes.Boolean, Nullable: nullable}
+}
+
+func utf8(name string, nullable bool) arrow.Field {
+	return arrow.Field{Name: name, Type: arrow.BinaryTypes.String, Nullable: nullable}
+}
+
+const (
+	notNull  = false
+	nullable = true
+)
+
+// requestsSchema is the schema of requests.parquet: every column of requests.
+var requestsSchema = arrow.NewSchema([]arrow.Field{
+	utf8("run_id", notNull),
+	utf8("variant", notNull),
+	utf8("mode", notNull),
+	i64("level", notNull),
+	i64("repetition", notNull),
+	utf8("doc_id", notNull),
+	utf8("length_class", notNull),
+	i64("sched_ns", nullable),
+	i64("send_ns", nullable),
+	i64("first_byte_ns", nullable),
+	i64("first_token_ns", nullable),
+	i64("last_token_ns", nullable),
+	i64("done_ns", nullable),
+	i64("ttft_ns", nullable),
+	i64("e2e_ns", nullable),
+	i64("e2e_sched_ns", nullable),
+	i64("client_queue_ns", nullable),
+	i64("tpot_ns", nullable),
+	i64("prompt_tokens", nullable),
+	i64("completion_tokens", notNull),
+	boolean("usage_reported", notNull),
+	utf8("finish_reason", nullable),
+	i64("http_status", nullable),
+	utf8("transport_kind", nullable),
+	utf8("transport_detail", nullable),
+	boolean("engine_died", notNull),
+	utf8("error_body", nullable),
+	utf8("failure", nullable),
+	utf8("failure_detail", nullable),
+	boolean("strict_parse_ok", notNull),
+	boolean("lenient_parse_ok", notNull),
+	boolean("schema_ok", notNull),
+	utf8("date_result", nullable),
+	utf8("amount_result", nullable),
+	utf8("category_result", nullable),
+	boolean("date_ok", nullable),
+	boolean("amount_ok", nullable),
+	boolean("category_ok", nullable),
+	utf8("pred_date", nullable),
+	utf8("pred_amount", nullable),
+	utf8("pred_category", nullable),
+	boolean("accepted", notNull),
+	utf8("output", notNull),
+}, nil)
+
+// telemetrySchema is the schema of telemetry.parquet.
+var telemetrySchema = arrow.NewSchema([]arrow.Field{
+	utf8("run_id", notNull),
+	utf8("variant", notNull),
+	utf8("mode", notNull),
+	i64("level", notNull),
+	i64("repetition", notNull),
+	i64("t_ns", notNull),
+	utf8("metric", notNull),
+	f64("value", notNull),
+}, nil)
+
+// passesSchema is the schema of passes.parquet, one field per passColumns
+// entry, typed by the Pass field: a pointer is nullable, as is a text column
+// that stores "" as NULL.
+var passesSchema = func() *arrow.Schema {
+	var p Pass
+	fields := make([]arrow.Field, len(passColumns))
+	for i, c := range passColumns {
+		switch c.ptr(&p).(type) {
+		case *string:
+			fields[i] = utf8(c.name, nullableText[c.name])
+		case *int, *int64:
+			fields[i] = i64(c.name, notNull)
+		case **int64:
+			fields[i] = i64(c.name, nullable)
+		case **float64:
+			fields[i] = f64(c.name, nullable)
+		default:
+			panic(fmt.Sprintf("passes column %s: no Arrow type for %T", c.name, c.ptr(&p)))
+		}
+	}
+	return arrow.NewSchema(fields, nil)
+}()

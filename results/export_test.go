@@ -1,0 +1,342 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// fillStore writes two runs: run-1 with two passes of nRecords/2 requests,
+// run-2 with one pass of a few; telemetry for one pass.
+func fillStore(t *testing.T, s *Store, nRecords int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, r := range []Run{
+		{RunID: "run-1", Fingerprint: "fp", ProtocolName: "default", Manifest: json.RawMessage(`{}`), StartedAt: 1, Status: RunComplete, Simulated: true},
+		{RunID: "run-2", Fingerprint: "fp", ProtocolName: "default", Manifest: json.RawMessage(`{}`), StartedAt: 2, Status: RunInterrupted},
+	} {
+		if err := s.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := []PassKey{
+		{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1},
+		{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 2, Repetition: 1},
+	}
+	for _, k := range keys {
+		for i := range nRecords / 2 {
+			s.Add(testRecord(k, i))
+		}
+		if err := s.PutPass(ctx, Pass{RunID: k.RunID, Variant: k.Variant, Mode: k.Mode, Level: k.Level, Repetition: k.Repetition,
+			Phase: PhaseSweep, Attempt: 1, SentConcurrency: int64(k.Level), Status: PassComplete, DurationNS: 5e9,
+			Docs: int64(nRecords / 2), Accepted: int64(nRecords / 8), E2EN: 3, E2EP50NS: i64p(123), OutputTokensPerS: f64p(math.Nextafter(0.3, 1)),
+			Verdict: "not_usable", VerdictReason: "acceptance 25%, below 95%"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k2 := PassKey{RunID: "run-2", Variant: "q4", Mode: "batch", Level: 4, Repetition: 1}
+	for i := range 5 {
+		s.Add(testRecord(k2, i))
+	}
+	if err := s.PutPass(ctx, Pass{RunID: k2.RunID, Variant: k2.Variant, Mode: k2.Mode, Level: 4, Repetition: 1,
+		Phase: PhaseBaseline, Attempt: 2, RetryOf: i64p(8), RequestedBatch: i64p(4), SentConcurrency: 4,
+		BatchTransport: TransportCompletionsList, Status: PassInterrupted, Docs: 5}); err != nil {
+		t.Fatal(err)
+	}
+	var samples []TelemetrySample
+	for i := range 50 {
+		samples = append(samples, TelemetrySample{TNS: int64(i) * 1e8, Metric: "vllm:kv_cache_usage_perc", Value: float64(i) / 50})
+	}
+	if err := s.AddTelemetry(ctx, keys[0], samples); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExport(t *testing.T) {
+	ctx := context.Background()
+	s, dir := MustOpen(t)
+	const n = 2*exportBatchRows + 200 // more than one record batch per pass file
+	fillStore(t, s, n)
+
+	// Export while the store is still open, as the runner does.
+	paths, err := Export(ctx, dir)
+	if err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	want := []string{RequestsParquet, PassesParquet, TelemetryParquet, RawTableCSV}
+	for i := range want {
+		want[i] = filepath.Join(dir, want[i])
+	}
+	if !reflect.DeepEqual(paths, want) {
+		t.Errorf("Export returned %v, want %v", paths, want)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+
+	for _, tc := range []struct {
+		file   string
+		schema *arrow.Schema
+		query  string
+		rows   int
+	}{
+		{RequestsParquet, requestsSchema, `SELECT ` + fieldNames(requestsSchema) + ` FROM requests ORDER BY rowid`, n + 5},
+		{PassesParquet, passesSchema, `SELECT ` + fieldNames(passesSchema) + ` FROM passes ORDER BY run_id, variant, mode, level, repetition`, 3},
+		{TelemetryParquet, telemetrySchema, `SELECT ` + fieldNames(telemetrySchema) + ` FROM telemetry ORDER BY rowid`, 50},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			gotSchema, got := readParquet(t, filepath.Join(dir, tc.file))
+			if len(gotSchema.Fields()) != len(tc.schema.Fields()) {
+				t.Fatalf("schema has %d fields, want %d", len(gotSchema.Fields()), len(tc.schema.Fields()))
+			}
+			for i, f := range tc.schema.Fields() {
+				g := gotSchema.Field(i)
+				if g.Name != f.Name || !arrow.TypeEqual(g.Type, f.Type) || g.Nullable != f.Nullable {
+					t.Errorf("field %d = %s %s nullable=%v, want %s %s nullable=%v", i, g.Name, g.Type, g.Nullable, f.Name, f.Type, f.Nullable)
+				}
+			}
+			wantRows := sqliteRows(t, s.rdb, tc.query, tc.schema)
+			if len(got) != tc.rows || len(wantRows) != tc.rows {
+				t.Fatalf("parquet has %d rows, SQLite %d, want %d", len(got), len(wantRows), tc.rows)
+			}
+			for i := range wantRows {
+				if !reflect.DeepEqual(got[i], wantRows[i]) {
+					t.Fatalf("row %d:\nparquet %v\n sqlite %v", i, got[i], wantRows[i])
+				}
+			}
+		})
+	}
+
+	t.Run(RawTableCSV, func(t *testing.T) {
+		f, err := os.Open(filepath.Join(dir, RawTableCSV))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		recs, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(recs), 1+3; got != want {
+			t.Fatalf("raw_table.csv has %d lines, want a header and one per pass: %d", got, want)
+		}
+		header := recs[0]
+		wantHeader := append([]string{"run_id", "protocol_name", "fingerprint", "simulated"}, passColumnNames()[1:]...)
+		if !reflect.DeepEqual(header, wantHeader) {
+			t.Errorf("header = %v\nwant %v", header, wantHeader)
+		}
+		col := func(row int, name string) string {
+			for i, h := range header {
+				if h == name {
+					return recs[row][i]
+				}
+			}
+			t.Fatalf("no column %s", name)
+			return ""
+		}
+		for _, c := range []struct {
+			row        int
+			name, want string
+		}{
+			{1, "run_id", "run-1"}, {1, "simulated", "1"}, {1, "level", "1"}, {2, "level", "2"},
+			{1, "output_tokens_per_s", "0.30000000000000004"}, {1, "peak_gpu_mem_bytes", ""}, {1, "e2e_p50_ns", "123"},
+			{1, "verdict_reason", "acceptance 25%, below 95%"},
+			{3, "run_id", "run-2"}, {3, "simulated", "0"}, {3, "retry_of", "8"}, {3, "batch_transport", "completions_list"}, {3, "verdict", ""},
+		} {
+			if got := col(c.row, c.name); got != c.want {
+				t.Errorf("row %d %s = %q, want %q", c.row, c.name, got, c.want)
+			}
+		}
+	})
+}
+
+func TestExport_NoDatabase(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Export(context.Background(), dir); err == nil {
+		t.Error("Export of a directory without results.db succeeded, want an error")
+	}
+	if _, err := os.Stat(filepath.Join(dir, DBName)); !os.IsNotExist(err) {
+		t.Errorf("Export created %s", DBName)
+	}
+}
+
+// TestExportSchemas_MatchTables checks the hand-written Arrow schemas against
+// the tables: same columns in order, a type that holds the column's values,
+// nullable exactly where the column may be NULL.
+func TestExportSchemas_MatchTables(t *testing.T) {
+	s, _ := MustOpen(t)
+	for table, schema := range map[string]*arrow.Schema{"requests": requestsSchema, "passes": passesSchema, "telemetry": telemetrySchema} {
+		cols := tableInfo(t, s.rdb, table)
+		if len(cols) != schema.NumFields() {
+			t.Errorf("%s: table has %d columns, schema %d fields", table, len(cols), schema.NumFields())
+			continue
+		}
+		for i, c := range cols {
+			f := schema.Field(i)
+			wantType := map[arrow.Type]string{arrow.INT64: "INTEGER", arrow.BOOL: "INTEGER", arrow.FLOAT64: "REAL", arrow.STRING: "TEXT"}[f.Type.ID()]
+			if f.Name != c.name || wantType != c.typ || f.Nullable == c.notNull {
+				t.Errorf("%s column %d: table %s %s notnull=%v; schema %s %s nullable=%v", table, i, c.name, c.typ, c.notNull, f.Name, f.Type, f.Nullable)
+			}
+			if strings.HasSuffix(c.name, "_ns") && f.Type.ID() != arrow.INT64 {
+				t.Errorf("%s.%s is %s, want int64 nanoseconds", table, c.name, f.Type)
+			}
+		}
+	}
+}
+
+type columnInfo struct {
+	name, typ string
+	notNull   bool
+}
+
+func tableInfo(t *testing.T, db *sql.DB, table string) []columnInfo {
+	t.Helper()
+	rows, err := db.Query(`SELECT name, type, "notnull" FROM pragma_table_info(?) ORDER BY cid`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var cols []columnInfo
+	for rows.Next() {
+		var c columnInfo
+		if err := rows.Scan(&c.name, &c.typ, &c.notNull); err != nil {
+			t.Fatal(err)
+		}
+		cols = append(cols, c)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// readParquet reads a whole file back through pqarrow; each row is a slice
+// of int64, float64, bool, string or nil.
+func readParquet(t *testing.T, path string) (*arrow.Schema, [][]any) {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, 1000)
+	defer tr.Release()
+	var rows [][]any
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			row := make([]any, rec.NumCols())
+			for j, col := range rec.Columns() {
+				if col.IsNull(i) {
+					continue
+				}
+				switch a := col.(type) {
+				case *array.Int64:
+					row[j] = a.Value(i)
+				case *array.Float64:
+					row[j] = a.Value(i)
+				case *array.Boolean:
+					row[j] = a.Value(i)
+				case *array.String:
+					row[j] = a.Value(i)
+				default:
+					t.Fatalf("column %d: unexpected array %T", j, col)
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return tbl.Schema(), rows
+}
+
+// sqliteRows reads query's rows, typed by schema, in readParquet's form.
+func sqliteRows(t *testing.T, db *sql.DB, query string, schema *arrow.Schema) [][]any {
+	t.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		dest := make([]any, schema.NumFields())
+		for i, f := range schema.Fields() {
+			switch f.Type.ID() {
+			case arrow.INT64:
+				dest[i] = new(sql.NullInt64)
+			case arrow.FLOAT64:
+				dest[i] = new(sql.NullFloat64)
+			case arrow.BOOL:
+				dest[i] = new(sql.NullBool)
+			case arrow.STRING:
+				dest[i] = new(sql.NullString)
+			}
+		}
+		if err := rows.Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]any, len(dest))
+		for i, d := range dest {
+			v, err := d.(driver.Valuer).Value()
+			if err != nil {
+				t.Fatal(err)
+			}
+			row[i] = v
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestExport_Empty(t *testing.T) {
+	s, dir := MustOpen(t)
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Export(context.Background(), dir); err != nil {
+		t.Fatalf("Export of an empty db: %v", err)
+	}
+	sch, rows := readParquet(t, filepath.Join(dir, RequestsParquet))
+	if len(rows) != 0 || sch.NumFields() != requestsSchema.NumFields() {
+		t.Errorf("empty requests.parquet: %d rows, %d fields; want 0 and %d", len(rows), sch.NumFields(), requestsSchema.NumFields())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, RawTableCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(b), "\n"); lines != 1 {
+		t.Errorf("empty raw_table.csv has %d lines, want the header only", lines)
+	}
+}

@@ -1,0 +1,233 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; migration i brings the database from
+// user_version i to i+1. Never edit an entry that has shipped: append a new
+// one (ALTER TABLE ... ADD COLUMN) and document its columns in SCHEMA.md.
+//
+// Flags are INTEGER 0/1 with a CHECK, not BOOLEAN: go-sqlite3 returns a
+// BOOLEAN column as a Go bool, which readers scanning into integers do not
+// expect. Columns named *_ns are nanoseconds on the run's monotonic clock
+// (instants) or durations; at_ms, started_at and ended_at are Unix
+// milliseconds.
+var migrations = []string{
+	`
+CREATE TABLE runs (
+	run_id               TEXT NOT NULL PRIMARY KEY,
+	fingerprint          TEXT NOT NULL,
+	protocol_name        TEXT NOT NULL,
+	manifest             TEXT NOT NULL,
+	started_at           INTEGER,
+	ended_at             INTEGER,
+	status               TEXT NOT NULL CHECK (status IN ('running', 'interrupted', 'complete', 'failed')),
+	simulated            INTEGER NOT NULL CHECK (simulated IN (0, 1)),
+	clock_origin_unix_ns INTEGER
+);
+
+CREATE TABLE passes (
+	run_id                     TEXT NOT NULL,
+	variant                    TEXT NOT NULL,
+	mode                       TEXT NOT NULL,
+	level                      INTEGER NOT NULL,
+	repetition                 INTEGER NOT NULL,
+	phase                      TEXT NOT NULL,
+	attempt                    INTEGER NOT NULL,
+	retry_of                   INTEGER,
+	requested_batch            INTEGER,
+	sent_concurrency           INTEGER NOT NULL,
+	batch_transport            TEXT,
+	status                     TEXT NOT NULL CHECK (status IN ('complete', 'interrupted')),
+	started_ns                 INTEGER,
+	ended_ns                   INTEGER,
+	duration_ns                INTEGER NOT NULL,
+	docs                       INTEGER NOT NULL,
+	accepted                   INTEGER NOT NULL,
+	failures_memory            INTEGER NOT NULL,
+	failures_truncation        INTEGER NOT NULL,
+	failures_format            INTEGER NOT NULL,
+	failures_quality           INTEGER NOT NULL,
+	failures_error             INTEGER NOT NULL,
+	unique_ids                 INTEGER NOT NULL,
+	ttft_n                     INTEGER NOT NULL,
+	ttft_p50_ns                INTEGER,
+	ttft_p90_ns                INTEGER,
+	ttft_p95_ns                INTEGER,
+	ttft_p99_ns                INTEGER,
+	ttft_min_ns                INTEGER,
+	ttft_max_ns                INTEGER,
+	e2e_n                      INTEGER NOT NULL,
+	e2e_p50_ns                 INTEGER,
+	e2e_p90_ns                 INTEGER,
+	e2e_p95_ns                 INTEGER,
+	e2e_p99_ns                 INTEGER,
+	e2e_min_ns                 INTEGER,
+	e2e_max_ns                 INTEGER,
+	e2e_sched_p95_ns           INTEGER,
+	client_queue_p95_ns        INTEGER,
+	tpot_p50_ns                INTEGER,
+	engine_queue_mean_ns       INTEGER,
+	observed_max_running       INTEGER,
+	observed_max_waiting       INTEGER,
+	preemptions                INTEGER,
+	output_tokens              INTEGER NOT NULL,
+	usage_reported_share       REAL,
+	output_tokens_per_s        REAL,
+	accepted_per_s             REAL,
+	docs_per_hour              REAL,
+	date_f1                    REAL,
+	amount_f1                  REAL,
+	category_f1                REAL,
+	peak_gpu_mem_bytes         INTEGER,
+	peak_torch_allocated_bytes INTEGER,
+	peak_torch_reserved_bytes  INTEGER,
+	peak_kv_usage              REAL,
+	verdict                    TEXT,
+	verdict_reason             TEXT,
+	PRIMARY KEY (run_id, variant, mode, level, repetition)
+);
+
+CREATE TABLE requests (
+	run_id            TEXT NOT NULL,
+	variant           TEXT NOT NULL,
+	mode              TEXT NOT NULL,
+	level             INTEGER NOT NULL,
+	repetition        INTEGER NOT NULL,
+	doc_id            TEXT NOT NULL,
+	length_class      TEXT NOT NULL,
+	sched_ns          INTEGER,
+	send_ns           INTEGER,
+	first_byte_ns     INTEGER,
+	first_token_ns    INTEGER,
+	last_token_ns     INTEGER,
+	done_ns           INTEGER,
+	ttft_ns           INTEGER,
+	e2e_ns            INTEGER,
+	e2e_sched_ns      INTEGER,
+	client_queue_ns   INTEGER,
+	tpot_ns           INTEGER,
+	prompt_tokens     INTEGER,
+	completion_tokens INTEGER NOT NULL,
+	usage_reported    INTEGER NOT NULL CHECK (usage_reported IN (0, 1)),
+	finish_reason     TEXT,
+	http_status       INTEGER,
+	transport_kind    TEXT,
+	transport_detail  TEXT,
+	engine_died       INTEGER NOT NULL CHECK (engine_died IN (0, 1)),
+	error_body        TEXT,
+	failure           TEXT CHECK (failure IN ('memory', 'truncation', 'format', 'quality', 'error')),
+	failure_detail    TEXT,
+	strict_parse_ok   INTEGER NOT NULL CHECK (strict_parse_ok IN (0, 1)),
+	lenient_parse_ok  INTEGER NOT NULL CHECK (lenient_parse_ok IN (0, 1)),
+	schema_ok         INTEGER NOT NULL CHECK (schema_ok IN (0, 1)),
+	date_result       TEXT CHECK (date_result IN ('tp', 'fp', 'fn', 'fp_fn', 'tn')),
+	amount_result     TEXT CHECK (amount_result IN ('tp', 'fp', 'fn', 'fp_fn', 'tn')),
+	category_result   TEXT CHECK (category_result IN ('tp', 'fp', 'fn', 'fp_fn', 'tn')),
+	date_ok           INTEGER CHECK (date_ok IN (0, 1)),
+	amount_ok         INTEGER CHECK (amount_ok IN (0, 1)),
+	category_ok       INTEGER CHECK (category_ok IN (0, 1)),
+	pred_date         TEXT,
+	pred_amount       TEXT,
+	pred_category     TEXT,
+	accepted          INTEGER NOT NULL CHECK (accepted IN (0, 1)),
+	output            TEXT NOT NULL,
+	UNIQUE (run_id, variant, mode, level, repetition, doc_id)
+);
+
+CREATE INDEX requests_doc ON requests (run_id, doc_id);
+CREATE INDEX requests_failure ON requests (run_id, failure);
+
+CREATE TABLE telemetry (
+	run_id     TEXT NOT NULL,
+	variant    TEXT NOT NULL,
+	mode       TEXT NOT NULL,
+	level      INTEGER NOT NULL,
+	repetition INTEGER NOT NULL,
+	t_ns       INTEGER NOT NULL,
+	metric     TEXT NOT NULL,
+	value      REAL NOT NULL
+);
+
+CREATE INDEX telemetry_pass ON telemetry (run_id, variant, mode, level, repetition, metric, t_ns);
+
+CREATE TABLE decisions (
+	run_id     TEXT NOT NULL,
+	variant    TEXT NOT NULL,
+	mode       TEXT,
+	at_ms      INTEGER NOT NULL,
+	kind       TEXT NOT NULL,
+	from_level INTEGER,
+	to_level   INTEGER,
+	reason     TEXT NOT NULL
+);
+
+CREATE INDEX decisions_run ON decisions (run_id, variant, at_ms);
+
+CREATE TABLE events (
+	run_id   TEXT NOT NULL,
+	variant  TEXT,
+	at_ms    INTEGER NOT NULL,
+	kind     TEXT NOT NULL,
+	value_ns INTEGER,
+	detail   TEXT
+);
+
+CREATE INDEX events_run ON events (run_id, at_ms);
+`,
+}
+
+// migrate brings db up to SchemaVersion, one transaction per migration, and
+// refuses a database written by a newer binary: its tables may hold columns
+// whose meaning this binary does not know.
+func migrate(ctx context.Context, db *sql.DB) error {
+	for {
+		done, err := migrateOne(ctx, db)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// migrateOne applies the next migration, if any, and reports whether the
+// database was already current. user_version is read again inside the write
+// transaction so that two processes opening the same directory cannot both
+// apply the same migration.
+func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("begin migration: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var v int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return false, fmt.Errorf("read user_version: %w", err)
+	}
+	switch {
+	case v > len(migrations):
+		return false, fmt.Errorf("database schema version %d is newer than this binary knows (%d): use a newer extractbench", v, len(migrations))
+	case v == len(migrations):
+		return true, tx.Rollback()
+	}
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return false, fmt.Errorf("apply migration %d: %w", v+1, err)
+	}
+	// PRAGMA takes no bound parameters; v is an int we control.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
+		return false, fmt.Errorf("set user_version %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("commit migration %d: %w", v+1, err)
+	}
+	return false, nil
+}

@@ -1,0 +1,292 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/extractbench/extractbench/corpus"
+)
+
+// Limits of the document lists.
+const (
+	slowestDocs  = 10  // documents listed as the slowest of a series
+	excerptRunes = 160 // characters of document text or output shown per document
+)
+
+// slowDoc is one of the slowest documents at the level the report reads
+// (the recommended one, else the baseline).
+type slowDoc struct {
+	DocID, LengthClass string
+	Level              int
+	E2E, TTFT, Queue   int64 // median over repetitions, ns
+	PromptTokens       int64
+	CompletionTokens   int64
+	Outcome            string // "accepted" or the failure class
+	Why                string
+	Excerpt            string
+}
+
+// failedDoc is one document that failed in at least one pass of a series.
+type failedDoc struct {
+	DocID, LengthClass string
+	Failed, Passes     int            // passes it failed in, passes it ran in
+	Classes            map[string]int // failure class → passes
+	Levels             []int          // levels where it failed, ascending
+	Class              string         // failure class of its first failure (lowest level, repetition)
+	Reason             string         // failure detail of that first failure
+	Output             string         // excerpt of that output
+	Excerpt            string         // excerpt of the document text
+}
+
+// ClassList renders the failure classes with their counts, in precedence order.
+func (f failedDoc) ClassList() string {
+	var parts []string
+	for _, c := range []string{"memory", "truncation", "format", "quality", "error"} {
+		if n := f.Classes[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s×%d", c, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// readLevel is the level whose slowest documents the report lists: the
+// recommended one, else the lowest measured.
+func (s *series) readLevel() int {
+	if s.Rec.Recommended > 0 {
+		return s.Rec.Recommended
+	}
+	if len(s.Levels) > 0 {
+		return s.Levels[0].Level
+	}
+	return 0
+}
+
+// slowest lists the documents with the longest median E2E at the read level.
+func slowest(s *series, texts map[string]string) []slowDoc {
+	lv := s.readLevel()
+	type acc struct {
+		e2e, ttft, queue []int64
+		last             requestRow
+	}
+	docs := map[string]*acc{}
+	var ids []string
+	for _, r := range s.Requests {
+		if r.Level != lv || r.E2E == nil {
+			continue
+		}
+		a := docs[r.DocID]
+		if a == nil {
+			a = &acc{}
+			docs[r.DocID] = a
+			ids = append(ids, r.DocID)
+		}
+		a.e2e = append(a.e2e, *r.E2E)
+		if r.TTFT != nil {
+			a.ttft = append(a.ttft, *r.TTFT)
+		}
+		if r.ClientQueue != nil {
+			a.queue = append(a.queue, *r.ClientQueue)
+		}
+		a.last = r
+	}
+	out := make([]slowDoc, 0, len(ids))
+	for _, id := range ids {
+		a := docs[id]
+		d := slowDoc{DocID: id, LengthClass: a.last.LengthClass, Level: lv,
+			E2E: medianNS(a.e2e), TTFT: medianNS(a.ttft), Queue: medianNS(a.queue), Outcome: "accepted",
+			Excerpt: excerpt(texts[id])}
+		if a.last.PromptTokens != nil {
+			d.PromptTokens = *a.last.PromptTokens
+		}
+		if a.last.CompletionTokens != nil {
+			d.CompletionTokens = *a.last.CompletionTokens
+		}
+		if !a.last.Accepted && a.last.Failure != "" {
+			d.Outcome = a.last.Failure
+		}
+		d.Why = slowWhy(d)
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b slowDoc) int { return cmp.Or(cmp.Compare(b.E2E, a.E2E), cmp.Compare(a.DocID, b.DocID)) })
+	return out[:min(len(out), slowestDocs)]
+}
+
+// slowWhy names what made a document slow, from the figures at hand: time in
+// the client's queue, time to the first token (prefill, engine queue) or the
+// tokens it generated.
+func slowWhy(d slowDoc) string {
+	var parts []string
+	if d.LengthClass != "" {
+		parts = append(parts, d.LengthClass+" document")
+	}
+	if d.PromptTokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d prompt tokens", d.PromptTokens))
+	}
+	if d.CompletionTokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d output tokens", d.CompletionTokens))
+	}
+	if d.E2E > 0 && d.TTFT > d.E2E/2 {
+		parts = append(parts, "most of it before the first token")
+	}
+	if d.E2E > 0 && d.Queue > d.E2E/10 {
+		parts = append(parts, "waited "+fmtNS(float64(d.Queue))+" in the client queue")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func medianNS(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return int64(distOf(v).P50)
+}
+
+// failed lists every document that failed in at least one complete pass of
+// the series, in document order.
+func failed(s *series, texts map[string]string) []failedDoc {
+	ran := map[string]int{}
+	docs := map[string]*failedDoc{}
+	var firsts = map[string]requestRow{}
+	complete := map[[2]int]bool{}
+	for _, p := range s.Passes {
+		if p.Status == "" || p.Status == "complete" {
+			complete[[2]int{p.Level, p.Repetition}] = true
+		}
+	}
+	for _, r := range s.Requests {
+		if !complete[[2]int{r.Level, r.Repetition}] {
+			continue
+		}
+		ran[r.DocID]++
+		if r.Accepted || r.Failure == "" {
+			continue
+		}
+		f := docs[r.DocID]
+		if f == nil {
+			f = &failedDoc{DocID: r.DocID, LengthClass: r.LengthClass, Classes: map[string]int{}}
+			docs[r.DocID] = f
+		}
+		f.Failed++
+		f.Classes[r.Failure]++
+		if !slices.Contains(f.Levels, r.Level) {
+			f.Levels = append(f.Levels, r.Level)
+		}
+		first, seen := firsts[r.DocID]
+		if !seen || r.Level < first.Level || (r.Level == first.Level && r.Repetition < first.Repetition) {
+			firsts[r.DocID] = r
+		}
+	}
+	out := make([]failedDoc, 0, len(docs))
+	for id, f := range docs {
+		first := firsts[id]
+		f.Passes = ran[id]
+		slices.Sort(f.Levels)
+		f.Class, f.Reason = first.Failure, first.FailureDetail
+		f.Output = excerpt(first.Output)
+		f.Excerpt = excerpt(texts[id])
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b failedDoc) int { return cmp.Compare(a.DocID, b.DocID) })
+	return out
+}
+
+// excerpt keeps the first excerptRunes characters of s with whitespace
+// collapsed and control characters dropped. It is plain text: the templates
+// escape it, and nothing in it becomes a link.
+func excerpt(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	var b strings.Builder
+	n := 0
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if unicode.IsControl(r) {
+			continue
+		}
+		if n >= excerptRunes {
+			b.WriteString("…")
+			break
+		}
+		if space {
+			b.WriteByte(' ')
+			n++
+			space = false
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// corpusTexts reads the run's documents for excerpts, from the corpus path
+// the manifest names (the embedded default, an absolute path, or one relative
+// to the results directory or to the working directory). It returns nil and
+// a note saying why when the corpus is not there or is not the one the run
+// measured: text from another corpus would mislabel the failures.
+func corpusTexts(dir string, info manifestCorpus) (map[string]string, string) {
+	if info.Path == "" {
+		return nil, "document excerpts unavailable: the run manifest names no corpus path"
+	}
+	if info.Path == corpus.DefaultName {
+		return textsOf(corpus.LoadDefault, info.Path, info.SHA256)
+	}
+	var tried []string
+	for _, p := range corpusCandidates(dir, info.Path) {
+		if _, err := os.Stat(p); err != nil {
+			tried = append(tried, p)
+			continue
+		}
+		return textsOf(func() (*corpus.Corpus, error) { return corpus.Load(p) }, p, info.SHA256)
+	}
+	// The same content elsewhere is the same corpus: the hash pins it.
+	if def, err := corpus.LoadDefault(); err == nil && info.SHA256 != "" && def.Manifest.SHA256 == info.SHA256 {
+		return textsOf(func() (*corpus.Corpus, error) { return def, nil }, corpus.DefaultName, info.SHA256)
+	}
+	return nil, "document excerpts unavailable: corpus not found at " + strings.Join(tried, " or ")
+}
+
+// textsOf loads a corpus and maps its ids to texts, or says why not.
+func textsOf(load func() (*corpus.Corpus, error), name, sha string) (map[string]string, string) {
+	c, err := load()
+	if err != nil {
+		return nil, fmt.Sprintf("document excerpts unavailable: load corpus %s: %v", name, firstLine(err.Error()))
+	}
+	if sha != "" && c.Manifest.SHA256 != sha {
+		return nil, fmt.Sprintf("document excerpts unavailable: corpus %s has sha256 %.12s…, the run measured %.12s…", name, c.Manifest.SHA256, sha)
+	}
+	texts := make(map[string]string, len(c.Documents))
+	for _, d := range c.Documents {
+		texts[d.ID] = d.Text
+	}
+	return texts, ""
+}
+
+func corpusCandidates(dir, path string) []string {
+	if filepath.IsAbs(path) {
+		return []string{path}
+	}
+	return []string{filepath.Join(dir, path), path}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// manifestCorpus is the corpus part of the run manifest.
+type manifestCorpus struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Count  int    `json:"count"`
+}

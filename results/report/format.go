@@ -1,0 +1,124 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// gib is 2^30 bytes (MEASUREMENT.md section 5): every memory figure of the
+// report is in GiB and says so.
+const gib = 1 << 30
+
+// none is what a table shows for a figure that was not measured; never 0.
+const none = "–"
+
+// fmtNS prints a duration in nanoseconds at a precision a reader can compare
+// across levels: milliseconds below 1 s, seconds with two decimals below 10 s
+// and one above, minutes and hours for corpus times.
+func fmtNS(ns float64) string {
+	switch d := time.Duration(ns); {
+	case ns <= 0:
+		return "0 ms"
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.1f ms", ns/1e6)
+	case d < time.Second:
+		return fmt.Sprintf("%.0f ms", ns/1e6)
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.2f s", ns/1e9)
+	case d < 2*time.Minute:
+		return fmt.Sprintf("%.1f s", ns/1e9)
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%.1f min", ns/6e10)
+	default:
+		return fmt.Sprintf("%.1f h", ns/3.6e12)
+	}
+}
+
+// fmtDist prints a distribution's value at p (0.5 or 0.95), or none.
+func fmtDist(d dist, p float64) string {
+	if d.N == 0 {
+		return none
+	}
+	if p == 0.5 {
+		return fmtNS(d.P50)
+	}
+	return fmtNS(d.P95)
+}
+
+// fmtGiB prints bytes in GiB, or none when unavailable.
+func fmtGiB(b *float64) string {
+	if b == nil {
+		return none
+	}
+	return fmt.Sprintf("%.2f GiB", *b/gib)
+}
+
+// fmtShare prints a 0–1 share as a percentage with one decimal.
+func fmtShare(v float64) string { return fmt.Sprintf("%.1f%%", v*100) }
+
+// fmtSharePtr prints a nullable 0–1 share, or none.
+func fmtSharePtr(v *float64) string {
+	if v == nil {
+		return none
+	}
+	return fmtShare(*v)
+}
+
+// fmtCount prints a nullable count, or none.
+func fmtCount(v *float64) string {
+	if v == nil {
+		return none
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+// fmtNum prints a rate with thousands separators and at most one decimal
+// below 100.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return none
+	}
+	if math.Abs(v) < 100 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return thousands(int64(math.Round(v)))
+}
+
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// fmtSpread prints a median over repetitions with its range when they differ.
+func fmtSpread(s spread, f func(float64) string) string {
+	if s.N == 0 {
+		return none
+	}
+	if s.N == 1 || s.Min == s.Max {
+		return f(s.Med)
+	}
+	return fmt.Sprintf("%s (%s–%s)", f(s.Med), f(s.Min), f(s.Max))
+}
+
+// fmtUnixMS prints a Unix millisecond instant in UTC, or none.
+func fmtUnixMS(ms int64) string {
+	if ms == 0 {
+		return none
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05 UTC")
+}

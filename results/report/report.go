@@ -1,0 +1,186 @@
+// Package report writes the report of a results directory: report.html, one
+// self-contained page that opens offline (uPlot and the data inlined, no
+// network), and report.md with the same tables. Both lead with the selection
+// sheet (engine, model, GPU, the recommended concurrency or batch with its
+// margin and what broke) and keep the interactive objective (TTFT, E2E) apart
+// from the offline one (corpus time, documents/hour, tokens/s).
+//
+// The verdict comes from sizing.Recommend, the one place that applies
+// MEASUREMENT.md section 8. Document text and model output are data, never
+// markup: html/template escapes them in the page, and the chart data is
+// embedded as JSON through html/template's JavaScript escaper, so a document
+// containing <script> shows as text and never runs.
+package report
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"regexp"
+	texttemplate "text/template"
+)
+
+// The files Write creates in the results directory.
+const (
+	HTMLFile     = "report.html"
+	MarkdownFile = "report.md"
+)
+
+//go:embed assets/uPlot.iife.min.js assets/uPlot.min.css assets/report.js assets/report.css
+var assets embed.FS
+
+//go:embed templates/report.html.tmpl templates/report.md.tmpl
+var templates embed.FS
+
+var (
+	htmlTmpl = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
+		"code":    func(t table, i int) bool { return i < len(t.Code) && t.Code[i] },
+		"numeric": numeric,
+	}).ParseFS(templates, "templates/report.html.tmpl"))
+	mdTmpl = texttemplate.Must(texttemplate.New("report.md.tmpl").Funcs(texttemplate.FuncMap{
+		"mdtable": mdTable,
+		"mdtext":  mdText,
+	}).ParseFS(templates, "templates/report.md.tmpl"))
+)
+
+// numericCell matches a table cell that is a figure: a number with an
+// optional unit and range. Figures align right, words left.
+var numericCell = regexp.MustCompile(`^(–|[-0-9.,]+( ?(ms|s|min|h|GiB|%))?( \(.*\))?)$`)
+
+func numeric(s string) bool { return numericCell.MatchString(s) }
+
+// page is what both templates render.
+type page struct {
+	Title     string
+	Simulated bool
+	Run       []kv
+	Notes     []string
+	Series    []seriesPage
+	Data      pageData // embedded as JSON for report.js
+}
+
+// seriesPage is one variant and mode.
+type seriesPage struct {
+	ID, Variant, Unit string
+	Sheet             []kv
+	Charts            []chart
+	Omitted           []string // charts left out, with why
+	Tables            []table
+	Decisions         []string
+}
+
+// pageData is the JSON report.js reads.
+type pageData struct {
+	Charts []chart `json:"charts"`
+}
+
+// Write reads dir/results.db (the latest run) and writes dir/report.html and
+// dir/report.md. Each file is written to a temporary name and renamed, so a
+// crash never leaves half a report.
+func Write(ctx context.Context, dir string) error {
+	p, err := build(ctx, dir)
+	if err != nil {
+		return err
+	}
+	html, md, err := render(p)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, HTMLFile), html); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, MarkdownFile), md)
+}
+
+// build reads a results directory into a page.
+func build(ctx context.Context, dir string) (*page, error) {
+	d, err := load(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseManifest(d.Run.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	p := &page{Title: "extractbench report: " + d.Run.ID, Run: runLines(d, m)}
+	p.Simulated = d.Run.Simulated || m.Simulated || m.Engine.Simulated
+	for _, v := range m.Variants {
+		p.Simulated = p.Simulated || v.Engine.Simulated
+	}
+	if d.Runs > 1 {
+		p.Notes = append(p.Notes, fmt.Sprintf("results.db holds %d runs; this report reads the latest, %s.", d.Runs, d.Run.ID))
+	}
+	texts, textNote := corpusTexts(dir, m.Corpus)
+	if textNote != "" {
+		p.Notes = append(p.Notes, textNote)
+	}
+	all := buildSeries(d, m.Acceptance)
+	if len(all) == 0 {
+		p.Notes = append(p.Notes, "The run has no pass yet: nothing to judge.")
+	}
+	for i, s := range all {
+		prefix := fmt.Sprintf("s%d-", i)
+		_, gpu := m.variant(s.Variant)
+		sp := seriesPage{ID: prefix + "series", Variant: s.Variant, Unit: unitName(s.Mode),
+			Sheet:     sheet(m, s),
+			Tables:    seriesTables(prefix, s, texts, textNote),
+			Decisions: decisionLines(d, s.Variant)}
+		sp.Charts, sp.Omitted = charts(prefix, s, d.Telemetry, gpu.MemoryTotalBytes)
+		p.Series = append(p.Series, sp)
+		p.Data.Charts = append(p.Data.Charts, sp.Charts...)
+	}
+	return p, nil
+}
+
+// render executes both templates.
+func render(p *page) (html, md []byte, err error) {
+	js, err := assets.ReadFile("assets/uPlot.iife.min.js")
+	if err != nil {
+		return nil, nil, fmt.Errorf("read embedded uPlot: %w", err)
+	}
+	css, _ := assets.ReadFile("assets/uPlot.min.css")
+	ownJS, _ := assets.ReadFile("assets/report.js")
+	ownCSS, _ := assets.ReadFile("assets/report.css")
+	var hb bytes.Buffer
+	err = htmlTmpl.Execute(&hb, struct {
+		*page
+		// The vendored and own assets are trusted constants of this binary,
+		// so they are inlined as is; everything read from the run is not.
+		UPlotJS, ReportJS template.JS
+		CSS               template.CSS
+	}{p, template.JS(js), template.JS(ownJS), template.CSS(string(css) + "\n" + string(ownCSS))})
+	if err != nil {
+		return nil, nil, fmt.Errorf("render %s: %w", HTMLFile, err)
+	}
+	var mb bytes.Buffer
+	if err := mdTmpl.Execute(&mb, p); err != nil {
+		return nil, nil, fmt.Errorf("render %s: %w", MarkdownFile, err)
+	}
+	return hb.Bytes(), mb.Bytes(), nil
+}
+
+func writeFile(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // no-op after the rename
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

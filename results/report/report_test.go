@@ -1,0 +1,379 @@
+package report
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/results"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/fixture.golden.md")
+
+// mustWriteFixture writes a fixture and its report into a temporary
+// directory and returns the directory.
+func mustWriteFixture(tb testing.TB, f fixture) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	f.write(tb, dir)
+	if err := Write(context.Background(), dir); err != nil {
+		tb.Fatalf("Write: %v", err)
+	}
+	return dir
+}
+
+func readFile(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestWrite_MarkdownGolden(t *testing.T) {
+	dir := mustWriteFixture(t, defaultFixture)
+	got := readFile(t, filepath.Join(dir, MarkdownFile))
+	golden := filepath.Join("testdata", "fixture.golden.md")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := readFile(t, golden); got != want {
+		t.Errorf("report.md differs from %s (run go test -update after checking the change):\n%s", golden, firstDiff(got, want))
+	}
+}
+
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return "line " + strconv.Itoa(i+1) + ":\n got: " + gl + "\nwant: " + wl
+		}
+	}
+	return ""
+}
+
+func TestBuild_SelectionSheet(t *testing.T) {
+	dir := t.TempDir()
+	defaultFixture.write(t, dir)
+	p, err := build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Simulated {
+		t.Error("simulated run not labelled as such")
+	}
+	if len(p.Series) != 1 {
+		t.Fatalf("got %d series, want 1", len(p.Series))
+	}
+	sheet := map[string]string{}
+	for _, kv := range p.Series[0].Sheet {
+		sheet[kv.K] = kv.V
+	}
+	tests := []struct{ key, want string }{
+		{"Recommended concurrency", "4"},
+		{"First level that broke", "16: 6 memory failure(s)"},
+		{"GPU and memory", "NVIDIA L4 (simulated), 22.5 GiB per card (from builtin-profile)"},
+		{"Context window", "8,192 tokens"},
+		{"Model and revision", "meta-llama/Llama-3.1-8B-Instruct @ 0e9e39f"},
+	}
+	for _, tt := range tests {
+		if got := sheet[tt.key]; !strings.HasPrefix(got, tt.want) {
+			t.Errorf("sheet[%q] = %q, want prefix %q", tt.key, got, tt.want)
+		}
+	}
+	if why := sheet["Margin and why"]; !strings.Contains(why, "one step below 8") || !strings.Contains(why, "memory") {
+		t.Errorf("margin and why = %q: want the step back from 8 and the memory break", why)
+	}
+	// Every level shows, and each table has one row per level.
+	for _, tb := range p.Series[0].Tables[:4] {
+		if got, want := len(tb.Rows), len(defaultFixture.Levels); got != want {
+			t.Errorf("table %s: got %d rows, want %d", tb.ID, got, want)
+		}
+	}
+	if got, want := len(p.Data.Charts), 6; got != want {
+		t.Errorf("got %d charts, want %d", got, want)
+	}
+}
+
+// TestBuild_BareEngine: without telemetry or memory figures the two charts
+// that would be empty are left out with a reason, and the tables say "–",
+// never 0.
+func TestBuild_BareEngine(t *testing.T) {
+	f := defaultFixture
+	f.Bare = true
+	dir := t.TempDir()
+	f.write(t, dir)
+	p, err := build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := p.Series[0]
+	var ids []string
+	for _, c := range sp.Charts {
+		ids = append(ids, strings.TrimPrefix(c.ID, "s0-"))
+	}
+	if got, want := strings.Join(ids, " "), "ttft e2e throughput acceptance"; got != want {
+		t.Errorf("charts = %q, want %q", got, want)
+	}
+	if len(sp.Omitted) != 2 {
+		t.Errorf("omitted = %q, want the timeline and the memory chart", sp.Omitted)
+	}
+	mem := sp.Tables[3]
+	if got := mem.Rows[0][1:5]; strings.Join(got, " ") != "– – – –" {
+		t.Errorf("memory row = %q, want – for every unmeasured peak", got)
+	}
+}
+
+func TestBuild_Levels(t *testing.T) {
+	dir := t.TempDir()
+	defaultFixture.write(t, dir)
+	d, err := load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := parseManifest(d.Run.Manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := buildSeries(d, m.Acceptance)[0]
+	docs, reps := defaultFixture.Docs, defaultFixture.Reps
+	long := docs / 10
+	for _, l := range s.Levels {
+		wantMemory := 0
+		if l.Level >= defaultFixture.OOMAt {
+			wantMemory = long * reps
+		}
+		wantFormat := 0
+		if l.Level == defaultFixture.OOMAt {
+			wantFormat = 1
+		}
+		got := [3]int{l.Docs, l.Failures[0], l.Failures[2]}
+		want := [3]int{docs * reps, wantMemory, wantFormat}
+		if got != want {
+			t.Errorf("level %d: docs, memory, format = %v, want %v", l.Level, got, want)
+		}
+		if l.E2E.N != docs*reps {
+			t.Errorf("level %d: E2E rests on %d requests, want %d (pooled over repetitions)", l.Level, l.E2E.N, docs*reps)
+		}
+		if l.PeakKV == nil || l.CorpusNS.N != reps {
+			t.Errorf("level %d: peak KV %v, corpus time over %d repetitions, want set and %d", l.Level, l.PeakKV, l.CorpusNS.N, reps)
+		}
+	}
+	// Latency grows with the level in the fixture, so the pooled medians must too.
+	for i := 1; i < len(s.Levels)-1; i++ {
+		if s.Levels[i].TTFT.P50 <= s.Levels[i-1].TTFT.P50 {
+			t.Errorf("TTFT median at level %d (%v) not above level %d (%v)", s.Levels[i].Level, s.Levels[i].TTFT.P50, s.Levels[i-1].Level, s.Levels[i-1].TTFT.P50)
+		}
+	}
+	classes := byClass(s)
+	if got, want := len(classes), 3*len(defaultFixture.Levels); got != want {
+		t.Fatalf("got %d class rows, want %d", got, want)
+	}
+	if c := classes[len(classes)-1]; c.Class != "long" || c.Failures[0] != long*reps || c.Accepted != 0 {
+		t.Errorf("top level long row = %+v: want every long document failing on memory", c)
+	}
+	fails := failed(s, nil)
+	var ids []string
+	for _, f := range fails {
+		ids = append(ids, f.DocID)
+	}
+	// Long documents are every tenth (doc-0010, doc-0020, ...), plus doc-0005 and doc-0007.
+	want := []string{"doc-0005", "doc-0007", "doc-0010", "doc-0020", "doc-0030", "doc-0040", "doc-0050", "doc-0060"}
+	if strings.Join(ids, " ") != strings.Join(want, " ") {
+		t.Errorf("failed documents = %v, want %v", ids, want)
+	}
+	if f := fails[1]; f.Failed != len(defaultFixture.Levels)*reps || f.Class != "quality" {
+		t.Errorf("doc-0007 = %+v, want a quality failure in every pass", f)
+	}
+	slow := slowest(s, nil)
+	if len(slow) != slowestDocs || slow[0].LengthClass != "long" || slow[0].Level != 4 {
+		t.Errorf("slowest = %+v, want %d documents at level 4, a long one first", slow, slowestDocs)
+	}
+}
+
+// TestWrite_EscapesScript puts <script> and an onerror handler in a
+// document's text, its output, its failure reason and the engine version:
+// none may reach report.html as markup, and the JSON data must not close its
+// script element early.
+func TestWrite_EscapesScript(t *testing.T) {
+	f := defaultFixture
+	f.Version = "0.1.0 " + payload
+	dir := mustWriteFixture(t, f)
+	html := readFile(t, filepath.Join(dir, HTMLFile))
+	for _, bad := range []string{"<script>document.body", "<img src=x", "</script><script>document", "onerror=\""} {
+		if strings.Contains(html, bad) {
+			t.Errorf("report.html contains %q unescaped", bad)
+		}
+	}
+	if got, want := strings.Count(strings.ToLower(html), "<script"), 3; got != want {
+		t.Errorf("report.html has %d <script elements, want %d (uPlot, data, report.js)", got, want)
+	}
+	if !strings.Contains(html, "&lt;script&gt;document.body.setAttribute(&#39;data-pwned&#39;,&#39;1&#39;)&lt;/script&gt;") {
+		t.Error("the hostile document's excerpt is not shown escaped")
+	}
+	// The data script ends at the first "</script" (HTML parsing rules), so
+	// everything up to it must be the JSON and its terminator.
+	i := strings.Index(html, "const REPORT = ")
+	if i < 0 {
+		t.Fatal("no embedded data")
+	}
+	data := html[i:]
+	data = data[:strings.Index(strings.ToLower(data), "</script")]
+	if strings.Contains(data, "<") {
+		t.Errorf("embedded data holds a raw '<': %.200s", data[strings.Index(data, "<"):])
+	}
+
+	md := readFile(t, filepath.Join(dir, MarkdownFile))
+	code := regexp.MustCompile("`[^`]*`")
+	for n, line := range strings.Split(md, "\n") {
+		if rest := code.ReplaceAllString(line, ""); strings.Contains(rest, "<") {
+			t.Errorf("report.md line %d has markup outside a code span: %.200s", n+1, rest)
+		}
+	}
+	if !strings.Contains(md, "`Invoice with a hostile note <script>") {
+		t.Error("report.md does not show the hostile document's excerpt as code")
+	}
+}
+
+func TestWrite_Errors(t *testing.T) {
+	ctx := context.Background()
+	t.Run("no results.db", func(t *testing.T) {
+		err := Write(ctx, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "results database") {
+			t.Errorf("got %v, want an error naming the results database", err)
+		}
+	})
+	t.Run("no run", func(t *testing.T) {
+		dir := t.TempDir()
+		st, err := results.Open(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		err = Write(ctx, dir)
+		if err == nil || !strings.Contains(err.Error(), "no run") {
+			t.Errorf("got %v, want an error saying there is no run", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, HTMLFile)); !os.IsNotExist(err) {
+			t.Errorf("report.html written despite the error (stat: %v)", err)
+		}
+	})
+}
+
+func TestCorpusTexts(t *testing.T) {
+	dir := t.TempDir()
+	defaultFixture.write(t, dir)
+	c, err := corpus.Load(filepath.Join(dir, "corpus", "documents.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		info     manifestCorpus
+		wantDocs int
+		wantNote string
+	}{
+		{"relative to the results directory", manifestCorpus{Path: "corpus/documents.jsonl", SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
+		{"absolute", manifestCorpus{Path: filepath.Join(dir, "corpus"), SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
+		{"another corpus", manifestCorpus{Path: "corpus/documents.jsonl", SHA256: "0123456789abcdef"}, 0, "the run measured 0123456789ab"},
+		{"missing", manifestCorpus{Path: "nowhere.jsonl"}, 0, "corpus not found at " + filepath.Join(dir, "nowhere.jsonl")},
+		{"unrecorded", manifestCorpus{}, 0, "names no corpus path"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			texts, note := corpusTexts(dir, tt.info)
+			if len(texts) != tt.wantDocs || !strings.Contains(note, tt.wantNote) || (tt.wantNote == "") != (note == "") {
+				t.Errorf("got %d texts and note %q, want %d and a note containing %q", len(texts), note, tt.wantDocs, tt.wantNote)
+			}
+		})
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("a", excerptRunes+5)
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"  Total:\n\tR$ 10,00  ", "Total: R$ 10,00"},
+		{"a\x00b\x1bc", "abc"},
+		{long, strings.Repeat("a", excerptRunes) + "…"},
+		{"bad \xff utf8", "bad \uFFFD utf8"},
+	}
+	for _, tt := range tests {
+		if got := excerpt(tt.in); got != tt.want {
+			t.Errorf("excerpt(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestMarkdownEscaping(t *testing.T) {
+	tests := []struct{ name, got, want string }{
+		{"text", mdText("a|b *c* [x](http://e) <b>\nnext"), `a\|b \*c\* \[x\](http://e) &lt;b&gt; next`},
+		{"code", mdCode("x `y` | <script>"), "`x 'y' \\| <script>`"},
+		{"empty code", mdCode(""), ""},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+	tb := mdTable(table{Head: []string{"doc", "excerpt"}, Code: []bool{false, true}, Rows: [][]string{{"d|1", "a|b"}}})
+	if want := "| doc | excerpt |\n| --- | --- |\n| d\\|1 | `a\\|b` |\n"; tb != want {
+		t.Errorf("mdTable = %q, want %q", tb, want)
+	}
+}
+
+func TestFmtNS(t *testing.T) {
+	tests := []struct {
+		ns   float64
+		want string
+	}{
+		{0, "0 ms"}, {2.5e6, "2.5 ms"}, {412e6, "412 ms"}, {3.1e9, "3.10 s"}, {12.34e9, "12.3 s"}, {300e9, "5.0 min"}, {3 * 3.6e12, "3.0 h"},
+	}
+	for _, tt := range tests {
+		if got := fmtNS(tt.ns); got != tt.want {
+			t.Errorf("fmtNS(%v) = %q, want %q", tt.ns, got, tt.want)
+		}
+	}
+	if got := fmtNum(1234567.4); got != "1,234,567" {
+		t.Errorf("fmtNum = %q", got)
+	}
+}
+
+// FuzzMarkdownInert checks that any document text, once excerpted and put
+// in a Markdown cell, stays one inert cell: one code span or escaped text, no
+// line break, no raw '<', no unescaped pipe.
+func FuzzMarkdownInert(f *testing.F) {
+	for _, s := range []string{payload, scriptPayload, "a|b`c`\nd", "<img src=x>", "[link](http://x)", "\\|"} {
+		f.Add(s)
+	}
+	unescapedPipe := regexp.MustCompile(`(^|[^\\])(\\\\)*\|`)
+	f.Fuzz(func(t *testing.T, s string) {
+		code := mdCode(excerpt(s))
+		if code != "" && (strings.Count(code, "`") != 2 || !strings.HasPrefix(code, "`") || !strings.HasSuffix(code, "`")) {
+			t.Errorf("mdCode(excerpt(%q)) = %q: not a single code span", s, code)
+		}
+		text := mdText(s)
+		if strings.ContainsAny(text, "\n\r<>") || strings.ContainsAny(code, "\n\r") {
+			t.Errorf("mdText(%q) = %q: holds a line break or markup", s, text)
+		}
+		if unescapedPipe.MatchString(text) {
+			t.Errorf("mdText(%q) = %q: holds an unescaped pipe", s, text)
+		}
+	})
+}

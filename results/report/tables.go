@@ -1,0 +1,173 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// table is one table of the report, already formatted, so that report.html
+// and report.md show the same figures. Code marks columns holding document
+// or output text: they render as code (monospace, never markup, never links).
+type table struct {
+	ID, Title, Note string
+	Head            []string
+	Code            []bool
+	Rows            [][]string
+}
+
+// seriesTables builds every table of one series, in reading order.
+func seriesTables(prefix string, s *series, texts map[string]string, textNote string) []table {
+	unit := unitName(s.Mode)
+	out := []table{interactiveTable(prefix, unit, s), offlineTable(prefix, unit, s), qualityTable(prefix, unit, s),
+		memoryTable(prefix, unit, s), classTable(prefix, unit, s), slowTable(prefix, unit, s, texts, textNote),
+		failedTable(prefix, s, texts, textNote)}
+	return out
+}
+
+func interactiveTable(prefix, unit string, s *series) table {
+	t := table{ID: prefix + "interactive", Title: "Interactive objective: latency per " + unit,
+		Note: "Latencies pool every request of every complete repetition, failed ones included (a fast memory failure lowers them); " +
+			"n is how many they rest on (at n = 300 a p95 rests on the 15 slowest). " +
+			"E2E from schedule counts the client's own queue too (coordinated omission).",
+		Head: []string{unit, "n", "TTFT median", "TTFT p95", "E2E median", "E2E p95", "E2E max", "E2E p95 from schedule", "client queue p95", "verdict"}}
+	for _, l := range s.Levels {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.E2E.N),
+			fmtDist(l.TTFT, 0.5), fmtDist(l.TTFT, 0.95), fmtDist(l.E2E, 0.5), fmtDist(l.E2E, 0.95), maxText(l.E2E),
+			fmtDist(l.E2ESched, 0.95), fmtDist(l.ClientQueue, 0.95), s.verdictText(l)})
+	}
+	return t
+}
+
+func maxText(d dist) string {
+	if d.N == 0 {
+		return none
+	}
+	return fmtNS(d.Max)
+}
+
+func offlineTable(prefix, unit string, s *series) table {
+	t := table{ID: prefix + "offline", Title: "Offline objective: corpus time and throughput per " + unit,
+		Note: "Median over complete repetitions, range in brackets. Corpus time is one pass: first send to last answer. " +
+			"Documents/hour counts accepted documents only.",
+		Head: []string{unit, "repetitions", "corpus time", "accepted documents/hour", "output tokens/s", "verdict"}}
+	for _, l := range s.Levels {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.Reps),
+			fmtSpread(l.CorpusNS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.TokensPerS, fmtNum), s.verdictText(l)})
+	}
+	return t
+}
+
+func qualityTable(prefix, unit string, s *series) table {
+	t := table{ID: prefix + "quality", Title: "Accepted share and failures by class per " + unit,
+		Note: "Counts summed over complete repetitions; failed documents stay in the denominator.",
+		Head: []string{unit, "documents", "accepted", "share", "memory", "truncation", "format", "quality", "error", "lowest repetition share"}}
+	for _, l := range s.Levels {
+		low := none
+		if l.Judged {
+			low = fmtShare(l.Verdict.MinShare)
+		}
+		row := []string{strconv.Itoa(l.Level), strconv.Itoa(l.Docs), strconv.Itoa(l.Accepted), fmtShare(l.Share())}
+		for _, n := range l.Failures {
+			row = append(row, strconv.Itoa(n))
+		}
+		t.Rows = append(t.Rows, append(row, low))
+	}
+	return t
+}
+
+func memoryTable(prefix, unit string, s *series) table {
+	t := table{ID: prefix + "memory", Title: "Memory peaks per " + unit,
+		Note: "Maximum over repetitions. GiB = 2^30 bytes. Torch allocated and reserved are separate figures, never added. " +
+			"– means the engine or card did not report it.",
+		Head: []string{unit, "device peak", "torch allocated", "torch reserved", "KV cache peak", "max running (engine)", "preemptions"}}
+	for _, l := range s.Levels {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), fmtGiB(l.PeakGPU), fmtGiB(l.PeakAlloc), fmtGiB(l.PeakReserved),
+			fmtSharePtr(l.PeakKV), fmtCount(l.MaxRunning), fmtCount(l.Preemptions)})
+	}
+	return t
+}
+
+func classTable(prefix, unit string, s *series) table {
+	t := table{ID: prefix + "classes", Title: "Per length class",
+		Note: "Long documents (5,500–7,500 tokens) are where a card saturates first.",
+		Head: []string{unit, "class", "n", "accepted", "TTFT p95", "E2E median", "E2E p95", "failures"}}
+	for _, r := range byClass(s) {
+		var fails []string
+		for i, n := range r.Failures {
+			if n > 0 {
+				fails = append(fails, fmt.Sprintf("%s %d", []string{"memory", "truncation", "format", "quality", "error"}[i], n))
+			}
+		}
+		f := strings.Join(fails, ", ")
+		if f == "" {
+			f = "none"
+		}
+		share := 0.0
+		if r.Docs > 0 {
+			share = float64(r.Accepted) / float64(r.Docs)
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(r.Level), orNone(r.Class), strconv.Itoa(r.Docs), fmtShare(share),
+			fmtDist(r.TTFT, 0.95), fmtDist(r.E2E, 0.5), fmtDist(r.E2E, 0.95), f})
+	}
+	return t
+}
+
+func slowTable(prefix, unit string, s *series, texts map[string]string, textNote string) table {
+	lv := s.readLevel()
+	which := "the recommended"
+	if s.Rec.Recommended == 0 {
+		which = "the lowest"
+	}
+	t := table{ID: prefix + "slowest", Title: fmt.Sprintf("Slowest documents at %s %d (%s level)", unit, lv, which),
+		Note: "Median over repetitions. " + textNote,
+		Head: []string{"document", "class", "E2E", "TTFT", "outcome", "why", "excerpt"},
+		Code: []bool{false, false, false, false, false, false, true}}
+	for _, d := range slowest(s, texts) {
+		t.Rows = append(t.Rows, []string{d.DocID, d.LengthClass, fmtNS(float64(d.E2E)), fmtNS(float64(d.TTFT)), d.Outcome, d.Why, d.Excerpt})
+	}
+	return t
+}
+
+func failedTable(prefix string, s *series, texts map[string]string, textNote string) table {
+	docs := failed(s, texts)
+	t := table{ID: prefix + "failed", Title: fmt.Sprintf("Failed documents (%d)", len(docs)),
+		Note: "Every document that failed in at least one complete pass; reason and output are those of its first failure " +
+			"(lowest level, then repetition). " + textNote,
+		Head: []string{"document", "class", "failed in", "failures", "levels", "reason", "output (or error body) excerpt", "document excerpt"},
+		Code: []bool{false, false, false, false, false, false, true, true}}
+	for _, d := range docs {
+		levels := make([]string, len(d.Levels))
+		for i, l := range d.Levels {
+			levels[i] = strconv.Itoa(l)
+		}
+		t.Rows = append(t.Rows, []string{d.DocID, d.LengthClass, fmt.Sprintf("%d of %d passes", d.Failed, d.Passes),
+			d.ClassList(), strings.Join(levels, ", "), orNone(d.Reason), d.Output, d.Excerpt})
+	}
+	return t
+}
+
+// decisionLines lists the runner's decisions (retries, reduced batches,
+// skipped levels) for one variant, with their reasons.
+func decisionLines(d *dataset, variant string) []string {
+	var out []string
+	for _, e := range d.Decisions {
+		if e.Variant != variant && e.Variant != "" {
+			continue
+		}
+		line := e.Kind
+		switch {
+		case e.FromLevel != nil && e.ToLevel != nil:
+			line += fmt.Sprintf(" %d → %d", *e.FromLevel, *e.ToLevel)
+		case e.FromLevel != nil:
+			line += fmt.Sprintf(" level %d", *e.FromLevel)
+		case e.ToLevel != nil:
+			line += fmt.Sprintf(" to level %d", *e.ToLevel)
+		}
+		if e.Detail != "" {
+			line += ": " + e.Detail
+		}
+		out = append(out, fmtUnixMS(e.AtMS)+" "+line)
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/extractbench/extractbench/eval"
+)
+
+// PassKey names one pass: one (variant, mode, level, repetition) of a run
+// over the whole corpus.
+type PassKey struct {
+	RunID      string
+	Variant    string
+	Mode       string
+	Level      int
+	Repetition int
+}
+
+// PassKeyOf returns the pass rec belongs to.
+func PassKeyOf(rec eval.Record) PassKey {
+	return PassKey{RunID: rec.RunID, Variant: rec.Variant, Mode: rec.Mode, Level: rec.Level, Repetition: rec.Repetition}
+}
+
+func (k PassKey) String() string {
+	return fmt.Sprintf("%s/%s/%s/level=%d/rep=%d", k.RunID, k.Variant, k.Mode, k.Level, k.Repetition)
+}
+
+// requestColumns are the columns of requests that insertRecords writes, in
+// the order of requestValues.
+var requestColumns = []string{
+	"run_id", "variant", "mode", "level", "repetition", "doc_id", "length_class",
+	"sched_ns", "send_ns", "first_byte_ns", "first_token_ns", "last_token_ns", "done_ns",
+	"ttft_ns", "e2e_ns", "e2e_sched_ns", "client_queue_ns", "tpot_ns",
+	"prompt_tokens", "completion_tokens", "usage_reported",
+	"finish_reason", "http_status", "transport_kind", "transport_detail", "engine_died", "error_body",
+	"failure", "failure_detail",
+	"strict_parse_ok", "lenient_parse_ok", "schema_ok",
+	"date_result", "amount_result", "category_result",
+	"date_ok", "amount_ok", "category_ok",
+	"pred_date", "pred_amount", "pred_category",
+	"accepted", "output",
+}
+
+// insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
+// document again keeps the first row, which is the primary result.
+var insertRequestSQL = `INSERT INTO requests (` + strings.Join(requestColumns, ", ") + `)
+	VALUES (` + strings.TrimSuffix(strings.Repeat("?, ", len(requestColumns)), ", ") + `)
+	ON CONFLICT (run_id, variant, mode, level, repetition, doc_id) DO NOTHING`
+
+// span returns b − a, or NULL when either instant never happened.
+func span(a, b int64) any {
+	if a == 0 || b == 0 {
+		return nil
+	}
+	return b - a
+}
+
+// tpot is MEASUREMENT.md's time per output token after the first; NULL when
+// it is undefined (fewer than two tokens, or a missing instant).
+func tpot(r eval.Record) any {
+	if r.CompletionTokens < 2 || r.FirstTokenNS == 0 || r.LastTokenNS == 0 {
+		return nil
+	}
+	return (r.LastTokenNS - r.FirstTokenNS) / int64(r.CompletionTokens-1)
+}
+
+// fieldOK is NULL for a field that was never scored, else whether it is right.
+func fieldOK(f eval.FieldResult) any {
+	if f == eval.Unscored {
+		return nil
+	}
+	return f.OK()
+}
+
+func nullPtr(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// requestValues returns the row of r, in the order of requestColumns.
+func requestValues(r eval.Record) []any {
+	return []any{
+		r.RunID, r.Variant, r.Mode, r.Level, r.Repetition, r.DocID, r.LengthClass,
+		nullInt(r.SchedNS), nullInt(r.SendNS), nullInt(r.FirstByteNS), nullInt(r.FirstTokenNS), nullInt(r.LastTokenNS), nullInt(r.DoneNS),
+		span(r.SendNS, r.FirstTokenNS), span(r.SendNS, r.DoneNS), span(r.SchedNS, r.DoneNS), span(r.SchedNS, r.SendNS), tpot(r),
+		nullInt(r.PromptTokens), r.CompletionTokens, r.UsageReported,
+		nullStr(r.FinishReason), nullInt(r.HTTPStatus), nullStr(r.Kind), nullStr(r.Detail), r.EngineDied, nullStr(r.ErrorBody),
+		nullStr(r.Failure), nullStr(r.FailureDetail),
+		r.StrictParseOK, r.LenientParseOK, r.SchemaOK,
+		nullStr(r.Date), nullStr(r.Amount), nullStr(r.Category),
+		fieldOK(r.Date), fieldOK(r.Amount), fieldOK(r.Category),
+		nullPtr(r.Prediction.Date), nullPtr(r.Prediction.Amount), nullPtr(r.Prediction.Category),
+		r.Accepted, r.Output,
+	}
+}
+
+// insertRecords commits recs in one transaction. It runs on the writer
+// goroutine only.
+func (s *Store) insertRecords(recs []eval.Record) (err error) {
+	ctx := context.Background() // records outlive a canceled run: they are what resume reads
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin insert of %d requests: %w", len(recs), err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	stmt, err := tx.PrepareContext(ctx, insertRequestSQL)
+	if err != nil {
+		return fmt.Errorf("prepare insert of requests: %w", err)
+	}
+	defer stmt.Close()
+	for _, r := range recs {
+		if _, err := stmt.ExecContext(ctx, requestValues(r)...); err != nil {
+			return fmt.Errorf("insert request %s of pass %s: %w", r.DocID, PassKeyOf(r), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit %d requests: %w", len(recs), err)
+	}
+	return nil
+}
+
+// DoneDocs returns the ids of the documents the pass has a row for, after
+// flushing what was added before. A resumed pass sends only the others.
+func (s *Store) DoneDocs(ctx context.Context, key PassKey) (map[string]bool, error) {
+	if err := s.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
+	}
+	rows, err := s.rdb.QueryContext(ctx, `SELECT doc_id FROM requests
+		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
+		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
+	if err != nil {
+		return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
+	}
+	defer rows.Close()
+	done := make(map[string]bool)
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
+		}
+		done[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
+	}
+	return done, nil
+}
+
+// PassRecords returns the pass's rows as Records, in the order they were
+// stored, after flushing what was added before. Every stored field round-trips;
+// the derived columns (ttft_ns, e2e_ns, ...) are recomputed from the instants.
+func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, error) {
+	if err := s.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("records of pass %s: %w", key, err)
+	}
+	rows, err := s.rdb.QueryContext(ctx, `SELECT
+		run_id, variant, mode, level, repetition, doc_id, length_class,
+		sched_ns, send_ns, first_byte_ns, first_token_ns, last_token_ns, done_ns,
+		prompt_tokens, completion_tokens, usage_reported,
+		finish_reason, http_status, transport_kind, transport_detail, engine_died, error_body,
+		failure, failure_detail, strict_parse_ok, lenient_parse_ok, schema_ok,
+		date_result, amount_result, category_result,
+		pred_date, pred_amount, pred_category, accepted, output
+		FROM requests
+		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?
+		ORDER BY rowid`,
+		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
+	if err != nil {
+		return nil, fmt.Errorf("records of pass %s: %w", key, err)
+	}
+	defer rows.Close()
+	var recs []eval.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("records of pass %s: %w", key, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("records of pass %s: %w", key, err)
+	}
+	return recs, nil
+}
+
+// scanRecord reads one row of PassRecords' query back into a Record: NULL
+// becomes the zero the Record gave it.
+func scanRecord(rows *sql.Rows) (eval.Record, error) {
+	var (
+		r                                    eval.Record
+		sched, send, fbyte, ftok, ltok, done sql.NullInt64
+		prompt, httpStatus                   sql.NullInt64
+		finish, kind, detail, errBody        sql.NullString
+		failure, failDetail                  sql.NullString
+		dateRes, amountRes, catRes           sql.NullString
+	)
+	err := rows.Scan(&r.RunID, &r.Variant, &r.Mode, &r.Level, &r.Repetition, &r.DocID, &r.LengthClass,
+		&sched, &send, &fbyte, &ftok, &ltok, &done,
+		&prompt, &r.CompletionTokens, &r.UsageReported,
+		&finish, &httpStatus, &kind, &detail, &r.EngineDied, &errBody,
+		&failure, &failDetail, &r.StrictParseOK, &r.LenientParseOK, &r.SchemaOK,
+		&dateRes, &amountRes, &catRes,
+		&r.Prediction.Date, &r.Prediction.Amount, &r.Prediction.Category, &r.Accepted, &r.Output)
+	if err != nil {
+		return r, err
+	}
+	r.SchedNS, r.SendNS, r.FirstByteNS = sched.Int64, send.Int64, fbyte.Int64
+	r.FirstTokenNS, r.LastTokenNS, r.DoneNS = ftok.Int64, ltok.Int64, done.Int64
+	r.PromptTokens = int(prompt.Int64)
+	r.HTTPStatus = int(httpStatus.Int64)
+	r.FinishReason = finish.String
+	r.Kind = eval.TransportKind(kind.String)
+	r.Detail = detail.String
+	r.ErrorBody = errBody.String
+	r.Failure = eval.Failure(failure.String)
+	r.FailureDetail = failDetail.String
+	r.Date = eval.FieldResult(dateRes.String)
+	r.Amount = eval.FieldResult(amountRes.String)
+	r.Category = eval.FieldResult(catRes.String)
+	return r, nil
+}

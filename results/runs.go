@@ -1,0 +1,194 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// The run statuses stored in runs.status.
+const (
+	RunRunning     = "running"
+	RunInterrupted = "interrupted"
+	RunComplete    = "complete"
+	RunFailed      = "failed"
+)
+
+// Run is one row of the runs table: one invocation of a protocol, pinned by
+// its manifest and fingerprint. A resumed run keeps its RunID.
+type Run struct {
+	RunID        string
+	Fingerprint  string // content hash of the manifest (MEASUREMENT.md section 1)
+	ProtocolName string
+	Manifest     json.RawMessage
+	StartedAt    int64 // Unix milliseconds; 0 = unset (NULL)
+	EndedAt      int64 // Unix milliseconds; 0 = unset (NULL): still running, or never ended cleanly
+	Status       string
+	Simulated    bool // the engine was the built-in simulator: figures say nothing about a GPU
+
+	// ClockOriginNS is the Unix time in nanoseconds of the run clock's
+	// origin: every *_ns instant is relative to it, and a resumed run keeps
+	// it so that instants stay comparable. 0 = unset (NULL).
+	ClockOriginNS int64
+}
+
+func validRunStatus(s string) bool {
+	switch s {
+	case RunRunning, RunInterrupted, RunComplete, RunFailed:
+		return true
+	}
+	return false
+}
+
+// CreateRun inserts r. A run id that exists already is an error: a resumed run
+// changes its status with SetRunStatus instead.
+func (s *Store) CreateRun(ctx context.Context, r Run) error {
+	if r.RunID == "" {
+		return errors.New("create run: empty run id")
+	}
+	if !validRunStatus(r.Status) {
+		return fmt.Errorf("create run %s: status %q is not running, interrupted, complete or failed", r.RunID, r.Status)
+	}
+	manifest := string(r.Manifest)
+	if manifest == "" {
+		manifest = "{}"
+	}
+	if !json.Valid([]byte(manifest)) {
+		return fmt.Errorf("create run %s: manifest is not valid JSON", r.RunID)
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs
+			(run_id, fingerprint, protocol_name, manifest, started_at, ended_at, status, simulated, clock_origin_unix_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.RunID, r.Fingerprint, r.ProtocolName, manifest,
+			nullInt(r.StartedAt), nullInt(r.EndedAt), r.Status, r.Simulated, nullInt(r.ClockOriginNS))
+		if err != nil {
+			return fmt.Errorf("create run %s: %w", r.RunID, err)
+		}
+		return nil
+	})
+}
+
+// LatestRun returns the run created last, or nil and no error when the
+// database holds none. The runner reads it to decide whether to resume.
+func (s *Store) LatestRun(ctx context.Context) (*Run, error) {
+	row := s.rdb.QueryRowContext(ctx, `SELECT run_id, fingerprint, protocol_name, manifest,
+		started_at, ended_at, status, simulated, clock_origin_unix_ns FROM runs ORDER BY rowid DESC LIMIT 1`)
+	r, err := scanRun(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read latest run: %w", err)
+	}
+	return r, nil
+}
+
+// Runs returns every run, oldest first.
+func (s *Store) Runs(ctx context.Context) ([]Run, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT run_id, fingerprint, protocol_name, manifest,
+		started_at, ended_at, status, simulated, clock_origin_unix_ns FROM runs ORDER BY rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	defer rows.Close()
+	var runs []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read runs: %w", err)
+		}
+		runs = append(runs, *r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	return runs, nil
+}
+
+func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
+	var (
+		r                      Run
+		manifest               string
+		started, ended, origin sql.NullInt64
+	)
+	if err := row.Scan(&r.RunID, &r.Fingerprint, &r.ProtocolName, &manifest,
+		&started, &ended, &r.Status, &r.Simulated, &origin); err != nil {
+		return nil, err
+	}
+	r.Manifest = json.RawMessage(manifest)
+	r.StartedAt = started.Int64
+	r.EndedAt = ended.Int64
+	r.ClockOriginNS = origin.Int64
+	return &r, nil
+}
+
+// SetRunStatus sets the status of run runID and its end time (Unix ms; 0
+// stores NULL, as when a resumed run goes back to running). It is an error if
+// the run does not exist.
+func (s *Store) SetRunStatus(ctx context.Context, runID, status string, endedAt int64) error {
+	if !validRunStatus(status) {
+		return fmt.Errorf("set status of run %s: status %q is not running, interrupted, complete or failed", runID, status)
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?`,
+			status, nullInt(endedAt), runID)
+		if err != nil {
+			return fmt.Errorf("set status of run %s: %w", runID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("set status of run %s: %w", runID, err)
+		} else if n == 0 {
+			return fmt.Errorf("set status of run %s: no such run", runID)
+		}
+		return nil
+	})
+}
+
+// UpdateManifest replaces the manifest of run runID, as when the engine and
+// GPU facts become known after the run was created. manifest is marshalled to
+// JSON; a json.RawMessage is stored as is. The fingerprint is not changed: it
+// covers only what was pinned before the run started.
+func (s *Store) UpdateManifest(ctx context.Context, runID string, manifest any) error {
+	b, ok := manifest.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(manifest); err != nil {
+			return fmt.Errorf("update manifest of run %s: %w", runID, err)
+		}
+	}
+	if !json.Valid(b) {
+		return fmt.Errorf("update manifest of run %s: not valid JSON", runID)
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET manifest = ? WHERE run_id = ?`, string(b), runID)
+		if err != nil {
+			return fmt.Errorf("update manifest of run %s: %w", runID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("update manifest of run %s: %w", runID, err)
+		} else if n == 0 {
+			return fmt.Errorf("update manifest of run %s: no such run", runID)
+		}
+		return nil
+	})
+}
+
+// nullInt stores 0 as NULL: the zero of an instant or a count that is
+// unknown.
+func nullInt[T int | int64](v T) any {
+	if v == 0 {
+		return nil
+	}
+	return int64(v)
+}
+
+// nullStr stores "" as NULL.
+func nullStr[T ~string](v T) any {
+	if v == "" {
+		return nil
+	}
+	return string(v)
+}

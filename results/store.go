@@ -1,0 +1,293 @@
+// Package results owns what a run leaves behind: one SQLite database per
+// results directory (results.db: runs, passes, one row per request, engine
+// telemetry, decisions and events), its migrations, and the Parquet and CSV
+// files exported from it. SCHEMA.md documents every table and column.
+//
+// One writer goroutine owns the write connection and commits request records
+// in batched transactions; every other write is queued behind it, so a write
+// made after Add sees the records added before it. Reads use their own
+// connections and see what has been committed (WAL lets them run while the
+// writer writes).
+package results
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
+
+	"github.com/extractbench/extractbench/eval"
+)
+
+// DBName is the name of the SQLite database inside a results directory.
+const DBName = "results.db"
+
+// Defaults of the writer. A batch of a few hundred records commits in a few
+// milliseconds; the interval bounds how much a crash can lose when records
+// arrive slowly (one request at a time at the baseline).
+const (
+	DefaultBatchSize     = 500
+	DefaultFlushInterval = 150 * time.Millisecond
+	DefaultBusyTimeout   = 10 * time.Second
+	queueLen             = 4096
+)
+
+// ErrClosed is returned by writes on a Store that has been closed.
+var ErrClosed = errors.New("results store is closed")
+
+// Store is an open results database. Its methods are safe for concurrent use.
+type Store struct {
+	path string
+	wdb  *sql.DB // one connection, used only by the writer goroutine
+	rdb  *sql.DB // readers
+
+	batchSize int
+	interval  time.Duration
+
+	mu     sync.RWMutex // guards closed against sends on ops
+	closed bool
+	ops    chan op
+	done   chan struct{} // closed when the writer has returned
+
+	errMu sync.Mutex
+	err   error // the first failed batch; sticky: records were lost
+}
+
+// op is one item of the writer's queue: a record to insert (fn and done nil),
+// a flush (fn nil, done set) or a write to run in its own transaction.
+type op struct {
+	rec  eval.Record
+	ctx  context.Context
+	fn   func(ctx context.Context, tx *sql.Tx) error
+	done chan error
+}
+
+// Open opens dir/results.db, creating dir and the database when missing,
+// and brings its schema up to date. A database whose user_version is newer
+// than this binary's migrations is refused.
+func Open(ctx context.Context, dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, DBName)
+	wdb, err := openDB(path, "immediate")
+	if err != nil {
+		return nil, err
+	}
+	// One connection: SQLite has one writer anyway, and the writer goroutine
+	// is its only user, so no write ever waits on busy_timeout in-process.
+	wdb.SetMaxOpenConns(1)
+	if err := migrate(ctx, wdb); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	rdb, err := openDB(path, "deferred")
+	if err != nil {
+		wdb.Close()
+		return nil, err
+	}
+	rdb.SetMaxOpenConns(4)
+	s := &Store{
+		path:      path,
+		wdb:       wdb,
+		rdb:       rdb,
+		batchSize: DefaultBatchSize,
+		interval:  DefaultFlushInterval,
+		ops:       make(chan op, queueLen),
+		done:      make(chan struct{}),
+	}
+	go s.run()
+	return s, nil
+}
+
+// openDB opens path with WAL, a busy timeout and the given BEGIN behaviour:
+// "immediate" for the writer, so that a write transaction takes the lock when
+// it starts instead of failing with SQLITE_BUSY when it upgrades; "deferred"
+// for readers, which must never take the write lock.
+func openDB(path, txlock string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "NORMAL") // durable at each checkpoint; a power cut loses at most the last commits
+	q.Set("_busy_timeout", fmt.Sprint(DefaultBusyTimeout.Milliseconds()))
+	q.Set("_txlock", txlock)
+	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Path returns the path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Add hands rec to the writer goroutine and returns; it blocks only while the
+// writer's queue (a few thousand records) is full. The record is committed
+// within DefaultFlushInterval or when DefaultBatchSize records are pending. A
+// (pass, doc) already stored is left as it is: the first row stays. Errors
+// come back from Flush and Close. Add on a closed store drops the record and
+// keeps ErrClosed for Flush to return.
+func (s *Store) Add(rec eval.Record) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		s.setErr(fmt.Errorf("add record %s: %w", rec.DocID, ErrClosed))
+		return
+	}
+	s.ops <- op{rec: rec}
+}
+
+// Flush waits until every record handed to Add before it has been committed,
+// and returns the first write error the store has met, if any. The error is
+// sticky: once a batch failed, records were lost and every later Flush and
+// Close says so. A canceled ctx returns ctx.Err() without waiting; on Ctrl-C
+// flush with context.WithoutCancel(ctx), or just Close.
+func (s *Store) Flush(ctx context.Context) error {
+	return s.enqueue(ctx, op{ctx: ctx})
+}
+
+// Close flushes, stops the writer, waits for it and closes the database. It
+// returns the first write error, like Flush. Closing twice is harmless.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		<-s.done
+		return s.firstErr()
+	}
+	s.closed = true
+	close(s.ops)
+	s.mu.Unlock()
+	<-s.done
+	err := s.firstErr()
+	if cerr := s.rdb.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close %s readers: %w", s.path, cerr))
+	}
+	if cerr := s.wdb.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close %s: %w", s.path, cerr))
+	}
+	return err
+}
+
+// write runs fn in its own transaction on the writer goroutine, after every
+// record added before it has been committed, and waits for it.
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return s.enqueue(ctx, op{ctx: ctx, fn: fn})
+}
+
+// enqueue sends o to the writer with a reply channel and waits for the reply.
+func (s *Store) enqueue(ctx context.Context, o op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.done = make(chan error, 1)
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case s.ops <- o:
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return ctx.Err()
+	}
+	s.mu.RUnlock()
+	select {
+	case err := <-o.done:
+		return err
+	case <-ctx.Done():
+		// The writer skips an op whose ctx is done, or finishes it; either way
+		// the reply channel is buffered, so it never blocks on us.
+		return ctx.Err()
+	}
+}
+
+// run is the writer goroutine. It batches records and commits them when the
+// batch is full, when the interval since the first pending record passed, or
+// before any other op, so that ops see every record queued before them.
+func (s *Store) run() {
+	defer close(s.done)
+	var pending []eval.Record
+	timer := time.NewTimer(s.interval)
+	timer.Stop()
+	commit := func() {
+		timer.Stop()
+		if len(pending) == 0 {
+			return
+		}
+		if err := s.insertRecords(pending); err != nil {
+			s.setErr(err)
+		}
+		clear(pending) // drop the outputs' strings for the GC
+		pending = pending[:0]
+	}
+	for {
+		select {
+		case o, ok := <-s.ops:
+			switch {
+			case !ok:
+				commit()
+				return
+			case o.done == nil:
+				pending = append(pending, o.rec)
+				if len(pending) >= s.batchSize {
+					commit()
+				} else if len(pending) == 1 {
+					timer.Reset(s.interval)
+				}
+			case o.fn == nil:
+				commit()
+				o.done <- s.firstErr()
+			default:
+				commit()
+				o.done <- s.exec(o)
+			}
+		case <-timer.C:
+			commit()
+		}
+	}
+}
+
+// exec runs one queued write in its own transaction.
+func (s *Store) exec(o op) (err error) {
+	if err := o.ctx.Err(); err != nil {
+		return err
+	}
+	tx, err := s.wdb.BeginTx(o.ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin write: %w", err)
+	}
+	if err := o.fn(o.ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit write: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) setErr(err error) {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *Store) firstErr() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
+}

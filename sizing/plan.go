@@ -1,0 +1,260 @@
+package sizing
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+)
+
+// DefaultRentalDays are the rental lengths a plan is compared against.
+var DefaultRentalDays = []int{3, 7, 30}
+
+// PlanInputs are the measured figures a plan rests on (MEASUREMENT.md
+// section 9), all at one level of one variant.
+type PlanInputs struct {
+	Variant    string `json:"variant"`
+	Mode       string `json:"mode"`
+	Level      int    `json:"level"`
+	Docs       int    `json:"docs"`        // documents sent over the level's passes
+	Accepted   int    `json:"accepted"`    // of which accepted
+	DurationNS int64  `json:"duration_ns"` // the passes' durations, summed
+	// OutputTokens over the level's passes; 0 = unknown.
+	OutputTokens int64 `json:"output_tokens"`
+	// LoadNS (engine start until ready) and WarmupNS are paid once per
+	// rental: preparation before the first document.
+	LoadNS   int64 `json:"load_ns"`
+	WarmupNS int64 `json:"warmup_ns"`
+	// OverheadShare is the time the run spent outside passes, engine load
+	// and warm-up (scoring, writing results, between passes) per unit of
+	// pass time.
+	OverheadShare float64 `json:"overhead_share"`
+	CorpusDocs    int     `json:"corpus_docs"` // N, the corpus to plan for
+	RentalDays    []int   `json:"rental_days"` // nil = DefaultRentalDays
+}
+
+// PlanResult is what a corpus of N documents costs in time at the measured
+// rate, and what fits in each rental.
+type PlanResult struct {
+	PlanInputs
+	Recommendation *Recommendation `json:"recommendation,omitempty"` // when planned from a run
+	Simulated      bool            `json:"simulated"`
+	// PassDocsPerHour is the measured rate inside passes; DocsPerHour and
+	// DocsPerDay add evaluation overhead and retries: the sustained rate.
+	PassDocsPerHour float64 `json:"pass_docs_per_hour"`
+	DocsPerHour     float64 `json:"docs_per_hour"`
+	DocsPerDay      float64 `json:"docs_per_day"`
+	// AcceptedPerHour is accepted documents per hour inside passes.
+	AcceptedPerHour  float64 `json:"accepted_per_hour"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	// RetryShare is the share of documents sent again: the non-accepted
+	// share measured at the level, each re-sent once.
+	RetryShare float64 `json:"retry_share"`
+	// The corpus time and its parts.
+	PreparationNS int64    `json:"preparation_ns"` // engine load + warm-up
+	ProcessingNS  int64    `json:"processing_ns"`  // N documents at the pass rate
+	EvaluationNS  int64    `json:"evaluation_ns"`  // processing × overhead share
+	RetriesNS     int64    `json:"retries_ns"`     // the retried documents, with their overhead
+	CorpusNS      int64    `json:"corpus_ns"`
+	CorpusDays    float64  `json:"corpus_days"`
+	Rentals       []Rental `json:"rentals"`
+}
+
+// Rental is what one rental length holds.
+type Rental struct {
+	Days       int     `json:"days"`
+	Docs       int64   `json:"docs"`        // documents that fit, preparation paid once
+	FitsCorpus bool    `json:"fits_corpus"` // the whole corpus fits
+	Use        float64 `json:"use"`         // corpus time / rental time
+}
+
+// Plan turns measured figures into corpus time and rental sizes.
+func Plan(in PlanInputs) (PlanResult, error) {
+	if in.Docs <= 0 || in.DurationNS <= 0 {
+		return PlanResult{}, fmt.Errorf("plan %s at %d: no measured documents or duration (%d documents in %d ns)",
+			in.Variant, in.Level, in.Docs, in.DurationNS)
+	}
+	if in.CorpusDocs <= 0 {
+		return PlanResult{}, fmt.Errorf("plan: corpus of %d documents: want at least 1", in.CorpusDocs)
+	}
+	if in.OverheadShare < 0 {
+		in.OverheadShare = 0
+	}
+	if in.RentalDays == nil {
+		in.RentalDays = DefaultRentalDays
+	}
+	r := PlanResult{PlanInputs: in}
+	secPerDoc := float64(in.DurationNS) / 1e9 / float64(in.Docs)
+	r.PassDocsPerHour = 3600 / secPerDoc
+	r.AcceptedPerHour = float64(in.Accepted) / (float64(in.DurationNS) / 1e9) * 3600
+	if in.OutputTokens > 0 {
+		r.OutputTokensPerS = float64(in.OutputTokens) / (float64(in.DurationNS) / 1e9)
+	}
+	r.RetryShare = 1 - float64(in.Accepted)/float64(in.Docs)
+	// Each document costs its pass time, the evaluation overhead on it, and
+	// the same again for the retried share.
+	effSecPerDoc := secPerDoc * (1 + in.OverheadShare) * (1 + r.RetryShare)
+	r.DocsPerHour = 3600 / effSecPerDoc
+	r.DocsPerDay = 24 * r.DocsPerHour
+
+	n := float64(in.CorpusDocs)
+	r.PreparationNS = in.LoadNS + in.WarmupNS
+	r.ProcessingNS = int64(math.Round(n * secPerDoc * 1e9))
+	r.EvaluationNS = int64(math.Round(n * secPerDoc * in.OverheadShare * 1e9))
+	r.RetriesNS = int64(math.Round(n * r.RetryShare * secPerDoc * (1 + in.OverheadShare) * 1e9))
+	r.CorpusNS = r.PreparationNS + r.ProcessingNS + r.EvaluationNS + r.RetriesNS
+	r.CorpusDays = float64(r.CorpusNS) / float64(24*time.Hour)
+	for _, d := range in.RentalDays {
+		rent := int64(d) * int64(24*time.Hour)
+		rt := Rental{Days: d, FitsCorpus: r.CorpusNS <= rent, Use: float64(r.CorpusNS) / float64(rent)}
+		if left := float64(rent - r.PreparationNS); left > 0 {
+			rt.Docs = int64(left / 1e9 / effSecPerDoc)
+		}
+		r.Rentals = append(r.Rentals, rt)
+	}
+	return r, nil
+}
+
+// ErrNoUsableLevel is returned (wrapped) when a variant has no level to plan at.
+var ErrNoUsableLevel = errors.New("no usable level")
+
+// PlanRun plans each variant of a run at its recommended level: the level's
+// complete passes give the rate, the events the engine load and warm-up,
+// and the run's wall time less passes, loads and warm-ups the evaluation
+// overhead. A variant with no usable level is returned with its
+// Recommendation and no figures.
+func PlanRun(run *RunData, corpusDocs int, days []int) ([]PlanResult, error) {
+	acc := run.Manifest.Acceptance
+	overhead := run.OverheadShare()
+	var out []PlanResult
+	for _, rec := range RecommendAll(run.Figures(), acc) {
+		rec := rec
+		if !rec.Usable() {
+			out = append(out, PlanResult{PlanInputs: PlanInputs{Variant: rec.Variant, Mode: rec.Mode, CorpusDocs: corpusDocs},
+				Recommendation: &rec, Simulated: run.simulated()})
+			continue
+		}
+		in := PlanInputs{Variant: rec.Variant, Mode: rec.Mode, Level: rec.Recommended, OverheadShare: overhead,
+			CorpusDocs: corpusDocs, RentalDays: days}
+		for _, p := range run.Passes {
+			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == rec.Recommended && p.complete() {
+				in.Docs += p.Docs
+				in.Accepted += p.Accepted
+				in.DurationNS += p.DurationNS
+				in.OutputTokens += p.OutputTokens
+			}
+		}
+		in.LoadNS = run.lastEvent("engine_load", rec.Variant)
+		in.WarmupNS = run.lastEvent("warmup", rec.Variant)
+		r, err := Plan(in)
+		if err != nil {
+			return nil, fmt.Errorf("plan run %s: %w", run.RunID, err)
+		}
+		r.Recommendation, r.Simulated = &rec, run.simulated()
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("plan run %s in %s: %w: the run has no complete pass", run.RunID, run.Dir, ErrNoUsableLevel)
+	}
+	return out, nil
+}
+
+func (d *RunData) simulated() bool { return d.Simulated || d.Manifest.Simulated }
+
+// lastEvent is the value of the latest event of a kind for a variant (or
+// run-wide), 0 when there is none.
+func (d *RunData) lastEvent(kind, variant string) int64 {
+	var v int64
+	for _, e := range d.Events {
+		if e.Kind == kind && (e.Variant == variant || e.Variant == "") && e.ValueNS != nil {
+			v = *e.ValueNS
+		}
+	}
+	return v
+}
+
+// OverheadShare is the run's time outside passes, engine loads and
+// warm-ups, per unit of pass time. It is 0 when the run has not ended or
+// was interrupted (its wall time then holds the pause, not work).
+func (d *RunData) OverheadShare() float64 {
+	if d.EndedAt <= d.StartedAt || d.StartedAt == 0 {
+		return 0
+	}
+	var passes, fixed int64
+	for _, p := range d.Passes {
+		passes += p.DurationNS
+	}
+	for _, e := range d.Events {
+		switch e.Kind {
+		case "interrupted", "resumed":
+			return 0
+		case "engine_load", "warmup":
+			if e.ValueNS != nil {
+				fixed += *e.ValueNS
+			}
+		}
+	}
+	wall := (d.EndedAt - d.StartedAt) * int64(time.Millisecond)
+	if passes == 0 || wall <= passes+fixed {
+		return 0
+	}
+	return float64(wall-passes-fixed) / float64(passes)
+}
+
+// WriteText writes a plan for people.
+func (r PlanResult) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	if r.Simulated {
+		ew.printf("SIMULATED RUN: these figures come from the built-in engine, not a GPU.\n")
+	}
+	unit := r.Mode
+	if r.Recommendation != nil && !r.Recommendation.Usable() {
+		ew.printf("%s: nothing to plan: %s\n", r.Variant, r.Recommendation.Why)
+		return ew.err
+	}
+	ew.printf("%s at %s %d", r.Variant, unit, r.Level)
+	if r.Recommendation != nil {
+		ew.printf(" (recommended: %s)", r.Recommendation.Why)
+	}
+	ew.printf("\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Measured in passes\t%.0f documents/hour (%d documents in %s), %.0f accepted/hour, %.1f output tokens/s\n",
+		r.PassDocsPerHour, r.Docs, fmtDuration(r.DurationNS), r.AcceptedPerHour, r.OutputTokensPerS)
+	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day (evaluation overhead %.1f%%, retries %.1f%% of documents)\n",
+		r.DocsPerHour, r.DocsPerDay, r.OverheadShare*100, r.RetryShare*100)
+	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", groupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
+	fmt.Fprintf(tw, "  preparation\t%s (engine load %s + warm-up %s, once)\n", fmtLong(r.PreparationNS), fmtLong(r.LoadNS), fmtLong(r.WarmupNS))
+	fmt.Fprintf(tw, "  processing\t%s\n", fmtLong(r.ProcessingNS))
+	fmt.Fprintf(tw, "  evaluation\t%s\n", fmtLong(r.EvaluationNS))
+	fmt.Fprintf(tw, "  retries\t%s\n", fmtLong(r.RetriesNS))
+	for _, rt := range r.Rentals {
+		fits := "does not fit"
+		if rt.FitsCorpus {
+			fits = "fits"
+		}
+		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental)\n", rt.Days, groupDigits(rt.Docs), fits, rt.Use*100)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	if ew.err != nil {
+		return fmt.Errorf("write plan: %w", ew.err)
+	}
+	return nil
+}
+
+// fmtLong prints a duration to the second (finer under a minute), with
+// days when it has them.
+func fmtLong(ns int64) string {
+	if time.Duration(ns) < time.Minute {
+		return fmtDuration(ns)
+	}
+	d := time.Duration(ns).Round(time.Second)
+	if d >= 24*time.Hour {
+		days := d / (24 * time.Hour)
+		return fmt.Sprintf("%dd%s", days, (d - days*24*time.Hour).String())
+	}
+	return d.String()
+}
