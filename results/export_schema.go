@@ -78,6 +78,9 @@ var requestsSchema = arrow.NewSchema([]arrow.Field{
 	utf8("pred_category", nullable),
 	boolean("accepted", notNull),
 	utf8("output", notNull),
+	utf8("expected_date", nullable),
+	utf8("expected_amount", nullable),
+	utf8("expected_category", nullable),
 }, nil)
 
 // telemetrySchema is the schema of telemetry.parquet.

@@ -178,6 +178,14 @@ CREATE TABLE events (
 
 CREATE INDEX events_run ON events (run_id, at_ms);
 `,
+	// 2: the reviewed expectations beside each answer, so that the requests
+	// table (and requests.parquet) judge themselves without the corpus, and a
+	// resumed pass's aggregates (recall, confusion matrix) read them back.
+	`
+ALTER TABLE requests ADD COLUMN expected_date TEXT;
+ALTER TABLE requests ADD COLUMN expected_amount TEXT;
+ALTER TABLE requests ADD COLUMN expected_category TEXT;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

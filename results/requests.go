@@ -42,6 +42,7 @@ var requestColumns = []string{
 	"date_ok", "amount_ok", "category_ok",
 	"pred_date", "pred_amount", "pred_category",
 	"accepted", "output",
+	"expected_date", "expected_amount", "expected_category",
 }
 
 // insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
@@ -96,6 +97,7 @@ func requestValues(r eval.Record) []any {
 		fieldOK(r.Date), fieldOK(r.Amount), fieldOK(r.Category),
 		nullPtr(r.Prediction.Date), nullPtr(r.Prediction.Amount), nullPtr(r.Prediction.Category),
 		r.Accepted, r.Output,
+		nullPtr(r.Expected.Date), nullPtr(r.Expected.Amount), nullPtr(r.Expected.Category),
 	}
 }
 
@@ -169,7 +171,8 @@ func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, er
 		finish_reason, http_status, transport_kind, transport_detail, engine_died, error_body,
 		failure, failure_detail, strict_parse_ok, lenient_parse_ok, schema_ok,
 		date_result, amount_result, category_result,
-		pred_date, pred_amount, pred_category, accepted, output
+		pred_date, pred_amount, pred_category, accepted, output,
+		expected_date, expected_amount, expected_category
 		FROM requests
 		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?
 		ORDER BY rowid`,
@@ -209,7 +212,8 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		&finish, &httpStatus, &kind, &detail, &r.EngineDied, &errBody,
 		&failure, &failDetail, &r.StrictParseOK, &r.LenientParseOK, &r.SchemaOK,
 		&dateRes, &amountRes, &catRes,
-		&r.Prediction.Date, &r.Prediction.Amount, &r.Prediction.Category, &r.Accepted, &r.Output)
+		&r.Prediction.Date, &r.Prediction.Amount, &r.Prediction.Category, &r.Accepted, &r.Output,
+		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category)
 	if err != nil {
 		return r, err
 	}

@@ -9,6 +9,7 @@
 #
 #   CEILING_CONCURRENCY  levels for ceiling.py (default 128, the sweep's top)
 #   MAX_TOKENS           passed to ceiling.py when the protocol was changed too
+#   SWEEP_TIMEOUT, CEILING_TIMEOUT  seconds before a step is cut (what it measured stays in results.db)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -30,10 +31,10 @@ for s in "${shapes[@]}"; do
 	[ -f "$proto" ] || { echo "run-h200.sh: no protocol for shape $s" >&2; exit 2; }
 	echo "== $s: sweep $(date +%T)"
 	start=$SECONDS
-	./extractbench run -protocol "$proto" -out "$out/$s" || { echo "run-h200.sh: sweep $s failed" >&2; status=1; }
+	timeout "${SWEEP_TIMEOUT:-1800}" ./extractbench run -quiet -protocol "$proto" -out "$out/$s" || { echo "run-h200.sh: sweep $s failed or was cut" >&2; status=1; }
 	echo "== $s: sweep took $((SECONDS - start)) s; ceiling at $ceiling $(date +%T)"
 	start=$SECONDS
-	python3 engines/transformers/ceiling.py --shape "$s" --protocol "$proto" --corpus "$corpus" \
+	timeout "${CEILING_TIMEOUT:-600}" python3 engines/transformers/ceiling.py --shape "$s" --protocol "$proto" --corpus "$corpus" \
 		--concurrency "$ceiling" ${MAX_TOKENS:+--max-tokens "$MAX_TOKENS"} --out "$out/$s/ceiling.json" ||
 		{ echo "run-h200.sh: ceiling $s failed" >&2; status=1; }
 	echo "== $s: ceiling took $((SECONDS - start)) s"

@@ -99,13 +99,22 @@ func load(ctx context.Context, s Side) (*loaded, error) {
 	return l, nil
 }
 
-// inferExpected recovers, per document and field, whether the reviewed
-// expectation is a value or null: the requests table keeps results, not
-// expectations, and a field scored tp, fn or fp_fn anywhere in the run had a
-// value, tn or fp had null. A field never scored (every answer failed
-// format) is taken as null, which leaves it out of F1 on both sides alike.
+// inferExpected returns, per document and field, whether the reviewed
+// expectation is a value (true) or null. Databases of schema version 2 store
+// the expectations (requests.expected_*); for rows written before, a field
+// scored tp, fn or fp_fn anywhere in the run had a value, tn or fp had null.
+// A field never scored (every answer failed format) is taken as null, which
+// leaves it out of F1 on both sides alike.
 func inferExpected(ctx context.Context, db *sql.DB, runID string) (map[string]map[string]bool, error) {
-	rows, err := db.QueryContext(ctx, `SELECT doc_id, date_result, amount_result, category_result
+	stored, err := hasColumn(ctx, db, "requests", "expected_date")
+	if err != nil {
+		return nil, err
+	}
+	expected := "NULL, NULL, NULL"
+	if stored {
+		expected = "expected_date, expected_amount, expected_category"
+	}
+	rows, err := db.QueryContext(ctx, `SELECT doc_id, date_result, amount_result, category_result, `+expected+`
 		FROM requests WHERE run_id = ?`, runID)
 	if err != nil {
 		return nil, err
@@ -114,13 +123,13 @@ func inferExpected(ctx context.Context, db *sql.DB, runID string) (map[string]ma
 	out := map[string]map[string]bool{}
 	for rows.Next() {
 		var id string
-		var res [3]sql.NullString
-		if err := rows.Scan(&id, &res[0], &res[1], &res[2]); err != nil {
+		var res, exp [3]sql.NullString
+		if err := rows.Scan(&id, &res[0], &res[1], &res[2], &exp[0], &exp[1], &exp[2]); err != nil {
 			return nil, err
 		}
 		for i, f := range fields {
-			switch eval.FieldResult(res[i].String) {
-			case eval.TP, eval.FN, eval.FPFN:
+			switch r := eval.FieldResult(res[i].String); {
+			case exp[i].Valid, r == eval.TP, r == eval.FN, r == eval.FPFN:
 				if out[id] == nil {
 					out[id] = map[string]bool{}
 				}
@@ -129,6 +138,25 @@ func inferExpected(ctx context.Context, db *sql.DB, runID string) (map[string]ma
 		}
 	}
 	return out, rows.Err()
+}
+
+// hasColumn reports whether table has column (older databases lack newer columns).
+func hasColumn(ctx context.Context, db *sql.DB, table, column string) (bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return false, err
+		}
+		if name == column {
+			return true, nil
+		}
+	}
+	return false, rows.Err()
 }
 
 // fields are the extracted fields, in report order.
