@@ -312,8 +312,11 @@ func loadCorpus(p *Protocol) (*corpus.Corpus, error) {
 		return corpus.LoadDefault()
 	}
 	path := p.ResolvePath(p.Corpus)
-	if _, err := os.Stat(path); err != nil && p.Corpus == "corpus/default" {
-		return corpus.LoadDefault() // the embedded copy of the same files
+	if _, err := os.Stat(path); err != nil {
+		if p.Corpus == "corpus/default" {
+			return corpus.LoadDefault() // the embedded copy of the same files
+		}
+		return nil, fmt.Errorf("%s: corpus: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.Source, path)
 	}
 	return corpus.Load(path)
 }
