@@ -71,7 +71,8 @@ type EngineInfo struct {
 	Tokenizer     string   `json:"tokenizer,omitempty"`
 	ChatTemplate  string   `json:"chat_template,omitempty"`
 	ContextWindow int      `json:"context_window,omitempty"`
-	Started       bool     `json:"started"` // extractbench started it (load time measured)
+	Started       bool     `json:"started"`                  // extractbench started it (load time measured)
+	RandomWeights bool     `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
 	Simulated     bool     `json:"simulated"`
 }
 

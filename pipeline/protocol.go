@@ -109,6 +109,7 @@ type Engine struct {
 	MetricsURL    string          `json:"metrics_url,omitempty"`
 	GPU           string          `json:"gpu,omitempty"`
 	ContextWindow int             `json:"context_window,omitempty"`
+	RandomWeights bool            `json:"random_weights,omitempty"`
 	Tokenizer     string          `json:"tokenizer,omitempty"`
 	ChatTemplate  string          `json:"chat_template,omitempty"`
 	Builtin       *BuiltinOptions `json:"builtin,omitempty"`

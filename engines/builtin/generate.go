@@ -233,31 +233,13 @@ func (wr *writer) object(chunk bool) string {
 	return "chat.completion"
 }
 
-func (wr *writer) chunk(choice any) response {
-	resp := response{ID: wr.id, Object: wr.object(true), Created: wr.created, Model: wr.model, Choices: []any{choice}}
-	if wr.includeUsage {
-		resp.Usage = nullUsage{}
-	}
-	return resp
-}
-
-func (wr *writer) piece(index int, text string, finish *string) any {
-	if wr.kind == "text" {
-		return textChoice{Index: index, Text: text, FinishReason: finish}
-	}
-	d := &chatDelta{}
-	if text != "" {
-		d.Content = strPtr(text)
-	}
-	return chatChoice{Index: index, Delta: d, FinishReason: finish}
-}
-
 // stream writes SSE: a role-only chunk (chat), one chunk per token, a finish
 // chunk per choice, the usage chunk when asked, and [DONE]. An error before
 // the first token is an HTTP error; after it, an error event.
 func (wr *writer) stream(r *http.Request, out <-chan event) {
 	flusher, _ := wr.w.(http.Flusher)
 	ev := &sse{w: wr.w, flusher: flusher}
+	enc := newChunkEncoder(wr)
 	emitted := make([]int, len(wr.gens))
 	for remaining := len(wr.gens); remaining > 0; {
 		var e event
@@ -278,24 +260,27 @@ func (wr *writer) stream(r *http.Request, out <-chan event) {
 			return
 		}
 		if !ev.started && wr.kind == "chat" {
-			role := wr.chunk(chatChoice{Delta: &chatDelta{Role: "assistant", Content: strPtr("")}})
-			if ev.send(role) != nil {
+			if ev.write(enc.appendRole(ev.line())) != nil {
 				return
 			}
 		}
 		g := wr.gens[e.index]
-		if ev.send(wr.chunk(wr.piece(e.index, e.token, nil))) != nil {
+		if ev.write(enc.appendPiece(ev.line(), e.index, e.token, "")) != nil {
 			return
 		}
 		emitted[e.index]++
 		if g.fault == FaultReset && emitted[e.index] >= len(g.tokens)/2 {
+			ev.flush()
 			panic(http.ErrAbortHandler) // the connection drops mid-stream
 		}
 		if e.finish != "" {
-			if ev.send(wr.chunk(wr.piece(e.index, "", strPtr(e.finish)))) != nil {
+			if ev.write(enc.appendPiece(ev.line(), e.index, "", e.finish)) != nil {
 				return
 			}
 			remaining--
+		}
+		if len(out) == 0 {
+			ev.flush() // nothing else is ready: put what was written on the wire
 		}
 	}
 	if wr.includeUsage {

@@ -186,11 +186,17 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.Code, e)
 }
 
-// sse writes server-sent events: "data: <json>\n\n", flushed at once.
+// sse writes server-sent events: "data: <json>\n\n". Events are written
+// into the response's buffer and flushed by flush, which the stream calls
+// when no further event is ready: a token is on the wire as soon as the
+// handler has nothing else to write, and tokens the scheduler produced
+// together (at zero modelled latency) share one socket write.
 type sse struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
 	started bool
+	pending bool   // written since the last flush
+	buf     []byte // the event being written, reused
 }
 
 func (s *sse) start() {
@@ -204,27 +210,47 @@ func (s *sse) start() {
 	s.w.WriteHeader(http.StatusOK)
 }
 
-func (s *sse) send(v any) error {
+// line returns the reused buffer holding "data: ", to append a chunk to
+// and hand to write.
+func (s *sse) line() []byte {
+	s.buf = append(s.buf[:0], "data: "...)
+	return s.buf
+}
+
+// write ends the event started by line and writes it, unflushed.
+func (s *sse) write(b []byte) error {
 	s.start()
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("marshal chunk: %w", err)
-	}
-	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", b); err != nil {
+	s.buf = append(b, '\n', '\n')
+	s.pending = true
+	if _, err := s.w.Write(s.buf); err != nil {
 		return fmt.Errorf("write chunk: %w", err)
-	}
-	if s.flusher != nil {
-		s.flusher.Flush()
 	}
 	return nil
 }
 
-func (s *sse) done() {
+// send writes v as one event, unflushed.
+func (s *sse) send(v any) error {
 	s.start()
-	fmt.Fprint(s.w, "data: [DONE]\n\n")
-	if s.flusher != nil {
+	b, err := appendMarshal(s.line(), v)
+	if err != nil {
+		return fmt.Errorf("marshal chunk: %w", err)
+	}
+	return s.write(b)
+}
+
+// flush sends what was written since the last flush.
+func (s *sse) flush() {
+	if s.pending && s.flusher != nil {
 		s.flusher.Flush()
 	}
+	s.pending = false
+}
+
+func (s *sse) done() {
+	s.start()
+	s.w.Write([]byte("data: [DONE]\n\n"))
+	s.pending = true
+	s.flush()
 }
 
 func strPtr(s string) *string { return &s }

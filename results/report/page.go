@@ -40,6 +40,7 @@ type manifestEngine struct {
 	Revision      string `json:"revision"`
 	ContextWindow int    `json:"context_window"`
 	Simulated     bool   `json:"simulated"`
+	RandomWeights bool   `json:"random_weights"`
 }
 
 type manifestGPU struct {

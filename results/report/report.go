@@ -57,10 +57,13 @@ func numeric(s string) bool { return numericCell.MatchString(s) }
 type page struct {
 	Title     string
 	Simulated bool
-	Run       []kv
-	Notes     []string
-	Series    []seriesPage
-	Data      pageData // embedded as JSON for report.js
+	// RandomWeights: a model with random weights answered, so acceptance,
+	// failure classes and field scores say nothing; timing and memory stand.
+	RandomWeights bool
+	Run           []kv
+	Notes         []string
+	Series        []seriesPage
+	Data          pageData // embedded as JSON for report.js
 }
 
 // seriesPage is one variant and mode.
@@ -110,6 +113,7 @@ func build(ctx context.Context, dir string) (*page, error) {
 	p.Simulated = d.Run.Simulated || m.Simulated || m.Engine.Simulated
 	for _, v := range m.Variants {
 		p.Simulated = p.Simulated || v.Engine.Simulated
+		p.RandomWeights = p.RandomWeights || v.Engine.RandomWeights
 	}
 	if d.Runs > 1 {
 		p.Notes = append(p.Notes, fmt.Sprintf("results.db holds %d runs; this report reads the latest, %s.", d.Runs, d.Run.ID))
