@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -185,7 +186,13 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 	}
 	defer res.Body.Close()
 	x.transport.HTTPStatus = res.StatusCode
-	br := bufio.NewReaderSize(&firstByteReader{r: res.Body, clock: clock, at: &x.timings.FirstByteNS}, 64<<10)
+	fb := &firstByteReader{r: res.Body, clock: clock, at: &x.timings.FirstByteNS}
+	br := bodyReaders.Get().(*bufio.Reader)
+	br.Reset(fb)
+	defer func() {
+		br.Reset(nil) // drop the body so the pool does not keep it alive
+		bodyReaders.Put(br)
+	}()
 
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(br, maxErrorBody))
@@ -218,8 +225,14 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 // drainLimit bounds what is read after [DONE] to keep a connection.
 const drainLimit = 64 << 10
 
+// bodyReaders recycles the 64 KiB readers of response bodies: allocating
+// and clearing one per request was most of a request's garbage. Nothing
+// read through one outlives its exchange (events and bodies are copied).
+var bodyReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
 func (c *Client) readSSE(ctx, rctx context.Context, r io.Reader, x *exchangeResult) {
 	sr := newSSEReader(r)
+	sr.borrow = true // consume copies what it keeps
 	for !x.acc.done {
 		ev, err := sr.Next()
 		switch {

@@ -6,10 +6,14 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -23,25 +27,36 @@ import (
 // writeSmallCorpus writes the first n documents of the default corpus (short
 // and usual ones, plus one long) as a bare .jsonl file.
 func writeSmallCorpus(t *testing.T, dir string, n int) string {
+	return writeCorpus(t, dir, n, 1)
+}
+
+// writeCorpus writes n documents of the default corpus, longs of them long
+// ones (where memory runs out first), interleaved.
+func writeCorpus(t *testing.T, dir string, n, longs int) string {
 	t.Helper()
 	c, err := corpus.LoadDefault()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var docs []corpus.Document
-	var long *corpus.Document
-	for i, d := range c.Documents {
+	var short, long []corpus.Document
+	for _, d := range c.Documents {
 		if d.LengthClass == corpus.Long {
-			if long == nil {
-				long = &c.Documents[i]
-			}
-			continue
-		}
-		if len(docs) < n-1 {
-			docs = append(docs, d)
+			long = append(long, d)
+		} else {
+			short = append(short, d)
 		}
 	}
-	docs = append(docs, *long)
+	var docs []corpus.Document
+	every := n / longs
+	for i, s, l := 0, 0, 0; i < n; i++ {
+		if (i+1)%every == 0 && l < longs {
+			docs = append(docs, long[l])
+			l++
+			continue
+		}
+		docs = append(docs, short[s])
+		s++
+	}
 	b, err := corpus.EncodeDocuments(docs)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +200,9 @@ func TestRun_FailureClasses(t *testing.T) {
 // TestMain lets the kill test re-run this binary as the process it kills.
 func TestMain(m *testing.M) {
 	if proto := os.Getenv("EXTRACTBENCH_TEST_CHILD_PROTOCOL"); proto != "" {
-		_, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: os.Getenv("EXTRACTBENCH_TEST_CHILD_OUT"), Quiet: true})
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		_, err := pipeline.Run(ctx, pipeline.Options{ProtocolPath: proto, OutDir: os.Getenv("EXTRACTBENCH_TEST_CHILD_OUT"), Quiet: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
@@ -195,14 +212,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestRun_ResumeAfterSIGKILL kills a running process mid-pass, resumes, and
-// finds every document of every pass exactly once.
-func TestRun_ResumeAfterSIGKILL(t *testing.T) {
-	dir := t.TempDir()
-	const docs = 30
-	// A modelled pace slow enough to be killed mid-run: about 2 ms per request.
-	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: concurrency, levels: [1, 4], repetitions: 2, warmup: 1}", "{time_scale: 0.05}")
-	out := filepath.Join(dir, "out")
+// startChild runs the protocol in a child process (this test binary) and
+// sends sig once the second pass has some rows but is not finished.
+func startChild(t *testing.T, proto, out string, docs int, sig os.Signal) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "EXTRACTBENCH_TEST_CHILD_PROTOCOL="+proto, "EXTRACTBENCH_TEST_CHILD_OUT="+out)
 	stderr, _ := cmd.StderrPipe()
@@ -214,24 +227,28 @@ func TestRun_ResumeAfterSIGKILL(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	// Wait until the second pass has some rows but is not finished, then kill -9.
 	deadline := time.Now().Add(60 * time.Second)
-	killed := false
+	sent := false
 	for time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 		n, ok := countRows(filepath.Join(out, "results.db"))
 		if ok && n > docs+3 && n < 2*docs {
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			killed = true
+			_ = cmd.Process.Signal(sig)
+			sent = true
 			break
 		}
 	}
 	_ = cmd.Wait()
-	if !killed {
-		t.Fatal("the child finished or never started before it could be killed mid-pass")
+	if !sent {
+		t.Fatal("the child finished or never started before it could be stopped mid-pass")
 	}
-	before, _ := countRows(filepath.Join(out, "results.db"))
+}
 
+// checkResumed resumes the run in out and checks every document of every
+// pass is recorded exactly once.
+func checkResumed(t *testing.T, out string, docs, passes int) *sql.DB {
+	t.Helper()
+	before, _ := countRows(filepath.Join(out, "results.db"))
 	sum, err := pipeline.Run(context.Background(), pipeline.Options{OutDir: out, Resume: true, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
@@ -240,9 +257,8 @@ func TestRun_ResumeAfterSIGKILL(t *testing.T) {
 		t.Error("summary does not say resumed")
 	}
 	db := openDB(t, out)
-	const passes = 2 * 2
 	if got, want := queryInt(t, db, "SELECT count(*) FROM requests"), docs*passes; got != want {
-		t.Errorf("request rows after resume = %d, want %d (had %d when killed)", got, want, before)
+		t.Errorf("request rows after resume = %d, want %d (had %d when stopped)", got, want, before)
 	}
 	if got := queryInt(t, db, `SELECT count(*) FROM (SELECT 1 FROM requests GROUP BY run_id, variant, mode, level, repetition, doc_id HAVING count(*) > 1)`); got != 0 {
 		t.Errorf("%d duplicated (pass, document) rows after resume", got)
@@ -258,6 +274,174 @@ func TestRun_ResumeAfterSIGKILL(t *testing.T) {
 	}
 	if got := queryInt(t, db, "SELECT count(*) FROM runs WHERE status = 'complete'"); got != 1 {
 		t.Errorf("the resumed run is not complete")
+	}
+	return db
+}
+
+// TestRun_ResumeAfterSIGKILL kills a running process mid-pass, resumes, and
+// finds every document of every pass exactly once.
+func TestRun_ResumeAfterSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	const docs = 30
+	// A modelled pace slow enough to be killed mid-run: about 2 ms per request.
+	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: concurrency, levels: [1, 4], repetitions: 2, warmup: 1}", "{time_scale: 0.05}")
+	out := filepath.Join(dir, "out")
+	startChild(t, proto, out, docs, syscall.SIGKILL)
+	checkResumed(t, out, docs, 2*2)
+}
+
+// TestRun_InterruptThenResume sends SIGINT mid-pass: the run stops
+// dispatching, finishes its writes, is marked interrupted with an event, and
+// -resume completes it.
+func TestRun_InterruptThenResume(t *testing.T) {
+	dir := t.TempDir()
+	const docs = 30
+	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: concurrency, levels: [1, 4], repetitions: 2, warmup: 1}", "{time_scale: 0.05}")
+	out := filepath.Join(dir, "out")
+	startChild(t, proto, out, docs, os.Interrupt)
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM runs WHERE status = 'interrupted'"); got != 1 {
+		t.Errorf("interrupted runs = %d, want 1", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'interrupted'"); got != 1 {
+		t.Errorf("interrupted events = %d, want 1", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE status = 'interrupted'"); got != 1 {
+		t.Errorf("interrupted passes = %d, want 1", got)
+	}
+	db.Close()
+	checkResumed(t, out, docs, 2*2)
+}
+
+// oomEngine is an OpenAI-compatible test engine whose memory holds four
+// sequences: a request that arrives while four are in flight gets vLLM's
+// 503 out-of-memory answer, so memory failures depend on the level alone.
+func oomEngine(t *testing.T) string {
+	t.Helper()
+	var inFlight atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		if n > 4 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `{"object":"error","message":"CUDA out of memory. Tried to allocate 2.00 GiB","type":"ServiceUnavailableError","param":null,"code":503}`)
+			return
+		}
+		time.Sleep(30 * time.Millisecond) // long enough for the next arrivals to find the card full
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, c := range []string{`{\"date\": null, `, `\"amount\": null, `, `\"category\": null}`} {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},\"finish_reason\":null}]}\n\n", c)
+		}
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestRun_MemoryFailuresRetryLower: a level beyond the card's memory fails
+// with out-of-memory; the level stays recorded as measured, a lower retry
+// is a recorded decision, and higher levels are skipped.
+func TestRun_MemoryFailuresRetryLower(t *testing.T) {
+	dir := t.TempDir()
+	const docs = 24
+	c := writeSmallCorpus(t, dir, docs)
+	p := fmt.Sprintf(`name: oom
+corpus: %s
+prompt: {user: "Extract.\n\n{{document}}"}
+generation: {max_tokens: 64, temperature: 0}
+acceptance: {min_accepted: 0}
+sweep: {mode: concurrency, levels: [1, 4, 16, 32], repetitions: 1, warmup: 0, on_memory_failure: retry_lower}
+variants:
+  - name: small-card
+    engine: {url: %q, model: m}
+`, c, oomEngine(t))
+	proto := filepath.Join(dir, "oom.yaml")
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT failures_memory FROM passes WHERE level = 4 AND phase = 'sweep'"); got != 0 {
+		t.Errorf("level 4 had %d memory failures; the card holds 4", got)
+	}
+	if got := queryInt(t, db, "SELECT failures_memory FROM passes WHERE level = 16 AND phase = 'sweep'"); got == 0 {
+		t.Fatal("level 16 had no memory failure")
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE level = 16 AND failure = 'memory' AND http_status = 503 AND failure_detail LIKE '%out of memory%'"); got == 0 {
+		t.Error("no memory failure at 16 names the 503 and its out-of-memory text")
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM decisions WHERE kind = 'retry_lower' AND from_level = 16 AND to_level = 10"); got != 1 {
+		t.Errorf("retry_lower decisions 16 → 10 = %d, want 1", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE level = 10 AND phase = 'retry' AND retry_of = 16"); got != 1 {
+		t.Errorf("retry passes at level 10 = %d, want 1", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE level = 16 AND phase = 'sweep' AND docs = ?", docs); got != 1 {
+		t.Error("the first attempt at level 16 is not kept as the primary result")
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE level = 32"); got != 0 {
+		t.Errorf("level 32 ran after memory failures at 16")
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM decisions WHERE kind = 'skip_level' AND from_level = 32"); got != 1 {
+		t.Errorf("skip_level decisions for 32 = %d, want 1", got)
+	}
+	// The retry at 10 breaks too (the card holds 4): 10 is the lowest level that broke.
+	if r := sum.Variants[0].Recommendation; r.FirstBroken != 10 || r.Recommended != 1 {
+		t.Errorf("first broken %d, recommended %d; want 10 and 1 (4 is the highest usable, one step back)", r.FirstBroken, r.Recommended)
+	}
+}
+
+// TestRun_BatchMode sends batches of B prompts in one /v1/completions call.
+func TestRun_BatchMode(t *testing.T) {
+	dir := t.TempDir()
+	const docs = 10
+	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: batch, levels: [1, 4], repetitions: 1, warmup: 0}", "{time_scale: 0}")
+	out := filepath.Join(dir, "out")
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE mode = 'batch' AND batch_transport = 'completions_list' AND requested_batch = level"); got != 2 {
+		t.Errorf("batch passes over completions_list = %d, want 2", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE mode = 'batch'"); got != 2*docs {
+		t.Errorf("batch request rows = %d, want %d", got, 2*docs)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE accepted = 1"); got == 0 {
+		t.Error("no document accepted in batch mode")
+	}
+	if got := queryInt(t, db, "SELECT sent_concurrency FROM passes WHERE level = 4"); got > 4 {
+		t.Errorf("batch 4 had %d requests in flight", got)
+	}
+}
+
+// TestRun_Telemetry: the built-in engine's /metrics are sampled during each pass.
+func TestRun_Telemetry(t *testing.T) {
+	dir := t.TempDir()
+	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, 20), "{mode: concurrency, levels: [1, 4], repetitions: 1, warmup: 0}", "{time_scale: 0.05}")
+	out := filepath.Join(dir, "out")
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, out)
+	for _, metric := range []string{"num_requests_running", "kv_cache_usage_perc"} {
+		if got := queryInt(t, db, "SELECT count(*) FROM telemetry WHERE metric LIKE ?", "%"+metric+"%"); got == 0 {
+			t.Errorf("no %s samples", metric)
+		}
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE observed_max_running IS NOT NULL AND peak_kv_usage IS NOT NULL AND peak_torch_allocated_bytes IS NOT NULL"); got != 2 {
+		t.Errorf("passes with engine peaks = %d, want 2", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE peak_gpu_mem_bytes IS NOT NULL"); got != 0 {
+		t.Error("a device memory peak was recorded for the simulated engine: it must be NULL (unavailable), never invented")
 	}
 }
 

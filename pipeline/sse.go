@@ -41,6 +41,10 @@ type sseReader struct {
 	pending bool // data holds at least one data line
 	line    []byte
 	eof     bool
+	// borrow makes an event's Data a view of the reader's buffer, valid
+	// until the next call to Next, instead of a copy: the client decodes
+	// each event before reading the next one.
+	borrow bool
 }
 
 func newSSEReader(r io.Reader) *sseReader {
@@ -96,6 +100,9 @@ func (s *sseReader) processLine(line []byte) (sseEvent, bool, error) {
 	case "data":
 		if s.pending && completeDocument(s.data.Bytes()) {
 			ev := s.dispatch()
+			if s.borrow {
+				ev.Data = bytes.Clone(ev.Data) // appendData reuses the buffer
+			}
 			s.appendData(value)
 			return ev, true, nil
 		}
@@ -119,7 +126,10 @@ func (s *sseReader) appendData(v []byte) {
 }
 
 func (s *sseReader) dispatch() sseEvent {
-	ev := sseEvent{Name: s.name, Data: bytes.Clone(s.data.Bytes())}
+	ev := sseEvent{Name: s.name, Data: s.data.Bytes()}
+	if !s.borrow {
+		ev.Data = bytes.Clone(ev.Data)
+	}
 	s.name, s.pending = "", false
 	s.data.Reset()
 	return ev

@@ -96,7 +96,7 @@ func (a *streamAcc) consume(name string, data []byte) *streamFault {
 		return nil // an empty data line is a keep-alive for some proxies
 	}
 	var c chunk
-	if err := json.Unmarshal(d, &c); err != nil {
+	if err := decodeChunk(d, &c); err != nil {
 		return &streamFault{kind: eval.TransportMalformed,
 			detail: fmt.Sprintf("decode chunk %q: %v", truncate(string(d), 120), err)}
 	}

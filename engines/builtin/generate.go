@@ -238,7 +238,7 @@ func (wr *writer) object(chunk bool) string {
 // the first token is an HTTP error; after it, an error event.
 func (wr *writer) stream(r *http.Request, out <-chan event) {
 	flusher, _ := wr.w.(http.Flusher)
-	ev := &sse{w: wr.w, flusher: flusher}
+	ev := &sse{w: wr.w, flusher: flusher, buf: make([]byte, 0, 512)}
 	enc := newChunkEncoder(wr)
 	emitted := make([]int, len(wr.gens))
 	for remaining := len(wr.gens); remaining > 0; {

@@ -246,11 +246,12 @@ func (s *sse) flush() {
 	s.pending = false
 }
 
+// done writes the [DONE] sentinel. It does not flush: the handler returns
+// right after, and the server then flushes it together with the end of the
+// chunked body, in one write instead of two.
 func (s *sse) done() {
 	s.start()
 	s.w.Write([]byte("data: [DONE]\n\n"))
-	s.pending = true
-	s.flush()
 }
 
 func strPtr(s string) *string { return &s }

@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// streamPayloads returns the data of every event in testdata/streams.
+func streamPayloads(tb testing.TB) [][]byte {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no stream files: %v", err)
+	}
+	var out [][]byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			line = bytes.TrimSpace(line)
+			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				out = append(out, bytes.TrimSpace(d))
+			}
+		}
+	}
+	return out
+}
+
+// checkDecodeChunk fails when the fast path accepts data and json.Unmarshal
+// rejects it or decodes something else.
+func checkDecodeChunk(t *testing.T, data []byte) (fast bool) {
+	t.Helper()
+	var got, want chunk
+	fast = fastChunk(data, &got)
+	err := json.Unmarshal(data, &want)
+	if fast && err != nil {
+		t.Fatalf("fast path accepted %q, json.Unmarshal says %v", data, err)
+	}
+	if fast && !reflect.DeepEqual(got, want) {
+		t.Fatalf("fast path decoded %q as\n%#v\njson.Unmarshal as\n%#v", data, got, want)
+	}
+	var viaDecode chunk
+	if derr := decodeChunk(data, &viaDecode); (derr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(viaDecode, want)) {
+		t.Fatalf("decodeChunk(%q) = %#v, %v; json.Unmarshal = %#v, %v", data, viaDecode, derr, want, err)
+	}
+	return fast
+}
+
+func TestDecodeChunk(t *testing.T) {
+	tests := []struct {
+		in       string
+		wantFast bool
+	}{
+		{`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"{\"date\": \"2024-\u00e9\n"},"logprobs":null,"finish_reason":null}],"usage":null}`, true},
+		{`{"choices":[{"index":1,"text":"a/b\/c\t","finish_reason":"length"}]}`, true},
+		{`{"choices":[],"usage":{"prompt_tokens":412,"total_tokens":437,"completion_tokens":25,"prompt_tokens_details":{"cached_tokens":0}}}`, true},
+		{`{"choices":null,"usage":{}}`, true},
+		{`{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"a":[1,-2.5e+3,true,false,null]}]},"finish_reason":"stop"}]}`, true},
+		{`{"choices":[{"index":0,"delta":null}]}`, true},
+		{`{"error":{"message":"boom","code":500}}`, true},
+		{`{"error":"text","error_type":"overloaded"}`, true},
+		{` { "choices" : [ { "index" : 0 , "delta" : { "content" : "x" } } ] } `, true},
+		{`{}`, true},
+		// Left to json.Unmarshal: folded, escaped and duplicate keys, type
+		// mismatches, surrogates, invalid UTF-8, bad syntax.
+		{`{"Choices":[{"index":0,"delta":{"content":"x"}}]}`, false},
+		{`{"choices":[{"INDEX":1}]}`, false},
+		{`{"choic\u0065s":[]}`, false},
+		{`{"choices":[],"choices":[{"index":0}]}`, false},
+		{`{"choices":[{"index":"0"}]}`, false},
+		{`{"choices":[{"index":1.0}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"\ud83d\ude00"}}]}`, false},
+		{"{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\"}}]}", false},
+		{`{"choices":[{"index":0,"delta":{"content":"x"}}]`, false},
+		{`{"choices":[{"index":0}]} x`, false},
+		{`{"usage":{"prompt_tokens":01}}`, false},
+		{`{"a":[1,2,]}`, false},
+		{`{"a":-}`, false},
+		{`null`, false},
+		{`[]`, false},
+		{`{"choices":[null]}`, false},
+	}
+	for _, tt := range tests {
+		if got := checkDecodeChunk(t, []byte(tt.in)); got != tt.wantFast {
+			t.Errorf("fastChunk(%s) took the fast path: %v, want %v", tt.in, got, tt.wantFast)
+		}
+	}
+}
+
+// TestDecodeChunkStreams checks every recorded engine's events, and that
+// the chunks that carry tokens take the fast path.
+func TestDecodeChunkStreams(t *testing.T) {
+	slow := 0
+	payloads := streamPayloads(t)
+	for _, d := range payloads {
+		if string(d) == "[DONE]" || len(d) == 0 {
+			continue
+		}
+		if !checkDecodeChunk(t, d) && json.Valid(d) {
+			slow++
+			t.Logf("slow path: %s", d)
+		}
+	}
+	if slow > 0 {
+		t.Errorf("%d valid recorded chunks of %d missed the fast path", slow, len(payloads))
+	}
+}
+
+func FuzzDecodeChunk(f *testing.F) {
+	for _, d := range streamPayloads(f) {
+		f.Add(d)
+	}
+	f.Add([]byte(`{"choices":[{"index":0,"delta":{"content":"\u2028<&>\\"}}],"usage":{"prompt_tokens":-0,"completion_tokens":7}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDecodeChunk(t, data)
+	})
+}
