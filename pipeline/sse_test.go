@@ -8,12 +8,20 @@ import (
 	"testing"
 )
 
+// readEvents reads every event of in, and checks that a borrowing reader
+// (the client's) yields the same events at each step.
 func readEvents(t testing.TB, in string) ([]sseEvent, error) {
 	t.Helper()
 	r := newSSEReader(strings.NewReader(in))
+	br := newSSEReader(strings.NewReader(in))
+	br.borrow = true
 	var evs []sseEvent
 	for range len(in) + 2 { // each event consumes at least one byte
 		ev, err := r.Next()
+		bev, berr := br.Next()
+		if ev.Name != bev.Name || !bytes.Equal(ev.Data, bev.Data) || !errors.Is(berr, err) && (err == nil || berr == nil || err.Error() != berr.Error()) {
+			t.Fatalf("borrowing reader read %+v, %v; copying reader %+v, %v", bev, berr, ev, err)
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return evs, nil

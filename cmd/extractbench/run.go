@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -154,13 +155,7 @@ func pct(a, n int64) string {
 }
 
 func medianNS(g []results.Pass, f func(results.Pass) *int64) string {
-	v, ok := medianOf(g, func(p results.Pass) (float64, bool) {
-		x := f(p)
-		if x == nil {
-			return 0, false
-		}
-		return float64(*x), true
-	})
+	v, ok := medianOf(g, f)
 	if !ok {
 		return "-"
 	}
@@ -168,13 +163,7 @@ func medianNS(g []results.Pass, f func(results.Pass) *int64) string {
 }
 
 func medianI(g []results.Pass, f func(results.Pass) *int64) string {
-	v, ok := medianOf(g, func(p results.Pass) (float64, bool) {
-		x := f(p)
-		if x == nil {
-			return 0, false
-		}
-		return float64(*x), true
-	})
+	v, ok := medianOf(g, f)
 	if !ok {
 		return "n/a"
 	}
@@ -182,36 +171,27 @@ func medianI(g []results.Pass, f func(results.Pass) *int64) string {
 }
 
 func medianF(g []results.Pass, f func(results.Pass) *float64, format string) string {
-	v, ok := medianOf(g, func(p results.Pass) (float64, bool) {
-		x := f(p)
-		if x == nil {
-			return 0, false
-		}
-		return *x, true
-	})
+	v, ok := medianOf(g, f)
 	if !ok {
 		return "-"
 	}
 	return fmt.Sprintf(format, v)
 }
 
-// medianOf is the median over repetitions (the lower middle for an even count,
-// so that the figure is one that was measured).
-func medianOf(g []results.Pass, f func(results.Pass) (float64, bool)) (float64, bool) {
+// medianOf is the median over repetitions of a nullable figure (the lower
+// middle for an even count, so that the figure is one that was measured);
+// false when no repetition has it.
+func medianOf[T int64 | float64](g []results.Pass, f func(results.Pass) *T) (float64, bool) {
 	var vs []float64
 	for _, p := range g {
-		if v, ok := f(p); ok {
-			vs = append(vs, v)
+		if v := f(p); v != nil {
+			vs = append(vs, float64(*v))
 		}
 	}
 	if len(vs) == 0 {
 		return 0, false
 	}
-	for i := 1; i < len(vs); i++ {
-		for j := i; j > 0 && vs[j] < vs[j-1]; j-- {
-			vs[j], vs[j-1] = vs[j-1], vs[j]
-		}
-	}
+	slices.Sort(vs)
 	return vs[(len(vs)-1)/2], true
 }
 
