@@ -1,8 +1,13 @@
+//go:build unix
+
 package pipeline_test
 
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +63,35 @@ func benchClientBuiltin(b *testing.B, level int) {
 		b.Fatal(err)
 	}
 	defer stop()
-	c := pipeline.NewClient(pipeline.ClientConfig{BaseURL: url, Model: p.Name, MaxConns: level})
+	driveClient(ctx, b, url, p.Name, level)
+}
+
+// BenchmarkClientNoop is the reference for BenchmarkClientBuiltin in the same
+// run: the same client against a server that only writes a canned stream of
+// benchChunks content chunks. Their ratio is the engine's share of the cost.
+func BenchmarkClientNoop(b *testing.B) {
+	var stream strings.Builder
+	for _, c := range []string{`{\"`, `date`, `\": \"`, `2024-03-15`, `\", \"`, `amount`, `\":`, ` 12.5`} {
+		fmt.Fprintf(&stream, "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},\"finish_reason\":null}]}\n\n", c)
+	}
+	stream.WriteString("data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
+	stream.WriteString("data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":20,\"completion_tokens\":8,\"total_tokens\":28}}\n\ndata: [DONE]\n\n")
+	body := []byte(stream.String())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	for _, level := range []int{1, 64, 512} {
+		b.Run(fmt.Sprintf("level=%d", level), func(b *testing.B) { driveClient(context.Background(), b, srv.URL, "noop", level) })
+	}
+}
+
+// driveClient keeps level requests in flight against url until b.N are done,
+// checking every response, and reports req/s and CPU per request.
+func driveClient(ctx context.Context, b *testing.B, url, model string, level int) {
+	c := pipeline.NewClient(pipeline.ClientConfig{BaseURL: url, Model: model, MaxConns: level})
 	defer c.Close()
 	clock := pipeline.NewClock()
 	users := make([]string, len(benchDocs))

@@ -217,9 +217,20 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 		// Read what follows [DONE] (the final empty chunk of chunked
 		// encoding) so that the connection goes back to the pool instead of
 		// being closed and re-dialled by the next request.
-		io.Copy(io.Discard, io.LimitReader(br, drainLimit))
+		drain(br, drainLimit)
 	}
 	return x
+}
+
+// drain reads and discards up to limit bytes of br, until EOF or an error.
+func drain(br *bufio.Reader, limit int) {
+	for limit > 0 {
+		if _, err := br.Peek(1); err != nil {
+			return
+		}
+		n, _ := br.Discard(min(br.Buffered(), limit))
+		limit -= n
+	}
 }
 
 // drainLimit bounds what is read after [DONE] to keep a connection.
@@ -295,6 +306,9 @@ const (
 // bodyFormat decides how to read a 2xx body: by its media type, else by its
 // first bytes (some servers send an event stream as text/plain).
 func bodyFormat(contentType string, br *bufio.Reader) format {
+	if rest, ok := strings.CutPrefix(contentType, "text/event-stream"); ok && (rest == "" || rest[0] == ';') {
+		return formatSSE // what mime.ParseMediaType would say, without its allocations
+	}
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch mt {
 	case "text/event-stream":

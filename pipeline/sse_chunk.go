@@ -70,6 +70,7 @@ type streamAcc struct {
 	choices []choiceAcc
 	total   *usage // usage of the whole call (the usage-only chunk)
 	done    bool   // [DONE] seen, or a complete non-streamed body read
+	scratch chunkScratch
 }
 
 func newStreamAcc(clock Clock, n int) *streamAcc {
@@ -96,7 +97,7 @@ func (a *streamAcc) consume(name string, data []byte) *streamFault {
 		return nil // an empty data line is a keep-alive for some proxies
 	}
 	var c chunk
-	if err := decodeChunk(d, &c); err != nil {
+	if err := decodeChunk(d, &c, &a.scratch); err != nil {
 		return &streamFault{kind: eval.TransportMalformed,
 			detail: fmt.Sprintf("decode chunk %q: %v", truncate(string(d), 120), err)}
 	}

@@ -14,18 +14,58 @@ import (
 // or case-folded keys, duplicate keys, type mismatches, invalid UTF-8,
 // surrogate escapes, syntax errors) falls back to json.Unmarshal, which
 // also supplies the error. FuzzDecodeChunk holds the two paths equal.
-func decodeChunk(data []byte, c *chunk) error {
-	if fastChunk(data, c) {
+//
+// sc, when not nil, holds the choices, messages and strings the fast path
+// points c into; c is then valid until the next call with the same sc.
+func decodeChunk(data []byte, c *chunk, sc *chunkScratch) error {
+	if fastChunk(data, c, sc) {
 		return nil
 	}
-	*c = chunk{}
-	return json.Unmarshal(data, c)
+	u := new(chunk) // c itself stays off the heap on the fast path
+	err := json.Unmarshal(data, u)
+	*c = *u
+	return err
+}
+
+// chunkScratch is storage the fast path reuses from one event to the next,
+// so that a chunk costs no allocation beyond its content string.
+type chunkScratch struct {
+	choices []chunkChoice
+	msgs    []chunkMessage
+	strs    []string
+}
+
+// message returns a zeroed message that lives until the next reset.
+func (sc *chunkScratch) message() *chunkMessage {
+	if sc == nil {
+		return &chunkMessage{}
+	}
+	sc.msgs = append(sc.msgs, chunkMessage{})
+	return &sc.msgs[len(sc.msgs)-1]
+}
+
+// str returns a pointer to v that lives until the next reset.
+func (sc *chunkScratch) str(v string) *string {
+	if sc == nil {
+		return &v
+	}
+	sc.strs = append(sc.strs, v)
+	return &sc.strs[len(sc.strs)-1]
+}
+
+func (sc *chunkScratch) reset() {
+	if sc != nil {
+		clear(sc.msgs)
+		clear(sc.strs)
+		sc.msgs, sc.strs = sc.msgs[:0], sc.strs[:0]
+	}
 }
 
 // fastChunk decodes data into c, or returns false when json.Unmarshal must
 // decide (c is then partly written).
-func fastChunk(data []byte, c *chunk) bool {
-	s := scanner{b: data}
+func fastChunk(data []byte, c *chunk, sc *chunkScratch) bool {
+	sc.reset()
+	s := scanner{b: data, sc: sc}
 	s.ws()
 	var seen uint8
 	ok := s.object(func(key []byte) bool {
@@ -57,8 +97,9 @@ func fastChunk(data []byte, c *chunk) bool {
 // scanner reads JSON from b at i. Its methods return false on anything
 // the fast path does not decode.
 type scanner struct {
-	b []byte
-	i int
+	b  []byte
+	i  int
+	sc *chunkScratch
 }
 
 // maxDepth bounds nesting in skipped values; deeper documents go to json.Unmarshal.
@@ -341,7 +382,7 @@ func (s *scanner) optString(p **string) bool {
 	if !ok {
 		return false
 	}
-	*p = &v
+	*p = s.sc.str(v)
 	return true
 }
 
@@ -438,11 +479,17 @@ func (s *scanner) choices(c *chunk) bool {
 		c.Choices = nil
 		return true
 	}
-	c.Choices = c.Choices[:0]
+	c.Choices = nil
+	if s.sc != nil {
+		c.Choices = s.sc.choices[:0]
+	}
 	ok := s.array(func() bool {
 		c.Choices = append(c.Choices, chunkChoice{})
 		return s.choice(&c.Choices[len(c.Choices)-1])
 	})
+	if s.sc != nil && cap(c.Choices) > cap(s.sc.choices) {
+		s.sc.choices = c.Choices[:0]
+	}
 	if ok && c.Choices == nil {
 		c.Choices = []chunkChoice{} // "choices": [] is empty, not missing
 	}
@@ -473,7 +520,7 @@ func (s *scanner) message(p **chunkMessage) bool {
 		*p = nil
 		return true
 	}
-	m := &chunkMessage{}
+	m := s.sc.message()
 	var seen uint8
 	ok := s.object(func(key []byte) bool {
 		if string(key) == "content" {

@@ -3,6 +3,7 @@ package builtin
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func unit(parts ...any) float64 {
 // is the same whatever the request id, the order or the concurrency.
 func docHash(doc string) string {
 	h := sha256.Sum256([]byte(doc))
-	return fmt.Sprintf("%x", h[:12])
+	return hex.EncodeToString(h[:12]) // as fmt's %x, without its cost per request
 }
 
 // choosePerturbation draws the perturbation of one answer: per (variant,

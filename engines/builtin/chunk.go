@@ -14,12 +14,13 @@ import (
 type chunkEncoder struct {
 	kind string // "chat" or "text"
 	head []byte // `{"id":…,"object":…,"created":…,"model":…,"choices":[`
-	tail []byte // `],"usage":null}` with include_usage, else `]}`
+	tail string // `],"usage":null}` with include_usage, else `]}`
 }
 
-func newChunkEncoder(wr *writer) *chunkEncoder {
-	e := &chunkEncoder{kind: wr.kind}
-	h := append([]byte(nil), `{"id":`...)
+func newChunkEncoder(wr *writer) chunkEncoder {
+	e := chunkEncoder{kind: wr.kind}
+	h := make([]byte, 0, 64+len(wr.id)+len(wr.model))
+	h = append(h, `{"id":`...)
 	h = appendJSONString(h, wr.id)
 	h = append(h, `,"object":`...)
 	h = appendJSONString(h, wr.object(true))
@@ -28,9 +29,9 @@ func newChunkEncoder(wr *writer) *chunkEncoder {
 	h = append(h, `,"model":`...)
 	h = appendJSONString(h, wr.model)
 	e.head = append(h, `,"choices":[`...)
-	e.tail = []byte(`]}`)
+	e.tail = `]}`
 	if wr.includeUsage {
-		e.tail = []byte(`],"usage":null}`)
+		e.tail = `],"usage":null}`
 	}
 	return e
 }
