@@ -19,15 +19,12 @@ const DBName = "results.db"
 // Manifest is the part of runs.manifest the decisions read. Unknown keys
 // are ignored; RunData.RawManifest keeps the whole document.
 type Manifest struct {
-	ProtocolName string `json:"protocol_name"`
-	Corpus       struct {
-		Path   string `json:"path"`
-		SHA256 string `json:"sha256"`
-		Count  int    `json:"count"`
-	} `json:"corpus"`
-	Parse      string `json:"parse"`
-	Generation struct {
-		MaxTokens int `json:"max_tokens"`
+	ProtocolName string     `json:"protocol_name"`
+	Corpus       CorpusInfo `json:"corpus"`
+	Parse        string     `json:"parse"`
+	Generation   struct {
+		MaxTokens   int      `json:"max_tokens"`
+		Temperature *float64 `json:"temperature"`
 	} `json:"generation"`
 	Acceptance Acceptance `json:"acceptance"`
 	Sweep      struct {
@@ -42,6 +39,13 @@ type Manifest struct {
 	Variants  []VariantManifest `json:"variants"`
 }
 
+// CorpusInfo pins the corpus a run measured.
+type CorpusInfo struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Count  int    `json:"count"`
+}
+
 // EngineInfo is an engine as the manifest pins it.
 type EngineInfo struct {
 	URL           string `json:"url"`
@@ -51,6 +55,7 @@ type EngineInfo struct {
 	Revision      string `json:"revision"`
 	ContextWindow int    `json:"context_window"`
 	Simulated     bool   `json:"simulated"`
+	RandomWeights bool   `json:"random_weights"` // the model's answers (so quality figures) mean nothing
 }
 
 // GPUInfo is the card a variant ran on, as nvidia-smi (or the built-in

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // Limits of the document lists.
@@ -234,7 +235,7 @@ func excerpt(s string) string {
 // to the results directory or to the working directory). It returns nil and
 // a note saying why when the corpus is not there or is not the one the run
 // measured: text from another corpus would mislabel the failures.
-func corpusTexts(dir string, info manifestCorpus) (map[string]string, string) {
+func corpusTexts(dir string, info sizing.CorpusInfo) (map[string]string, string) {
 	if info.Path == "" {
 		return nil, "document excerpts unavailable: the run manifest names no corpus path"
 	}
@@ -282,11 +283,4 @@ func corpusCandidates(dir, path string) []string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
-}
-
-// manifestCorpus is the corpus part of the run manifest.
-type manifestCorpus struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
-	Count  int    `json:"count"`
 }

@@ -9,56 +9,10 @@ import (
 	"github.com/extractbench/extractbench/sizing"
 )
 
-// manifest is the part of runs.manifest the report reads. It is decoded
-// leniently: a field the run did not record stays empty and prints as such.
-type manifest struct {
-	ProtocolName string            `json:"protocol_name"`
-	Corpus       manifestCorpus    `json:"corpus"`
-	Parse        string            `json:"parse"`
-	Acceptance   sizing.Acceptance `json:"acceptance"`
-	Sweep        struct {
-		Mode        string `json:"mode"`
-		Levels      []int  `json:"levels"`
-		Repetitions int    `json:"repetitions"`
-	} `json:"sweep"`
-	Generation struct {
-		MaxTokens   int      `json:"max_tokens"`
-		Temperature *float64 `json:"temperature"`
-	} `json:"generation"`
-	Simulated bool              `json:"simulated"`
-	Model     string            `json:"model"`
-	Engine    manifestEngine    `json:"engine"`
-	GPU       manifestGPU       `json:"gpu"`
-	Variants  []manifestVariant `json:"variants"`
-}
-
-type manifestEngine struct {
-	URL           string `json:"url"`
-	Kind          string `json:"kind"`
-	Version       string `json:"version"`
-	Model         string `json:"model"`
-	Revision      string `json:"revision"`
-	ContextWindow int    `json:"context_window"`
-	Simulated     bool   `json:"simulated"`
-	RandomWeights bool   `json:"random_weights"`
-}
-
-type manifestGPU struct {
-	Name             string `json:"name"`
-	MemoryTotalBytes int64  `json:"memory_total_bytes"`
-	Driver           string `json:"driver"`
-	CUDA             string `json:"cuda"`
-	Source           string `json:"source"`
-}
-
-type manifestVariant struct {
-	Name   string         `json:"name"`
-	Engine manifestEngine `json:"engine"`
-	GPU    manifestGPU    `json:"gpu"`
-}
-
-func parseManifest(raw json.RawMessage) (manifest, error) {
-	var m manifest
+// parseManifest decodes runs.manifest leniently: a field the run did not
+// record stays empty and prints as such.
+func parseManifest(raw json.RawMessage) (sizing.Manifest, error) {
+	var m sizing.Manifest
 	if len(raw) == 0 {
 		return m, nil
 	}
@@ -68,34 +22,13 @@ func parseManifest(raw json.RawMessage) (manifest, error) {
 	return m, nil
 }
 
-// variant returns the engine and card of one variant: its own entry, else
-// the manifest's top level (which describes the first variant).
-func (m manifest) variant(name string) (manifestEngine, manifestGPU) {
-	for _, v := range m.Variants {
-		if v.Name == name {
-			e, g := v.Engine, v.GPU
-			if e.Model == "" {
-				e.Model = m.Model
-			}
-			if g.Name == "" {
-				g = m.GPU
-			}
-			return e, g
-		}
-	}
-	e := m.Engine
-	if e.Model == "" {
-		e.Model = m.Model
-	}
-	return e, m.GPU
-}
-
 // kv is one labelled line of a sheet.
 type kv struct{ K, V string }
 
 // sheet is the selection sheet of one series: what to rent and run, and why.
-func sheet(m manifest, s *series) []kv {
-	e, g := m.variant(s.Variant)
+func sheet(m sizing.Manifest, s *series) []kv {
+	v := m.Variant(s.Variant)
+	e, g := v.Engine, v.GPU
 	unit := unitName(s.Mode)
 	var rows []kv
 	add := func(k, v string) {
@@ -202,7 +135,7 @@ func (s *series) verdictText(l level) string {
 }
 
 // runLines describe the run as a whole, above the series.
-func runLines(d *dataset, m manifest) []kv {
+func runLines(d *dataset, m sizing.Manifest) []kv {
 	wall := none
 	if d.Run.StartedAt > 0 && d.Run.EndedAt >= d.Run.StartedAt {
 		wall = fmtNS(float64(d.Run.EndedAt-d.Run.StartedAt) * 1e6)

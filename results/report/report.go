@@ -128,7 +128,7 @@ func build(ctx context.Context, dir string) (*page, error) {
 	}
 	for i, s := range all {
 		prefix := fmt.Sprintf("s%d-", i)
-		_, gpu := m.variant(s.Variant)
+		gpu := m.Variant(s.Variant).GPU
 		sp := seriesPage{ID: prefix + "series", Variant: s.Variant, Unit: unitName(s.Mode),
 			Sheet:     sheet(m, s),
 			Tables:    seriesTables(prefix, s, texts, textNote),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/fixture.golden.md")
@@ -285,15 +286,15 @@ func TestCorpusTexts(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		info     manifestCorpus
+		info     sizing.CorpusInfo
 		wantDocs int
 		wantNote string
 	}{
-		{"relative to the results directory", manifestCorpus{Path: "corpus/documents.jsonl", SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
-		{"absolute", manifestCorpus{Path: filepath.Join(dir, "corpus"), SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
-		{"another corpus", manifestCorpus{Path: "corpus/documents.jsonl", SHA256: "0123456789abcdef"}, 0, "the run measured 0123456789ab"},
-		{"missing", manifestCorpus{Path: "nowhere.jsonl"}, 0, "corpus not found at " + filepath.Join(dir, "nowhere.jsonl")},
-		{"unrecorded", manifestCorpus{}, 0, "names no corpus path"},
+		{"relative to the results directory", sizing.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
+		{"absolute", sizing.CorpusInfo{Path: filepath.Join(dir, "corpus"), SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
+		{"another corpus", sizing.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: "0123456789abcdef"}, 0, "the run measured 0123456789ab"},
+		{"missing", sizing.CorpusInfo{Path: "nowhere.jsonl"}, 0, "corpus not found at " + filepath.Join(dir, "nowhere.jsonl")},
+		{"unrecorded", sizing.CorpusInfo{}, 0, "names no corpus path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
