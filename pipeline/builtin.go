@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/extractbench/extractbench/engines/builtin"
 )
@@ -58,7 +58,7 @@ func startBuiltin(ctx context.Context, v *Variant, proto *Protocol) (string, fun
 		cfg.FaultRates = map[builtin.Fault]float64{}
 		for name, rate := range o.Faults {
 			f := builtin.Fault(name)
-			if !slicesContains(builtin.FaultKinds, f) {
+			if !slices.Contains(builtin.FaultKinds, f) {
 				return "", nil, fmt.Errorf("engine.builtin.faults: unknown fault %q (known: %s)", name, faultNames())
 			}
 			cfg.FaultRates[f] = rate
@@ -86,15 +86,6 @@ func builtinGPU(v *Variant, _ *Protocol) (GPUInfoJSON, json.RawMessage) {
 	return GPUInfoJSON{Name: p.GPUName, MemoryTotalBytes: p.GPUMemoryBytes, Source: "builtin-profile"}, raw
 }
 
-func slicesContains(fs []builtin.Fault, f builtin.Fault) bool {
-	for _, x := range fs {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
-
 func faultNames() string {
 	var n []string
 	for _, f := range builtin.FaultKinds {
@@ -103,5 +94,3 @@ func faultNames() string {
 	sort.Strings(n)
 	return strings.Join(n, ", ")
 }
-
-var _ = time.Second

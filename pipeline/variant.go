@@ -3,7 +3,6 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -264,9 +263,6 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 	rs.event(ctx, v.Name, "warmup", time.Since(start).Nanoseconds(), detail)
 	if longestFailure != "" {
 		rs.logf("%s: warm-up: %s", v.Name, detail)
-	}
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return nil
 	}
 	return nil
 }

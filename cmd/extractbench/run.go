@@ -47,7 +47,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		opts.OutDir, opts.Resume = *resume, true
 	}
 	sum, err := pipeline.Run(ctx, opts)
-	if sum != nil {
+	if sum != nil && (err == nil || len(sum.Passes) > 0) { // a run that measured nothing has no table
 		if *asJSON {
 			enc := json.NewEncoder(c.stdout)
 			enc.SetIndent("", "  ")
