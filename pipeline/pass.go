@@ -140,7 +140,10 @@ func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, d corpu
 }
 
 func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Response) eval.Record {
-	if resp.Kind != eval.TransportOK && e.died() {
+	// An engine that answered /health when the variant started and now
+	// refuses connections has crashed (MEASUREMENT.md section 6: memory),
+	// whether extractbench started it or not.
+	if resp.Kind != eval.TransportOK && (e.died() || resp.Kind == eval.TransportRefused) {
 		resp.EngineDied = true
 	}
 	return eval.Record{

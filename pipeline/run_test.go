@@ -478,3 +478,53 @@ func TestRun_ResumeRefusesOtherFingerprint(t *testing.T) {
 		t.Fatalf("resume with another protocol: err = %v, want a ConfigError about the fingerprint", err)
 	}
 }
+
+// TestRun_EngineCrashIsMemory: an engine that answered and then refuses
+// connections has crashed; its failures are memory failures, and the run
+// records every document instead of stopping.
+func TestRun_EngineCrashIsMemory(t *testing.T) {
+	dir := t.TempDir()
+	const docs = 12
+	var served atomic.Int32
+	var srv *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"{\\\"date\\\": null, \\\"amount\\\": null, \\\"category\\\": null}\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+		if served.Add(1) == 4 { // the engine dies after its fourth answer
+			go func() {
+				srv.Listener.Close()
+				srv.CloseClientConnections()
+			}()
+		}
+	})
+	srv = httptest.NewServer(mux)
+	defer srv.Close()
+	p := fmt.Sprintf(`name: crash
+corpus: %s
+prompt: {user: "Extract.\n\n{{document}}"}
+generation: {max_tokens: 64, temperature: 0}
+acceptance: {min_accepted: 0}
+sweep: {mode: concurrency, levels: [1], repetitions: 1, warmup: 0}
+request_timeout: 5s
+variants:
+  - name: v
+    engine: {url: %q, model: m}
+`, writeSmallCorpus(t, dir, docs), srv.URL)
+	proto := filepath.Join(dir, "crash.yaml")
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != docs {
+		t.Errorf("rows = %d, want every document recorded (%d)", got, docs)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = 'memory' AND engine_died = 1 AND transport_kind = 'refused'"); got < docs-5 {
+		t.Errorf("memory failures after the crash = %d, want at least %d", got, docs-5)
+	}
+}
