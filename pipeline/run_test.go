@@ -309,6 +309,11 @@ func TestRun_InterruptThenResume(t *testing.T) {
 	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE status = 'interrupted'"); got != 1 {
 		t.Errorf("interrupted passes = %d, want 1", got)
 	}
+	// The interruption is ours: a request it cut must not be recorded as
+	// the engine's failure (the built-in engine here causes none).
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure IN ('memory', 'error', 'truncation')"); got != 0 {
+		t.Errorf("%d requests recorded as memory/error/truncation failures by the interruption", got)
+	}
 	db.Close()
 	checkResumed(t, out, docs, 2*2)
 }

@@ -149,7 +149,8 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 	}
 	switch {
 	case v.Engine.IsBuiltin():
-		url, stop, err := startBuiltin(ctx, v, rs.proto)
+		// The engine outlives an interruption: in-flight requests finish before it stops.
+		url, stop, err := startBuiltin(context.WithoutCancel(ctx), v, rs.proto)
 		if err != nil {
 			return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
 		}
