@@ -1,0 +1,108 @@
+package pipeline
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const validProtocol = `name: p
+corpus: default
+prompt:
+  user: "Extract.\n\n{{document}}"
+generation: {max_tokens: 128, temperature: 0, seed: 7}
+acceptance: {min_accepted: 0.95}
+sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}
+variants:
+  - name: a
+    engine: {url: builtin, model: sim-8b}
+`
+
+func TestLoadProtocol_Default(t *testing.T) {
+	p, err := LoadProtocol("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Levels(), []int{1, 2, 4, 8, 16, 32, 64}; !slices.Equal(got, want) {
+		t.Errorf("levels = %v, want %v", got, want)
+	}
+	if p.Sweep.Repetitions != 3 || p.Sweep.Warmup != 8 || p.Corpus != "default" || len(p.Variants) != 2 {
+		t.Errorf("default protocol = %+v", p)
+	}
+}
+
+func TestParseProtocol_Defaults(t *testing.T) {
+	p, err := ParseProtocol([]byte(validProtocol), "p.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Parse != "strict" || p.OutputSchema != "default" || p.Sweep.OnMemoryFailure != DefaultOnMemoryFailure ||
+		time.Duration(p.RequestTimeout) != DefaultRequestTimeout || p.Acceptance.MinBaselineRatio != DefaultMinBaselineRatio ||
+		time.Duration(p.Variants[0].Engine.ReadyTimeout) != DefaultReadyTimeout || p.Variants[0].Engine.Kind != "builtin" {
+		t.Errorf("defaults not filled: %+v", p)
+	}
+}
+
+func TestParseProtocol_JSON(t *testing.T) {
+	js := `{"name": "j", "corpus": "default", "prompt": {"user": "{{document}}"}, "generation": {"max_tokens": 8},
+	"acceptance": {"min_accepted": 0.5}, "sweep": {"mode": "batch", "levels": [2, 1]}, "request_timeout": "3s",
+	"variants": [{"name": "a", "engine": {"url": "http://127.0.0.1:8000", "model": "m"}}]}`
+	p, err := ParseProtocol([]byte(js), "p.json", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Levels(), []int{1, 2}; !slices.Equal(got, want) {
+		t.Errorf("levels = %v, want the baseline first: %v", got, want)
+	}
+	if time.Duration(p.RequestTimeout) != 3*time.Second {
+		t.Errorf("request_timeout = %v", time.Duration(p.RequestTimeout))
+	}
+}
+
+func TestParseProtocol_Errors(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(string) string
+		want []string // each must appear in the error
+	}{
+		{"unknown key", func(s string) string { return strings.Replace(s, "repetitions: 2", "repetitions: 2, repetitons: 3", 1) },
+			[]string{"p.yaml:7: sweep.repetitons: unknown key"}},
+		{"bad mode", func(s string) string { return strings.Replace(s, "mode: concurrency", "mode: sideways", 1) },
+			[]string{"p.yaml:7: sweep.mode:"}},
+		{"bad level", func(s string) string { return strings.Replace(s, "levels: [1, 4]", "levels: [1, 0]", 1) },
+			[]string{"p.yaml:7: sweep.levels.1:"}},
+		{"threshold above 1", func(s string) string { return strings.Replace(s, "min_accepted: 0.95", "min_accepted: 95", 1) },
+			[]string{"p.yaml:6: acceptance.min_accepted:"}},
+		{"prompt without the document", func(s string) string { return strings.Replace(s, `\n\n{{document}}`, "", 1) },
+			[]string{"p.yaml:4: prompt.user:"}},
+		{"missing variants", func(s string) string { return s[:strings.Index(s, "variants:")] },
+			[]string{"variants"}},
+		{"duplicate variant", func(s string) string { return s + "  - name: a\n    engine: {url: builtin, model: sim-1b}\n" },
+			[]string{"p.yaml:11: variants.1.name: duplicate variant name"}},
+		{"engine url", func(s string) string { return strings.Replace(s, "url: builtin", "url: localhost:8000", 1) },
+			[]string{"p.yaml:10: variants.0.engine.url:", "neither builtin nor an http(s) URL"}},
+		{"bad duration", func(s string) string { return s + "request_timeout: 2 minutes\n" },
+			[]string{"p.yaml:11: request_timeout:"}},
+		{"not YAML", func(string) string { return "name: [unclosed\n" }, []string{"p.yaml:"}},
+		{"several problems, all reported", func(s string) string {
+			return strings.Replace(strings.Replace(s, "mode: concurrency", "mode: x", 1), "max_tokens: 128", "max_tokens: 0", 1)
+		}, []string{"generation.max_tokens", "sweep.mode"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseProtocol([]byte(tt.edit(validProtocol)), "p.yaml", ".")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if _, ok := err.(*ProtocolError); !ok {
+				t.Errorf("error %T, want *ProtocolError", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not contain %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
