@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/pipeline"
 )
 
@@ -199,6 +201,10 @@ func TestRun_FailureClasses(t *testing.T) {
 
 // TestMain lets the kill test re-run this binary as the process it kills.
 func TestMain(m *testing.M) {
+	if addr := os.Getenv("EXTRACTBENCH_TEST_ENGINE_ADDR"); addr != "" {
+		serveTestEngine(addr)
+		return
+	}
 	if proto := os.Getenv("EXTRACTBENCH_TEST_CHILD_PROTOCOL"); proto != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -531,5 +537,79 @@ variants:
 	}
 	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = 'memory' AND engine_died = 1 AND transport_kind = 'refused'"); got < docs-5 {
 		t.Errorf("memory failures after the crash = %d, want at least %d", got, docs-5)
+	}
+}
+
+// serveTestEngine runs the built-in engine as a separate process, the way a
+// protocol's start command runs vLLM, until SIGTERM.
+func serveTestEngine(addr string) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	p, err := builtin.LookupProfile("sim-8b")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	p.TimeScale = 0
+	s, err := builtin.NewServer(builtin.Config{Profile: p})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	defer s.Close()
+	time.Sleep(300 * time.Millisecond) // a load time to measure
+	fmt.Println("test engine listening on", addr)
+	if err := s.ListenAndServe(ctx, addr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+}
+
+// TestRun_StartsAndStopsEngine: a variant with a start command gets its
+// engine started, its load time measured until /health answers, its log
+// kept in the results directory, and the engine stopped at the end.
+func TestRun_StartsAndStopsEngine(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	p := fmt.Sprintf(`name: started
+corpus: %s
+prompt: {user: "Extract date, amount and category.\n\n{{document}}"}
+generation: {max_tokens: 64, temperature: 0}
+acceptance: {min_accepted: 0.5}
+sweep: {mode: concurrency, levels: [1, 2], repetitions: 1, warmup: 1}
+variants:
+  - name: v
+    engine: {url: "http://%s", model: sim-8b, start: "EXTRACTBENCH_TEST_ENGINE_ADDR=%s %s -test.run=^$", ready_timeout: 30s}
+`, writeSmallCorpus(t, dir, 6), addr, addr, os.Args[0])
+	proto := filepath.Join(dir, "started.yaml")
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Variants[0].LoadTime < 300*time.Millisecond {
+		t.Errorf("load time %v, want at least the engine's 300 ms start", sum.Variants[0].LoadTime)
+	}
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'engine_load' AND value_ns >= 300000000"); got != 1 {
+		t.Errorf("engine_load events = %d, want 1", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE accepted = 1"); got == 0 {
+		t.Error("nothing accepted from the started engine")
+	}
+	log, err := os.ReadFile(filepath.Join(out, "engine-v.log"))
+	if err != nil || !strings.Contains(string(log), "test engine listening") {
+		t.Errorf("engine log not kept (%v): %q", err, log)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Error("the engine still listens after the run: it was not stopped")
 	}
 }
