@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -485,7 +486,7 @@ func TestRun_ResumeRefusesOtherFingerprint(t *testing.T) {
 	other := writeProtocol(t, dir, c, "{mode: concurrency, levels: [1, 2], repetitions: 1, warmup: 0}", "{time_scale: 0}")
 	_, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: other, OutDir: out, Resume: true, Quiet: true})
 	var ce *pipeline.ConfigError
-	if err == nil || !errorsAs(err, &ce) || !strings.Contains(err.Error(), "fingerprint") {
+	if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "fingerprint") {
 		t.Fatalf("resume with another protocol: err = %v, want a ConfigError about the fingerprint", err)
 	}
 }
