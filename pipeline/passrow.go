@@ -109,8 +109,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		if phase != "baseline" {
 			baseline = rs.baselineShare(key)
 		}
-		acc := sizing.Acceptance{MinAccepted: rs.proto.Acceptance.MinAccepted, LatencyP95MS: rs.proto.Acceptance.LatencyP95MS, MinBaselineRatio: rs.proto.Acceptance.MinBaselineRatio}
-		v := sizing.JudgePass(passFigures(p), baseline, acc)
+		v := sizing.JudgePass(passFigures(p), baseline, rs.proto.Acceptance.criteria())
 		p.Verdict, p.VerdictReason = "usable", v.Reason
 		if !v.Usable {
 			p.Verdict = "not_usable"
@@ -178,6 +177,7 @@ func passFigures(p results.Pass) sizing.PassFigures {
 	if p.E2EP95NS != nil {
 		f.E2EP95NS = *p.E2EP95NS
 	}
+	f.Preemptions = p.Preemptions
 	if p.Phase == "retry" {
 		f.Phase = "sweep"
 	}

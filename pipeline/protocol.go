@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/extractbench/extractbench/schemas"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // DefaultProtocolYAML is the protocol used when none is given.
@@ -80,6 +81,12 @@ type Acceptance struct {
 	MinAccepted      float64 `json:"min_accepted"`
 	LatencyP95MS     float64 `json:"latency_p95_ms,omitempty"` // 0: no latency objective
 	MinBaselineRatio float64 `json:"min_baseline_ratio"`
+	MaxPreemptions   *int64  `json:"max_preemptions,omitempty"` // nil: preemptions recorded, not judged
+}
+
+// criteria is the acceptance as the verdict functions read it.
+func (a Acceptance) criteria() sizing.Acceptance {
+	return sizing.Acceptance{MinAccepted: a.MinAccepted, LatencyP95MS: a.LatencyP95MS, MinBaselineRatio: a.MinBaselineRatio, MaxPreemptions: a.MaxPreemptions}
 }
 
 // Sweep is the one parameter a run grows.

@@ -109,7 +109,7 @@ func (rs *runState) judgeVariant(ctx context.Context, v *Variant, vs *VariantSum
 			figs = append(figs, passFigures(p))
 		}
 	}
-	acc := sizing.Acceptance{MinAccepted: rs.proto.Acceptance.MinAccepted, LatencyP95MS: rs.proto.Acceptance.LatencyP95MS, MinBaselineRatio: rs.proto.Acceptance.MinBaselineRatio}
+	acc := rs.proto.Acceptance.criteria()
 	vs.Recommendation = sizing.Recommend(figs, acc)
 	vs.BaselineShare = vs.Recommendation.BaselineShare
 	vs.Passed = true

@@ -234,7 +234,7 @@ func readPasses(ctx context.Context, db *sql.DB, runID string) ([]Pass, error) {
 		sent_concurrency, docs, accepted, failures_memory, failures_truncation, failures_format, failures_quality,
 		failures_error, duration_ns, ttft_p50_ns, ttft_p95_ns, e2e_p50_ns, e2e_p95_ns, output_tokens,
 		output_tokens_per_s, accepted_per_s, docs_per_hour, peak_gpu_mem_bytes, peak_torch_allocated_bytes,
-		peak_torch_reserved_bytes, peak_kv_usage, verdict, verdict_reason
+		peak_torch_reserved_bytes, peak_kv_usage, verdict, verdict_reason, preemptions
 		FROM passes WHERE run_id = ? ORDER BY variant, mode, level, repetition`, runID)
 	if err != nil {
 		return nil, err
@@ -243,13 +243,13 @@ func readPasses(ctx context.Context, db *sql.DB, runID string) ([]Pass, error) {
 	var out []Pass
 	for rows.Next() {
 		var p Pass
-		var ttft50, ttft95, e2e50, e2e95, peakMem, peakAlloc, peakRes sql.NullInt64
+		var ttft50, ttft95, e2e50, e2e95, peakMem, peakAlloc, peakRes, preempt sql.NullInt64
 		var tokS, accS, dph, kv sql.NullFloat64
 		var verdict, reason sql.NullString
 		if err := rows.Scan(&p.Variant, &p.Mode, &p.Level, &p.Repetition, &p.Phase, &p.Status, &p.Attempt,
 			&p.SentConcurrency, &p.Docs, &p.Accepted, &p.FailuresMemory, &p.FailuresTruncation, &p.FailuresFormat,
 			&p.FailuresQuality, &p.FailuresError, &p.DurationNS, &ttft50, &ttft95, &e2e50, &e2e95, &p.OutputTokens,
-			&tokS, &accS, &dph, &peakMem, &peakAlloc, &peakRes, &kv, &verdict, &reason); err != nil {
+			&tokS, &accS, &dph, &peakMem, &peakAlloc, &peakRes, &kv, &verdict, &reason, &preempt); err != nil {
 			return nil, err
 		}
 		p.TTFTP50NS, p.TTFTP95NS, p.E2EP50NS = intPtr(ttft50), intPtr(ttft95), intPtr(e2e50)
@@ -257,6 +257,7 @@ func readPasses(ctx context.Context, db *sql.DB, runID string) ([]Pass, error) {
 		p.OutputTokensPerS, p.AcceptedPerS, p.DocsPerHour = floatPtr(tokS), floatPtr(accS), floatPtr(dph)
 		p.PeakGPUMemBytes, p.PeakTorchAllocatedBytes, p.PeakTorchReservedBytes = intPtr(peakMem), intPtr(peakAlloc), intPtr(peakRes)
 		p.PeakKVUsage = floatPtr(kv)
+		p.Preemptions = intPtr(preempt)
 		p.Verdict, p.VerdictReason = verdict.String, reason.String
 		out = append(out, p)
 	}

@@ -20,6 +20,10 @@ type Acceptance struct {
 	MinAccepted      float64 `json:"min_accepted"`       // share of documents accepted, 0–1 (0.95 = 95%)
 	LatencyP95MS     float64 `json:"latency_p95_ms"`     // p95 E2E objective in milliseconds; 0 = none
 	MinBaselineRatio float64 `json:"min_baseline_ratio"` // part of the baseline's share to keep; 0 = DefaultMinBaselineRatio
+	// MaxPreemptions makes a preemption storm a memory failure (MEASUREMENT.md
+	// section 6): a pass whose engine preempted more sequences is not usable.
+	// nil = preemptions are recorded, not judged.
+	MaxPreemptions *int64 `json:"max_preemptions,omitempty"`
 }
 
 func (a Acceptance) baselineRatio() float64 {
@@ -45,7 +49,8 @@ type PassFigures struct {
 	FailuresFormat     int    `json:"failures_format"`
 	FailuresQuality    int    `json:"failures_quality"`
 	FailuresError      int    `json:"failures_error"`
-	E2EP95NS           int64  `json:"e2e_p95_ns"` // 0 = unknown
+	E2EP95NS           int64  `json:"e2e_p95_ns"`            // 0 = unknown
+	Preemptions        *int64 `json:"preemptions,omitempty"` // engine preemptions during the pass; nil = unknown
 }
 
 // Share is the accepted share of the pass; failed documents stay in the
@@ -64,7 +69,7 @@ type Cause string
 
 // The causes of MEASUREMENT.md section 8, in the order a verdict lists them.
 const (
-	CauseMemory     Cause = "memory"     // at least one memory failure
+	CauseMemory     Cause = "memory"     // at least one memory failure, or a preemption storm
 	CauseAcceptance Cause = "acceptance" // accepted share below the threshold
 	CauseBaseline   Cause = "baseline"   // accepted share below 99% of the baseline's
 	CauseLatency    Cause = "latency"    // p95 E2E above the objective
@@ -91,6 +96,9 @@ func JudgePass(p PassFigures, baselineShare float64, acc Acceptance) PassVerdict
 	share := p.Share()
 	if p.FailuresMemory > 0 {
 		add(CauseMemory, "%d memory failure(s)", p.FailuresMemory)
+	}
+	if acc.MaxPreemptions != nil && p.Preemptions != nil && *p.Preemptions > *acc.MaxPreemptions {
+		add(CauseMemory, "preemption storm: %d preemptions > max %d", *p.Preemptions, *acc.MaxPreemptions)
 	}
 	if share < acc.MinAccepted {
 		add(CauseAcceptance, "accepted %s < threshold %s", pct(share), pct(acc.MinAccepted))

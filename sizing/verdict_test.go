@@ -167,3 +167,31 @@ func TestJudgePassBaselineRatio(t *testing.T) {
 		t.Errorf("ratio 0.95: got %+v", v)
 	}
 }
+
+func TestJudgePassPreemptionStorm(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	p := pass(32, 1, 299, 0, 1000)
+	tests := []struct {
+		name        string
+		preemptions *int64
+		max         *int64
+		usable      bool
+	}{
+		{"not judged without a maximum", n(500), nil, true},
+		{"at the maximum", n(10), n(10), true},
+		{"above the maximum", n(11), n(10), false},
+		{"unknown preemptions are not judged", nil, n(0), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p.Preemptions = tt.preemptions
+			v := JudgePass(p, 1, Acceptance{MinAccepted: 0.95, MaxPreemptions: tt.max})
+			if v.Usable != tt.usable {
+				t.Fatalf("usable = %v, want %v (%s)", v.Usable, tt.usable, v.Reason)
+			}
+			if !tt.usable && (!reflect.DeepEqual(v.Causes, []Cause{CauseMemory}) || !strings.Contains(v.Reason, "preemption storm: 11 preemptions > max 10")) {
+				t.Errorf("verdict = %+v, want a memory cause naming the storm", v)
+			}
+		})
+	}
+}

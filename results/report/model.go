@@ -110,6 +110,10 @@ func passFigures(p passRow) sizing.PassFigures {
 	if p.E2EP95NS != nil {
 		f.E2EP95NS = *p.E2EP95NS
 	}
+	if p.Preemptions != nil {
+		n := int64(*p.Preemptions)
+		f.Preemptions = &n
+	}
 	return f
 }
 
