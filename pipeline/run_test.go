@@ -536,8 +536,10 @@ variants:
 	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != docs {
 		t.Errorf("rows = %d, want every document recorded (%d)", got, docs)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = 'memory' AND engine_died = 1 AND transport_kind = 'refused'"); got < docs-5 {
-		t.Errorf("memory failures after the crash = %d, want at least %d", got, docs-5)
+	// Four answers, then the crash; a request racing the crash on a closing
+	// connection may end as a reset (error) instead of a refusal.
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = 'memory' AND engine_died = 1 AND transport_kind = 'refused'"); got < docs-6 {
+		t.Errorf("memory failures after the crash = %d, want at least %d", got, docs-6)
 	}
 }
 
