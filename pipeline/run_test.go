@@ -616,3 +616,41 @@ variants:
 		t.Error("the engine still listens after the run: it was not stopped")
 	}
 }
+
+// TestRun_BrokenVariantDoesNotStopOthers: a variant whose engine cannot
+// start fails the run, and the next variant is still measured.
+func TestRun_BrokenVariantDoesNotStopOthers(t *testing.T) {
+	dir := t.TempDir()
+	p := fmt.Sprintf(`name: two
+corpus: %s
+prompt: {user: "Extract date, amount and category.\n\n{{document}}"}
+generation: {max_tokens: 64, temperature: 0}
+acceptance: {min_accepted: 0.5}
+sweep: {mode: concurrency, levels: [1], repetitions: 1, warmup: 0}
+variants:
+  - name: broken
+    engine: {url: builtin, model: sim-nope}
+  - name: good
+    engine: {url: builtin, model: sim-8b, builtin: {time_scale: 0}}
+`, writeSmallCorpus(t, dir, 5))
+	proto := filepath.Join(dir, "two.yaml")
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	var ce *pipeline.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "sim-nope") {
+		t.Fatalf("err = %v, want a configuration error naming the model", err)
+	}
+	if len(sum.Variants) != 2 || sum.Variants[0].Passed || !sum.Variants[1].Passed || sum.Passed {
+		t.Errorf("variants = %+v, passed %v; want broken failed, good passed, run failed", sum.Variants, sum.Passed)
+	}
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE variant = 'good'"); got != 5 {
+		t.Errorf("good variant rows = %d, want 5", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'variant_failed' AND variant = 'broken'"); got != 1 {
+		t.Errorf("variant_failed events = %d, want 1", got)
+	}
+}

@@ -135,14 +135,18 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil}
 	var runErr error
 	for i := range rs.proto.Variants {
-		vs, err := rs.runVariant(ctx, &rs.proto.Variants[i])
-		if vs != nil {
-			sum.Variants = append(sum.Variants, *vs)
-		}
+		v := &rs.proto.Variants[i]
+		vs, err := rs.runVariant(ctx, v)
 		if err != nil {
-			runErr = err
-			break
+			// One variant's broken engine does not cost the others their
+			// measurements: record it and go on; the run still fails.
+			vs.Passed, vs.Reason = false, err.Error()
+			rs.event(context.WithoutCancel(ctx), v.Name, "variant_failed", 0, err.Error())
+			if runErr == nil {
+				runErr = err
+			}
 		}
+		sum.Variants = append(sum.Variants, *vs)
 		if ctx.Err() != nil {
 			break
 		}
