@@ -63,6 +63,18 @@ func (p *EngineProcess) ExitError() error {
 	return p.waitErr
 }
 
+// exitDetail says how the process ended and quotes the end of its log.
+func (p *EngineProcess) exitDetail() string {
+	tail := ""
+	if b, err := os.ReadFile(p.logFile.Name()); err == nil {
+		if len(b) > 2000 {
+			b = b[len(b)-2000:]
+		}
+		tail = "; log tail: " + string(b)
+	}
+	return fmt.Sprintf("engine exited (%v) before extractbench stopped it%s", p.waitErr, tail)
+}
+
 // WaitReady polls health until it succeeds, the process exits or timeout
 // passes; it returns how long the engine took to become ready.
 func (p *EngineProcess) WaitReady(ctx context.Context, timeout time.Duration, health func(context.Context) error) (time.Duration, error) {

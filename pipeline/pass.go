@@ -113,7 +113,7 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 			resps, err := e.client.Complete(context.WithoutCancel(ctx), rs.clock, sched, prompts, rs.generation())
 			if errors.Is(err, ErrBatchUnsupported) {
 				transport = "barrier"
-				rs.decision(ctx, v.Name, "batch_transport", level, level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
+				rs.decision(ctx, v.Name, results.DecisionBatchMode, level, level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
 			} else {
 				for i, d := range group {
 					rs.keep(key, rs.score(v, e, d, resps[i]), bar)

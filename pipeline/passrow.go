@@ -106,7 +106,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 
 	if complete {
 		baseline := -1.0
-		if phase != "baseline" {
+		if phase != results.PhaseBaseline {
 			baseline = rs.baselineShare(key)
 		}
 		v := sizing.JudgePass(passFigures(p), baseline, rs.proto.Acceptance.criteria())
@@ -159,7 +159,7 @@ func (rs *runState) baselineShare(key results.PassKey) float64 {
 	var sum float64
 	var n int
 	for _, p := range passes {
-		if p.Variant == key.Variant && p.Mode == key.Mode && p.Phase == "baseline" && p.Status == results.PassComplete && p.Docs > 0 {
+		if p.Variant == key.Variant && p.Mode == key.Mode && p.Phase == results.PhaseBaseline && p.Status == results.PassComplete && p.Docs > 0 {
 			sum += float64(p.Accepted) / float64(p.Docs)
 			n++
 		}
@@ -178,8 +178,8 @@ func passFigures(p results.Pass) sizing.PassFigures {
 		f.E2EP95NS = *p.E2EP95NS
 	}
 	f.Preemptions = p.Preemptions
-	if p.Phase == "retry" {
-		f.Phase = "sweep"
+	if p.Phase == results.PhaseRetry {
+		f.Phase = results.PhaseSweep
 	}
 	return f
 }

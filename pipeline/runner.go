@@ -141,7 +141,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			// One variant's broken engine does not cost the others their
 			// measurements: record it and go on; the run still fails.
 			vs.Passed, vs.Reason = false, err.Error()
-			rs.event(context.WithoutCancel(ctx), v.Name, "variant_failed", 0, err.Error())
+			rs.event(context.WithoutCancel(ctx), v.Name, results.EventVariantFail, 0, err.Error())
 			if runErr == nil {
 				runErr = err
 			}
@@ -161,7 +161,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		status = "failed"
 	case sum.Interrupted:
 		status = "interrupted"
-		rs.event(context.WithoutCancel(ctx), "", "interrupted", 0, "signal received; resume with: extractbench run -resume "+opts.OutDir)
+		rs.event(context.WithoutCancel(ctx), "", results.EventInterrupted, 0, "signal received; resume with: extractbench run -resume "+opts.OutDir)
 	}
 	bg := context.WithoutCancel(ctx)
 	if err := store.SetRunStatus(bg, rs.runID, status, time.Now().UnixMilli()); err != nil && runErr == nil {
@@ -290,13 +290,13 @@ func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 		return fmt.Errorf("read the run's events: %w", err)
 	}
 	for _, e := range events {
-		if e.Kind == "resumed" {
+		if e.Kind == results.EventResumed {
 			rs.resumes = append(rs.resumes, e.ValueNS)
 		}
 	}
 	now := rs.clock.Now()
 	rs.resumes = append(rs.resumes, now)
-	rs.event(ctx, "", "resumed", now, fmt.Sprintf("previous status %q", prev.Status))
+	rs.event(ctx, "", results.EventResumed, now, fmt.Sprintf("previous status %q", prev.Status))
 	if err := rs.store.SetRunStatus(ctx, rs.runID, "running", 0); err != nil {
 		return fmt.Errorf("mark run %s running: %w", rs.runID, err)
 	}

@@ -40,7 +40,12 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary
 	if err != nil {
 		return vs, err
 	}
-	defer eng.close()
+	defer func() {
+		if eng.died() { // it ended before we stopped it: a crash, an OOM kill
+			rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineExit, 0, eng.proc.exitDetail())
+		}
+		eng.close()
+	}()
 	vs.LoadTime = eng.loadTime
 	if err := rs.pinEngine(ctx, v, eng); err != nil {
 		return vs, err
@@ -53,7 +58,7 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary
 	var stopAt int // a level above which nothing runs, after a memory failure
 	for li, level := range levels {
 		if stopAt != 0 && level > stopAt {
-			rs.decision(ctx, v.Name, "skip_level", level, 0, fmt.Sprintf("level %d had memory failures; on_memory_failure=%s skips higher levels", stopAt, rs.proto.Sweep.OnMemoryFailure))
+			rs.decision(ctx, v.Name, results.DecisionSkipLevel, level, 0, fmt.Sprintf("level %d had memory failures; on_memory_failure=%s skips higher levels", stopAt, rs.proto.Sweep.OnMemoryFailure))
 			continue
 		}
 		memFailures := 0
@@ -61,9 +66,9 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary
 			if ctx.Err() != nil {
 				return vs, nil
 			}
-			phase := "sweep"
+			phase := results.PhaseSweep
 			if li == 0 {
-				phase = "baseline"
+				phase = results.PhaseBaseline
 			}
 			p, err := rs.runPass(ctx, v, eng, level, rep, phase, 0)
 			if err != nil {
@@ -80,9 +85,9 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary
 		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" {
 			lower := (levels[li-1] + level) / 2
 			if lower > levels[li-1] && lower < level {
-				rs.decision(ctx, v.Name, "retry_lower", level, lower, fmt.Sprintf("%d memory failure(s) at level %d; the first attempt stays the primary result", memFailures, level))
+				rs.decision(ctx, v.Name, results.DecisionRetryLower, level, lower, fmt.Sprintf("%d memory failure(s) at level %d; the first attempt stays the primary result", memFailures, level))
 				for rep := 1; rep <= rs.proto.Sweep.Repetitions && ctx.Err() == nil; rep++ {
-					if _, err := rs.runPass(ctx, v, eng, lower, rep, "retry", level); err != nil {
+					if _, err := rs.runPass(ctx, v, eng, lower, rep, results.PhaseRetry, level); err != nil {
 						return vs, err
 					}
 				}
@@ -175,7 +180,7 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
 		e.loadTime = d
-		rs.event(ctx, v.Name, "engine_load", d.Nanoseconds(), "start command until /health answered")
+		rs.event(ctx, v.Name, results.EventEngineLoad, d.Nanoseconds(), "start command until /health answered")
 		rs.logf("%s: engine ready after %s", v.Name, d.Round(time.Millisecond))
 		return e, nil
 	}
@@ -261,7 +266,7 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 		}
 	}
 	detail := fmt.Sprintf("%d warm-up requests (excluded), %d not accepted%s", len(picked), failed, longestFailure)
-	rs.event(ctx, v.Name, "warmup", time.Since(start).Nanoseconds(), detail)
+	rs.event(ctx, v.Name, results.EventWarmup, time.Since(start).Nanoseconds(), detail)
 	if longestFailure != "" {
 		rs.logf("%s: warm-up: %s", v.Name, detail)
 	}

@@ -19,10 +19,11 @@ type TelemetrySample struct {
 // The decision kinds stored in decisions.kind. Others may be added; these are
 // the ones the runner makes.
 const (
-	DecisionRetryLower  = "retry_lower"  // a level failed; a lower one is tried as its own pass
-	DecisionReduceBatch = "reduce_batch" // an offline batch failed; a smaller batch is tried
-	DecisionSkipLevel   = "skip_level"   // a level is not run (a lower one already failed on memory)
-	DecisionStopSweep   = "stop_sweep"   // the sweep ends before its last planned level
+	DecisionRetryLower  = "retry_lower"     // a level failed; a lower one is tried as its own pass
+	DecisionReduceBatch = "reduce_batch"    // an offline batch failed; a smaller batch is tried
+	DecisionSkipLevel   = "skip_level"      // a level is not run (a lower one already failed on memory)
+	DecisionStopSweep   = "stop_sweep"      // the sweep ends before its last planned level
+	DecisionBatchMode   = "batch_transport" // the engine refused a list of prompts: B simultaneous requests with a barrier
 )
 
 // Decision is one row of decisions: something the runner chose to do that
@@ -41,11 +42,12 @@ type Decision struct {
 
 // The event kinds stored in events.kind.
 const (
-	EventEngineLoad  = "engine_load" // ValueNS: engine start until ready
-	EventWarmup      = "warmup"      // ValueNS: the warm-up's duration; excluded from every figure
-	EventInterrupted = "interrupted" // Detail: why (signal, engine died)
-	EventResumed     = "resumed"     // Detail: what was left to do
-	EventEngineExit  = "engine_exit" // Detail: exit status and the log's tail
+	EventEngineLoad  = "engine_load"    // ValueNS: engine start until ready
+	EventWarmup      = "warmup"         // ValueNS: the warm-up's duration; excluded from every figure
+	EventInterrupted = "interrupted"    // Detail: why (signal, engine died)
+	EventResumed     = "resumed"        // Detail: what was left to do
+	EventEngineExit  = "engine_exit"    // Detail: exit status and the log's tail
+	EventVariantFail = "variant_failed" // Detail: why the variant could not be measured (engine did not start, ...)
 )
 
 // Event is one row of events: something that happened to the run or a
