@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
 	"github.com/extractbench/extractbench/eval"
@@ -40,6 +41,9 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.SentConcurrency = min(p.SentConcurrency, int64(level))
 	}
 	p.DateF1, p.AmountF1, p.CategoryF1 = ptr(agg.Date.F1), ptr(agg.Amount.F1), ptr(agg.Category.F1)
+	if b, err := json.Marshal(agg.Confusion); err == nil && len(agg.Confusion) > 0 {
+		p.CategoryConfusion = string(b)
+	}
 
 	var ttft, e2e, e2eSched, queue, tpot []int64
 	var outTokens, usage int64

@@ -186,6 +186,11 @@ ALTER TABLE requests ADD COLUMN expected_date TEXT;
 ALTER TABLE requests ADD COLUMN expected_amount TEXT;
 ALTER TABLE requests ADD COLUMN expected_category TEXT;
 `,
+	// 3: the category confusion matrix of each pass, as JSON, so a pass row
+	// says which categories the engine confuses without re-reading requests.
+	`
+ALTER TABLE passes ADD COLUMN category_confusion TEXT;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

@@ -92,6 +92,11 @@ type Pass struct {
 
 	Verdict       string // "" (NULL) until judged
 	VerdictReason string
+
+	// CategoryConfusion is the pass's category confusion matrix as JSON:
+	// {"expected": {"predicted": count}}, with "null" for JSON null and
+	// "invalid" for a value outside the enum; "" (NULL) when not computed.
+	CategoryConfusion string
 }
 
 // passColumn maps one passes column to its Pass field. ptr returns a pointer
@@ -163,10 +168,11 @@ var passColumns = []passColumn{
 	{"peak_kv_usage", func(p *Pass) any { return &p.PeakKVUsage }},
 	{"verdict", func(p *Pass) any { return &p.Verdict }},
 	{"verdict_reason", func(p *Pass) any { return &p.VerdictReason }},
+	{"category_confusion", func(p *Pass) any { return &p.CategoryConfusion }},
 }
 
 // nullableText lists the passes text columns where "" is stored as NULL.
-var nullableText = map[string]bool{"batch_transport": true, "verdict": true, "verdict_reason": true}
+var nullableText = map[string]bool{"batch_transport": true, "verdict": true, "verdict_reason": true, "category_confusion": true}
 
 func passColumnNames() []string {
 	names := make([]string, len(passColumns))

@@ -210,6 +210,9 @@ func (f fixture) passRow(runID string, recs []eval.Record, lv, rep int) results.
 	if lv == f.Levels[0] {
 		p.Phase = results.PhaseBaseline
 	}
+	if b, err := json.Marshal(eval.Aggregate(recs).Confusion); err == nil {
+		p.CategoryConfusion = string(b)
+	}
 	var e2e, ttft []int64
 	first, last := recs[0].SendNS, int64(0)
 	for _, r := range recs {

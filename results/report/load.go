@@ -41,6 +41,7 @@ type passRow struct {
 	OutputTokens                                         *int64
 	PeakGPUMem, PeakTorchAlloc, PeakTorchReserved        *float64
 	PeakKV                                               *float64
+	CategoryConfusion                                    string // JSON, see results/SCHEMA.md; "" when not recorded
 }
 
 // requestRow is one row of the requests table, without the full output.
@@ -213,7 +214,7 @@ func loadPasses(ctx context.Context, db *sql.DB, runID string) ([]passRow, error
 			"output_tokens_per_s", "peak_gpu_mem_bytes", "peak_torch_allocated_bytes",
 			"peak_torch_reserved_bytes", "peak_kv_usage", "verdict"},
 		[]string{"phase", "status", "verdict_reason", "observed_max_waiting", "preemptions",
-			"docs_per_hour", "output_tokens", "started_ns"})
+			"docs_per_hour", "output_tokens", "started_ns", "category_confusion"})
 	if err != nil {
 		return nil, err
 	}
@@ -227,12 +228,12 @@ func loadPasses(ctx context.Context, db *sql.DB, runID string) ([]passRow, error
 		var p passRow
 		var batch, sent, e2e, outTok, started sql.NullInt64
 		var running, waiting, preempt, tps, dph, gpu, alloc, resv, kv sql.NullFloat64
-		var verdict, phase, status, reason sql.NullString
+		var verdict, phase, status, reason, confusion sql.NullString
 		var dur sql.NullInt64
 		err := rows.Scan(&p.Variant, &p.Mode, &p.Level, &p.Repetition, &batch, &sent, &running,
 			&p.Docs, &p.Accepted, &p.Failures[0], &p.Failures[1], &p.Failures[2], &p.Failures[3], &p.Failures[4],
 			&dur, &e2e, &tps, &gpu, &alloc, &resv, &kv, &verdict,
-			&phase, &status, &reason, &waiting, &preempt, &dph, &outTok, &started)
+			&phase, &status, &reason, &waiting, &preempt, &dph, &outTok, &started, &confusion)
 		if err != nil {
 			return nil, fmt.Errorf("read passes: %w", err)
 		}
@@ -243,6 +244,7 @@ func loadPasses(ctx context.Context, db *sql.DB, runID string) ([]passRow, error
 		p.PeakGPUMem, p.PeakTorchAlloc, p.PeakTorchReserved, p.PeakKV = floatPtr(gpu), floatPtr(alloc), floatPtr(resv), floatPtr(kv)
 		p.DurationNS = dur.Int64
 		p.Verdict, p.Phase, p.Status, p.VerdictReason = verdict.String, phase.String, status.String, reason.String
+		p.CategoryConfusion = confusion.String
 		out = append(out, p)
 	}
 	return out, rows.Err()

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,7 +24,7 @@ func seriesTables(prefix string, s *series, texts map[string]string, textNote st
 	unit := unitName(s.Mode)
 	out := []table{interactiveTable(prefix, unit, s), offlineTable(prefix, unit, s), qualityTable(prefix, unit, s),
 		memoryTable(prefix, unit, s), classTable(prefix, unit, s), slowTable(prefix, unit, s, texts, textNote),
-		failedTable(prefix, s, texts, textNote)}
+		failedTable(prefix, s, texts, textNote), confusionTable(prefix, unit, s)}
 	return out
 }
 
@@ -170,4 +173,56 @@ func decisionLines(d *dataset, variant string) []string {
 		out = append(out, fmtUnixMS(e.AtMS)+" "+line)
 	}
 	return out
+}
+
+// confusionTable lists the category confusions of the lowest level (the
+// baseline), summed over its complete repetitions: every off-diagonal cell
+// of the confusion matrix, most frequent first.
+func confusionTable(prefix, unit string, s *series) table {
+	t := table{ID: prefix + "confusion", Head: []string{"expected", "predicted", "documents"}}
+	var level int
+	cells := map[[2]string]int{}
+	right, total := 0, 0
+	for _, p := range s.Passes {
+		if p.CategoryConfusion == "" || (p.Status != "" && p.Status != "complete") || (level != 0 && p.Level != level) {
+			continue
+		}
+		var m map[string]map[string]int
+		if err := json.Unmarshal([]byte(p.CategoryConfusion), &m); err != nil {
+			continue
+		}
+		level = p.Level
+		for want, row := range m {
+			for got, n := range row {
+				total += n
+				if want == got {
+					right += n
+					continue
+				}
+				cells[[2]string{want, got}] += n
+			}
+		}
+	}
+	t.Title = fmt.Sprintf("Category confusions at %s %d", unit, level)
+	if total == 0 {
+		t.Title = "Category confusions"
+		t.Note = "No confusion matrix recorded (runs before schema version 3)."
+		return t
+	}
+	t.Note = fmt.Sprintf("Summed over complete repetitions: %d of %d categories right; the off-diagonal cells follow ("+
+		"null = JSON null, invalid = no usable prediction).", right, total)
+	keys := make([][2]string, 0, len(cells))
+	for k := range cells {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]string) int {
+		if c := cmp.Compare(cells[b], cells[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a[0]+"|"+a[1], b[0]+"|"+b[1])
+	})
+	for _, k := range keys {
+		t.Rows = append(t.Rows, []string{k[0], k[1], strconv.Itoa(cells[k])})
+	}
+	return t
 }
