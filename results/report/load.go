@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
-	_ "github.com/mattn/go-sqlite3" // the results.db driver
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // excerptBytes bounds the output text read back for a failed document: the
@@ -89,13 +87,9 @@ type dataset struct {
 
 // load reads the latest run of dir/results.db, read-only.
 func load(ctx context.Context, dir string) (*dataset, error) {
-	path := filepath.Join(dir, "results.db")
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("open results database: %w (run `extractbench run` to create one)", err)
-	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
+	db, err := sizing.OpenDB(dir) // read-only, the path escaped as a URI
 	if err != nil {
-		return nil, fmt.Errorf("open results database %s: %w", path, err)
+		return nil, fmt.Errorf("open results database: %w", err)
 	}
 	defer db.Close()
 
