@@ -185,19 +185,8 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 		if !field(key) {
 			return false
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if end, ok := s.sep('}'); !ok || end {
+			return ok
 		}
 	}
 }
@@ -217,21 +206,30 @@ func (s *scanner) array(elem func() bool) bool {
 		if !elem() {
 			return false
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
+		if end, ok := s.sep(']'); !ok || end {
+			return ok
 		}
 	}
+}
+
+// sep consumes what follows a member or element: a comma (end false, then
+// the next one's leading space) or the closing byte (end true); ok is false
+// on anything else.
+func (s *scanner) sep(closing byte) (end, ok bool) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.ws()
+		return false, true
+	case closing:
+		s.i++
+		return true, true
+	}
+	return false, false
 }
 
 // rawString reads a string with no escapes, only valid UTF-8 and no

@@ -274,7 +274,7 @@ func (e Estimate) FitFor(name string) (Fit, bool) {
 // Bytes formats a byte count in GiB with the exact bytes ("14.96 GiB
 // (16,060,522,496 B)") so that the unit is never in doubt.
 func Bytes(b int64) string {
-	return fmt.Sprintf("%s (%s B)", GiBString(b), groupDigits(b))
+	return fmt.Sprintf("%s (%s B)", GiBString(b), GroupDigits(b))
 }
 
 // GiBString formats bytes as GiB with two decimals, MiB or KiB below one GiB.
@@ -290,8 +290,8 @@ func GiBString(b int64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
-// groupDigits writes an integer with thousands separators.
-func groupDigits(n int64) string {
+// GroupDigits writes an integer with thousands separators (16,060,522,496).
+func GroupDigits(n int64) string {
 	s := fmt.Sprint(n)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -57,10 +57,10 @@ func (e Estimate) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "Weights\t%s\n", Bytes(e.WeightBytes))
 	fmt.Fprintf(tw, "KV cache per token\t%s = 2 × %d layers × %d KV heads × %d head dim × %d B (%s)\n",
 		Bytes(e.KVBytesPerToken), e.Shape.Layers, e.Shape.KVHeads, e.Shape.HeadDim, kvElem, e.KV)
-	fmt.Fprintf(tw, "KV cache per sequence\t%s at %s tokens\n", Bytes(e.KVBytesPerSeq), groupDigits(int64(e.ContextTokens)))
+	fmt.Fprintf(tw, "KV cache per sequence\t%s at %s tokens\n", Bytes(e.KVBytesPerSeq), GroupDigits(int64(e.ContextTokens)))
 	fmt.Fprintf(tw, "KV cache, %d sequence(s)\t%s\n", e.Concurrency, Bytes(e.KVBytes))
 	fmt.Fprintf(tw, "Activations\t%s (one %s-token prefill chunk + fp32 logits per sequence)\n",
-		Bytes(e.ActivationBytes), groupDigits(DefaultPrefillTokens))
+		Bytes(e.ActivationBytes), GroupDigits(DefaultPrefillTokens))
 	fmt.Fprintf(tw, "Runtime overhead\t%s (CUDA context, workspaces, CUDA graphs)\n", Bytes(e.OverheadBytes))
 	fmt.Fprintf(tw, "Total\t%s\n", Bytes(e.TotalBytes))
 	fmt.Fprintf(tw, "Total with %.0f%% margin\t%s\n", e.Margin*100, Bytes(e.TotalWithMarginBytes))
@@ -69,7 +69,7 @@ func (e Estimate) WriteText(w io.Writer) error {
 	}
 	ew.printf("\nCards: datasheet memory is decimal (1 GB = 10^9 B), shown here in GiB (2^30 B); usable = memory × %.2f.\n", e.Utilisation)
 	ew.printf("Max concurrency: sequences of %s tokens that fit with the %.0f%% margin (and without it).\n",
-		groupDigits(int64(e.ContextTokens)), e.Margin*100)
+		GroupDigits(int64(e.ContextTokens)), e.Margin*100)
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "GPU\tmemory\tusable\tfits %d\theadroom\tmax concurrency\tdecode ceiling at 1\t\n", e.Concurrency)
 	for _, f := range e.Fits {
@@ -115,7 +115,7 @@ func (mc MemoryCheck) WriteText(w io.Writer) error {
 		ew.printf("  %s: %s as %s, %s weights %s, KV %s per token, %s per sequence at %s tokens; card %s, %s\n",
 			v.Variant, v.Model, v.Estimate.Model, v.Estimate.Weights, GiBString(v.Estimate.WeightBytes),
 			GiBString(v.Estimate.KVBytesPerToken), GiBString(v.Estimate.KVBytesPerSeq),
-			groupDigits(int64(v.Estimate.ContextTokens)), gpu, mem)
+			GroupDigits(int64(v.Estimate.ContextTokens)), gpu, mem)
 	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "variant\tlevel\tpredicted\tpred. KV use\tdevice peak\ttorch allocated\ttorch reserved\tKV usage\t\n")

@@ -224,7 +224,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		r.PassDocsPerHour, r.Docs, fmtDuration(r.DurationNS), r.AcceptedPerHour, r.OutputTokensPerS)
 	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day (evaluation overhead %.1f%%, retries %.1f%% of documents)\n",
 		r.DocsPerHour, r.DocsPerDay, r.OverheadShare*100, r.RetryShare*100)
-	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", groupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
+	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
 	fmt.Fprintf(tw, "  preparation\t%s (engine load %s + warm-up %s, once)\n", fmtLong(r.PreparationNS), fmtLong(r.LoadNS), fmtLong(r.WarmupNS))
 	fmt.Fprintf(tw, "  processing\t%s\n", fmtLong(r.ProcessingNS))
 	fmt.Fprintf(tw, "  evaluation\t%s\n", fmtLong(r.EvaluationNS))
@@ -234,7 +234,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		if rt.FitsCorpus {
 			fits = "fits"
 		}
-		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental)\n", rt.Days, groupDigits(rt.Docs), fits, rt.Use*100)
+		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental)\n", rt.Days, GroupDigits(rt.Docs), fits, rt.Use*100)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write plan: %w", err)

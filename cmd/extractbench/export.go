@@ -11,6 +11,15 @@ import (
 
 type exportCommand struct{ env }
 
+// requireResults is the usage error of a command pointed at a directory
+// without results.db.
+func requireResults(cmd, dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, results.DBName)); err != nil {
+		return &usageError{msg: fmt.Sprintf("%s: %s has no %s (write one with: extractbench run -out %s)", cmd, dir, results.DBName, dir)}
+	}
+	return nil
+}
+
 func (c *exportCommand) Synopsis() string {
 	return "write requests/passes/telemetry.parquet and raw_table.csv from a results directory's results.db"
 }
@@ -24,8 +33,8 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: "export: want exactly one results directory"}
 	}
 	dir := fs.Arg(0)
-	if _, err := os.Stat(filepath.Join(dir, "results.db")); err != nil {
-		return &usageError{msg: fmt.Sprintf("export: %s has no results.db", dir)}
+	if err := requireResults("export", dir); err != nil {
+		return err
 	}
 	files, err := results.Export(ctx, dir)
 	if err != nil {

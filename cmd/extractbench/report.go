@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/extractbench/extractbench/results/report"
@@ -24,8 +23,8 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: "report: want exactly one results directory"}
 	}
 	dir := fs.Arg(0)
-	if _, err := os.Stat(filepath.Join(dir, "results.db")); err != nil {
-		return &usageError{msg: fmt.Sprintf("report: %s has no results.db", dir)}
+	if err := requireResults("report", dir); err != nil {
+		return err
 	}
 	if err := report.Write(ctx, dir); err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)

@@ -233,6 +233,19 @@ func (wr *writer) object(chunk bool) string {
 	return "chat.completion"
 }
 
+// next waits for the next event of the request; false when the client went
+// away. A shutting-down engine answers with an error event.
+func (wr *writer) next(r *http.Request, out <-chan event) (event, bool) {
+	select {
+	case e := <-out:
+		return e, true
+	case <-r.Context().Done():
+		return event{}, false
+	case <-wr.done:
+		return event{err: errShuttingDown()}, true
+	}
+}
+
 // stream writes SSE: a role-only chunk (chat), one chunk per token, a finish
 // chunk per choice, the usage chunk when asked, and [DONE]. An error before
 // the first token is an HTTP error; after it, an error event.
@@ -242,13 +255,9 @@ func (wr *writer) stream(r *http.Request, out <-chan event) {
 	enc := newChunkEncoder(wr)
 	emitted := make([]int, len(wr.gens))
 	for remaining := len(wr.gens); remaining > 0; {
-		var e event
-		select {
-		case e = <-out:
-		case <-r.Context().Done():
+		e, ok := wr.next(r, out)
+		if !ok {
 			return
-		case <-wr.done:
-			e = event{err: errShuttingDown()}
 		}
 		if e.err != nil {
 			if !ev.started {
@@ -295,13 +304,9 @@ func (wr *writer) whole(r *http.Request, out <-chan event) {
 	texts := make([]strings.Builder, len(wr.gens))
 	finish := make([]string, len(wr.gens))
 	for remaining := len(wr.gens); remaining > 0; {
-		var e event
-		select {
-		case e = <-out:
-		case <-r.Context().Done():
+		e, ok := wr.next(r, out)
+		if !ok {
 			return
-		case <-wr.done:
-			e = event{err: errShuttingDown()}
 		}
 		if e.err != nil {
 			writeError(wr.w, e.err)

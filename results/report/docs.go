@@ -154,12 +154,7 @@ func failed(s *series, texts map[string]string) []failedDoc {
 	ran := map[string]int{}
 	docs := map[string]*failedDoc{}
 	var firsts = map[string]requestRow{}
-	complete := map[[2]int]bool{}
-	for _, p := range s.Passes {
-		if p.Status == "" || p.Status == "complete" {
-			complete[[2]int{p.Level, p.Repetition}] = true
-		}
-	}
+	complete := s.completePasses()
 	for _, r := range s.Requests {
 		if !complete[[2]int{r.Level, r.Repetition}] {
 			continue

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // gib is 2^30 bytes (MEASUREMENT.md section 5): every memory figure of the
@@ -84,25 +85,9 @@ func fmtNum(v float64) string {
 	if math.Abs(v) < 100 {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
-	return thousands(int64(math.Round(v)))
+	return sizing.GroupDigits(int64(math.Round(v)))
 }
 
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
 
 // fmtSpread prints a median over repetitions with its range when they differ.
 func fmtSpread(s spread, f func(float64) string) string {

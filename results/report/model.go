@@ -117,6 +117,18 @@ func passFigures(p passRow) sizing.PassFigures {
 	return f
 }
 
+// completePasses returns the (level, repetition) of every complete pass:
+// interrupted passes are left out of every figure, as the verdict leaves them out.
+func (s *series) completePasses() map[[2]int]bool {
+	complete := map[[2]int]bool{}
+	for _, p := range s.Passes {
+		if p.Status == "" || p.Status == "complete" {
+			complete[[2]int{p.Level, p.Repetition}] = true
+		}
+	}
+	return complete
+}
+
 // levels aggregates a series level by level. Interrupted passes are left out
 // of every figure, as the verdict leaves them out.
 func levels(s *series) []level {
@@ -224,12 +236,7 @@ func byClass(s *series) []classRow {
 	}
 	rows := map[key]*classRow{}
 	ttft, e2e := map[key][]int64{}, map[key][]int64{}
-	complete := map[[2]int]bool{}
-	for _, p := range s.Passes {
-		if p.Status == "" || p.Status == "complete" {
-			complete[[2]int{p.Level, p.Repetition}] = true
-		}
-	}
+	complete := s.completePasses()
 	for _, r := range s.Requests {
 		if !complete[[2]int{r.Level, r.Repetition}] {
 			continue

@@ -56,7 +56,7 @@ func sheet(m sizing.Manifest, s *series) []kv {
 	}
 	add("GPU and memory", strings.TrimPrefix(card, ", "))
 	if e.ContextWindow > 0 {
-		add("Context window", thousands(int64(e.ContextWindow))+" tokens")
+		add("Context window", sizing.GroupDigits(int64(e.ContextWindow))+" tokens")
 	} else {
 		add("Context window", "")
 	}
