@@ -98,6 +98,15 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.OutDir == "" {
 		return nil, &ConfigError{errors.New("run: -out DIR is required")}
 	}
+	rs := &runState{opts: opts, progress: opts.Progress}
+	if opts.Resume {
+		if _, err := os.Stat(filepath.Join(opts.OutDir, results.DBName)); err != nil {
+			return nil, &ConfigError{fmt.Errorf("resume: no run in %s (no %s)", opts.OutDir, results.DBName)}
+		}
+	} else if err := rs.prepare(nil); err != nil {
+		// A bad protocol, corpus or schema leaves no results directory behind.
+		return nil, err
+	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create results directory %s: %w", opts.OutDir, err)
 	}
@@ -106,8 +115,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, fmt.Errorf("open results in %s: %w", opts.OutDir, err)
 	}
 	defer store.Close()
+	rs.store = store
 
-	rs := &runState{opts: opts, store: store, progress: opts.Progress}
 	var prev *results.Run
 	if opts.Resume {
 		prev, err = store.LatestRun(ctx)
@@ -117,9 +126,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		if prev == nil {
 			return nil, &ConfigError{fmt.Errorf("resume: no run in %s", opts.OutDir)}
 		}
-	}
-	if err := rs.prepare(prev); err != nil {
-		return nil, err
+		if err := rs.prepare(prev); err != nil {
+			return nil, err
+		}
 	}
 	if prev != nil {
 		if err := rs.resume(ctx, prev); err != nil {

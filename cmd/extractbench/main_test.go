@@ -67,7 +67,7 @@ func TestDispatch_ExitCodes(t *testing.T) {
 		{"failing verdict", []string{"run", "-quiet", "-protocol", proto("fail.yaml", corpus, "1.0"), "-out", filepath.Join(dir, "fail")}, exitVerdict, "verdict failed"},
 		{"invalid protocol", []string{"run", "-quiet", "-protocol", invalid, "-out", filepath.Join(dir, "inv")}, exitUsage, "invalid.yaml:7: sweep.warmpu: unknown key"},
 		{"missing corpus", []string{"run", "-quiet", "-protocol", proto("nocorpus.yaml", filepath.Join(dir, "nowhere"), "0.5"), "-out", filepath.Join(dir, "nc")}, exitUsage, "corpus: " + filepath.Join(dir, "nowhere") + " does not exist"},
-		{"missing protocol file", []string{"run", "-protocol", filepath.Join(dir, "absent.yaml")}, exitUsage, "cannot read protocol"},
+		{"missing protocol file", []string{"run", "-protocol", filepath.Join(dir, "absent.yaml"), "-out", filepath.Join(dir, "np")}, exitUsage, "cannot read protocol"},
 		{"unknown flag", []string{"run", "-bogus"}, exitUsage, "flag provided but not defined"},
 		{"unknown command", []string{"frobnicate"}, exitUsage, "unknown command"},
 		{"corpus check default", []string{"corpus", "check", "../../corpus/default"}, exitOK, ""},
@@ -86,6 +86,17 @@ func TestDispatch_ExitCodes(t *testing.T) {
 			oneMessage := tt.name == "invalid protocol" || strings.HasPrefix(tt.name, "missing")
 			if oneMessage && strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 				t.Errorf("want one message line, got:\n%s", stderr)
+			}
+			// A run refused before it starts leaves no results directory
+			// (no empty results.db beside the user's real ones).
+			if tt.want == exitUsage && len(tt.args) > 0 && tt.args[0] == "run" {
+				for i, a := range tt.args[:len(tt.args)-1] {
+					if a == "-out" || a == "-resume" {
+						if _, err := os.Stat(tt.args[i+1]); !os.IsNotExist(err) {
+							t.Errorf("%s exists after a refused run (stat: %v)", tt.args[i+1], err)
+						}
+					}
+				}
 			}
 		})
 	}

@@ -88,7 +88,6 @@ func fmtNum(v float64) string {
 	return sizing.GroupDigits(int64(math.Round(v)))
 }
 
-
 // fmtSpread prints a median over repetitions with its range when they differ.
 func fmtSpread(s spread, f func(float64) string) string {
 	if s.N == 0 {
