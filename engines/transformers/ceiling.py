@@ -2,16 +2,18 @@
 """ceiling.py measures the engine's own ceiling: the corpus's prompts pushed
 through the continuous batching manager in process (no HTTP, no streaming),
 keeping N requests in flight, with the same model, sizing and chat layout as
-server.py. It prints output tokens/s per level and writes a JSON result.
+server.py. It prints output tokens/s per level and repetition, then the median
+and range per level, and writes a JSON result with every repetition kept.
 
 The prompt text comes from the protocol file, so it is what the runner sends.
 
     python3 engines/transformers/ceiling.py --shape 8b --protocol engines/transformers/protocol-8b.yaml \\
-        --concurrency 128 --out results/8b/ceiling.json
+        --concurrency 1,2,4,8,16,32,64,128 --out results/8b/ceiling-sweep.json
 """
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -43,9 +45,37 @@ def load_docs(path, limit):
     return docs[:limit] if limit else docs
 
 
-def run_level(engine, prompts, level, max_tokens):
+class GraphCaptures(logging.Handler):
+    """GraphCaptures counts the CUDA graphs the batching manager captures
+    while it runs: it captures one lazily for each new batch shape (and logs
+    "Creating graph for key ..."), which makes the first pass over new shapes
+    slower than the next. Each level reports how many it met."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record):
+        if "Creating graph" in record.getMessage():
+            self.count += 1
+
+    @classmethod
+    def install(cls):
+        """install attaches a counter to transformers' batching logger,
+        keeping that logger's own console output to warnings."""
+        lg = logging.getLogger("ContinuousBatchingLogger")
+        for h in lg.handlers:
+            h.setLevel(max(h.level, logging.WARNING))
+        lg.setLevel(logging.INFO)
+        c = cls()
+        lg.addHandler(c)
+        return c
+
+
+def run_level(engine, prompts, level, max_tokens, repetition=1, captures=None):
     """run_level keeps level requests in flight until every prompt is answered."""
     manager = engine.manager
+    graphs0 = captures.count if captures else 0
     engine.reset_peaks()
     pending = list(enumerate(prompts))
     in_flight, out_tokens, failed = 0, 0, 0
@@ -54,7 +84,7 @@ def run_level(engine, prompts, level, max_tokens):
     def submit():
         nonlocal in_flight
         i, ids = pending.pop(0)
-        manager.add_request(input_ids=ids, request_id=f"ceil-{level}-{i}", max_new_tokens=max_tokens, streaming=False)
+        manager.add_request(input_ids=ids, request_id=f"ceil-{level}-{repetition}-{i}", max_new_tokens=max_tokens, streaming=False)
         in_flight += 1
 
     while pending and in_flight < level:
@@ -77,6 +107,7 @@ def run_level(engine, prompts, level, max_tokens):
     mem = engine.memory()
     return {
         "level": level,
+        "repetition": repetition,
         "requests": len(prompts),
         "failed": failed,
         "prompt_tokens": sum(len(p) for p in prompts),
@@ -87,7 +118,27 @@ def run_level(engine, prompts, level, max_tokens):
         "docs_per_s": round(len(prompts) / wall, 3),
         "torch_max_allocated_bytes": mem["max_allocated"],
         "torch_max_reserved_bytes": mem["max_reserved"],
+        "graph_captures": (captures.count - graphs0) if captures else None,
     }
+
+
+def summarize(rows):
+    """summarize gives, per level, the median and range of output tokens/s
+    over its repetitions (the median of an even count is the mean of the
+    middle two)."""
+    out = []
+    for level in dict.fromkeys(r["level"] for r in rows):
+        v = sorted(r["output_tokens_per_s"] for r in rows if r["level"] == level)
+        mid = len(v) // 2
+        median = v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+        out.append({
+            "level": level,
+            "repetitions": len(v),
+            "output_tokens_per_s_median": round(median, 1),
+            "output_tokens_per_s_min": v[0],
+            "output_tokens_per_s_max": v[-1],
+        })
+    return out
 
 
 def main():
@@ -96,6 +147,7 @@ def main():
     p.add_argument("--protocol", help="protocol YAML whose prompt and max_tokens to use")
     p.add_argument("--corpus", default="corpus/default/documents.jsonl")
     p.add_argument("--concurrency", default="128", help="comma-separated levels")
+    p.add_argument("--repetitions", type=int, default=1, help="passes per level (each over every prompt)")
     p.add_argument("--max-tokens", type=int, help="override the protocol's max_tokens")
     p.add_argument("--limit", type=int, default=0, help="use only the first N documents")
     p.add_argument("--attn", default="torch_flash_varlen")
@@ -117,27 +169,33 @@ def main():
     t0 = time.perf_counter()
     engine = eng.CBEngine(args.shape, attn=args.attn, sizing=eng.Sizing(max_batch_tokens=args.max_batch_tokens, max_memory_percent=args.max_memory))
     load_s = time.perf_counter() - t0
+    captures = GraphCaptures.install()
     rows = []
     try:
         for level in (int(x) for x in args.concurrency.split(",")):
-            row = run_level(engine, prompts, level, max_tokens)
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+            for rep in range(1, args.repetitions + 1):
+                row = run_level(engine, prompts, level, max_tokens, rep, captures)
+                print(json.dumps(row), flush=True)
+                rows.append(row)
     finally:
         info = engine.info()
         engine.close()
-    print(f"{'level':>5} {'reqs':>5} {'seconds':>8} {'out tok/s':>10} {'docs/s':>7} {'max alloc GiB':>13} {'max resv GiB':>12}")
+    print(f"{'level':>5} {'rep':>3} {'reqs':>5} {'seconds':>8} {'out tok/s':>10} {'docs/s':>7} {'graphs':>6} {'max alloc GiB':>13} {'max resv GiB':>12}")
     for r in rows:
         print(
-            f"{r['level']:>5} {r['requests']:>5} {r['seconds']:>8} {r['output_tokens_per_s']:>10} {r['docs_per_s']:>7} "
+            f"{r['level']:>5} {r['repetition']:>3} {r['requests']:>5} {r['seconds']:>8} {r['output_tokens_per_s']:>10} {r['docs_per_s']:>7} {r['graph_captures']!s:>6} "
             f"{r['torch_max_allocated_bytes'] / 2**30:>13.2f} {r['torch_max_reserved_bytes'] / 2**30:>12.2f}"
         )
+    summary = summarize(rows)
+    for s in summary:
+        print(f"level {s['level']}: median {s['output_tokens_per_s_median']} output tok/s over {s['repetitions']} (range {s['output_tokens_per_s_min']}-{s['output_tokens_per_s_max']})")
     result = {
         "engine": {k: v for k, v in info.items() if k != "chat_template"},
         "load_seconds": round(load_s, 2),
         "corpus": args.corpus,
         "max_tokens": max_tokens,
         "levels": rows,
+        "summary": summary,
     }
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -3,11 +3,17 @@
 #
 # For each shape (default: 1b 8b): the protocol's sweep through extractbench,
 # which starts server.py, times its load and stops it at the end; then the
-# engine's own in-process ceiling on the same prompts; then the report.
+# engine's own in-process ceiling on the same prompts, over the same levels in
+# the same order (the batching manager captures CUDA graphs lazily, so only
+# passes that met as many new batch shapes compare); then the per-level
+# harness/ceiling ratio (ratio.py) and the report.
 # Run from anywhere; it works in the repository root, where the lead's CGO
 # build of ./extractbench must already be.
 #
-#   CEILING_CONCURRENCY  levels for ceiling.py (default 128, the sweep's top)
+#   CEILING_CONCURRENCY  levels for ceiling.py (default 1,2,4,8,16,32,64,128: the
+#                        protocols' sweep, in its order)
+#   CEILING_REPETITIONS  passes per ceiling level (default 1; more warm the engine
+#                        beyond what the sweep's single passes saw)
 #   MAX_TOKENS           passed to ceiling.py when the protocol was changed too
 #   SWEEP_TIMEOUT, CEILING_TIMEOUT  seconds before a step is cut (what it measured stays in results.db)
 set -euo pipefail
@@ -17,7 +23,8 @@ out=${1:?usage: run-h200.sh OUTDIR [SHAPE...]}
 shift
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=(1b 8b)
-ceiling=${CEILING_CONCURRENCY:-128}
+ceiling=${CEILING_CONCURRENCY:-1,2,4,8,16,32,64,128}
+ceiling_reps=${CEILING_REPETITIONS:-1}
 export PYTHONUNBUFFERED=1
 mkdir -p "$out"
 [ -x ./extractbench ] || { echo "run-h200.sh: ./extractbench not found in $(pwd); build it first" >&2; exit 2; }
@@ -35,9 +42,10 @@ for s in "${shapes[@]}"; do
 	echo "== $s: sweep took $((SECONDS - start)) s; ceiling at $ceiling $(date +%T)"
 	start=$SECONDS
 	timeout "${CEILING_TIMEOUT:-600}" python3 engines/transformers/ceiling.py --shape "$s" --protocol "$proto" --corpus "$corpus" \
-		--concurrency "$ceiling" ${MAX_TOKENS:+--max-tokens "$MAX_TOKENS"} --out "$out/$s/ceiling.json" ||
+		--concurrency "$ceiling" --repetitions "$ceiling_reps" ${MAX_TOKENS:+--max-tokens "$MAX_TOKENS"} --out "$out/$s/ceiling-sweep.json" ||
 		{ echo "run-h200.sh: ceiling $s failed" >&2; status=1; }
 	echo "== $s: ceiling took $((SECONDS - start)) s"
+	python3 engines/transformers/ratio.py "$out/$s" "$out/$s/ceiling-sweep.json" || status=1
 	./extractbench report "$out/$s" || { echo "run-h200.sh: report $s failed" >&2; status=1; }
 done
 exit $status

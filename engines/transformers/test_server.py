@@ -230,10 +230,6 @@ class TokenizerTest(unittest.TestCase):
         self.assertTrue(tk.spell(7))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class CeilingTest(unittest.TestCase):
     def test_run_level_keeps_level_in_flight(self):
         import collections
@@ -277,3 +273,67 @@ class CeilingTest(unittest.TestCase):
         row = ceiling.run_level(eng, [[1, 2, 3]] * 10, 4, 5)
         self.assertEqual((row["requests"], row["output_tokens"], row["prompt_tokens"], row["failed"]), (10, 50, 30, 0))
         self.assertEqual(eng.manager.max_in_flight, 4)
+
+    def test_summarize_median_and_range_per_level(self):
+        import ceiling
+
+        rows = [{"level": 64, "output_tokens_per_s": t} for t in (300.0, 280.0, 310.0)]
+        rows += [{"level": 128, "output_tokens_per_s": t} for t in (200.0, 100.0)]
+        got = ceiling.summarize(rows)
+        self.assertEqual([(s["level"], s["repetitions"], s["output_tokens_per_s_median"], s["output_tokens_per_s_min"], s["output_tokens_per_s_max"]) for s in got],
+                         [(64, 3, 300.0, 280.0, 310.0), (128, 2, 150.0, 100.0, 200.0)])
+
+
+
+class RatioTest(unittest.TestCase):
+    def test_per_level_ratio_and_captures_in_each_pass(self):
+        import contextlib
+        import io
+        import sqlite3
+        import sys
+        import tempfile
+
+        import ratio
+
+        d = tempfile.mkdtemp()
+        origin = 1_796_000_000 * 10**9  # 2026-11-29 (UTC) in Unix ns
+        con = sqlite3.connect(os.path.join(d, "results.db"))
+        con.execute("CREATE TABLE runs (run_id TEXT, clock_origin_unix_ns INTEGER)")
+        con.execute("CREATE TABLE passes (run_id TEXT, variant TEXT, level INTEGER, status TEXT, output_tokens_per_s REAL, started_ns INTEGER, ended_ns INTEGER)")
+        con.execute("INSERT INTO runs VALUES ('r', ?)", (origin,))
+        con.executemany(
+            "INSERT INTO passes VALUES ('r', 'bf16', ?, ?, ?, ?, ?)",
+            [(1, "complete", 90.0, 0, 10 * 10**9), (2, "complete", 150.0, 10 * 10**9, 20 * 10**9), (4, "interrupted", 1.0, 20 * 10**9, 21 * 10**9)],
+        )
+        con.commit()
+        con.close()
+
+        def stamp(sec):
+            import datetime
+
+            t = datetime.datetime.fromtimestamp(origin / 1e9 + sec, datetime.timezone.utc)
+            return t.strftime("%Y-%m-%d %H:%M:%S,") + f"{t.microsecond // 1000:03d}"
+
+        with open(os.path.join(d, "engine-bf16.log"), "w") as f:
+            for sec in (5, 12, 13, 15):
+                f.write(f"{stamp(sec)} - ContinuousBatchingLogger - INFO - (IO 0)Creating graph for key = (1, 2, 3)\n")
+            f.write(f"{stamp(6)} - ContinuousBatchingLogger - INFO - Setting graph for key = (1, 2, 3)\n")
+        with open(os.path.join(d, "ceiling.json"), "w") as f:
+            json.dump({"levels": [{"level": 1, "output_tokens_per_s": 100.0, "graph_captures": 2}, {"level": 1, "output_tokens_per_s": 500.0}]}, f)
+
+        out = io.StringIO()
+        argv = sys.argv
+        sys.argv = ["ratio.py", d, os.path.join(d, "ceiling.json")]
+        try:
+            with contextlib.redirect_stdout(out):
+                ratio.main()
+        finally:
+            sys.argv = argv
+        lines = [line.split() for line in out.getvalue().splitlines()[1:]]
+        # level 1: one capture in its window, ratio against the first (cold) ceiling pass;
+        # level 2: three captures, no ceiling; the interrupted pass is left out.
+        self.assertEqual(lines, [["1", "90.0", "1", "100.0", "2", "0.90"], ["2", "150.0", "3", "-", "-", "-"]])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""ratio.py puts an extractbench run beside ceiling.py's in-process passes,
+level by level: output tokens/s of each, their ratio (harness / ceiling), and
+the CUDA graphs the batching manager captured during each pass.
+
+The manager captures a graph lazily for every new batch shape, and a capture
+stalls generation, so a pass is only comparable with one that met as many
+new shapes: a fresh engine's first pass, or the third pass of the same
+prompts at the same level, are not. Compare a sweep with a ceiling run over
+the same levels in the same order (ceiling.py --concurrency 1,2,4,...).
+The harness's captures are counted in the engine's log (engine-<variant>.log)
+between each pass's first send and last answer.
+
+    python3 engines/transformers/ratio.py results/reference/h200/8b ceiling-sweep-8b.json
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import sqlite3
+import sys
+
+LOG_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*Creating graph for key")
+
+
+def harness_passes(run_dir, variant):
+    """harness_passes returns the variant's complete passes: level, output
+    tokens/s and the pass's wall-clock window in Unix ns."""
+    db = os.path.join(run_dir, "results.db")
+    if not os.path.exists(db):
+        sys.exit(f"ratio.py: {db} not found (xz -dk {db}.xz)")
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = con.execute(
+        """SELECT p.level, p.output_tokens_per_s, r.clock_origin_unix_ns + p.started_ns, r.clock_origin_unix_ns + p.ended_ns
+           FROM passes p JOIN runs r ON r.run_id = p.run_id
+           WHERE p.variant = ? AND p.status = 'complete' ORDER BY p.started_ns""",
+        (variant,),
+    ).fetchall()
+    con.close()
+    return rows
+
+
+def capture_times(log_path):
+    """capture_times returns the Unix ns of every graph capture in an engine
+    log (transformers stamps its lines in the machine's local time, UTC there)."""
+    out = []
+    with open(log_path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = LOG_STAMP.match(line)
+            if m:
+                t = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=datetime.timezone.utc)
+                out.append(int(t.timestamp() * 1e9))
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("run_dir", help="extractbench results directory (results.db, engine-<variant>.log)")
+    p.add_argument("ceiling", help="ceiling.py's JSON result")
+    p.add_argument("--variant", default="bf16")
+    args = p.parse_args()
+
+    with open(args.ceiling, encoding="utf-8") as f:
+        ceiling = {}
+        for row in json.load(f)["levels"]:
+            ceiling.setdefault(row["level"], row)  # the first repetition: as cold as the sweep's pass
+    log_path = os.path.join(args.run_dir, f"engine-{args.variant}.log")
+    captures = capture_times(log_path) if os.path.exists(log_path) else None
+
+    print(f"{'level':>5} {'harness tok/s':>13} {'graphs':>6} {'ceiling tok/s':>13} {'graphs':>6} {'ratio':>6}")
+    for level, tok_s, start, end in harness_passes(args.run_dir, args.variant):
+        n = "-" if captures is None else sum(start <= t <= end for t in captures)
+        c = ceiling.get(level)
+        if c is None:
+            print(f"{level:>5} {tok_s:>13.1f} {n:>6} {'-':>13} {'-':>6} {'-':>6}")
+            continue
+        print(f"{level:>5} {tok_s:>13.1f} {n:>6} {c['output_tokens_per_s']:>13.1f} {c.get('graph_captures', '-')!s:>6} {tok_s / c['output_tokens_per_s']:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()
