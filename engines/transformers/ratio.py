@@ -31,14 +31,19 @@ def harness_passes(run_dir, variant):
     db = os.path.join(run_dir, "results.db")
     if not os.path.exists(db):
         sys.exit(f"ratio.py: {db} not found (xz -dk {db}.xz)")
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    rows = con.execute(
-        """SELECT p.level, p.output_tokens_per_s, r.clock_origin_unix_ns + p.started_ns, r.clock_origin_unix_ns + p.ended_ns
-           FROM passes p JOIN runs r ON r.run_id = p.run_id
-           WHERE p.variant = ? AND p.status = 'complete' ORDER BY p.started_ns""",
-        (variant,),
-    ).fetchall()
-    con.close()
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        rows = con.execute(
+            """SELECT p.level, p.output_tokens_per_s, r.clock_origin_unix_ns + p.started_ns, r.clock_origin_unix_ns + p.ended_ns
+               FROM passes p JOIN runs r ON r.run_id = p.run_id
+               WHERE p.variant = ? AND p.status = 'complete' ORDER BY p.started_ns""",
+            (variant,),
+        ).fetchall()
+        con.close()
+    except sqlite3.Error as e:
+        sys.exit(f"ratio.py: {db}: not an extractbench results database: {e}")
+    if not rows:
+        sys.exit(f"ratio.py: {db}: no complete pass of variant {variant!r}")
     return rows
 
 
@@ -55,6 +60,28 @@ def capture_times(log_path):
     return out
 
 
+def load_ceiling(path):
+    """load_ceiling returns ceiling.py's first pass per level (as cold as the
+    sweep's single pass), or exits naming the file and what is wrong with it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            rows = json.load(f)["levels"]
+        ceiling = {}
+        for i, row in enumerate(rows):
+            if not isinstance(row.get("level"), int) or not isinstance(row.get("output_tokens_per_s"), (int, float)):
+                raise ValueError(f"levels[{i}]: needs an integer level and a number output_tokens_per_s")
+            ceiling.setdefault(row["level"], row)
+        return ceiling
+    except OSError as e:
+        sys.exit(f"ratio.py: {path}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        sys.exit(f"ratio.py: {path}:{e.lineno}: not JSON: {e.msg}")
+    except (KeyError, TypeError, AttributeError):
+        sys.exit(f'ratio.py: {path}: not a ceiling.py result (no "levels" list of objects)')
+    except ValueError as e:
+        sys.exit(f"ratio.py: {path}: {e}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", help="extractbench results directory (results.db, engine-<variant>.log)")
@@ -62,15 +89,13 @@ def main():
     p.add_argument("--variant", default="bf16")
     args = p.parse_args()
 
-    with open(args.ceiling, encoding="utf-8") as f:
-        ceiling = {}
-        for row in json.load(f)["levels"]:
-            ceiling.setdefault(row["level"], row)  # the first repetition: as cold as the sweep's pass
+    passes = harness_passes(args.run_dir, args.variant)
+    ceiling = load_ceiling(args.ceiling)
     log_path = os.path.join(args.run_dir, f"engine-{args.variant}.log")
     captures = capture_times(log_path) if os.path.exists(log_path) else None
 
     print(f"{'level':>5} {'harness tok/s':>13} {'graphs':>6} {'ceiling tok/s':>13} {'graphs':>6} {'ratio':>6}")
-    for level, tok_s, start, end in harness_passes(args.run_dir, args.variant):
+    for level, tok_s, start, end in passes:
         n = "-" if captures is None else sum(start <= t <= end for t in captures)
         c = ceiling.get(level)
         if c is None:

@@ -335,5 +335,25 @@ class RatioTest(unittest.TestCase):
         self.assertEqual(lines, [["1", "90.0", "1", "100.0", "2", "0.90"], ["2", "150.0", "3", "-", "-", "-"]])
 
 
+    def test_bad_ceiling_file_is_named(self):
+        import tempfile
+
+        import ratio
+
+        d = tempfile.mkdtemp()
+        for name, text, want in [
+            ("cut.json", '{"levels": [', "cut.json:1: not JSON"),
+            ("other.json", "{}", 'not a ceiling.py result (no "levels"'),
+            ("level.json", '{"levels": [{"level": "64", "output_tokens_per_s": 1}]}', "levels[0]: needs an integer level"),
+        ]:
+            path = os.path.join(d, name)
+            with open(path, "w") as f:
+                f.write(text)
+            with self.assertRaises(SystemExit) as cm:
+                ratio.load_ceiling(path)
+            self.assertIn(want, str(cm.exception.code))
+            self.assertIn(path, str(cm.exception.code))
+
+
 if __name__ == "__main__":
     unittest.main()
