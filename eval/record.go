@@ -94,3 +94,54 @@ type Record struct {
 	Response
 	Outcome
 }
+
+// numFailures is len(Failures): FailureCounts is an array so that a pass row
+// can point at each count (one column per class). A test checks the two agree.
+const numFailures = 5
+
+// FailureCounts counts documents per failure class, indexed in Failures
+// order. Every consumer loops over Failures, so a new class is added here
+// (the constant, Failures, numFailures) and nowhere else.
+type FailureCounts [numFailures]int64
+
+// Index is the position of f in Failures, or -1 for None or an unknown class.
+func (f Failure) Index() int {
+	for i, x := range Failures {
+		if x == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// Add counts one document of class f; None and unknown classes are ignored.
+func (c *FailureCounts) Add(f Failure, n int64) {
+	if i := f.Index(); i >= 0 {
+		c[i] += n
+	}
+}
+
+// Of returns the count of class f.
+func (c FailureCounts) Of(f Failure) int64 {
+	if i := f.Index(); i >= 0 {
+		return c[i]
+	}
+	return 0
+}
+
+// Plus returns the element-wise sum of c and o.
+func (c FailureCounts) Plus(o FailureCounts) FailureCounts {
+	for i := range c {
+		c[i] += o[i]
+	}
+	return c
+}
+
+// Total is the number of failed documents.
+func (c FailureCounts) Total() int64 {
+	var n int64
+	for _, v := range c {
+		n += v
+	}
+	return n
+}

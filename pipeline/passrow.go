@@ -7,7 +7,6 @@ import (
 
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing"
 )
 
 // passRow turns a pass's records and telemetry into its passes row. Every
@@ -19,12 +18,10 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
 		Phase: phase, Attempt: 1, BatchTransport: transport,
 		Docs: int64(len(recs)), Accepted: int64(agg.Accepted), UniqueIDs: int64(agg.Recovered),
-		FailuresMemory:     int64(agg.Failures[eval.Memory]),
-		FailuresTruncation: int64(agg.Failures[eval.Truncation]),
-		FailuresFormat:     int64(agg.Failures[eval.Format]),
-		FailuresQuality:    int64(agg.Failures[eval.Quality]),
-		FailuresError:      int64(agg.Failures[eval.Error]),
-		Status:             results.PassComplete,
+		Status: results.PassComplete,
+	}
+	for f, n := range agg.Failures {
+		p.Failures.Add(f, int64(n))
 	}
 	if !complete {
 		p.Status = results.PassInterrupted
@@ -113,11 +110,8 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		if phase != results.PhaseBaseline {
 			baseline = rs.baselineShare(key)
 		}
-		v := sizing.JudgePass(passFigures(p), baseline, rs.proto.Acceptance.criteria())
-		p.Verdict, p.VerdictReason = "usable", v.Reason
-		if !v.Usable {
-			p.Verdict = "not_usable"
-		}
+		v := eval.JudgePass(&p, baseline, rs.proto.Acceptance)
+		p.Verdict, p.VerdictReason = v.Word(), v.Reason
 	}
 	return p
 }
@@ -154,38 +148,23 @@ func (rs *runState) activeSpan(recs []eval.Record) (first, last, dur int64) {
 	return first, last, dur
 }
 
-// baselineShare is the mean accepted share of the variant's complete baseline passes.
+// baselineShare is the pooled accepted share of the variant's complete
+// baseline passes (eval's rule: accepted over documents of every repetition).
 func (rs *runState) baselineShare(key results.PassKey) float64 {
 	passes, err := rs.store.Passes(context.Background(), key.RunID)
 	if err != nil {
 		return -1
 	}
-	var sum float64
-	var n int
+	var docs, accepted int64
 	for _, p := range passes {
-		if p.Variant == key.Variant && p.Mode == key.Mode && p.Phase == results.PhaseBaseline && p.Status == results.PassComplete && p.Docs > 0 {
-			sum += float64(p.Accepted) / float64(p.Docs)
-			n++
+		if p.Variant == key.Variant && p.Mode == key.Mode && p.Phase == results.PhaseBaseline && p.Complete() {
+			docs, accepted = docs+p.Docs, accepted+p.Accepted
 		}
 	}
-	if n == 0 {
+	if docs == 0 {
 		return -1
 	}
-	return sum / float64(n)
-}
-
-func passFigures(p results.Pass) sizing.PassFigures {
-	f := sizing.PassFigures{Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition, Phase: p.Phase, Status: p.Status,
-		Docs: int(p.Docs), Accepted: int(p.Accepted), FailuresMemory: int(p.FailuresMemory), FailuresTruncation: int(p.FailuresTruncation),
-		FailuresFormat: int(p.FailuresFormat), FailuresQuality: int(p.FailuresQuality), FailuresError: int(p.FailuresError)}
-	if p.E2EP95NS != nil {
-		f.E2EP95NS = *p.E2EP95NS
-	}
-	f.Preemptions = p.Preemptions
-	if p.Phase == results.PhaseRetry {
-		f.Phase = results.PhaseSweep
-	}
-	return f
+	return float64(accepted) / float64(docs)
 }
 
 // maxInFlight is the most requests the client had in flight at once.

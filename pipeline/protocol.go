@@ -18,8 +18,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
-	"github.com/extractbench/extractbench/sizing"
 )
 
 // DefaultProtocolYAML is the protocol used when none is given.
@@ -29,30 +30,30 @@ var DefaultProtocolYAML []byte
 
 // Named defaults for keys a protocol may leave out.
 const (
-	DefaultRepetitions       = 3                      // each level is measured this many times
-	DefaultWarmup            = 8                      // warm-up requests per variant, excluded from every figure
-	DefaultRequestTimeout    = 120 * time.Second      // per request, from send to the last byte
-	DefaultReadyTimeout      = 600 * time.Second      // engine start until /health answers
-	DefaultTelemetryInterval = 100 * time.Millisecond // /metrics and nvidia-smi sampling
-	DefaultMinBaselineRatio  = 0.99                   // a level keeps >= 99% of the baseline's accepted documents
+	DefaultRepetitions       = 3                            // each level is measured this many times
+	DefaultWarmup            = 8                            // warm-up requests per variant, excluded from every figure
+	DefaultRequestTimeout    = 120 * time.Second            // per request, from send to the last byte
+	DefaultReadyTimeout      = 600 * time.Second            // engine start until /health answers
+	DefaultTelemetryInterval = 100 * time.Millisecond       // /metrics and nvidia-smi sampling
+	DefaultMinBaselineRatio  = eval.DefaultMinBaselineRatio // a level keeps >= 99% of the baseline's accepted documents
 	DefaultOnMemoryFailure   = "retry_lower"
 )
 
 // Protocol is a parsed, validated protocol file. Field names follow the file's keys.
 type Protocol struct {
-	Name              string     `json:"name"`
-	Description       string     `json:"description,omitempty"`
-	Corpus            string     `json:"corpus"`
-	Prompt            Prompt     `json:"prompt"`
-	OutputSchema      string     `json:"output_schema"`
-	GuidedDecoding    bool       `json:"guided_decoding"`
-	Parse             string     `json:"parse"`
-	Generation        Generation `json:"generation"`
-	Acceptance        Acceptance `json:"acceptance"`
-	Sweep             Sweep      `json:"sweep"`
-	RequestTimeout    Duration   `json:"request_timeout"`
-	TelemetryInterval Duration   `json:"telemetry_interval"`
-	Variants          []Variant  `json:"variants"`
+	Name              string          `json:"name"`
+	Description       string          `json:"description,omitempty"`
+	Corpus            string          `json:"corpus"`
+	Prompt            Prompt          `json:"prompt"`
+	OutputSchema      string          `json:"output_schema"`
+	GuidedDecoding    bool            `json:"guided_decoding"`
+	Parse             string          `json:"parse"`
+	Generation        Generation      `json:"generation"`
+	Acceptance        eval.Acceptance `json:"acceptance"`
+	Sweep             Sweep           `json:"sweep"`
+	RequestTimeout    Duration        `json:"request_timeout"`
+	TelemetryInterval Duration        `json:"telemetry_interval"`
+	Variants          []Variant       `json:"variants"`
 
 	// Source is where the protocol came from ("(embedded default)" or a path);
 	// Dir is the directory relative paths in it are resolved against.
@@ -60,43 +61,13 @@ type Protocol struct {
 	Dir    string `json:"-"`
 }
 
-// Prompt is the chat prompt; User contains {{document}}.
-type Prompt struct {
-	System string `json:"system"`
-	User   string `json:"user"`
-}
-
-// Generation holds the sampling settings sent with every request.
-type Generation struct {
-	MaxTokens   int     `json:"max_tokens"`
-	Temperature float64 `json:"temperature"`
-	Seed        *int    `json:"seed,omitempty"`
-	// ResponseFormat is the OpenAI response_format object sent when the
-	// protocol asks for guided decoding; built by the runner, not read from the file.
-	ResponseFormat json.RawMessage `json:"-"`
-}
-
-// Acceptance holds the criteria written before the run (MEASUREMENT.md section 8).
-type Acceptance struct {
-	MinAccepted      float64 `json:"min_accepted"`
-	LatencyP95MS     float64 `json:"latency_p95_ms,omitempty"` // 0: no latency objective
-	MinBaselineRatio float64 `json:"min_baseline_ratio"`
-	MaxPreemptions   *int64  `json:"max_preemptions,omitempty"` // nil: preemptions recorded, not judged
-}
-
-// criteria is the acceptance as the verdict functions read it.
-func (a Acceptance) criteria() sizing.Acceptance {
-	return sizing.Acceptance{MinAccepted: a.MinAccepted, LatencyP95MS: a.LatencyP95MS, MinBaselineRatio: a.MinBaselineRatio, MaxPreemptions: a.MaxPreemptions}
-}
-
-// Sweep is the one parameter a run grows.
-type Sweep struct {
-	Mode            string `json:"mode"` // concurrency | batch
-	Levels          []int  `json:"levels"`
-	Repetitions     int    `json:"repetitions"`
-	Warmup          int    `json:"warmup"`
-	OnMemoryFailure string `json:"on_memory_failure"`
-}
+// The protocol's prompt, generation and sweep are what a run pins: results
+// defines them with the manifest that stores them.
+type (
+	Prompt     = results.Prompt
+	Generation = results.Generation
+	Sweep      = results.Sweep
+)
 
 // Variant is one engine configuration to measure.
 type Variant struct {
@@ -116,6 +87,8 @@ type Engine struct {
 	MetricsURL    string          `json:"metrics_url,omitempty"`
 	GPU           string          `json:"gpu,omitempty"`
 	ContextWindow int             `json:"context_window,omitempty"`
+	Weights       string          `json:"weights,omitempty"`      // weight precision (bf16, fp8, int8, int4): memory predicts with it
+	Quantization  string          `json:"quantization,omitempty"` // the quantisation scheme, named in the manifest and report
 	RandomWeights bool            `json:"random_weights,omitempty"`
 	Tokenizer     string          `json:"tokenizer,omitempty"`
 	ChatTemplate  string          `json:"chat_template,omitempty"`

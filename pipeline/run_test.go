@@ -25,6 +25,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
 )
 
 // writeSmallCorpus writes the first n documents of the default corpus (short
@@ -406,7 +407,7 @@ variants:
 		t.Errorf("skip_level decisions for 32 = %d, want 1", got)
 	}
 	// The retry at 10 breaks too (the card holds 4): 10 is the lowest level that broke.
-	if r := sum.Variants[0].Recommendation; r.FirstBroken != 10 || r.Recommended != 1 {
+	if r := sum.Variants[0].Series[0].Recommendation; r.FirstBroken != 10 || r.Recommended != 1 {
 		t.Errorf("first broken %d, recommended %d; want 10 and 1 (4 is the highest usable, one step back)", r.FirstBroken, r.Recommended)
 	}
 }
@@ -597,8 +598,8 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Variants[0].LoadTime < 300*time.Millisecond {
-		t.Errorf("load time %v, want at least the engine's 300 ms start", sum.Variants[0].LoadTime)
+	if got := time.Duration(sum.Variants[0].LoadNS); got < 300*time.Millisecond {
+		t.Errorf("load time %v, want at least the engine's 300 ms start", got)
 	}
 	db := openDB(t, out)
 	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'engine_load' AND value_ns >= 300000000"); got != 1 {
@@ -643,7 +644,7 @@ variants:
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "sim-nope") {
 		t.Fatalf("err = %v, want a configuration error naming the model", err)
 	}
-	if len(sum.Variants) != 2 || sum.Variants[0].Passed || !sum.Variants[1].Passed || sum.Passed {
+	if len(sum.Variants) != 2 || sum.Variants[0].State != results.OutcomeError || !sum.Variants[1].Passed() || sum.Passed {
 		t.Errorf("variants = %+v, passed %v; want broken failed, good passed, run failed", sum.Variants, sum.Passed)
 	}
 	db := openDB(t, out)

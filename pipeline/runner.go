@@ -18,7 +18,6 @@ import (
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
-	"github.com/extractbench/extractbench/sizing"
 )
 
 // Options configure one `extractbench run`.
@@ -38,33 +37,23 @@ type ConfigError struct{ Err error }
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// Summary is the outcome of a run, for the final table and -json.
+// Summary is the outcome of a run, for the final table and -json. Its
+// figures are results' and eval's, read back from the store: the same
+// Outcomes and levels the report, compare and plan show.
 type Summary struct {
-	RunID       string           `json:"run_id"`
-	Fingerprint string           `json:"fingerprint"`
-	OutDir      string           `json:"out_dir"`
-	Protocol    string           `json:"protocol"`
-	Simulated   bool             `json:"simulated"`
-	Interrupted bool             `json:"interrupted"`
-	Resumed     bool             `json:"resumed"`
-	Passed      bool             `json:"passed"` // every variant's verdict passed
-	Variants    []VariantSummary `json:"variants"`
-	Passes      []results.Pass   `json:"passes"`
-	Exports     []string         `json:"exports"`
-	Elapsed     time.Duration    `json:"elapsed_ns"`
-}
-
-// VariantSummary is one variant's verdict: the baseline must meet the
-// acceptance criteria (threshold, latency objective, no memory failure);
-// the recommendation says how far it can be pushed.
-type VariantSummary struct {
-	Name           string                `json:"name"`
-	Model          string                `json:"model"`
-	Passed         bool                  `json:"passed"`
-	Reason         string                `json:"reason,omitempty"`
-	BaselineShare  float64               `json:"baseline_accepted"`
-	LoadTime       time.Duration         `json:"load_time_ns,omitempty"`
-	Recommendation sizing.Recommendation `json:"recommendation"`
+	RunID       string            `json:"run_id"`
+	Fingerprint string            `json:"fingerprint"`
+	OutDir      string            `json:"out_dir"`
+	Protocol    string            `json:"protocol"`
+	Status      string            `json:"status"` // the runs row's: complete, interrupted, failed
+	Simulated   bool              `json:"simulated"`
+	Interrupted bool              `json:"interrupted"`
+	Resumed     bool              `json:"resumed"`
+	Passed      bool              `json:"passed"` // every variant's verdict passed
+	Variants    []results.Outcome `json:"variants"`
+	Passes      []results.Pass    `json:"passes"`
+	Exports     []string          `json:"exports"`
+	Elapsed     time.Duration     `json:"elapsed_ns"`
 }
 
 // runState is one run in progress.
@@ -145,17 +134,15 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	var runErr error
 	for i := range rs.proto.Variants {
 		v := &rs.proto.Variants[i]
-		vs, err := rs.runVariant(ctx, v)
-		if err != nil {
+		if err := rs.runVariant(ctx, v); err != nil {
 			// One variant's broken engine does not cost the others their
 			// measurements: record it and go on; the run still fails.
-			vs.Passed, vs.Reason = false, err.Error()
+			rs.logf("%s: %v", v.Name, err)
 			rs.event(context.WithoutCancel(ctx), v.Name, results.EventVariantFail, 0, err.Error())
 			if runErr == nil {
 				runErr = err
 			}
 		}
-		sum.Variants = append(sum.Variants, *vs)
 		if ctx.Err() != nil {
 			break
 		}
@@ -176,11 +163,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := store.SetRunStatus(bg, rs.runID, status, time.Now().UnixMilli()); err != nil && runErr == nil {
 		runErr = fmt.Errorf("record run status: %w", err)
 	}
-	if passes, err := store.Passes(bg, rs.runID); err == nil {
-		sum.Passes = passes
-	}
-	if err := store.Flush(bg); err != nil && runErr == nil {
-		runErr = err
+	sum.Status = status
+	if data, err := store.LoadRun(bg, opts.OutDir, rs.runID); err == nil {
+		sum.Passes, sum.Variants = data.Passes, data.Outcomes()
+	} else if runErr == nil {
+		runErr = fmt.Errorf("read the run back: %w", err)
 	}
 	files, err := results.Export(bg, opts.OutDir)
 	if err != nil && runErr == nil {
@@ -189,7 +176,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	sum.Exports = files
 	sum.Passed = runErr == nil && !sum.Interrupted && len(sum.Variants) == len(rs.proto.Variants)
 	for _, v := range sum.Variants {
-		sum.Passed = sum.Passed && v.Passed
+		sum.Passed = sum.Passed && v.Passed()
 	}
 	sum.Elapsed = time.Since(started)
 	return sum, runErr
@@ -205,7 +192,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		if err := json.Unmarshal(prev.Manifest, &m); err != nil {
 			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
 		}
-		rs.proto, err = ParseProtocol(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", m.protocolDir())
+		rs.proto, err = ParseProtocol(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocolDir(&m))
 	default:
 		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
 	}
@@ -251,6 +238,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
 			URL: v.Engine.URL, Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
+			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization,
 			Started: v.Engine.Start != "", Simulated: v.Engine.IsBuiltin(), RandomWeights: v.Engine.RandomWeights}})
 	}
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
@@ -260,7 +248,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 }
 
 // protocolDir is where a resumed run resolves the protocol's relative paths.
-func (m *Manifest) protocolDir() string {
+func protocolDir(m *Manifest) string {
 	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" {
 		wd, _ := os.Getwd()
 		return wd

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing"
 )
 
 // engine is a variant's engine while it is measured.
@@ -34,11 +34,10 @@ func (e *engine) close() {
 }
 
 // runVariant runs one variant's phases: load, warm-up, baseline, sweep.
-func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary, error) {
-	vs := &VariantSummary{Name: v.Name, Model: v.Engine.Model}
+func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 	eng, err := rs.startEngine(ctx, v)
 	if err != nil {
-		return vs, err
+		return err
 	}
 	defer func() {
 		if eng.died() { // it ended before we stopped it: a crash, an OOM kill
@@ -46,12 +45,11 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary
 		}
 		eng.close()
 	}()
-	vs.LoadTime = eng.loadTime
 	if err := rs.pinEngine(ctx, v, eng); err != nil {
-		return vs, err
+		return err
 	}
 	if err := rs.warmup(ctx, v, eng); err != nil {
-		return vs, err
+		return err
 	}
 
 	levels := rs.proto.Levels()
@@ -64,7 +62,7 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary
 		memFailures := 0
 		for rep := 1; rep <= rs.proto.Sweep.Repetitions; rep++ {
 			if ctx.Err() != nil {
-				return vs, nil
+				return nil
 			}
 			phase := results.PhaseSweep
 			if li == 0 {
@@ -72,10 +70,10 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary
 			}
 			p, err := rs.runPass(ctx, v, eng, level, rep, phase, 0)
 			if err != nil {
-				return vs, err
+				return err
 			}
 			if p != nil {
-				memFailures += int(p.FailuresMemory)
+				memFailures += int(p.Failures.Of(eval.Memory))
 			}
 		}
 		if memFailures == 0 || li == 0 || rs.proto.Sweep.OnMemoryFailure == "record" {
@@ -88,49 +86,13 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary
 				rs.decision(ctx, v.Name, results.DecisionRetryLower, level, lower, fmt.Sprintf("%d memory failure(s) at level %d; the first attempt stays the primary result", memFailures, level))
 				for rep := 1; rep <= rs.proto.Sweep.Repetitions && ctx.Err() == nil; rep++ {
 					if _, err := rs.runPass(ctx, v, eng, lower, rep, results.PhaseRetry, level); err != nil {
-						return vs, err
+						return err
 					}
 				}
 			}
 		}
 	}
-	if ctx.Err() != nil {
-		return vs, nil
-	}
-	rs.judgeVariant(ctx, v, vs)
-	return vs, nil
-}
-
-// judgeVariant applies MEASUREMENT.md section 8 to the variant's passes.
-func (rs *runState) judgeVariant(ctx context.Context, v *Variant, vs *VariantSummary) {
-	passes, err := rs.store.Passes(ctx, rs.runID)
-	if err != nil {
-		vs.Reason = "cannot read passes: " + err.Error()
-		return
-	}
-	var figs []sizing.PassFigures
-	for _, p := range passes {
-		if p.Variant == v.Name {
-			figs = append(figs, passFigures(p))
-		}
-	}
-	acc := rs.proto.Acceptance.criteria()
-	vs.Recommendation = sizing.Recommend(figs, acc)
-	vs.BaselineShare = vs.Recommendation.BaselineShare
-	vs.Passed = true
-	for _, f := range figs {
-		if f.Level != vs.Recommendation.BaselineLevel {
-			continue
-		}
-		if j := sizing.JudgePass(f, -1, acc); !j.Usable {
-			vs.Passed = false
-			vs.Reason = fmt.Sprintf("baseline repetition %d: %s", f.Repetition, j.Reason)
-			break
-		}
-	}
-	if vs.Recommendation.BaselineLevel == 0 {
-		vs.Passed, vs.Reason = false, "no complete baseline pass"
-	}
+	return nil
 }
 
 func (rs *runState) decision(ctx context.Context, variant, kind string, from, to int, reason string) {

@@ -116,8 +116,8 @@ func (s *Store) AddEvent(ctx context.Context, e Event) error {
 }
 
 // Decisions returns the decisions of run runID in the order they were made.
-func (s *Store) Decisions(ctx context.Context, runID string) ([]Decision, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT run_id, variant, mode, at_ms, kind, from_level, to_level, reason
+func (r *reader) Decisions(ctx context.Context, runID string) ([]Decision, error) {
+	rows, err := r.rdb.QueryContext(ctx, `SELECT run_id, variant, mode, at_ms, kind, from_level, to_level, reason
 		FROM decisions WHERE run_id = ? ORDER BY at_ms, rowid`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read decisions of run %s: %w", runID, err)
@@ -143,8 +143,8 @@ func (s *Store) Decisions(ctx context.Context, runID string) ([]Decision, error)
 }
 
 // Events returns the events of run runID in the order they happened.
-func (s *Store) Events(ctx context.Context, runID string) ([]Event, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT run_id, variant, at_ms, kind, value_ns, detail
+func (r *reader) Events(ctx context.Context, runID string) ([]Event, error) {
+	rows, err := r.rdb.QueryContext(ctx, `SELECT run_id, variant, at_ms, kind, value_ns, detail
 		FROM events WHERE run_id = ? ORDER BY at_ms, rowid`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read events of run %s: %w", runID, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/extractbench/extractbench/eval"
 )
 
 // migrations are applied in order; migration i brings the database from
@@ -203,9 +205,49 @@ func migrate(ctx context.Context, db *sql.DB) error {
 			return err
 		}
 		if done {
-			return nil
+			return addFailureColumns(ctx, db)
 		}
 	}
+}
+
+// addFailureColumns adds a passes column for a failure class that eval
+// lists and the table lacks, so that a new class needs no migration written
+// by hand. (A new class also needs requests.failure's CHECK to accept it:
+// TestStoreEveryFailureClass fails until a migration rebuilds it.)
+func addFailureColumns(ctx context.Context, db *sql.DB) error {
+	missing, err := missingFailureColumns(ctx, db)
+	if err != nil {
+		return err
+	}
+	for _, c := range missing {
+		if _, err := db.ExecContext(ctx, `ALTER TABLE passes ADD COLUMN `+c+` INTEGER NOT NULL DEFAULT 0`); err != nil {
+			return fmt.Errorf("add passes column %s: %w", c, err)
+		}
+	}
+	return nil
+}
+
+func missingFailureColumns(ctx context.Context, db *sql.DB) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info('passes')`)
+	if err != nil {
+		return nil, fmt.Errorf("list passes columns: %w", err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("list passes columns: %w", err)
+		}
+		have[n] = true
+	}
+	var missing []string
+	for _, f := range eval.Failures {
+		if c := FailureColumn(f); !have[c] {
+			missing = append(missing, c)
+		}
+	}
+	return missing, rows.Err()
 }
 
 // migrateOne applies the next migration, if any, and reports whether the

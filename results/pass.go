@@ -4,100 +4,28 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/extractbench/extractbench/eval"
 )
 
 // The pass phases, statuses and batch transports stored in passes.
 const (
-	PhaseBaseline = "baseline"
-	PhaseSweep    = "sweep"
-	PhaseRetry    = "retry" // a lower level tried after a failure; see decisions
+	PhaseBaseline = eval.PhaseBaseline
+	PhaseSweep    = eval.PhaseSweep
+	PhaseRetry    = eval.PhaseRetry
 
-	PassComplete    = "complete"
-	PassInterrupted = "interrupted"
+	PassComplete    = eval.PassComplete
+	PassInterrupted = eval.PassInterrupted
 
 	TransportCompletionsList = "completions_list" // one /v1/completions call with a list of prompts
 	TransportBarrier         = "barrier"          // N chat requests released together, the next batch after all N end
 )
 
-// Pass is one row of the passes table: the aggregates of one (variant, mode,
-// level, repetition) over the whole corpus. Pointer fields are nullable: nil
-// means unknown or undefined (no engine metrics, no request with a first
-// token, duration 0), never zero. Durations and instants are nanoseconds on
-// the run's monotonic clock; memory is bytes.
-type Pass struct {
-	RunID      string
-	Variant    string
-	Mode       string // "concurrency" or "batch"
-	Level      int
-	Repetition int // 1-based
-
-	Phase           string // PhaseBaseline or PhaseSweep
-	Attempt         int    // 1 for a planned pass; n+1 for the n-th retry in a chain of retries
-	RetryOf         *int64 // the level whose failure this pass retries at a lower level; nil for a planned pass
-	RequestedBatch  *int64 // batch size asked for; nil in concurrency mode
-	SentConcurrency int64  // most requests in flight from the client
-	BatchTransport  string // TransportCompletionsList, TransportBarrier, or "" (NULL) in concurrency mode
-	Status          string // PassComplete or PassInterrupted
-	StartedNS       *int64 // first t_send
-	EndedNS         *int64 // last t_done
-	DurationNS      int64  // EndedNS − StartedNS; 0 when no request was sent
-
-	Docs               int64
-	Accepted           int64
-	FailuresMemory     int64
-	FailuresTruncation int64
-	FailuresFormat     int64
-	FailuresQuality    int64
-	FailuresError      int64
-	UniqueIDs          int64 // accepted documents counted once by id
-
-	TTFTN     int64 // requests the TTFT figures rest on
-	TTFTP50NS *int64
-	TTFTP90NS *int64
-	TTFTP95NS *int64
-	TTFTP99NS *int64
-	TTFTMinNS *int64
-	TTFTMaxNS *int64
-
-	E2EN     int64 // requests the E2E figures rest on
-	E2EP50NS *int64
-	E2EP90NS *int64
-	E2EP95NS *int64
-	E2EP99NS *int64
-	E2EMinNS *int64
-	E2EMaxNS *int64
-
-	E2ESchedP95NS      *int64 // from t_sched: includes client-side queueing (coordinated omission)
-	ClientQueueP95NS   *int64
-	TPOTP50NS          *int64
-	EngineQueueMeanNS  *int64 // engine-side, from vllm:request_queue_time_seconds deltas
-	ObservedMaxRunning *int64 // peak of the engine's running requests
-	ObservedMaxWaiting *int64
-	Preemptions        *int64
-
-	OutputTokens       int64
-	UsageReportedShare *float64 // share of requests whose tokens came from the engine's usage
-	OutputTokensPerS   *float64
-	AcceptedPerS       *float64
-	DocsPerHour        *float64 // accepted documents per hour
-	DateF1             *float64
-	AmountF1           *float64
-	CategoryF1         *float64
-
-	PeakGPUMemBytes         *int64
-	PeakTorchAllocatedBytes *int64
-	PeakTorchReservedBytes  *int64
-	PeakKVUsage             *float64 // fraction 0–1
-
-	Verdict       string // "" (NULL) until judged
-	VerdictReason string
-
-	// CategoryConfusion is the pass's category confusion matrix as JSON:
-	// {"expected": {"predicted": count}}, with "null" for JSON null and
-	// "invalid" for a value outside the enum; "" (NULL) when not computed.
-	CategoryConfusion string
-}
+// Pass is one row of the passes table; eval defines it (eval.Pass) beside
+// the figures it aggregates and the verdicts that judge it.
+type Pass = eval.Pass
 
 // passColumn maps one passes column to its Pass field. ptr returns a pointer
 // to the field, used to scan it and (dereferenced) to write it.
@@ -109,7 +37,7 @@ type passColumn struct {
 // passColumns lists every passes column, in table order. PutPass, Passes, the
 // Parquet export and the CSV all read it, so a column added here is written,
 // read and exported alike.
-var passColumns = []passColumn{
+var passColumns = withFailureColumns([]passColumn{
 	{"run_id", func(p *Pass) any { return &p.RunID }},
 	{"variant", func(p *Pass) any { return &p.Variant }},
 	{"mode", func(p *Pass) any { return &p.Mode }},
@@ -127,11 +55,7 @@ var passColumns = []passColumn{
 	{"duration_ns", func(p *Pass) any { return &p.DurationNS }},
 	{"docs", func(p *Pass) any { return &p.Docs }},
 	{"accepted", func(p *Pass) any { return &p.Accepted }},
-	{"failures_memory", func(p *Pass) any { return &p.FailuresMemory }},
-	{"failures_truncation", func(p *Pass) any { return &p.FailuresTruncation }},
-	{"failures_format", func(p *Pass) any { return &p.FailuresFormat }},
-	{"failures_quality", func(p *Pass) any { return &p.FailuresQuality }},
-	{"failures_error", func(p *Pass) any { return &p.FailuresError }},
+	// failures_<class>, one per eval.Failures entry, follow accepted (withFailureColumns).
 	{"unique_ids", func(p *Pass) any { return &p.UniqueIDs }},
 	{"ttft_n", func(p *Pass) any { return &p.TTFTN }},
 	{"ttft_p50_ns", func(p *Pass) any { return &p.TTFTP50NS }},
@@ -169,6 +93,21 @@ var passColumns = []passColumn{
 	{"verdict", func(p *Pass) any { return &p.Verdict }},
 	{"verdict_reason", func(p *Pass) any { return &p.VerdictReason }},
 	{"category_confusion", func(p *Pass) any { return &p.CategoryConfusion }},
+})
+
+// FailureColumn is the passes column counting documents of class f.
+func FailureColumn(f eval.Failure) string { return "failures_" + string(f) }
+
+// withFailureColumns inserts one failures_<class> column per failure class
+// after "accepted", so that a class added to eval.Failures is stored, read
+// and exported without a list to remember here.
+func withFailureColumns(cols []passColumn) []passColumn {
+	at := slices.IndexFunc(cols, func(c passColumn) bool { return c.name == "accepted" }) + 1
+	var fc []passColumn
+	for i, f := range eval.Failures {
+		fc = append(fc, passColumn{FailureColumn(f), func(p *Pass) any { return &p.Failures[i] }})
+	}
+	return slices.Insert(cols, at, fc...)
 }
 
 // nullableText lists the passes text columns where "" is stored as NULL.
@@ -251,8 +190,8 @@ func (s *Store) PutPass(ctx context.Context, p Pass) error {
 }
 
 // Pass returns the pass key, or nil and no error when it has no row yet.
-func (s *Store) Pass(ctx context.Context, key PassKey) (*Pass, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+strings.Join(passColumnNames(), ", ")+`
+func (r *reader) Pass(ctx context.Context, key PassKey) (*Pass, error) {
+	rows, err := r.rdb.QueryContext(ctx, `SELECT `+strings.Join(passColumnNames(), ", ")+`
 		FROM passes WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
 		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
 	if err != nil {
@@ -274,8 +213,8 @@ func (s *Store) Pass(ctx context.Context, key PassKey) (*Pass, error) {
 
 // Passes returns the passes of run runID ordered by variant, mode, level and
 // repetition.
-func (s *Store) Passes(ctx context.Context, runID string) ([]Pass, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+strings.Join(passColumnNames(), ", ")+`
+func (r *reader) Passes(ctx context.Context, runID string) ([]Pass, error) {
+	rows, err := r.rdb.QueryContext(ctx, `SELECT `+strings.Join(passColumnNames(), ", ")+`
 		FROM passes WHERE run_id = ? ORDER BY variant, mode, level, repetition`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read passes of run %s: %w", runID, err)

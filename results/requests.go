@@ -164,7 +164,18 @@ func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, er
 	if err := s.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("records of pass %s: %w", key, err)
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT
+	recs, err := s.records(ctx, `run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
+		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
+	if err != nil {
+		return nil, fmt.Errorf("records of pass %s: %w", key, err)
+	}
+	return recs, nil
+}
+
+// records reads the requests rows matching where (a SQL condition on
+// requests' columns with ? placeholders), in the order they were stored.
+func (r *reader) records(ctx context.Context, where string, args ...any) ([]eval.Record, error) {
+	rows, err := r.rdb.QueryContext(ctx, `SELECT
 		run_id, variant, mode, level, repetition, doc_id, length_class,
 		sched_ns, send_ns, first_byte_ns, first_token_ns, last_token_ns, done_ns,
 		prompt_tokens, completion_tokens, usage_reported,
@@ -173,26 +184,20 @@ func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, er
 		date_result, amount_result, category_result,
 		pred_date, pred_amount, pred_category, accepted, output,
 		expected_date, expected_amount, expected_category
-		FROM requests
-		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?
-		ORDER BY rowid`,
-		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
+		FROM requests WHERE `+where+` ORDER BY rowid`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("records of pass %s: %w", key, err)
+		return nil, err
 	}
 	defer rows.Close()
 	var recs []eval.Record
 	for rows.Next() {
 		r, err := scanRecord(rows)
 		if err != nil {
-			return nil, fmt.Errorf("records of pass %s: %w", key, err)
+			return nil, err
 		}
 		recs = append(recs, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("records of pass %s: %w", key, err)
-	}
-	return recs, nil
+	return recs, rows.Err()
 }
 
 // scanRecord reads one row of PassRecords' query back into a Record: NULL

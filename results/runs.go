@@ -73,22 +73,22 @@ func (s *Store) CreateRun(ctx context.Context, r Run) error {
 
 // LatestRun returns the run created last, or nil and no error when the
 // database holds none. The runner reads it to decide whether to resume.
-func (s *Store) LatestRun(ctx context.Context) (*Run, error) {
-	row := s.rdb.QueryRowContext(ctx, `SELECT run_id, fingerprint, protocol_name, manifest,
+func (r *reader) LatestRun(ctx context.Context) (*Run, error) {
+	row := r.rdb.QueryRowContext(ctx, `SELECT run_id, fingerprint, protocol_name, manifest,
 		started_at, ended_at, status, simulated, clock_origin_unix_ns FROM runs ORDER BY rowid DESC LIMIT 1`)
-	r, err := scanRun(row)
+	run, err := scanRun(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read latest run: %w", err)
 	}
-	return r, nil
+	return run, nil
 }
 
 // Runs returns every run, oldest first.
-func (s *Store) Runs(ctx context.Context) ([]Run, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT run_id, fingerprint, protocol_name, manifest,
+func (r *reader) Runs(ctx context.Context) ([]Run, error) {
+	rows, err := r.rdb.QueryContext(ctx, `SELECT run_id, fingerprint, protocol_name, manifest,
 		started_at, ended_at, status, simulated, clock_origin_unix_ns FROM runs ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
@@ -96,11 +96,11 @@ func (s *Store) Runs(ctx context.Context) ([]Run, error) {
 	defer rows.Close()
 	var runs []Run
 	for rows.Next() {
-		r, err := scanRun(rows)
+		run, err := scanRun(rows)
 		if err != nil {
 			return nil, fmt.Errorf("read runs: %w", err)
 		}
-		runs = append(runs, *r)
+		runs = append(runs, *run)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)

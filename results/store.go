@@ -44,9 +44,9 @@ var ErrClosed = errors.New("results store is closed")
 
 // Store is an open results database. Its methods are safe for concurrent use.
 type Store struct {
-	path string
-	wdb  *sql.DB // one connection, used only by the writer goroutine
-	rdb  *sql.DB // readers
+	path   string
+	wdb    *sql.DB // one connection, used only by the writer goroutine
+	reader         // the read queries, on their own connections (shared with Reader)
 
 	batchSize int
 	interval  time.Duration
@@ -97,7 +97,7 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	s := &Store{
 		path:      path,
 		wdb:       wdb,
-		rdb:       rdb,
+		reader:    reader{rdb: rdb},
 		batchSize: DefaultBatchSize,
 		interval:  DefaultFlushInterval,
 		ops:       make(chan op, queueLen),

@@ -292,10 +292,13 @@ func TestStore_Passes(t *testing.T) {
 	p := Pass{RunID: "run-1", Variant: "ref", Mode: "batch", Level: 8, Repetition: 1, Phase: PhaseSweep, Attempt: 1,
 		RequestedBatch: i64p(8), SentConcurrency: 8, BatchTransport: TransportBarrier, Status: PassComplete,
 		StartedNS: i64p(100), EndedNS: i64p(2_000_000_100), DurationNS: 2_000_000_000,
-		Docs: 300, Accepted: 290, FailuresQuality: 10, UniqueIDs: 290,
+		Docs: 300, Accepted: 290, UniqueIDs: 290,
 		TTFTN: 300, TTFTP50NS: i64p(1), TTFTP90NS: i64p(2), TTFTP95NS: i64p(3), TTFTP99NS: i64p(4), TTFTMinNS: i64p(0), TTFTMaxNS: i64p(5),
 		E2EN: 300, E2EP95NS: i64p(9), OutputTokens: 12000, UsageReportedShare: f64p(1), OutputTokensPerS: f64p(6000.5),
 		DateF1: f64p(0.99), PeakKVUsage: f64p(0.875), PeakGPUMemBytes: i64p(80 << 30), Verdict: "usable", VerdictReason: "acceptance 96.7% ≥ 95%"}
+	for i, f := range eval.Failures { // every class has its own column, generated from eval's list
+		p.Failures.Add(f, int64(i+1))
+	}
 	if err := s.PutPass(ctx, p); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
 // Package sizing owns the decisions extractbench helps make before and after
 // a run: the pre-rental memory calculator (weights, KV cache, buffers) with
-// its GPU catalog and model presets, the verdict on which levels are usable
-// and which one to recommend (MEASUREMENT.md section 8), and the plans that
-// turn a measured throughput into corpus times and rental lengths (section 9).
+// its GPU catalog and model presets, the calculator set beside a run's
+// measured peaks, and the plans that turn a measured throughput into corpus
+// times and rental lengths (MEASUREMENT.md section 9).
 //
-// Everything here is a pure function of its inputs, except the few readers
-// that load a results directory's run manifest, passes and events read-only.
+// Everything here is a pure function of its inputs: runs are read by
+// package results, and the verdict on which level to recommend is eval's.
 package sizing

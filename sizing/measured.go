@@ -1,8 +1,11 @@
 package sizing
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/extractbench/extractbench/results"
 )
 
 // MemoryCheck puts the calculator's prediction for a run's model and card
@@ -18,10 +21,10 @@ type MemoryCheck struct {
 
 // VariantEst is the estimate a variant's rows were predicted with.
 type VariantEst struct {
-	Variant  string   `json:"variant"`
-	Model    string   `json:"model"` // as the manifest names it
-	GPU      GPUInfo  `json:"gpu"`
-	Estimate Estimate `json:"estimate"` // at concurrency 1, on the run's card
+	Variant  string              `json:"variant"`
+	Model    string              `json:"model"` // as the manifest names it
+	GPU      results.GPUInfoJSON `json:"gpu"`
+	Estimate Estimate            `json:"estimate"` // at concurrency 1, on the run's card
 }
 
 // MemoryRow is one level: predicted figures and the peaks measured over its
@@ -44,14 +47,15 @@ type MemoryRow struct {
 }
 
 // CheckMeasured predicts each variant of a run with in and sets the
-// prediction beside the measured peaks. Left empty, in.Model is the preset
-// the variant's model name contains and in.Weights is read from the variant
-// and model names (InferPrecision); in.GPUs is replaced by the card the run
-// measured when the manifest names one.
-func CheckMeasured(run *RunData, in Inputs) (MemoryCheck, error) {
-	mc := MemoryCheck{Dir: run.Dir, RunID: run.RunID, Simulated: run.Simulated || run.Manifest.Simulated}
+// prediction beside the peaks measured at each level (the highest over its
+// complete repetitions, eval's rule). Left empty, in.Model is the preset the
+// variant's model name contains; in.Weights is each variant's own weight
+// precision (VariantPrecision) unless set; in.GPUs is replaced by the card
+// the run measured when the manifest names one.
+func CheckMeasured(run *results.RunData, in Inputs) (MemoryCheck, error) {
+	mc := MemoryCheck{Dir: run.Dir, RunID: run.Run.RunID, Simulated: run.Simulated()}
 	ests := map[string]Estimate{}
-	for _, variant := range run.Variants() {
+	for _, variant := range run.VariantNames() {
 		vm := run.Manifest.Variant(variant)
 		vin := in
 		if vin.Model.Name == "" {
@@ -63,7 +67,7 @@ func CheckMeasured(run *RunData, in Inputs) (MemoryCheck, error) {
 			vin.Model = p
 		}
 		if in.Weights == "" {
-			vin.Weights = InferPrecision(variant + " " + vm.Engine.Model)
+			vin.Weights = VariantPrecision(vm)
 		}
 		if vm.GPU.MemoryTotalBytes > 0 {
 			g, _ := FindGPU(vm.GPU.Name)
@@ -79,48 +83,37 @@ func CheckMeasured(run *RunData, in Inputs) (MemoryCheck, error) {
 		ests[variant] = e
 		mc.Estimates = append(mc.Estimates, VariantEst{Variant: variant, Model: vm.Engine.Model, GPU: vm.GPU, Estimate: e})
 	}
-
-	type key struct {
-		variant, mode string
-		level         int
-	}
-	rows := map[key]*MemoryRow{}
-	var order []key
-	for _, p := range run.Passes {
-		k := key{p.Variant, p.Mode, p.Level}
-		r := rows[k]
-		if r == nil {
-			e := ests[p.Variant]
-			r = &MemoryRow{Variant: p.Variant, Mode: p.Mode, Level: p.Level, PredictedBytes: e.At(p.Level)}
+	for _, s := range run.Series() {
+		e := ests[s.Variant]
+		for _, l := range s.Levels {
+			r := MemoryRow{Variant: s.Variant, Mode: s.Mode, Level: l.Level, PredictedBytes: e.At(l.Level),
+				PeakGPUMemBytes: l.PeakGPUMemBytes, PeakTorchAllocatedBytes: l.PeakTorchAllocatedBytes,
+				PeakTorchReservedBytes: l.PeakTorchReservedBytes, PeakKVUsage: l.PeakKVUsage}
 			if len(e.Fits) == 1 {
-				pool := e.Fits[0].UsableBytes - e.FixedBytes()
-				if pool > 0 {
-					r.PredictedKVShare = float64(int64(p.Level)*e.KVBytesPerSeq) / float64(pool)
+				if pool := e.Fits[0].UsableBytes - e.FixedBytes(); pool > 0 {
+					r.PredictedKVShare = float64(int64(l.Level)*e.KVBytesPerSeq) / float64(pool)
 				}
 			}
-			rows[k] = r
-			order = append(order, k)
+			mc.Rows = append(mc.Rows, r)
 		}
-		r.PeakGPUMemBytes = maxInt(r.PeakGPUMemBytes, p.PeakGPUMemBytes)
-		r.PeakTorchAllocatedBytes = maxInt(r.PeakTorchAllocatedBytes, p.PeakTorchAllocatedBytes)
-		r.PeakTorchReservedBytes = maxInt(r.PeakTorchReservedBytes, p.PeakTorchReservedBytes)
-		if p.PeakKVUsage != nil && (r.PeakKVUsage == nil || *p.PeakKVUsage > *r.PeakKVUsage) {
-			v := *p.PeakKVUsage
-			r.PeakKVUsage = &v
-		}
-	}
-	for _, k := range order {
-		mc.Rows = append(mc.Rows, *rows[k])
 	}
 	return mc, nil
 }
 
-func maxInt(cur, v *int64) *int64 {
-	if v == nil || (cur != nil && *cur >= *v) {
-		return cur
+// VariantPrecision is the weight precision a variant ran with: the
+// protocol's engine.weights when set, else the built-in engine's profile,
+// else what the variant and model names say (InferPrecision).
+func VariantPrecision(vm results.VariantManifest) Precision {
+	if vm.Engine.Weights != "" {
+		return Precision(vm.Engine.Weights)
 	}
-	x := *v
-	return &x
+	var prof struct {
+		Dtype string `json:"dtype"`
+	}
+	if len(vm.Extra) > 0 && json.Unmarshal(vm.Extra, &prof) == nil && prof.Dtype != "" {
+		return Precision(prof.Dtype)
+	}
+	return InferPrecision(vm.Name + " " + vm.Engine.Model)
 }
 
 // InferPrecision reads a weight precision from a variant or model name

@@ -7,6 +7,9 @@ import (
 	"math"
 	"text/tabwriter"
 	"time"
+
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
 )
 
 // DefaultRentalDays are the rental lengths a plan is compared against.
@@ -39,8 +42,8 @@ type PlanInputs struct {
 // rate, and what fits in each rental.
 type PlanResult struct {
 	PlanInputs
-	Recommendation *Recommendation `json:"recommendation,omitempty"` // when planned from a run
-	Simulated      bool            `json:"simulated"`
+	Recommendation *eval.Recommendation `json:"recommendation,omitempty"` // when planned from a run
+	Simulated      bool                 `json:"simulated"`
 	// PassDocsPerHour is the measured rate inside passes; DocsPerHour and
 	// DocsPerDay add evaluation overhead and retries: the sustained rate.
 	PassDocsPerHour float64 `json:"pass_docs_per_hour"`
@@ -120,66 +123,51 @@ func Plan(in PlanInputs) (PlanResult, error) {
 // ErrNoUsableLevel is returned (wrapped) when a variant has no level to plan at.
 var ErrNoUsableLevel = errors.New("no usable level")
 
-// PlanRun plans each variant of a run at its recommended level: the level's
-// complete passes give the rate, the events the engine load and warm-up,
-// and the run's wall time less passes, loads and warm-ups the evaluation
-// overhead. A variant with no usable level is returned with its
-// Recommendation and no figures.
-func PlanRun(run *RunData, corpusDocs int, days []int) ([]PlanResult, error) {
-	acc := run.Manifest.Acceptance
-	overhead := run.OverheadShare()
+// PlanRun plans each variant of a run at its recommended level, as eval's
+// aggregator judged it: the level's complete passes give the rate, the
+// events the engine load and warm-up, and the run's wall time less passes,
+// loads and warm-ups the evaluation overhead. A variant with no usable
+// level is returned with its Recommendation and no figures.
+func PlanRun(run *results.RunData, corpusDocs int, days []int) ([]PlanResult, error) {
+	overhead := OverheadShare(run)
 	var out []PlanResult
-	for _, rec := range RecommendAll(run.Figures(), acc) {
-		rec := rec
+	for _, s := range run.Series() {
+		rec := s.Recommendation
 		if !rec.Usable() {
 			out = append(out, PlanResult{PlanInputs: PlanInputs{Variant: rec.Variant, Mode: rec.Mode, CorpusDocs: corpusDocs},
-				Recommendation: &rec, Simulated: run.simulated()})
+				Recommendation: &rec, Simulated: run.Simulated()})
 			continue
 		}
 		in := PlanInputs{Variant: rec.Variant, Mode: rec.Mode, Level: rec.Recommended, OverheadShare: overhead,
 			CorpusDocs: corpusDocs, RentalDays: days}
 		for _, p := range run.Passes {
-			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == rec.Recommended && p.complete() {
-				in.Docs += p.Docs
-				in.Accepted += p.Accepted
+			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == rec.Recommended && p.Complete() {
+				in.Docs += int(p.Docs)
+				in.Accepted += int(p.Accepted)
 				in.DurationNS += p.DurationNS
 				in.OutputTokens += p.OutputTokens
 			}
 		}
-		in.LoadNS = run.lastEvent("engine_load", rec.Variant)
-		in.WarmupNS = run.lastEvent("warmup", rec.Variant)
+		in.LoadNS = run.LastEventNS(results.EventEngineLoad, rec.Variant)
+		in.WarmupNS = run.LastEventNS(results.EventWarmup, rec.Variant)
 		r, err := Plan(in)
 		if err != nil {
-			return nil, fmt.Errorf("plan run %s: %w", run.RunID, err)
+			return nil, fmt.Errorf("plan run %s: %w", run.Run.RunID, err)
 		}
-		r.Recommendation, r.Simulated = &rec, run.simulated()
+		r.Recommendation, r.Simulated = &rec, run.Simulated()
 		out = append(out, r)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("plan run %s in %s: %w: the run has no complete pass", run.RunID, run.Dir, ErrNoUsableLevel)
+		return nil, fmt.Errorf("plan run %s in %s: %w: the run has no complete pass", run.Run.RunID, run.Dir, ErrNoUsableLevel)
 	}
 	return out, nil
-}
-
-func (d *RunData) simulated() bool { return d.Simulated || d.Manifest.Simulated }
-
-// lastEvent is the value of the latest event of a kind for a variant (or
-// run-wide), 0 when there is none.
-func (d *RunData) lastEvent(kind, variant string) int64 {
-	var v int64
-	for _, e := range d.Events {
-		if e.Kind == kind && (e.Variant == variant || e.Variant == "") && e.ValueNS != nil {
-			v = *e.ValueNS
-		}
-	}
-	return v
 }
 
 // OverheadShare is the run's time outside passes, engine loads and
 // warm-ups, per unit of pass time. It is 0 when the run has not ended or
 // was interrupted (its wall time then holds the pause, not work).
-func (d *RunData) OverheadShare() float64 {
-	if d.EndedAt <= d.StartedAt || d.StartedAt == 0 {
+func OverheadShare(d *results.RunData) float64 {
+	if d.Run.EndedAt <= d.Run.StartedAt || d.Run.StartedAt == 0 {
 		return 0
 	}
 	var passes, fixed int64
@@ -188,15 +176,13 @@ func (d *RunData) OverheadShare() float64 {
 	}
 	for _, e := range d.Events {
 		switch e.Kind {
-		case "interrupted", "resumed":
+		case results.EventInterrupted, results.EventResumed:
 			return 0
-		case "engine_load", "warmup":
-			if e.ValueNS != nil {
-				fixed += *e.ValueNS
-			}
+		case results.EventEngineLoad, results.EventWarmup:
+			fixed += e.ValueNS
 		}
 	}
-	wall := (d.EndedAt - d.StartedAt) * int64(time.Millisecond)
+	wall := (d.Run.EndedAt - d.Run.StartedAt) * int64(time.Millisecond)
 	if passes == 0 || wall <= passes+fixed {
 		return 0
 	}
@@ -221,7 +207,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Measured in passes\t%.0f documents/hour (%d documents in %s), %.0f accepted/hour, %.1f output tokens/s\n",
-		r.PassDocsPerHour, r.Docs, fmtDuration(r.DurationNS), r.AcceptedPerHour, r.OutputTokensPerS)
+		r.PassDocsPerHour, r.Docs, eval.FormatDuration(r.DurationNS), r.AcceptedPerHour, r.OutputTokensPerS)
 	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day (evaluation overhead %.1f%%, retries %.1f%% of documents)\n",
 		r.DocsPerHour, r.DocsPerDay, r.OverheadShare*100, r.RetryShare*100)
 	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
@@ -249,7 +235,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 // days when it has them.
 func fmtLong(ns int64) string {
 	if time.Duration(ns) < time.Minute {
-		return fmtDuration(ns)
+		return eval.FormatDuration(ns)
 	}
 	d := time.Duration(ns).Round(time.Second)
 	if d >= 24*time.Hour {

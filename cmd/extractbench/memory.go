@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -45,7 +47,12 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if fs.NArg() == 1 {
-		run, err := sizing.LoadRun(ctx, fs.Arg(0))
+		// Each variant is predicted with its own weight precision unless
+		// -weights was given explicitly.
+		if !flagSet(fs, "weights") {
+			in.Weights = ""
+		}
+		run, err := results.LoadRun(ctx, fs.Arg(0))
 		if err != nil {
 			return &usageError{msg: "memory: " + err.Error()}
 		}
@@ -72,4 +79,11 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("write estimate: %w", err)
 	}
 	return nil
+}
+
+// flagSet reports whether the named flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

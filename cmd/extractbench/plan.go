@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -34,7 +35,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 		}
 		ds = append(ds, n)
 	}
-	run, err := sizing.LoadRun(ctx, fs.Arg(0))
+	run, err := results.LoadRun(ctx, fs.Arg(0))
 	if err != nil {
 		return &usageError{msg: "plan: " + err.Error()}
 	}

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"golang.org/x/term"
 
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 )
@@ -70,8 +70,8 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if !sum.Passed {
 		var failed []string
 		for _, v := range sum.Variants {
-			if !v.Passed {
-				failed = append(failed, fmt.Sprintf("%s: %s", v.Name, v.Reason))
+			if !v.Passed() {
+				failed = append(failed, fmt.Sprintf("%s %s: %s", v.Variant, v.State, v.Reason))
 			}
 		}
 		return &verdictError{msg: strings.Join(failed, "; ")}
@@ -79,133 +79,92 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// printSummary writes the final table: one line per level (median over
-// repetitions of each figure), then the verdict per variant.
+// printSummary writes the final table: one line per level as eval's
+// aggregator made it (the report, compare and -json show the same figures),
+// then each variant's state and verdict.
 func printSummary(w io.Writer, s *pipeline.Summary) {
 	if s.Simulated {
 		fmt.Fprintln(w, "SIMULATED: the built-in engine models a GPU; its times and memory are not measurements of hardware.")
 	}
-	fmt.Fprintf(w, "run %s  protocol %s  fingerprint %.12s  results %s  (%s)\n\n", s.RunID, s.Protocol, s.Fingerprint, s.OutDir, s.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "run %s  protocol %s  fingerprint %.12s  results %s  (%s)\n", s.RunID, s.Protocol, s.Fingerprint, s.OutDir, s.Elapsed.Round(time.Millisecond))
+	fmt.Fprintln(w, "accepted and failures: pooled over repetitions; latency, tok/s and docs/h: median over repetitions; max run: highest.")
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "variant\tlevel\treps\taccepted\tmem\ttrunc\tformat\tquality\terror\tTTFT p50\tTTFT p95\tE2E p50\tE2E p95\ttok/s\tdocs/h\tmax run\tverdict\t")
-	for _, g := range groupPasses(s.Passes) {
-		p := g[0]
-		var acc, docs, fm, ft, ff, fq, fe int64
-		for _, x := range g {
-			acc, docs = acc+x.Accepted, docs+x.Docs
-			fm, ft, ff, fq, fe = fm+x.FailuresMemory, ft+x.FailuresTruncation, ff+x.FailuresFormat, fq+x.FailuresQuality, fe+x.FailuresError
-		}
-		verdict := "usable"
-		for _, x := range g {
-			if x.Verdict != "usable" {
-				verdict = x.Verdict
+	head := []string{"variant", "level", "reps", "accepted"}
+	for _, f := range eval.Failures {
+		head = append(head, string(f))
+	}
+	head = append(head, "TTFT p50", "TTFT p95", "E2E p50", "E2E p95", "tok/s", "accepted/h", "max run", "verdict")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, o := range s.Variants {
+		for _, sr := range o.Series {
+			for _, l := range sr.Levels {
+				row := []string{o.Variant, levelLabel(l), fmt.Sprint(l.Repetitions), eval.FormatShare(l.Share())}
+				for _, f := range eval.Failures {
+					row = append(row, fmt.Sprint(l.Failures.Of(f)))
+				}
+				row = append(row, spreadNS(l.TTFTP50NS), spreadNS(l.TTFTP95NS), spreadNS(l.E2EP50NS), spreadNS(l.E2EP95NS),
+					spreadF(l.OutputTokensPerS), spreadF(l.DocsPerHour), intOr(l.MaxRunning, "n/a"), l.Verdict.Word())
+				fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 			}
 		}
-		level := fmt.Sprint(p.Level)
-		if p.Phase == "retry" {
-			level += " (retry)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			p.Variant, level, len(g), pct(acc, docs), fm, ft, ff, fq, fe,
-			medianNS(g, func(x results.Pass) *int64 { return x.TTFTP50NS }), medianNS(g, func(x results.Pass) *int64 { return x.TTFTP95NS }),
-			medianNS(g, func(x results.Pass) *int64 { return x.E2EP50NS }), medianNS(g, func(x results.Pass) *int64 { return x.E2EP95NS }),
-			medianF(g, func(x results.Pass) *float64 { return x.OutputTokensPerS }, "%.0f"), medianF(g, func(x results.Pass) *float64 { return x.DocsPerHour }, "%.0f"),
-			medianI(g, func(x results.Pass) *int64 { return x.ObservedMaxRunning }), verdict)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	for _, v := range s.Variants {
-		status := "PASS"
-		if !v.Passed {
-			status = "FAIL"
+	if s.Interrupted {
+		done, planned := 0, 0
+		for _, o := range s.Variants {
+			done, planned = done+o.PassesDone, planned+o.PassesPlanned
 		}
-		fmt.Fprintf(w, "%s %s (%s): baseline accepted %.1f%%", status, v.Name, v.Model, 100*v.BaselineShare)
-		if v.Reason != "" {
-			fmt.Fprintf(w, " — %s", v.Reason)
+		fmt.Fprintf(w, "INTERRUPTED: %d of %d planned passes measured; resume with: extractbench run -resume %s\n", done, planned, s.OutDir)
+	}
+	for _, o := range s.Variants {
+		fmt.Fprintf(w, "%s %s (%s)", o.State, o.Variant, o.Model)
+		if o.BaselineShare != nil {
+			fmt.Fprintf(w, ": baseline accepted %s", eval.FormatShare(*o.BaselineShare))
 		}
-		fmt.Fprintf(w, "\n     %s\n", v.Recommendation.Why)
+		fmt.Fprintln(w)
+		if o.Reason != "" {
+			fmt.Fprintf(w, "     %s\n", o.Reason)
+		}
+		if o.State == results.OutcomeFail {
+			for _, sr := range o.Series {
+				fmt.Fprintf(w, "     %s\n", sr.Recommendation.Why)
+			}
+		}
 	}
 	if len(s.Exports) > 0 {
 		fmt.Fprintf(w, "\nwrote %s/results.db and %s\n", s.OutDir, strings.Join(s.Exports, ", "))
 	}
 }
 
-// groupPasses groups repetitions of the same (variant, mode, level, phase), in run order.
-func groupPasses(ps []results.Pass) [][]results.Pass {
-	var out [][]results.Pass
-	idx := map[string]int{}
-	for _, p := range ps {
-		k := fmt.Sprintf("%s|%s|%d|%s", p.Variant, p.Mode, p.Level, p.Phase)
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, nil)
-		}
-		out[i] = append(out[i], p)
+// levelLabel is the level, marked when it was a retry below a failed one.
+func levelLabel(l eval.Level) string {
+	if l.Phase == results.PhaseRetry {
+		return fmt.Sprintf("%d (retry)", l.Level)
 	}
-	return out
+	return fmt.Sprint(l.Level)
 }
 
-func pct(a, n int64) string {
-	if n == 0 {
+func spreadNS(s eval.Spread) string {
+	if s.N == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(n))
+	return eval.FormatDuration(int64(s.Median))
 }
 
-func medianNS(g []results.Pass, f func(results.Pass) *int64) string {
-	v, ok := medianOf(g, f)
-	if !ok {
+func spreadF(s eval.Spread) string {
+	if s.N == 0 {
 		return "-"
 	}
-	return time.Duration(v).Round(durationRounding(time.Duration(v))).String()
+	return fmt.Sprintf("%.0f", s.Median)
 }
 
-func medianI(g []results.Pass, f func(results.Pass) *int64) string {
-	v, ok := medianOf(g, f)
-	if !ok {
-		return "n/a"
+func intOr(v *int64, none string) string {
+	if v == nil {
+		return none
 	}
-	return fmt.Sprintf("%.0f", v)
-}
-
-func medianF(g []results.Pass, f func(results.Pass) *float64, format string) string {
-	v, ok := medianOf(g, f)
-	if !ok {
-		return "-"
-	}
-	return fmt.Sprintf(format, v)
-}
-
-// medianOf is the median over repetitions of a nullable figure (the lower
-// middle for an even count, so that the figure is one that was measured);
-// false when no repetition has it.
-func medianOf[T int64 | float64](g []results.Pass, f func(results.Pass) *T) (float64, bool) {
-	var vs []float64
-	for _, p := range g {
-		if v := f(p); v != nil {
-			vs = append(vs, float64(*v))
-		}
-	}
-	if len(vs) == 0 {
-		return 0, false
-	}
-	slices.Sort(vs)
-	return vs[(len(vs)-1)/2], true
-}
-
-func durationRounding(d time.Duration) time.Duration {
-	switch {
-	case d >= 10*time.Second:
-		return 100 * time.Millisecond
-	case d >= time.Second:
-		return 10 * time.Millisecond
-	case d >= time.Millisecond:
-		return 10 * time.Microsecond
-	default:
-		return time.Microsecond
-	}
+	return fmt.Sprint(*v)
 }
 
 // isTerminal reports whether w is a terminal (progress bars need one).

@@ -13,7 +13,7 @@ import (
 	"sort"
 
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/sizing"
+	"github.com/extractbench/extractbench/results"
 )
 
 // Named defaults of a comparison.
@@ -45,15 +45,15 @@ type Options struct {
 
 // SideInfo describes one side as its run pinned it.
 type SideInfo struct {
-	Side           Side                  `json:"side"`
-	RunID          string                `json:"run_id"`
-	Variant        string                `json:"variant"`
-	Model          string                `json:"model"`
-	Engine         sizing.EngineInfo     `json:"engine"`
-	GPU            sizing.GPUInfo        `json:"gpu"`
-	CorpusSHA256   string                `json:"corpus_sha256"`
-	Simulated      bool                  `json:"simulated"`
-	Recommendation sizing.Recommendation `json:"recommendation"`
+	Side           Side                `json:"side"`
+	RunID          string              `json:"run_id"`
+	Variant        string              `json:"variant"`
+	Model          string              `json:"model"`
+	Engine         results.EngineInfo  `json:"engine"`
+	GPU            results.GPUInfoJSON `json:"gpu"`
+	CorpusSHA256   string              `json:"corpus_sha256"`
+	Simulated      bool                `json:"simulated"`
+	Recommendation eval.Recommendation `json:"recommendation"`
 }
 
 // FieldDelta is one field's F1 under each side and B − A with its bootstrap
@@ -141,18 +141,18 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	if err := sameCorpus(a, b); err != nil {
 		return Result{}, err
 	}
-	if a.run.RunID == b.run.RunID && a.side.Dir == b.side.Dir && a.variant == b.variant {
-		return Result{}, fmt.Errorf("compare: A and B are both variant %s of run %s: name two variants, or two directories", a.variant, a.run.RunID)
+	if a.run.Run.RunID == b.run.Run.RunID && a.side.Dir == b.side.Dir && a.variant == b.variant {
+		return Result{}, fmt.Errorf("compare: A and B are both variant %s of run %s: name two variants, or two directories", a.variant, a.run.Run.RunID)
 	}
 	mergeExpected(a, b)
 
 	r := Result{Level: opt.Level, Repetition: opt.Repetition, Margin: opt.Margin}
-	r.A, r.B = info(a), info(b)
-	r.Sides = [2]SideInfo{r.A, r.B}
 	r.Mode = opt.Mode
 	if r.Mode == "" {
 		r.Mode = modeAt(a.run, a.variant, opt.Level)
 	}
+	r.A, r.B = info(a, r.Mode), info(b, r.Mode)
+	r.Sides = [2]SideInfo{r.A, r.B}
 	ra, err := a.records(ctx, r.Mode, opt.Level, opt.Repetition)
 	if err != nil {
 		return Result{}, fmt.Errorf("compare: %w", err)
@@ -246,21 +246,18 @@ func mergeExpected(a, b *loaded) {
 	a.expected, b.expected = m, m
 }
 
-func info(l *loaded) SideInfo {
+func info(l *loaded, mode string) SideInfo {
 	vm := l.run.Manifest.Variant(l.variant)
-	var figs []sizing.PassFigures
-	for _, p := range l.run.Passes {
-		if p.Variant == l.variant {
-			figs = append(figs, p.PassFigures)
-		}
+	si := SideInfo{Side: l.side, RunID: l.run.Run.RunID, Variant: l.variant, Model: vm.Engine.Model, Engine: vm.Engine,
+		GPU: vm.GPU, CorpusSHA256: l.run.Manifest.Corpus.SHA256, Simulated: l.run.Simulated()}
+	if s := SeriesOf(l.run, l.variant, mode); s != nil {
+		si.Recommendation = s.Recommendation
 	}
-	return SideInfo{Side: l.side, RunID: l.run.RunID, Variant: l.variant, Model: vm.Engine.Model, Engine: vm.Engine,
-		GPU: vm.GPU, CorpusSHA256: l.run.Manifest.Corpus.SHA256, Simulated: l.run.Simulated || l.run.Manifest.Simulated,
-		Recommendation: sizing.Recommend(figs, l.run.Manifest.Acceptance)}
+	return si
 }
 
 // modeAt is the mode a variant ran at a level, concurrency first.
-func modeAt(run *sizing.RunData, variant string, level int) string {
+func modeAt(run *results.RunData, variant string, level int) string {
 	mode := ""
 	for _, p := range run.Passes {
 		if p.Variant == variant && p.Level == level && (mode == "" || p.Mode == "concurrency") {
@@ -318,7 +315,7 @@ func f1(recs []eval.Record, field string) float64 {
 func noiseFloor(ctx context.Context, l *loaded, mode string, level int, alpha float64) (NoiseFloor, bool, error) {
 	reps := map[int][]int{}
 	for _, p := range l.run.Passes {
-		if p.Variant == l.variant && p.Mode == mode && (p.Status == "" || p.Status == "complete") {
+		if p.Variant == l.variant && p.Mode == mode && p.Complete() {
 			reps[p.Level] = append(reps[p.Level], p.Repetition)
 		}
 	}

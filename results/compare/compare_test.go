@@ -97,7 +97,7 @@ func TestRunEquivalent(t *testing.T) {
 	if len(r.Levels) != 2 || r.Levels[0].Level != 1 || r.Levels[1].Level != 2 {
 		t.Fatalf("common levels: got %+v", r.Levels)
 	}
-	if l := r.Levels[0]; l.A.Repetitions != 2 || l.B.Repetitions != 1 || *l.A.E2EP95NS != 900e6 {
+	if l := r.Levels[0]; l.A.Repetitions != 2 || l.B.Repetitions != 1 || l.A.E2EP95NS.Median != 900e6 {
 		t.Errorf("level 1: got %+v", l)
 	}
 	if r.A.Recommendation.Recommended != 2 || r.B.Recommendation.Recommended != 1 {
@@ -176,7 +176,7 @@ func TestRunRefuses(t *testing.T) {
 	}{
 		{"different corpora", Options{A: Side{Dir: a}, B: Side{Dir: other}}, "refusing"},
 		{"which variant", Options{A: Side{Dir: two}, B: Side{Dir: a}}, "name one"},
-		{"unknown variant", Options{A: Side{Dir: two, Variant: "fp4"}, B: Side{Dir: a}}, `no passes of variant "fp4"`},
+		{"unknown variant", Options{A: Side{Dir: two, Variant: "fp4"}, B: Side{Dir: a}}, `no complete pass of variant "fp4"`},
 		{"same side twice", Options{A: Side{Dir: a}, B: Side{Dir: a}}, "both variant bf16"},
 		{"level not measured", Options{A: Side{Dir: two, Variant: "bf16"}, B: Side{Dir: two, Variant: "int4"}, Level: 64}, "no documents at concurrency 64"},
 		{"no results", Options{A: Side{Dir: t.TempDir()}, B: Side{Dir: a}}, "results.db"},

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -58,11 +60,11 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 	if margin < 0 || latencyRatio < 1 {
 		return Verdict{}, fmt.Errorf("regression: margin %g and latency ratio %g: want margin ≥ 0 and ratio ≥ 1", margin, latencyRatio)
 	}
-	base, err := sizing.LoadRun(ctx, baselineDir)
+	base, err := results.LoadRun(ctx, baselineDir)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("regression: baseline: %w", err)
 	}
-	cur, err := sizing.LoadRun(ctx, currentDir)
+	cur, err := results.LoadRun(ctx, currentDir)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("regression: current: %w", err)
 	}
@@ -72,16 +74,18 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 			baselineDir, short(hb), currentDir, short(hc))
 	}
 	v := Verdict{BaselineDir: baselineDir, CurrentDir: currentDir, Margin: margin, LatencyRatio: latencyRatio}
-	curRecs := map[string]sizing.Recommendation{}
-	for _, rec := range sizing.RecommendAll(cur.Figures(), cur.Manifest.Acceptance) {
-		curRecs[rec.Variant+"\x00"+rec.Mode] = rec
+	curSeries := map[string]eval.Series{}
+	for _, s := range cur.Series() {
+		curSeries[s.Variant+"\x00"+s.Mode] = s
 	}
-	for _, br := range sizing.RecommendAll(base.Figures(), base.Manifest.Acceptance) {
+	for _, bs := range base.Series() {
+		br := bs.Recommendation
 		name := br.Variant
 		if br.Mode != "concurrency" {
 			name += " (" + br.Mode + ")"
 		}
-		cr, ok := curRecs[br.Variant+"\x00"+br.Mode]
+		cs, ok := curSeries[br.Variant+"\x00"+br.Mode]
+		cr := cs.Recommendation
 		if !ok {
 			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: not measured in the current run", name))
 			continue
@@ -95,19 +99,18 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 		if br.Recommended == 0 {
 			v.Notes = append(v.Notes, fmt.Sprintf("%s: the baseline run recommends no level (%s): latency not compared", name, br.Why))
 		} else {
-			bl := LevelsOf(base, br.Variant, br.Mode)[br.Recommended]
-			cl, measured := LevelsOf(cur, br.Variant, br.Mode)[br.Recommended]
+			bl, cl := bs.Level(br.Recommended), cs.Level(br.Recommended)
 			switch {
-			case !measured:
+			case cl == nil:
 				v.Reasons = append(v.Reasons, fmt.Sprintf("%s: level %d, recommended by the baseline run, was not measured in the current run", name, br.Recommended))
-			case bl.E2EP95NS == nil || cl.E2EP95NS == nil || *bl.E2EP95NS <= 0:
+			case bl.E2EP95NS.N == 0 || cl.E2EP95NS.N == 0 || bl.E2EP95NS.Median <= 0:
 				v.Notes = append(v.Notes, fmt.Sprintf("%s: p95 E2E at level %d is unknown in one run: latency not compared", name, br.Recommended))
 			default:
-				vr.BaselineP95NS, vr.CurrentP95NS = *bl.E2EP95NS, *cl.E2EP95NS
+				vr.BaselineP95NS, vr.CurrentP95NS = int64(bl.E2EP95NS.Median), int64(cl.E2EP95NS.Median)
 				vr.Ratio = float64(vr.CurrentP95NS) / float64(vr.BaselineP95NS)
 				if vr.Ratio > latencyRatio {
-					v.Reasons = append(v.Reasons, fmt.Sprintf("%s: p95 E2E at level %d grew %.2f× (%s → %s), more than %.2f×",
-						name, br.Recommended, vr.Ratio, fmtNS(bl.E2EP95NS), fmtNS(cl.E2EP95NS), latencyRatio))
+					v.Reasons = append(v.Reasons, fmt.Sprintf("%s: p95 E2E at level %d grew %.2f× (%s → %s, medians over repetitions), more than %.2f×",
+						name, br.Recommended, vr.Ratio, eval.FormatDuration(vr.BaselineP95NS), eval.FormatDuration(vr.CurrentP95NS), latencyRatio))
 				}
 			}
 		}
@@ -119,7 +122,7 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 	if len(v.Variants) == 0 && len(v.Reasons) == 0 {
 		v.Reasons = append(v.Reasons, "the baseline run has no complete pass to compare against")
 	}
-	if cur.Simulated || cur.Manifest.Simulated {
+	if cur.Simulated() {
 		v.Notes = append(v.Notes, "simulated run: figures come from the built-in engine, not a GPU")
 	}
 	v.Pass = len(v.Reasons) == 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing/sizingtest"
 )
@@ -17,7 +18,7 @@ func nightly(t *testing.T, corpus string, accepted int, p95At2 int64) string {
 	t.Helper()
 	dir := t.TempDir()
 	l8 := sizingtest.Pass("bf16", 8, 1, 300, 200, 60, 3000)
-	l8.FailuresMemory = 100
+	l8.Failures.Add(eval.Memory, 100)
 	sizingtest.Write(t, dir, sizingtest.Run{RunID: "n",
 		Manifest: sizingtest.Manifest(corpus, "Llama-3.1-8B", "NVIDIA L4", 24e9, 0.9, 0),
 		Passes: []results.Pass{

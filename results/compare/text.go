@@ -3,11 +3,11 @@ package compare
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/extractbench/extractbench/eval"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/extractbench/extractbench/sizing"
 )
@@ -74,12 +74,12 @@ func (r Result) WriteText(w io.Writer) error {
 		p("  %s  %s\n    A: %s\n    B: %s\n", f.DocID, who, excerpt(f.AOutput), excerpt(f.BOutput))
 	}
 
-	p("\nSide by side at the levels both measured (medians over repetitions; peaks the highest; GiB = 2^30 B):\n")
+	p("\nSide by side at the levels both measured (accepted pooled over repetitions; latency and throughput medians over repetitions; peaks the highest; GiB = 2^30 B):\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "level\taccepted A / B\tTTFT p50\tTTFT p95\tE2E p50\tE2E p95\taccepted docs/h\ttokens/s\tdevice peak\tKV peak\t\n")
 	for _, l := range r.Levels {
 		fmt.Fprintf(tw, "%d\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Level,
-			pctShare(l.A.AcceptedShare, l.A.Usable), pctShare(l.B.AcceptedShare, l.B.Usable),
+			pctShare(l.A.Share(), l.A.Verdict.Usable), pctShare(l.B.Share(), l.B.Verdict.Usable),
 			pairNS(l.A.TTFTP50NS, l.B.TTFTP50NS), pairNS(l.A.TTFTP95NS, l.B.TTFTP95NS),
 			pairNS(l.A.E2EP50NS, l.B.E2EP50NS), pairNS(l.A.E2EP95NS, l.B.E2EP95NS),
 			pairF(l.A.DocsPerHour, l.B.DocsPerHour, 0), pairF(l.A.OutputTokensPerS, l.B.OutputTokensPerS, 1),
@@ -130,7 +130,7 @@ func pctShare(s float64, usable bool) string {
 	if !usable {
 		mark = "*"
 	}
-	return fmt.Sprintf("%.1f%%%s", s*100, mark)
+	return eval.FormatShare(s) + mark
 }
 
 func excerpt(s string) string {
@@ -148,24 +148,24 @@ func fmtNS(v *int64) string {
 	if v == nil {
 		return "n/a"
 	}
-	d := time.Duration(*v)
-	switch {
-	case d >= 10*time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond).String()
-	}
-	return d.Round(time.Millisecond).String()
+	return eval.FormatDuration(*v)
 }
 
-func pairNS(a, b *int64) string { return fmtNS(a) + " / " + fmtNS(b) }
+func fmtSpreadNS(s eval.Spread) string {
+	if s.N == 0 {
+		return "n/a"
+	}
+	return eval.FormatDuration(int64(s.Median))
+}
 
-func pairF(a, b *float64, prec int) string {
-	f := func(v *float64) string {
-		if v == nil {
+func pairNS(a, b eval.Spread) string { return fmtSpreadNS(a) + " / " + fmtSpreadNS(b) }
+
+func pairF(a, b eval.Spread, prec int) string {
+	f := func(v eval.Spread) string {
+		if v.N == 0 {
 			return "n/a"
 		}
-		return strconv.FormatFloat(*v, 'f', prec, 64)
+		return strconv.FormatFloat(v.Median, 'f', prec, 64)
 	}
 	return f(a) + " / " + f(b)
 }

@@ -5,6 +5,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
 )
 
 // maxTimelinePoints bounds the telemetry chart: a pass sampled every 100 ms
@@ -50,7 +53,7 @@ const (
 	yellow = "#B8A000"
 )
 
-// failureColors follows eval.Failures order.
+// failureColors follows eval.Failures order (cycled for a class added later).
 var failureColors = []string{red, orange, purple, sky, black}
 
 // charts builds the charts of one series; prefix keeps element ids unique
@@ -70,24 +73,20 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64) (o
 		}
 		return out
 	}
-	ms := func(d func(level) dist, p float64) []*float64 {
+	ms := func(f func(level) eval.Spread) []*float64 {
 		return perLevel(func(l level) *float64 {
-			v := d(l)
-			if v.N == 0 {
-				return nil
+			if v := f(l); v.N > 0 {
+				return num(v.Median / 1e6)
 			}
-			if p == 0.5 {
-				return num(v.P50 / 1e6)
-			}
-			return num(v.P95 / 1e6)
+			return nil
 		})
 	}
-	latency := func(id, name string, d func(level) dist) chart {
-		return chart{ID: prefix + id, Title: name + " vs " + unit + " (median, p95 band)", XLabel: unit, XLog: true,
-			YLabel: [2]string{name + " (ms)", ""}, X: x,
+	latency := func(id, name string, p50, p95 func(level) eval.Spread) chart {
+		return chart{ID: prefix + id, Title: name + " vs " + unit + " (median and p95 of each pass, median over repetitions; p95 band)",
+			XLabel: unit, XLog: true, YLabel: [2]string{name + " (ms)", ""}, X: x,
 			Series: []line{
-				{Label: name + " median", Unit: "ms", Color: blue, Values: ms(d, 0.5)},
-				{Label: name + " p95", Unit: "ms", Color: blue, Dash: true, Values: ms(d, 0.95)},
+				{Label: name + " median", Unit: "ms", Color: blue, Values: ms(p50)},
+				{Label: name + " p95", Unit: "ms", Color: blue, Dash: true, Values: ms(p95)},
 			},
 			Bands: [][2]int{{1, 0}}}
 	}
@@ -96,22 +95,22 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64) (o
 		card = perLevel(func(level) *float64 { return num(float64(cardBytes) / gib) })
 	}
 	all := []chart{
-		latency("ttft", "TTFT", func(l level) dist { return l.TTFT }),
-		latency("e2e", "E2E", func(l level) dist { return l.E2E }),
+		latency("ttft", "TTFT", func(l level) eval.Spread { return l.TTFTP50NS }, func(l level) eval.Spread { return l.TTFTP95NS }),
+		latency("e2e", "E2E", func(l level) eval.Spread { return l.E2EP50NS }, func(l level) eval.Spread { return l.E2EP95NS }),
 		{ID: prefix + "throughput", Title: "Throughput vs " + unit + " (median over repetitions)", XLabel: unit, XLog: true,
 			YLabel: [2]string{"accepted documents/hour", "output tokens/s"}, X: x,
 			Series: []line{
 				{Label: "documents/hour", Unit: "docs/h", Color: green, Values: perLevel(func(l level) *float64 { return spreadPtr(l.DocsPerHour) })},
-				{Label: "output tokens/s", Unit: "tok/s", Axis: 1, Color: orange, Values: perLevel(func(l level) *float64 { return spreadPtr(l.TokensPerS) })},
+				{Label: "output tokens/s", Unit: "tok/s", Axis: 1, Color: orange, Values: perLevel(func(l level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
 			}},
 		acceptanceChart(prefix, unit, x, s),
 		{ID: prefix + "memory", Title: "Memory peaks vs " + unit + " (GiB = 2^30 bytes)", XLabel: unit, XLog: true,
 			YLabel: [2]string{"GiB", "KV cache usage (%)"}, X: x,
 			Series: []line{
-				{Label: "device (NVML)", Unit: "GiB", Color: black, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakGPU) })},
-				{Label: "torch allocated", Unit: "GiB", Color: blue, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakAlloc) })},
-				{Label: "torch reserved", Unit: "GiB", Color: sky, Dash: true, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakReserved) })},
-				{Label: "KV cache usage", Unit: "%", Axis: 1, Color: red, Values: perLevel(func(l level) *float64 { return pctPtr(l.PeakKV) })},
+				{Label: "device (NVML)", Unit: "GiB", Color: black, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakGPUMemBytes) })},
+				{Label: "torch allocated", Unit: "GiB", Color: blue, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchAllocatedBytes) })},
+				{Label: "torch reserved", Unit: "GiB", Color: sky, Dash: true, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchReservedBytes) })},
+				{Label: "KV cache usage", Unit: "%", Axis: 1, Color: red, Values: perLevel(func(l level) *float64 { return pctPtr(l.PeakKVUsage) })},
 			}},
 	}
 	if tl, ok := timeline(prefix, s, telemetry); ok {
@@ -156,12 +155,12 @@ func acceptanceChart(prefix, unit string, x []float64, s *series) chart {
 		}
 	}
 	c.Series = append(c.Series, line{Label: "accepted", Unit: "%", Color: green, Values: acc})
-	for f, name := range []string{"memory", "truncation", "format", "quality", "error"} {
+	for i, f := range eval.Failures {
 		v := make([]*float64, len(s.Levels))
-		for i, l := range s.Levels {
-			v[i] = num(float64(l.Failures[f]))
+		for j, l := range s.Levels {
+			v[j] = num(float64(l.Failures.Of(f)))
 		}
-		c.Series = append(c.Series, line{Label: name, Unit: "docs", Axis: 1, Color: failureColors[f], Dash: true, Values: v})
+		c.Series = append(c.Series, line{Label: string(f), Unit: "docs", Axis: 1, Color: failureColors[i%len(failureColors)], Dash: true, Values: v})
 	}
 	return c
 }
@@ -190,22 +189,22 @@ func timelineMetricNames() []string {
 // heaviest picks the pass of one variant and mode whose telemetry the
 // timeline shows: the highest level with telemetry, and there the
 // repetition with the highest KV peak (the first on a tie).
-func heaviest(passes []passRow, variant, mode string, has map[passKey]bool) (passKey, bool) {
-	var best *passRow
+func heaviest(passes []results.Pass, variant, mode string, has map[results.PassKey]bool) (results.PassKey, bool) {
+	var best *results.Pass
 	for i := range passes {
 		p := &passes[i]
-		if p.Variant != variant || p.Mode != mode || !has[keyOf(*p)] {
+		if p.Variant != variant || p.Mode != mode || !has[keyOf(*p)] || !p.Complete() {
 			continue
 		}
 		switch {
 		case best == nil, p.Level > best.Level:
 			best = p
-		case p.Level == best.Level && p.PeakKV != nil && (best.PeakKV == nil || *p.PeakKV > *best.PeakKV):
+		case p.Level == best.Level && p.PeakKVUsage != nil && (best.PeakKVUsage == nil || *p.PeakKVUsage > *best.PeakKVUsage):
 			best = p
 		}
 	}
 	if best == nil {
-		return passKey{}, false
+		return results.PassKey{}, false
 	}
 	return keyOf(*best), true
 }
@@ -214,11 +213,11 @@ func heaviest(passes []passRow, variant, mode string, has map[passKey]bool) (pas
 // over the heaviest pass (the only one whose samples load reads), on the
 // pass's own clock.
 func timeline(prefix string, s *series, telemetry []sampleRow) (chart, bool) {
-	var key passKey
+	var key results.PassKey
 	found := false
 	for _, t := range telemetry {
 		if t.Variant == s.Variant && t.Mode == s.Mode {
-			key, found = passKey{t.Variant, t.Mode, t.Level, t.Repetition}, true
+			key, found = t.PassKey, true
 			break
 		}
 	}
@@ -297,18 +296,18 @@ func num(v float64) *float64 {
 	return &v
 }
 
-func spreadPtr(s spread) *float64 {
+func spreadPtr(s eval.Spread) *float64 {
 	if s.N == 0 {
 		return nil
 	}
-	return num(s.Med)
+	return num(s.Median)
 }
 
-func gibPtr(b *float64) *float64 {
+func gibPtr(b *int64) *float64 {
 	if b == nil {
 		return nil
 	}
-	return num(*b / gib)
+	return num(float64(*b) / gib)
 }
 
 func pctPtr(v *float64) *float64 {

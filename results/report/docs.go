@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/extractbench/extractbench/corpus"
-	"github.com/extractbench/extractbench/sizing"
+	"github.com/extractbench/extractbench/results"
 )
 
 // Limits of the document lists.
@@ -230,7 +230,7 @@ func excerpt(s string) string {
 // to the results directory or to the working directory). It returns nil and
 // a note saying why when the corpus is not there or is not the one the run
 // measured: text from another corpus would mislabel the failures.
-func corpusTexts(dir string, info sizing.CorpusInfo) (map[string]string, string) {
+func corpusTexts(dir string, info results.CorpusInfo) (map[string]string, string) {
 	if info.Path == "" {
 		return nil, "document excerpts unavailable: the run manifest names no corpus path"
 	}

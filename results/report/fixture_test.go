@@ -222,14 +222,7 @@ func (f fixture) passRow(runID string, recs []eval.Record, lv, rep int) results.
 			p.Accepted++
 			p.UniqueIDs++
 		}
-		switch r.Failure {
-		case eval.Memory:
-			p.FailuresMemory++
-		case eval.Quality:
-			p.FailuresQuality++
-		case eval.Format:
-			p.FailuresFormat++
-		}
+		p.Failures.Add(r.Failure, 1)
 		e2e = append(e2e, r.DoneNS-r.SendNS)
 		if r.FirstTokenNS > 0 {
 			ttft = append(ttft, r.FirstTokenNS-r.SendNS)

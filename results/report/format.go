@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -16,27 +17,10 @@ const gib = 1 << 30
 // none is what a table shows for a figure that was not measured; never 0.
 const none = "–"
 
-// fmtNS prints a duration in nanoseconds at a precision a reader can compare
-// across levels: milliseconds below 1 s, seconds with two decimals below 10 s
-// and one above, minutes and hours for corpus times.
-func fmtNS(ns float64) string {
-	switch d := time.Duration(ns); {
-	case ns <= 0:
-		return "0 ms"
-	case d < 10*time.Millisecond:
-		return fmt.Sprintf("%.1f ms", ns/1e6)
-	case d < time.Second:
-		return fmt.Sprintf("%.0f ms", ns/1e6)
-	case d < 10*time.Second:
-		return fmt.Sprintf("%.2f s", ns/1e9)
-	case d < 2*time.Minute:
-		return fmt.Sprintf("%.1f s", ns/1e9)
-	case d < 2*time.Hour:
-		return fmt.Sprintf("%.1f min", ns/6e10)
-	default:
-		return fmt.Sprintf("%.1f h", ns/3.6e12)
-	}
-}
+// fmtNS prints a duration in nanoseconds as every page does
+// (eval.FormatDuration: three significant digits), so that one figure reads
+// the same in the report, on stdout and in compare.
+func fmtNS(ns float64) string { return eval.FormatDuration(int64(math.Round(ns))) }
 
 // fmtDist prints a distribution's value at p (0.5 or 0.95), or none.
 func fmtDist(d dist, p float64) string {
@@ -50,15 +34,15 @@ func fmtDist(d dist, p float64) string {
 }
 
 // fmtGiB prints bytes in GiB, or none when unavailable.
-func fmtGiB(b *float64) string {
+func fmtGiB(b *int64) string {
 	if b == nil {
 		return none
 	}
-	return fmt.Sprintf("%.2f GiB", *b/gib)
+	return fmt.Sprintf("%.2f GiB", float64(*b)/gib)
 }
 
 // fmtShare prints a 0–1 share as a percentage with one decimal.
-func fmtShare(v float64) string { return fmt.Sprintf("%.1f%%", v*100) }
+func fmtShare(v float64) string { return eval.FormatShare(v) }
 
 // fmtSharePtr prints a nullable 0–1 share, or none.
 func fmtSharePtr(v *float64) string {
@@ -69,11 +53,11 @@ func fmtSharePtr(v *float64) string {
 }
 
 // fmtCount prints a nullable count, or none.
-func fmtCount(v *float64) string {
+func fmtCount(v *int64) string {
 	if v == nil {
 		return none
 	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
+	return strconv.FormatInt(*v, 10)
 }
 
 // fmtNum prints a rate with thousands separators and at most one decimal
@@ -89,14 +73,14 @@ func fmtNum(v float64) string {
 }
 
 // fmtSpread prints a median over repetitions with its range when they differ.
-func fmtSpread(s spread, f func(float64) string) string {
+func fmtSpread(s eval.Spread, f func(float64) string) string {
 	if s.N == 0 {
 		return none
 	}
 	if s.N == 1 || s.Min == s.Max {
-		return f(s.Med)
+		return f(s.Median)
 	}
-	return fmt.Sprintf("%s (%s–%s)", f(s.Med), f(s.Min), f(s.Max))
+	return fmt.Sprintf("%s (%s–%s)", f(s.Median), f(s.Min), f(s.Max))
 }
 
 // fmtUnixMS prints a Unix millisecond instant in UTC, or none.

@@ -1,32 +1,19 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
-
-// parseManifest decodes runs.manifest leniently: a field the run did not
-// record stays empty and prints as such.
-func parseManifest(raw json.RawMessage) (sizing.Manifest, error) {
-	var m sizing.Manifest
-	if len(raw) == 0 {
-		return m, nil
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return m, fmt.Errorf("decode run manifest: %w", err)
-	}
-	return m, nil
-}
 
 // kv is one labelled line of a sheet.
 type kv struct{ K, V string }
 
 // sheet is the selection sheet of one series: what to rent and run, and why.
-func sheet(m sizing.Manifest, s *series) []kv {
+func sheet(m *results.Manifest, s *series) []kv {
 	v := m.Variant(s.Variant)
 	e, g := v.Engine, v.GPU
 	unit := unitName(s.Mode)
@@ -78,14 +65,14 @@ func sheet(m sizing.Manifest, s *series) []kv {
 	add("Acceptance (written before the run)", acc+", ≥ 99% of the baseline's accepted share, no memory failure")
 	if l, ok := s.level(s.readLevel()); ok {
 		label := fmt.Sprintf(" at %s %d", unit, l.Level)
-		add("Quality achieved"+label, fmt.Sprintf("%s accepted (%d of %d over %d repetition(s)); parse rule %s",
-			fmtShare(l.Share()), l.Accepted, l.Docs, l.Reps, orNone(m.Parse)))
-		add("Interactive"+label, fmt.Sprintf("TTFT median %s, p95 %s; E2E median %s, p95 %s (n = %d)",
-			fmtDist(l.TTFT, 0.5), fmtDist(l.TTFT, 0.95), fmtDist(l.E2E, 0.5), fmtDist(l.E2E, 0.95), l.E2E.N))
-		add("Offline"+label, fmt.Sprintf("corpus time %s; %s documents/hour; %s output tokens/s",
-			fmtSpread(l.CorpusNS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.TokensPerS, fmtNum)))
+		add("Quality achieved"+label, fmt.Sprintf("%s accepted (%d of %d, pooled over %d repetition(s)); parse rule %s",
+			fmtShare(l.Share()), l.Accepted, l.Docs, l.Repetitions, orNone(m.Parse)))
+		add("Interactive"+label, fmt.Sprintf("TTFT median %s, p95 %s; E2E median %s, p95 %s (each pass's percentile, median over repetitions, range in brackets)",
+			fmtSpread(l.TTFTP50NS, fmtNS), fmtSpread(l.TTFTP95NS, fmtNS), fmtSpread(l.E2EP50NS, fmtNS), fmtSpread(l.E2EP95NS, fmtNS)))
+		add("Offline"+label, fmt.Sprintf("corpus time %s; %s accepted documents/hour; %s output tokens/s",
+			fmtSpread(l.DurationNS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.OutputTokensPerS, fmtNum)))
 		add("Memory peak"+label, fmt.Sprintf("device %s; torch allocated %s, reserved %s; KV cache %s",
-			fmtGiB(l.PeakGPU), fmtGiB(l.PeakAlloc), fmtGiB(l.PeakReserved), fmtSharePtr(l.PeakKV)))
+			fmtGiB(l.PeakGPUMemBytes), fmtGiB(l.PeakTorchAllocatedBytes), fmtGiB(l.PeakTorchReservedBytes), fmtSharePtr(l.PeakKVUsage)))
 	}
 	return rows
 }
@@ -121,31 +108,29 @@ func orNone(s string) string {
 // verdictText says what the verdict made of a level, for the tables.
 func (s *series) verdictText(l level) string {
 	switch {
-	case !l.Judged:
-		return "not judged"
-	case l.Level == s.Rec.Recommended:
-		return "recommended"
 	case !l.Verdict.Usable:
-		return "broke: " + l.Verdict.Reason
+		return l.Verdict.Word() + ": " + l.Verdict.Reason
+	case l.Level == s.Rec.Recommended:
+		return l.Verdict.Word() + ", recommended"
 	case s.Rec.FirstBroken > 0 && l.Level > s.Rec.FirstBroken:
-		return "usable alone, above the first break"
+		return l.Verdict.Word() + " alone, above the first break"
 	default:
-		return "usable"
+		return l.Verdict.Word()
 	}
 }
 
 // runLines describe the run as a whole, above the series.
-func runLines(d *dataset, m sizing.Manifest) []kv {
+func runLines(d *dataset, m *results.Manifest) []kv {
 	wall := none
 	if d.Run.StartedAt > 0 && d.Run.EndedAt >= d.Run.StartedAt {
 		wall = fmtNS(float64(d.Run.EndedAt-d.Run.StartedAt) * 1e6)
 	}
-	protocol := d.Run.Protocol
+	protocol := d.Run.ProtocolName
 	if protocol == "" {
 		protocol = m.ProtocolName
 	}
 	lines := []kv{
-		{"Run", d.Run.ID},
+		{"Run", d.Run.RunID},
 		{"Protocol", orNone(protocol)},
 		{"Fingerprint", orNone(d.Run.Fingerprint)},
 		{"Status", orNone(d.Run.Status)},
@@ -154,14 +139,14 @@ func runLines(d *dataset, m sizing.Manifest) []kv {
 		{"Corpus", fmt.Sprintf("%s (%d documents, sha256 %s)", orNone(m.Corpus.Path), m.Corpus.Count, orNone(shortHash(m.Corpus.SHA256)))},
 	}
 	for _, e := range d.Events {
-		if e.ValueNS == nil {
+		if e.ValueNS == 0 {
 			continue
 		}
 		switch e.Kind {
-		case "engine_load":
-			lines = append(lines, kv{"Engine load time" + variantSuffix(e.Variant), fmtNS(float64(*e.ValueNS))})
-		case "warmup":
-			lines = append(lines, kv{"Warm-up time" + variantSuffix(e.Variant), fmtNS(float64(*e.ValueNS))})
+		case results.EventEngineLoad:
+			lines = append(lines, kv{"Engine load time" + variantSuffix(e.Variant), fmtNS(float64(e.ValueNS))})
+		case results.EventWarmup:
+			lines = append(lines, kv{"Warm-up time" + variantSuffix(e.Variant), fmtNS(float64(e.ValueNS))})
 		}
 	}
 	return lines
@@ -179,4 +164,31 @@ func shortHash(h string) string {
 		return h[:16] + "…"
 	}
 	return h
+}
+
+// outcomeRows is the report's top summary: every variant the protocol
+// planned, with its state (PASS, FAIL, ERROR, INTERRUPTED, NOT RUN), its
+// baseline share, the recommended level with its p95 E2E, and why.
+func outcomeRows(outcomes []results.Outcome) table {
+	t := table{ID: "outcomes", Title: "Verdict per variant",
+		Note: "Accepted share pooled over the baseline's repetitions; p95 E2E is each pass's p95, median over repetitions.",
+		Head: []string{"variant", "model", "state", "baseline accepted", "recommended", "p95 E2E there", "why"}}
+	for _, o := range outcomes {
+		share, rec, p95 := none, none, none
+		if o.BaselineShare != nil {
+			share = fmtShare(*o.BaselineShare)
+		}
+		for _, s := range o.Series {
+			if s.Recommendation.Recommended == 0 {
+				continue
+			}
+			rec = fmt.Sprintf("%s %d", unitName(s.Mode), s.Recommendation.Recommended)
+			if l := s.Level(s.Recommendation.Recommended); l != nil {
+				p95 = fmtSpread(l.E2EP95NS, fmtNS)
+			}
+			break
+		}
+		t.Rows = append(t.Rows, []string{o.Variant, orNone(o.Model), o.State, share, rec, p95, orNone(o.Reason)})
+	}
+	return t
 }

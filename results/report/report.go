@@ -5,8 +5,8 @@
 // margin and what broke) and keep the interactive objective (TTFT, E2E) apart
 // from the offline one (corpus time, documents/hour, tokens/s).
 //
-// The verdict comes from sizing.Recommend, the one place that applies
-// MEASUREMENT.md section 8. Document text and model output are data, never
+// Every figure and verdict comes from eval's one aggregator through
+// results.RunData (Series, Outcomes), as on stdout and in compare. Document text and model output are data, never
 // markup: html/template escapes them in the page, and the chart data is
 // embedded as JSON through html/template's JavaScript escaper, so a document
 // containing <script> shows as text and never runs.
@@ -49,7 +49,7 @@ var (
 
 // numericCell matches a table cell that is a figure: a number with an
 // optional unit and range. Figures align right, words left.
-var numericCell = regexp.MustCompile(`^(–|[-0-9.,]+( ?(ms|s|min|h|GiB|%))?( \(.*\))?)$`)
+var numericCell = regexp.MustCompile(`^(–|-?[0-9][0-9.,]*( ?[a-zµ%/]+)?([0-9.]+[a-zµ]+)*( \(.*\))?)$`)
 
 func numeric(s string) bool { return numericCell.MatchString(s) }
 
@@ -61,6 +61,7 @@ type page struct {
 	// failure classes and field scores say nothing; timing and memory stand.
 	RandomWeights bool
 	Run           []kv
+	Outcomes      table // one row per variant: state, verdict and why, failed and interrupted variants included
 	Notes         []string
 	Series        []seriesPage
 	Data          pageData // embedded as JSON for report.js
@@ -105,24 +106,21 @@ func build(ctx context.Context, dir string) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := parseManifest(d.Run.Manifest)
-	if err != nil {
-		return nil, err
-	}
-	p := &page{Title: "extractbench report: " + d.Run.ID, Run: runLines(d, m)}
-	p.Simulated = d.Run.Simulated || m.Simulated || m.Engine.Simulated
+	m := &d.Manifest
+	p := &page{Title: "extractbench report: " + d.Run.RunID, Run: runLines(d, m), Outcomes: outcomeRows(d.Outcomes())}
+	p.Simulated = d.Simulated() || m.Engine.Simulated
 	for _, v := range m.Variants {
 		p.Simulated = p.Simulated || v.Engine.Simulated
 		p.RandomWeights = p.RandomWeights || v.Engine.RandomWeights
 	}
 	if d.Runs > 1 {
-		p.Notes = append(p.Notes, fmt.Sprintf("results.db holds %d runs; this report reads the latest, %s.", d.Runs, d.Run.ID))
+		p.Notes = append(p.Notes, fmt.Sprintf("results.db holds %d runs; this report reads the latest, %s.", d.Runs, d.Run.RunID))
 	}
 	texts, textNote := corpusTexts(dir, m.Corpus)
 	if textNote != "" {
 		p.Notes = append(p.Notes, textNote)
 	}
-	all := buildSeries(d, m.Acceptance)
+	all := buildSeries(d)
 	if len(all) == 0 {
 		p.Notes = append(p.Notes, "The run has no pass yet: nothing to judge.")
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/fixture.golden.md")
@@ -88,7 +88,7 @@ func TestBuild_SelectionSheet(t *testing.T) {
 	}
 	tests := []struct{ key, want string }{
 		{"Recommended concurrency", "4"},
-		{"First level that broke", "16: 6 memory failure(s)"},
+		{"First level that broke", "16: 18 memory failure(s)"}, // summed over the 3 repetitions
 		{"GPU and memory", "NVIDIA L4 (simulated), 22.5 GiB per card (from builtin-profile)"},
 		{"Context window", "8,192 tokens"},
 		{"Model and revision", "meta-llama/Llama-3.1-8B-Instruct @ 0e9e39f"},
@@ -148,11 +148,7 @@ func TestBuild_Levels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := parseManifest(d.Run.Manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := buildSeries(d, m.Acceptance)[0]
+	s := buildSeries(d)[0]
 	docs, reps := defaultFixture.Docs, defaultFixture.Reps
 	long := docs / 10
 	for _, l := range s.Levels {
@@ -164,29 +160,29 @@ func TestBuild_Levels(t *testing.T) {
 		if l.Level == defaultFixture.OOMAt {
 			wantFormat = 1
 		}
-		got := [3]int{l.Docs, l.Failures[0], l.Failures[2]}
-		want := [3]int{docs * reps, wantMemory, wantFormat}
+		got := [3]int64{l.Docs, l.Failures.Of(eval.Memory), l.Failures.Of(eval.Format)}
+		want := [3]int64{int64(docs * reps), int64(wantMemory), int64(wantFormat)}
 		if got != want {
 			t.Errorf("level %d: docs, memory, format = %v, want %v", l.Level, got, want)
 		}
-		if l.E2E.N != docs*reps {
-			t.Errorf("level %d: E2E rests on %d requests, want %d (pooled over repetitions)", l.Level, l.E2E.N, docs*reps)
+		if n := s.PooledE2E[l.Level].N; n != docs*reps {
+			t.Errorf("level %d: pooled E2E rests on %d requests, want %d", l.Level, n, docs*reps)
 		}
-		if l.PeakKV == nil || l.CorpusNS.N != reps {
-			t.Errorf("level %d: peak KV %v, corpus time over %d repetitions, want set and %d", l.Level, l.PeakKV, l.CorpusNS.N, reps)
+		if l.PeakKVUsage == nil || l.DurationNS.N != reps || l.E2EP95NS.N != reps {
+			t.Errorf("level %d: peak KV %v, corpus time and p95 over %d and %d repetitions, want set and %d", l.Level, l.PeakKVUsage, l.DurationNS.N, l.E2EP95NS.N, reps)
 		}
 	}
-	// Latency grows with the level in the fixture, so the pooled medians must too.
+	// Latency grows with the level in the fixture, so the medians must too.
 	for i := 1; i < len(s.Levels)-1; i++ {
-		if s.Levels[i].TTFT.P50 <= s.Levels[i-1].TTFT.P50 {
-			t.Errorf("TTFT median at level %d (%v) not above level %d (%v)", s.Levels[i].Level, s.Levels[i].TTFT.P50, s.Levels[i-1].Level, s.Levels[i-1].TTFT.P50)
+		if s.Levels[i].TTFTP50NS.Median <= s.Levels[i-1].TTFTP50NS.Median {
+			t.Errorf("TTFT median at level %d (%v) not above level %d (%v)", s.Levels[i].Level, s.Levels[i].TTFTP50NS, s.Levels[i-1].Level, s.Levels[i-1].TTFTP50NS)
 		}
 	}
 	classes := byClass(s)
 	if got, want := len(classes), 3*len(defaultFixture.Levels); got != want {
 		t.Fatalf("got %d class rows, want %d", got, want)
 	}
-	if c := classes[len(classes)-1]; c.Class != "long" || c.Failures[0] != long*reps || c.Accepted != 0 {
+	if c := classes[len(classes)-1]; c.Class != "long" || c.Failures.Of(eval.Memory) != int64(long*reps) || c.Accepted != 0 {
 		t.Errorf("top level long row = %+v: want every long document failing on memory", c)
 	}
 	fails := failed(s, nil)
@@ -256,7 +252,7 @@ func TestWrite_Errors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("no results.db", func(t *testing.T) {
 		err := Write(ctx, t.TempDir())
-		if err == nil || !strings.Contains(err.Error(), "results database") {
+		if err == nil || !strings.Contains(err.Error(), "results.db") {
 			t.Errorf("got %v, want an error naming the results database", err)
 		}
 	})
@@ -286,15 +282,15 @@ func TestCorpusTexts(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		info     sizing.CorpusInfo
+		info     results.CorpusInfo
 		wantDocs int
 		wantNote string
 	}{
-		{"relative to the results directory", sizing.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
-		{"absolute", sizing.CorpusInfo{Path: filepath.Join(dir, "corpus"), SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
-		{"another corpus", sizing.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: "0123456789abcdef"}, 0, "the run measured 0123456789ab"},
-		{"missing", sizing.CorpusInfo{Path: "nowhere.jsonl"}, 0, "corpus not found at " + filepath.Join(dir, "nowhere.jsonl")},
-		{"unrecorded", sizing.CorpusInfo{}, 0, "names no corpus path"},
+		{"relative to the results directory", results.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
+		{"absolute", results.CorpusInfo{Path: filepath.Join(dir, "corpus"), SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
+		{"another corpus", results.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: "0123456789abcdef"}, 0, "the run measured 0123456789ab"},
+		{"missing", results.CorpusInfo{Path: "nowhere.jsonl"}, 0, "corpus not found at " + filepath.Join(dir, "nowhere.jsonl")},
+		{"unrecorded", results.CorpusInfo{}, 0, "names no corpus path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -344,7 +340,7 @@ func TestFmtNS(t *testing.T) {
 		ns   float64
 		want string
 	}{
-		{0, "0 ms"}, {2.5e6, "2.5 ms"}, {412e6, "412 ms"}, {3.1e9, "3.10 s"}, {12.34e9, "12.3 s"}, {300e9, "5.0 min"}, {3 * 3.6e12, "3.0 h"},
+		{0, "0s"}, {2.5e6, "2.5ms"}, {412e6, "412ms"}, {3.1e9, "3.1s"}, {12.34e9, "12.3s"}, {300e9, "5m0s"}, {3 * 3.6e12, "3h0m0s"},
 	}
 	for _, tt := range tests {
 		if got := fmtNS(tt.ns); got != tt.want {

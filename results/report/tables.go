@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/extractbench/extractbench/eval"
 )
 
 // table is one table of the report, already formatted, so that report.html
@@ -30,14 +32,16 @@ func seriesTables(prefix string, s *series, texts map[string]string, textNote st
 
 func interactiveTable(prefix, unit string, s *series) table {
 	t := table{ID: prefix + "interactive", Title: "Interactive objective: latency per " + unit,
-		Note: "Latencies pool every request of every complete repetition, failed ones included (a fast memory failure lowers them); " +
-			"n is how many they rest on (at n = 300 a p95 rests on the 15 slowest). " +
+		Note: "Each figure is the pass's own percentile over its requests (failed ones included: a fast memory failure lowers them), " +
+			"then the median over complete repetitions, range in brackets: the figure the verdict judges and stdout prints. " +
+			"n is the requests of all repetitions; E2E max is the slowest of them. " +
 			"E2E from schedule counts the client's own queue too (coordinated omission).",
-		Head: []string{unit, "n", "TTFT median", "TTFT p95", "E2E median", "E2E p95", "E2E max", "E2E p95 from schedule", "client queue p95", "verdict"}}
+		Head: []string{unit, "repetitions", "n", "TTFT median", "TTFT p95", "E2E median", "E2E p95", "E2E max", "E2E p95 from schedule", "client queue p95", "verdict"}}
 	for _, l := range s.Levels {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.E2E.N),
-			fmtDist(l.TTFT, 0.5), fmtDist(l.TTFT, 0.95), fmtDist(l.E2E, 0.5), fmtDist(l.E2E, 0.95), maxText(l.E2E),
-			fmtDist(l.E2ESched, 0.95), fmtDist(l.ClientQueue, 0.95), s.verdictText(l)})
+		pooled := s.PooledE2E[l.Level]
+		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.Repetitions), strconv.Itoa(pooled.N),
+			fmtSpread(l.TTFTP50NS, fmtNS), fmtSpread(l.TTFTP95NS, fmtNS), fmtSpread(l.E2EP50NS, fmtNS), fmtSpread(l.E2EP95NS, fmtNS),
+			maxText(pooled), fmtSpread(l.E2ESchedP95NS, fmtNS), fmtSpread(l.ClientQueueP95NS, fmtNS), s.verdictText(l)})
 	}
 	return t
 }
@@ -55,26 +59,27 @@ func offlineTable(prefix, unit string, s *series) table {
 			"Documents/hour counts accepted documents only.",
 		Head: []string{unit, "repetitions", "corpus time", "accepted documents/hour", "output tokens/s", "verdict"}}
 	for _, l := range s.Levels {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.Reps),
-			fmtSpread(l.CorpusNS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.TokensPerS, fmtNum), s.verdictText(l)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.Repetitions),
+			fmtSpread(l.DurationNS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.OutputTokensPerS, fmtNum), s.verdictText(l)})
 	}
 	return t
 }
 
 func qualityTable(prefix, unit string, s *series) table {
 	t := table{ID: prefix + "quality", Title: "Accepted share and failures by class per " + unit,
-		Note: "Counts summed over complete repetitions; failed documents stay in the denominator.",
-		Head: []string{unit, "documents", "accepted", "share", "memory", "truncation", "format", "quality", "error", "lowest repetition share"}}
+		Note: "Counts summed over complete repetitions (the share is pooled); failed documents stay in the denominator.",
+		Head: []string{unit, "documents", "accepted", "share"}}
+	for _, f := range eval.Failures {
+		t.Head = append(t.Head, string(f))
+	}
+	t.Head = append(t.Head, "lowest repetition share")
+	low := s.lowestShares()
 	for _, l := range s.Levels {
-		low := none
-		if l.Judged {
-			low = fmtShare(l.Verdict.MinShare)
+		row := []string{strconv.Itoa(l.Level), strconv.FormatInt(l.Docs, 10), strconv.FormatInt(l.Accepted, 10), fmtShare(l.Share())}
+		for _, f := range eval.Failures {
+			row = append(row, strconv.FormatInt(l.Failures.Of(f), 10))
 		}
-		row := []string{strconv.Itoa(l.Level), strconv.Itoa(l.Docs), strconv.Itoa(l.Accepted), fmtShare(l.Share())}
-		for _, n := range l.Failures {
-			row = append(row, strconv.Itoa(n))
-		}
-		t.Rows = append(t.Rows, append(row, low))
+		t.Rows = append(t.Rows, append(row, low[l.Level]))
 	}
 	return t
 }
@@ -85,8 +90,8 @@ func memoryTable(prefix, unit string, s *series) table {
 			"– means the engine or card did not report it.",
 		Head: []string{unit, "device peak", "torch allocated", "torch reserved", "KV cache peak", "max running (engine)", "preemptions"}}
 	for _, l := range s.Levels {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), fmtGiB(l.PeakGPU), fmtGiB(l.PeakAlloc), fmtGiB(l.PeakReserved),
-			fmtSharePtr(l.PeakKV), fmtCount(l.MaxRunning), fmtCount(l.Preemptions)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), fmtGiB(l.PeakGPUMemBytes), fmtGiB(l.PeakTorchAllocatedBytes),
+			fmtGiB(l.PeakTorchReservedBytes), fmtSharePtr(l.PeakKVUsage), fmtCount(l.MaxRunning), fmtCount(l.Preemptions)})
 	}
 	return t
 }
@@ -97,9 +102,9 @@ func classTable(prefix, unit string, s *series) table {
 		Head: []string{unit, "class", "n", "accepted", "TTFT p95", "E2E median", "E2E p95", "failures"}}
 	for _, r := range byClass(s) {
 		var fails []string
-		for i, n := range r.Failures {
-			if n > 0 {
-				fails = append(fails, fmt.Sprintf("%s %d", []string{"memory", "truncation", "format", "quality", "error"}[i], n))
+		for _, f := range eval.Failures {
+			if n := r.Failures.Of(f); n > 0 {
+				fails = append(fails, fmt.Sprintf("%s %d", f, n))
 			}
 		}
 		f := strings.Join(fails, ", ")
@@ -160,15 +165,15 @@ func decisionLines(d *dataset, variant string) []string {
 		}
 		line := e.Kind
 		switch {
-		case e.FromLevel != nil && e.ToLevel != nil:
-			line += fmt.Sprintf(" %d → %d", *e.FromLevel, *e.ToLevel)
-		case e.FromLevel != nil:
-			line += fmt.Sprintf(" level %d", *e.FromLevel)
-		case e.ToLevel != nil:
-			line += fmt.Sprintf(" to level %d", *e.ToLevel)
+		case e.FromLevel != 0 && e.ToLevel != 0:
+			line += fmt.Sprintf(" %d → %d", e.FromLevel, e.ToLevel)
+		case e.FromLevel != 0:
+			line += fmt.Sprintf(" level %d", e.FromLevel)
+		case e.ToLevel != 0:
+			line += fmt.Sprintf(" to level %d", e.ToLevel)
 		}
-		if e.Detail != "" {
-			line += ": " + e.Detail
+		if e.Reason != "" {
+			line += ": " + e.Reason
 		}
 		out = append(out, fmtUnixMS(e.AtMS)+" "+line)
 	}
@@ -184,7 +189,7 @@ func confusionTable(prefix, unit string, s *series) table {
 	cells := map[[2]string]int{}
 	right, total := 0, 0
 	for _, p := range s.Passes {
-		if p.CategoryConfusion == "" || (p.Status != "" && p.Status != "complete") || (level != 0 && p.Level != level) {
+		if p.CategoryConfusion == "" || !p.Complete() || (level != 0 && p.Level != level) {
 			continue
 		}
 		var m map[string]map[string]int
@@ -225,4 +230,23 @@ func confusionTable(prefix, unit string, s *series) table {
 		t.Rows = append(t.Rows, []string{k[0], k[1], strconv.Itoa(cells[k])})
 	}
 	return t
+}
+
+// lowestShares is, per level, the lowest accepted share of one complete
+// repetition: the pooled share beside it can hide one bad repetition.
+func (s *series) lowestShares() map[int]string {
+	low := map[int]float64{}
+	for _, p := range s.Passes {
+		if !p.Complete() {
+			continue
+		}
+		if v, ok := low[p.Level]; !ok || p.Share() < v {
+			low[p.Level] = p.Share()
+		}
+	}
+	out := map[int]string{}
+	for lv, v := range low {
+		out[lv] = fmtShare(v)
+	}
+	return out
 }

@@ -118,7 +118,7 @@ func Pass(variant string, level, rep, docs, accepted int, durationS float64, e2e
 	return results.Pass{
 		Variant: variant, Mode: "concurrency", Level: level, Repetition: rep, Phase: phase, Attempt: 1,
 		SentConcurrency: int64(level), Status: "complete", StartedNS: &start, EndedNS: &end, DurationNS: dur,
-		Docs: int64(docs), Accepted: int64(accepted), FailuresQuality: int64(docs - accepted), UniqueIDs: int64(accepted),
+		Docs: int64(docs), Accepted: int64(accepted), Failures: quality(int64(docs - accepted)), UniqueIDs: int64(accepted),
 		TTFTN: int64(docs), TTFTP50NS: &ttft, TTFTP95NS: &ttft, E2EN: int64(docs), E2EP50NS: &p50, E2EP95NS: &p95,
 		OutputTokens: outTok, OutputTokensPerS: &tokS, AcceptedPerS: &accS, DocsPerHour: &dph,
 	}
@@ -154,4 +154,10 @@ func Records(variant string, level, rep, docs int, ok func(i int) bool) []eval.R
 		out[i] = rec
 	}
 	return out
+}
+
+func quality(n int64) eval.FailureCounts {
+	var c eval.FailureCounts
+	c.Add(eval.Quality, n)
+	return c
 }

@@ -1,0 +1,313 @@
+package eval
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The one rule by which a level's figure is made from its passes, used by
+// the stdout table, -json, the verdict, the report, compare, plan and
+// memory alike (README "One truth per figure", results/SCHEMA.md):
+//   - only complete passes count; interrupted ones are counted apart;
+//   - documents, accepted documents, failures and output tokens are summed
+//     over the repetitions, so the accepted share is pooled
+//     (accepted / documents of all repetitions);
+//   - per-pass figures (latency percentiles, throughput, pass duration) are
+//     the median over repetitions, with their range (Spread);
+//   - peaks (memory, KV, running, waiting, preemptions) are the highest
+//     over repetitions.
+
+// Spread is one per-pass figure over the complete repetitions of a level:
+// the median (linear interpolation, as every percentile here) and the
+// range. N = 0 means no repetition had the figure.
+type Spread struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+func spreadOf(vs []float64) Spread {
+	if len(vs) == 0 {
+		return Spread{}
+	}
+	d := Describe(vs)
+	return Spread{N: d.N, Median: d.P50, Min: d.Min, Max: d.Max}
+}
+
+// Qualifier says how the figure was made when it rests on more than one
+// repetition: " (median of 3 repetitions, 170ms–212ms)" for durations in
+// nanoseconds; "" for one repetition.
+func (s Spread) Qualifier() string {
+	if s.N <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (median of %d repetitions, %s–%s)", s.N, FormatDuration(int64(s.Min)), FormatDuration(int64(s.Max)))
+}
+
+// Ptr returns the median, or nil when no repetition had the figure.
+func (s Spread) Ptr() *float64 {
+	if s.N == 0 {
+		return nil
+	}
+	m := s.Median
+	return &m
+}
+
+// Level is what one level of a series measured over its complete
+// repetitions, made by the rule above, with its verdict.
+type Level struct {
+	Variant     string `json:"variant"`
+	Mode        string `json:"mode"`
+	Level       int    `json:"level"`
+	Phase       string `json:"phase"`       // baseline, sweep or retry
+	Repetitions int    `json:"repetitions"` // complete passes aggregated
+	Planned     int    `json:"planned"`     // repetitions the protocol planned; 0 = unknown
+	Interrupted int    `json:"interrupted"` // passes cut by an interruption, left out
+
+	Docs         int64         `json:"docs"`
+	Accepted     int64         `json:"accepted_docs"`
+	Failures     FailureCounts `json:"-"`
+	OutputTokens int64         `json:"output_tokens"`
+
+	TTFTP50NS        Spread `json:"ttft_p50_ns"`
+	TTFTP95NS        Spread `json:"ttft_p95_ns"`
+	E2EP50NS         Spread `json:"e2e_p50_ns"`
+	E2EP95NS         Spread `json:"e2e_p95_ns"`
+	E2ESchedP95NS    Spread `json:"e2e_sched_p95_ns"`
+	ClientQueueP95NS Spread `json:"client_queue_p95_ns"`
+	TPOTP50NS        Spread `json:"tpot_p50_ns"`
+	DurationNS       Spread `json:"duration_ns"`
+	OutputTokensPerS Spread `json:"output_tokens_per_s"`
+	AcceptedPerS     Spread `json:"accepted_per_s"`
+	DocsPerHour      Spread `json:"docs_per_hour"` // accepted documents per hour
+
+	PeakGPUMemBytes         *int64   `json:"peak_gpu_mem_bytes"`
+	PeakTorchAllocatedBytes *int64   `json:"peak_torch_allocated_bytes"`
+	PeakTorchReservedBytes  *int64   `json:"peak_torch_reserved_bytes"`
+	PeakKVUsage             *float64 `json:"peak_kv_usage"`
+	MaxRunning              *int64   `json:"observed_max_running"`
+	MaxWaiting              *int64   `json:"observed_max_waiting"`
+	Preemptions             *int64   `json:"preemptions"` // the highest of a pass
+
+	Verdict Verdict `json:"verdict"`
+}
+
+// Share is the pooled accepted share: accepted documents over documents of
+// every complete repetition. Failed documents stay in the denominator.
+func (l *Level) Share() float64 {
+	if l.Docs <= 0 {
+		return 0
+	}
+	return float64(l.Accepted) / float64(l.Docs)
+}
+
+// FailureCountsByName returns the failure counts keyed by class, for JSON.
+func (l *Level) FailureCountsByName() map[Failure]int64 {
+	m := make(map[Failure]int64, len(Failures))
+	for i, f := range Failures {
+		m[f] = l.Failures[i]
+	}
+	return m
+}
+
+// levelBuilder collects the passes of one level (vegeta's Metrics shape:
+// add, then close once).
+type levelBuilder struct {
+	l                                                Level
+	ttft50, ttft95, e2e50, e2e95, sched, queue, tpot []float64
+	dur, tps, aps, dph                               []float64
+}
+
+func (b *levelBuilder) add(p *Pass) {
+	l := &b.l
+	if l.Repetitions == 0 && l.Interrupted == 0 {
+		l.Variant, l.Mode, l.Level, l.Phase = p.Variant, p.Mode, p.Level, p.Phase
+	}
+	if !p.Complete() {
+		l.Interrupted++
+		return
+	}
+	l.Repetitions++
+	l.Docs += p.Docs
+	l.Accepted += p.Accepted
+	l.Failures = l.Failures.Plus(p.Failures)
+	l.OutputTokens += p.OutputTokens
+	b.ttft50, b.ttft95 = appendNS(b.ttft50, p.TTFTP50NS), appendNS(b.ttft95, p.TTFTP95NS)
+	b.e2e50, b.e2e95 = appendNS(b.e2e50, p.E2EP50NS), appendNS(b.e2e95, p.E2EP95NS)
+	b.sched, b.queue, b.tpot = appendNS(b.sched, p.E2ESchedP95NS), appendNS(b.queue, p.ClientQueueP95NS), appendNS(b.tpot, p.TPOTP50NS)
+	if p.DurationNS > 0 {
+		b.dur = append(b.dur, float64(p.DurationNS))
+	}
+	b.tps, b.aps, b.dph = appendF(b.tps, p.OutputTokensPerS), appendF(b.aps, p.AcceptedPerS), appendF(b.dph, p.DocsPerHour)
+	l.PeakGPUMemBytes = maxOf(l.PeakGPUMemBytes, p.PeakGPUMemBytes)
+	l.PeakTorchAllocatedBytes = maxOf(l.PeakTorchAllocatedBytes, p.PeakTorchAllocatedBytes)
+	l.PeakTorchReservedBytes = maxOf(l.PeakTorchReservedBytes, p.PeakTorchReservedBytes)
+	l.PeakKVUsage = maxOf(l.PeakKVUsage, p.PeakKVUsage)
+	l.MaxRunning = maxOf(l.MaxRunning, p.ObservedMaxRunning)
+	l.MaxWaiting = maxOf(l.MaxWaiting, p.ObservedMaxWaiting)
+	l.Preemptions = maxOf(l.Preemptions, p.Preemptions)
+}
+
+func (b *levelBuilder) close() Level {
+	l := b.l
+	l.TTFTP50NS, l.TTFTP95NS = spreadOf(b.ttft50), spreadOf(b.ttft95)
+	l.E2EP50NS, l.E2EP95NS = spreadOf(b.e2e50), spreadOf(b.e2e95)
+	l.E2ESchedP95NS, l.ClientQueueP95NS, l.TPOTP50NS = spreadOf(b.sched), spreadOf(b.queue), spreadOf(b.tpot)
+	l.DurationNS, l.OutputTokensPerS = spreadOf(b.dur), spreadOf(b.tps)
+	l.AcceptedPerS, l.DocsPerHour = spreadOf(b.aps), spreadOf(b.dph)
+	return l
+}
+
+// Series is one (variant, mode): the unit a sweep grows and a verdict
+// judges, with its levels ascending.
+type Series struct {
+	Variant        string         `json:"variant"`
+	Mode           string         `json:"mode"`
+	Levels         []Level        `json:"levels"`
+	Recommendation Recommendation `json:"recommendation"`
+}
+
+// Level returns the series' level n, or nil when it was not measured.
+func (s *Series) Level(n int) *Level {
+	for i := range s.Levels {
+		if s.Levels[i].Level == n {
+			return &s.Levels[i]
+		}
+	}
+	return nil
+}
+
+// Baseline returns the baseline level (phase baseline, else the lowest), or
+// nil when the series has no complete pass.
+func (s *Series) Baseline() *Level {
+	if s.Recommendation.BaselineLevel == 0 {
+		return nil
+	}
+	return s.Level(s.Recommendation.BaselineLevel)
+}
+
+// Plan is what the protocol planned for each series, so that a cut sweep
+// is called partial. The zero Plan knows nothing and never flags.
+type Plan struct {
+	Levels      []int
+	Repetitions int
+}
+
+// Aggregator makes levels from pass rows by the rule above and judges
+// them: Add every pass of a run, then Close once.
+type Aggregator struct {
+	acc    Acceptance
+	plan   Plan
+	series map[[2]string]map[int]*levelBuilder
+	order  [][2]string
+}
+
+// NewAggregator returns an aggregator that judges with acc and checks the
+// series against plan.
+func NewAggregator(acc Acceptance, plan Plan) *Aggregator {
+	return &Aggregator{acc: acc, plan: plan, series: map[[2]string]map[int]*levelBuilder{}}
+}
+
+// Add counts one pass row.
+func (a *Aggregator) Add(p *Pass) {
+	k := [2]string{p.Variant, p.Mode}
+	levels := a.series[k]
+	if levels == nil {
+		levels = map[int]*levelBuilder{}
+		a.series[k] = levels
+		a.order = append(a.order, k)
+	}
+	b := levels[p.Level]
+	if b == nil {
+		b = &levelBuilder{}
+		levels[p.Level] = b
+	}
+	b.add(p)
+}
+
+// Close returns the series in the order their first pass was added, each
+// with its levels ascending, judged, and its recommendation.
+func (a *Aggregator) Close() []Series {
+	out := make([]Series, 0, len(a.order))
+	for _, k := range a.order {
+		s := Series{Variant: k[0], Mode: k[1]}
+		builders := a.series[k]
+		ns := make([]int, 0, len(builders))
+		for n := range builders {
+			ns = append(ns, n)
+		}
+		slices.Sort(ns)
+		for _, n := range ns {
+			l := builders[n].close()
+			l.Planned = a.plan.Repetitions
+			if l.Repetitions > 0 {
+				s.Levels = append(s.Levels, l)
+			}
+		}
+		recommend(&s, a.acc)
+		a.flagMissing(&s, builders)
+		out = append(out, s)
+	}
+	return out
+}
+
+// flagMissing marks a recommendation partial when a planned level or
+// repetition has no complete pass.
+func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
+	r := &s.Recommendation
+	stopAt := 0 // levels above a memory failure may be skipped on purpose (a recorded decision)
+	for _, l := range s.Levels {
+		if l.Failures.Of(Memory) > 0 && l.Phase != PhaseBaseline {
+			stopAt = l.Level
+			break
+		}
+	}
+	for _, n := range a.plan.Levels {
+		if stopAt > 0 && n > stopAt {
+			continue
+		}
+		got := 0
+		if b := builders[n]; b != nil {
+			got = b.l.Repetitions
+		}
+		if got < a.plan.Repetitions {
+			r.Missing = append(r.Missing, fmt.Sprintf("level %d (%d of %d repetitions)", n, got, a.plan.Repetitions))
+		}
+	}
+	if len(r.Missing) > 0 {
+		r.Partial = true
+		r.Why = r.why()
+	}
+}
+
+// AggregateLevels runs passes through one Aggregator.
+func AggregateLevels(passes []Pass, acc Acceptance, plan Plan) []Series {
+	a := NewAggregator(acc, plan)
+	for i := range passes {
+		a.Add(&passes[i])
+	}
+	return a.Close()
+}
+
+func appendNS(s []float64, v *int64) []float64 {
+	if v == nil {
+		return s
+	}
+	return append(s, float64(*v))
+}
+
+func appendF(s []float64, v *float64) []float64 {
+	if v == nil {
+		return s
+	}
+	return append(s, *v)
+}
+
+func maxOf[T int64 | float64](cur, v *T) *T {
+	if v == nil || (cur != nil && *cur >= *v) {
+		return cur
+	}
+	x := *v
+	return &x
+}

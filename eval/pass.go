@@ -1,0 +1,100 @@
+package eval
+
+// The pass phases and statuses stored in passes.
+const (
+	PhaseBaseline = "baseline"
+	PhaseSweep    = "sweep"
+	PhaseRetry    = "retry" // a lower level tried after a failure; see decisions
+
+	PassComplete    = "complete"
+	PassInterrupted = "interrupted"
+)
+
+// Pass is one row of the passes table: the aggregates of one (variant, mode,
+// level, repetition) over the whole corpus. Pointer fields are nullable: nil
+// means unknown or undefined (no engine metrics, no request with a first
+// token, duration 0), never zero. Durations and instants are nanoseconds on
+// the run's monotonic clock; memory is bytes.
+type Pass struct {
+	RunID      string
+	Variant    string
+	Mode       string // "concurrency" or "batch"
+	Level      int
+	Repetition int // 1-based
+
+	Phase           string // PhaseBaseline, PhaseSweep or PhaseRetry
+	Attempt         int    // 1 for a planned pass; n+1 for the n-th retry in a chain of retries
+	RetryOf         *int64 // the level whose failure this pass retries at a lower level; nil for a planned pass
+	RequestedBatch  *int64 // batch size asked for; nil in concurrency mode
+	SentConcurrency int64  // most requests in flight from the client
+	BatchTransport  string // TransportCompletionsList, TransportBarrier, or "" (NULL) in concurrency mode
+	Status          string // PassComplete or PassInterrupted
+	StartedNS       *int64 // first t_send
+	EndedNS         *int64 // last t_done
+	DurationNS      int64  // EndedNS − StartedNS; 0 when no request was sent
+
+	Docs      int64
+	Accepted  int64         // accepted documents (a count; requests.accepted is a flag)
+	Failures  FailureCounts // documents per failure class, stored as failures_<class>
+	UniqueIDs int64         // accepted documents counted once by id
+
+	TTFTN     int64 // requests the TTFT figures rest on
+	TTFTP50NS *int64
+	TTFTP90NS *int64
+	TTFTP95NS *int64
+	TTFTP99NS *int64
+	TTFTMinNS *int64
+	TTFTMaxNS *int64
+
+	E2EN     int64 // requests the E2E figures rest on
+	E2EP50NS *int64
+	E2EP90NS *int64
+	E2EP95NS *int64
+	E2EP99NS *int64
+	E2EMinNS *int64
+	E2EMaxNS *int64
+
+	E2ESchedP95NS      *int64 // from t_sched: includes client-side queueing (coordinated omission)
+	ClientQueueP95NS   *int64
+	TPOTP50NS          *int64
+	EngineQueueMeanNS  *int64 // engine-side, from vllm:request_queue_time_seconds deltas
+	ObservedMaxRunning *int64 // peak of the engine's running requests
+	ObservedMaxWaiting *int64
+	Preemptions        *int64
+
+	OutputTokens       int64
+	UsageReportedShare *float64 // share of requests whose tokens came from the engine's usage
+	OutputTokensPerS   *float64
+	AcceptedPerS       *float64
+	DocsPerHour        *float64 // accepted documents per hour
+	DateF1             *float64
+	AmountF1           *float64
+	CategoryF1         *float64
+
+	PeakGPUMemBytes         *int64
+	PeakTorchAllocatedBytes *int64
+	PeakTorchReservedBytes  *int64
+	PeakKVUsage             *float64 // fraction 0–1
+
+	Verdict       string // "" (NULL) until judged
+	VerdictReason string
+
+	// CategoryConfusion is the pass's category confusion matrix as JSON:
+	// {"expected": {"predicted": count}}, with "null" for JSON null and
+	// "invalid" for a value outside the enum; "" (NULL) when not computed.
+	CategoryConfusion string
+}
+
+// Complete reports whether the pass covered the whole corpus; interrupted
+// passes are left out of every figure and verdict ("" reads as complete,
+// as rows written before the column had a value).
+func (p *Pass) Complete() bool { return p.Status == "" || p.Status == PassComplete }
+
+// Share is the pass's accepted share; failed documents stay in the
+// denominator. A pass with no documents has share 0.
+func (p *Pass) Share() float64 {
+	if p.Docs <= 0 {
+		return 0
+	}
+	return float64(p.Accepted) / float64(p.Docs)
+}

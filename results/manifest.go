@@ -1,0 +1,182 @@
+package results
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/extractbench/extractbench/eval"
+)
+
+// Manifest is everything MEASUREMENT.md section 1 pins, stored as JSON in
+// runs.manifest. The top-level model/engine/gpu describe the first variant;
+// Variants has each.
+type Manifest struct {
+	Tool           ToolInfo          `json:"tool"`
+	ProtocolName   string            `json:"protocol_name"`
+	ProtocolSource string            `json:"protocol_source"`
+	Protocol       json.RawMessage   `json:"protocol"`
+	Corpus         CorpusInfo        `json:"corpus"`
+	OutputSchema   SchemaInfo        `json:"output_schema"`
+	Prompt         Prompt            `json:"prompt"`
+	Generation     Generation        `json:"generation"`
+	Parse          string            `json:"parse"`
+	Acceptance     eval.Acceptance   `json:"acceptance"`
+	Sweep          Sweep             `json:"sweep"`
+	Simulated      bool              `json:"simulated"`
+	Model          string            `json:"model"`
+	Engine         EngineInfo        `json:"engine"`
+	GPU            GPUInfoJSON       `json:"gpu"`
+	Variants       []VariantManifest `json:"variants"`
+	Host           HostInfo          `json:"host"`
+	Fingerprint    string            `json:"fingerprint"`
+}
+
+// ToolInfo names the measuring tool and its scoring rules.
+type ToolInfo struct {
+	Name          string `json:"name"`
+	Version       string `json:"version"`
+	ScorerVersion string `json:"scorer_version"`
+}
+
+// CorpusInfo pins the corpus by its manifest hash.
+type CorpusInfo struct {
+	Path    string         `json:"path"`
+	SHA256  string         `json:"sha256"`
+	Count   int            `json:"count"`
+	Classes map[string]int `json:"classes"`
+}
+
+// SchemaInfo pins the output schema.
+type SchemaInfo struct {
+	Source string `json:"source"` // "default" or a path
+	SHA256 string `json:"sha256"`
+}
+
+// EngineInfo is what is known of an engine: configured, and as it reported itself.
+type EngineInfo struct {
+	URL           string   `json:"url"` // never with credentials
+	Kind          string   `json:"kind"`
+	Version       string   `json:"version,omitempty"`
+	Model         string   `json:"model"`
+	Revision      string   `json:"revision,omitempty"`
+	ServedModels  []string `json:"served_models,omitempty"`
+	Tokenizer     string   `json:"tokenizer,omitempty"`
+	ChatTemplate  string   `json:"chat_template,omitempty"`
+	ContextWindow int      `json:"context_window,omitempty"`
+	Weights       string   `json:"weights,omitempty"`        // weight precision: bf16, fp8, int8, int4 ("" = read from the names)
+	Quantization  string   `json:"quantization,omitempty"`   // the scheme, as the protocol or the engine names it
+	Started       bool     `json:"started"`                  // extractbench started it (load time measured)
+	RandomWeights bool     `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
+	Simulated     bool     `json:"simulated"`
+}
+
+// GPUInfoJSON describes the card the engine ran on, as nvidia-smi (or the
+// built-in engine's profile) reports it.
+type GPUInfoJSON struct {
+	Name             string `json:"name,omitempty"`
+	MemoryTotalBytes int64  `json:"memory_total_bytes,omitempty"`
+	Driver           string `json:"driver,omitempty"`
+	CUDA             string `json:"cuda,omitempty"`
+	Source           string `json:"source,omitempty"` // nvidia-smi | builtin-profile | protocol | unknown
+}
+
+// VariantManifest pins one variant's engine and card.
+type VariantManifest struct {
+	Name   string          `json:"name"`
+	Engine EngineInfo      `json:"engine"`
+	GPU    GPUInfoJSON     `json:"gpu"`
+	Extra  json.RawMessage `json:"builtin_profile,omitempty"`
+}
+
+// HostInfo describes the client machine.
+type HostInfo struct {
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+}
+
+// Prompt is the chat prompt; User contains {{document}}.
+type Prompt struct {
+	System string `json:"system"`
+	User   string `json:"user"`
+}
+
+// Generation holds the sampling settings sent with every request.
+type Generation struct {
+	MaxTokens   int     `json:"max_tokens"`
+	Temperature float64 `json:"temperature"`
+	Seed        *int    `json:"seed,omitempty"`
+	// ResponseFormat is the OpenAI response_format object sent when the
+	// protocol asks for guided decoding; built by the runner, not read from the file.
+	ResponseFormat json.RawMessage `json:"-"`
+}
+
+// Sweep is the one parameter a run grows.
+type Sweep struct {
+	Mode            string `json:"mode"` // concurrency | batch
+	Levels          []int  `json:"levels"`
+	Repetitions     int    `json:"repetitions"`
+	Warmup          int    `json:"warmup"`
+	OnMemoryFailure string `json:"on_memory_failure"`
+}
+
+// fingerprintInput is the part of the manifest known before any engine
+// starts. Engine-reported facts (version, served models, GPU) are pinned per
+// variant when its engine is up, and compared again on resume.
+type fingerprintInput struct {
+	Tool         ToolInfo        `json:"tool"`
+	Protocol     json.RawMessage `json:"protocol"`
+	CorpusSHA256 string          `json:"corpus_sha256"`
+	SchemaSHA256 string          `json:"schema_sha256"`
+}
+
+// Fingerprint hashes what pins a run's results.
+func Fingerprint(m *Manifest) string {
+	in := fingerprintInput{Tool: m.Tool, Protocol: m.Protocol, CorpusSHA256: m.Corpus.SHA256, SchemaSHA256: m.OutputSchema.SHA256}
+	b, _ := json.Marshal(in)
+	return SHA256Hex(b)
+}
+
+// SHA256Hex is the hex SHA-256 of b.
+func SHA256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// Variant returns the named variant's engine and card, falling back to the
+// manifest's top-level ones (which describe the first variant, and all of
+// a manifest written before variants were listed).
+func (m *Manifest) Variant(name string) VariantManifest {
+	for _, v := range m.Variants {
+		if v.Name == name {
+			if v.GPU.Name == "" {
+				v.GPU = m.GPU
+			}
+			if v.Engine.Model == "" {
+				v.Engine.Model = m.Model
+			}
+			return v
+		}
+	}
+	eng := m.Engine
+	if eng.Model == "" {
+		eng.Model = m.Model
+	}
+	return VariantManifest{Name: name, Engine: eng, GPU: m.GPU}
+}
+
+// VariantNames lists the variants the protocol planned, in its order.
+func (m *Manifest) VariantNames() []string {
+	out := make([]string, 0, len(m.Variants))
+	for _, v := range m.Variants {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+// Plan is what the protocol planned for every series, for eval's aggregator.
+func (m *Manifest) Plan() eval.Plan {
+	return eval.Plan{Levels: m.Sweep.Levels, Repetitions: m.Sweep.Repetitions}
+}

@@ -1,0 +1,105 @@
+package results
+
+import (
+	"fmt"
+
+	"github.com/extractbench/extractbench/eval"
+)
+
+// The states of a variant in a run, as every page shows them.
+const (
+	OutcomePass        = "PASS"        // the baseline met the acceptance criteria
+	OutcomeFail        = "FAIL"        // the baseline did not: see Reason
+	OutcomeError       = "ERROR"       // the variant could not be measured (engine did not start, died, ...)
+	OutcomeInterrupted = "INTERRUPTED" // the run stopped before the variant's baseline was complete
+	OutcomeNotRun      = "NOT RUN"     // the run ended before the variant started
+)
+
+// Outcome is one variant's state and verdict in a run: the stdout summary,
+// -json, the report and the nightly regression all print this, made once.
+type Outcome struct {
+	Variant string `json:"variant"`
+	Model   string `json:"model"`
+	State   string `json:"state"`            // OutcomePass, OutcomeFail, ...
+	Reason  string `json:"reason,omitempty"` // why it is not PASS; for PASS the recommendation's sentence
+	// BaselineShare is the baseline level's pooled accepted share; nil when
+	// no baseline pass is complete.
+	BaselineShare *float64      `json:"baseline_accepted"`
+	Series        []eval.Series `json:"series"` // one per mode measured, levels with their figures and verdicts
+	LoadNS        int64         `json:"load_ns,omitempty"`
+	PassesDone    int           `json:"passes_complete"`
+	PassesPlanned int           `json:"passes_planned"`
+}
+
+// Passed reports whether the variant's verdict passed.
+func (o Outcome) Passed() bool { return o.State == OutcomePass }
+
+// Outcomes judges every variant of the run, in protocol order: a recorded
+// engine failure is ERROR whatever was measured; a variant whose baseline
+// is incomplete is INTERRUPTED (or NOT RUN when nothing was measured) when
+// the run did not complete; otherwise the baseline level's verdict (eval's,
+// on the figures the tables show) makes it PASS or FAIL.
+func (d *RunData) Outcomes() []Outcome {
+	series := d.Series()
+	planned := len(d.Manifest.Sweep.Levels) * max(d.Manifest.Sweep.Repetitions, 1)
+	var out []Outcome
+	for _, name := range d.VariantNames() {
+		o := Outcome{Variant: name, Model: d.Manifest.Variant(name).Engine.Model, PassesPlanned: planned,
+			LoadNS: d.LastEventNS(EventEngineLoad, name)}
+		for _, s := range series {
+			if s.Variant == name {
+				o.Series = append(o.Series, s)
+			}
+		}
+		for _, p := range d.Passes {
+			if p.Variant == name && p.Complete() && p.Phase != PhaseRetry {
+				o.PassesDone++
+			}
+		}
+		var base *eval.Level
+		if len(o.Series) > 0 {
+			base = o.Series[0].Baseline()
+		}
+		if base != nil {
+			share := base.Share()
+			o.BaselineShare = &share
+		}
+		baseComplete := base != nil && (base.Planned == 0 || base.Repetitions >= base.Planned)
+		switch {
+		case d.VariantFailure(name) != "":
+			o.State, o.Reason = OutcomeError, d.VariantFailure(name)
+		case o.PassesDone == 0 && d.Run.Status != RunComplete:
+			o.State, o.Reason = OutcomeNotRun, fmt.Sprintf("the run was %s before this variant was measured", d.stopped())
+		case !baseComplete && d.Run.Status != RunComplete:
+			o.State = OutcomeInterrupted
+			o.Reason = fmt.Sprintf("the run was %s with %d of %d planned passes measured: no verdict", d.stopped(), o.PassesDone, planned)
+		case base == nil:
+			o.State, o.Reason = OutcomeFail, "no complete baseline pass"
+		default:
+			v := eval.Judge(base, -1, d.Manifest.Acceptance)
+			if v.Usable {
+				o.State, o.Reason = OutcomePass, o.Series[0].Recommendation.Why
+			} else {
+				o.State, o.Reason = OutcomeFail, "baseline: "+v.Reason
+			}
+			if o.PassesDone < planned && d.Run.Status != RunComplete {
+				o.Reason += fmt.Sprintf(" (the run was %s: %d of %d planned passes measured)", d.stopped(), o.PassesDone, planned)
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// stopped names how a run that did not complete ended.
+func (d *RunData) stopped() string {
+	switch d.Run.Status {
+	case RunInterrupted:
+		return "interrupted"
+	case RunFailed:
+		return "stopped by an error"
+	case RunRunning:
+		return "cut (still running, or killed)"
+	}
+	return d.Run.Status
+}

@@ -1,0 +1,343 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/extractbench/extractbench/eval"
+)
+
+// reader holds the read queries. Store embeds it (its read connections) and
+// so does Reader, so that a run is read back by the writer's own code into
+// the writer's own types.
+type reader struct{ rdb *sql.DB }
+
+// Reader reads a results directory without ever writing to it: report,
+// compare, plan, memory and the nightly regression read through it. Only
+// package results opens results.db.
+//
+// Older schema versions have one policy: the database is copied (SQLite's
+// VACUUM INTO) to a temporary file, the copy is migrated like a database
+// the writer opens, and the copy is read; the directory is never written.
+// A database newer than this binary is refused.
+type Reader struct {
+	reader
+	dir string
+	tmp string // the migrated copy of an older database; "" when none
+}
+
+// OpenReadOnly opens dir/results.db for reading. A missing file is an error
+// naming the directory, never a new database.
+func OpenReadOnly(ctx context.Context, dir string) (*Reader, error) {
+	path := filepath.Join(dir, DBName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open results %s: %w (is it a results directory written by extractbench run?)", dir, err)
+	}
+	db, err := openReadOnly(path)
+	if err != nil {
+		return nil, fmt.Errorf("open results %s: %w", dir, err)
+	}
+	rd := &Reader{reader: reader{rdb: db}, dir: dir}
+	var v int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open results %s: read schema version: %w (is %s an SQLite database?)", dir, err, path)
+	}
+	switch {
+	case v > len(migrations):
+		db.Close()
+		return nil, fmt.Errorf("open results %s: schema version %d is newer than this binary knows (%d): use a newer extractbench", dir, v, len(migrations))
+	case v == 0:
+		db.Close()
+		return nil, fmt.Errorf("open results %s: %s holds no extractbench tables", dir, path)
+	default:
+		missing, err := missingFailureColumns(ctx, db)
+		if err != nil {
+			rd.Close()
+			return nil, fmt.Errorf("open results %s: %w", dir, err)
+		}
+		if len(missing) == 0 {
+			return rd, nil
+		}
+		fallthrough // a failure class this binary knows and the database lacks
+	case v < len(migrations):
+		if err := rd.migrateCopy(ctx, path); err != nil {
+			rd.Close()
+			return nil, fmt.Errorf("open results %s (schema version %d): %w", dir, v, err)
+		}
+	}
+	return rd, nil
+}
+
+// migrateCopy replaces the reader's connection by one to a migrated
+// temporary copy of the database at path.
+func (rd *Reader) migrateCopy(ctx context.Context, path string) error {
+	f, err := os.CreateTemp("", "extractbench-read-*.db")
+	if err != nil {
+		return fmt.Errorf("copy older database: %w", err)
+	}
+	rd.tmp = f.Name()
+	f.Close()
+	os.Remove(rd.tmp) // VACUUM INTO wants a path that does not exist
+	if _, err := rd.rdb.ExecContext(ctx, `VACUUM INTO ?`, rd.tmp); err != nil {
+		return fmt.Errorf("copy older database: %w", err)
+	}
+	rd.rdb.Close()
+	w, err := openDB(rd.tmp, "immediate")
+	if err != nil {
+		return err
+	}
+	err = migrate(ctx, w)
+	w.Close()
+	if err != nil {
+		return fmt.Errorf("migrate the copy: %w", err)
+	}
+	rd.rdb, err = openReadOnly(rd.tmp)
+	return err
+}
+
+func openReadOnly(path string) (*sql.DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&_busy_timeout=5000"}
+	return sql.Open("sqlite3", u.String())
+}
+
+// Dir is the results directory.
+func (rd *Reader) Dir() string { return rd.dir }
+
+// Close closes the database and removes a migrated copy.
+func (rd *Reader) Close() error {
+	err := rd.rdb.Close()
+	if rd.tmp != "" {
+		os.Remove(rd.tmp)
+	}
+	return err
+}
+
+// RequestFilter selects requests rows; zero fields select all.
+type RequestFilter struct {
+	Variant    string
+	Mode       string
+	Level      int
+	Repetition int
+}
+
+// Requests returns the run's requests rows matching f, in stored order.
+func (rd *Reader) Requests(ctx context.Context, runID string, f RequestFilter) ([]eval.Record, error) {
+	where, args := []string{"run_id = ?"}, []any{runID}
+	if f.Variant != "" {
+		where, args = append(where, "variant = ?"), append(args, f.Variant)
+	}
+	if f.Mode != "" {
+		where, args = append(where, "mode = ?"), append(args, f.Mode)
+	}
+	if f.Level != 0 {
+		where, args = append(where, "level = ?"), append(args, f.Level)
+	}
+	if f.Repetition != 0 {
+		where, args = append(where, "repetition = ?"), append(args, f.Repetition)
+	}
+	recs, err := rd.records(ctx, strings.Join(where, " AND "), args...)
+	if err != nil {
+		return nil, fmt.Errorf("read requests of run %s in %s: %w", runID, rd.dir, err)
+	}
+	return recs, nil
+}
+
+// TelemetryPasses lists the passes of a run that have telemetry samples.
+func (rd *Reader) TelemetryPasses(ctx context.Context, runID string) (map[PassKey]bool, error) {
+	rows, err := rd.rdb.QueryContext(ctx, `SELECT DISTINCT variant, mode, level, repetition FROM telemetry WHERE run_id = ?`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read telemetry passes of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	out := map[PassKey]bool{}
+	for rows.Next() {
+		k := PassKey{RunID: runID}
+		if err := rows.Scan(&k.Variant, &k.Mode, &k.Level, &k.Repetition); err != nil {
+			return nil, fmt.Errorf("read telemetry passes of run %s: %w", runID, err)
+		}
+		out[k] = true
+	}
+	return out, rows.Err()
+}
+
+// Telemetry returns the samples of one pass for the given metrics (all
+// when none are given), in time order.
+func (rd *Reader) Telemetry(ctx context.Context, key PassKey, metrics ...string) ([]TelemetrySample, error) {
+	q := `SELECT t_ns, metric, value FROM telemetry WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`
+	args := []any{key.RunID, key.Variant, key.Mode, key.Level, key.Repetition}
+	if len(metrics) > 0 {
+		q += ` AND metric IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(metrics)), ", ") + `)`
+		for _, m := range metrics {
+			args = append(args, m)
+		}
+	}
+	rows, err := rd.rdb.QueryContext(ctx, q+` ORDER BY t_ns`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read telemetry of pass %s: %w", key, err)
+	}
+	defer rows.Close()
+	var out []TelemetrySample
+	for rows.Next() {
+		var s TelemetrySample
+		if err := rows.Scan(&s.TNS, &s.Metric, &s.Value); err != nil {
+			return nil, fmt.Errorf("read telemetry of pass %s: %w", key, err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// RunData is one run of a results directory as every reader sees it: its
+// runs row, decoded manifest, passes, events and decisions.
+type RunData struct {
+	Dir       string          `json:"dir"`
+	Run       Run             `json:"-"`
+	Runs      int             `json:"-"` // runs in the database
+	Manifest  Manifest        `json:"-"`
+	Raw       json.RawMessage `json:"manifest"`
+	Passes    []Pass          `json:"passes"`
+	Events    []Event         `json:"events"`
+	Decisions []Decision      `json:"decisions"`
+}
+
+// ErrNoRun is returned (wrapped) when a results database holds no run yet.
+var ErrNoRun = errors.New("the results database holds no run yet")
+
+// Load reads the latest run (by start time) with its passes, events and
+// decisions.
+func (rd *Reader) Load(ctx context.Context) (*RunData, error) {
+	runs, err := rd.Runs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read runs in %s: %w", rd.dir, err)
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("read runs in %s: %w", rd.dir, ErrNoRun)
+	}
+	latest := runs[0]
+	for _, r := range runs[1:] {
+		if r.StartedAt >= latest.StartedAt {
+			latest = r
+		}
+	}
+	d, err := rd.loadRun(ctx, rd.dir, latest)
+	if d != nil {
+		d.Runs = len(runs)
+	}
+	return d, err
+}
+
+// LoadRun reads run runID as it stands, after flushing what was added
+// before: the runner summarises a run through the same code as every reader.
+func (s *Store) LoadRun(ctx context.Context, dir, runID string) (*RunData, error) {
+	if err := s.Flush(ctx); err != nil {
+		return nil, err
+	}
+	runs, err := s.Runs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if r.RunID == runID {
+			d, err := s.loadRun(ctx, dir, r)
+			if d != nil {
+				d.Runs = len(runs)
+			}
+			return d, err
+		}
+	}
+	return nil, fmt.Errorf("read run %s in %s: no such run", runID, dir)
+}
+
+func (r *reader) loadRun(ctx context.Context, dir string, run Run) (*RunData, error) {
+	d := &RunData{Dir: dir, Run: run, Raw: run.Manifest}
+	if err := json.Unmarshal(run.Manifest, &d.Manifest); err != nil {
+		return nil, fmt.Errorf("decode manifest of run %s in %s: %w", run.RunID, dir, err)
+	}
+	var err error
+	if d.Passes, err = r.Passes(ctx, run.RunID); err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	if d.Events, err = r.Events(ctx, run.RunID); err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	if d.Decisions, err = r.Decisions(ctx, run.RunID); err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	return d, nil
+}
+
+// LoadRun opens dir read-only and reads its latest run.
+func LoadRun(ctx context.Context, dir string) (*RunData, error) {
+	rd, err := OpenReadOnly(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return rd.Load(ctx)
+}
+
+// Simulated reports whether the run measured the built-in simulator.
+func (d *RunData) Simulated() bool { return d.Run.Simulated || d.Manifest.Simulated }
+
+// Series aggregates the run's passes by eval's one rule and judges them with
+// the run's own acceptance criteria against its planned sweep.
+func (d *RunData) Series() []eval.Series {
+	return eval.AggregateLevels(d.Passes, d.Manifest.Acceptance, d.Manifest.Plan())
+}
+
+// VariantNames lists the run's variants: those the protocol planned, in its
+// order, then any other that has passes.
+func (d *RunData) VariantNames() []string {
+	names := d.Manifest.VariantNames()
+	for _, p := range d.Passes {
+		if !contains(names, p.Variant) {
+			names = append(names, p.Variant)
+		}
+	}
+	return names
+}
+
+// VariantFailure is the recorded reason a variant could not be measured
+// (a variant_failed event), or "".
+func (d *RunData) VariantFailure(variant string) string {
+	reason := ""
+	for _, e := range d.Events {
+		if e.Kind == EventVariantFail && e.Variant == variant {
+			reason = e.Detail
+		}
+	}
+	return reason
+}
+
+// LastEventNS is the value of the latest event of a kind for a variant (or
+// run-wide), 0 when there is none.
+func (d *RunData) LastEventNS(kind, variant string) int64 {
+	var v int64
+	for _, e := range d.Events {
+		if e.Kind == kind && (e.Variant == variant || e.Variant == "") && e.ValueNS != 0 {
+			v = e.ValueNS
+		}
+	}
+	return v
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
