@@ -10,14 +10,25 @@ The CB API used (transformers 5.x, read off the installed source):
   manager.cancel_request(request_id); manager.stop()
 Older or newer spellings are tried where they differ (see _cb_config, _init_manager).
 
-Nothing here is downloaded: the weights are random (normal, std 0.02, built
-directly on the GPU) and the tokenizer is tokenizer.py. Timing and memory are
-real; the generated text is meaningless.
+Two kinds of model. With a shape (--shape 8b|1b) nothing is downloaded: the
+weights are random (normal, std 0.02, built directly on the GPU) and the
+tokenizer is tokenizer.py; timing and memory are real, the generated text is
+meaningless. With a model directory (--model DIR, made by train.py) the
+weights and the BPE tokenizer are the trained ones, optionally quantised
+(quant.py), and prompts go through the tokenizer's own chat template.
+
+Graph captures and compilations are counted by hooking torch itself
+(CUDAGraph.capture_begin, and dynamo's compiled-graph counter), whoever
+triggers them: /metrics reports the count as engine_graph_captures_total.
 """
 
 import dataclasses
+import hashlib
 import inspect
+import json
 import logging
+import os
+import sys
 import threading
 import time
 
@@ -25,6 +36,7 @@ import torch
 import transformers
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
+import extraction
 import tokenizer as tk
 from attention import TORCH_FLASH, install_torch_flash, set_attention
 
@@ -130,14 +142,15 @@ class Sizing:
     cuda_graphs: bool | None = None  # None: transformers' default for the attention path
 
 
-def init_manager(model, sizing):
+def init_manager(model, sizing, eos_ids=(tk.EOT,), pad_id=tk.END_OF_TEXT, bos_id=tk.BEGIN_OF_TEXT):
     """init_manager creates, warms up and starts a continuous batching manager."""
+    eos = list(eos_ids)
     gen = GenerationConfig(
         max_new_tokens=128,
         do_sample=False,
-        eos_token_id=tk.EOT,
-        pad_token_id=tk.END_OF_TEXT,
-        bos_token_id=tk.BEGIN_OF_TEXT,
+        eos_token_id=eos[0] if len(eos) == 1 else eos,
+        pad_token_id=pad_id,
+        bos_token_id=bos_id,
     )
     wanted = {
         "block_size": sizing.block_size,
@@ -233,39 +246,266 @@ def _count_preemptions():
     _preemptions = counter
     return counter
 
+# ---------------------------------------------------------------- graph captures
+
+_captures = None
+
+
+class CaptureCounter:
+    """CaptureCounter counts CUDA graph captures and compilations in this
+    process since it was installed: every torch.cuda.CUDAGraph.capture_begin
+    (transformers' batching manager captures through it, lazily, one graph
+    per new batch shape) and every graph torch.compile's dynamo produced. It
+    also counts transformers' own "Creating graph for key" log lines, as a
+    cross-check of the hook."""
+
+    def __init__(self):
+        self.graph_captures = 0
+        self.log_lines = 0
+        self._lock = threading.Lock()
+
+    def compilations(self):
+        """compilations is dynamo's count of graphs it compiled (0 when
+        torch._dynamo was never imported, so nothing was compiled)."""
+        dyn = sys.modules.get("torch._dynamo.utils")
+        if dyn is None:
+            return 0
+        try:
+            return int(dyn.counters["stats"]["unique_graphs"])
+        except Exception:  # noqa: BLE001 - a missing counter is no compilation seen
+            return 0
+
+    def total(self):
+        """total is captures + compilations: the figure /metrics exports."""
+        return self.graph_captures + self.compilations()
+
+
+class _CaptureLog(logging.Handler):
+    def __init__(self, counter):
+        super().__init__(logging.DEBUG)
+        self.counter = counter
+
+    def emit(self, record):
+        try:
+            if "Creating graph" in record.getMessage():
+                self.counter.log_lines += 1
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def capture_counter():
+    """capture_counter installs the hooks once and returns the counter."""
+    global _captures
+    if _captures is not None:
+        return _captures
+    counter = CaptureCounter()
+    original = torch.cuda.CUDAGraph.capture_begin
+
+    def capture_begin(self, *args, **kwargs):
+        with counter._lock:
+            counter.graph_captures += 1
+        return original(self, *args, **kwargs)
+
+    torch.cuda.CUDAGraph.capture_begin = capture_begin
+    lg = logging.getLogger("ContinuousBatchingLogger")
+    for h in lg.handlers:  # keep the batching logger's console output at warnings
+        h.setLevel(max(h.level, logging.WARNING))
+    if lg.level == logging.NOTSET or lg.level > logging.INFO:
+        lg.setLevel(logging.INFO)
+    lg.addHandler(_CaptureLog(counter))
+    _captures = counter
+    return counter
+
+
+# ---------------------------------------------------------------- trained models
+
+QUANT_SCHEMES = ("bf16", "fp8", "int8")
+
+# KV blocks for a trained model: the protocols' hardest point, 128 requests of
+# a full 8,192-token context, in 256-token blocks, plus a margin. The model is
+# small (4 KiB of KV a token), so this is a few GiB; sizing from 90% of the
+# GPU would allocate tens of millions of tokens nobody uses.
+TRAINED_NUM_BLOCKS = 128 * MAX_CONTEXT // 256 + 64
+
+# CUDA graphs for a trained model (server.py --cuda-graphs auto). Off: the
+# batching manager captures a graph lazily for each new padded batch shape,
+# which would happen inside measured passes (README.md, "Steady state").
+TRAINED_CUDA_GRAPHS = False
+
+
+def file_sha256(path):
+    """file_sha256 is the hex sha256 of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify_model_dir(model_dir):
+    """verify_model_dir checks every file SHA256SUMS lists against its hash and
+    returns (sums {name: sha256}, sha256 of SHA256SUMS itself). A missing
+    SHA256SUMS or a mismatch raises: the server never serves weights other
+    than the ones the model card describes."""
+    path = os.path.join(model_dir, "SHA256SUMS")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    sums = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        digest, name = line.split(maxsplit=1)
+        name = name.lstrip("*").strip()
+        got = file_sha256(os.path.join(model_dir, name))
+        if got != digest:
+            raise RuntimeError(f"{model_dir}/{name}: sha256 {got} differs from SHA256SUMS ({digest})")
+        sums[name] = digest
+    return sums, hashlib.sha256(text.encode()).hexdigest()
+
+
+class TrainedTokenizer:
+    """TrainedTokenizer is the model's own BPE tokenizer (transformers'
+    AutoTokenizer over tokenizer.json), prompts rendered with its chat
+    template (apply_chat_template)."""
+
+    def __init__(self, model_dir):
+        from transformers import AutoTokenizer
+
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import extraction
+
+        self.tok = AutoTokenizer.from_pretrained(model_dir)
+        if not getattr(self.tok, "chat_template", None):
+            raise RuntimeError(f"{model_dir}: the tokenizer has no chat template")
+        self.chat_template = self.tok.chat_template
+        self.name = f"{os.path.basename(os.path.normpath(model_dir))}-bpe{len(self.tok)}"
+        ids = lambda t: self.tok.convert_tokens_to_ids(t)  # noqa: E731
+        self.eot, self.end_of_text, self.bos = ids(extraction.EOT), ids(extraction.EOS_TEXT), ids(extraction.BOS)
+        self.eos_ids = {self.eot, self.end_of_text}
+        # The template and extraction.render_chat must agree (train.py trained on the latter).
+        probe = extraction.messages_for("Nota  fiscal\n  R$ 1.234,56\n")
+        if self.render(probe) != extraction.render_chat(probe):
+            raise RuntimeError("the tokenizer's chat template does not render as extraction.render_chat")
+
+    def render(self, messages):
+        """render is the prompt text of messages through the chat template."""
+        import extraction
+
+        text = self.tok.apply_chat_template(extraction.flat_messages(messages), tokenize=False, add_generation_prompt=True)
+        if not isinstance(text, str):  # some versions wrap it
+            text = text[0] if isinstance(text, list) else str(text)
+        return text
+
+    def encode_chat(self, messages):
+        """encode_chat returns the prompt ids of an OpenAI messages list."""
+        return self.tok.encode(self.render(messages), add_special_tokens=False)
+
+    def decode(self, ids):
+        """decode is the text of ids, special tokens dropped."""
+        return self.tok.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+
+    def decoder(self):
+        """decoder returns a streaming detokenizer for one request."""
+        return extraction.StreamDecoder(self.decode)
+
+
+def load_trained(model_dir, quant="bf16"):
+    """load_trained reads a train.py model directory onto the GPU in bf16,
+    then quantises its decoder linears (quant.py). Returns (model, facts)."""
+    import quant as q
+    from transformers import LlamaForCausalLM
+
+    if quant not in QUANT_SCHEMES:
+        raise ValueError(f"quantisation {quant!r}: want one of {QUANT_SCHEMES}")
+    try:
+        model = LlamaForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16)
+    except TypeError:
+        model = LlamaForCausalLM.from_pretrained(model_dir, torch_dtype=torch.bfloat16)
+    model.to(device="cuda", dtype=torch.bfloat16)
+    model.eval()
+    model.requires_grad_(False)
+    params = sum(p.numel() for p in model.parameters())
+    replaced = q.quantize_model(model, quant)
+    torch.cuda.synchronize()
+    return model, {
+        "parameters": params,
+        "quantized_linears": replaced,
+        "weight_bytes_by_dtype": q.weight_bytes_by_dtype(model),
+        "quantization": quant,
+        "quantization_scheme": q.SCHEMES[quant],
+    }
+
 
 class CBEngine:
-    """CBEngine serves one random-weight model through a CB manager; the
+    """CBEngine serves one model through a CB manager: a random-weight shape
+    (shape=...) or a train.py model directory (model_dir=..., quant=...). The
     server calls submit/cancel on its event loop and stats from anywhere."""
 
-    def __init__(self, shape, attn=TORCH_FLASH, sizing=None):
+    def __init__(self, shape=None, attn=TORCH_FLASH, sizing=None, model_dir=None, quant="bf16"):
+        if (shape is None) == (model_dir is None):
+            raise ValueError("CBEngine: give a shape or a model directory")
         sizing = sizing or Sizing()
-        self.shape, self.served, self.attn = shape, SHAPES[shape]["served"], attn
+        self.captures = capture_counter()
+        self.shape, self.attn, self.model_dir = shape, attn, model_dir
         self.max_context = MAX_CONTEXT
-        self.eos_ids = set(tk.EOS_IDS)
         self.notes = []
+        self.model_facts = {}
         t0 = time.perf_counter()
-        self.model = build_model(shape)
+        if model_dir is None:
+            self.served = SHAPES[shape]["served"]
+            self.quant = "bf16"
+            self.tokenizer = None
+            self.eos_ids = set(tk.EOS_IDS)
+            self.model = build_model(shape)
+            ids = dict(eos_ids=(tk.EOT,), pad_id=tk.END_OF_TEXT, bos_id=tk.BEGIN_OF_TEXT)
+        else:
+            self.served = os.path.basename(os.path.normpath(model_dir))
+            self.quant = quant
+            sums, self.model_sha256 = verify_model_dir(model_dir)
+            self.weights_sha256 = {k: v for k, v in sums.items() if k.endswith(".safetensors")}
+            self.tokenizer = TrainedTokenizer(model_dir)
+            self.eos_ids = set(self.tokenizer.eos_ids)
+            self.model, self.model_facts = load_trained(model_dir, quant)
+            ids = dict(eos_ids=(self.tokenizer.eot, self.tokenizer.end_of_text), pad_id=self.tokenizer.end_of_text, bos_id=self.tokenizer.bos)
         torch.cuda.synchronize()
         self.build_s = time.perf_counter() - t0
         self.weights_bytes = torch.cuda.memory_allocated()
         self.attn_kernel = install_torch_flash() if attn == TORCH_FLASH else attn
         self.attn_set_via = set_attention(self.model, attn)
         self._preemptions = _count_preemptions()
+        captures0 = self.captures.total()
         try:
-            self.manager, self.warmup_s = init_manager(self.model, sizing)
+            self.manager, self.warmup_s = init_manager(self.model, sizing, **ids)
         except Exception as e:  # noqa: BLE001 - retried once without CUDA graphs
             if sizing.cuda_graphs is not None:
                 raise
             self.notes.append(f"CUDA graphs off after: {type(e).__name__}: {e}"[:400])
             log.warning("CB start failed (%s); retrying without CUDA graphs", e)
             sizing = dataclasses.replace(sizing, cuda_graphs=False)
-            self.manager, self.warmup_s = init_manager(self.model, sizing)
+            self.manager, self.warmup_s = init_manager(self.model, sizing, **ids)
+        self.startup_captures = self.captures.total() - captures0
         self.sizing = sizing
         self._handlers = {}
         if not hasattr(self.manager, "register_result_handler"):
             self._loop = None
             threading.Thread(target=self._route, name="cb-router", daemon=True).start()
+
+    def encode_chat(self, messages):
+        """encode_chat returns the prompt ids of an OpenAI messages list: the
+        trained tokenizer's chat template, or tokenizer.py for a shape."""
+        if self.tokenizer is None:
+            return tk.render_chat(messages)
+        return self.tokenizer.encode_chat(messages)
+
+    def decoder(self):
+        """decoder returns a streaming detokenizer for one request."""
+        if self.tokenizer is None:
+            return extraction.StreamDecoder(tk.decode)
+        return self.tokenizer.decoder()
+
+    def graph_captures(self):
+        """graph_captures is CUDA graph captures + compilations since start."""
+        return self.captures.total()
 
     def _route(self):
         # Older managers only have a shared output queue: hand each output to its request's callback.
@@ -380,15 +620,15 @@ class CBEngine:
         """info describes the engine for /version and /v1/models."""
         bp = self.manager.batch_processor
         cfg = self.model.config
-        head_dim = cfg.hidden_size // cfg.num_attention_heads
+        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
         kv_per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * 2
         cbc = getattr(self.manager, "continuous_batching_config", None)
-        return {
+        out = {
             **versions(),
             "engine": "transformers-continuous-batching",
             "shape": self.shape,
             "served_model": self.served,
-            "parameters": sum(p.numel() for p in self.model.parameters()),
+            "parameters": self.model_facts.get("parameters") or sum(p.numel() for p in self.model.parameters()),
             "weights_bytes": self.weights_bytes,
             "attn_implementation": self.model.config._attn_implementation,
             "attn_kernel": self.attn_kernel,
@@ -401,11 +641,25 @@ class CBEngine:
             "async_batching": str(getattr(cbc, "use_async_batching", None)),
             "build_seconds": round(self.build_s, 2),
             "warmup_seconds": round(self.warmup_s, 2),
+            "graph_captures_total": self.captures.total(),
+            "graph_captures_at_startup": self.startup_captures,
             "max_context": self.max_context,
-            "tokenizer": tk.NAME,
-            "chat_template": tk.CHAT_TEMPLATE,
+            "quantization": self.quant,
             "notes": self.notes,
         }
+        if self.tokenizer is None:
+            out.update(tokenizer=tk.NAME, chat_template=tk.CHAT_TEMPLATE, random_weights=True)
+        else:
+            out.update(
+                model_dir=self.model_dir,
+                model_sha256=self.model_sha256,
+                weights_sha256=self.weights_sha256,
+                tokenizer=self.tokenizer.name,
+                chat_template=self.tokenizer.chat_template,
+                random_weights=False,
+                **{k: v for k, v in self.model_facts.items() if k != "parameters"},
+            )
+        return out
 
     def close(self):
         """close stops the generation loop, failing requests still in it."""

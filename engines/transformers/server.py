@@ -7,12 +7,15 @@ or a plain JSON answer), GET /health, GET /v1/models, GET /version,
 GET /metrics (Prometheus text with vLLM's metric names plus PyTorch's peak
 memory counters) and POST /reset_peaks (the runner calls it at each pass).
 
-The model has a real architecture's shape and random weights (engine.py), so
-timing and memory are real and the answers meaningless. The port opens only
-once the model is built and the batching manager warmed up: the runner's load
-time is the time until /health answers.
+The model is either a real architecture's shape with random weights
+(--shape: timing and memory are real, the answers meaningless) or a model
+trained by train.py (--model DIR, served under the directory's name, with its
+own tokenizer and chat template), in bf16 or quantised (--quant fp8|int8,
+quant.py). The port opens only once the model is built and the batching
+manager warmed up: the runner's load time is the time until /health answers.
 
     python3 engines/transformers/server.py --shape 8b --port 8000
+    python3 engines/transformers/server.py --model engines/transformers/model/extract-llama-15m --quant fp8 --port 8000
 """
 
 import argparse
@@ -84,11 +87,29 @@ def error_body(status, message, kind):
     return {"object": "error", "message": message, "type": kind, "param": None, "code": status}
 
 
+class _StatelessDecoder:
+    """_StatelessDecoder decodes each delivery on its own (tokenizer.py spells
+    every id as a whole word, so nothing is ever held back)."""
+
+    def __init__(self, decode):
+        self._decode = decode
+
+    def feed(self, ids):
+        return self._decode(ids)
+
+    def flush(self):
+        return ""
+
+
 class Server:
     """Server holds the engine and the counters the endpoints report."""
 
     def __init__(self, engine):
         self.engine = engine
+        # A trained model tokenizes through its own chat template; a random-weight
+        # shape (and the tests' scripted engine) through tokenizer.py.
+        self.encode = getattr(engine, "encode_chat", None) or tk.render_chat
+        self.decoder = getattr(engine, "decoder", None) or (lambda: _StatelessDecoder(tk.decode))
         self.started = int(time.time())
         self.queue_time = Histogram("vllm:request_queue_time_seconds", "Time spent waiting in the engine's queue.", QUEUE_BUCKETS)
         self.ttft = Histogram("vllm:time_to_first_token_seconds", "Time from arrival to the first generated token.", TTFT_BUCKETS)
@@ -159,6 +180,18 @@ class Server:
             gauge("vllm:request_success_total", "Finished requests by reason.", n, "counter", f'{labels},finished_reason="{reason}"')
         for h in (self.queue_time, self.ttft, self.e2e):
             out.extend(h.lines(labels))
+        captures = getattr(self.engine, "graph_captures", None)
+        if captures is not None:
+            gauge(
+                "engine_graph_captures_total",
+                "CUDA graph captures plus torch.compile compilations since the engine started (a measured pass must not add any).",
+                captures(),
+                "counter",
+                lab="",
+            )
+        quant = getattr(self.engine, "quant", None)
+        if quant is not None:
+            gauge("engine_quantization_info", "The served weights' quantisation scheme (value always 1).", 1, lab=f'{labels},quantization="{quant}"')
         mem = self.engine.memory()
         if mem:
             # Peaks since the last POST /reset_peaks; allocated and reserved are separate figures, never summed.
@@ -178,7 +211,10 @@ class Server:
                 raise TypeError("messages must be a list")
         except (ValueError, KeyError, TypeError) as e:
             return web.json_response(error_body(400, f"bad request: {e}", "BadRequestError"), status=400)
-        ids = tk.render_chat(messages)
+        try:
+            ids = self.encode(messages)
+        except Exception as e:  # noqa: BLE001 - a template error is the client's message shape
+            return web.json_response(error_body(400, f"bad messages: {e}", "BadRequestError"), status=400)
         ctx = self.engine.max_context
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         if max_tokens is None:
@@ -220,6 +256,7 @@ class Server:
         done = False
         text, total, last, error = [], 0, None, None
         first = True
+        decoder = self.decoder()
         try:
             if stream:
                 await send(chunk({"role": "assistant", "content": ""}))
@@ -230,7 +267,9 @@ class Server:
                     self.ttft.observe(time.perf_counter() - arrival)
                     if ev.queue_time is not None:
                         self.queue_time.observe(ev.queue_time)
-                piece = tk.decode(ev.new_tokens)
+                piece = decoder.feed(ev.new_tokens)
+                if ev.finished and not ev.error:
+                    piece += decoder.flush()
                 if ev.new_tokens:
                     last = ev.new_tokens[-1]
                 total, done, error = ev.total, ev.finished, ev.error
@@ -278,7 +317,9 @@ class Server:
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--shape", choices=["8b", "1b"], default="8b", help="architecture whose shape the random model copies")
+    p.add_argument("--shape", choices=["8b", "1b"], help="architecture whose shape a random-weight model copies (default 8b when no --model)")
+    p.add_argument("--model", help="a train.py model directory (config, safetensors, tokenizer, SHA256SUMS); served under its directory name")
+    p.add_argument("--quant", choices=["bf16", "fp8", "int8"], default="bf16", help="weights of the trained model's decoder linears (quant.py)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--attn", default="torch_flash_varlen", help="attention: torch_flash_varlen (PyTorch's flash kernel), sdpa or eager")
@@ -286,8 +327,34 @@ def parse_args(argv):
     p.add_argument("--num-blocks", type=int, default=None, help="KV cache blocks (default: sized from --max-memory)")
     p.add_argument("--max-batch-tokens", type=int, default=8192, help="tokens per forward step (prefill chunk budget)")
     p.add_argument("--max-memory", type=float, default=0.9, help="fraction of GPU memory the CB manager may size itself to")
-    p.add_argument("--cuda-graphs", choices=["auto", "on", "off"], default="auto")
-    return p.parse_args(argv)
+    p.add_argument("--cuda-graphs", choices=["auto", "on", "off"], default="auto",
+                   help="auto: transformers' default for a random-weight shape, off for a trained model (see README: no capture inside a measured pass)")
+    args = p.parse_args(argv)
+    if args.model and args.shape:
+        p.error("--model and --shape exclude each other")
+    if not args.model and not args.shape:
+        args.shape = "8b"
+    if args.quant != "bf16" and not args.model:
+        p.error("--quant needs --model (random-weight shapes are bf16)")
+    return args
+
+
+def sizing_of(args, eng):
+    """sizing_of is the CB sizing the flags ask for, with a trained model's defaults."""
+    graphs = {"auto": None, "on": True, "off": False}[args.cuda_graphs]
+    num_blocks = args.num_blocks
+    if args.model:
+        if graphs is None:
+            graphs = eng.TRAINED_CUDA_GRAPHS
+        if num_blocks is None:
+            num_blocks = eng.TRAINED_NUM_BLOCKS
+    return eng.Sizing(
+        block_size=args.block_size,
+        num_blocks=num_blocks,
+        max_batch_tokens=args.max_batch_tokens,
+        max_memory_percent=args.max_memory,
+        cuda_graphs=graphs,
+    )
 
 
 def main(argv=None):
@@ -296,14 +363,7 @@ def main(argv=None):
     import engine as eng
 
     t0 = time.perf_counter()
-    sizing = eng.Sizing(
-        block_size=args.block_size,
-        num_blocks=args.num_blocks,
-        max_batch_tokens=args.max_batch_tokens,
-        max_memory_percent=args.max_memory,
-        cuda_graphs={"auto": None, "on": True, "off": False}[args.cuda_graphs],
-    )
-    engine = eng.CBEngine(args.shape, attn=args.attn, sizing=sizing)
+    engine = eng.CBEngine(args.shape, attn=args.attn, sizing=sizing_of(args, eng), model_dir=args.model, quant=args.quant)
     info = engine.info()
     log.info("ready in %.1fs: %s", time.perf_counter() - t0, json.dumps({k: v for k, v in info.items() if k != "chat_template"}))
     app = Server(engine).app()

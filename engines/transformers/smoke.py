@@ -25,6 +25,7 @@ import time
 import aiohttp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import extraction as ex  # noqa: E402
 import tokenizer as tk  # noqa: E402
 
 SYSTEM = "You extract fields from business documents. Answer with JSON only."
@@ -131,7 +132,9 @@ async def checks(session, url, model, docs, max_tokens):
         models = await r.json()
         check(models["data"][0]["id"] == model, f"/v1/models lists {model}", failures)
     async with session.get(url + "/version") as r:
-        print("version:", json.dumps({k: v for k, v in (await r.json()).items() if k != "chat_template"}))
+        version = await r.json()
+        print("version:", json.dumps({k: v for k, v in version.items() if k != "chat_template"}))
+    trained = version.get("random_weights") is False
     rec = await chat(session, url, model, docs[0]["text"], max_tokens)
     first = rec["chunks"][0]["choices"][0]["delta"] if rec["chunks"] else {}
     check(first.get("role") == "assistant", "stream starts with the role chunk", failures)
@@ -140,7 +143,12 @@ async def checks(session, url, model, docs, max_tokens):
     u = rec["usage"] or {}
     check(u.get("completion_tokens") == max_tokens or rec["finish"] == "stop", f"usage {u}", failures)
     check(rec["chunks"][-1].get("choices") == [], "usage chunk has empty choices", failures)
-    check(u.get("prompt_tokens") == len(tk.render_chat(messages(docs[0]["text"]))), "prompt_tokens = tokenizer count", failures)
+    if trained:  # the trained model answers with JSON and stops
+        check(rec["finish"] == "stop" and ex.parse_strict(rec["content"])[0] is not None, f"a JSON answer that stops: {rec['content']!r}", failures)
+        if docs[0].get("expected"):
+            print("first answer scored:", ex.score(rec["content"], docs[0]["expected"]))
+    else:
+        check(u.get("prompt_tokens") == len(tk.render_chat(messages(docs[0]["text"]))), "prompt_tokens = tokenizer count", failures)
     plain = await chat(session, url, model, docs[0]["text"], 8, stream=False)
     check(plain["status"] == 200 and plain["body"]["usage"]["completion_tokens"] <= 8, "non-streamed answer", failures)
     big = await chat(session, url, model, "palavra " * 9000, max_tokens)
@@ -156,6 +164,7 @@ async def checks(session, url, model, docs, max_tokens):
         "vllm:e2e_request_latency_seconds_count",
         "torch_cuda_max_memory_allocated_bytes",
         "torch_cuda_max_memory_reserved_bytes",
+        "engine_graph_captures_total",
     ):
         check(metric(m, name) is not None, f"/metrics has {name}", failures)
     print("preemptions metric:", metric(m, "vllm:num_preemptions_total"))
@@ -169,6 +178,7 @@ async def checks(session, url, model, docs, max_tokens):
 async def run_level(session, url, model, docs, level, count, max_tokens):
     """run_level keeps level requests in flight over count documents."""
     await session.post(url + "/reset_peaks")
+    captures0 = metric(await metrics(session, url), "engine_graph_captures_total")
     todo = list(docs[:count])
     recs, peaks = [], {"running": 0, "waiting": 0, "kv": 0.0}
     stop = asyncio.Event()
@@ -191,6 +201,8 @@ async def run_level(session, url, model, docs, level, count, max_tokens):
             d = todo.pop(0)
             r = await chat(session, url, model, d["text"], max_tokens)
             r["class"] = d.get("length_class")
+            if d.get("expected") is not None and r["status"] == 200:
+                r["accepted"] = ex.score(r["content"], d["expected"])["accepted"]
             recs.append(r)
 
     s = asyncio.create_task(sampler())
@@ -223,6 +235,10 @@ async def run_level(session, url, model, docs, level, count, max_tokens):
         "peak_alloc_gib": round((metric(m, "torch_cuda_max_memory_allocated_bytes") or 0) / 2**30, 2),
         "peak_reserved_gib": round((metric(m, "torch_cuda_max_memory_reserved_bytes") or 0) / 2**30, 2),
         "preemptions": metric(m, "vllm:num_preemptions_total"),
+        "graph_captures": None if captures0 is None else metric(m, "engine_graph_captures_total") - captures0,
+        "graph_captures_total": metric(m, "engine_graph_captures_total"),
+        "accepted": sum(1 for r in recs if r.get("accepted")) if any("accepted" in r for r in recs) else None,
+        "e2e_mean_s": round(statistics.mean(e2e), 4) if e2e else None,
         "finish": {f: sum(1 for r in recs if r["finish"] == f) for f in {r["finish"] for r in recs}},
     }
 
@@ -249,18 +265,19 @@ async def main_async(args):
             model = (await r.json())["data"][0]["id"]
         failures = [] if args.skip_checks else await checks(session, args.url, model, docs, args.max_tokens)
         rows = []
-        for spec in filter(None, args.levels.split(",")):
+        for spec in [x for _ in range(args.repeat) for x in filter(None, args.levels.split(","))]:
             level, count = (int(x) for x in spec.split(":"))
             pick = stratified(docs, count) if count < len(docs) else docs
             row = await run_level(session, args.url, model, pick, level, count, args.max_tokens)
             print(json.dumps(row), flush=True)
             rows.append(row)
     if rows:
-        print(f"{'level':>5} {'docs':>5} {'wall s':>7} {'out tok/s':>9} {'e2e p50':>8} {'e2e p95':>8} {'ttft p50':>8} {'run':>4} {'kv':>5} {'alloc GiB':>9} {'resv GiB':>8}")
+        print(f"{'level':>5} {'docs':>5} {'wall s':>7} {'out tok/s':>9} {'e2e mean':>8} {'e2e p50':>8} {'e2e p95':>8} {'ttft p50':>8} {'run':>4} {'kv':>5} {'alloc GiB':>9} {'resv GiB':>8} {'acc':>4} {'graphs':>6}")
         for r in rows:
             print(
-                f"{r['level']:>5} {r['docs']:>5} {r['wall_s']:>7} {r['out_tok_s']:>9} {r['e2e_p50_s']!s:>8} {r['e2e_p95_s']!s:>8} "
-                f"{r['ttft_p50_s']!s:>8} {r['max_running']:>4.0f} {r['peak_kv']:>5} {r['peak_alloc_gib']:>9} {r['peak_reserved_gib']:>8}"
+                f"{r['level']:>5} {r['docs']:>5} {r['wall_s']:>7} {r['out_tok_s']:>9} {r['e2e_mean_s']!s:>8} {r['e2e_p50_s']!s:>8} {r['e2e_p95_s']!s:>8} "
+                f"{r['ttft_p50_s']!s:>8} {r['max_running']:>4.0f} {r['peak_kv']:>5} {r['peak_alloc_gib']:>9} {r['peak_reserved_gib']:>8} "
+                f"{r['accepted']!s:>4} {r['graph_captures']!s:>6}"
             )
     if args.out:
         with open(args.out, "w") as f:
@@ -276,6 +293,7 @@ def main():
     p.add_argument("--max-tokens", type=int, default=128)
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--skip-checks", action="store_true")
+    p.add_argument("--repeat", type=int, default=1, help="run the levels this many times (a second identical load shows whether anything is captured again)")
     p.add_argument("--out", help="write the results as JSON here")
     p.add_argument("--write-synthetic", help="write the synthetic documents to this .jsonl and exit")
     args = p.parse_args()

@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+"""train.py trains the small extraction model server.py --model serves: a
+Llama-architecture causal LM, from scratch, on documents from extractbench's
+own corpus generator, with a BPE tokenizer trained on the same documents.
+
+Offline and deterministic for a seed: the documents come from
+`extractbench corpus generate -seed N` for training seeds that never include
+seed 1 (the default corpus, corpus/default, which is never seen; any training
+document whose text equals one of its documents is dropped all the same), the
+tokenizer and the model are initialised and fed in a fixed order. GPU kernels
+may still round differently from run to run (PyTorch's flash attention
+backward accumulates with atomics), so a retrained model can differ in its last
+bits from the committed one: the committed weights, with their SHA256SUMS, are
+what the model card describes.
+
+The task: the prompt is the protocols' chat prompt (extraction.SYSTEM and
+extraction.USER with the document substituted) in the Llama 3 chat layout of
+the tokenizer's chat template; the target is extraction.render_answer of the
+document's expectation followed by <|eot_id|>. The loss is on the answer
+tokens only.
+
+    python3 engines/transformers/train.py --extractbench ./extractbench \\
+        --out engines/transformers/model/extract-llama-15m --seeds 1000:1400 --heldout-seed 999
+
+Writes into --out: config.json, generation_config.json, the bf16 weights as
+safetensors shards under 16 MiB (model-0000N-of-0000M.safetensors + index),
+tokenizer.json, tokenizer_config.json (chat_template), SHA256SUMS and
+training-log.json (settings, loss curve, held-out accuracy per field).
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import math
+import os
+import queue
+import random
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import extraction as ex  # noqa: E402
+
+MAX_CONTEXT = 8192
+
+# The model: a Llama with tied embeddings, sized so its bf16 weights stay
+# under 30 MiB (the repository holds them) while being as deep as that allows.
+MODEL = dict(
+    hidden_size=384,
+    intermediate_size=1024,
+    num_hidden_layers=8,
+    num_attention_heads=6,
+    num_key_value_heads=2,
+    head_dim=64,
+    rope_theta=100000.0,
+    rms_norm_eps=1e-5,
+    initializer_range=0.02,
+    tie_word_embeddings=True,
+)
+VOCAB_SIZE = 7680  # a multiple of 64, special tokens included
+
+# Pre-tokenisation (before byte-level BPE). Digits never carry a leading
+# space and are cut in groups of three aligned on the right (1234567 ->
+# 1|234|567), so a number cuts into the same pieces in a document
+# ("R$ 1.234,56": 1 . 234 , 56) and in the answer (1234.56: 1 234 . 56), and
+# copying it is copying tokens. Letters and symbol runs take one leading
+# space; other whitespace runs stand alone.
+PRETOKENIZE = r" ?[\p{L}\p{M}]+|\p{Nd}{1,3}(?=(?:\p{Nd}{3})*(?!\p{Nd}))| ?[^\s\p{L}\p{M}\p{Nd}]+|\s+(?!\S)|\s+"
+# Runs of spaces and tabs become one space: tables align columns with long
+# runs, which would cost a token each and say nothing.
+COLLAPSE_SPACES = r"[ \t]+"
+
+
+def log(*a):
+    print(time.strftime("%H:%M:%S"), *a, flush=True)
+
+
+# ---------------------------------------------------------------- data
+
+
+def parse_seeds(spec):
+    """parse_seeds reads "1000:1400" (end excluded) or "1000,1001,..."."""
+    if ":" in spec:
+        a, b = spec.split(":")
+        return list(range(int(a), int(b)))
+    return [int(x) for x in spec.split(",") if x]
+
+
+def generate(extractbench, seeds, workdir, jobs=16):
+    """generate writes extractbench's corpus for each seed (skipping those
+    already there) and returns their documents.jsonl paths."""
+    paths = {}
+    todo = []
+    for s in seeds:
+        d = os.path.join(workdir, f"seed-{s}")
+        paths[s] = os.path.join(d, "documents.jsonl")
+        if not os.path.exists(paths[s]):
+            todo.append((s, d))
+
+    def one(item):
+        s, d = item
+        subprocess.run([extractbench, "corpus", "generate", "-seed", str(s), "-out", d], check=True, stdout=subprocess.DEVNULL)
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(one, todo))
+    return [paths[s] for s in seeds]
+
+
+def text_hash(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------- tokenizer
+
+
+def build_tokenizer(texts, vocab_size=VOCAB_SIZE):
+    """build_tokenizer trains the byte-level BPE on texts (documents, prompts
+    and answers) and returns a tokenizers.Tokenizer."""
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(COLLAPSE_SPACES), " ")])
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PRETOKENIZE), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=2,
+        special_tokens=list(ex.SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(texts, trainer=trainer, length=len(texts))
+    return tok
+
+
+def save_tokenizer(tok, out):
+    """save_tokenizer writes the tokenizer as transformers reads it, with the
+    chat template, and returns the files it wrote."""
+    try:
+        from transformers import PreTrainedTokenizerFast
+    except ImportError:  # transformers 5 may name it TokenizersBackend only
+        from transformers import TokenizersBackend as PreTrainedTokenizerFast
+
+    hf = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token=ex.BOS,
+        eos_token=ex.EOT,
+        pad_token=ex.EOS_TEXT,
+        clean_up_tokenization_spaces=False,
+        model_max_length=MAX_CONTEXT,
+    )
+    hf.chat_template = ex.CHAT_TEMPLATE
+    files = hf.save_pretrained(out)
+    # The template also goes into tokenizer_config.json, where older readers look.
+    cfg_path = os.path.join(out, "tokenizer_config.json")
+    with open(cfg_path, encoding="utf-8") as f:
+        cfg = json.load(f)
+    if cfg.get("chat_template") != ex.CHAT_TEMPLATE:
+        cfg["chat_template"] = ex.CHAT_TEMPLATE
+        with open(cfg_path, "w", encoding="utf-8") as f:
+            json.dump(cfg, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+    return hf, files
+
+
+# ---------------------------------------------------------------- batches
+
+
+class Example:
+    __slots__ = ("ids", "prompt_len", "cls")
+
+    def __init__(self, ids, prompt_len, cls):
+        self.ids, self.prompt_len, self.cls = ids, prompt_len, cls
+
+
+def encode_examples(tok, docs, eot_id):
+    """encode_examples tokenises documents into (prompt + answer + eot) examples."""
+    prompts = [ex.prompt_text(d["text"]) for d in docs]
+    answers = [ex.render_answer(d["expected"]) for d in docs]
+    pe = tok.encode_batch(prompts, add_special_tokens=False)
+    ae = tok.encode_batch(answers, add_special_tokens=False)
+    out = []
+    for d, p, a in zip(docs, pe, ae):
+        out.append(Example(p.ids + a.ids + [eot_id], len(p.ids), d.get("length_class")))
+    return out
+
+
+def make_batches(examples, tokens_per_step, max_batch, rng):
+    """make_batches sorts examples by length and groups neighbours so that
+    batch size x longest length stays within tokens_per_step; returns them
+    in a shuffled order."""
+    examples = sorted(examples, key=lambda e: len(e.ids))
+    batches, cur = [], []
+    for e in examples:
+        longest = len(e.ids)  # sorted: the newest is the longest
+        if cur and ((len(cur) + 1) * longest > tokens_per_step or len(cur) >= max_batch):
+            batches.append(cur)
+            cur = []
+        cur.append(e)
+    if cur:
+        batches.append(cur)
+    rng.shuffle(batches)
+    return batches
+
+
+def collate(batch, pad_id):
+    """collate pads a batch on the right and finds the positions whose next
+    token is an answer token; returns CPU tensors (ids [B, L], the flat
+    indices of those positions in row-major order, their target tokens)."""
+    import torch
+
+    L = max(len(e.ids) for e in batch)
+    ids = torch.full((len(batch), L), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(batch), L), dtype=torch.bool)
+    for i, e in enumerate(batch):
+        ids[i, : len(e.ids)] = torch.tensor(e.ids, dtype=torch.long)
+        mask[i, e.prompt_len - 1 : len(e.ids) - 1] = True
+    targets = ids[:, 1:][mask[:, :-1]]
+    return ids, mask.view(-1).nonzero().squeeze(1), targets
+
+
+# ---------------------------------------------------------------- model
+
+
+def llama_config(vocab_size, ids):
+    import inspect
+
+    from transformers import LlamaConfig
+
+    kw = dict(MODEL)
+    theta = kw.pop("rope_theta")
+    if "rope_parameters" in inspect.signature(LlamaConfig.__init__).parameters:
+        kw["rope_parameters"] = {"rope_type": "default", "rope_theta": theta}
+    else:
+        kw["rope_theta"] = theta
+    return LlamaConfig(
+        vocab_size=vocab_size,
+        max_position_embeddings=MAX_CONTEXT,
+        bos_token_id=ids["bos"],
+        eos_token_id=[ids["eot"], ids["end_of_text"]],
+        pad_token_id=ids["end_of_text"],
+        attention_bias=False,
+        mlp_bias=False,
+        **kw,
+    )
+
+
+def lr_at(step, frac, peak, warmup, floor):
+    """lr_at: linear warm-up over `warmup` steps, then cosine decay to floor
+    over the fraction of the training documents consumed."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    return floor + (peak - floor) * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+
+
+def save_model(model, out, max_shard_bytes):
+    """save_model writes the bf16 model in transformers' layout, sharded so no
+    file exceeds max_shard_bytes, and returns the files."""
+    model.save_pretrained(out, max_shard_size=max_shard_bytes)
+    files = sorted(f for f in os.listdir(out) if f.endswith(".safetensors"))
+    too_big = [f for f in files if os.path.getsize(os.path.join(out, f)) > max_shard_bytes]
+    if too_big:
+        raise RuntimeError(f"shards over {max_shard_bytes} bytes: {too_big}")
+    return files
+
+
+def write_sums(out, exclude=("SHA256SUMS", "training-log.json")):
+    """write_sums writes SHA256SUMS (sha256sum's format) for every file of out."""
+    lines = []
+    for name in sorted(os.listdir(out)):
+        p = os.path.join(out, name)
+        if name in exclude or not os.path.isfile(p):
+            continue
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        lines.append(f"{h.hexdigest()}  {name}")
+    with open(os.path.join(out, "SHA256SUMS"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return lines
+
+
+# ---------------------------------------------------------------- main
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--extractbench", default="./extractbench", help="the extractbench binary (corpus generate)")
+    p.add_argument("--out", required=True, help="model directory to write (its name is the served model name)")
+    p.add_argument("--workdir", default="/tmp/extract-train", help="where generated corpora go")
+    p.add_argument("--seeds", default="1000:1400", help="training corpus seeds (300 documents each); never 1")
+    p.add_argument("--tokenizer-seeds", type=int, default=12, help="the first N training seeds train the tokenizer")
+    p.add_argument("--heldout-seed", type=int, default=999, help="seed of the held-out corpus (not 1, not a training seed)")
+    p.add_argument("--heldout-limit", type=int, default=0, help="evaluate only N held-out documents (0: all)")
+    p.add_argument("--default-corpus", default=os.path.join(HERE, "..", "..", "corpus", "default", "documents.jsonl"),
+                   help="the default corpus: its documents are excluded from training")
+    p.add_argument("--seed", type=int, default=20261130, help="initialisation and data-order seed")
+    p.add_argument("--tokens-per-step", type=int, default=65536, help="padded tokens per optimiser step")
+    p.add_argument("--max-batch", type=int, default=256, help="documents per step at most")
+    p.add_argument("--chunk-seeds", type=int, default=16, help="seeds tokenised and shuffled together")
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--min-lr", type=float, default=1e-4)
+    p.add_argument("--warmup", type=int, default=150, help="warm-up steps")
+    p.add_argument("--weight-decay", type=float, default=0.1)
+    p.add_argument("--skip-long-first-chunk", action=argparse.BooleanOptionalAction, default=True,
+                   help="start on short and usual documents: the first chunk's long documents are not used")
+    p.add_argument("--log-every", type=int, default=25)
+    p.add_argument("--max-seconds", type=float, default=0, help="stop early after this many training seconds (0: no limit; makes the run time-dependent)")
+    args = p.parse_args()
+
+    seeds = parse_seeds(args.seeds)
+    if 1 in seeds:
+        sys.exit("train.py: seed 1 is the default corpus and is never trained on")
+    if args.heldout_seed in seeds or args.heldout_seed == 1:
+        sys.exit("train.py: the held-out seed must be neither 1 nor a training seed")
+    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.workdir, exist_ok=True)
+    t_start = time.time()
+    settings = {k: v for k, v in vars(args).items()}
+    settings["model"] = MODEL
+    settings["vocab_size"] = VOCAB_SIZE
+    settings["pretokenize"] = PRETOKENIZE
+    settings["collapse_spaces"] = COLLAPSE_SPACES
+
+    log(f"generating {len(seeds) + 1} corpora")
+    paths = generate(args.extractbench, seeds + [args.heldout_seed], args.workdir)
+    heldout_path = paths.pop()
+    banned = set()
+    if os.path.exists(args.default_corpus):
+        banned = {text_hash(d["text"]) for d in ex.load_jsonl(args.default_corpus)}
+    else:
+        log(f"warning: {args.default_corpus} not found; no exclusion check")
+    t_gen = time.time() - t_start
+
+    # Tokenizer: documents of the first seeds, plus every prompt and answer shape.
+    tok_docs = [d for path in paths[: args.tokenizer_seeds] for d in ex.load_jsonl(path) if text_hash(d["text"]) not in banned]
+    texts = [ex.prompt_text(d["text"]) + ex.render_answer(d["expected"]) for d in tok_docs]
+    log(f"training the tokenizer on {len(texts)} documents")
+    t0 = time.time()
+    tok = build_tokenizer(texts)
+    hf_tok, tok_files = save_tokenizer(tok, args.out)
+    t_tok = time.time() - t0
+    ids = {k: tok.token_to_id(v) for k, v in (("bos", ex.BOS), ("eot", ex.EOT), ("end_of_text", ex.EOS_TEXT))}
+    # The saved tokenizer's chat template must render what training renders.
+    probe = ex.messages_for(tok_docs[0]["text"])
+    via_template = hf_tok.apply_chat_template(probe, tokenize=False, add_generation_prompt=True)
+    if via_template != ex.render_chat(probe):
+        sys.exit("train.py: the saved chat template does not render as extraction.render_chat")
+    log(f"tokenizer: {tok.get_vocab_size()} tokens in {t_tok:.1f}s; specials {ids}")
+
+    import torch
+
+    torch.manual_seed(args.seed)
+    torch.cuda.manual_seed_all(args.seed)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    from transformers import LlamaForCausalLM
+
+    cfg = llama_config(tok.get_vocab_size(), ids)
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(cfg)
+    try:
+        model.set_attn_implementation("sdpa")
+    except Exception:  # noqa: BLE001
+        model.config._attn_implementation = "sdpa"
+    model.train()
+    n_params = sum(p.numel() for p in model.parameters())
+    n_embed = model.model.embed_tokens.weight.numel()
+    log(f"model: {n_params:,} parameters ({n_embed:,} in the tied embedding); config {cfg.to_dict()}")
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=args.lr, betas=(0.9, 0.95), eps=1e-8, fused=True,
+    )
+
+    # Producer: tokenises chunks of seeds and makes their batches while the GPU trains.
+    rng = random.Random(args.seed)
+    chunks = [paths[i : i + args.chunk_seeds] for i in range(0, len(paths), args.chunk_seeds)]
+    chunk_rngs = [random.Random(rng.getrandbits(64)) for _ in chunks]
+    q = queue.Queue(maxsize=64)
+    stats = {"documents": 0, "dropped_default": 0, "dropped_too_long": 0, "skipped_long_first_chunk": 0,
+             "max_prompt_tokens": {}, "prompt_tokens_sum": {}, "count": {}}
+    total_docs = 300 * len(paths)  # the schedule's denominator (drops make it end slightly early)
+
+    def producer():
+        try:
+            for ci, chunk in enumerate(chunks):
+                docs = []
+                for path in chunk:
+                    for d in ex.load_jsonl(path):
+                        if text_hash(d["text"]) in banned:
+                            stats["dropped_default"] += 1
+                            continue
+                        if ci == 0 and args.skip_long_first_chunk and d.get("length_class") == "long":
+                            stats["skipped_long_first_chunk"] += 1
+                            continue
+                        docs.append(d)
+                exs = []
+                for e in encode_examples(tok, docs, ids["eot"]):
+                    c = e.cls or "?"
+                    stats["max_prompt_tokens"][c] = max(stats["max_prompt_tokens"].get(c, 0), e.prompt_len)
+                    stats["prompt_tokens_sum"][c] = stats["prompt_tokens_sum"].get(c, 0) + e.prompt_len
+                    stats["count"][c] = stats["count"].get(c, 0) + 1
+                    if len(e.ids) > MAX_CONTEXT:
+                        stats["dropped_too_long"] += 1
+                        continue
+                    exs.append(e)
+                stats["documents"] += len(exs)
+                for b in make_batches(exs, args.tokens_per_step, args.max_batch, chunk_rngs[ci]):
+                    x, m, t = collate(b, ids["end_of_text"])
+                    q.put((x.pin_memory(), m.pin_memory(), t.pin_memory(), len(b), sum(len(e.ids) for e in b), max(len(e.ids) for e in b)))
+        except BaseException as e:  # noqa: BLE001 - surface it in the training thread
+            q.put(e)
+            return
+        q.put(None)
+
+    threading.Thread(target=producer, name="batches", daemon=True).start()
+
+    curve, window = [], {"loss": 0.0, "correct": 0, "targets": 0, "steps": 0, "by_len": {}}
+    step, docs_seen, real_tokens, padded_tokens, answer_tokens = 0, 0, 0, 0, 0
+    t_train0 = time.time()
+    wait_s = 0.0
+    while True:
+        tw = time.time()
+        item = q.get()
+        wait_s += time.time() - tw
+        if item is None:
+            break
+        if isinstance(item, BaseException):
+            raise item
+        x, m, t, n_docs, n_real, longest = item
+        x, m, t = x.cuda(non_blocking=True), m.cuda(non_blocking=True), t.cuda(non_blocking=True)
+        lr = lr_at(step, docs_seen / total_docs, args.lr, args.warmup, args.min_lr)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            h = model.model(input_ids=x, use_cache=False).last_hidden_state
+            logits = model.lm_head(h.reshape(-1, h.shape[-1]).index_select(0, m)).float()
+        loss = torch.nn.functional.cross_entropy(logits, t)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        docs_seen += n_docs
+        real_tokens += n_real
+        padded_tokens += x.numel()
+        answer_tokens += t.numel()
+        bucket = "short" if longest <= 512 else "usual" if longest <= 2048 else "long"
+        lw = window["by_len"].setdefault(bucket, [0.0, 0])
+        lv = loss.detach()
+        lw[0] += lv * t.numel()
+        lw[1] += t.numel()
+        window["loss"] += lv * t.numel()
+        window["correct"] += (logits.detach().argmax(-1) == t).sum()
+        window["targets"] += t.numel()
+        window["steps"] += 1
+        if step % args.log_every == 0:
+            el = time.time() - t_train0
+            row = {
+                "step": step,
+                "documents": docs_seen,
+                "seconds": round(el, 1),
+                "lr": round(lr, 6),
+                "loss": round(float(window["loss"]) / window["targets"], 4),
+                "answer_token_accuracy": round(float(window["correct"]) / window["targets"], 4),
+                "loss_by_length": {k: round(float(v[0]) / v[1], 4) for k, v in window["by_len"].items()},
+                "grad_norm": round(float(gnorm), 3),
+                "tokens_per_s": round(padded_tokens / el),
+            }
+            curve.append(row)
+            log(json.dumps(row))
+            window = {"loss": 0.0, "correct": 0, "targets": 0, "steps": 0, "by_len": {}}
+        if args.max_seconds and time.time() - t_train0 > args.max_seconds:
+            log(f"stopping at --max-seconds {args.max_seconds}")
+            break
+    torch.cuda.synchronize()
+    t_train = time.time() - t_train0
+    log(f"trained {step} steps, {docs_seen} documents, {real_tokens:,} tokens ({padded_tokens:,} padded) in {t_train:.1f}s "
+        f"({padded_tokens / t_train:,.0f} padded tokens/s; waited {wait_s:.1f}s for batches)")
+
+    model.eval()
+    model.to(torch.bfloat16)
+    files = save_model(model, args.out, 15_000_000)
+    sums = write_sums(args.out)
+    log("saved:", files, "\n" + "\n".join(sums))
+    del model, opt
+    torch.cuda.empty_cache()
+
+    logdata = {
+        "model": os.path.basename(os.path.normpath(args.out)),
+        "parameters": n_params,
+        "embedding_parameters": n_embed,
+        "settings": settings,
+        "config": cfg.to_dict(),
+        "versions": {"torch": torch.__version__, "transformers": __import__("transformers").__version__,
+                     "tokenizers": __import__("tokenizers").__version__, "gpu": torch.cuda.get_device_name(0)},
+        "data": {
+            "training_seeds": [seeds[0], seeds[-1]] if seeds == list(range(seeds[0], seeds[-1] + 1)) else seeds,
+            "training_seed_count": len(seeds),
+            "heldout_seed": args.heldout_seed,
+            "documents_trained": docs_seen,
+            "dropped_equal_to_default_corpus": stats["dropped_default"],
+            "dropped_over_context": stats["dropped_too_long"],
+            "skipped_long_first_chunk": stats["skipped_long_first_chunk"],
+            "prompt_tokens_max_by_class": stats["max_prompt_tokens"],
+            "prompt_tokens_mean_by_class": {k: round(stats["prompt_tokens_sum"][k] / stats["count"][k], 1) for k in stats["count"]},
+            "tokens_real": real_tokens,
+            "tokens_padded": padded_tokens,
+            "answer_tokens": answer_tokens,
+        },
+        "timing": {"generate_s": round(t_gen, 1), "tokenizer_s": round(t_tok, 1), "train_s": round(t_train, 1), "steps": step,
+                   "padded_tokens_per_s": round(padded_tokens / t_train)},
+        "loss_curve": curve,
+        "files_sha256": sums,
+    }
+    log_path = os.path.join(args.out, "training-log.json")
+
+    def write_log():
+        with open(log_path, "w") as f:
+            json.dump(logdata, f, indent=1)
+            f.write("\n")
+
+    write_log()
+
+    # Held-out accuracy, through the same engine server.py serves with.
+    import evaluate
+
+    held = ex.load_jsonl(heldout_path)
+    if args.heldout_limit:
+        held = evaluate.stratified(held, args.heldout_limit)
+    log(f"held-out evaluation: seed {args.heldout_seed}, {len(held)} documents, bf16")
+    res = evaluate.evaluate(args.out, "bf16", held, max_tokens=48)
+    logdata["heldout"] = {"seed": args.heldout_seed, "quantization": "bf16", "max_tokens": 48, "summary": res["summary"],
+                          "prompt_tokens_max": res["prompt_tokens_max"]}
+    write_log()
+    evaluate.print_summary(res)
+    log(f"done in {time.time() - t_start:.0f}s")
+    sys.stdout.flush()
+    os._exit(0)  # the batching manager's thread is not a daemon
+
+
+if __name__ == "__main__":
+    main()
