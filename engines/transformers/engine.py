@@ -371,9 +371,6 @@ class TrainedTokenizer:
     def __init__(self, model_dir):
         from transformers import AutoTokenizer
 
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import extraction
-
         self.tok = AutoTokenizer.from_pretrained(model_dir)
         if not getattr(self.tok, "chat_template", None):
             raise RuntimeError(f"{model_dir}: the tokenizer has no chat template")
@@ -389,8 +386,6 @@ class TrainedTokenizer:
 
     def render(self, messages):
         """render is the prompt text of messages through the chat template."""
-        import extraction
-
         text = self.tok.apply_chat_template(extraction.flat_messages(messages), tokenize=False, add_generation_prompt=True)
         if not isinstance(text, str):  # some versions wrap it
             text = text[0] if isinstance(text, list) else str(text)

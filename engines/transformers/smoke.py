@@ -261,6 +261,18 @@ async def main_async(args):
     timeout = aiohttp.ClientTimeout(total=args.timeout)
     conn = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(timeout=timeout, connector=conn) as session:
+        deadline = time.monotonic() + args.wait
+        while True:  # --wait: the server may still be loading
+            try:
+                async with session.get(args.url + "/health") as r:
+                    if r.status == 200:
+                        break
+            except aiohttp.ClientError:
+                pass
+            if time.monotonic() > deadline:
+                print(f"no healthy server at {args.url} after {args.wait:.0f}s", flush=True)
+                return 2
+            await asyncio.sleep(0.5)
         async with session.get(args.url + "/v1/models") as r:
             model = (await r.json())["data"][0]["id"]
         failures = [] if args.skip_checks else await checks(session, args.url, model, docs, args.max_tokens)
@@ -293,6 +305,7 @@ def main():
     p.add_argument("--max-tokens", type=int, default=128)
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--skip-checks", action="store_true")
+    p.add_argument("--wait", type=float, default=0, help="seconds to wait for /health first")
     p.add_argument("--repeat", type=int, default=1, help="run the levels this many times (a second identical load shows whether anything is captured again)")
     p.add_argument("--out", help="write the results as JSON here")
     p.add_argument("--write-synthetic", help="write the synthetic documents to this .jsonl and exit")
