@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os/exec"
 	"sync"
@@ -26,7 +27,7 @@ type SamplerConfig struct {
 // Sample is one sampled value on the run's clock.
 type Sample struct {
 	TNS    int64
-	Metric string // the engine's metric name, or gpu_memory_used_bytes
+	Metric string // the canonical metric name (vllm:num_requests_running, ...), or gpu_memory_used_bytes
 	Value  float64
 }
 
@@ -36,10 +37,17 @@ type Sample struct {
 type Telemetry struct {
 	Samples []Sample
 
-	MaxRunning       *float64 // peak of vllm:num_requests_running (requests the engine ran at once)
-	MaxWaiting       *float64 // peak of vllm:num_requests_waiting
+	// Family is the engine family whose metric names were read ("vllm-v1",
+	// "vllm-v0", "sglang", "tgi", "llamacpp"), from the first scrape that
+	// carried any; "" when none did. Sources maps each canonical metric to
+	// the engine's name it was first read from.
+	Family  string
+	Sources map[string]string
+
+	MaxRunning       *float64 // peak of requests the engine ran at once (vllm:num_requests_running or the family's equivalent)
+	MaxWaiting       *float64 // peak of requests waiting in the engine's queue
 	PeakKVUsage      *float64 // peak KV-cache usage fraction, 0-1
-	PreemptionsDelta *float64 // growth of vllm:num_preemptions_total
+	PreemptionsDelta *float64 // preemptions during the pass (vllm:num_preemptions_total growth, SGLang retractions)
 
 	// Engine-side histogram growth over the pass (seconds and counts), from
 	// the first and the last successful scrape.
@@ -165,18 +173,27 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 		s.first = &sc
 	}
 	s.last = &sc
+	if s.tel.Family == "" {
+		s.tel.Family = sc.family
+	}
+	for canon, name := range sc.sources {
+		if _, seen := s.tel.Sources[canon]; !seen {
+			if s.tel.Sources == nil {
+				s.tel.Sources = map[string]string{}
+			}
+			s.tel.Sources[canon] = name
+		}
+	}
+	// One sample per canonical metric per scrape, whichever of the engine's
+	// names (and aliases) it was read from.
 	for _, g := range gaugeMetrics {
 		v, ok := sc.values[g.name]
 		if !ok {
 			continue
 		}
-		name := g.name
-		if name == metricKVUsageOld {
-			name = metricKVUsage // one series whatever the vLLM version
-		}
-		s.samples = append(s.samples, Sample{TNS: now, Metric: name, Value: v})
-		if p, seen := s.peaks[name]; !seen || v > p {
-			s.peaks[name] = v
+		s.samples = append(s.samples, Sample{TNS: now, Metric: g.name, Value: v})
+		if p, seen := s.peaks[g.name]; !seen || v > p {
+			s.peaks[g.name] = v
 		}
 	}
 }
@@ -233,6 +250,7 @@ func (s *Sampler) sampleGPU(ctx context.Context, bin string) {
 func (s *Sampler) summary() Telemetry {
 	t := s.tel
 	t.Samples = append([]Sample(nil), s.samples...)
+	t.Sources = maps.Clone(s.tel.Sources)
 	peak := func(name string) *float64 {
 		if v, ok := s.peaks[name]; ok {
 			return &v
@@ -247,17 +265,28 @@ func (s *Sampler) summary() Telemetry {
 	if s.first == nil || s.last == nil {
 		return t
 	}
-	if a, ok := s.first.values[metricPreemptions]; ok {
-		if b, ok := s.last.values[metricPreemptions]; ok {
-			d := delta(a, b)
-			t.PreemptionsDelta = &d
+	// A counter or histogram the first scrape lacks counts from zero:
+	// Python's prometheus_client prints a labelled series only once it is
+	// first used and TGI's exporter a metric only once it is first recorded
+	// (SGLang's retraction counter appears at the first retraction). One read
+	// under another name than at the first scrape (an engine swapped
+	// mid-pass) is likewise counted from zero, as after a restart.
+	if b, ok := s.last.values[metricPreemptions]; ok {
+		a := 0.0
+		if s.first.sources[metricPreemptions] == s.last.sources[metricPreemptions] {
+			a = s.first.values[metricPreemptions]
 		}
+		d := delta(a, b)
+		t.PreemptionsDelta = &d
 	}
 	for _, name := range histogramMetrics {
-		a, okA := s.first.histograms[name]
-		b, okB := s.last.histograms[name]
-		if !okA || !okB {
+		b, ok := s.last.histograms[name]
+		if !ok {
 			continue
+		}
+		var a histogramSnapshot
+		if s.first.sources[name] == s.last.sources[name] {
+			a = s.first.histograms[name]
 		}
 		d := histogramDelta(a, b)
 		if t.Histograms == nil {

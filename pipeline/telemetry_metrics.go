@@ -5,20 +5,24 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
 
-// Engine metric names, as vLLM exposes them (prometheus_client writes a
-// counter's family with its _total suffix); the transformers engine uses
-// the torch_cuda_* names.
+// Canonical metric names: what the telemetry table's metric column holds,
+// whatever engine family the figure was read from (telemetry_families.go
+// maps each family's names onto them). They are vLLM's names, which
+// telemetry stored before it read other engines, so older results stay
+// readable; the transformers engine's torch_cuda_* names and nvidia-smi's
+// memory figure are ours.
 const (
 	metricRunning      = "vllm:num_requests_running"
 	metricWaiting      = "vllm:num_requests_waiting"
-	metricKVUsage      = "vllm:kv_cache_usage_perc"
-	metricKVUsageOld   = "vllm:gpu_cache_usage_perc" // vLLM before the V1 engine
+	metricKVUsage      = "vllm:kv_cache_usage_perc" // fraction 0-1
+	metricKVTokens     = "kv_cache_used_tokens"     // no vLLM equivalent
 	metricPreemptions  = "vllm:num_preemptions_total"
 	metricTorchAlloc   = "torch_cuda_max_memory_allocated_bytes"
 	metricTorchReserve = "torch_cuda_max_memory_reserved_bytes"
@@ -28,9 +32,10 @@ const (
 	metricGPUMemUsed   = "gpu_memory_used_bytes"
 )
 
-// gaugeMetrics are sampled at each scrape, with how to fold label sets:
-// sums for counts and bytes (vLLM labels by model_name, and by engine under
-// data parallelism; torch by device), max for a fraction.
+// gaugeMetrics are sampled at each scrape, in this order, with how their
+// label sets fold: sums for counts and bytes (vLLM labels by model_name, and
+// by engine under data parallelism; SGLang by dp_rank; torch by device), max
+// for a fraction.
 var gaugeMetrics = []struct {
 	name string
 	max  bool
@@ -38,7 +43,7 @@ var gaugeMetrics = []struct {
 	{metricRunning, false},
 	{metricWaiting, false},
 	{metricKVUsage, true},
-	{metricKVUsageOld, true},
+	{metricKVTokens, false},
 	{metricPreemptions, false},
 	{metricTorchAlloc, false},
 	{metricTorchReserve, false},
@@ -48,10 +53,12 @@ var gaugeMetrics = []struct {
 // last scrape; their difference covers the pass.
 var histogramMetrics = []string{metricQueueTime, metricTTFT, metricE2E}
 
-// scrape is one parsed /metrics answer, reduced to what telemetry keeps.
+// scrape is one parsed /metrics answer, reduced to the canonical figures.
 type scrape struct {
-	values     map[string]float64
-	histograms map[string]histogramSnapshot
+	family     string                       // the engine family read ("vllm-v1", "sglang", ...); "" when none
+	values     map[string]float64           // canonical gauge or counter -> folded value
+	histograms map[string]histogramSnapshot // canonical histogram -> folded snapshot
+	sources    map[string]string            // canonical metric -> the engine's name it was read from
 }
 
 // histogramSnapshot is a histogram summed over its label sets.
@@ -60,46 +67,152 @@ type histogramSnapshot struct {
 	Buckets    map[float64]float64 // upper bound -> cumulative count
 }
 
-// parseMetrics reads Prometheus text exposition. Names are validated as
-// UTF-8 so that vLLM's "vllm:" names parse whatever the library default.
+// parseMetrics reads Prometheus text exposition and keeps the canonical
+// figures of the engine family it detects. Names are validated as UTF-8 so
+// that "vllm:", "sglang:" and "llamacpp:" names parse whatever the library
+// default.
 func parseMetrics(r io.Reader) (scrape, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {
 		return scrape{}, fmt.Errorf("parse metrics: %w", err)
 	}
-	s := scrape{values: map[string]float64{}, histograms: map[string]histogramSnapshot{}}
-	for _, g := range gaugeMetrics {
-		if v, ok := foldValues(fams[g.name], g.max); ok {
-			s.values[g.name] = v
-		}
-	}
-	for _, name := range histogramMetrics {
-		if h, ok := foldHistogram(fams[name]); ok {
-			s.histograms[name] = h
-		}
-	}
-	return s, nil
+	return readScrape(fams), nil
 }
 
+// readScrape folds the detected family's series onto the canonical names,
+// each read from one source name only.
+func readScrape(fams map[string]*dto.MetricFamily) scrape {
+	s := scrape{values: map[string]float64{}, histograms: map[string]histogramSnapshot{}, sources: map[string]string{}}
+	f, label := detectFamily(fams)
+	s.family = label
+	names := func(canon string) []string {
+		if f != nil {
+			if n, ok := f.sources[canon]; ok {
+				return n
+			}
+		}
+		return torchSources[canon]
+	}
+	for _, g := range gaugeMetrics {
+		name, mf := firstPresent(fams, names(g.name))
+		if v, ok := foldValues(mf, g.max); ok {
+			s.values[g.name] = v
+			s.sources[g.name] = name
+		}
+	}
+	for _, canon := range histogramMetrics {
+		name, mf := firstPresent(fams, names(canon))
+		if h, ok := foldHistogram(mf); ok {
+			s.histograms[canon] = h
+			s.sources[canon] = name
+		}
+	}
+	return s
+}
+
+// replicaLabels mark copies of one scheduler's figures: SGLang started with
+// --enable-metrics-for-all-schedulers reports the same batch from every
+// tensor-, pipeline- and expert-parallel rank, and a multiprocess
+// prometheus_client gauge may carry the writing process's pid. Series that
+// differ only in these labels are one figure, not several to add.
+var replicaLabels = map[string]bool{"tp_rank": true, "pp_rank": true, "moe_ep_rank": true, "pid": true}
+
+// schedulerGroups groups mf's series by the scheduler that reported them:
+// series differing only in replicaLabels fall in one group. When a family
+// breaks a figure down by priority next to an aggregate series whose
+// priority label is empty, only the aggregate is kept, so that a request is
+// not counted twice.
+func schedulerGroups(mf *dto.MetricFamily) [][]*dto.Metric {
+	ms := mf.GetMetric()
+	if agg := priorityAggregate(ms); agg != nil {
+		ms = agg
+	}
+	var keys []string
+	groups := map[string][]*dto.Metric{}
+	for _, m := range ms {
+		var b strings.Builder
+		for _, lp := range m.GetLabel() {
+			if replicaLabels[lp.GetName()] {
+				continue
+			}
+			b.WriteString(lp.GetName())
+			b.WriteByte(0)
+			b.WriteString(lp.GetValue())
+			b.WriteByte(0)
+		}
+		k := b.String()
+		if _, seen := groups[k]; !seen {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], m)
+	}
+	out := make([][]*dto.Metric, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, groups[k])
+	}
+	return out
+}
+
+// priorityAggregate returns the series whose priority label is empty when
+// others carry a priority; nil when there is no such aggregate.
+func priorityAggregate(ms []*dto.Metric) []*dto.Metric {
+	var agg []*dto.Metric
+	broken := false
+	for _, m := range ms {
+		p, has := labelValue(m, "priority")
+		switch {
+		case has && p == "":
+			agg = append(agg, m)
+		case has:
+			broken = true
+		}
+	}
+	if !broken {
+		return nil
+	}
+	return agg
+}
+
+func labelValue(m *dto.Metric, name string) (string, bool) {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == name {
+			return lp.GetValue(), true
+		}
+	}
+	return "", false
+}
+
+func metricValue(m *dto.Metric) (float64, bool) {
+	var v float64
+	switch {
+	case m.Gauge != nil:
+		v = m.GetGauge().GetValue()
+	case m.Counter != nil:
+		v = m.GetCounter().GetValue()
+	case m.Untyped != nil:
+		v = m.GetUntyped().GetValue()
+	default:
+		return 0, false
+	}
+	return v, !math.IsNaN(v) && !math.IsInf(v, 0)
+}
+
+// foldValues folds a gauge or counter family to one value: replicas of one
+// scheduler by max, schedulers by sum (or by max when useMax).
 func foldValues(mf *dto.MetricFamily, useMax bool) (float64, bool) {
-	if mf == nil || len(mf.GetMetric()) == 0 {
+	if !present(mf) {
 		return 0, false
 	}
 	acc, n := 0.0, 0
-	for _, m := range mf.GetMetric() {
-		var v float64
-		switch {
-		case m.Gauge != nil:
-			v = m.GetGauge().GetValue()
-		case m.Counter != nil:
-			v = m.GetCounter().GetValue()
-		case m.Untyped != nil:
-			v = m.GetUntyped().GetValue()
-		default:
-			continue
+	for _, g := range schedulerGroups(mf) {
+		v, ok := 0.0, false
+		for _, m := range g {
+			if x, finite := metricValue(m); finite && (!ok || x > v) {
+				v, ok = x, true
+			}
 		}
-		if math.IsNaN(v) {
+		if !ok {
 			continue
 		}
 		switch {
@@ -115,20 +228,31 @@ func foldValues(mf *dto.MetricFamily, useMax bool) (float64, bool) {
 	return acc, n > 0
 }
 
+// foldHistogram sums a histogram family over its schedulers, taking one
+// series (the one with most observations) for the replicas of each.
 func foldHistogram(mf *dto.MetricFamily) (histogramSnapshot, bool) {
 	if mf == nil || mf.GetType() != dto.MetricType_HISTOGRAM {
 		return histogramSnapshot{}, false
 	}
 	h := histogramSnapshot{Buckets: map[float64]float64{}}
 	n := 0
-	for _, m := range mf.GetMetric() {
-		hm := m.GetHistogram()
-		if hm == nil {
+	for _, g := range schedulerGroups(mf) {
+		var best *dto.Histogram
+		for _, m := range g {
+			hm := m.GetHistogram()
+			if hm == nil || math.IsNaN(hm.GetSampleSum()) || math.IsInf(hm.GetSampleSum(), 0) {
+				continue
+			}
+			if best == nil || hm.GetSampleCount() > best.GetSampleCount() {
+				best = hm
+			}
+		}
+		if best == nil {
 			continue
 		}
-		h.Sum += hm.GetSampleSum()
-		h.Count += float64(hm.GetSampleCount())
-		for _, b := range hm.GetBucket() {
+		h.Sum += best.GetSampleSum()
+		h.Count += float64(best.GetSampleCount())
+		for _, b := range best.GetBucket() {
 			h.Buckets[b.GetUpperBound()] += float64(b.GetCumulativeCount())
 		}
 		n++
