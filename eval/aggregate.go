@@ -215,3 +215,26 @@ func fieldOf(r *Record, name string) (FieldResult, *string, bool) {
 	}
 	return Unscored, nil, false
 }
+
+// Invariance compares a pass's records with the level-1 records of the same
+// variant and repetition (MEASUREMENT.md section 3, batch invariance): the
+// documents whose raw output differs, and of those, the ones whose verdict
+// (accepted or not) changed. Documents missing from base are not compared.
+func Invariance(base, recs []Record) (changed, verdicts int, ids []string) {
+	byID := make(map[string]*Record, len(base))
+	for i := range base {
+		byID[base[i].DocID] = &base[i]
+	}
+	for _, r := range recs {
+		b, ok := byID[r.DocID]
+		if !ok || b.Output == r.Output {
+			continue
+		}
+		changed++
+		ids = append(ids, r.DocID)
+		if b.Accepted != r.Accepted {
+			verdicts++
+		}
+	}
+	return changed, verdicts, ids
+}

@@ -81,6 +81,8 @@ type Level struct {
 	OutputTokensPerS Spread `json:"output_tokens_per_s"`
 	AcceptedPerS     Spread `json:"accepted_per_s"`
 	DocsPerHour      Spread `json:"docs_per_hour"` // accepted documents per hour
+	PromptTokensPerS Spread `json:"prompt_tokens_per_s"`
+	TotalTokensPerS  Spread `json:"total_tokens_per_s"`
 
 	PeakGPUMemBytes         *int64   `json:"peak_gpu_mem_bytes"`
 	PeakTorchAllocatedBytes *int64   `json:"peak_torch_allocated_bytes"`
@@ -89,6 +91,14 @@ type Level struct {
 	MaxRunning              *int64   `json:"observed_max_running"`
 	MaxWaiting              *int64   `json:"observed_max_waiting"`
 	Preemptions             *int64   `json:"preemptions"` // the highest of a pass
+
+	// EngineCaptures sums the engine's graph captures and compilations over
+	// the repetitions: above 0, the level was not measured in steady state.
+	EngineCaptures *int64 `json:"engine_captures"`
+	// OutputsChanged and VerdictsChanged sum, over the repetitions, the
+	// documents whose output (and verdict) differ from level 1's.
+	OutputsChanged  *int64 `json:"outputs_changed"`
+	VerdictsChanged *int64 `json:"verdicts_changed"`
 
 	Verdict Verdict `json:"verdict"`
 }
@@ -116,7 +126,7 @@ func (l *Level) FailureCountsByName() map[Failure]int64 {
 type levelBuilder struct {
 	l                                                Level
 	ttft50, ttft95, e2e50, e2e95, sched, queue, tpot []float64
-	dur, tps, aps, dph                               []float64
+	dur, tps, aps, dph, ptps, ttps                   []float64
 }
 
 func (b *levelBuilder) add(p *Pass) {
@@ -147,6 +157,10 @@ func (b *levelBuilder) add(p *Pass) {
 	l.MaxRunning = maxOf(l.MaxRunning, p.ObservedMaxRunning)
 	l.MaxWaiting = maxOf(l.MaxWaiting, p.ObservedMaxWaiting)
 	l.Preemptions = maxOf(l.Preemptions, p.Preemptions)
+	b.ptps, b.ttps = appendF(b.ptps, p.PromptTokensPerS), appendF(b.ttps, p.TotalTokensPerS)
+	l.EngineCaptures = sumOf(l.EngineCaptures, p.EngineCaptures)
+	l.OutputsChanged = sumOf(l.OutputsChanged, p.OutputsChanged)
+	l.VerdictsChanged = sumOf(l.VerdictsChanged, p.VerdictsChanged)
 }
 
 func (b *levelBuilder) close() Level {
@@ -156,6 +170,7 @@ func (b *levelBuilder) close() Level {
 	l.E2ESchedP95NS, l.ClientQueueP95NS, l.TPOTP50NS = spreadOf(b.sched), spreadOf(b.queue), spreadOf(b.tpot)
 	l.DurationNS, l.OutputTokensPerS = spreadOf(b.dur), spreadOf(b.tps)
 	l.AcceptedPerS, l.DocsPerHour = spreadOf(b.aps), spreadOf(b.dph)
+	l.PromptTokensPerS, l.TotalTokensPerS = spreadOf(b.ptps), spreadOf(b.ttps)
 	return l
 }
 
@@ -309,5 +324,16 @@ func maxOf[T int64 | float64](cur, v *T) *T {
 		return cur
 	}
 	x := *v
+	return &x
+}
+
+func sumOf(cur, v *int64) *int64 {
+	if v == nil {
+		return cur
+	}
+	x := *v
+	if cur != nil {
+		x += *cur
+	}
 	return &x
 }

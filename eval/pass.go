@@ -79,6 +79,24 @@ type Pass struct {
 	Verdict       string // "" (NULL) until judged
 	VerdictReason string
 
+	// PromptTokens are the pass's prompt tokens (engine usage); prompt,
+	// output and total tokens per second divide by the pass duration.
+	PromptTokens     int64
+	PromptTokensPerS *float64
+	TotalTokensPerS  *float64
+
+	// EngineCaptures is how many CUDA graphs the engine captured (or kernels
+	// it compiled) during the pass, from engine_graph_captures_total; a pass
+	// where it is above 0 was not in steady state. nil: not exposed.
+	EngineCaptures *int64
+	// OutputsChanged counts the documents whose raw output differs from the
+	// level-1 pass of the same variant and repetition (batch invariance at
+	// temperature 0); VerdictsChanged those of them whose verdict (accepted
+	// or not) changed too. nil for the level-1 pass itself, or when it has no
+	// complete counterpart.
+	OutputsChanged  *int64
+	VerdictsChanged *int64
+
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.

@@ -43,8 +43,9 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	}
 
 	var ttft, e2e, e2eSched, queue, tpot []int64
-	var outTokens, usage int64
+	var outTokens, promptTokens, usage int64
 	for _, r := range recs {
+		promptTokens += int64(r.PromptTokens)
 		if r.FirstTokenNS > 0 && r.SendNS > 0 {
 			ttft = append(ttft, r.FirstTokenNS-r.SendNS)
 		}
@@ -61,7 +62,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 			usage++
 		}
 	}
-	p.OutputTokens = outTokens
+	p.OutputTokens, p.PromptTokens = outTokens, promptTokens
 	if len(recs) > 0 {
 		p.UsageReportedShare = ptr(float64(usage) / float64(len(recs)))
 	}
@@ -90,6 +91,8 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.StartedNS, p.EndedNS, p.DurationNS = &first, &last, dur
 		secs := float64(dur) / 1e9
 		p.OutputTokensPerS = ptr(float64(outTokens) / secs)
+		p.PromptTokensPerS = ptr(float64(promptTokens) / secs)
+		p.TotalTokensPerS = ptr(float64(promptTokens+outTokens) / secs)
 		p.AcceptedPerS = ptr(float64(agg.Accepted) / secs)
 		p.DocsPerHour = ptr(float64(agg.Accepted) / secs * 3600)
 	}
@@ -97,6 +100,8 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	p.ObservedMaxRunning = roundPtr(tel.MaxRunning)
 	p.ObservedMaxWaiting = roundPtr(tel.MaxWaiting)
 	p.Preemptions = roundPtr(tel.PreemptionsDelta)
+	p.EngineCaptures = roundPtr(tel.CapturesDelta)
+	p.OutputsChanged, p.VerdictsChanged = rs.invariance(key, recs)
 	if tel.QueueTimeCountDelta != nil && *tel.QueueTimeCountDelta > 0 && tel.QueueTimeSumDelta != nil {
 		p.EngineQueueMeanNS = ptr(int64(*tel.QueueTimeSumDelta / *tel.QueueTimeCountDelta * 1e9))
 	}
@@ -212,4 +217,26 @@ func roundPtr(v *float64) *int64 {
 	}
 	r := int64(*v + 0.5)
 	return &r
+}
+
+// invariance compares the pass's outputs with the level-1 pass of the same
+// variant, mode and repetition (eval.Invariance); nil for level 1 itself or
+// when that pass is not complete.
+func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed, verdicts *int64) {
+	base := rs.proto.Levels()[0]
+	if key.Level == base {
+		return nil, nil
+	}
+	bk := key
+	bk.Level = base
+	ctx := context.Background()
+	if bp, err := rs.store.Pass(ctx, bk); err != nil || bp == nil || !bp.Complete() {
+		return nil, nil
+	}
+	baseRecs, err := rs.store.PassRecords(ctx, bk)
+	if err != nil {
+		return nil, nil
+	}
+	c, v, _ := eval.Invariance(baseRecs, recs)
+	return ptr(int64(c)), ptr(int64(v))
 }

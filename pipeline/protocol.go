@@ -89,6 +89,7 @@ type Engine struct {
 	ContextWindow int             `json:"context_window,omitempty"`
 	Weights       string          `json:"weights,omitempty"`      // weight precision (bf16, fp8, int8, int4): memory predicts with it
 	Quantization  string          `json:"quantization,omitempty"` // the quantisation scheme, named in the manifest and report
+	Params        int64           `json:"params,omitempty"`       // the model's parameter count: the report's MFU estimate uses it
 	RandomWeights bool            `json:"random_weights,omitempty"`
 	Tokenizer     string          `json:"tokenizer,omitempty"`
 	ChatTemplate  string          `json:"chat_template,omitempty"`

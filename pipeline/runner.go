@@ -238,7 +238,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
 			URL: v.Engine.URL, Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
-			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization,
+			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,
 			Started: v.Engine.Start != "", Simulated: v.Engine.IsBuiltin(), RandomWeights: v.Engine.RandomWeights}})
 	}
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine

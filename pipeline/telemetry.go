@@ -48,6 +48,7 @@ type Telemetry struct {
 	MaxWaiting       *float64 // peak of requests waiting in the engine's queue
 	PeakKVUsage      *float64 // peak KV-cache usage fraction, 0-1
 	PreemptionsDelta *float64 // preemptions during the pass (vllm:num_preemptions_total growth, SGLang retractions)
+	CapturesDelta    *float64 // growth of engine_graph_captures_total: graphs captured or kernels compiled during the pass
 
 	// Engine-side histogram growth over the pass (seconds and counts), from
 	// the first and the last successful scrape.
@@ -271,14 +272,8 @@ func (s *Sampler) summary() Telemetry {
 	// (SGLang's retraction counter appears at the first retraction). One read
 	// under another name than at the first scrape (an engine swapped
 	// mid-pass) is likewise counted from zero, as after a restart.
-	if b, ok := s.last.values[metricPreemptions]; ok {
-		a := 0.0
-		if s.first.sources[metricPreemptions] == s.last.sources[metricPreemptions] {
-			a = s.first.values[metricPreemptions]
-		}
-		d := delta(a, b)
-		t.PreemptionsDelta = &d
-	}
+	t.PreemptionsDelta = s.counterDelta(metricPreemptions)
+	t.CapturesDelta = s.counterDelta(metricCaptures)
 	for _, name := range histogramMetrics {
 		b, ok := s.last.histograms[name]
 		if !ok {
@@ -304,4 +299,19 @@ func (s *Sampler) summary() Telemetry {
 		}
 	}
 	return t
+}
+
+// counterDelta is a counter's growth from the first to the last scrape of
+// the pass, nil when the last scrape lacks it; s.mu is held.
+func (s *Sampler) counterDelta(name string) *float64 {
+	b, ok := s.last.values[name]
+	if !ok {
+		return nil
+	}
+	a := 0.0
+	if s.first.sources[name] == s.last.sources[name] {
+		a = s.first.values[name]
+	}
+	d := delta(a, b)
+	return &d
 }

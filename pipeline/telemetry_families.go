@@ -86,6 +86,7 @@ var engineFamilies = []family{
 var torchSources = map[string][]string{
 	metricTorchAlloc:   {"torch_cuda_max_memory_allocated_bytes"},
 	metricTorchReserve: {"torch_cuda_max_memory_reserved_bytes"},
+	metricCaptures:     {metricCaptures},
 }
 
 // detectFamily returns the first engine family that fams carries a mapped

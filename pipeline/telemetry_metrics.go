@@ -30,6 +30,10 @@ const (
 	metricTTFT         = "vllm:time_to_first_token_seconds"
 	metricE2E          = "vllm:e2e_request_latency_seconds"
 	metricGPUMemUsed   = "gpu_memory_used_bytes"
+	// metricCaptures counts the CUDA graphs an engine captured and the
+	// kernels it compiled since it started (our transformers engine exports
+	// it): a pass during which it grew was not in steady state.
+	metricCaptures = "engine_graph_captures_total"
 )
 
 // gaugeMetrics are sampled at each scrape, in this order, with how their
@@ -47,6 +51,7 @@ var gaugeMetrics = []struct {
 	{metricPreemptions, false},
 	{metricTorchAlloc, false},
 	{metricTorchReserve, false},
+	{metricCaptures, false},
 }
 
 // histogramMetrics are read as _sum/_count (and buckets) at the first and

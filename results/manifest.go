@@ -66,6 +66,7 @@ type EngineInfo struct {
 	ContextWindow int      `json:"context_window,omitempty"`
 	Weights       string   `json:"weights,omitempty"`        // weight precision: bf16, fp8, int8, int4 ("" = read from the names)
 	Quantization  string   `json:"quantization,omitempty"`   // the scheme, as the protocol or the engine names it
+	Params        int64    `json:"params,omitempty"`         // parameter count, for the MFU estimate
 	Started       bool     `json:"started"`                  // extractbench started it (load time measured)
 	RandomWeights bool     `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
 	Simulated     bool     `json:"simulated"`

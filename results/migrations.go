@@ -193,6 +193,18 @@ ALTER TABLE requests ADD COLUMN expected_category TEXT;
 	`
 ALTER TABLE passes ADD COLUMN category_confusion TEXT;
 `,
+	// 4: what a performance engineer reads first (prompt and total tokens
+	// per second), steady state (captures or compilations in the engine
+	// during the pass) and batch invariance (outputs and verdicts that
+	// differ from level 1).
+	`
+ALTER TABLE passes ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE passes ADD COLUMN prompt_tokens_per_s REAL;
+ALTER TABLE passes ADD COLUMN total_tokens_per_s REAL;
+ALTER TABLE passes ADD COLUMN engine_captures INTEGER;
+ALTER TABLE passes ADD COLUMN outputs_changed INTEGER;
+ALTER TABLE passes ADD COLUMN verdicts_changed INTEGER;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

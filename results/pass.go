@@ -93,6 +93,12 @@ var passColumns = withFailureColumns([]passColumn{
 	{"verdict", func(p *Pass) any { return &p.Verdict }},
 	{"verdict_reason", func(p *Pass) any { return &p.VerdictReason }},
 	{"category_confusion", func(p *Pass) any { return &p.CategoryConfusion }},
+	{"prompt_tokens", func(p *Pass) any { return &p.PromptTokens }},
+	{"prompt_tokens_per_s", func(p *Pass) any { return &p.PromptTokensPerS }},
+	{"total_tokens_per_s", func(p *Pass) any { return &p.TotalTokensPerS }},
+	{"engine_captures", func(p *Pass) any { return &p.EngineCaptures }},
+	{"outputs_changed", func(p *Pass) any { return &p.OutputsChanged }},
+	{"verdicts_changed", func(p *Pass) any { return &p.VerdictsChanged }},
 })
 
 // FailureColumn is the passes column counting documents of class f.

@@ -22,9 +22,12 @@ const (
 // measured memory.
 type GPU struct {
 	Name         string  `json:"name"`
-	DatasheetGB  float64 `json:"datasheet_gb"`           // decimal GB as printed on the datasheet
-	BandwidthGBs float64 `json:"bandwidth_gb_per_s"`     // datasheet memory bandwidth, decimal GB/s; 0 = unknown
-	MemoryBytes  int64   `json:"memory_bytes,omitempty"` // measured total (nvidia-smi); 0 = use the datasheet
+	DatasheetGB  float64 `json:"datasheet_gb"`       // decimal GB as printed on the datasheet
+	BandwidthGBs float64 `json:"bandwidth_gb_per_s"` // datasheet memory bandwidth, decimal GB/s; 0 = unknown
+	// DenseBF16TFLOPS is the datasheet's dense (no sparsity) bf16 tensor
+	// rate, 10^12 FLOP/s: the denominator of an MFU estimate; 0 = unknown.
+	DenseBF16TFLOPS float64 `json:"dense_bf16_tflops,omitempty"`
+	MemoryBytes     int64   `json:"memory_bytes,omitempty"` // measured total (nvidia-smi); 0 = use the datasheet
 }
 
 // Bytes is the card's memory in bytes: the measured total, else the
@@ -39,12 +42,12 @@ func (g GPU) Bytes() int64 {
 // Catalog is the cards the calculator checks by default, with the datasheet
 // figures of MEASUREMENT.md section 5.
 var Catalog = []GPU{
-	{Name: "L4", DatasheetGB: 24, BandwidthGBs: 300},
-	{Name: "RTX 4090", DatasheetGB: 24, BandwidthGBs: 1008},
-	{Name: "L40S", DatasheetGB: 48, BandwidthGBs: 864},
-	{Name: "A100 80GB", DatasheetGB: 80, BandwidthGBs: 2039},
-	{Name: "H100 SXM", DatasheetGB: 80, BandwidthGBs: 3350},
-	{Name: "H200", DatasheetGB: 141, BandwidthGBs: 4800},
+	{Name: "L4", DatasheetGB: 24, BandwidthGBs: 300, DenseBF16TFLOPS: 121},
+	{Name: "RTX 4090", DatasheetGB: 24, BandwidthGBs: 1008, DenseBF16TFLOPS: 165},
+	{Name: "L40S", DatasheetGB: 48, BandwidthGBs: 864, DenseBF16TFLOPS: 362},
+	{Name: "A100 80GB", DatasheetGB: 80, BandwidthGBs: 2039, DenseBF16TFLOPS: 312},
+	{Name: "H100 SXM", DatasheetGB: 80, BandwidthGBs: 3350, DenseBF16TFLOPS: 989},
+	{Name: "H200", DatasheetGB: 141, BandwidthGBs: 4800, DenseBF16TFLOPS: 989},
 }
 
 // normGPU drops case, spaces, dashes and vendor words so that nvidia-smi's

@@ -111,6 +111,19 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	for _, o := range s.Variants {
+		for _, sr := range o.Series {
+			var at []string
+			for _, l := range sr.Levels {
+				if l.EngineCaptures != nil && *l.EngineCaptures > 0 {
+					at = append(at, fmt.Sprintf("%d (%d)", l.Level, *l.EngineCaptures))
+				}
+			}
+			if len(at) > 0 {
+				fmt.Fprintf(w, "NOT STEADY %s: the engine captured graphs or compiled kernels during measured passes at level (captures) %s\n", o.Variant, strings.Join(at, ", "))
+			}
+		}
+	}
 	if s.Interrupted {
 		done, planned := 0, 0
 		for _, o := range s.Variants {

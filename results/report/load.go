@@ -68,6 +68,7 @@ type dataset struct {
 	*results.RunData
 	Requests  []requestRow
 	Telemetry []sampleRow
+	Changed   map[[2]string][]changedDoc // by (variant, mode): answers that differ from level 1's
 }
 
 // load reads the latest run of dir/results.db through results' read-only
@@ -87,6 +88,7 @@ func load(ctx context.Context, dir string) (*dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Changed = changedDocs(run.Passes, recs)
 	d.Requests = make([]requestRow, len(recs))
 	for i, r := range recs {
 		d.Requests[i] = requestRowOf(r)

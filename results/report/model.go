@@ -6,6 +6,7 @@ import (
 
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // lengthClasses orders the length classes of the corpus; a class outside it
@@ -21,6 +22,12 @@ type series struct {
 	// Levels are eval's: the figures and verdict every page shows (pooled
 	// share, medians over repetitions with their range, highest peaks).
 	Levels []level
+	// Changed lists the answers that differ from level 1's (batch invariance).
+	Changed []changedDoc
+	// Params and PeakTFLOPS are the model's parameter count and the card's
+	// dense bf16 rate, for the MFU estimate; 0 when unknown.
+	Params     int64
+	PeakTFLOPS float64
 	// PooledE2E is each level's E2E over every request of every complete
 	// repetition, for the detail tables (its n and maximum).
 	PooledE2E map[int]dist
@@ -42,7 +49,12 @@ func buildSeries(d *dataset) []*series {
 	byKey := map[key]*series{}
 	var out []*series
 	for _, es := range d.Series() {
-		s := &series{Variant: es.Variant, Mode: es.Mode, Rec: es.Recommendation}
+		s := &series{Variant: es.Variant, Mode: es.Mode, Rec: es.Recommendation, Changed: d.Changed[[2]string{es.Variant, es.Mode}]}
+		vm := d.Manifest.Variant(es.Variant)
+		s.Params = vm.Engine.Params
+		if g, ok := sizing.FindGPU(vm.GPU.Name); ok {
+			s.PeakTFLOPS = g.DenseBF16TFLOPS
+		}
 		s.Levels = es.Levels
 		byKey[key{es.Variant, es.Mode}] = s
 		out = append(out, s)
@@ -144,4 +156,70 @@ func classRank(c string) int {
 		return i
 	}
 	return len(lengthClasses)
+}
+
+// changedDoc is one document whose raw answer at a level differs from its
+// level-1 answer in the same repetition.
+type changedDoc struct {
+	Level, Repetition int
+	DocID             string
+	VerdictChanged    bool
+}
+
+// changedDocs compares every complete pass with the lowest level's pass of
+// the same variant, mode and repetition (eval.Invariance).
+func changedDocs(passes []results.Pass, recs []eval.Record) map[[2]string][]changedDoc {
+	type pk struct {
+		variant, mode     string
+		level, repetition int
+	}
+	complete := map[pk]bool{}
+	lowest := map[[2]string]int{}
+	for _, p := range passes {
+		if !p.Complete() {
+			continue
+		}
+		complete[pk{p.Variant, p.Mode, p.Level, p.Repetition}] = true
+		k := [2]string{p.Variant, p.Mode}
+		if l, ok := lowest[k]; !ok || p.Level < l {
+			lowest[k] = p.Level
+		}
+	}
+	byPass := map[pk][]eval.Record{}
+	for _, r := range recs {
+		k := pk{r.Variant, r.Mode, r.Level, r.Repetition}
+		if complete[k] {
+			byPass[k] = append(byPass[k], r)
+		}
+	}
+	out := map[[2]string][]changedDoc{}
+	for k, rs := range byPass {
+		base := lowest[[2]string{k.variant, k.mode}]
+		if k.level == base {
+			continue
+		}
+		baseRecs := byPass[pk{k.variant, k.mode, base, k.repetition}]
+		if baseRecs == nil {
+			continue
+		}
+		verdicts := map[string]bool{}
+		for _, b := range baseRecs {
+			verdicts[b.DocID] = b.Accepted
+		}
+		_, _, ids := eval.Invariance(baseRecs, rs)
+		accepted := map[string]bool{}
+		for _, r := range rs {
+			accepted[r.DocID] = r.Accepted
+		}
+		for _, id := range ids {
+			out[[2]string{k.variant, k.mode}] = append(out[[2]string{k.variant, k.mode}],
+				changedDoc{Level: k.level, Repetition: k.repetition, DocID: id, VerdictChanged: verdicts[id] != accepted[id]})
+		}
+	}
+	for _, docs := range out {
+		slices.SortFunc(docs, func(a, b changedDoc) int {
+			return cmp.Or(cmp.Compare(a.Level, b.Level), cmp.Compare(a.Repetition, b.Repetition), cmp.Compare(a.DocID, b.DocID))
+		})
+	}
+	return out
 }

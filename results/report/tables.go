@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // table is one table of the report, already formatted, so that report.html
@@ -25,7 +26,7 @@ type table struct {
 func seriesTables(prefix string, s *series, texts map[string]string, textNote string) []table {
 	unit := unitName(s.Mode)
 	out := []table{interactiveTable(prefix, unit, s), offlineTable(prefix, unit, s), qualityTable(prefix, unit, s),
-		memoryTable(prefix, unit, s), classTable(prefix, unit, s), slowTable(prefix, unit, s, texts, textNote),
+		memoryTable(prefix, unit, s), classTable(prefix, unit, s), changedTable(prefix, unit, s), slowTable(prefix, unit, s, texts, textNote),
 		failedTable(prefix, s, texts, textNote), confusionTable(prefix, unit, s)}
 	return out
 }
@@ -56,26 +57,49 @@ func maxText(d dist) string {
 func offlineTable(prefix, unit string, s *series) table {
 	t := table{ID: prefix + "offline", Title: "Offline objective: corpus time and throughput per " + unit,
 		Note: "Median over complete repetitions, range in brackets. Corpus time is one pass: first send to last answer. " +
-			"Documents/hour counts accepted documents only.",
-		Head: []string{unit, "repetitions", "corpus time", "accepted documents/hour", "output tokens/s", "verdict"}}
+			"Documents/hour counts accepted documents only. Prompt, output and total tokens/s divide the pass's tokens (engine usage) by its duration. " +
+			s.mfuNote() + " Engine captures: CUDA graphs captured or kernels compiled by the engine during the measured passes " +
+			"(engine_graph_captures_total); above 0 the level was not in steady state; – when the engine does not count them.",
+		Head: []string{unit, "repetitions", "corpus time", "accepted documents/hour", "prompt tokens/s", "output tokens/s", "total tokens/s", "MFU", "engine captures", "verdict"}}
 	for _, l := range s.Levels {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.Repetitions),
-			fmtSpread(l.DurationNS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.OutputTokensPerS, fmtNum), s.verdictText(l)})
+			fmtSpread(l.DurationNS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.PromptTokensPerS, fmtNum),
+			fmtSpread(l.OutputTokensPerS, fmtNum), fmtSpread(l.TotalTokensPerS, fmtNum), s.mfu(l), fmtCount(l.EngineCaptures), s.verdictText(l)})
 	}
 	return t
+}
+
+// mfu estimates the model FLOPs utilisation of a level: 2 × parameters ×
+// total tokens/s over the card's dense bf16 rate. Attention FLOPs are left
+// out, so for long prompts on a small model it is a lower bound.
+func (s *series) mfu(l level) string {
+	if s.Params <= 0 || s.PeakTFLOPS <= 0 || l.TotalTokensPerS.N == 0 {
+		return none
+	}
+	return fmt.Sprintf("%.2f%%", 100*2*float64(s.Params)*l.TotalTokensPerS.Median/(s.PeakTFLOPS*1e12))
+}
+
+func (s *series) mfuNote() string {
+	if s.Params <= 0 || s.PeakTFLOPS <= 0 {
+		return "MFU needs the model's parameter count (engine.params) and a card of the catalog: not estimated."
+	}
+	return fmt.Sprintf("MFU ≈ 2 × %s parameters × total tokens/s ÷ %.0f TFLOP/s (the card's dense bf16 datasheet rate); attention FLOPs are left out, so it is a lower bound.",
+		sizing.GroupDigits(s.Params), s.PeakTFLOPS)
 }
 
 func qualityTable(prefix, unit string, s *series) table {
 	t := table{ID: prefix + "quality", Title: "Accepted share and failures by class per " + unit,
 		Note: "Counts summed over complete repetitions (the share is pooled); failed documents stay in the denominator.",
-		Head: []string{unit, "documents", "accepted", "share"}}
+		Head: []string{unit, "documents", "accepted", "share", "outputs ≠ level 1", "verdicts changed"}}
+	t.Note += " Outputs ≠ level 1: documents whose raw answer differs from the level-1 pass of the same repetition (batch invariance at temperature 0); verdicts changed: of those, the ones accepted at one level and not at the other."
 	for _, f := range eval.Failures {
 		t.Head = append(t.Head, string(f))
 	}
 	t.Head = append(t.Head, "lowest repetition share")
 	low := s.lowestShares()
 	for _, l := range s.Levels {
-		row := []string{strconv.Itoa(l.Level), strconv.FormatInt(l.Docs, 10), strconv.FormatInt(l.Accepted, 10), fmtShare(l.Share())}
+		row := []string{strconv.Itoa(l.Level), strconv.FormatInt(l.Docs, 10), strconv.FormatInt(l.Accepted, 10), fmtShare(l.Share()),
+			fmtCount(l.OutputsChanged), fmtCount(l.VerdictsChanged)}
 		for _, f := range eval.Failures {
 			row = append(row, strconv.FormatInt(l.Failures.Of(f), 10))
 		}
@@ -249,4 +273,21 @@ func (s *series) lowestShares() map[int]string {
 		out[lv] = fmtShare(v)
 	}
 	return out
+}
+
+// changedTable lists the documents whose answer changed with the load:
+// raw output different from level 1's in the same repetition.
+func changedTable(prefix, unit string, s *series) table {
+	t := table{ID: prefix + "changed", Title: fmt.Sprintf("Answers that changed with the %s (vs level 1, same repetition)", unit),
+		Note: "Temperature 0 answers can still differ under load, because batched kernels round differently; " +
+			"this separates what load does to answers from what quantisation does (compare).",
+		Head: []string{unit, "repetition", "document", "verdict"}}
+	for _, c := range s.Changed {
+		v := "same verdict"
+		if c.VerdictChanged {
+			v = "verdict changed"
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(c.Level), strconv.Itoa(c.Repetition), c.DocID, v})
+	}
+	return t
 }

@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing/sizingtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden code, stdout and stderr files of TestGolden")
+
+// TestGolden runs one command line per case directory
+// testdata/<command>/<case>/ in-process and compares its exit code, stdout
+// and stderr with the files there. A case directory holds:
+//
+//	args         the arguments, one per line (blank lines and lines starting with # are skipped)
+//	code         the expected exit code
+//	stdout       the expected stdout, normalised (see normalise)
+//	stderr       the expected stderr, normalised; absent: stderr must be empty
+//	fixture      optional: the results directory to build as $FIXTURE (see buildFixture)
+//	interrupted  optional: run under a context already cancelled, as after Ctrl-C
+//
+// Any other file of the case directory (a protocol, say) is an input: it is
+// copied into $TMP. Arguments may name three placeholders, replaced at run
+// time: $TMP (a fresh directory per case, which also holds small.jsonl, six
+// documents of the default corpus), $FIXTURE (the built fixture) and $CASE
+// (the case directory itself).
+//
+// go test ./cmd/extractbench -run Golden -update rewrites code, stdout and
+// stderr from what the commands print now; read the diff before committing.
+func TestGolden(t *testing.T) {
+	commands, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range commands {
+		if !c.IsDir() {
+			continue
+		}
+		cases, err := os.ReadDir(filepath.Join("testdata", c.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range cases {
+			if !k.IsDir() {
+				continue
+			}
+			n++
+			dir := filepath.Join("testdata", c.Name(), k.Name())
+			t.Run(c.Name()+"/"+k.Name(), func(t *testing.T) { runGoldenCase(t, dir) })
+		}
+	}
+	if n == 0 {
+		t.Fatal("no case directories under testdata/")
+	}
+}
+
+// caseFiles are the names of a case directory that are not inputs.
+var caseFiles = map[string]bool{"args": true, "code": true, "stdout": true, "stderr": true, "fixture": true, "interrupted": true}
+
+func runGoldenCase(t *testing.T, dir string) {
+	tmp := t.TempDir()
+	smallCorpus(t, tmp)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || caseFiles[e.Name()] {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, tmp, e.Name(), string(data))
+	}
+	vars := map[string]string{"$TMP": tmp, "$CASE": dir}
+	kind, _ := readCaseFile(t, dir, "fixture")
+	kind = strings.TrimSpace(kind)
+	if kind != "" {
+		fixture := t.TempDir()
+		buildFixture(t, kind, fixture)
+		vars["$FIXTURE"] = fixture
+	}
+	rawArgs, ok := readCaseFile(t, dir, "args")
+	if !ok {
+		t.Fatalf("%s has no args file", dir)
+	}
+	var args []string
+	for _, line := range strings.Split(rawArgs, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		for name, v := range vars {
+			line = strings.ReplaceAll(line, name, v)
+		}
+		args = append(args, line)
+	}
+
+	var code int
+	var stdout, stderr string
+	if _, interrupted := readCaseFile(t, dir, "interrupted"); interrupted {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var out, errOut bytes.Buffer
+		code = dispatch(ctx, args, env{stdout: &out, stderr: &errOut})
+		stdout, stderr = out.String(), errOut.String()
+	} else {
+		code, stdout, stderr = runCLI(t, args...)
+	}
+	// A case measured when it ran the built-in engine or reads a real run.
+	measured := len(args) > 0 && args[0] == "run" || kind == "run"
+	stdout, stderr = normalise(stdout, vars, measured), normalise(stderr, vars, measured)
+
+	if *update {
+		writeFile(t, dir, "code", fmt.Sprintln(code))
+		writeFile(t, dir, "stdout", stdout)
+		if stderr == "" {
+			if err := os.Remove(filepath.Join(dir, "stderr")); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+		} else {
+			writeFile(t, dir, "stderr", stderr)
+		}
+		return
+	}
+	wantCode, ok := readCaseFile(t, dir, "code")
+	if !ok {
+		t.Fatalf("%s has no code file (run with -update to create it)", dir)
+	}
+	if want, err := strconv.Atoi(strings.TrimSpace(wantCode)); err != nil {
+		t.Fatalf("%s/code: %v", dir, err)
+	} else if code != want {
+		t.Errorf("exit code = %d, want %d\nstderr:\n%s", code, want, stderr)
+	}
+	wantOut, _ := readCaseFile(t, dir, "stdout")
+	if stdout != wantOut {
+		t.Errorf("stdout differs from %s/stdout (run with -update if the change is right)\ngot:\n%s\nwant:\n%s", dir, stdout, wantOut)
+	}
+	wantErr, _ := readCaseFile(t, dir, "stderr")
+	if stderr != wantErr {
+		t.Errorf("stderr differs from %s/stderr (run with -update if the change is right)\ngot:\n%s\nwant:\n%s", dir, stderr, wantErr)
+	}
+}
+
+// readCaseFile returns the content of dir/name and whether it exists.
+func readCaseFile(t *testing.T, dir, name string) (string, bool) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if os.IsNotExist(err) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data), true
+}
+
+// The normaliser's patterns.
+var (
+	runIDRe       = regexp.MustCompile(`\b\d{8}T\d{6}Z-[0-9a-f]{8}\b`)
+	fingerprintRe = regexp.MustCompile(`\bfingerprint [0-9a-f]{12,64}\b`)
+	elapsedRe     = regexp.MustCompile(`\((\d+(\.\d+)?(h|m|s|ms|µs|us|ns))+\)$`)
+	timestampRe   = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}| UTC)?`)
+	cellSepRe     = regexp.MustCompile(` {2,}`)
+	longFloatRe   = regexp.MustCompile(`-?\b\d+\.\d{10,}(e[+-]?\d+)?\b`)
+)
+
+// measuredColumns are the columns of run's summary table that a real run
+// measures (times, rates, engine peaks): they change from run to run.
+var measuredColumns = map[string]bool{"TTFT p50": true, "TTFT p95": true, "E2E p50": true, "E2E p95": true,
+	"tok/s": true, "accepted/h": true, "max run": true}
+
+// normalise masks what changes from one run or machine to the next, so that
+// a golden file holds only what the command decides. Its rules, in order:
+//
+//  1. Paths: each placeholder's value ($FIXTURE, $TMP, $CASE) is written
+//     back as the placeholder.
+//  2. Run ids (20260102T150405Z-0a1b2c3d) become <run-id>.
+//  3. "fingerprint <hex>" becomes "fingerprint <fingerprint>": it hashes
+//     the tool's build too, so it changes with every commit.
+//  4. Wall-clock timestamps (2026-01-02T15:04:05Z, 2026-01-02 15:04) become
+//     <time>; calendar dates alone (2025-01-02, a document's answer) stay.
+//  5. A decimal number printed with ten or more fraction digits (JSON's
+//     shortest float form, 0.030000000000000027) is rounded to 12
+//     significant digits (0.03): the last bits of a float may differ
+//     between CPU architectures (fused multiply-add on arm64), not the figure.
+//  6. Only when the case measured (it runs the built-in engine, or its
+//     fixture is a real run): a line's closing "(1.234s)" (run's elapsed
+//     time) becomes (<elapsed>), and in a table whose header has a measured
+//     column (TTFT p50, TTFT p95, E2E p50, E2E p95, tok/s, accepted/h, max
+//     run: run's summary) the cells of those columns become "~". Counts,
+//     shares and verdicts stay.
+//  7. Inside a line, every run of two or more spaces becomes two spaces
+//     (column widths follow the masked values), and trailing spaces go.
+//     Leading indentation stays.
+//
+// Everything else stays as printed: counts, shares, verdicts, memory
+// figures and the times of fixtures (written, not measured) still fail the
+// test when they change.
+func normalise(s string, vars map[string]string, measured bool) string {
+	names := make([]string, 0, len(vars))
+	for name := range vars {
+		names = append(names, name)
+	}
+	// Longest value first, so that a path inside another stays whole.
+	sort.Slice(names, func(i, j int) bool { return len(vars[names[i]]) > len(vars[names[j]]) })
+	for _, name := range names {
+		s = strings.ReplaceAll(s, vars[name], name)
+	}
+	s = runIDRe.ReplaceAllString(s, "<run-id>")
+	s = fingerprintRe.ReplaceAllString(s, "fingerprint <fingerprint>")
+	s = timestampRe.ReplaceAllString(s, "<time>")
+	s = longFloatRe.ReplaceAllStringFunc(s, func(f string) string {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return f
+		}
+		return strconv.FormatFloat(v, 'g', 12, 64)
+	})
+
+	lines := strings.Split(s, "\n")
+	var masked []int // indexes of the measured columns of the current table; nil outside one
+	for i, line := range lines {
+		line = strings.TrimRight(line, " ")
+		if measured {
+			line = elapsedRe.ReplaceAllString(line, "(<elapsed>)")
+		}
+		body := strings.TrimLeft(line, " ")
+		indent := line[:len(line)-len(body)]
+		cells := cellSepRe.Split(body, -1)
+		switch {
+		case body == "":
+			masked = nil
+		case measured && masked == nil && len(cells) > 1:
+			for j, c := range cells {
+				if measuredColumns[c] {
+					masked = append(masked, j)
+				}
+			}
+		case masked != nil:
+			for _, j := range masked {
+				if j < len(cells) {
+					cells[j] = "~"
+				}
+			}
+		}
+		lines[i] = indent + strings.Join(cells, "  ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestNormalise(t *testing.T) {
+	vars := map[string]string{"$TMP": "/tmp/TestGolden1/001", "$FIXTURE": "/tmp/TestGolden1/002"}
+	in := "run 20260102T150405Z-0a1b2c3d  protocol cli  fingerprint 0123456789ab  results /tmp/TestGolden1/001/out  (1.234s)\n" +
+		"\n" +
+		"     variant  level  reps  accepted  TTFT p50  E2E p95  tok/s  max run  verdict  \n" +
+		"        bf16      1     1    100.0%    12.3ms   1.002s   4567      n/a   usable  \n" +
+		"        bf16  2 (retry)  1     50.0%        -        -      -        2   broken  \n" +
+		"\n" +
+		"started 2026-01-02T15:04:05Z on /tmp/TestGolden1/002, expected 2025-01-02   \n" +
+		"share 0.030000000000000027, rate 3276.6990291262136, p 6.1e-05\n" +
+		"  level  p95 E2E\n" +
+		"      1    900ms\n"
+	want := "run <run-id>  protocol cli  fingerprint <fingerprint>  results $TMP/out  (<elapsed>)\n" +
+		"\n" +
+		"     variant  level  reps  accepted  TTFT p50  E2E p95  tok/s  max run  verdict\n" +
+		"        bf16  1  1  100.0%  ~  ~  ~  ~  usable\n" +
+		"        bf16  2 (retry)  1  50.0%  ~  ~  ~  ~  broken\n" +
+		"\n" +
+		"started <time> on $FIXTURE, expected 2025-01-02\n" +
+		"share 0.03, rate 3276.69902913, p 6.1e-05\n" +
+		"  level  p95 E2E\n" +
+		"      1  900ms\n"
+	if got := normalise(in, vars, true); got != want {
+		t.Errorf("measured: got:\n%s\nwant:\n%s", got, want)
+	}
+	// Unmeasured output keeps its times: a fixture's figures are chosen.
+	fixed := "  level  p95 E2E  tok/s\n      1    900ms     20  (1.5s)\n"
+	if got, want := normalise(fixed, vars, false), "  level  p95 E2E  tok/s\n      1  900ms  20  (1.5s)\n"; got != want {
+		t.Errorf("unmeasured: got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// buildFixture writes the results directory named by a case's fixture file
+// into dir:
+//
+//	sizing  a run written through sizingtest (figures chosen, not measured):
+//	        variants bf16 (two level-1 repetitions, sweep 2, 4, 8 with memory
+//	        peaks; 8 breaks on memory), int4 (one flip each way against
+//	        bf16 at level 1, sweep 2 and 4) and awq (15 more failures at
+//	        level 1: not equivalent), with engine load and warm-up events.
+//	empty   a results.db that holds no run.
+//	run     a real run of the built-in engine at time_scale 0 on small.jsonl
+//	        (levels 1 and 2, one repetition).
+func buildFixture(t *testing.T, kind, dir string) {
+	t.Helper()
+	switch kind {
+	case "sizing":
+		sizingtest.Write(t, dir, sizingFixture())
+	case "empty":
+		st, err := results.Open(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	case "run":
+		proto := writeFile(t, t.TempDir(), "p.yaml", strings.NewReplacer("%CORPUS%", smallCorpus(t, t.TempDir()), "%MIN%", "0.5").Replace(smallProtocol))
+		if code, _, stderr := runCLI(t, "run", "-quiet", "-protocol", proto, "-out", dir); code != exitOK {
+			t.Fatalf("fixture run: exit %d: %s", code, stderr)
+		}
+	default:
+		t.Fatalf("unknown fixture %q (want sizing, empty or run)", kind)
+	}
+}
+
+func sizingFixture() sizingtest.Run {
+	fails := func(from, to int) func(int) bool { return func(i int) bool { return i < from || i >= to } }
+	const docs = 300
+	run := sizingtest.Run{RunID: "golden",
+		Manifest: sizingtest.Manifest(sizingtest.DefaultCorpusSHA, "meta-llama/Llama-3.1-8B-Instruct", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.95, 2500)}
+	level1 := []struct {
+		variant  string
+		rep      int
+		from, to int // failing documents
+	}{
+		{"bf16", 1, 0, 9}, {"bf16", 2, 0, 9},
+		{"int4", 1, 1, 10},
+		{"awq", 1, 0, 24},
+	}
+	for _, l := range level1 {
+		run.Records = append(run.Records, sizingtest.Records(l.variant, 1, l.rep, docs, fails(l.from, l.to))...)
+		run.Passes = append(run.Passes, sizingtest.WithPeaks(sizingtest.Pass(l.variant, 1, l.rep, docs, docs-(l.to-l.from), 600, 900),
+			20_000_000_000, 17_000_000_000, 18_000_000_000, 0.05))
+	}
+	l8 := sizingtest.Pass("bf16", 8, 1, docs, 200, 60, 3000)
+	l8.Failures.Add(eval.Memory, 100)
+	run.Passes = append(run.Passes,
+		sizingtest.WithPeaks(sizingtest.Pass("bf16", 2, 1, docs, 291, 320, 1000), 40_000_000_000, 36_000_000_000, 38_000_000_000, 0.30),
+		sizingtest.WithPeaks(sizingtest.Pass("bf16", 4, 1, docs, 291, 180, 2000), 70_000_000_000, 66_000_000_000, 68_000_000_000, 0.75),
+		sizingtest.WithPeaks(l8, 80_000_000_000, 78_000_000_000, 79_000_000_000, 1),
+		sizingtest.WithPeaks(sizingtest.Pass("int4", 2, 1, docs, 291, 250, 800), 12_000_000_000, 10_000_000_000, 11_000_000_000, 0.20),
+		sizingtest.WithPeaks(sizingtest.Pass("int4", 4, 1, docs, 291, 140, 1500), 20_000_000_000, 18_000_000_000, 19_000_000_000, 0.45),
+	)
+	for _, v := range []string{"bf16", "int4", "awq"} {
+		run.Events = append(run.Events,
+			results.Event{Variant: v, AtMS: 1_700_000_000_000, Kind: results.EventEngineLoad, ValueNS: 95e9},
+			results.Event{Variant: v, AtMS: 1_700_000_100_000, Kind: results.EventWarmup, ValueNS: 12e9})
+	}
+	return run
+}
