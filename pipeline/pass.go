@@ -14,6 +14,7 @@ import (
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -111,7 +112,7 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 				prompts[i] = rs.completionPrompt(d)
 			}
 			resps, err := e.client.Complete(context.WithoutCancel(ctx), rs.clock, sched, prompts, rs.generation())
-			if errors.Is(err, ErrBatchUnsupported) {
+			if errors.Is(err, client.ErrBatchUnsupported) {
 				transport = "barrier"
 				rs.decision(ctx, v.Name, results.DecisionBatchMode, level, level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
 			} else {
@@ -178,10 +179,9 @@ func (rs *runState) completionPrompt(d corpus.Document) string {
 	return rs.proto.Prompt.System + "\n\n" + rs.userPrompt(d)
 }
 
-func (rs *runState) generation() Generation {
-	g := Generation{MaxTokens: rs.proto.Generation.MaxTokens, Temperature: rs.proto.Generation.Temperature, Seed: rs.proto.Generation.Seed}
-	g.ResponseFormat = rs.responseFormat
-	return g
+func (rs *runState) generation() client.Generation {
+	return client.Generation{MaxTokens: rs.proto.Generation.MaxTokens, Temperature: rs.proto.Generation.Temperature,
+		Seed: rs.proto.Generation.Seed, ResponseFormat: rs.responseFormat}
 }
 
 func (e *engine) metricsURL(v *Variant) string {

@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/schemas"
 	"github.com/extractbench/extractbench/sizing"
 )
@@ -31,7 +32,7 @@ var DefaultProtocolYAML []byte
 const (
 	DefaultRepetitions       = 3                      // each level is measured this many times
 	DefaultWarmup            = 8                      // warm-up requests per variant, excluded from every figure
-	DefaultRequestTimeout    = 120 * time.Second      // per request, from send to the last byte
+	DefaultRequestTimeout    = client.DefaultTimeout  // per request, from send to the last byte
 	DefaultReadyTimeout      = 600 * time.Second      // engine start until /health answers
 	DefaultTelemetryInterval = 100 * time.Millisecond // /metrics and nvidia-smi sampling
 	DefaultMinBaselineRatio  = 0.99                   // a level keeps >= 99% of the baseline's accepted documents
@@ -71,9 +72,6 @@ type Generation struct {
 	MaxTokens   int     `json:"max_tokens"`
 	Temperature float64 `json:"temperature"`
 	Seed        *int    `json:"seed,omitempty"`
-	// ResponseFormat is the OpenAI response_format object sent when the
-	// protocol asks for guided decoding; built by the runner, not read from the file.
-	ResponseFormat json.RawMessage `json:"-"`
 }
 
 // Acceptance holds the criteria written before the run (MEASUREMENT.md section 8).

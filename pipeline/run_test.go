@@ -24,6 +24,7 @@ import (
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin"
+	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
 )
 
@@ -123,7 +124,7 @@ func TestRun_EndToEnd(t *testing.T) {
 	const docs = 12
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: concurrency, levels: [1, 2, 4], repetitions: 2, warmup: 2}", "{time_scale: 0}")
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestRun_FailureClasses(t *testing.T) {
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, 40), "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0, on_memory_failure: record}",
 		"{time_scale: 0, faults: {oom: 0.1, truncate: 0.1, garbage: 0.1, wrong_value: 0.1, reset: 0.1}}")
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
@@ -209,7 +210,7 @@ func TestMain(m *testing.M) {
 	if proto := os.Getenv("EXTRACTBENCH_TEST_CHILD_PROTOCOL"); proto != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		_, err := pipeline.Run(ctx, pipeline.Options{ProtocolPath: proto, OutDir: os.Getenv("EXTRACTBENCH_TEST_CHILD_OUT"), Quiet: true})
+		_, err := pipeline.Run(ctx, pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: os.Getenv("EXTRACTBENCH_TEST_CHILD_OUT"), Quiet: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
@@ -256,7 +257,7 @@ func startChild(t *testing.T, proto, out string, docs int, sig os.Signal) {
 func checkResumed(t *testing.T, out string, docs, passes int) *sql.DB {
 	t.Helper()
 	before, _ := countRows(filepath.Join(out, "results.db"))
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{OutDir: out, Resume: true, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), OutDir: out, Resume: true, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +377,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +418,7 @@ func TestRun_BatchMode(t *testing.T) {
 	const docs = 10
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: batch, levels: [1, 4], repetitions: 1, warmup: 0}", "{time_scale: 0}")
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
@@ -440,7 +441,7 @@ func TestRun_Telemetry(t *testing.T) {
 	dir := t.TempDir()
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, 20), "{mode: concurrency, levels: [1, 4], repetitions: 1, warmup: 0}", "{time_scale: 0.05}")
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
@@ -480,11 +481,11 @@ func TestRun_ResumeRefusesOtherFingerprint(t *testing.T) {
 	c := writeSmallCorpus(t, dir, 4)
 	proto := writeProtocol(t, dir, c, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", "{time_scale: 0}")
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	other := writeProtocol(t, dir, c, "{mode: concurrency, levels: [1, 2], repetitions: 1, warmup: 0}", "{time_scale: 0}")
-	_, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: other, OutDir: out, Resume: true, Quiet: true})
+	_, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: other, OutDir: out, Resume: true, Quiet: true})
 	var ce *pipeline.ConfigError
 	if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "fingerprint") {
 		t.Fatalf("resume with another protocol: err = %v, want a ConfigError about the fingerprint", err)
@@ -529,7 +530,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
@@ -593,7 +594,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,7 +639,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
 	var ce *pipeline.ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "sim-nope") {
 		t.Fatalf("err = %v, want a configuration error naming the model", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
@@ -17,18 +18,18 @@ import (
 // engine is a variant's engine while it is measured.
 type engine struct {
 	url       string
-	client    *Client
-	proc      *EngineProcess // nil unless extractbench started it
-	stop      func() error   // stops an in-process built-in engine
-	nvidiaSMI bool           // sample this machine's GPU during passes
+	client    *client.Client
+	proc      *EngineProcess   // nil unless extractbench started it
+	inproc    *InProcessEngine // nil unless an EngineStarter started it
+	nvidiaSMI bool             // sample this machine's GPU during passes
 	loadTime  time.Duration
 }
 
 func (e *engine) died() bool { return e.proc.Exited() }
 
 func (e *engine) close() {
-	if e.stop != nil {
-		_ = e.stop()
+	if e.inproc != nil {
+		_ = e.inproc.Stop()
 	}
 	_ = e.proc.Stop()
 }
@@ -154,17 +155,21 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 	}
 	switch {
 	case v.Engine.IsBuiltin():
+		starter, ok := rs.opts.Starters[v.Engine.URL]
+		if !ok {
+			return nil, &ConfigError{fmt.Errorf("variant %s: engine.url %s: this program has no in-process engine of that name", v.Name, v.Engine.URL)}
+		}
 		// The engine outlives an interruption: in-flight requests finish before it stops.
-		url, stop, err := startBuiltin(context.WithoutCancel(ctx), v, rs.proto)
+		ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto)
 		if err != nil {
 			return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
 		}
-		e.url, e.stop = url, stop
+		e.url, e.inproc = ie.URL, ie
 	default:
 		e.url = v.Engine.URL
 		e.nvidiaSMI = true
 	}
-	e.client = NewClient(ClientConfig{BaseURL: e.url, Model: v.Engine.Model, APIKey: apiKey,
+	e.client = client.New(client.Config{BaseURL: e.url, Model: v.Engine.Model, APIKey: apiKey,
 		Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1)})
 	if v.Engine.Start != "" {
 		logPath := filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".log")
@@ -209,9 +214,8 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	}
 	now.GPU = GPUInfoJSON{Source: "unknown"}
 	switch {
-	case v.Engine.IsBuiltin():
-		now.GPU, now.Extra = builtinGPU(v, rs.proto)
-		now.Engine.Version = "extractbench-builtin " + ToolVersion
+	case e.inproc != nil:
+		now.GPU, now.Extra, now.Engine.Version = e.inproc.GPU, e.inproc.Profile, e.inproc.Version
 	case v.Engine.GPU != "":
 		now.GPU = GPUInfoJSON{Name: v.Engine.GPU, Source: "protocol"}
 	default:

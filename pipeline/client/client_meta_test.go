@@ -1,4 +1,4 @@
-package pipeline
+package client
 
 import (
 	"net/http"
@@ -45,7 +45,7 @@ func TestClient_Health(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := NewClient(ClientConfig{BaseURL: engineMux(t, tt.routes).URL}).Health(testContext(t))
+			err := New(Config{BaseURL: engineMux(t, tt.routes).URL}).Health(testContext(t))
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Errorf("Health() = %v, want error containing %q", err, tt.wantErr)
 			}
@@ -58,7 +58,7 @@ func TestClient_ModelsAndDescribe(t *testing.T) {
 		"GET /v1/models": {200, `{"object":"list","data":[{"id":"Qwen/Qwen2.5-7B-Instruct","object":"model","owned_by":"vllm","max_model_len":32768},{"id":"lora-a","object":"model"}]}`},
 		"GET /version":   {200, `{"version":"0.11.0"}`},
 	})
-	c := NewClient(ClientConfig{BaseURL: srv.URL})
+	c := New(Config{BaseURL: srv.URL})
 	got, err := c.Models(testContext(t))
 	if want := []string{"Qwen/Qwen2.5-7B-Instruct", "lora-a"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("Models() = %v, %v, want %v", got, err, want)
@@ -71,7 +71,7 @@ func TestClient_ModelsAndDescribe(t *testing.T) {
 	tgi := engineMux(t, map[string]route{
 		"GET /info": {200, `{"model_id":"mistralai/Mistral-7B-Instruct-v0.3","max_total_tokens":8192,"version":"3.0.1"}`},
 	})
-	rep = NewClient(ClientConfig{BaseURL: tgi.URL}).Describe(testContext(t))
+	rep = New(Config{BaseURL: tgi.URL}).Describe(testContext(t))
 	if rep.Version != "3.0.1" || rep.ContextWindow != 8192 || rep.ServedModels != nil {
 		t.Errorf("Describe(TGI) = %+v", rep)
 	}
@@ -90,7 +90,7 @@ func TestClient_ResetPeaks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := NewClient(ClientConfig{BaseURL: engineMux(t, tt.routes).URL}).ResetPeaks(testContext(t))
+			got, err := New(Config{BaseURL: engineMux(t, tt.routes).URL}).ResetPeaks(testContext(t))
 			if got != tt.wantSupported || (err != nil) != tt.wantErr {
 				t.Errorf("ResetPeaks() = %v, %v, want %v, error %v", got, err, tt.wantSupported, tt.wantErr)
 			}
