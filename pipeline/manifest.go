@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 )
 
 // ToolVersion is extractbench's version; ScorerVersion changes whenever a
@@ -62,18 +65,22 @@ type SchemaInfo struct {
 
 // EngineInfo is what is known of an engine: configured, and as it reported itself.
 type EngineInfo struct {
-	URL           string   `json:"url"` // never with credentials
-	Kind          string   `json:"kind"`
-	Version       string   `json:"version,omitempty"`
-	Model         string   `json:"model"`
-	Revision      string   `json:"revision,omitempty"`
-	ServedModels  []string `json:"served_models,omitempty"`
-	Tokenizer     string   `json:"tokenizer,omitempty"`
-	ChatTemplate  string   `json:"chat_template,omitempty"`
-	ContextWindow int      `json:"context_window,omitempty"`
-	Started       bool     `json:"started"`                  // extractbench started it (load time measured)
-	RandomWeights bool     `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
-	Simulated     bool     `json:"simulated"`
+	URL     string `json:"url"` // never with credentials
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	// VersionSource is the endpoint Version came from (/version, /info, ...);
+	// About is that endpoint's answer, secrets and long strings left out.
+	VersionSource string          `json:"version_source,omitempty"`
+	About         json.RawMessage `json:"about,omitempty"`
+	Model         string          `json:"model"`
+	Revision      string          `json:"revision,omitempty"`
+	ServedModels  []string        `json:"served_models,omitempty"`
+	Tokenizer     string          `json:"tokenizer,omitempty"`
+	ChatTemplate  string          `json:"chat_template,omitempty"`
+	ContextWindow int             `json:"context_window,omitempty"`
+	Started       bool            `json:"started"`                  // extractbench started it (load time measured)
+	RandomWeights bool            `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
+	Simulated     bool            `json:"simulated"`
 }
 
 // GPUInfoJSON describes the card the engine ran on, as nvidia-smi (or the
@@ -83,15 +90,16 @@ type GPUInfoJSON struct {
 	MemoryTotalBytes int64  `json:"memory_total_bytes,omitempty"`
 	Driver           string `json:"driver,omitempty"`
 	CUDA             string `json:"cuda,omitempty"`
-	Source           string `json:"source,omitempty"` // nvidia-smi | builtin-profile | protocol | unknown
+	Source           string `json:"source,omitempty"` // nvidia-smi | builtin-profile | protocol | protocol+nvidia-smi | unknown
 }
 
 // VariantManifest pins one variant's engine and card.
 type VariantManifest struct {
-	Name   string          `json:"name"`
-	Engine EngineInfo      `json:"engine"`
-	GPU    GPUInfoJSON     `json:"gpu"`
-	Extra  json.RawMessage `json:"builtin_profile,omitempty"`
+	Name        string          `json:"name"`
+	Engine      EngineInfo      `json:"engine"`
+	GPU         GPUInfoJSON     `json:"gpu"`
+	Extra       json.RawMessage `json:"builtin_profile,omitempty"`
+	Environment string          `json:"environment,omitempty"` // EnvironmentHash, pinned at the variant's first start
 }
 
 // HostInfo describes the client machine.
@@ -126,4 +134,41 @@ func Fingerprint(m *Manifest) string {
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// EnvironmentHash hashes what an engine says of itself and of the card it
+// runs on, known only once it is up: engine version, served models, GPU
+// name, driver and CUDA. The fingerprint covers what is known before any
+// engine starts; this hash is pinned per variant at its first start and a
+// resumed run refuses a variant whose environment changed
+// (results/SCHEMA.md, runs.manifest).
+func EnvironmentHash(vm VariantManifest) string {
+	b, _ := json.Marshal(environmentFacts(vm))
+	return sha256Hex(b)
+}
+
+// environmentFacts are the facts EnvironmentHash covers, by name.
+func environmentFacts(vm VariantManifest) [][2]string {
+	models := slices.Clone(vm.Engine.ServedModels)
+	slices.Sort(models)
+	return [][2]string{
+		{"engine version", vm.Engine.Version},
+		{"served models", strings.Join(models, ",")},
+		{"GPU", vm.GPU.Name},
+		{"driver", vm.GPU.Driver},
+		{"CUDA", vm.GPU.CUDA},
+	}
+}
+
+// environmentDiff names the facts that differ between a pinned and a new
+// environment; "" when none does.
+func environmentDiff(pinned, now VariantManifest) string {
+	a, b := environmentFacts(pinned), environmentFacts(now)
+	var diffs []string
+	for i := range a {
+		if a[i][1] != b[i][1] {
+			diffs = append(diffs, fmt.Sprintf("%s %q, now %q", a[i][0], a[i][1], b[i][1]))
+		}
+	}
+	return strings.Join(diffs, "; ")
 }

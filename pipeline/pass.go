@@ -141,17 +141,19 @@ func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, d corpu
 }
 
 func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Response) eval.Record {
-	// An engine that answered /health when the variant started and now
-	// refuses connections has crashed (MEASUREMENT.md section 6: memory),
-	// whether extractbench started it or not.
-	if resp.Kind != eval.TransportOK && (e.died() || resp.Kind == eval.TransportRefused) {
-		resp.EngineDied = true
-	}
-	return eval.Record{
+	// A failure the engine's death explains is memory only with evidence
+	// (engine.attribute); an HTTP answer, even a 404, came from a live server.
+	var evidence string
+	resp.Transport, evidence = e.attribute(resp.Transport)
+	rec := eval.Record{
 		RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, DocID: d.ID, LengthClass: string(d.LengthClass),
 		Response: resp,
 		Outcome:  eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
+	if evidence != "" && (rec.Failure == eval.Memory || rec.Failure == eval.Error) {
+		rec.FailureDetail += "; " + evidence
+	}
+	return rec
 }
 
 // keep stores a measured record. A request cut by the run's own

@@ -110,6 +110,8 @@ type Engine struct {
 	Kind          string          `json:"kind,omitempty"`
 	APIKeyEnv     string          `json:"api_key_env,omitempty"`
 	Start         string          `json:"start,omitempty"`
+	Stop          string          `json:"stop,omitempty"`  // run at the end and on interruption, for engines that daemonise
+	Local         *bool           `json:"local,omitempty"` // the engine runs on this machine (nil: started, or a loopback URL)
 	ReadyTimeout  Duration        `json:"ready_timeout"`
 	MetricsURL    string          `json:"metrics_url,omitempty"`
 	GPU           string          `json:"gpu,omitempty"`

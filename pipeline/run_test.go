@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -545,7 +546,10 @@ variants:
 }
 
 // serveTestEngine runs the built-in engine as a separate process, the way a
-// protocol's start command runs vLLM, until SIGTERM.
+// protocol's start command runs vLLM, until SIGTERM. Its environment can
+// slow it (EXTRACTBENCH_TEST_ENGINE_TIME_SCALE) or have it crash when the
+// request after the Nth arrives, writing a last line to its log first
+// (EXTRACTBENCH_TEST_ENGINE_DIE_AFTER, EXTRACTBENCH_TEST_ENGINE_DIE_SAYING).
 func serveTestEngine(addr string) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -555,15 +559,39 @@ func serveTestEngine(addr string) {
 		os.Exit(2)
 	}
 	p.TimeScale = 0
+	if ts, err := strconv.ParseFloat(os.Getenv("EXTRACTBENCH_TEST_ENGINE_TIME_SCALE"), 64); err == nil {
+		p.TimeScale = ts
+	}
 	s, err := builtin.NewServer(builtin.Config{Profile: p})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	defer s.Close()
+	var h http.Handler = s
+	if n, err := strconv.Atoi(os.Getenv("EXTRACTBENCH_TEST_ENGINE_DIE_AFTER")); err == nil {
+		var arrived atomic.Int32
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v1/chat/completions" && arrived.Add(1) > int32(n) {
+				fmt.Fprintln(os.Stderr, os.Getenv("EXTRACTBENCH_TEST_ENGINE_DIE_SAYING"))
+				os.Exit(1) // mid-request, as a crashing engine does
+			}
+			s.ServeHTTP(w, r)
+		})
+	}
 	time.Sleep(300 * time.Millisecond) // a load time to measure
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fmt.Println("test engine listening on", addr)
-	if err := s.ListenAndServe(ctx, addr); err != nil {
+	hs := &http.Server{Handler: h}
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(os.Stderr, err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -27,11 +26,13 @@ type engine struct {
 
 func (e *engine) died() bool { return e.proc.Exited() }
 
-func (e *engine) close() {
+// close stops the engine if extractbench started it; the error is a
+// protocol stop: command's failure.
+func (e *engine) close() error {
 	if e.inproc != nil {
 		_ = e.inproc.Stop()
 	}
-	_ = e.proc.Stop()
+	return e.proc.Stop()
 }
 
 // runVariant runs one variant's phases: load, warm-up, baseline, sweep.
@@ -45,7 +46,9 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) (*VariantSummary
 		if eng.died() { // it ended before we stopped it: a crash, an OOM kill
 			rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineExit, 0, eng.proc.exitDetail())
 		}
-		eng.close()
+		if err := eng.close(); err != nil {
+			rs.logf("%s: warning: %v", v.Name, err)
+		}
 	}()
 	vs.LoadTime = eng.loadTime
 	if err := rs.pinEngine(ctx, v, eng); err != nil {
@@ -167,33 +170,25 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 		e.url, e.inproc = ie.URL, ie
 	default:
 		e.url = v.Engine.URL
-		e.nvidiaSMI = true
+		e.nvidiaSMI = v.Engine.IsLocal()
 	}
 	e.client = client.New(client.Config{BaseURL: e.url, Model: v.Engine.Model, APIKey: apiKey,
 		Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1)})
 	if v.Engine.Start != "" {
-		logPath := filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".log")
-		rs.logf("%s: starting engine: %s (log %s)", v.Name, v.Engine.Start, logPath)
-		proc, err := StartEngine(v.Engine.Start, logPath)
-		if err != nil {
+		if err := rs.startProcess(ctx, v, e); err != nil {
 			return nil, err
 		}
-		e.proc = proc
-		d, err := proc.WaitReady(ctx, time.Duration(v.Engine.ReadyTimeout), e.client.Health)
-		if err != nil {
-			proc.Stop()
-			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+	} else {
+		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := e.client.Health(hctx); err != nil {
+			e.close()
+			return nil, fmt.Errorf("variant %s: engine at %s is not answering: %w", v.Name, e.url, err)
 		}
-		e.loadTime = d
-		rs.event(ctx, v.Name, results.EventEngineLoad, d.Nanoseconds(), "start command until /health answered")
-		rs.logf("%s: engine ready after %s", v.Name, d.Round(time.Millisecond))
-		return e, nil
 	}
-	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := e.client.Health(hctx); err != nil {
+	if err := rs.checkServedModel(ctx, v, e.client); err != nil {
 		e.close()
-		return nil, fmt.Errorf("variant %s: engine at %s is not answering: %w", v.Name, e.url, err)
+		return nil, err
 	}
 	return e, nil
 }
@@ -209,6 +204,7 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	info := e.client.Describe(ctx)
 	now := VariantManifest{Name: v.Name, Engine: vm.Engine}
 	now.Engine.ServedModels, now.Engine.Version = info.ServedModels, info.Version
+	now.Engine.VersionSource, now.Engine.About = info.VersionSource, info.About
 	if now.Engine.ContextWindow == 0 {
 		now.Engine.ContextWindow = info.ContextWindow
 	}
@@ -216,17 +212,14 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	switch {
 	case e.inproc != nil:
 		now.GPU, now.Extra, now.Engine.Version = e.inproc.GPU, e.inproc.Profile, e.inproc.Version
-	case v.Engine.GPU != "":
-		now.GPU = GPUInfoJSON{Name: v.Engine.GPU, Source: "protocol"}
 	default:
-		if g, ok := GPUInfo(ctx); ok {
-			now.GPU = GPUInfoJSON{Name: g.Name, MemoryTotalBytes: g.MemoryTotalBytes, Driver: g.Driver, CUDA: g.CUDA, Source: "nvidia-smi"}
-		}
+		now.GPU = engineGPU(ctx, v.Engine)
 	}
-	if vm.Engine.Version != "" || vm.GPU.Name != "" { // pinned by an earlier attempt of this run
-		if vm.Engine.Version != now.Engine.Version || vm.GPU.Name != now.GPU.Name {
-			return &ConfigError{fmt.Errorf("resume: variant %s ran on engine %q / GPU %q, now %q / %q: results of a different engine are never mixed",
-				v.Name, vm.Engine.Version, vm.GPU.Name, now.Engine.Version, now.GPU.Name)}
+	now.Environment = EnvironmentHash(now)
+	if vm.Environment != "" || vm.Engine.Version != "" || vm.GPU.Name != "" { // pinned by an earlier attempt of this run
+		if diff := environmentDiff(*vm, now); diff != "" {
+			return &ConfigError{fmt.Errorf("resume: variant %s ran in another environment (%s): results of a different engine, GPU, driver or CUDA are never mixed; use a new -out directory",
+				v.Name, diff)}
 		}
 	}
 	*vm = now
