@@ -191,6 +191,12 @@ ALTER TABLE requests ADD COLUMN expected_category TEXT;
 	`
 ALTER TABLE passes ADD COLUMN category_confusion TEXT;
 `,
+	// 4: the client's own count of content chunks beside the engine's usage,
+	// and per pass how many requests the two disagree on beyond tolerance.
+	`
+ALTER TABLE requests ADD COLUMN client_completion_chunks INTEGER;
+ALTER TABLE passes ADD COLUMN token_count_mismatches INTEGER;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

@@ -97,6 +97,11 @@ type Pass struct {
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.
 	CategoryConfusion string
+
+	// TokenCountMismatches counts the requests whose engine-reported
+	// completion_tokens and client-counted content chunks differ beyond
+	// pipeline's tolerance; nil when no request had the engine's usage.
+	TokenCountMismatches *int64
 }
 
 // passColumn maps one passes column to its Pass field. ptr returns a pointer
@@ -169,6 +174,7 @@ var passColumns = []passColumn{
 	{"verdict", func(p *Pass) any { return &p.Verdict }},
 	{"verdict_reason", func(p *Pass) any { return &p.VerdictReason }},
 	{"category_confusion", func(p *Pass) any { return &p.CategoryConfusion }},
+	{"token_count_mismatches", func(p *Pass) any { return &p.TokenCountMismatches }},
 }
 
 // nullableText lists the passes text columns where "" is stored as NULL.
