@@ -435,6 +435,14 @@ func TestRun_BatchMode(t *testing.T) {
 	if got := queryInt(t, db, "SELECT sent_concurrency FROM passes WHERE level = 4"); got > 4 {
 		t.Errorf("batch 4 had %d requests in flight", got)
 	}
+	// Each prompt's own usage, as vLLM gives it with continuous_usage_stats,
+	// beside the client's own count of its chunks.
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE mode = 'batch' AND usage_reported = 1 AND client_completion_chunks > 0"); got != 2*docs {
+		t.Errorf("batch rows with the engine's usage and the client's chunk count = %d, want %d", got, 2*docs)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE usage_reported_share = 1 AND token_count_mismatches = 0"); got != 2 {
+		t.Errorf("batch passes with every usage reported and no token count mismatch = %d, want 2", got)
+	}
 }
 
 // TestRun_Telemetry: the built-in engine's /metrics are sampled during each pass.

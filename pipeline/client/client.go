@@ -162,6 +162,7 @@ func (x *exchangeResult) response(i int, single bool) eval.Response {
 	r := eval.Response{Timings: x.timings, Transport: x.transport, Output: ch.out.String()}
 	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
 	r.FinishReason = ch.finish
+	r.ClientChunks = ch.chunks
 	switch {
 	case ch.usage != nil:
 		r.PromptTokens, r.CompletionTokens, r.UsageReported = ch.usage.PromptTokens, ch.usage.CompletionTokens, true
