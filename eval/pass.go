@@ -97,6 +97,11 @@ type Pass struct {
 	OutputsChanged  *int64
 	VerdictsChanged *int64
 
+	// TokenCountMismatches counts the requests whose engine-reported
+	// completion_tokens and client-counted content chunks differ beyond
+	// pipeline's tolerance; nil when no request had the engine's usage.
+	TokenCountMismatches *int64
+
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.

@@ -76,6 +76,7 @@ type Response struct {
 	PromptTokens     int    // from the engine's usage; 0 if unknown
 	CompletionTokens int    // from the engine's usage, else counted client-side (see UsageReported)
 	UsageReported    bool   // false: the engine sent no usage; CompletionTokens counts content chunks
+	ClientChunks     int    // content-bearing chunks the client counted, whatever the engine reported
 	Output           string // the raw content, concatenated as streamed
 	Transport
 }

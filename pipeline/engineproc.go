@@ -1,59 +1,135 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 )
 
-// engineStopGrace is how long a started engine gets to exit after SIGTERM
-// before its process group is killed.
-const engineStopGrace = 15 * time.Second
+// Engine process timing bounds.
+const (
+	// engineStopGrace is how long a started engine gets to exit after
+	// SIGTERM before its process group is killed.
+	engineStopGrace = 15 * time.Second
+	// stopCommandTimeout bounds a protocol's stop: command (docker stop
+	// waits 10 s before it kills).
+	stopCommandTimeout = 60 * time.Second
+	// exitNoticeWait is how long a failed request waits for the engine's
+	// exit to be seen before it is attributed: a crash refuses connections
+	// a moment before the process is reaped.
+	exitNoticeWait = 2 * time.Second
+)
 
 // EngineProcess is an engine extractbench started from a protocol's `start`
 // command. It runs in its own process group so that stopping it stops the
 // whole tree (vLLM and friends fork workers); its output goes to a log file
-// kept in the results directory.
+// kept in the results directory, and its pid to a pid file beside it, so
+// that a resumed run finds an engine its crashed first attempt left behind.
+//
+// On Linux the engine dies with extractbench, even by kill -9: the shell
+// that runs the command gets SIGHUP from the kernel when extractbench dies
+// (Pdeathsig) and answers it by killing its whole process group, the
+// engine and its workers (see engineScript). Pdeathsig fires when the OS
+// thread that forked the child exits, not the process, so the child is
+// started from a goroutine locked to its thread until it has been reaped.
 type EngineProcess struct {
-	cmd     *exec.Cmd
-	logFile *os.File
-	exited  atomic.Bool
-	done    chan struct{}
-	waitErr error
-	once    sync.Once
+	cmd         *exec.Cmd
+	command     string
+	stopCommand string // the protocol's stop:, run by Stop; "" for none
+	logFile     *os.File
+	pidPath     string
+	exited      atomic.Bool
+	stopping    atomic.Bool // Stop began: a later exit is ours, not a crash
+	daemonised  atomic.Bool // start exited 0 and stop: runs the engine's end
+	done        chan struct{}
+	waitErr     error
+	once        sync.Once
+	stopErr     error
 }
 
-// StartEngine runs command with sh -c, output to logPath.
-func StartEngine(command, logPath string) (*EngineProcess, error) {
+// StartEngine runs command with sh -c, its output appended to logPath. A
+// non-empty pidPath receives the process's identity (see EnginePIDFile).
+// stopCommand, when set, is run by Stop; with it, a start command that
+// exits 0 (an engine that daemonises: docker run -d, nohup ... &) is not a
+// failure.
+func StartEngine(command, stopCommand, logPath, pidPath string) (*EngineProcess, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open engine log %s: %w", logPath, err)
 	}
-	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd := exec.Command("/bin/sh", "-c", engineScript(command))
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start engine %q: %w", command, err)
-	}
-	p := &EngineProcess{cmd: cmd, logFile: f, done: make(chan struct{})}
+	cmd.SysProcAttr = engineSysProcAttr()
+	p := &EngineProcess{cmd: cmd, command: command, stopCommand: stopCommand, logFile: f, pidPath: pidPath, done: make(chan struct{})}
+	started := make(chan error, 1)
 	go func() { // owned by p: Stop waits for done
+		// Locked for good: the thread ends with this goroutine, after the
+		// child is reaped, and with it the child's Pdeathsig.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		p.waitErr = cmd.Wait()
 		p.exited.Store(true)
 		close(p.done)
 	}()
+	if err := <-started; err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start engine %q: %w", command, err)
+	}
+	if pidPath != "" {
+		if err := writePIDFile(pidPath, cmd.Process.Pid, command); err != nil {
+			p.Stop()
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
+// engineScript wraps a start command so that its shell outlives it and
+// kills the process group on SIGHUP, the signal Pdeathsig sends when
+// extractbench dies. dash, the usual /bin/sh, does not exec a -c command,
+// so the shell is the engine's parent and a Pdeathsig on it alone would
+// orphan the engine. The command runs as a background job the shell waits
+// for, because a shell runs a trap only between commands; on SIGTERM (Stop
+// signals the whole group) the shell keeps waiting while the engine shuts
+// down gracefully. The shell's exit status is the command's (137 when it
+// was killed by SIGKILL). A command that ends with & (an engine that
+// daemonises) leaves the shell at once; stop: ends that engine.
+func engineScript(command string) string {
+	return `trap 'kill -KILL 0' HUP
+trap : TERM INT
+{
+` + command + `
+} &
+child=$!
+wait $child; s=$?
+while kill -0 $child 2>/dev/null; do wait $child; s=$?; done
+exit $s
+`
+}
+
 // Exited reports whether the engine process has ended (crashed, killed by
-// the OOM killer, or stopped).
-func (p *EngineProcess) Exited() bool { return p != nil && p.exited.Load() }
+// the OOM killer, or stopped). A daemonised engine's start command has
+// ended by design: it is not reported.
+func (p *EngineProcess) Exited() bool {
+	return p != nil && p.exited.Load() && !p.daemonised.Load()
+}
+
+// Daemonised reports whether the start command exited 0 and left the
+// engine running on its own (stop: ends it).
+func (p *EngineProcess) Daemonised() bool { return p != nil && p.daemonised.Load() }
 
 // ExitError returns how the process ended, once it has.
 func (p *EngineProcess) ExitError() error {
@@ -63,26 +139,63 @@ func (p *EngineProcess) ExitError() error {
 	return p.waitErr
 }
 
+// Pid is the process id of the start command (the shell, or the engine it
+// exec'd), which is also its process group id.
+func (p *EngineProcess) Pid() int { return p.cmd.Process.Pid }
+
+// LogPath is the engine's log file.
+func (p *EngineProcess) LogPath() string { return p.logFile.Name() }
+
 // exitDetail says how the process ended and quotes the end of its log.
 func (p *EngineProcess) exitDetail() string {
 	tail := ""
-	if b, err := os.ReadFile(p.logFile.Name()); err == nil {
-		if len(b) > 2000 {
-			b = b[len(b)-2000:]
-		}
+	if b := p.logTail(2000); len(b) > 0 {
 		tail = "; log tail: " + string(b)
 	}
 	return fmt.Sprintf("engine exited (%v) before extractbench stopped it%s", p.waitErr, tail)
 }
 
-// WaitReady polls health until it succeeds, the process exits or timeout
-// passes; it returns how long the engine took to become ready.
+// logTail returns at most n bytes from the end of the engine's log.
+func (p *EngineProcess) logTail(n int64) []byte {
+	f, err := os.Open(p.logFile.Name())
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := max(st.Size()-n, 0)
+	b := make([]byte, st.Size()-off)
+	nr, _ := f.ReadAt(b, off)
+	return b[:nr]
+}
+
+// waitExit waits up to d for the process to end; it reports whether it has.
+func (p *EngineProcess) waitExit(d time.Duration) bool {
+	if p.Daemonised() {
+		return false
+	}
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// WaitReady polls health until it succeeds, the process fails or timeout
+// passes; it returns how long the engine took to become ready. A start
+// command that exits 0 while a stop: command is set has daemonised its
+// engine: polling goes on until ready or timeout.
 func (p *EngineProcess) WaitReady(ctx context.Context, timeout time.Duration, health func(context.Context) error) (time.Duration, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
+	done := p.done
 	var last error
 	for {
 		hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
@@ -92,8 +205,13 @@ func (p *EngineProcess) WaitReady(ctx context.Context, timeout time.Duration, he
 			return time.Since(start), nil
 		}
 		select {
-		case <-p.done:
-			return 0, fmt.Errorf("engine exited before it was ready (%v); see its log %s", p.waitErr, p.logFile.Name())
+		case <-done:
+			if p.waitErr == nil && p.stopCommand != "" {
+				p.daemonised.Store(true)
+				done = nil // the engine lives on its own now; keep polling
+				continue
+			}
+			return 0, fmt.Errorf("engine exited before it was ready (%v); see its log %s", exitText(p.waitErr), p.logFile.Name())
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return 0, fmt.Errorf("engine not ready after %s (last health check: %v); see its log %s", timeout, last, p.logFile.Name())
@@ -104,14 +222,27 @@ func (p *EngineProcess) WaitReady(ctx context.Context, timeout time.Duration, he
 	}
 }
 
-// Stop sends SIGTERM to the engine's process group, then SIGKILL after a
-// grace period, and waits for it.
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// Stop runs the protocol's stop: command if there is one, then sends
+// SIGTERM to the engine's process group, SIGKILL after a grace period, and
+// waits for it. The pid file is removed once the engine is stopped. The
+// error is the stop: command's failure, if any.
 func (p *EngineProcess) Stop() error {
 	if p == nil {
 		return nil
 	}
 	p.once.Do(func() {
-		if !p.Exited() {
+		p.stopping.Store(true)
+		if p.stopCommand != "" {
+			p.stopErr = runStopCommand(p.stopCommand, p.logFile)
+		}
+		if !p.exited.Load() {
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 			select {
 			case <-p.done:
@@ -120,7 +251,97 @@ func (p *EngineProcess) Stop() error {
 				<-p.done
 			}
 		}
+		// Workers left in the group after the leader ended.
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		p.logFile.Close()
+		if p.pidPath != "" && p.stopErr == nil {
+			_ = os.Remove(p.pidPath)
+		}
 	})
+	return p.stopErr
+}
+
+// runStopCommandTo runs a stop: command with its output appended to the
+// log file at logPath.
+func runStopCommandTo(command, logPath string) error {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open engine log %s: %w", logPath, err)
+	}
+	defer f.Close()
+	return runStopCommand(command, f)
+}
+
+// runStopCommand runs a protocol's stop: command with sh -c, its output
+// appended to the engine's log.
+func runStopCommand(command string, log *os.File) error {
+	ctx, cancel := context.WithTimeout(context.Background(), stopCommandTimeout)
+	defer cancel()
+	fmt.Fprintf(log, "\n[extractbench] running the stop command: %s\n", command)
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("engine stop command %q: %w", command, err)
+	}
 	return nil
+}
+
+// oomLogMarkers are lower-case fragments an engine's log or stderr carries
+// when it died for want of memory: PyTorch ("torch.OutOfMemoryError: CUDA
+// out of memory"), CUDA and HIP runtime errors, C++ allocation failures,
+// llama.cpp's allocators, the kernel's OOM killer as relayed by a wrapper.
+// Unlike eval's markers for HTTP bodies, "kv cache" is absent: engines log
+// their KV cache size at every start.
+var oomLogMarkers = []string{
+	"out of memory",
+	"outofmemory",
+	"cudaerrormemoryallocation",
+	"hiperroroutofmemory",
+	"std::bad_alloc",
+	"cannot allocate memory",
+	"failed to allocate",
+	"oom-kill",
+}
+
+// crashEvidence says whether the engine's end shows it ran out of memory:
+// its log names an out-of-memory error, or it was killed by SIGKILL, the
+// OOM killer's signal, which extractbench itself sends only when stopping
+// it. evidence describes what was found either way.
+func (p *EngineProcess) crashEvidence() (oom bool, evidence string) {
+	how := exitText(p.waitErr)
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
+			// A shell that did not exec reports its child's SIGKILL as 137.
+			if (ws.Signaled() && ws.Signal() == syscall.SIGKILL) || (ws.Exited() && ws.ExitStatus() == 128+int(syscall.SIGKILL)) {
+				if !p.stopping.Load() {
+					return true, fmt.Sprintf("the engine was killed by SIGKILL (%s), the OOM killer's signal, not sent by extractbench", how)
+				}
+			}
+		}
+	}
+	tail := p.logTail(64 << 10)
+	lower := bytes.ToLower(tail)
+	for _, m := range oomLogMarkers {
+		if i := bytes.LastIndex(lower, []byte(m)); i >= 0 {
+			return true, fmt.Sprintf("the engine exited (%s) and its log %s says %q", how, p.logFile.Name(), logLine(tail, i))
+		}
+	}
+	return false, fmt.Sprintf("the engine exited (%s) and neither its exit nor its log %s shows an out-of-memory error", how, p.logFile.Name())
+}
+
+// logLine returns the line of b around offset i, trimmed to 200 bytes.
+func logLine(b []byte, i int) string {
+	start := bytes.LastIndexByte(b[:i], '\n') + 1
+	end := bytes.IndexByte(b[i:], '\n')
+	if end < 0 {
+		end = len(b)
+	} else {
+		end += i
+	}
+	s := strings.TrimSpace(string(b[start:end]))
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
 }

@@ -137,3 +137,25 @@ func parseCUDAVersion(header []byte) string {
 	}
 	return string(m[1])
 }
+
+// engineGPU describes the card a (non-simulated) engine runs on. A local
+// engine's comes from nvidia-smi here, its name overridden by engine.gpu
+// when the protocol gives one; a remote engine's is only what engine.gpu
+// says: this machine's card is not the engine's.
+func engineGPU(ctx context.Context, e Engine) GPUInfoJSON {
+	g := GPUInfoJSON{Source: "unknown"}
+	if e.IsLocal() {
+		if smi, ok := GPUInfo(ctx); ok {
+			g = GPUInfoJSON{Name: smi.Name, MemoryTotalBytes: smi.MemoryTotalBytes, Driver: smi.Driver, CUDA: smi.CUDA, Source: "nvidia-smi"}
+		}
+	}
+	if e.GPU != "" {
+		g.Name = e.GPU
+		if g.Source == "nvidia-smi" {
+			g.Source = "protocol+nvidia-smi"
+		} else {
+			g.Source = "protocol"
+		}
+	}
+	return g
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -111,7 +112,7 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 				prompts[i] = rs.completionPrompt(d)
 			}
 			resps, err := e.client.Complete(context.WithoutCancel(ctx), rs.clock, sched, prompts, rs.generation())
-			if errors.Is(err, ErrBatchUnsupported) {
+			if errors.Is(err, client.ErrBatchUnsupported) {
 				transport = "barrier"
 				rs.decision(ctx, v.Name, results.DecisionBatchMode, level, level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
 			} else {
@@ -140,17 +141,19 @@ func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, d corpu
 }
 
 func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Response) eval.Record {
-	// An engine that answered /health when the variant started and now
-	// refuses connections has crashed (MEASUREMENT.md section 6: memory),
-	// whether extractbench started it or not.
-	if resp.Kind != eval.TransportOK && (e.died() || resp.Kind == eval.TransportRefused) {
-		resp.EngineDied = true
-	}
-	return eval.Record{
+	// A failure the engine's death explains is memory only with evidence
+	// (engine.attribute); an HTTP answer, even a 404, came from a live server.
+	var evidence string
+	resp.Transport, evidence = e.attribute(resp.Transport)
+	rec := eval.Record{
 		RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, DocID: d.ID, LengthClass: string(d.LengthClass),
 		Response: resp,
 		Outcome:  eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
+	if evidence != "" && (rec.Failure == eval.Memory || rec.Failure == eval.Error) {
+		rec.FailureDetail += "; " + evidence
+	}
+	return rec
 }
 
 // keep stores a measured record. A request cut by the run's own
@@ -178,10 +181,9 @@ func (rs *runState) completionPrompt(d corpus.Document) string {
 	return rs.proto.Prompt.System + "\n\n" + rs.userPrompt(d)
 }
 
-func (rs *runState) generation() Generation {
-	g := Generation{MaxTokens: rs.proto.Generation.MaxTokens, Temperature: rs.proto.Generation.Temperature, Seed: rs.proto.Generation.Seed}
-	g.ResponseFormat = rs.responseFormat
-	return g
+func (rs *runState) generation() client.Generation {
+	return client.Generation{MaxTokens: rs.proto.Generation.MaxTokens, Temperature: rs.proto.Generation.Temperature,
+		Seed: rs.proto.Generation.Seed, ResponseFormat: rs.responseFormat}
 }
 
 func (e *engine) metricsURL(v *Variant) string {

@@ -63,6 +63,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		}
 	}
 	p.OutputTokens, p.PromptTokens = outTokens, promptTokens
+	p.TokenCountMismatches = tokenCountMismatches(recs)
 	if len(recs) > 0 {
 		p.UsageReportedShare = ptr(float64(usage) / float64(len(recs)))
 	}

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
 )
@@ -32,7 +33,7 @@ var DefaultProtocolYAML []byte
 const (
 	DefaultRepetitions       = 3                            // each level is measured this many times
 	DefaultWarmup            = 8                            // warm-up requests per variant, excluded from every figure
-	DefaultRequestTimeout    = 120 * time.Second            // per request, from send to the last byte
+	DefaultRequestTimeout    = client.DefaultTimeout        // per request, from send to the last byte
 	DefaultReadyTimeout      = 600 * time.Second            // engine start until /health answers
 	DefaultTelemetryInterval = 100 * time.Millisecond       // /metrics and nvidia-smi sampling
 	DefaultMinBaselineRatio  = eval.DefaultMinBaselineRatio // a level keeps >= 99% of the baseline's accepted documents
@@ -83,6 +84,8 @@ type Engine struct {
 	Kind          string          `json:"kind,omitempty"`
 	APIKeyEnv     string          `json:"api_key_env,omitempty"`
 	Start         string          `json:"start,omitempty"`
+	Stop          string          `json:"stop,omitempty"`  // run at the end and on interruption, for engines that daemonise
+	Local         *bool           `json:"local,omitempty"` // the engine runs on this machine (nil: started, or a loopback URL)
 	ReadyTimeout  Duration        `json:"ready_timeout"`
 	MetricsURL    string          `json:"metrics_url,omitempty"`
 	GPU           string          `json:"gpu,omitempty"`

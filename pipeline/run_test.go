@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin"
+	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 )
@@ -124,7 +126,7 @@ func TestRun_EndToEnd(t *testing.T) {
 	const docs = 12
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: concurrency, levels: [1, 2, 4], repetitions: 2, warmup: 2}", "{time_scale: 0}")
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +179,7 @@ func TestRun_FailureClasses(t *testing.T) {
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, 40), "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0, on_memory_failure: record}",
 		"{time_scale: 0, faults: {oom: 0.1, truncate: 0.1, garbage: 0.1, wrong_value: 0.1, reset: 0.1}}")
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
@@ -210,7 +212,7 @@ func TestMain(m *testing.M) {
 	if proto := os.Getenv("EXTRACTBENCH_TEST_CHILD_PROTOCOL"); proto != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		_, err := pipeline.Run(ctx, pipeline.Options{ProtocolPath: proto, OutDir: os.Getenv("EXTRACTBENCH_TEST_CHILD_OUT"), Quiet: true})
+		_, err := pipeline.Run(ctx, pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: os.Getenv("EXTRACTBENCH_TEST_CHILD_OUT"), Quiet: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
@@ -257,7 +259,7 @@ func startChild(t *testing.T, proto, out string, docs int, sig os.Signal) {
 func checkResumed(t *testing.T, out string, docs, passes int) *sql.DB {
 	t.Helper()
 	before, _ := countRows(filepath.Join(out, "results.db"))
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{OutDir: out, Resume: true, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), OutDir: out, Resume: true, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +379,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +420,7 @@ func TestRun_BatchMode(t *testing.T) {
 	const docs = 10
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: batch, levels: [1, 4], repetitions: 1, warmup: 0}", "{time_scale: 0}")
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
@@ -434,6 +436,14 @@ func TestRun_BatchMode(t *testing.T) {
 	if got := queryInt(t, db, "SELECT sent_concurrency FROM passes WHERE level = 4"); got > 4 {
 		t.Errorf("batch 4 had %d requests in flight", got)
 	}
+	// Each prompt's own usage, as vLLM gives it with continuous_usage_stats,
+	// beside the client's own count of its chunks.
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE mode = 'batch' AND usage_reported = 1 AND client_completion_chunks > 0"); got != 2*docs {
+		t.Errorf("batch rows with the engine's usage and the client's chunk count = %d, want %d", got, 2*docs)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE usage_reported_share = 1 AND token_count_mismatches = 0"); got != 2 {
+		t.Errorf("batch passes with every usage reported and no token count mismatch = %d, want 2", got)
+	}
 }
 
 // TestRun_Telemetry: the built-in engine's /metrics are sampled during each pass.
@@ -441,7 +451,7 @@ func TestRun_Telemetry(t *testing.T) {
 	dir := t.TempDir()
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, 20), "{mode: concurrency, levels: [1, 4], repetitions: 1, warmup: 0}", "{time_scale: 0.05}")
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
@@ -481,11 +491,11 @@ func TestRun_ResumeRefusesOtherFingerprint(t *testing.T) {
 	c := writeSmallCorpus(t, dir, 4)
 	proto := writeProtocol(t, dir, c, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", "{time_scale: 0}")
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	other := writeProtocol(t, dir, c, "{mode: concurrency, levels: [1, 2], repetitions: 1, warmup: 0}", "{time_scale: 0}")
-	_, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: other, OutDir: out, Resume: true, Quiet: true})
+	_, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: other, OutDir: out, Resume: true, Quiet: true})
 	var ce *pipeline.ConfigError
 	if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "fingerprint") {
 		t.Fatalf("resume with another protocol: err = %v, want a ConfigError about the fingerprint", err)
@@ -530,7 +540,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
@@ -545,7 +555,10 @@ variants:
 }
 
 // serveTestEngine runs the built-in engine as a separate process, the way a
-// protocol's start command runs vLLM, until SIGTERM.
+// protocol's start command runs vLLM, until SIGTERM. Its environment can
+// slow it (EXTRACTBENCH_TEST_ENGINE_TIME_SCALE) or have it crash when the
+// request after the Nth arrives, writing a last line to its log first
+// (EXTRACTBENCH_TEST_ENGINE_DIE_AFTER, EXTRACTBENCH_TEST_ENGINE_DIE_SAYING).
 func serveTestEngine(addr string) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -555,15 +568,39 @@ func serveTestEngine(addr string) {
 		os.Exit(2)
 	}
 	p.TimeScale = 0
+	if ts, err := strconv.ParseFloat(os.Getenv("EXTRACTBENCH_TEST_ENGINE_TIME_SCALE"), 64); err == nil {
+		p.TimeScale = ts
+	}
 	s, err := builtin.NewServer(builtin.Config{Profile: p})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	defer s.Close()
+	var h http.Handler = s
+	if n, err := strconv.Atoi(os.Getenv("EXTRACTBENCH_TEST_ENGINE_DIE_AFTER")); err == nil {
+		var arrived atomic.Int32
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v1/chat/completions" && arrived.Add(1) > int32(n) {
+				fmt.Fprintln(os.Stderr, os.Getenv("EXTRACTBENCH_TEST_ENGINE_DIE_SAYING"))
+				os.Exit(1) // mid-request, as a crashing engine does
+			}
+			s.ServeHTTP(w, r)
+		})
+	}
 	time.Sleep(300 * time.Millisecond) // a load time to measure
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fmt.Println("test engine listening on", addr)
-	if err := s.ListenAndServe(ctx, addr); err != nil {
+	hs := &http.Server{Handler: h}
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(os.Stderr, err)
 	}
 }
@@ -594,7 +631,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,7 +676,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
 	var ce *pipeline.ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "sim-nope") {
 		t.Fatalf("err = %v, want a configuration error naming the model", err)

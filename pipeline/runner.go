@@ -16,6 +16,7 @@ import (
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
 )
@@ -28,6 +29,9 @@ type Options struct {
 	Quiet        bool      // no progress bars
 	Progress     io.Writer // progress bars and log lines (stderr)
 	TTY          bool      // Progress is a terminal: draw bars; else one line per pass
+	// Starters are the in-process engines by the engine.url that names
+	// them ("builtin"); cmd/extractbench wires them in.
+	Starters map[string]EngineStarter
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing
@@ -66,7 +70,7 @@ type runState struct {
 	store     *results.Store
 	manifest  *Manifest
 	runID     string
-	clock     Clock
+	clock     client.Clock
 	resumes   []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress  io.Writer
 	simulated bool
@@ -258,7 +262,7 @@ func protocolDir(m *Manifest) string {
 
 func (rs *runState) create(ctx context.Context) error {
 	rs.runID = newRunID()
-	rs.clock = NewClock()
+	rs.clock = client.NewClock()
 	b, _ := json.Marshal(rs.manifest)
 	err := rs.store.CreateRun(ctx, results.Run{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint,
 		ProtocolName: rs.proto.Name, Manifest: b, StartedAt: time.Now().UnixMilli(), Status: "running",
@@ -281,7 +285,7 @@ func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 		rs.manifest.Variants = old.Variants // engine facts pinned by the first attempt; checked again per variant
 	}
 	rs.runID = prev.RunID
-	rs.clock = NewClockAt(prev.ClockOriginNS)
+	rs.clock = client.NewClockAt(prev.ClockOriginNS)
 	events, err := rs.store.Events(ctx, rs.runID)
 	if err != nil {
 		return fmt.Errorf("read the run's events: %w", err)

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/extractbench/extractbench/pipeline/client"
 )
 
 // Telemetry timing bounds.
@@ -74,7 +76,7 @@ type Telemetry struct {
 // Sampler samples engine metrics and device memory in the background from
 // StartSampler until Stop, which owns and waits for its goroutines.
 type Sampler struct {
-	clock  Clock
+	clock  client.Clock
 	cfg    SamplerConfig
 	hc     *http.Client
 	parent context.Context
@@ -94,7 +96,7 @@ type Sampler struct {
 // StartSampler scrapes cfg.MetricsURL once before returning, so that the
 // pass's deltas start before its first request, then keeps sampling every
 // cfg.Interval until Stop.
-func StartSampler(ctx context.Context, clock Clock, cfg SamplerConfig, httpClient *http.Client) *Sampler {
+func StartSampler(ctx context.Context, clock client.Clock, cfg SamplerConfig, httpClient *http.Client) *Sampler {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultTelemetryInterval
 	}

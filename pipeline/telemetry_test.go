@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/extractbench/extractbench/pipeline/client"
 )
 
 // vllmMetrics renders vLLM's /metrics text (prometheus_client exposition,
@@ -71,7 +73,7 @@ func TestSampler_VLLM(t *testing.T) {
 		vllmMetrics(1, 0, 0.20, 6, 14.5, 120),
 	)
 	// An hour's interval: only the scrapes this test makes happen.
-	s := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
 	s.scrapeOnce(testContext(t))
 	tel := s.Stop()
 
@@ -148,7 +150,7 @@ vllm:gpu_cache_usage_perc{model_name="a"} 0.4
 vllm:gpu_cache_usage_perc{model_name="b"} 0.7
 `
 	srv, _ := sequenceServer(t, page)
-	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
 	if !eqPtr(tel.PeakTorchAllocated, 2.5e10) || !eqPtr(tel.PeakTorchReserved, 3.2e10) || !eqPtr(tel.PeakKVUsage, 0.7) {
 		t.Errorf("PeakTorchAllocated, PeakTorchReserved, PeakKVUsage = %v, %v, %v, want 2.5e10, 3.2e10, 0.7",
 			deref(tel.PeakTorchAllocated), deref(tel.PeakTorchReserved), deref(tel.PeakKVUsage))
@@ -161,7 +163,7 @@ vllm:gpu_cache_usage_perc{model_name="b"} 0.7
 func TestSampler_MetricsUnavailable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL + "/metrics", Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL + "/metrics", Interval: time.Hour}, nil).Stop()
 	if tel.Scrapes != 0 || tel.ScrapeErrors != 2 || tel.LastScrapeError == "" {
 		t.Errorf("Scrapes, ScrapeErrors, LastScrapeError = %d, %d, %q, want 0, 2 (start and stop), an error",
 			tel.Scrapes, tel.ScrapeErrors, tel.LastScrapeError)
@@ -173,7 +175,7 @@ func TestSampler_MetricsUnavailable(t *testing.T) {
 
 func TestSampler_Garbage(t *testing.T) {
 	srv, _ := sequenceServer(t, "<html>not metrics</html>\n")
-	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
 	if tel.Scrapes != 0 || tel.ScrapeErrors != 2 {
 		t.Errorf("Scrapes, ScrapeErrors = %d, %d, want 0, 2", tel.Scrapes, tel.ScrapeErrors)
 	}
@@ -183,7 +185,7 @@ func TestSampler_Garbage(t *testing.T) {
 // scraped a few times: Stop must wait for the goroutine and return.
 func TestSampler_Ticks(t *testing.T) {
 	srv, n := sequenceServer(t, vllmMetrics(1, 0, 0.1, 0, 0, 0))
-	s := StartSampler(testContext(t), NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond}, nil)
+	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond}, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for n.Load() < 4 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -224,7 +226,7 @@ esac
 
 func TestSampler_NvidiaSMI(t *testing.T) {
 	fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "", "")
-	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
 	if !eqPtr(tel.PeakGPUMemUsed, 81920*mib) || !eqPtr(tel.GPUMemTotal, 143771*mib) {
 		t.Errorf("PeakGPUMemUsed, GPUMemTotal = %v, %v", deref(tel.PeakGPUMemUsed), deref(tel.GPUMemTotal))
 	}
@@ -235,7 +237,7 @@ func TestSampler_NvidiaSMI(t *testing.T) {
 
 func TestSampler_NvidiaSMIMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	tel := StartSampler(testContext(t), NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
 	if tel.PeakGPUMemUsed != nil || tel.GPUMemTotal != nil || tel.GPUErrors != 0 {
 		t.Errorf("without nvidia-smi: %+v", tel)
 	}
@@ -249,7 +251,7 @@ func TestSampler_Concurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			s := StartSampler(ctx, NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, NvidiaSMI: true}, nil)
+			s := StartSampler(ctx, client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, NvidiaSMI: true}, nil)
 			time.Sleep(5 * time.Millisecond)
 			s.Stop()
 		})

@@ -5,32 +5,34 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
 )
 
 // engine is a variant's engine while it is measured.
 type engine struct {
 	url       string
-	client    *Client
-	proc      *EngineProcess // nil unless extractbench started it
-	stop      func() error   // stops an in-process built-in engine
-	nvidiaSMI bool           // sample this machine's GPU during passes
+	client    *client.Client
+	proc      *EngineProcess   // nil unless extractbench started it
+	inproc    *InProcessEngine // nil unless an EngineStarter started it
+	nvidiaSMI bool             // sample this machine's GPU during passes
 	loadTime  time.Duration
 }
 
 func (e *engine) died() bool { return e.proc.Exited() }
 
-func (e *engine) close() {
-	if e.stop != nil {
-		_ = e.stop()
+// close stops the engine if extractbench started it; the error is a
+// protocol stop: command's failure.
+func (e *engine) close() error {
+	if e.inproc != nil {
+		_ = e.inproc.Stop()
 	}
-	_ = e.proc.Stop()
+	return e.proc.Stop()
 }
 
 // runVariant runs one variant's phases: load, warm-up, baseline, sweep.
@@ -43,7 +45,9 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 		if eng.died() { // it ended before we stopped it: a crash, an OOM kill
 			rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineExit, 0, eng.proc.exitDetail())
 		}
-		eng.close()
+		if err := eng.close(); err != nil {
+			rs.logf("%s: warning: %v", v.Name, err)
+		}
 	}()
 	if err := rs.pinEngine(ctx, v, eng); err != nil {
 		return err
@@ -116,41 +120,37 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 	}
 	switch {
 	case v.Engine.IsBuiltin():
+		starter, ok := rs.opts.Starters[v.Engine.URL]
+		if !ok {
+			return nil, &ConfigError{fmt.Errorf("variant %s: engine.url %s: this program has no in-process engine of that name", v.Name, v.Engine.URL)}
+		}
 		// The engine outlives an interruption: in-flight requests finish before it stops.
-		url, stop, err := startBuiltin(context.WithoutCancel(ctx), v, rs.proto)
+		ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto)
 		if err != nil {
 			return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
 		}
-		e.url, e.stop = url, stop
+		e.url, e.inproc = ie.URL, ie
 	default:
 		e.url = v.Engine.URL
-		e.nvidiaSMI = true
+		e.nvidiaSMI = v.Engine.IsLocal()
 	}
-	e.client = NewClient(ClientConfig{BaseURL: e.url, Model: v.Engine.Model, APIKey: apiKey,
+	e.client = client.New(client.Config{BaseURL: e.url, Model: v.Engine.Model, APIKey: apiKey,
 		Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1)})
 	if v.Engine.Start != "" {
-		logPath := filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".log")
-		rs.logf("%s: starting engine: %s (log %s)", v.Name, v.Engine.Start, logPath)
-		proc, err := StartEngine(v.Engine.Start, logPath)
-		if err != nil {
+		if err := rs.startProcess(ctx, v, e); err != nil {
 			return nil, err
 		}
-		e.proc = proc
-		d, err := proc.WaitReady(ctx, time.Duration(v.Engine.ReadyTimeout), e.client.Health)
-		if err != nil {
-			proc.Stop()
-			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+	} else {
+		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := e.client.Health(hctx); err != nil {
+			e.close()
+			return nil, fmt.Errorf("variant %s: engine at %s is not answering: %w", v.Name, e.url, err)
 		}
-		e.loadTime = d
-		rs.event(ctx, v.Name, results.EventEngineLoad, d.Nanoseconds(), "start command until /health answered")
-		rs.logf("%s: engine ready after %s", v.Name, d.Round(time.Millisecond))
-		return e, nil
 	}
-	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := e.client.Health(hctx); err != nil {
+	if err := rs.checkServedModel(ctx, v, e.client); err != nil {
 		e.close()
-		return nil, fmt.Errorf("variant %s: engine at %s is not answering: %w", v.Name, e.url, err)
+		return nil, err
 	}
 	return e, nil
 }
@@ -166,25 +166,22 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	info := e.client.Describe(ctx)
 	now := VariantManifest{Name: v.Name, Engine: vm.Engine}
 	now.Engine.ServedModels, now.Engine.Version = info.ServedModels, info.Version
+	now.Engine.VersionSource, now.Engine.About = info.VersionSource, info.About
 	if now.Engine.ContextWindow == 0 {
 		now.Engine.ContextWindow = info.ContextWindow
 	}
 	now.GPU = GPUInfoJSON{Source: "unknown"}
 	switch {
-	case v.Engine.IsBuiltin():
-		now.GPU, now.Extra = builtinGPU(v, rs.proto)
-		now.Engine.Version = "extractbench-builtin " + ToolVersion
-	case v.Engine.GPU != "":
-		now.GPU = GPUInfoJSON{Name: v.Engine.GPU, Source: "protocol"}
+	case e.inproc != nil:
+		now.GPU, now.Extra, now.Engine.Version = e.inproc.GPU, e.inproc.Profile, e.inproc.Version
 	default:
-		if g, ok := GPUInfo(ctx); ok {
-			now.GPU = GPUInfoJSON{Name: g.Name, MemoryTotalBytes: g.MemoryTotalBytes, Driver: g.Driver, CUDA: g.CUDA, Source: "nvidia-smi"}
-		}
+		now.GPU = engineGPU(ctx, v.Engine)
 	}
-	if vm.Engine.Version != "" || vm.GPU.Name != "" { // pinned by an earlier attempt of this run
-		if vm.Engine.Version != now.Engine.Version || vm.GPU.Name != now.GPU.Name {
-			return &ConfigError{fmt.Errorf("resume: variant %s ran on engine %q / GPU %q, now %q / %q: results of a different engine are never mixed",
-				v.Name, vm.Engine.Version, vm.GPU.Name, now.Engine.Version, now.GPU.Name)}
+	now.Environment = EnvironmentHash(now)
+	if vm.Environment != "" || vm.Engine.Version != "" || vm.GPU.Name != "" { // pinned by an earlier attempt of this run
+		if diff := environmentDiff(*vm, now); diff != "" {
+			return &ConfigError{fmt.Errorf("resume: variant %s ran in another environment (%s): results of a different engine, GPU, driver or CUDA are never mixed; use a new -out directory",
+				v.Name, diff)}
 		}
 	}
 	*vm = now

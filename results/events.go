@@ -42,12 +42,13 @@ type Decision struct {
 
 // The event kinds stored in events.kind.
 const (
-	EventEngineLoad  = "engine_load"    // ValueNS: engine start until ready
-	EventWarmup      = "warmup"         // ValueNS: the warm-up's duration; excluded from every figure
-	EventInterrupted = "interrupted"    // Detail: why (signal, engine died)
-	EventResumed     = "resumed"        // Detail: what was left to do
-	EventEngineExit  = "engine_exit"    // Detail: exit status and the log's tail
-	EventVariantFail = "variant_failed" // Detail: why the variant could not be measured (engine did not start, ...)
+	EventEngineLoad  = "engine_load"          // ValueNS: engine start until ready
+	EventWarmup      = "warmup"               // ValueNS: the warm-up's duration; excluded from every figure
+	EventInterrupted = "interrupted"          // Detail: why (signal, engine died)
+	EventResumed     = "resumed"              // Detail: what was left to do
+	EventEngineExit  = "engine_exit"          // Detail: exit status and the log's tail
+	EventEngineStale = "engine_stale_stopped" // Detail: the engine an interrupted attempt left running, found by its pid file, and what was done
+	EventVariantFail = "variant_failed"       // Detail: why the variant could not be measured (engine did not start, ...)
 )
 
 // Event is one row of events: something that happened to the run or a

@@ -81,6 +81,7 @@ var requestsSchema = arrow.NewSchema([]arrow.Field{
 	utf8("expected_date", nullable),
 	utf8("expected_amount", nullable),
 	utf8("expected_category", nullable),
+	i64("client_completion_chunks", nullable),
 }, nil)
 
 // telemetrySchema is the schema of telemetry.parquet.

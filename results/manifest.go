@@ -55,21 +55,25 @@ type SchemaInfo struct {
 
 // EngineInfo is what is known of an engine: configured, and as it reported itself.
 type EngineInfo struct {
-	URL           string   `json:"url"` // never with credentials
-	Kind          string   `json:"kind"`
-	Version       string   `json:"version,omitempty"`
-	Model         string   `json:"model"`
-	Revision      string   `json:"revision,omitempty"`
-	ServedModels  []string `json:"served_models,omitempty"`
-	Tokenizer     string   `json:"tokenizer,omitempty"`
-	ChatTemplate  string   `json:"chat_template,omitempty"`
-	ContextWindow int      `json:"context_window,omitempty"`
-	Weights       string   `json:"weights,omitempty"`        // weight precision: bf16, fp8, int8, int4 ("" = read from the names)
-	Quantization  string   `json:"quantization,omitempty"`   // the scheme, as the protocol or the engine names it
-	Params        int64    `json:"params,omitempty"`         // parameter count, for the MFU estimate
-	Started       bool     `json:"started"`                  // extractbench started it (load time measured)
-	RandomWeights bool     `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
-	Simulated     bool     `json:"simulated"`
+	URL     string `json:"url"` // never with credentials
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	// VersionSource is the endpoint Version came from (/version, /info, ...);
+	// About is that endpoint's answer, secrets and long strings left out.
+	VersionSource string          `json:"version_source,omitempty"`
+	About         json.RawMessage `json:"about,omitempty"`
+	Model         string          `json:"model"`
+	Revision      string          `json:"revision,omitempty"`
+	ServedModels  []string        `json:"served_models,omitempty"`
+	Tokenizer     string          `json:"tokenizer,omitempty"`
+	ChatTemplate  string          `json:"chat_template,omitempty"`
+	ContextWindow int             `json:"context_window,omitempty"`
+	Weights       string          `json:"weights,omitempty"`        // weight precision: bf16, fp8, int8, int4 ("" = read from the names)
+	Quantization  string          `json:"quantization,omitempty"`   // the scheme, as the protocol or the engine names it
+	Params        int64           `json:"params,omitempty"`         // parameter count, for the MFU estimate
+	Started       bool            `json:"started"`                  // extractbench started it (load time measured)
+	RandomWeights bool            `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
+	Simulated     bool            `json:"simulated"`
 }
 
 // GPUInfoJSON describes the card the engine ran on, as nvidia-smi (or the
@@ -79,15 +83,16 @@ type GPUInfoJSON struct {
 	MemoryTotalBytes int64  `json:"memory_total_bytes,omitempty"`
 	Driver           string `json:"driver,omitempty"`
 	CUDA             string `json:"cuda,omitempty"`
-	Source           string `json:"source,omitempty"` // nvidia-smi | builtin-profile | protocol | unknown
+	Source           string `json:"source,omitempty"` // nvidia-smi | builtin-profile | protocol | protocol+nvidia-smi | unknown
 }
 
 // VariantManifest pins one variant's engine and card.
 type VariantManifest struct {
-	Name   string          `json:"name"`
-	Engine EngineInfo      `json:"engine"`
-	GPU    GPUInfoJSON     `json:"gpu"`
-	Extra  json.RawMessage `json:"builtin_profile,omitempty"`
+	Name        string          `json:"name"`
+	Engine      EngineInfo      `json:"engine"`
+	GPU         GPUInfoJSON     `json:"gpu"`
+	Extra       json.RawMessage `json:"builtin_profile,omitempty"`
+	Environment string          `json:"environment,omitempty"` // pipeline.EnvironmentHash, pinned at the variant's first start
 }
 
 // HostInfo describes the client machine.
@@ -109,9 +114,6 @@ type Generation struct {
 	MaxTokens   int     `json:"max_tokens"`
 	Temperature float64 `json:"temperature"`
 	Seed        *int    `json:"seed,omitempty"`
-	// ResponseFormat is the OpenAI response_format object sent when the
-	// protocol asks for guided decoding; built by the runner, not read from the file.
-	ResponseFormat json.RawMessage `json:"-"`
 }
 
 // Sweep is the one parameter a run grows.

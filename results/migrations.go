@@ -195,8 +195,9 @@ ALTER TABLE passes ADD COLUMN category_confusion TEXT;
 `,
 	// 4: what a performance engineer reads first (prompt and total tokens
 	// per second), steady state (captures or compilations in the engine
-	// during the pass) and batch invariance (outputs and verdicts that
-	// differ from level 1).
+	// during the pass), batch invariance (outputs and verdicts that differ
+	// from level 1), and the client's own count of content chunks beside the
+	// engine's usage with, per pass, the requests the two disagree on.
 	`
 ALTER TABLE passes ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE passes ADD COLUMN prompt_tokens_per_s REAL;
@@ -204,6 +205,8 @@ ALTER TABLE passes ADD COLUMN total_tokens_per_s REAL;
 ALTER TABLE passes ADD COLUMN engine_captures INTEGER;
 ALTER TABLE passes ADD COLUMN outputs_changed INTEGER;
 ALTER TABLE passes ADD COLUMN verdicts_changed INTEGER;
+ALTER TABLE passes ADD COLUMN token_count_mismatches INTEGER;
+ALTER TABLE requests ADD COLUMN client_completion_chunks INTEGER;
 `,
 }
 

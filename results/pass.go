@@ -99,6 +99,7 @@ var passColumns = withFailureColumns([]passColumn{
 	{"engine_captures", func(p *Pass) any { return &p.EngineCaptures }},
 	{"outputs_changed", func(p *Pass) any { return &p.OutputsChanged }},
 	{"verdicts_changed", func(p *Pass) any { return &p.VerdictsChanged }},
+	{"token_count_mismatches", func(p *Pass) any { return &p.TokenCountMismatches }},
 })
 
 // FailureColumn is the passes column counting documents of class f.

@@ -43,6 +43,7 @@ var requestColumns = []string{
 	"pred_date", "pred_amount", "pred_category",
 	"accepted", "output",
 	"expected_date", "expected_amount", "expected_category",
+	"client_completion_chunks",
 }
 
 // insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
@@ -98,6 +99,7 @@ func requestValues(r eval.Record) []any {
 		nullPtr(r.Prediction.Date), nullPtr(r.Prediction.Amount), nullPtr(r.Prediction.Category),
 		r.Accepted, r.Output,
 		nullPtr(r.Expected.Date), nullPtr(r.Expected.Amount), nullPtr(r.Expected.Category),
+		r.ClientChunks,
 	}
 }
 
@@ -183,7 +185,7 @@ func (r *reader) records(ctx context.Context, where string, args ...any) ([]eval
 		failure, failure_detail, strict_parse_ok, lenient_parse_ok, schema_ok,
 		date_result, amount_result, category_result,
 		pred_date, pred_amount, pred_category, accepted, output,
-		expected_date, expected_amount, expected_category
+		expected_date, expected_amount, expected_category, client_completion_chunks
 		FROM requests WHERE `+where+` ORDER BY rowid`, args...)
 	if err != nil {
 		return nil, err
@@ -210,6 +212,7 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		finish, kind, detail, errBody        sql.NullString
 		failure, failDetail                  sql.NullString
 		dateRes, amountRes, catRes           sql.NullString
+		chunks                               sql.NullInt64
 	)
 	err := rows.Scan(&r.RunID, &r.Variant, &r.Mode, &r.Level, &r.Repetition, &r.DocID, &r.LengthClass,
 		&sched, &send, &fbyte, &ftok, &ltok, &done,
@@ -218,13 +221,14 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		&failure, &failDetail, &r.StrictParseOK, &r.LenientParseOK, &r.SchemaOK,
 		&dateRes, &amountRes, &catRes,
 		&r.Prediction.Date, &r.Prediction.Amount, &r.Prediction.Category, &r.Accepted, &r.Output,
-		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category)
+		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks)
 	if err != nil {
 		return r, err
 	}
 	r.SchedNS, r.SendNS, r.FirstByteNS = sched.Int64, send.Int64, fbyte.Int64
 	r.FirstTokenNS, r.LastTokenNS, r.DoneNS = ftok.Int64, ltok.Int64, done.Int64
 	r.PromptTokens = int(prompt.Int64)
+	r.ClientChunks = int(chunks.Int64)
 	r.HTTPStatus = int(httpStatus.Int64)
 	r.FinishReason = finish.String
 	r.Kind = eval.TransportKind(kind.String)

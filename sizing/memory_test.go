@@ -152,17 +152,20 @@ func TestCalculateLlama70BDoesNotFitSmallCards(t *testing.T) {
 
 func TestCalculateErrors(t *testing.T) {
 	m := mustPreset(t, "Llama-3.2-1B")
-	tests := []Inputs{
-		{Model: m, ContextTokens: 0, Concurrency: 1},
-		{Model: m, ContextTokens: 10, Concurrency: 0},
-		{Model: m, ContextTokens: 10, Concurrency: 1, Weights: "int3"},
-		{Model: m, ContextTokens: 10, Concurrency: 1, KV: INT4},
-		{Model: m, ContextTokens: 10, Concurrency: 1, Utilisation: 1.5},
-		{Model: Model{Name: "empty"}, ContextTokens: 10, Concurrency: 1},
+	tests := []struct {
+		in   Inputs
+		want string // the cause the error names
+	}{
+		{Inputs{Model: m, ContextTokens: 0, Concurrency: 1}, "context length 0: want a positive number of tokens"},
+		{Inputs{Model: m, ContextTokens: 10, Concurrency: 0}, "concurrency 0: want at least 1 sequence"},
+		{Inputs{Model: m, ContextTokens: 10, Concurrency: 1, Weights: "int3"}, `weight precision "int3": want bf16, fp16, fp8, int8 or int4`},
+		{Inputs{Model: m, ContextTokens: 10, Concurrency: 1, KV: INT4}, `KV precision "int4": want bf16, fp16 or fp8`},
+		{Inputs{Model: m, ContextTokens: 10, Concurrency: 1, Utilisation: 1.5}, "utilisation 1.5: want a share of memory between 0 and 1"},
+		{Inputs{Model: Model{Name: "empty"}, ContextTokens: 10, Concurrency: 1}, `model "empty": shape incomplete`},
 	}
-	for i, in := range tests {
-		if _, err := Calculate(in); err == nil {
-			t.Errorf("case %d: got no error for %+v", i, in)
+	for i, tt := range tests {
+		if _, err := Calculate(tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("case %d: got %v, want an error containing %q", i, err, tt.want)
 		}
 	}
 }
@@ -192,15 +195,17 @@ func TestParseHFConfig(t *testing.T) {
 }
 
 func TestParseHFConfigRefuses(t *testing.T) {
-	tests := map[string]string{
-		"not json":      `{`,
-		"missing shape": `{"hidden_size": 4096}`,
-		"moe":           `{"model_type":"mixtral","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"intermediate_size":14336,"vocab_size":32000,"num_local_experts":8}`,
-		"bad gqa":       `{"hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":5,"intermediate_size":14336,"vocab_size":32000}`,
+	tests := map[string]struct{ cfg, want string }{
+		"not json":      {`{`, "decode config.json: unexpected end of JSON input"},
+		"missing shape": {`{"hidden_size": 4096}`, "config.json: missing or non-positive num_hidden_layers, num_attention_heads, intermediate_size, vocab_size"},
+		"moe": {`{"model_type":"mixtral","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"intermediate_size":14336,"vocab_size":32000,"num_local_experts":8}`,
+			`model_type "mixtral" is a mixture of experts`},
+		"bad gqa": {`{"hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":5,"intermediate_size":14336,"vocab_size":32000}`,
+			"model bad gqa: 32 attention heads are not a multiple of 5 KV heads"},
 	}
-	for name, cfg := range tests {
-		if _, err := ParseHFConfig([]byte(cfg), name); err == nil {
-			t.Errorf("%s: got no error", name)
+	for name, tt := range tests {
+		if _, err := ParseHFConfig([]byte(tt.cfg), name); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, tt.want)
 		}
 	}
 }
@@ -229,8 +234,11 @@ func TestFindGPU(t *testing.T) {
 	if err != nil || g.Bytes() != 24_000_000_000 {
 		t.Errorf("ParseGPU(A10G=24): got %+v %v", g, err)
 	}
-	if _, err := ParseGPU("A10G=lots"); err == nil {
-		t.Error("ParseGPU(A10G=lots): got no error")
+	if _, err := ParseGPU("A10G=lots"); err == nil || !strings.Contains(err.Error(), `gpu "A10G=lots": want NAME=GB with GB a positive decimal number`) {
+		t.Errorf("ParseGPU(A10G=lots): got %v, want an error saying GB must be a positive number", err)
+	}
+	if _, err := ParseGPU("T4"); err == nil || !strings.Contains(err.Error(), `gpu "T4" is not in the catalog`) || !strings.Contains(err.Error(), "give NAME=GB instead") {
+		t.Errorf("ParseGPU(T4): got %v, want an error saying the card is not in the catalog", err)
 	}
 }
 

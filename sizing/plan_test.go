@@ -85,9 +85,17 @@ func TestPlanDoesNotFit(t *testing.T) {
 }
 
 func TestPlanErrors(t *testing.T) {
-	for _, in := range []PlanInputs{{Docs: 0, DurationNS: 1, CorpusDocs: 1}, {Docs: 1, DurationNS: 0, CorpusDocs: 1}, {Docs: 1, DurationNS: 1}} {
-		if _, err := Plan(in); err == nil {
-			t.Errorf("%+v: got no error", in)
+	tests := []struct {
+		in   PlanInputs
+		want string // the cause the error names
+	}{
+		{PlanInputs{Docs: 0, DurationNS: 1, CorpusDocs: 1}, "no measured documents or duration (0 documents in 1 ns)"},
+		{PlanInputs{Docs: 1, DurationNS: 0, CorpusDocs: 1}, "no measured documents or duration (1 documents in 0 ns)"},
+		{PlanInputs{Docs: 1, DurationNS: 1}, "corpus of 0 documents: want at least 1"},
+	}
+	for _, tt := range tests {
+		if _, err := Plan(tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: got %v, want an error containing %q", tt.in, err, tt.want)
 		}
 	}
 }

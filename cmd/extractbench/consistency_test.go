@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results/compare"
@@ -30,7 +31,7 @@ func TestOneTruthPerFigure(t *testing.T) {
 		t.Skip("runs the whole default protocol (about a minute)")
 	}
 	dir := filepath.Join(t.TempDir(), "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{OutDir: dir, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{OutDir: dir, Quiet: true, Starters: starter.Starters()})
 	if err != nil {
 		t.Fatal(err)
 	}

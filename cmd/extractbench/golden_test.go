@@ -304,6 +304,7 @@ func TestNormalise(t *testing.T) {
 //	        bf16 at level 1, sweep 2 and 4) and awq (15 more failures at
 //	        level 1: not equivalent), with engine load and warm-up events.
 //	empty   a results.db that holds no run.
+//	no-pass an interrupted run that finished no pass.
 //	run     a real run of the built-in engine at time_scale 0 on small.jsonl
 //	        (levels 1 and 2, one repetition).
 func buildFixture(t *testing.T, kind, dir string) {
@@ -311,6 +312,8 @@ func buildFixture(t *testing.T, kind, dir string) {
 	switch kind {
 	case "sizing":
 		sizingtest.Write(t, dir, sizingFixture())
+	case "no-pass":
+		sizingtest.Write(t, dir, sizingtest.Run{RunID: "golden-cut", Status: results.RunInterrupted})
 	case "empty":
 		st, err := results.Open(context.Background(), dir)
 		if err != nil {
@@ -325,7 +328,7 @@ func buildFixture(t *testing.T, kind, dir string) {
 			t.Fatalf("fixture run: exit %d: %s", code, stderr)
 		}
 	default:
-		t.Fatalf("unknown fixture %q (want sizing, empty or run)", kind)
+		t.Fatalf("unknown fixture %q (want sizing, no-pass, empty or run)", kind)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
@@ -42,7 +43,8 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return &usageError{msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
 	}
-	opts := pipeline.Options{ProtocolPath: *protocol, OutDir: *out, Quiet: *quiet, Progress: c.stderr, TTY: isTerminal(c.stderr)}
+	opts := pipeline.Options{ProtocolPath: *protocol, OutDir: *out, Quiet: *quiet, Progress: c.stderr, TTY: isTerminal(c.stderr),
+		Starters: starter.Starters()}
 	if *resume != "" {
 		opts.OutDir, opts.Resume = *resume, true
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 )
@@ -87,7 +88,7 @@ variants:
 			}
 		}
 	}()
-	sum, err := pipeline.Run(ctx, pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(ctx, pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true, Starters: starter.Starters()})
 	if err != nil {
 		t.Fatal(err)
 	}

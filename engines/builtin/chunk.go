@@ -45,8 +45,9 @@ func (e *chunkEncoder) appendRole(dst []byte) []byte {
 }
 
 // appendPiece appends the chunk of one choice carrying text (a token, or
-// "" on the finish chunk) and finish ("" for none, encoded as null).
-func (e *chunkEncoder) appendPiece(dst []byte, index int, text, finish string) []byte {
+// "" on the finish chunk) and finish ("" for none, encoded as null). u, when
+// not nil, is the choice's own usage so far (continuous usage stats).
+func (e *chunkEncoder) appendPiece(dst []byte, index int, text, finish string, u *usage) []byte {
 	dst = append(dst, e.head...)
 	dst = append(dst, `{"index":`...)
 	dst = strconv.AppendInt(dst, int64(index), 10)
@@ -68,6 +69,15 @@ func (e *chunkEncoder) appendPiece(dst []byte, index int, text, finish string) [
 		dst = appendJSONString(dst, finish)
 	}
 	dst = append(dst, '}')
+	if u != nil {
+		dst = append(dst, `],"usage":{"prompt_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.PromptTokens), 10)
+		dst = append(dst, `,"total_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+		dst = append(dst, `,"completion_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.CompletionTokens), 10)
+		return append(dst, "}}"...)
+	}
 	return append(dst, e.tail...)
 }
 

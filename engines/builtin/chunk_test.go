@@ -7,10 +7,13 @@ import (
 
 // marshalChunk is the reference the chunk encoder must match: the response
 // struct of one choice, through json.Marshal.
-func marshalChunk(t *testing.T, wr *writer, choice any) string {
+func marshalChunk(t *testing.T, wr *writer, choice any, u *usage) string {
 	t.Helper()
 	resp := response{ID: wr.id, Object: wr.object(true), Created: wr.created, Model: wr.model, Choices: []any{choice}}
-	if wr.includeUsage {
+	switch {
+	case u != nil:
+		resp.Usage = u
+	case wr.includeUsage:
 		resp.Usage = nullUsage{}
 	}
 	b, err := json.Marshal(resp)
@@ -31,7 +34,7 @@ func TestChunkEncoderMatchesMarshal(t *testing.T) {
 	for _, wr := range writers {
 		enc := newChunkEncoder(wr)
 		if wr.kind == "chat" {
-			want := marshalChunk(t, wr, chatChoice{Delta: &chatDelta{Role: "assistant", Content: strPtr("")}})
+			want := marshalChunk(t, wr, chatChoice{Delta: &chatDelta{Role: "assistant", Content: strPtr("")}}, nil)
 			if got := string(enc.appendRole(nil)); got != want {
 				t.Errorf("%s role chunk:\n got %s\nwant %s", wr.id, got, want)
 			}
@@ -50,9 +53,11 @@ func TestChunkEncoderMatchesMarshal(t *testing.T) {
 					}
 					choice = chatChoice{Index: index, Delta: d, FinishReason: fp}
 				}
-				want := marshalChunk(t, wr, choice)
-				if got := string(enc.appendPiece([]byte("data: "), index, text, finish)); got != "data: "+want {
-					t.Errorf("%s piece %q finish %q:\n got %s\nwant data: %s", wr.id, text, finish, got, want)
+				for _, u := range []*usage{nil, {PromptTokens: 210, CompletionTokens: index, TotalTokens: 210 + index}} {
+					want := marshalChunk(t, wr, choice, u)
+					if got := string(enc.appendPiece([]byte("data: "), index, text, finish, u)); got != "data: "+want {
+						t.Errorf("%s piece %q finish %q usage %v:\n got %s\nwant data: %s", wr.id, text, finish, u, got, want)
+					}
 				}
 			}
 		}

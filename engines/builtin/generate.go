@@ -66,7 +66,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s.run(w, r, "chat", req.Model, []*generation{g}, req.Stream, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	s.run(w, r, "chat", req.Model, []*generation{g}, req.Stream, req.StreamOptions)
 }
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
@@ -93,7 +93,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		gens = append(gens, g)
 	}
-	s.run(w, r, "text", req.Model, gens, req.Stream, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	s.run(w, r, "text", req.Model, gens, req.Stream, req.StreamOptions)
 }
 
 func (s *Server) checkRequest(model string, n *int) *apiError {
@@ -158,7 +158,7 @@ func (s *Server) plan(index int, text string, prompt int, sp sampling) (*generat
 
 // run submits the generations to the scheduler and writes what comes back,
 // streamed or whole.
-func (s *Server) run(w http.ResponseWriter, r *http.Request, kind, model string, gens []*generation, stream, includeUsage bool) {
+func (s *Server) run(w http.ResponseWriter, r *http.Request, kind, model string, gens []*generation, stream bool, so *streamOptions) {
 	for _, g := range gens {
 		switch g.fault {
 		case FaultOOM:
@@ -194,7 +194,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, kind, model string,
 		writeError(w, errShuttingDown())
 		return
 	}
-	wr := &writer{w: w, done: s.done, kind: kind, id: id, model: model, created: now.Unix(), gens: gens, includeUsage: includeUsage}
+	wr := &writer{w: w, done: s.done, kind: kind, id: id, model: model, created: now.Unix(), gens: gens}
+	if so != nil {
+		wr.includeUsage, wr.continuousUsage = so.IncludeUsage, so.IncludeUsage && so.ContinuousUsage
+	}
 	if stream {
 		wr.stream(r, out)
 	} else {
@@ -211,6 +214,9 @@ type writer struct {
 	created      int64
 	gens         []*generation
 	includeUsage bool
+	// continuousUsage puts each choice's usage so far on its chunks, as
+	// vLLM does with continuous_usage_stats (with include_usage).
+	continuousUsage bool
 }
 
 func (wr *writer) usage() usage {
@@ -221,6 +227,17 @@ func (wr *writer) usage() usage {
 	}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	return u
+}
+
+// choiceUsage is choice i's usage after emitted tokens, for its chunks
+// under continuous usage; nil otherwise.
+func (wr *writer) choiceUsage(i, emitted int) *usage {
+	if !wr.continuousUsage {
+		return nil
+	}
+	u := usage{PromptTokens: wr.gens[i].prompt, CompletionTokens: emitted}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return &u
 }
 
 func (wr *writer) object(chunk bool) string {
@@ -274,16 +291,16 @@ func (wr *writer) stream(r *http.Request, out <-chan event) {
 			}
 		}
 		g := wr.gens[e.index]
-		if ev.write(enc.appendPiece(ev.line(), e.index, e.token, "")) != nil {
+		emitted[e.index]++
+		if ev.write(enc.appendPiece(ev.line(), e.index, e.token, "", wr.choiceUsage(e.index, emitted[e.index]))) != nil {
 			return
 		}
-		emitted[e.index]++
 		if g.fault == FaultReset && emitted[e.index] >= len(g.tokens)/2 {
 			ev.flush()
 			panic(http.ErrAbortHandler) // the connection drops mid-stream
 		}
 		if e.finish != "" {
-			if ev.write(enc.appendPiece(ev.line(), e.index, "", e.finish)) != nil {
+			if ev.write(enc.appendPiece(ev.line(), e.index, "", e.finish, wr.choiceUsage(e.index, emitted[e.index]))) != nil {
 				return
 			}
 			remaining--

@@ -36,6 +36,10 @@ type completionRequest struct {
 
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
+	// ContinuousUsage (vLLM's continuous_usage_stats) puts each choice's own
+	// usage so far on every chunk of that choice: how a client learns the
+	// token counts of each prompt of a batch.
+	ContinuousUsage bool `json:"continuous_usage_stats"`
 }
 
 // chatMessage accepts content as a string or as a list of text parts.

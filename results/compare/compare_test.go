@@ -179,8 +179,8 @@ func TestRunRefuses(t *testing.T) {
 		{"unknown variant", Options{A: Side{Dir: two, Variant: "fp4"}, B: Side{Dir: a}}, `no complete pass of variant "fp4"`},
 		{"same side twice", Options{A: Side{Dir: a}, B: Side{Dir: a}}, "both variant bf16"},
 		{"level not measured", Options{A: Side{Dir: two, Variant: "bf16"}, B: Side{Dir: two, Variant: "int4"}, Level: 64}, "no documents at concurrency 64"},
-		{"no results", Options{A: Side{Dir: t.TempDir()}, B: Side{Dir: a}}, "results.db"},
-		{"bad margin", Options{A: Side{Dir: a}, B: Side{Dir: two, Variant: "int4"}, Margin: 2}, "margin"},
+		{"no results", Options{A: Side{Dir: t.TempDir()}, B: Side{Dir: a}}, "results.db: no such file or directory"},
+		{"bad margin", Options{A: Side{Dir: a}, B: Side{Dir: two, Variant: "int4"}, Margin: 2}, "margin 2: want a share between 0 and 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,8 +217,8 @@ func TestParseSide(t *testing.T) {
 			t.Errorf("String: got %q, want %q", got.String(), tt.in)
 		}
 	}
-	if _, err := ParseSide(""); err == nil {
-		t.Error("empty side: got no error")
+	if _, err := ParseSide(""); err == nil || err.Error() != "empty side: want DIR or DIR:variant" {
+		t.Errorf("empty side: got %v, want the error naming the empty side", err)
 	}
 }
 

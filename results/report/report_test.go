@@ -2,7 +2,9 @@ package report
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -252,8 +254,8 @@ func TestWrite_Errors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("no results.db", func(t *testing.T) {
 		err := Write(ctx, t.TempDir())
-		if err == nil || !strings.Contains(err.Error(), "results.db") {
-			t.Errorf("got %v, want an error naming the results database", err)
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "results.db") {
+			t.Errorf("got %v, want an error saying results.db does not exist", err)
 		}
 	})
 	t.Run("no run", func(t *testing.T) {
@@ -264,8 +266,8 @@ func TestWrite_Errors(t *testing.T) {
 		}
 		st.Close()
 		err = Write(ctx, dir)
-		if err == nil || !strings.Contains(err.Error(), "no run") {
-			t.Errorf("got %v, want an error saying there is no run", err)
+		if !errors.Is(err, results.ErrNoRun) {
+			t.Errorf("got %v, want results.ErrNoRun", err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, HTMLFile)); !os.IsNotExist(err) {
 			t.Errorf("report.html written despite the error (stat: %v)", err)

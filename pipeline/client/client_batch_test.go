@@ -1,4 +1,4 @@
-package pipeline
+package client
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ func TestClient_Complete(t *testing.T) {
 	defer srv.Close()
 	clock := NewClock()
 	sched := clock.Now()
-	resps, err := NewClient(ClientConfig{BaseURL: srv.URL, Model: "m"}).Complete(testContext(t), clock, sched, []string{"p0", "p1", "p2"}, Generation{MaxTokens: 16})
+	resps, err := New(Config{BaseURL: srv.URL, Model: "m"}).Complete(testContext(t), clock, sched, []string{"p0", "p1", "p2"}, Generation{MaxTokens: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestClient_Complete(t *testing.T) {
 // prompt's count, so each prompt counts its chunks and says so.
 func TestClient_CompleteTotalUsageOnly(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", mustRead(t, "testdata/streams/completions_total_only.sse"))
-	c := NewClient(ClientConfig{BaseURL: srv.URL})
+	c := New(Config{BaseURL: srv.URL})
 	resps, err := c.Complete(testContext(t), NewClock(), 1, []string{"a", "b"}, Generation{})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestClient_CompleteSingle(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", []byte(
 		"data: {\"choices\":[{\"index\":0,\"text\":\"{}\",\"finish_reason\":\"stop\"}]}\n\n"+
 			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n"))
-	resps, err := NewClient(ClientConfig{BaseURL: srv.URL}).Complete(testContext(t), NewClock(), 1, []string{"a"}, Generation{})
+	resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), NewClock(), 1, []string{"a"}, Generation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestClient_CompleteErrors(t *testing.T) {
 				w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			resps, err := NewClient(ClientConfig{BaseURL: srv.URL}).Complete(testContext(t), NewClock(), 1, []string{"a", "b"}, Generation{})
+			resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), NewClock(), 1, []string{"a", "b"}, Generation{})
 			if got := errors.Is(err, ErrBatchUnsupported); got != tt.unsupported {
 				t.Fatalf("ErrBatchUnsupported = %v (err %v), want %v", got, err, tt.unsupported)
 			}
@@ -133,7 +133,7 @@ func TestClient_CompleteErrors(t *testing.T) {
 func TestClient_CompleteCut(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", []byte(
 		"data: {\"choices\":[{\"index\":1,\"text\":\"b\"}]}\n\ndata: {\"choices\":[{\"index\":0,\"text\":\"a\"}]}\n\n"))
-	resps, err := NewClient(ClientConfig{BaseURL: srv.URL}).Complete(testContext(t), NewClock(), 1, []string{"x", "y"}, Generation{})
+	resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), NewClock(), 1, []string{"x", "y"}, Generation{})
 	if err != nil {
 		t.Fatal(err)
 	}

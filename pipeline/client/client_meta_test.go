@@ -1,4 +1,4 @@
-package pipeline
+package client
 
 import (
 	"net/http"
@@ -45,7 +45,7 @@ func TestClient_Health(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := NewClient(ClientConfig{BaseURL: engineMux(t, tt.routes).URL}).Health(testContext(t))
+			err := New(Config{BaseURL: engineMux(t, tt.routes).URL}).Health(testContext(t))
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Errorf("Health() = %v, want error containing %q", err, tt.wantErr)
 			}
@@ -58,7 +58,7 @@ func TestClient_ModelsAndDescribe(t *testing.T) {
 		"GET /v1/models": {200, `{"object":"list","data":[{"id":"Qwen/Qwen2.5-7B-Instruct","object":"model","owned_by":"vllm","max_model_len":32768},{"id":"lora-a","object":"model"}]}`},
 		"GET /version":   {200, `{"version":"0.11.0"}`},
 	})
-	c := NewClient(ClientConfig{BaseURL: srv.URL})
+	c := New(Config{BaseURL: srv.URL})
 	got, err := c.Models(testContext(t))
 	if want := []string{"Qwen/Qwen2.5-7B-Instruct", "lora-a"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("Models() = %v, %v, want %v", got, err, want)
@@ -71,7 +71,7 @@ func TestClient_ModelsAndDescribe(t *testing.T) {
 	tgi := engineMux(t, map[string]route{
 		"GET /info": {200, `{"model_id":"mistralai/Mistral-7B-Instruct-v0.3","max_total_tokens":8192,"version":"3.0.1"}`},
 	})
-	rep = NewClient(ClientConfig{BaseURL: tgi.URL}).Describe(testContext(t))
+	rep = New(Config{BaseURL: tgi.URL}).Describe(testContext(t))
 	if rep.Version != "3.0.1" || rep.ContextWindow != 8192 || rep.ServedModels != nil {
 		t.Errorf("Describe(TGI) = %+v", rep)
 	}
@@ -90,9 +90,53 @@ func TestClient_ResetPeaks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := NewClient(ClientConfig{BaseURL: engineMux(t, tt.routes).URL}).ResetPeaks(testContext(t))
+			got, err := New(Config{BaseURL: engineMux(t, tt.routes).URL}).ResetPeaks(testContext(t))
 			if got != tt.wantSupported || (err != nil) != tt.wantErr {
 				t.Errorf("ResetPeaks() = %v, %v, want %v, error %v", got, err, tt.wantSupported, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestClient_DescribeFamilies reads each engine family's recorded answers
+// (testdata/engines): its version endpoint, its model list, and what is
+// kept of its self-description.
+func TestClient_DescribeFamilies(t *testing.T) {
+	tests := []struct {
+		family, versionPath, versionFile string
+		wantVersion                      string
+		wantContext                      int
+		wantModel                        string
+	}{
+		{"vllm", "/version", "vllm-version.json", "0.11.0", 32768, "Qwen/Qwen2.5-7B-Instruct"},
+		{"sglang", "/get_server_info", "sglang-get_server_info.json", "0.4.9.post2", 32768, "Qwen/Qwen2.5-7B-Instruct"},
+		{"tgi", "/info", "tgi-info.json", "3.0.1", 8192, "Qwen/Qwen2.5-7B-Instruct"},
+		{"llamacpp", "/props", "llamacpp-props.json", "b4567-1a2b3c4d", 8192, "/models/qwen2.5-7b-instruct-q4_k_m.gguf"},
+		{"ollama", "/api/version", "ollama-api-version.json", "0.5.7", 0, "qwen2.5:7b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.family, func(t *testing.T) {
+			srv := engineMux(t, map[string]route{
+				"GET /v1/models":        {200, string(mustRead(t, "testdata/engines/"+tt.family+"-models.json"))},
+				"GET " + tt.versionPath: {200, string(mustRead(t, "testdata/engines/"+tt.versionFile))},
+			})
+			rep := New(Config{BaseURL: srv.URL}).Describe(testContext(t))
+			if rep.Version != tt.wantVersion || rep.VersionSource != tt.versionPath || rep.ContextWindow != tt.wantContext {
+				t.Errorf("Describe() = version %q from %q, context %d; want %q from %q, context %d",
+					rep.Version, rep.VersionSource, rep.ContextWindow, tt.wantVersion, tt.versionPath, tt.wantContext)
+			}
+			if !slices.Equal(rep.ServedModels, []string{tt.wantModel}) {
+				t.Errorf("served models = %v, want [%s]", rep.ServedModels, tt.wantModel)
+			}
+			about := string(rep.About)
+			if !strings.Contains(about, tt.wantVersion) {
+				t.Errorf("About does not keep the version: %s", about)
+			}
+			if strings.Contains(about, "sk-sglang-secret") || strings.Contains(about, "api_key") {
+				t.Errorf("About keeps a secret: %s", about)
+			}
+			if len(about) > 4096 {
+				t.Errorf("About is %d bytes: long strings (chat templates) must be left out", len(about))
 			}
 		})
 	}

@@ -1,4 +1,12 @@
-package pipeline
+// Package client is the OpenAI-compatible engine client: it sends one
+// streamed chat completion (or one /v1/completions call with a list of
+// prompts), reads the server-sent events of vLLM, SGLang, llama.cpp, Ollama
+// and TGI, and returns what happened as an eval.Response: the instants on
+// the run's monotonic Clock, the tokens, the raw output and the transport
+// outcome. It also asks an engine what it serves and what it is (Health,
+// Models, Describe). It never scores, stores or retries: a failed request is
+// a Response whose Transport says why, never a Go error.
+package client
 
 import (
 	"bufio"
@@ -23,12 +31,26 @@ import (
 // maxJSONBody bounds a non-streamed JSON answer.
 const maxJSONBody = 64 << 20
 
-// ClientConfig says how to reach one engine.
-type ClientConfig struct {
+// DefaultTimeout bounds one request, from send to the last byte, when
+// Config.Timeout is zero.
+const DefaultTimeout = 120 * time.Second
+
+// Generation is what every request asks the engine for: the protocol's
+// sampling settings and, for guided decoding, the OpenAI response_format
+// object (nil: none).
+type Generation struct {
+	MaxTokens      int
+	Temperature    float64
+	Seed           *int
+	ResponseFormat json.RawMessage
+}
+
+// Config says how to reach one engine.
+type Config struct {
 	BaseURL  string        // e.g. http://127.0.0.1:8000, without /v1
 	Model    string        // the served model name sent in every request
 	APIKey   string        // sent as a Bearer token; never logged
-	Timeout  time.Duration // per request; DefaultRequestTimeout when zero
+	Timeout  time.Duration // per request; DefaultTimeout when zero
 	MaxConns int           // the highest concurrency the run will use
 }
 
@@ -36,16 +58,16 @@ type ClientConfig struct {
 // use; one Client serves every level of a run so that connections are
 // reused and never re-dialled between requests.
 type Client struct {
-	cfg  ClientConfig
+	cfg  Config
 	base string
 	hc   *http.Client
 }
 
-// NewClient returns a Client with one connection pool sized for
+// New returns a Client with one connection pool sized for
 // cfg.MaxConns requests in flight.
-func NewClient(cfg ClientConfig) *Client {
+func New(cfg Config) *Client {
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultRequestTimeout
+		cfg.Timeout = DefaultTimeout
 	}
 	idle := cfg.MaxConns + 4 // health checks and scrapes share the pool
 	if idle < 8 {
@@ -140,6 +162,7 @@ func (x *exchangeResult) response(i int, single bool) eval.Response {
 	r := eval.Response{Timings: x.timings, Transport: x.transport, Output: ch.out.String()}
 	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
 	r.FinishReason = ch.finish
+	r.ClientChunks = ch.chunks
 	switch {
 	case ch.usage != nil:
 		r.PromptTokens, r.CompletionTokens, r.UsageReported = ch.usage.PromptTokens, ch.usage.CompletionTokens, true

@@ -1,22 +1,26 @@
-package pipeline
+package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 )
 
-// errNotFound says the engine has no such endpoint (404 or 405).
-var errNotFound = errors.New("endpoint not found")
+// ErrNotFound says the engine has no such endpoint (404 or 405): Health,
+// Models and ResetPeaks wrap it.
+var ErrNotFound = errors.New("endpoint not found")
 
 // Health reports whether the engine answers: GET /health, or GET /v1/models
 // on engines without /health.
 func (c *Client) Health(ctx context.Context) error {
 	_, err := c.call(ctx, http.MethodGet, "/health")
-	if errors.Is(err, errNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		_, err = c.call(ctx, http.MethodGet, "/v1/models")
 	}
 	if err != nil {
@@ -68,7 +72,7 @@ func (c *Client) models(ctx context.Context) (modelList, error) {
 func (c *Client) ResetPeaks(ctx context.Context) (supported bool, err error) {
 	_, err = c.call(ctx, http.MethodPost, "/reset_peaks")
 	switch {
-	case errors.Is(err, errNotFound):
+	case errors.Is(err, ErrNotFound):
 		return false, nil
 	case err != nil:
 		return true, fmt.Errorf("reset peaks: %w", err)
@@ -80,12 +84,24 @@ func (c *Client) ResetPeaks(ctx context.Context) (supported bool, err error) {
 type EngineReport struct {
 	ServedModels  []string
 	Version       string
+	VersionSource string          // the endpoint Version came from (see Describe)
+	About         json.RawMessage // that endpoint's whole answer, secrets and long strings left out
 	ContextWindow int
 }
 
+// versionProbes are the endpoints where engines say which version they are,
+// asked in order; the first that answers with a version wins.
+//
+//	/version          vLLM {"version": "0.11.0"} (SGLang answers it too)
+//	/get_server_info  SGLang: its server arguments and "version"
+//	/info             TGI: model_id, model_sha, model_dtype, max_total_tokens, "version", "sha"
+//	/props            llama.cpp: "build_info" ("b4567-1a2b3c4"), model_path, default_generation_settings.n_ctx
+//	/api/version      Ollama {"version": "0.5.7"}
+var versionProbes = []string{"/version", "/get_server_info", "/info", "/props", "/api/version"}
+
 // Describe asks the engine what it serves and which version it is, best
-// effort: /v1/models (vLLM adds max_model_len), then /version (vLLM,
-// SGLang) or /info (TGI). Failures leave fields empty.
+// effort: /v1/models (vLLM adds max_model_len), then versionProbes.
+// Failures leave fields empty.
 func (c *Client) Describe(ctx context.Context) EngineReport {
 	var r EngineReport
 	if m, err := c.models(ctx); err == nil {
@@ -94,22 +110,86 @@ func (c *Client) Describe(ctx context.Context) EngineReport {
 			r.ContextWindow = m.Data[0].MaxModelLen
 		}
 	}
-	var v struct {
-		Version        string `json:"version"`
-		MaxTotalTokens int    `json:"max_total_tokens"` // TGI /info
-	}
-	for _, path := range []string{"/version", "/info"} {
+	for _, path := range versionProbes {
 		b, err := c.call(ctx, http.MethodGet, path)
-		if err != nil || json.Unmarshal(b, &v) != nil || v.Version == "" {
+		if err != nil {
 			continue
 		}
-		r.Version = v.Version
+		var v struct {
+			Version        string `json:"version"`
+			BuildInfo      string `json:"build_info"`       // llama.cpp /props
+			MaxTotalTokens int    `json:"max_total_tokens"` // TGI /info
+			Defaults       struct {
+				NCtx int `json:"n_ctx"`
+			} `json:"default_generation_settings"` // llama.cpp /props
+		}
+		if json.Unmarshal(b, &v) != nil {
+			continue
+		}
+		version := cmp.Or(v.Version, v.BuildInfo)
+		if version == "" {
+			continue
+		}
+		r.Version, r.VersionSource = version, path
+		if about := scrub(b); about != nil {
+			r.About = json.RawMessage(c.redact(string(about)))
+		}
 		if r.ContextWindow == 0 {
-			r.ContextWindow = v.MaxTotalTokens
+			r.ContextWindow = cmp.Or(v.MaxTotalTokens, v.Defaults.NCtx)
 		}
 		break
 	}
 	return r
+}
+
+// maxAboutString bounds one string of an engine's self-description kept
+// in the manifest (llama.cpp's /props carries the whole chat template).
+const maxAboutString = 2048
+
+// secretKeys are fragments of the keys whose values never leave the engine's
+// answer: SGLang's server arguments include api_key.
+var secretKeys = []string{"api_key", "apikey", "secret", "password", "passwd", "hf_token", "auth"}
+
+// scrub returns a JSON answer without secret-looking keys and with long
+// strings replaced by their length; nil when b is not a JSON object.
+func scrub(b []byte) json.RawMessage {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil
+	}
+	out, err := json.Marshal(scrubValue(v))
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+func scrubValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			lk := strings.ToLower(k)
+			if slices.ContainsFunc(secretKeys, func(s string) bool { return strings.Contains(lk, s) }) {
+				delete(t, k)
+				continue
+			}
+			t[k] = scrubValue(x)
+		}
+		return t
+	case []any:
+		for i, x := range t {
+			t[i] = scrubValue(x)
+		}
+		return t
+	case string:
+		if len(t) > maxAboutString {
+			return fmt.Sprintf("[%d bytes left out]", len(t))
+		}
+	}
+	return v
 }
 
 // call sends a small request and returns the body of a 2xx answer.
@@ -130,7 +210,7 @@ func (c *Client) call(ctx context.Context, method, path string) ([]byte, error) 
 	}
 	switch {
 	case res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusMethodNotAllowed:
-		return nil, fmt.Errorf("%s %s: HTTP %d: %w", method, path, res.StatusCode, errNotFound)
+		return nil, fmt.Errorf("%s %s: HTTP %d: %w", method, path, res.StatusCode, ErrNotFound)
 	case res.StatusCode < 200 || res.StatusCode > 299:
 		return nil, errors.New(c.redact(fmt.Sprintf("%s %s: HTTP %d: %s", method, path, res.StatusCode, errorMessage(b))))
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package pipeline_test
+package client_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/client"
 )
 
 // benchChunks is the number of content chunks every benchmarked stream
@@ -91,14 +91,14 @@ func BenchmarkClientNoop(b *testing.B) {
 // driveClient keeps level requests in flight against url until b.N are done,
 // checking every response, and reports req/s and CPU per request.
 func driveClient(ctx context.Context, b *testing.B, url, model string, level int) {
-	c := pipeline.NewClient(pipeline.ClientConfig{BaseURL: url, Model: model, MaxConns: level})
+	c := client.New(client.Config{BaseURL: url, Model: model, MaxConns: level})
 	defer c.Close()
-	clock := pipeline.NewClock()
+	clock := client.NewClock()
 	users := make([]string, len(benchDocs))
 	for i, d := range benchDocs {
 		users[i] = "Extract the fields.\n<document>" + d + "</document>"
 	}
-	g := pipeline.Generation{MaxTokens: benchChunks, Temperature: 0}
+	g := client.Generation{MaxTokens: benchChunks, Temperature: 0}
 	const system = "You extract date, amount and category as JSON."
 
 	// Warm up: dial the connections and fill the extraction cache, and

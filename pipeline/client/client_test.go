@@ -1,4 +1,4 @@
-package pipeline
+package client
 
 import (
 	"bytes"
@@ -137,7 +137,7 @@ func TestClient_ChatReplay(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			srv := replayServer(t, "text/event-stream", mustRead(t, f))
-			c := NewClient(ClientConfig{BaseURL: srv.URL, Model: "m", MaxConns: 1})
+			c := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1})
 			clock := NewClock()
 			sched := clock.Now()
 			r := c.Chat(testContext(t), clock, sched, "sys", "doc", Generation{MaxTokens: 64})
@@ -164,7 +164,7 @@ func TestClient_ChatRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	seed := 7
-	c := NewClient(ClientConfig{BaseURL: srv.URL + "/", Model: "qwen", APIKey: "sk-secret", MaxConns: 4})
+	c := New(Config{BaseURL: srv.URL + "/", Model: "qwen", APIKey: "sk-secret", MaxConns: 4})
 	r := c.Chat(testContext(t), NewClock(), 1, "be terse", "the document", Generation{
 		MaxTokens: 128, Temperature: 0, Seed: &seed,
 		ResponseFormat: json.RawMessage(`{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object"}}}`),
@@ -230,7 +230,7 @@ func TestClient_ChatHTTPErrors(t *testing.T) {
 				w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			c := NewClient(ClientConfig{BaseURL: srv.URL, Model: "m"})
+			c := New(Config{BaseURL: srv.URL, Model: "m"})
 			r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 			checkTimingOrder(t, r)
 			if r.Kind != tt.wantKind || r.HTTPStatus != tt.wantStatus {
@@ -256,7 +256,7 @@ func TestClient_ErrorBodyBounded(t *testing.T) {
 		w.Write([]byte(big))
 	}))
 	defer srv.Close()
-	r := NewClient(ClientConfig{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 	if got, want := len(r.ErrorBody), maxErrorBody; got != want {
 		t.Errorf("len(ErrorBody) = %d, want %d", got, want)
 	}
@@ -274,7 +274,7 @@ func TestClient_APIKeyNeverLeaks(t *testing.T) {
 		w.Write([]byte(`{"error":{"message":"invalid key: ` + r.Header.Get("Authorization") + `","code":401}}`))
 	}))
 	defer srv.Close()
-	c := NewClient(ClientConfig{BaseURL: srv.URL, APIKey: key})
+	c := New(Config{BaseURL: srv.URL, APIKey: key})
 	r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 	if r.HTTPStatus != 401 {
 		t.Fatalf("HTTPStatus = %d, want 401", r.HTTPStatus)
@@ -303,7 +303,7 @@ func TestClient_SlowFirstByte(t *testing.T) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	r := NewClient(ClientConfig{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != eval.TransportOK {
 		t.Fatalf("Kind = %q (%s)", r.Kind, r.Detail)
 	}
@@ -328,7 +328,7 @@ func TestClient_RoleChunkIsNotAToken(t *testing.T) {
 		w.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
 	}))
 	defer srv.Close()
-	r := NewClient(ClientConfig{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != eval.TransportOK || r.Output != "x" {
 		t.Fatalf("Kind, Output = %q, %q (%s)", r.Kind, r.Output, r.Detail)
 	}
@@ -356,7 +356,7 @@ func TestClient_ResetMidStream(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	r := NewClient(ClientConfig{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 	checkTimingOrder(t, r)
 	if r.Kind != eval.TransportReset {
 		t.Errorf("Kind = %q (%s), want reset", r.Kind, r.Detail)
@@ -403,7 +403,7 @@ func TestClient_Timeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	c := NewClient(ClientConfig{BaseURL: srv.URL, Timeout: 50 * time.Millisecond})
+	c := New(Config{BaseURL: srv.URL, Timeout: 50 * time.Millisecond})
 	r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 	checkTimingOrder(t, r)
 	if r.Kind != eval.TransportTimeout {
@@ -423,7 +423,7 @@ func TestClient_TimeoutBeforeHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	r := NewClient(ClientConfig{BaseURL: srv.URL, Timeout: 30 * time.Millisecond}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL, Timeout: 30 * time.Millisecond}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != eval.TransportTimeout || r.HTTPStatus != 0 || r.FirstByteNS != 0 {
 		t.Errorf("Kind, HTTPStatus, FirstByteNS = %q, %d, %d (%s), want timeout, 0, 0", r.Kind, r.HTTPStatus, r.FirstByteNS, r.Detail)
 	}
@@ -441,7 +441,7 @@ func TestClient_Canceled(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	r := NewClient(ClientConfig{BaseURL: srv.URL}).Chat(ctx, NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(ctx, NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != eval.TransportCanceled {
 		t.Errorf("Kind = %q (%s), want canceled", r.Kind, r.Detail)
 	}
@@ -454,7 +454,7 @@ func TestClient_Refused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	r := NewClient(ClientConfig{BaseURL: "http://" + addr}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: "http://" + addr}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != eval.TransportRefused || r.HTTPStatus != 0 {
 		t.Errorf("Kind, HTTPStatus = %q, %d (%s), want refused, 0", r.Kind, r.HTTPStatus, r.Detail)
 	}
@@ -470,7 +470,7 @@ func TestClient_LongLine(t *testing.T) {
 	ev, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": content}, "finish_reason": "stop"}}})
 	body := "data: " + string(ev) + "\n\ndata: [DONE]\n\n"
 	srv := replayServer(t, "text/event-stream", []byte(body))
-	r := NewClient(ClientConfig{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != eval.TransportOK || r.Output != content {
 		t.Errorf("Kind = %q (%s), len(Output) = %d, want OK and %d", r.Kind, r.Detail, len(r.Output), len(content))
 	}
@@ -495,7 +495,7 @@ func TestClient_ConnectionReuse(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	c := NewClient(ClientConfig{BaseURL: srv.URL, MaxConns: 1})
+	c := New(Config{BaseURL: srv.URL, MaxConns: 1})
 	for range 5 {
 		if r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{}); r.Kind != eval.TransportOK {
 			t.Fatalf("Kind = %q (%s)", r.Kind, r.Detail)

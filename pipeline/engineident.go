@@ -1,0 +1,134 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/client"
+)
+
+// portProbeTimeout bounds the check that nothing answers on an engine's
+// port before its start command runs.
+const portProbeTimeout = 2 * time.Second
+
+// checkPortFree refuses to start an engine on a port something already
+// answers on: the start command would fail to bind and exit, while the
+// other server answered /health and every request in its place. It names
+// the port and what the server there serves.
+func checkPortFree(ctx context.Context, v *Variant, c *client.Client) error {
+	u, err := url.Parse(v.Engine.URL)
+	if err != nil {
+		return &ConfigError{fmt.Errorf("variant %s: engine.url %q: %w", v.Name, v.Engine.URL, err)}
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443"}[u.Scheme]
+		if port == "" {
+			port = "80"
+		}
+	}
+	addr := net.JoinHostPort(u.Hostname(), port)
+	d := net.Dialer{Timeout: portProbeTimeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil // nothing listens: the start command may bind
+	}
+	conn.Close()
+	what := "a server that gives no /v1/models list"
+	mctx, cancel := context.WithTimeout(ctx, portProbeTimeout)
+	defer cancel()
+	if models, err := c.Models(mctx); err == nil {
+		what = fmt.Sprintf("a server whose /v1/models lists %s", quoteList(models))
+	}
+	return &ConfigError{fmt.Errorf("variant %s: port %s (%s) already answers before the start command ran: %s; the engine to start (model %q) could not bind it, and that server would be measured in its place. Stop what listens on %s or give this variant another port",
+		v.Name, port, addr, what, v.Engine.Model, addr)}
+}
+
+// checkServedModel makes sure the engine serves the protocol's model
+// before any measured request: an engine that lists models without it
+// would answer every request 404. An engine without /v1/models is let
+// through with a warning.
+func (rs *runState) checkServedModel(ctx context.Context, v *Variant, c *client.Client) error {
+	mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	models, err := c.Models(mctx)
+	switch {
+	case errors.Is(err, client.ErrNotFound):
+		rs.logf("%s: warning: the engine has no /v1/models; cannot check that it serves %q", v.Name, v.Engine.Model)
+		return nil
+	case err != nil:
+		return fmt.Errorf("variant %s: ask the engine at %s which models it serves: %w", v.Name, v.Engine.URL, err)
+	case !slices.Contains(models, v.Engine.Model):
+		return fmt.Errorf("variant %s: the engine at %s serves %s, not the protocol's model %q: nothing was measured; fix engine.model or the engine",
+			v.Name, redactURL(v.Engine.URL), quoteList(models), v.Engine.Model)
+	}
+	return nil
+}
+
+func quoteList(s []string) string {
+	if len(s) == 0 {
+		return "no model"
+	}
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// redactURL drops credentials from a URL written in a protocol.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
+
+// engineGone reports whether a transport failure is one a dead engine
+// causes: no answer, or an answer cut. An HTTP status came from a live
+// server, whose status and body say what happened; a timeout is our clock.
+func engineGone(k eval.TransportKind) bool {
+	switch k {
+	case eval.TransportRefused, eval.TransportReset, eval.TransportCut, eval.TransportOther:
+		return true
+	}
+	return false
+}
+
+// attribute decides whether a failed request failed because the engine
+// crashed for want of memory (MEASUREMENT.md section 6) and returns the
+// evidence either way, for the failure detail ("" when the engine is not
+// in question):
+//   - an engine extractbench started and watches: memory only when its exit
+//     or its log shows out of memory (killed by SIGKILL, "CUDA out of
+//     memory", ...); a crash without such evidence is an error;
+//   - an engine it does not watch (a URL, or one whose start daemonised):
+//     connection refused after it had answered is the section's "connection
+//     refused after a crash".
+func (e *engine) attribute(tr eval.Transport) (eval.Transport, string) {
+	if tr.Kind == eval.TransportOK || !engineGone(tr.Kind) {
+		return tr, ""
+	}
+	if e.proc != nil && !e.proc.Daemonised() {
+		if !e.proc.waitExit(exitNoticeWait) {
+			return tr, "" // still running: a transport failure of its own
+		}
+		oom, evidence := e.proc.crashEvidence()
+		tr.EngineDied = oom
+		return tr, evidence
+	}
+	if tr.Kind == eval.TransportRefused {
+		tr.EngineDied = true
+		return tr, "connection refused by an engine that had answered: a crash (MEASUREMENT.md section 6: connection refused after a crash)"
+	}
+	return tr, ""
+}
