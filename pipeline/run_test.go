@@ -26,6 +26,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 )
@@ -183,7 +184,7 @@ func TestRun_FailureClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
-	for _, class := range []string{"memory", "truncation", "format", "quality", "error"} {
+	for _, class := range eval.Failures {
 		if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = ?", class); got == 0 {
 			t.Errorf("no %s failure recorded", class)
 		}
@@ -194,8 +195,12 @@ func TestRun_FailureClasses(t *testing.T) {
 	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure IS NOT NULL AND (failure_detail IS NULL OR failure_detail = '')"); got != 0 {
 		t.Errorf("%d failures without a detail", got)
 	}
+	var cols []string
+	for _, f := range eval.Failures {
+		cols = append(cols, results.FailureColumn(f))
+	}
 	var sumFailures, docs int
-	if err := db.QueryRow("SELECT failures_memory+failures_truncation+failures_format+failures_quality+failures_error+accepted, docs FROM passes").Scan(&sumFailures, &docs); err != nil {
+	if err := db.QueryRow("SELECT "+strings.Join(cols, "+")+"+accepted, docs FROM passes").Scan(&sumFailures, &docs); err != nil {
 		t.Fatal(err)
 	}
 	if sumFailures != docs {

@@ -1,11 +1,13 @@
 package results
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -456,4 +458,84 @@ func BenchmarkStore_AddFlush(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n*len(recs))/b.Elapsed().Seconds(), "records/s")
+}
+
+// TestStoreEveryFailureClass stores a request of every class eval lists and
+// reads it back, through the writer and through the read-only reader: a
+// class added to eval.Failures that the requests table's CHECK does not
+// accept fails here (the fix is a migration that rebuilds the table).
+func TestStoreEveryFailureClass(t *testing.T) {
+	ctx := context.Background()
+	s, dir := MustOpen(t)
+	if err := s.CreateRun(ctx, Run{RunID: testKey.RunID, Fingerprint: "f", ProtocolName: "p", Manifest: []byte("{}"), Status: RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range eval.Failures {
+		r := testRecord(testKey, i)
+		r.Accepted, r.Failure, r.FailureDetail = false, f, "test"
+		s.Add(r)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatalf("store one request per failure class: %v", err)
+	}
+	rd, err := OpenReadOnly(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	recs, err := rd.Requests(ctx, testKey.RunID, RequestFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(eval.Failures) {
+		t.Fatalf("read %d requests, want %d", len(recs), len(eval.Failures))
+	}
+	for i, f := range eval.Failures {
+		if recs[i].Failure != f {
+			t.Errorf("request %d: failure %q, want %q", i, recs[i].Failure, f)
+		}
+	}
+}
+
+// TestOpenReadOnly_OlderSchema: an older database is read through a migrated
+// temporary copy and never written; a missing one names the directory.
+func TestOpenReadOnly_OlderSchema(t *testing.T) {
+	ctx := context.Background()
+	s, dir := MustOpen(t)
+	if err := s.CreateRun(ctx, Run{RunID: "old", Fingerprint: "f", ProtocolName: "p", Manifest: []byte(`{"protocol_name":"p"}`), Status: RunComplete, StartedAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, DBName)
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make it look like schema version 3: drop what migration 4 added.
+	qs := []string{"PRAGMA user_version = 3", "ALTER TABLE requests DROP COLUMN client_completion_chunks"}
+	for _, c := range []string{"prompt_tokens", "prompt_tokens_per_s", "total_tokens_per_s", "engine_captures", "outputs_changed", "verdicts_changed", "token_count_mismatches"} {
+		qs = append(qs, "ALTER TABLE passes DROP COLUMN "+c)
+	}
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	before, _ := os.ReadFile(path)
+	run, err := LoadRun(ctx, dir)
+	if err != nil {
+		t.Fatalf("read a version-3 database: %v", err)
+	}
+	if run.Run.RunID != "old" || run.Manifest.ProtocolName != "p" {
+		t.Errorf("got run %q protocol %q", run.Run.RunID, run.Manifest.ProtocolName)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("reading an older database wrote to it")
+	}
+	if _, err := LoadRun(ctx, t.TempDir()); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing results.db: got %v, want an error wrapping os.ErrNotExist", err)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -48,7 +49,8 @@ type failedDoc struct {
 // ClassList renders the failure classes with their counts, in precedence order.
 func (f failedDoc) ClassList() string {
 	var parts []string
-	for _, c := range []string{"memory", "truncation", "format", "quality", "error"} {
+	for _, f2 := range eval.Failures {
+		c := string(f2)
 		if n := f.Classes[c]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s×%d", c, n))
 		}
