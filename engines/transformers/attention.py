@@ -153,16 +153,13 @@ def install_torch_flash():
 
 
 def set_attention(model, attn):
-    """set_attention switches the model to attn, going around transformers'
-    availability checks for TORCH_FLASH (they look for the flash-attn package)."""
-    try:
-        model.set_attn_implementation(attn)
-        return "set_attn_implementation"
-    except Exception as e:  # noqa: BLE001
-        if attn != TORCH_FLASH:
-            raise
-        log.warning("set_attn_implementation(%s) refused (%s); setting the config directly", attn, e)
+    """set_attention switches the model to attn. TORCH_FLASH is set on the
+    config directly, as the paged implementation the batching manager uses:
+    transformers' own switch looks for the flash-attn package and refuses it
+    (or, once the name is registered in the process, accepts the plain name,
+    and the manager's later switch to "paged|..." then refuses it)."""
+    if attn == TORCH_FLASH:
         model.config._attn_implementation = "paged|" + attn
         return "config"
-
-
+    model.set_attn_implementation(attn)
+    return "set_attn_implementation"

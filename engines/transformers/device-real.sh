@@ -13,8 +13,9 @@
 #          shards, model-small.tar with the rest) with the logs.
 #
 # Needs ./extractbench or .devcarry/extractbench.gz (a copy of it) for corpus
-# generation. Environment: SEEDS (main, default 1000:1400), NAME (default
-# extract-llama-15m), TRAIN_ARGS (more train.py flags).
+# generation. Environment: SEEDS (main, default 1000:1280), NAME (default
+# extract-llama-15m), TRAIN_ARGS (train.py flags; main default: --steps 1200
+# --max-seconds 265).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:?usage: device-real.sh pilot|main OUTDIR}
@@ -42,7 +43,7 @@ serve_smoke() { # tag smoke-args... -- server-args...
 	step "server $tag: $*"
 	python3 $here/server.py "$@" --port 8000 >"$logs/server-$tag.log" 2>&1 &
 	local pid=$!
-	timeout 150 python3 $here/smoke.py --url http://127.0.0.1:8000 --corpus corpus/default/documents.jsonl --wait 120 \
+	timeout 180 python3 $here/smoke.py --url http://127.0.0.1:8000 --corpus corpus/default/documents.jsonl --wait 120 \
 		--max-tokens 48 --out "$logs/smoke-$tag.json" "${sargs[@]}" || echo "smoke $tag failed: $?"
 	python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:8000/metrics').read().decode())" 2>&1 | grep -E '^engine_|^# TYPE engine' || true
 	kill "$pid" 2>/dev/null
@@ -83,14 +84,17 @@ EOF
 	;;
 main)
 	step "train"
-	timeout 420 python3 $here/train.py --extractbench "$eb" --out $here/model/$name --seeds "${SEEDS:-1000:1400}" ${TRAIN_ARGS:-} 2>&1 | tee "$logs/train.log"
+	timeout 420 python3 $here/train.py --extractbench "$eb" --out $here/model/$name --seeds "${SEEDS:-1000:1280}" \
+		${TRAIN_ARGS:---steps 1200 --max-seconds 265} 2>&1 | tee "$logs/train.log"
 	ls -la $here/model/$name
 	cp $here/model/$name/*.safetensors "$out/" 2>/dev/null
 	tar cf "$out/model-small.tar" -C $here/model --exclude='*.safetensors' "$name"
 	step "evaluate"
 	timeout 240 python3 $here/evaluate.py --model $here/model/$name --out "$out/eval-default.json" 2>&1 | tee "$logs/eval.log" | grep -v "^   "
 	grep "^   " "$logs/eval.log" | head -30
-	serve_smoke bf16 --levels 1:30,32:96 --repeat 2 -- --model $here/model/$name --quant bf16
+	serve_smoke bf16 --levels 1:30,8:64,32:128,128:300 --repeat 2 -- --model $here/model/$name --quant bf16
+	serve_smoke fp8 --levels 1:20,128:300 --repeat 2 --skip-checks -- --model $here/model/$name --quant fp8
+	serve_smoke int8 --levels 1:20,128:300 --repeat 2 --skip-checks -- --model $here/model/$name --quant int8
 	;;
 *)
 	echo "device-real.sh: mode pilot or main" >&2

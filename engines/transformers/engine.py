@@ -325,12 +325,158 @@ QUANT_SCHEMES = ("bf16", "fp8", "int8")
 # a full 8,192-token context, in 256-token blocks, plus a margin. The model is
 # small (4 KiB of KV a token), so this is a few GiB; sizing from 90% of the
 # GPU would allocate tens of millions of tokens nobody uses.
-TRAINED_NUM_BLOCKS = 128 * MAX_CONTEXT // 256 + 64
+TRAINED_NUM_BLOCKS = 128 * MAX_CONTEXT // 256 + 256
 
-# CUDA graphs for a trained model (server.py --cuda-graphs auto). Off: the
-# batching manager captures a graph lazily for each new padded batch shape,
-# which would happen inside measured passes (README.md, "Steady state").
-TRAINED_CUDA_GRAPHS = False
+# CUDA graphs for a trained model (server.py --cuda-graphs auto). On, with
+# every batch shape captured at start-up (install_graph_buckets): without
+# graphs a step of this small model costs about ten times more (CPU launch
+# overhead), and transformers' own lazy capture would capture inside
+# measured passes.
+TRAINED_CUDA_GRAPHS = True
+
+# ---------------------------------------------------------------- graph buckets
+#
+# transformers 5.17's batching manager keys its CUDA graphs of the varlen path
+# (the only path here: the decode fast path needs flash-attn's kvcache kernel)
+# by (padded query tokens, padded KV tokens read, padded max_seqlen_k). By
+# default the queries pad to multiples of 64, the KV read to multiples of
+# 16,384 and max_seqlen_k to a power of two: hundreds of keys, captured lazily
+# as batches meet them. install_graph_buckets makes the set small and known:
+# queries pad to a power of two from 64 up to max_batch_tokens, the KV read
+# to a power of two from 8,192 up to the cache size, max_seqlen_k to the
+# context (an upper bound is all the flash kernel needs), and the warm-up
+# captures every reachable (queries, KV) pair for both IO pairs of async
+# batching before the server opens its port.
+
+GRAPH_Q_MIN = 64
+
+
+def q_buckets(max_batch_tokens):
+    """q_buckets are the padded query sizes: powers of two from GRAPH_Q_MIN, then max_batch_tokens."""
+    out, b = [], GRAPH_Q_MIN
+    while b < max_batch_tokens:
+        out.append(b)
+        b *= 2
+    return out + [max_batch_tokens]
+
+
+def kv_buckets(num_pages):
+    """kv_buckets are the padded KV-read sizes: powers of two from MAX_CONTEXT, then the cache size."""
+    out, b = [], MAX_CONTEXT
+    while b < num_pages:
+        out.append(b)
+        b *= 2
+    return out + [num_pages]
+
+
+def bucket(value, buckets):
+    """bucket is the smallest bucket >= value (the last one caps)."""
+    for b in buckets:
+        if value <= b:
+            return b
+    return buckets[-1]
+
+
+def warmup_plan(q, kv_read, max_requests):
+    """warmup_plan splits q query tokens and kv_read cached tokens over as few
+    fake requests as keep each within the context: [(query, past), ...], or
+    None when no real batch can have that shape (more requests needed than
+    query tokens)."""
+    per = MAX_CONTEXT - 2
+    n = max(1, -(-(q + kv_read) // per))
+    if n > q or n > max_requests:
+        return None
+    return [(q // n + (1 if i < q % n else 0), kv_read // n + (1 if i < kv_read % n else 0)) for i in range(n)]
+
+
+def install_graph_buckets():
+    """install_graph_buckets patches transformers' batching manager (this
+    process) to pad batches to the buckets above and to capture every bucket
+    pair at warm-up. Returns the patched classes' module names."""
+    from transformers.generation.continuous_batching import input_outputs as iom
+    from transformers.generation.continuous_batching import model_runner as mrm
+    from transformers.generation.continuous_batching.requests import FutureRequestState, RequestState, RequestStatus
+
+    runner, ios = mrm.ModelRunner, iom.ContinuousBatchingIOs
+    if getattr(runner, "_extractbench_buckets", False):
+        return
+    pad0, kwargs0 = runner.maybe_pad_inputs, ios.get_model_kwargs
+
+    def maybe_pad_inputs(self, num_q_tokens, max_kv_read, use_decode_fast_path):
+        if not self.pad_inputs or use_decode_fast_path:
+            return pad0(self, num_q_tokens, max_kv_read, use_decode_fast_path)
+        return bucket(num_q_tokens, q_buckets(self.cache.max_batch_tokens)), bucket(max_kv_read, kv_buckets(self.cache.num_pages))
+
+    def get_model_kwargs(self, use_padding=False):
+        kw = kwargs0(self, use_padding)
+        if use_padding and not self.use_block_table and getattr(self, "use_cuda_graph_varlen", False):
+            k = min(MAX_CONTEXT, self.cache.num_pages)
+            self.max_seqlen_k = {lt: k for lt in self.max_seqlen_k}
+            kw["max_seqlen_k"] = {lt: k for lt in kw["max_seqlen_k"]} if isinstance(kw["max_seqlen_k"], dict) else k
+        return kw
+
+    @torch.no_grad()
+    def warmup(self, model):
+        try:
+            capture_all(self, model, FutureRequestState, RequestState, RequestStatus)
+        except Exception:  # noqa: BLE001 - shapes not captured now are captured lazily, and counted
+            log.exception("graph warm-up stopped")
+
+    runner.maybe_pad_inputs, ios.get_model_kwargs, runner.warmup = maybe_pad_inputs, get_model_kwargs, warmup
+    runner._extractbench_buckets = True
+
+
+def capture_all(runner, model, FutureRequestState, RequestState, RequestStatus):
+    """capture_all runs one fake varlen batch of every reachable bucket pair
+    through the runner, so each graph is captured now; in async batching, for
+    both IO pairs. Largest first, so the shared graph memory pool is sized
+    once and later captures fit in it."""
+    if not runner.pad_inputs:
+        return
+    io, cache = runner.inputs_and_outputs, runner.cache
+    qs, kvs = q_buckets(cache.max_batch_tokens), kv_buckets(cache.num_pages)
+    max_requests = getattr(runner.cb_config, "max_requests_per_batch", None) or 1024
+    pairs = 2 if hasattr(io, "swap_io_pairs") else 1
+    t0 = time.perf_counter()
+    done, unreachable, failed = 0, 0, []
+    for _ in range(pairs):
+        for q in reversed(qs):
+            for j in reversed(range(len(kvs))):
+                kv = kvs[j]
+                kv_read = kvs[j - 1] + 1 if j else 0  # the smallest read that pads to kv
+                plan = warmup_plan(q, kv_read, max_requests)
+                if plan is None:
+                    unreachable += 1
+                    continue
+                states = []
+                try:
+                    for i, (qi, pi) in enumerate(plan):
+                        rid = f"__extractbench_warmup_{q}_{kv}_{i}__"
+                        st = RequestState(request_id=rid, initial_tokens=[0] * (qi + pi), max_new_tokens=1)
+                        st._status = RequestStatus.PREFILLING
+                        st.tokens_to_process = [0] * qi
+                        st.position_offset = pi
+                        if cache.allocate_blocks(-(-(qi + pi) // cache.block_size), rid, 0) is None:
+                            raise RuntimeError(f"no KV blocks for {len(plan)} requests")
+                        states.append(FutureRequestState(st, has_new_token=True, complete_blocks=0, query_length=qi))
+                    pq, pkv = runner.maybe_pad_inputs(q, kv_read, False)
+                    if (pq, pkv) != (q, kv):
+                        raise RuntimeError(f"({q}, {kv_read}) padded to ({pq}, {pkv})")
+                    io.prepare_batch_tensors(states, runner.logit_processor, False, pq, pkv, use_padding=True)
+                    runner.compute_batch(model, io.get_model_kwargs(use_padding=True))
+                    done += 1
+                except Exception as e:  # noqa: BLE001 - a shape left uncaptured is captured lazily (and counted)
+                    failed.append(f"({q}, {kv}): {type(e).__name__}: {e}"[:200])
+                finally:
+                    for fs in states:
+                        cache.free_blocks(fs.state.request_id)
+        if pairs == 2:
+            io.swap_io_pairs()
+    torch.cuda.synchronize()
+    log.info("graph warm-up: %d batch shapes run (q buckets %s, kv buckets %s, %d IO pairs), %d unreachable, %d failed, in %.1fs",
+             done, qs, kvs, pairs, unreachable, len(failed), time.perf_counter() - t0)
+    for f in failed[:5]:
+        log.warning("graph warm-up failed for %s", f)
 
 
 def file_sha256(path):
@@ -462,6 +608,9 @@ class CBEngine:
             self.eos_ids = set(self.tokenizer.eos_ids)
             self.model, self.model_facts = load_trained(model_dir, quant)
             ids = dict(eos_ids=(self.tokenizer.eot, self.tokenizer.end_of_text), pad_id=self.tokenizer.end_of_text, bos_id=self.tokenizer.bos)
+            if sizing.cuda_graphs:
+                install_graph_buckets()
+                self.notes.append("graph buckets: every batch shape captured at start-up")
         torch.cuda.synchronize()
         self.build_s = time.perf_counter() - t0
         self.weights_bytes = torch.cuda.memory_allocated()

@@ -312,8 +312,10 @@ def main():
     p.add_argument("--min-lr", type=float, default=1e-4)
     p.add_argument("--warmup", type=int, default=150, help="warm-up steps")
     p.add_argument("--weight-decay", type=float, default=0.1)
-    p.add_argument("--skip-long-first-chunk", action=argparse.BooleanOptionalAction, default=True,
-                   help="start on short and usual documents: the first chunk's long documents are not used")
+    p.add_argument("--long-skip-chunks", type=int, default=4,
+                   help="start on short and usual documents: the long documents of the first N chunks are not used")
+    p.add_argument("--steps", type=int, default=0,
+                   help="optimiser steps: the schedule decays over them and training stops there (0: one pass over the seeds' documents)")
     p.add_argument("--log-every", type=int, default=25)
     p.add_argument("--max-seconds", type=float, default=0, help="stop early after this many training seconds (0: no limit; makes the run time-dependent)")
     args = p.parse_args()
@@ -401,7 +403,7 @@ def main():
                         if text_hash(d["text"]) in banned:
                             stats["dropped_default"] += 1
                             continue
-                        if ci == 0 and args.skip_long_first_chunk and d.get("length_class") == "long":
+                        if ci < args.long_skip_chunks and d.get("length_class") == "long":
                             stats["skipped_long_first_chunk"] += 1
                             continue
                         docs.append(d)
@@ -426,6 +428,25 @@ def main():
 
     threading.Thread(target=producer, name="batches", daemon=True).start()
 
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    flash = {"only": True, "note": "flash only"}
+
+    def sdpa_backends():
+        return sdpa_kernel([SDPBackend.FLASH_ATTENTION]) if flash["only"] else sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
+
+    # Attention must run PyTorch's flash kernel (no dense L x L mask); check once.
+    try:
+        with torch.autocast("cuda", dtype=torch.bfloat16), sdpa_backends():
+            probe_ids = torch.zeros((2, 4096), dtype=torch.long, device="cuda")
+            model.model(input_ids=probe_ids, use_cache=False).last_hidden_state.float().sum().backward()
+        model.zero_grad(set_to_none=True)
+    except RuntimeError as e:
+        flash.update(only=False, note=f"flash refused ({e}"[:300] + "); any SDPA kernel")
+        model.zero_grad(set_to_none=True)
+    log(f"attention: {flash['note']}")
+    settings["sdpa"] = flash["note"]
+
     curve, window = [], {"loss": 0.0, "correct": 0, "targets": 0, "steps": 0, "by_len": {}}
     step, docs_seen, real_tokens, padded_tokens, answer_tokens = 0, 0, 0, 0, 0
     t_train0 = time.time()
@@ -440,10 +461,11 @@ def main():
             raise item
         x, m, t, n_docs, n_real, longest = item
         x, m, t = x.cuda(non_blocking=True), m.cuda(non_blocking=True), t.cuda(non_blocking=True)
-        lr = lr_at(step, docs_seen / total_docs, args.lr, args.warmup, args.min_lr)
+        frac = step / args.steps if args.steps else docs_seen / total_docs
+        lr = lr_at(step, frac, args.lr, args.warmup, args.min_lr)
         for g in opt.param_groups:
             g["lr"] = lr
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast("cuda", dtype=torch.bfloat16), sdpa_backends():
             h = model.model(input_ids=x, use_cache=False).last_hidden_state
             logits = model.lm_head(h.reshape(-1, h.shape[-1]).index_select(0, m)).float()
         loss = torch.nn.functional.cross_entropy(logits, t)
@@ -481,6 +503,8 @@ def main():
             curve.append(row)
             log(json.dumps(row))
             window = {"loss": 0.0, "correct": 0, "targets": 0, "steps": 0, "by_len": {}}
+        if args.steps and step >= args.steps:
+            break
         if args.max_seconds and time.time() - t_train0 > args.max_seconds:
             log(f"stopping at --max-seconds {args.max_seconds}")
             break
