@@ -34,6 +34,9 @@ func sheet(m *results.Manifest, s *series) []kv {
 		model += " @ " + e.Revision
 	}
 	add("Model and revision", model)
+	if e.Weights != "" || e.Quantization != "" {
+		add("Weights and quantisation", strings.TrimPrefix(strings.TrimSpace(e.Weights+", "+e.Quantization), ", "))
+	}
 	card := g.Name
 	if g.MemoryTotalBytes > 0 {
 		card += fmt.Sprintf(", %.1f GiB per card", float64(g.MemoryTotalBytes)/gib)
