@@ -117,12 +117,14 @@ func fromJSON(t *testing.T, js []byte) map[string]figures {
 
 var wide = regexp.MustCompile(`\s{2,}`)
 
-func fromStdout(t *testing.T, text string) map[string]figures {
-	out := map[string]figures{}
+// textRows reads a text table whose columns are separated by two or more
+// spaces, from the header line whose first cell is first: one map per row.
+func textRows(text, first string) []map[string]string {
+	var rows []map[string]string
 	var head []string
 	for _, line := range strings.Split(text, "\n") {
 		cells := wide.Split(strings.TrimSpace(line), -1)
-		if len(cells) > 0 && cells[0] == "variant" {
+		if len(cells) > 0 && cells[0] == first {
 			head = cells
 			continue
 		}
@@ -133,6 +135,14 @@ func fromStdout(t *testing.T, text string) map[string]figures {
 		for i, h := range head {
 			row[h] = cells[i]
 		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func fromStdout(t *testing.T, text string) map[string]figures {
+	out := map[string]figures{}
+	for _, row := range textRows(text, "variant") {
 		out[row["variant"]+"@"+row["level"]] = figures{row["E2E p95"], row["accepted"], row["verdict"]}
 	}
 	if len(out) == 0 {
@@ -232,20 +242,7 @@ func htmlTables(page string) []pageTable {
 // (a * marks a level that is not usable) and "E2E p95" as "A / B".
 func fromCompareText(t *testing.T, text string) map[string]figures {
 	out := map[string]figures{}
-	var head []string
-	for _, line := range strings.Split(text, "\n") {
-		cells := wide.Split(strings.TrimSpace(line), -1)
-		if len(cells) > 0 && cells[0] == "level" {
-			head = cells
-			continue
-		}
-		if head == nil || len(cells) != len(head) {
-			continue
-		}
-		row := map[string]string{}
-		for i, h := range head {
-			row[h] = cells[i]
-		}
+	for _, row := range textRows(text, "level") {
 		shares := strings.Split(row["accepted A / B"], " / ")
 		p95s := strings.Split(row["E2E p95"], " / ")
 		if len(shares) != 2 || len(p95s) != 2 {
