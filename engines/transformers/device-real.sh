@@ -96,8 +96,19 @@ main)
 	serve_smoke fp8 --levels 1:20,128:300 --repeat 2 --skip-checks -- --model $here/model/$name --quant fp8
 	serve_smoke int8 --levels 1:20,128:300 --repeat 2 --skip-checks -- --model $here/model/$name --quant int8
 	;;
+final)
+	# Train and evaluate only (the servers were checked by main on the same architecture).
+	step "train"
+	timeout 200 python3 $here/train.py --extractbench "$eb" --out $here/model/$name --seeds "${SEEDS:-1000:1400}" \
+		${TRAIN_ARGS:---steps 1600 --max-seconds 140} 2>&1 | tee "$logs/train.log" | grep -v '"step": [0-9]*[1-9]0,\|"step": [0-9]*[1-9]5,'
+	cp $here/model/$name/*.safetensors "$out/" 2>/dev/null
+	tar cf "$out/model-small.tar" -C $here/model --exclude='*.safetensors' "$name"
+	step "evaluate"
+	timeout 60 python3 $here/evaluate.py --model $here/model/$name --out "$out/eval-default.json" 2>&1 | tee "$logs/eval.log" | grep -v "^   "
+	grep "^   " "$logs/eval.log" | head -12
+	;;
 *)
-	echo "device-real.sh: mode pilot or main" >&2
+	echo "device-real.sh: mode pilot, main or final" >&2
 	exit 2
 	;;
 esac

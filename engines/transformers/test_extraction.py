@@ -172,13 +172,30 @@ class BatchTest(unittest.TestCase):
         batches = train.make_batches(exs, 24, 8, random.Random(1))
         self.assertEqual(sorted(sorted(len(e.ids) for e in b) for b in batches), [[4, 6], [20]])
         for b in batches:
-            ids, pos, tgt = train.collate(b, 0)
+            ids, pos, tgt, prompt_next = train.collate(b, 0)
             self.assertLessEqual(ids.numel(), 24)
             flat = ids.view(-1)
             self.assertEqual(flat[pos + 1].tolist(), tgt.tolist(), "each position predicts the next token")
             if len(b) == 2:
                 # [7, 8 | 9, 10] and [1, 2, 3 | 4, 5, 6]: only answer tokens are targets.
                 self.assertEqual(sorted(tgt.tolist()), [4, 5, 6, 9, 10])
+                # The prompt's own next tokens (8; 2, 3), nothing past the prompt.
+                I = train.IGNORE
+                self.assertEqual(prompt_next.tolist(), [[8, I, I, I, I, I], [2, 3, I, I, I, I]])
+
+    def test_losses(self):
+        import train
+
+        ids, pos, tgt, prompt_next = train.collate([train.Example([1, 2, 3, 4, 5, 6], 3, "short")], 0)
+        logits = torch.zeros(6, 8)
+        logits[torch.arange(5), ids[0, 1:]] = 10.0  # every next token predicted confidently
+        answer, prompt = train.losses(logits, pos, tgt, prompt_next)
+        self.assertLess(float(answer), 1e-3)
+        self.assertLess(float(prompt), 1e-3)
+        logits[0] = 0.0  # position 0 (predicting 2, a prompt token) now uniform
+        answer2, prompt2 = train.losses(logits, pos, tgt, prompt_next)
+        self.assertAlmostEqual(float(answer2), float(answer), places=5)
+        self.assertGreater(float(prompt2), 1.0)
 
     def test_lr_schedule(self):
         import train
