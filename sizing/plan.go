@@ -78,8 +78,11 @@ type PlanCost struct {
 	PerCardHour float64 `json:"per_card_hour"`
 	// PerThousandAccepted is 1,000 × price / sustained accepted documents
 	// per hour (accepted per hour in passes / (1 + overhead share)).
-	PerThousandAccepted float64 `json:"per_1000_accepted"`
-	CorpusCost          float64 `json:"corpus_cost"` // one card for the corpus time
+	PerThousandAccepted float64 `json:"per_1000_accepted"` // 0 when nothing was accepted
+	// PerThousandDocs is 1,000 × price / sustained documents per hour,
+	// accepted or not: what a run with meaningless answers can still price.
+	PerThousandDocs float64 `json:"per_1000_docs"`
+	CorpusCost      float64 `json:"corpus_cost"` // one card for the corpus time
 	// DeadlineDays, when set, is the deadline CardsForDeadline cards meet,
 	// costing DeadlineCost (each billed for the whole deadline).
 	DeadlineDays     float64 `json:"deadline_days,omitempty"`
@@ -117,6 +120,9 @@ func (r *PlanResult) AddCost(p *Prices, price, deadlineDays float64) {
 	c := &PlanCost{Label: p.Label(), Currency: p.Currency, Placeholder: p.Placeholder, PerCardHour: price}
 	if sustained := r.AcceptedPerHour / (1 + r.OverheadShare); sustained > 0 {
 		c.PerThousandAccepted = 1000 * price / sustained
+	}
+	if r.DocsPerHour > 0 {
+		c.PerThousandDocs = 1000 * price / r.DocsPerHour
 	}
 	c.CorpusCost = float64(r.CorpusNS) / float64(time.Hour) * price
 	if deadlineDays > 0 {
