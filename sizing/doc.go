@@ -1,8 +1,12 @@
 // Package sizing owns the decisions extractbench helps make before and after
-// a run: the pre-rental memory calculator (weights, KV cache, buffers) with
-// its GPU catalog and model presets, the calculator set beside a run's
-// measured peaks, and the plans that turn a measured throughput into corpus
-// times and rental lengths (MEASUREMENT.md section 9).
+// a run: the pre-rental memory calculator (weights, KV cache with sliding
+// windows, precision, static or dynamic cache and offload, mixtures of
+// experts, tensor parallelism, buffers) with its GPU catalog, compatibility
+// table and model presets; the training-memory calculator (full, LoRA,
+// QLoRA); the calculator set beside a run's measured peaks and phases; the
+// plans that turn a measured throughput into corpus times, rental lengths
+// and costs from a user's price file (MEASUREMENT.md section 9); and the
+// selection sheet across runs.
 //
 // Everything here is a pure function of its inputs: runs are read by
 // package results, and the verdict on which level to recommend is eval's.

@@ -28,6 +28,14 @@ type GPU struct {
 	// rate, 10^12 FLOP/s: the denominator of an MFU estimate; 0 = unknown.
 	DenseBF16TFLOPS float64 `json:"dense_bf16_tflops,omitempty"`
 	MemoryBytes     int64   `json:"memory_bytes,omitempty"` // measured total (nvidia-smi); 0 = use the datasheet
+	// Arch is the architecture (Ampere, Ada, Hopper, Blackwell) and
+	// ComputeCapability CUDA's major.minor for it ("8.9"): what decides
+	// which kernels and formats run (compat.go). "" = unknown.
+	Arch              string `json:"arch,omitempty"`
+	ComputeCapability string `json:"compute_capability,omitempty"`
+	// PCIeGBs is the host link's datasheet bandwidth in one direction,
+	// decimal GB/s (Gen4 x16 32, Gen5 x16 64): what KV offload crosses.
+	PCIeGBs float64 `json:"pcie_gb_per_s,omitempty"`
 }
 
 // Bytes is the card's memory in bytes: the measured total, else the
@@ -40,14 +48,16 @@ func (g GPU) Bytes() int64 {
 }
 
 // Catalog is the cards the calculator checks by default, with the datasheet
-// figures of MEASUREMENT.md section 5.
+// figures of MEASUREMENT.md section 5 and each card's architecture and
+// compute capability (NVIDIA's CUDA GPUs list).
 var Catalog = []GPU{
-	{Name: "L4", DatasheetGB: 24, BandwidthGBs: 300, DenseBF16TFLOPS: 121},
-	{Name: "RTX 4090", DatasheetGB: 24, BandwidthGBs: 1008, DenseBF16TFLOPS: 165},
-	{Name: "L40S", DatasheetGB: 48, BandwidthGBs: 864, DenseBF16TFLOPS: 362},
-	{Name: "A100 80GB", DatasheetGB: 80, BandwidthGBs: 2039, DenseBF16TFLOPS: 312},
-	{Name: "H100 SXM", DatasheetGB: 80, BandwidthGBs: 3350, DenseBF16TFLOPS: 989},
-	{Name: "H200", DatasheetGB: 141, BandwidthGBs: 4800, DenseBF16TFLOPS: 989},
+	{Name: "L4", DatasheetGB: 24, BandwidthGBs: 300, DenseBF16TFLOPS: 121, Arch: "Ada", ComputeCapability: "8.9", PCIeGBs: 32},
+	{Name: "RTX 4090", DatasheetGB: 24, BandwidthGBs: 1008, DenseBF16TFLOPS: 165, Arch: "Ada", ComputeCapability: "8.9", PCIeGBs: 32},
+	{Name: "L40S", DatasheetGB: 48, BandwidthGBs: 864, DenseBF16TFLOPS: 362, Arch: "Ada", ComputeCapability: "8.9", PCIeGBs: 32},
+	{Name: "A100 80GB", DatasheetGB: 80, BandwidthGBs: 2039, DenseBF16TFLOPS: 312, Arch: "Ampere", ComputeCapability: "8.0", PCIeGBs: 32},
+	{Name: "H100 SXM", DatasheetGB: 80, BandwidthGBs: 3350, DenseBF16TFLOPS: 989, Arch: "Hopper", ComputeCapability: "9.0", PCIeGBs: 64},
+	{Name: "H200", DatasheetGB: 141, BandwidthGBs: 4800, DenseBF16TFLOPS: 989, Arch: "Hopper", ComputeCapability: "9.0", PCIeGBs: 64},
+	{Name: "B200", DatasheetGB: 180, BandwidthGBs: 8000, DenseBF16TFLOPS: 2250, Arch: "Blackwell", ComputeCapability: "10.0", PCIeGBs: 64},
 }
 
 // normGPU drops case, spaces, dashes and vendor words so that nvidia-smi's

@@ -16,6 +16,7 @@ const (
 	FP8  Precision = "fp8"
 	INT8 Precision = "int8"
 	INT4 Precision = "int4"
+	FP4  Precision = "fp4" // NVFP4: Blackwell's 4-bit float with an fp8 scale per 16 values
 )
 
 // Named defaults of the calculator. Buffers are estimates written down so
@@ -45,12 +46,29 @@ const (
 	// logitBytesPerElement: sampling reads fp32 logits, one vocabulary row
 	// per running sequence.
 	logitBytesPerElement = 4
+	// NCCLBufferBytes is what NCCL holds per card for tensor parallelism
+	// besides the tensors it moves: NCCL_BUFFSIZE 4 MiB × send and receive ×
+	// up to 32 channels = 256 MiB, an estimate written down to be argued with.
+	NCCLBufferBytes = 256 << 20
+)
+
+// Cache is how an engine holds the KV cache.
+type Cache string
+
+// The KV-cache strategies. A dynamic (paged) cache grows with the tokens
+// the sequences hold (vLLM, SGLang, TGI); a static cache reserves every
+// slot's full context at start-up (transformers' StaticCache, TensorRT-LLM's
+// fixed pools), so its memory after load already holds the whole KV cache.
+const (
+	DynamicCache Cache = "dynamic"
+	StaticCache  Cache = "static"
 )
 
 // WeightBytes is the bytes one quantised linear-layer parameter takes,
 // scales included: int4 packs two weights a byte plus an fp16 scale and
-// an fp16 zero point per group (0.5 + 4/group bytes); int8 and fp8 scales
-// are per channel or per tensor and round to nothing.
+// an fp16 zero point per group (0.5 + 4/group bytes); fp4 (NVFP4) two a
+// byte plus an fp8 scale per 16 (0.5625); int8 and fp8 scales are per
+// channel or per tensor and round to nothing.
 func (p Precision) WeightBytes(group int) (float64, error) {
 	switch p {
 	case BF16, FP16:
@@ -62,8 +80,10 @@ func (p Precision) WeightBytes(group int) (float64, error) {
 			group = DefaultGroupSize
 		}
 		return 0.5 + 4/float64(group), nil
+	case FP4:
+		return 0.5 + 1.0/16, nil
 	}
-	return 0, fmt.Errorf("weight precision %q: want bf16, fp16, fp8, int8 or int4", p)
+	return 0, fmt.Errorf("weight precision %q: want bf16, fp16, fp8, int8, int4 or fp4", p)
 }
 
 // KVBytes is the bytes one KV-cache element takes.
@@ -89,34 +109,72 @@ type Inputs struct {
 	Margin        float64 // fraction on top of the estimate; 0 = DefaultMargin, negative = none
 	PrefillTokens int     // 0 = DefaultPrefillTokens
 	GPUs          []GPU   // nil = Catalog
+	// Cache is dynamic (default) or static. MeanTokens is what a dynamic
+	// cache holds per sequence on average (0 = ContextTokens, the worst
+	// case); a static cache reserves ContextTokens per slot whatever is used.
+	Cache      Cache
+	MeanTokens int
+	// KVOffload is the share of the KV cache kept in CPU memory (0–1):
+	// card memory saved, PCIe transfers paid at every decode step.
+	KVOffload float64
+	// TP is the tensor-parallel degree: the model split over TP cards of
+	// the same kind (0 = 1). Figures are then per card.
+	TP int
 }
 
 // Estimate is the calculator's answer. Byte counts are exact integers;
-// printing converts them to GiB.
+// printing converts them to GiB. With tensor parallelism (TP > 1) every
+// byte figure but ModelWeightBytes and KVCPUBytes is per card.
 type Estimate struct {
 	Model           string    `json:"model"`
 	Shape           Model     `json:"shape"`
 	Weights         Precision `json:"weights_precision"`
 	GroupSize       int       `json:"group_size,omitempty"`
 	KV              Precision `json:"kv_precision"`
+	Cache           Cache     `json:"cache"`
 	ContextTokens   int       `json:"context_tokens"`
+	HeldTokens      int       `json:"held_tokens"` // per sequence: ContextTokens, or MeanTokens for a dynamic cache
 	Concurrency     int       `json:"concurrency"`
+	TP              int       `json:"tensor_parallel"`
 	Utilisation     float64   `json:"utilisation"`
 	Margin          float64   `json:"margin"`
 	Params          int64     `json:"params"`
+	ActiveParams    int64     `json:"active_params"`    // per token: differs from Params in a mixture of experts
 	QuantisedParams int64     `json:"quantised_params"` // the linear layers
-	// WeightBytes is the linear layers at their precision plus the rest in 16 bits.
-	WeightBytes     int64 `json:"weight_bytes"`
-	KVBytesPerToken int64 `json:"kv_bytes_per_token"` // 2 × layers × kv_heads × head_dim × bytes
-	KVBytesPerSeq   int64 `json:"kv_bytes_per_sequence"`
-	KVBytes         int64 `json:"kv_bytes"` // × concurrency
+	// ModelWeightBytes is the whole model: the linear layers at their
+	// precision plus the rest in 16 bits. WeightBytes is one card's share
+	// (ModelWeightBytes / TP, rounded up); ActiveWeightBytes the bytes one
+	// token reads on a card (a mixture of experts reads ExpertsPerToken experts).
+	ModelWeightBytes  int64 `json:"model_weight_bytes"`
+	WeightBytes       int64 `json:"weight_bytes"`
+	ActiveWeightBytes int64 `json:"active_weight_bytes"`
+	// KVHeadsPerCard is ceil(KV heads / TP): heads are split, and
+	// replicated when TP exceeds them.
+	KVHeadsPerCard int `json:"kv_heads_per_card"`
+	// KVBytesPerToken is 2 × layers × KV heads × head dim × bytes: what a
+	// token costs while the sequence is shorter than any sliding window.
+	KVBytesPerToken int64 `json:"kv_bytes_per_token"`
+	// KVBytesPerSeq is 2 × KV heads × head dim × bytes × (full layers ×
+	// held tokens + sliding layers × min(held tokens, window)).
+	KVBytesPerSeq int64 `json:"kv_bytes_per_sequence"`
+	// KVBytes is the KV cache of Concurrency sequences on the card: the
+	// share not offloaded.
+	KVBytes        int64   `json:"kv_bytes"`
+	KVOffloadShare float64 `json:"kv_offload_share,omitempty"`
+	KVCPUBytes     int64   `json:"kv_cpu_bytes,omitempty"` // offloaded, all cards together
+	// KVAtLoadBytes is the KV cache held before any request: all of it for
+	// a static cache, none for a dynamic one.
+	KVAtLoadBytes int64 `json:"kv_at_load_bytes"`
 	// ActivationBytes is one prefill chunk's largest live tensors
 	// (PrefillBytes) plus one fp32 logits row per sequence (LogitBytesPerSeq).
 	ActivationBytes  int64 `json:"activation_bytes"`
 	PrefillBytes     int64 `json:"prefill_activation_bytes"`
 	LogitBytesPerSeq int64 `json:"logit_bytes_per_sequence"`
 	OverheadBytes    int64 `json:"overhead_bytes"` // RuntimeOverheadBytes
-	TotalBytes       int64 `json:"total_bytes"`    // weights + KV + activations + overhead
+	// CommBytes is tensor parallelism's buffers: one prefill chunk's hidden
+	// states for the all-reduce plus NCCLBufferBytes; 0 on one card.
+	CommBytes  int64 `json:"comm_bytes"`
+	TotalBytes int64 `json:"total_bytes"` // weights + KV + activations + overhead + comm
 	// TotalWithMarginBytes is TotalBytes × (1 + margin): what must fit in
 	// memory × utilisation.
 	TotalWithMarginBytes int64 `json:"total_with_margin_bytes"`
@@ -136,13 +194,22 @@ type Fit struct {
 	MaxConcurrency         int   `json:"max_concurrency"`
 	MaxConcurrencyNoMargin int   `json:"max_concurrency_no_margin"`
 	HeadroomBytes          int64 `json:"headroom_bytes"` // usable − total with margin; negative when it does not fit
-	// DecodeCeilingTokS is bandwidth / weight bytes: an upper bound on one
-	// sequence's decode speed, since each token reads every weight once.
+	// DecodeCeilingTokS is bandwidth / active weight bytes per card: an
+	// upper bound on one sequence's decode speed, since each token reads
+	// every weight it uses once.
 	DecodeCeilingTokS float64 `json:"decode_ceiling_tok_per_s,omitempty"`
+	// OffloadStepMS is the offloaded KV of one card crossing PCIe once (it
+	// is read back at every decode step): a floor on the step's time.
+	OffloadStepMS float64 `json:"offload_step_ms,omitempty"`
+	// Support is the card's kernels for the estimate's precisions
+	// (SupportFor).
+	Support []Support `json:"support"`
 }
 
 // Calculate sizes a model on each card: MEASUREMENT.md section 5's
-// calculator, with the buffers and margin written down.
+// calculator, with the buffers and margin written down, sliding-window
+// layers, KV precision and offload, static or dynamic cache, a mixture of
+// experts and tensor parallelism.
 func Calculate(in Inputs) (Estimate, error) {
 	m := in.Model
 	if m.Layers <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 || m.HiddenSize <= 0 {
@@ -187,6 +254,29 @@ func Calculate(in Inputs) (Estimate, error) {
 	if prefill <= 0 {
 		prefill = DefaultPrefillTokens
 	}
+	if in.Cache == "" {
+		in.Cache = DynamicCache
+	}
+	held := in.ContextTokens
+	switch in.Cache {
+	case StaticCache:
+	case DynamicCache:
+		if in.MeanTokens > in.ContextTokens {
+			return Estimate{}, fmt.Errorf("mean tokens %d: want at most the context, %d", in.MeanTokens, in.ContextTokens)
+		}
+		if in.MeanTokens > 0 {
+			held = in.MeanTokens
+		}
+	default:
+		return Estimate{}, fmt.Errorf("cache %q: want dynamic or static", in.Cache)
+	}
+	if in.KVOffload < 0 || in.KVOffload >= 1 {
+		return Estimate{}, fmt.Errorf("KV offload %g: want a share of the KV cache from 0 to below 1", in.KVOffload)
+	}
+	tp := max(in.TP, 1)
+	if m.Heads%tp != 0 {
+		return Estimate{}, fmt.Errorf("tensor parallel %d: %d attention heads do not split evenly over %d cards", tp, m.Heads, tp)
+	}
 	gpus := in.GPUs
 	if gpus == nil {
 		gpus = Catalog
@@ -194,9 +284,9 @@ func Calculate(in Inputs) (Estimate, error) {
 
 	pc := m.Params()
 	e := Estimate{
-		Model: m.Name, Shape: m, Weights: in.Weights, KV: in.KV, ContextTokens: in.ContextTokens,
-		Concurrency: in.Concurrency, Utilisation: util, Margin: margin,
-		Params: pc.Total(), QuantisedParams: pc.Linear,
+		Model: m.Name, Shape: m, Weights: in.Weights, KV: in.KV, Cache: in.Cache, ContextTokens: in.ContextTokens,
+		HeldTokens: held, Concurrency: in.Concurrency, TP: tp, Utilisation: util, Margin: margin,
+		Params: pc.Total(), ActiveParams: pc.Active(), QuantisedParams: pc.Linear, KVOffloadShare: in.KVOffload,
 	}
 	if in.Weights == INT4 {
 		e.GroupSize = in.GroupSize
@@ -204,14 +294,26 @@ func Calculate(in Inputs) (Estimate, error) {
 			e.GroupSize = DefaultGroupSize
 		}
 	}
-	e.WeightBytes = int64(math.Ceil(float64(pc.Linear)*wb)) + pc.Other*2
-	e.KVBytesPerToken = 2 * int64(m.Layers) * int64(m.KVHeads) * int64(m.HeadDim) * kvb
-	e.KVBytesPerSeq = e.KVBytesPerToken * int64(in.ContextTokens)
-	e.KVBytes = e.KVBytesPerSeq * int64(in.Concurrency)
+	e.ModelWeightBytes = int64(math.Ceil(float64(pc.Linear)*wb)) + pc.Other*2
+	e.WeightBytes = ceilDiv(e.ModelWeightBytes, int64(tp))
+	e.ActiveWeightBytes = ceilDiv(int64(math.Ceil(float64(pc.ActiveLinear)*wb))+pc.Other*2, int64(tp))
+	e.KVHeadsPerCard = ceilDiv(m.KVHeads, tp)
+	perLayerToken := 2 * int64(e.KVHeadsPerCard) * int64(m.HeadDim) * kvb
+	e.KVBytesPerToken = int64(m.Layers) * perLayerToken
+	e.KVBytesPerSeq = perLayerToken * m.kvTokens(held)
+	kvAll := e.KVBytesPerSeq * int64(in.Concurrency)
+	e.KVBytes = kvAll - int64(math.Floor(float64(kvAll)*in.KVOffload))
+	e.KVCPUBytes = (kvAll - e.KVBytes) * int64(tp)
+	if in.Cache == StaticCache {
+		e.KVAtLoadBytes = e.KVBytes
+	}
 	e.LogitBytesPerSeq = int64(m.VocabSize) * logitBytesPerElement
-	e.PrefillBytes = prefillActivationBytes(m, prefill)
+	e.PrefillBytes = prefillActivationBytes(m, prefill, tp)
 	e.ActivationBytes = e.PrefillBytes + e.LogitBytesPerSeq*int64(in.Concurrency)
 	e.OverheadBytes = RuntimeOverheadBytes
+	if tp > 1 {
+		e.CommBytes = int64(prefill)*int64(m.HiddenSize)*activationBytesPerElement + NCCLBufferBytes
+	}
 	e.TotalBytes = e.At(in.Concurrency)
 	e.TotalWithMarginBytes = int64(math.Ceil(float64(e.TotalBytes) * (1 + margin)))
 
@@ -224,20 +326,47 @@ func Calculate(in Inputs) (Estimate, error) {
 		f.MaxConcurrency = sequencesThatFit(float64(f.UsableBytes)/(1+margin), fixed, perSeq)
 		f.MaxConcurrencyNoMargin = sequencesThatFit(float64(f.UsableBytes), fixed, perSeq)
 		if g.BandwidthGBs > 0 {
-			f.DecodeCeilingTokS = g.BandwidthGBs * GB / float64(e.WeightBytes)
+			f.DecodeCeilingTokS = g.BandwidthGBs * GB / float64(e.ActiveWeightBytes)
 		}
+		if g.PCIeGBs > 0 && e.KVCPUBytes > 0 {
+			f.OffloadStepMS = float64(e.KVCPUBytes/int64(tp)) / (g.PCIeGBs * GB) * 1e3
+		}
+		f.Support = SupportFor(g, e.Weights, e.KV)
 		e.Fits = append(e.Fits, f)
 	}
 	return e, nil
 }
 
-// FixedBytes is what does not grow with concurrency: weights, one prefill
-// chunk's activations and the runtime overhead.
-func (e Estimate) FixedBytes() int64 { return e.WeightBytes + e.PrefillBytes + e.OverheadBytes }
+// kvTokens is the token-layers one sequence of n tokens keeps: n on each
+// full-attention layer, min(n, window) on each sliding-window layer.
+func (m Model) kvTokens(n int) int64 {
+	sliding := min(m.SlidingLayers, m.Layers)
+	if m.SlidingWindow <= 0 {
+		sliding = 0
+	}
+	return int64(m.Layers-sliding)*int64(n) + int64(sliding)*int64(min(n, m.SlidingWindow))
+}
 
-// PerSeqBytes is what each sequence held at once adds: its KV cache at
-// ContextTokens and its logits row.
-func (e Estimate) PerSeqBytes() int64 { return e.KVBytesPerSeq + e.LogitBytesPerSeq }
+func ceilDiv[T int | int64](a, b T) T { return (a + b - 1) / b }
+
+// FixedBytes is what does not grow with concurrency: weights, one prefill
+// chunk's activations, the runtime overhead and tensor parallelism's buffers.
+func (e Estimate) FixedBytes() int64 {
+	return e.WeightBytes + e.PrefillBytes + e.OverheadBytes + e.CommBytes
+}
+
+// PerSeqBytes is what each sequence held at once adds on the card: the
+// share of its KV cache not offloaded, and its logits row.
+func (e Estimate) PerSeqBytes() int64 {
+	return e.KVBytesPerSeq - int64(math.Floor(float64(e.KVBytesPerSeq)*e.KVOffloadShare)) + e.LogitBytesPerSeq
+}
+
+// AfterLoadBytes is what the card holds once the engine is ready and
+// before any request: weights, runtime overhead, tensor-parallel buffers
+// and, for a static cache, the whole KV cache.
+func (e Estimate) AfterLoadBytes() int64 {
+	return e.WeightBytes + e.OverheadBytes + e.CommBytes + e.KVAtLoadBytes
+}
 
 // At is the total without margin for n sequences of ContextTokens.
 func (e Estimate) At(n int) int64 { return e.FixedBytes() + int64(n)*e.PerSeqBytes() }
@@ -251,13 +380,18 @@ func sequencesThatFit(budget float64, fixed, perSeq int64) int {
 	return int(left / float64(perSeq))
 }
 
-// prefillActivationBytes sizes the live tensors of one prefill chunk: the
-// residual stream and the attention output (hidden each), q, k and v
-// (heads·head_dim + 2·kv_heads·head_dim) and the gated MLP's gate and up
-// projections (2 × intermediate), in 16 bits. Engines free them between
-// layers, so one layer's worth is the peak.
-func prefillActivationBytes(m Model, tokens int) int64 {
-	width := 2*m.HiddenSize + m.Heads*m.HeadDim + 2*m.KVHeads*m.HeadDim + 2*m.IntermediateSize
+// prefillActivationBytes sizes the live tensors of one prefill chunk on one
+// of tp cards: the residual stream and the attention output (hidden each,
+// replicated), q, k and v (heads·head_dim + 2·kv_heads·head_dim, split) and
+// the gated MLP's gate and up projections (2 × intermediate, split; in a
+// mixture of experts each token's ExpertsPerToken experts), in 16 bits.
+// Engines free them between layers, so one layer's worth is the peak.
+func prefillActivationBytes(m Model, tokens, tp int) int64 {
+	mlp := 2 * m.expertInter()
+	if m.MoE() {
+		mlp *= m.ExpertsPerToken
+	}
+	width := 2*m.HiddenSize + m.Heads/tp*m.HeadDim + 2*ceilDiv(m.KVHeads, tp)*m.HeadDim + ceilDiv(mlp, tp)
 	return int64(tokens) * int64(width) * activationBytesPerElement
 }
 

@@ -43,25 +43,60 @@ func (e *errWriter) printf(format string, args ...any) {
 }
 
 // WriteText writes the estimate for people: each figure with its unit and
-// the arithmetic behind it, then the fits table.
+// the arithmetic behind it, then the fits table with each card's
+// compatibility for the precisions chosen.
 func (e Estimate) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	prec := string(e.Weights)
 	if e.GroupSize > 0 {
 		prec = fmt.Sprintf("%s, group %d with an fp16 scale and zero point", e.Weights, e.GroupSize)
 	}
-	ew.printf("Model %s: %.2f billion parameters (%.2f billion in linear layers at %s; embeddings, head and norms in 16 bits)\n",
+	ew.printf("Model %s: %.2f billion parameters (%.2f billion in linear layers at %s; embeddings, head, norms and routers in 16 bits)\n",
 		e.Model, float64(e.Params)/1e9, float64(e.QuantisedParams)/1e9, prec)
+	if e.Shape.MoE() {
+		ew.printf("Mixture of experts: all %d experts resident; %.2f billion parameters active per token (%d of %d experts)\n",
+			e.Shape.Experts, float64(e.ActiveParams)/1e9, e.Shape.ExpertsPerToken, e.Shape.Experts)
+	}
+	if e.TP > 1 {
+		ew.printf("Tensor parallel over %d cards: every figure below is per card\n", e.TP)
+	}
 	kvElem, _ := e.KV.KVBytes()
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Weights\t%s\n", Bytes(e.WeightBytes))
+	if e.TP > 1 {
+		fmt.Fprintf(tw, "Weights\t%s = %s / %d cards\n", Bytes(e.WeightBytes), GiBString(e.ModelWeightBytes), e.TP)
+	} else {
+		fmt.Fprintf(tw, "Weights\t%s\n", Bytes(e.WeightBytes))
+	}
 	fmt.Fprintf(tw, "KV cache per token\t%s = 2 × %d layers × %d KV heads × %d head dim × %d B (%s)\n",
-		Bytes(e.KVBytesPerToken), e.Shape.Layers, e.Shape.KVHeads, e.Shape.HeadDim, kvElem, e.KV)
-	fmt.Fprintf(tw, "KV cache per sequence\t%s at %s tokens\n", Bytes(e.KVBytesPerSeq), GroupDigits(int64(e.ContextTokens)))
-	fmt.Fprintf(tw, "KV cache, %d sequence(s)\t%s\n", e.Concurrency, Bytes(e.KVBytes))
+		Bytes(e.KVBytesPerToken), e.Shape.Layers, e.KVHeadsPerCard, e.Shape.HeadDim, kvElem, e.KV)
+	held := fmt.Sprintf("at %s tokens", GroupDigits(int64(e.HeldTokens)))
+	switch {
+	case e.Cache == StaticCache:
+		held = fmt.Sprintf("reserved at load for %s tokens (static cache)", GroupDigits(int64(e.ContextTokens)))
+	case e.HeldTokens != e.ContextTokens:
+		held = fmt.Sprintf("at %s tokens held on average (dynamic cache; context %s)", GroupDigits(int64(e.HeldTokens)), GroupDigits(int64(e.ContextTokens)))
+	}
+	fmt.Fprintf(tw, "KV cache per sequence\t%s %s\n", Bytes(e.KVBytesPerSeq), held)
+	if sl := e.Shape.SlidingLayers; e.Shape.SlidingWindow > 0 && sl > 0 {
+		fmt.Fprintf(tw, "  sliding window\t= 2 × %d KV heads × %d head dim × %d B × (%d full layers × %s + %d sliding layers × min(%s, %s window))\n",
+			e.KVHeadsPerCard, e.Shape.HeadDim, kvElem, e.Shape.Layers-sl, GroupDigits(int64(e.HeldTokens)), sl,
+			GroupDigits(int64(e.HeldTokens)), GroupDigits(int64(e.Shape.SlidingWindow)))
+	}
+	if e.KVOffloadShare > 0 {
+		fmt.Fprintf(tw, "KV cache, %d sequence(s)\t%s on the card; %s in CPU memory (%.0f%% offloaded)\n", e.Concurrency, Bytes(e.KVBytes),
+			GiBString(e.KVCPUBytes), e.KVOffloadShare*100)
+	} else {
+		fmt.Fprintf(tw, "KV cache, %d sequence(s)\t%s\n", e.Concurrency, Bytes(e.KVBytes))
+	}
 	fmt.Fprintf(tw, "Activations\t%s (one %s-token prefill chunk + fp32 logits per sequence)\n",
 		Bytes(e.ActivationBytes), GroupDigits(DefaultPrefillTokens))
 	fmt.Fprintf(tw, "Runtime overhead\t%s (CUDA context, workspaces, CUDA graphs)\n", Bytes(e.OverheadBytes))
+	if e.CommBytes > 0 {
+		fmt.Fprintf(tw, "Tensor-parallel buffers\t%s (one prefill chunk's hidden states for the all-reduce + %s NCCL buffers)\n",
+			Bytes(e.CommBytes), GiBString(NCCLBufferBytes))
+	}
+	fmt.Fprintf(tw, "After load\t%s (weights, overhead%s, KV held before any request)\n", Bytes(e.AfterLoadBytes()),
+		map[bool]string{true: ", buffers", false: ""}[e.CommBytes > 0])
 	fmt.Fprintf(tw, "Total\t%s\n", Bytes(e.TotalBytes))
 	fmt.Fprintf(tw, "Total with %.0f%% margin\t%s\n", e.Margin*100, Bytes(e.TotalWithMarginBytes))
 	if err := tw.Flush(); err != nil {
@@ -69,9 +104,15 @@ func (e Estimate) WriteText(w io.Writer) error {
 	}
 	ew.printf("\nCards: datasheet memory is decimal (1 GB = 10^9 B), shown here in GiB (2^30 B); usable = memory × %.2f.\n", e.Utilisation)
 	ew.printf("Max concurrency: sequences of %s tokens that fit with the %.0f%% margin (and without it).\n",
-		GroupDigits(int64(e.ContextTokens)), e.Margin*100)
+		GroupDigits(int64(e.HeldTokens)), e.Margin*100)
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "GPU\tmemory\tusable\tfits %d\theadroom\tmax concurrency\tdecode ceiling at 1\t\n", e.Concurrency)
+	offload := e.KVOffloadShare > 0
+	fmt.Fprintf(tw, "GPU\tarch\tmemory\tusable\tfits %d\theadroom\tmax concurrency\tdecode ceiling at 1\t", e.Concurrency)
+	if offload {
+		fmt.Fprintf(tw, "offload per step\t")
+	}
+	fmt.Fprintf(tw, "weights %s\tKV %s\tFA2\tFA3\t\n", e.Weights, e.KV)
+	var notes []string
 	for _, f := range e.Fits {
 		mem := GiBString(f.MemoryBytes)
 		if f.GPU.MemoryBytes == 0 {
@@ -83,17 +124,55 @@ func (e Estimate) WriteText(w io.Writer) error {
 		if f.DecodeCeilingTokS > 0 {
 			ceiling = fmt.Sprintf("%.0f tok/s", f.DecodeCeilingTokS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d (%d)\t%s\t\n", f.GPU.Name, mem, GiBString(f.UsableBytes), yesNo(f.Fits),
+		name := f.GPU.Name
+		if e.TP > 1 {
+			name = fmt.Sprintf("%d× %s", e.TP, name)
+		}
+		arch := "?"
+		if f.GPU.Arch != "" {
+			arch = f.GPU.Arch + " " + f.GPU.ComputeCapability
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d (%d)\t%s\t", name, arch, mem, GiBString(f.UsableBytes), yesNo(f.Fits),
 			GiBString(f.HeadroomBytes), f.MaxConcurrency, f.MaxConcurrencyNoMargin, ceiling)
+		if offload {
+			if f.OffloadStepMS > 0 {
+				fmt.Fprintf(tw, "≥ %.1f ms\t", f.OffloadStepMS)
+			} else {
+				fmt.Fprintf(tw, "–\t")
+			}
+		}
+		for _, s := range f.Support {
+			fmt.Fprintf(tw, "%s\t", s.Status)
+			if s.Note != "" {
+				notes = appendNew(notes, fmt.Sprintf("%s %s: %s", s.Feature, s.Status, s.Note))
+			}
+		}
+		fmt.Fprintf(tw, "\n")
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write fits: %w", err)
 	}
-	ew.printf("Decode ceiling: bandwidth / weight bytes, an upper bound for one sequence (datasheet bandwidth, a lead, not a measurement).\n")
+	ew.printf("Decode ceiling: bandwidth / weight bytes a token reads, an upper bound for one sequence (datasheet bandwidth, a lead, not a measurement).\n")
+	if offload {
+		ew.printf("Offload per step: the offloaded KV crossing PCIe (datasheet, one direction) once per decode step: a floor on each step's time.\n")
+	}
+	ew.printf("Compatibility by compute capability: bf16 and FlashAttention-2 need 8.0 (Ampere); fp8 8.9 (Ada, Hopper); FlashAttention-3 9.0 (Hopper); fp4 10.0 (Blackwell). Pin CUDA, driver and engine versions on the card you rent.\n")
+	for _, n := range notes {
+		ew.printf("  %s\n", n)
+	}
 	if ew.err != nil {
 		return fmt.Errorf("write estimate: %w", ew.err)
 	}
 	return nil
+}
+
+func appendNew(ss []string, s string) []string {
+	for _, x := range ss {
+		if x == s {
+			return ss
+		}
+	}
+	return append(ss, s)
 }
 
 // WriteText writes the prediction beside the measured peaks.

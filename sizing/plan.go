@@ -63,6 +63,31 @@ type PlanResult struct {
 	CorpusNS      int64    `json:"corpus_ns"`
 	CorpusDays    float64  `json:"corpus_days"`
 	Rentals       []Rental `json:"rentals"`
+	GPU           string   `json:"gpu,omitempty"` // the card measured, as the manifest names it
+	// Cost is set when a price file prices the card (AddCost).
+	Cost *PlanCost `json:"cost,omitempty"`
+}
+
+// PlanCost is what a plan costs at one price per card-hour. Cards work in
+// parallel, each on its share of the corpus, each paying the preparation;
+// a card is billed for the whole rental.
+type PlanCost struct {
+	Label       string  `json:"label"` // currency and where the prices came from; says PLACEHOLDER when they are
+	Currency    string  `json:"currency"`
+	Placeholder bool    `json:"placeholder"`
+	PerCardHour float64 `json:"per_card_hour"`
+	// PerThousandAccepted is 1,000 × price / sustained accepted documents
+	// per hour (accepted per hour in passes / (1 + overhead share)).
+	PerThousandAccepted float64 `json:"per_1000_accepted"` // 0 when nothing was accepted
+	// PerThousandDocs is 1,000 × price / sustained documents per hour,
+	// accepted or not: what a run with meaningless answers can still price.
+	PerThousandDocs float64 `json:"per_1000_docs"`
+	CorpusCost      float64 `json:"corpus_cost"` // one card for the corpus time
+	// DeadlineDays, when set, is the deadline CardsForDeadline cards meet,
+	// costing DeadlineCost (each billed for the whole deadline).
+	DeadlineDays     float64 `json:"deadline_days,omitempty"`
+	CardsForDeadline int     `json:"cards_for_deadline,omitempty"`
+	DeadlineCost     float64 `json:"deadline_cost,omitempty"`
 }
 
 // Rental is what one rental length holds.
@@ -71,6 +96,45 @@ type Rental struct {
 	Docs       int64   `json:"docs"`        // documents that fit, preparation paid once
 	FitsCorpus bool    `json:"fits_corpus"` // the whole corpus fits
 	Use        float64 `json:"use"`         // corpus time / rental time
+	// CardsNeeded is the cards that finish the corpus within the rental
+	// working in parallel (CardsFor); 0 when the preparation alone exceeds it.
+	CardsNeeded int      `json:"cards_needed"`
+	Cost        *float64 `json:"cost,omitempty"` // CardsNeeded × days × 24 h × price, when priced
+}
+
+// CardsFor is the cards that finish the corpus within deadlineNS working in
+// parallel: each pays the preparation and takes an equal share of the rest,
+// so k = ceil((corpus − preparation) / (deadline − preparation)); 0 when
+// the preparation alone does not fit.
+func (r PlanResult) CardsFor(deadlineNS int64) int {
+	left := deadlineNS - r.PreparationNS
+	if left <= 0 {
+		return 0
+	}
+	return int(ceilDiv(r.CorpusNS-r.PreparationNS, left))
+}
+
+// AddCost prices the plan at price per card-hour, with a deadline in days
+// (0 = none).
+func (r *PlanResult) AddCost(p *Prices, price, deadlineDays float64) {
+	c := &PlanCost{Label: p.Label(), Currency: p.Currency, Placeholder: p.Placeholder, PerCardHour: price}
+	if sustained := r.AcceptedPerHour / (1 + r.OverheadShare); sustained > 0 {
+		c.PerThousandAccepted = 1000 * price / sustained
+	}
+	if r.DocsPerHour > 0 {
+		c.PerThousandDocs = 1000 * price / r.DocsPerHour
+	}
+	c.CorpusCost = float64(r.CorpusNS) / float64(time.Hour) * price
+	if deadlineDays > 0 {
+		c.DeadlineDays = deadlineDays
+		c.CardsForDeadline = r.CardsFor(int64(deadlineDays * float64(24*time.Hour)))
+		c.DeadlineCost = float64(c.CardsForDeadline) * deadlineDays * 24 * price
+	}
+	for i := range r.Rentals {
+		cost := float64(r.Rentals[i].CardsNeeded) * float64(r.Rentals[i].Days) * 24 * price
+		r.Rentals[i].Cost = &cost
+	}
+	r.Cost = c
 }
 
 // Plan turns measured figures into corpus time and rental sizes.
@@ -111,7 +175,7 @@ func Plan(in PlanInputs) (PlanResult, error) {
 	r.CorpusDays = float64(r.CorpusNS) / float64(24*time.Hour)
 	for _, d := range in.RentalDays {
 		rent := int64(d) * int64(24*time.Hour)
-		rt := Rental{Days: d, FitsCorpus: r.CorpusNS <= rent, Use: float64(r.CorpusNS) / float64(rent)}
+		rt := Rental{Days: d, FitsCorpus: r.CorpusNS <= rent, Use: float64(r.CorpusNS) / float64(rent), CardsNeeded: r.CardsFor(rent)}
 		if left := float64(rent - r.PreparationNS); left > 0 {
 			rt.Docs = int64(left / 1e9 / effSecPerDoc)
 		}
@@ -155,6 +219,7 @@ func PlanRun(run *results.RunData, corpusDocs int, days []int) ([]PlanResult, er
 			return nil, fmt.Errorf("plan run %s: %w", run.Run.RunID, err)
 		}
 		r.Recommendation, r.Simulated = &rec, run.Simulated()
+		r.GPU = run.Manifest.Variant(rec.Variant).GPU.Name
 		out = append(out, r)
 	}
 	if len(out) == 0 {
@@ -220,7 +285,24 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		if rt.FitsCorpus {
 			fits = "fits"
 		}
-		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental)\n", rt.Days, GroupDigits(rt.Docs), fits, rt.Use*100)
+		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental); %s", rt.Days, GroupDigits(rt.Docs), fits, rt.Use*100, cardsPhrase(rt.CardsNeeded, rt.Days))
+		if rt.Cost != nil {
+			fmt.Fprintf(tw, ": %s %s", money(*rt.Cost), r.Cost.Currency)
+		}
+		fmt.Fprintf(tw, "\n")
+	}
+	if c := r.Cost; c != nil {
+		card := r.GPU
+		if card == "" {
+			card = "the card"
+		}
+		fmt.Fprintf(tw, "Cost (%s)\t%s %s per card-hour of %s\n", c.Label, money(c.PerCardHour), c.Currency, card)
+		fmt.Fprintf(tw, "  per 1,000 accepted\t%s %s (1,000 × price / %.0f accepted/hour sustained)\n", money(c.PerThousandAccepted), c.Currency,
+			r.AcceptedPerHour/(1+r.OverheadShare))
+		fmt.Fprintf(tw, "  corpus on one card\t%s %s\n", money(c.CorpusCost), c.Currency)
+		if c.DeadlineDays > 0 {
+			fmt.Fprintf(tw, "  deadline %g days\t%s: %s %s\n", c.DeadlineDays, cardsPhrase(c.CardsForDeadline, 0), money(c.DeadlineCost), c.Currency)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write plan: %w", err)
@@ -229,6 +311,27 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		return fmt.Errorf("write plan: %w", ew.err)
 	}
 	return nil
+}
+
+// cardsPhrase says how many cards finish the corpus in a rental.
+func cardsPhrase(n, days int) string {
+	if n == 0 {
+		return "preparation alone exceeds it"
+	}
+	s := fmt.Sprintf("%d card", n)
+	if n > 1 {
+		s += "s"
+	}
+	if days > 0 {
+		return fmt.Sprintf("%s to finish in %d days", s, days)
+	}
+	return s + " to finish in time"
+}
+
+// money prints an amount with two decimals and thousands separators.
+func money(v float64) string {
+	cents := int64(math.Round(v * 100))
+	return fmt.Sprintf("%s.%02d", GroupDigits(cents/100), cents%100)
 }
 
 // fmtLong prints a duration to the second (finer under a minute), with

@@ -2,6 +2,9 @@ package sizing
 
 import (
 	"bytes"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +99,83 @@ func TestPlanErrors(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := Plan(tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: got %v, want an error containing %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// TestPlanCost prices TestPlan's figures at 4.00 a card-hour, by hand:
+// sustained accepted rate 1,710 / 1.1 = 1,554.5/hour, so 1,000 accepted cost
+// 4,000 × 1.1 / 1,710 = 2.5731; the corpus (23,250 s on one card) costs
+// 23,250 / 3,600 × 4 = 25.83. A deadline of 0.1 day (8,640 s): preparation
+// 150 s, then (23,250 − 150) / (8,640 − 150) = 2.72 → 3 cards, billed
+// 3 × 2.4 h × 4 = 28.80. A 3-day rental: 1 card, 3 × 24 × 4 = 288.00.
+func TestPlanCost(t *testing.T) {
+	r, err := Plan(PlanInputs{Variant: "bf16", Mode: "concurrency", Level: 8, Docs: 300, Accepted: 285,
+		DurationNS: 600e9, LoadNS: 120e9, WarmupNS: 30e9, OverheadShare: 0.1, CorpusDocs: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Prices{Path: "p.yaml", Currency: "USD", Placeholder: true, PerHour: map[string]float64{"H100": 4}}
+	price, err := p.For("NVIDIA H100 80GB HBM3")
+	if err != nil || price != 4 {
+		t.Fatalf("price: got %v %v", price, err)
+	}
+	r.AddCost(p, price, 0.1)
+	c := r.Cost
+	floats := []struct {
+		name      string
+		got, want float64
+	}{
+		{"per 1,000 accepted", c.PerThousandAccepted, 4000 * 1.1 / 1710},
+		{"corpus", c.CorpusCost, 23250.0 / 3600 * 4},
+		{"deadline cost", c.DeadlineCost, 3 * 2.4 * 4},
+		{"3-day rental", *r.Rentals[0].Cost, 288},
+	}
+	for _, f := range floats {
+		if math.Abs(f.got-f.want) > 1e-9 {
+			t.Errorf("%s: got %v, want %v", f.name, f.got, f.want)
+		}
+	}
+	if c.CardsForDeadline != 3 || r.Rentals[0].CardsNeeded != 1 {
+		t.Errorf("cards: got %d for the deadline, %d for 3 days", c.CardsForDeadline, r.Rentals[0].CardsNeeded)
+	}
+	if got := r.CardsFor(100e9); got != 0 {
+		t.Errorf("a deadline shorter than the preparation: got %d cards", got)
+	}
+	if !strings.Contains(c.Label, "PLACEHOLDER") {
+		t.Errorf("label %q does not say PLACEHOLDER", c.Label)
+	}
+	if _, err := p.For("L4"); err == nil || !strings.Contains(err.Error(), `no price for the card "L4" in p.yaml`) {
+		t.Errorf("unpriced card: got %v", err)
+	}
+}
+
+func TestLoadPrices(t *testing.T) {
+	p, err := LoadPrices("../prices.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Placeholder || p.Currency != "USD" || len(p.PerHour) != len(Catalog) {
+		t.Errorf("example: got %+v, want placeholder USD prices for every catalog card", p)
+	}
+	for _, g := range Catalog {
+		if _, err := p.For(g.Name); err != nil {
+			t.Errorf("example lacks %s: %v", g.Name, err)
+		}
+	}
+	dir := t.TempDir()
+	bad := map[string]string{
+		"currency: USD\nper_card_hour:\n  H200: 0\n":           "bad.yaml:3: per_card_hour: H200: price 0: want a positive price",
+		"currency: USD\nper_card_hour: {H200: 1}\ncolour: 1\n": "field colour not found",
+		"per_card_hour: {H200: 1}\n":                           "currency: missing",
+	}
+	for body, want := range bad {
+		path := filepath.Join(dir, "bad.yaml")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadPrices(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", body, err, want)
 		}
 	}
 }

@@ -49,6 +49,7 @@ func commands(e env) map[string]command {
 		"compare": &compareCommand{env: e},
 		"memory":  &memoryCommand{env: e},
 		"plan":    &planCommand{env: e},
+		"select":  &selectCommand{env: e},
 	}
 }
 

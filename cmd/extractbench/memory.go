@@ -19,16 +19,25 @@ func (c *memoryCommand) Synopsis() string {
 func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("memory [flags] [RESULTS_DIR]", c.Synopsis()+"\n\nWith RESULTS_DIR, the prediction is put beside the run's measured peaks.", c.stderr)
 	model := fs.String("model", "Llama-3.1-8B", "a preset ("+strings.Join(sizing.PresetNames(), ", ")+"), a config.json or a model directory")
-	weights := fs.String("weights", "bf16", "weight precision: bf16 | fp16 | fp8 | int8 | int4")
+	weights := fs.String("weights", "bf16", "weight precision: bf16 | fp16 | fp8 | int8 | int4 | fp4")
 	group := fs.Int("group", sizing.DefaultGroupSize, "int4 quantisation group size")
 	kv := fs.String("kv", "bf16", "KV-cache precision: bf16 | fp16 | fp8")
 	context_ := fs.Int("context", 8192, "tokens per sequence (prompt + output, the longest expected)")
 	conc := fs.Int("concurrency", 1, "sequences held at once")
 	util := fs.Float64("utilisation", sizing.DefaultUtilisation, "share of a card's memory the engine may use")
 	margin := fs.Float64("margin", sizing.DefaultMargin, "margin on top of the estimate (0.10 = 10%)")
+	cache := fs.String("cache", "dynamic", "KV cache: dynamic (paged, grows with the tokens held) | static (every slot reserved at load)")
+	mean := fs.Int("mean-tokens", 0, "dynamic cache: tokens a sequence holds on average (0 = -context, the worst case)")
+	offload := fs.Float64("kv-offload", 0, "share of the KV cache kept in CPU memory (0 to below 1)")
+	tp := fs.Int("tp", 1, "tensor-parallel cards per replica: figures are per card")
+	train := fs.String("train", "", "size a training step instead: full | lora | qlora (-context is the sequence length)")
+	micro := fs.Int("micro-batch", 1, "-train: sequences per forward/backward")
+	optim := fs.String("optimizer", "adamw", "-train: adamw | adam8bit | sgd (with momentum)")
+	ckpt := fs.Bool("checkpointing", false, "-train: activation checkpointing (keep each layer's input, recompute the rest)")
+	rank := fs.Int("lora-rank", sizing.DefaultLoRARank, "-train lora|qlora: adapter rank on every linear layer")
 	gpus := fs.String("gpus", "", "comma-separated cards (default: the catalog); NAME or NAME=GiB")
 	asJSON := fs.Bool("json", false, "machine-readable output")
-	if err := parseFlags(fs, reorder(args)); err != nil {
+	if err := parseFlags(fs, reorder(boolFlagsWithValue(args, "checkpointing"))); err != nil {
 		return err
 	}
 	m, err := sizing.ResolveModel(*model)
@@ -36,7 +45,8 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: "memory: -model: " + err.Error()}
 	}
 	in := sizing.Inputs{Model: m, Weights: sizing.Precision(*weights), GroupSize: *group, KV: sizing.Precision(*kv),
-		ContextTokens: *context_, Concurrency: *conc, Utilisation: *util, Margin: *margin}
+		ContextTokens: *context_, Concurrency: *conc, Utilisation: *util, Margin: *margin,
+		Cache: sizing.Cache(*cache), MeanTokens: *mean, KVOffload: *offload, TP: *tp}
 	if *gpus != "" {
 		for _, g := range strings.Split(*gpus, ",") {
 			gpu, err := sizing.ParseGPU(strings.TrimSpace(g))
@@ -45,6 +55,20 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 			}
 			in.GPUs = append(in.GPUs, gpu)
 		}
+	}
+	if *train != "" {
+		if fs.NArg() > 0 {
+			return &usageError{msg: "memory: -train sizes a model before any run: give no results directory"}
+		}
+		te, err := sizing.CalculateTraining(sizing.TrainInputs{Model: m, Method: sizing.TrainMethod(*train), Optimizer: sizing.Optimizer(*optim),
+			MicroBatch: *micro, SeqLen: *context_, Checkpointing: *ckpt, LoRARank: *rank, Utilisation: *util, Margin: *margin, GPUs: in.GPUs})
+		if err != nil {
+			return &usageError{msg: "memory: " + err.Error()}
+		}
+		if *asJSON {
+			return sizing.WriteJSON(c.stdout, te)
+		}
+		return te.WriteText(c.stdout)
 	}
 	if fs.NArg() == 1 {
 		// Each variant is predicted with its own weight precision unless
@@ -86,4 +110,19 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// boolFlagsWithValue writes the named boolean flags as -name=true, so that
+// reorder does not take the next argument for their value.
+func boolFlagsWithValue(args []string, names ...string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		for _, n := range names {
+			if a == "-"+n || a == "--"+n {
+				out[i] = a + "=true"
+			}
+		}
+	}
+	return out
 }

@@ -20,6 +20,8 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("plan [-docs N] DIR", c.Synopsis(), c.stderr)
 	docs := fs.Int("docs", 100000, "documents in the corpus to plan for")
 	days := fs.String("days", "3,7,30", "rental lengths in days")
+	prices := fs.String("prices", "", "price file (YAML, card → price per card-hour; see prices.example.yaml): adds cost per 1,000 accepted documents and per rental")
+	deadline := fs.Float64("deadline-days", 0, "with -prices: the cards that finish -docs within this many days, and their cost")
 	asJSON := fs.Bool("json", false, "machine-readable output")
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
@@ -42,6 +44,22 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	plans, err := sizing.PlanRun(run, *docs, ds)
 	if err != nil {
 		return &usageError{msg: "plan: " + err.Error()}
+	}
+	if *prices != "" {
+		p, err := sizing.LoadPrices(*prices)
+		if err != nil {
+			return &usageError{msg: "plan: -prices: " + err.Error()}
+		}
+		for i := range plans {
+			if plans[i].DocsPerHour == 0 {
+				continue
+			}
+			price, err := p.For(plans[i].GPU)
+			if err != nil {
+				return &usageError{msg: "plan: -prices: variant " + plans[i].Variant + ": " + err.Error()}
+			}
+			plans[i].AddCost(p, price, *deadline)
+		}
 	}
 	if *asJSON {
 		return sizing.WriteJSON(c.stdout, plans)

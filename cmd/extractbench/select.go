@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/extractbench/extractbench/sizing"
+)
+
+type selectCommand struct{ env }
+
+func (c *selectCommand) Synopsis() string {
+	return "selection sheet across runs: environment, memory, concurrency, quality, throughput, cost and 3/7/30-day plans, ranked"
+}
+
+func (c *selectCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlags("select [flags] RUN_DIR...", c.Synopsis(), c.stderr)
+	docs := fs.Int("docs", 100000, "documents in the corpus to plan for")
+	days := fs.String("days", "3,7,30", "rental lengths in days")
+	deadline := fs.Float64("deadline-days", 0, "the cards that finish -docs within this many days (and their cost with -prices)")
+	maxCards := fs.Int("max-cards", 0, "with -deadline-days: a configuration needing more cards does not meet the criteria (0 = any)")
+	minAcc := fs.Float64("min-accepted", 0, "quality floor over each run's own: the baseline's accepted share (0.95 = 95%)")
+	prices := fs.String("prices", "", "price file (YAML, card → price per card-hour; see prices.example.yaml)")
+	out := fs.String("out", "", "also write select.md and select.html into this directory")
+	asJSON := fs.Bool("json", false, "machine-readable output")
+	if err := parseFlags(fs, reorder(args)); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return &usageError{msg: "select: want at least one results directory"}
+	}
+	crit := sizing.SelectCriteria{Docs: *docs, DeadlineDays: *deadline, MaxCards: *maxCards, MinAccepted: *minAcc}
+	for _, d := range strings.Split(*days, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(d))
+		if err != nil || n <= 0 {
+			return &usageError{msg: fmt.Sprintf("select: -days: %q is not a positive number of days", d)}
+		}
+		crit.Days = append(crit.Days, n)
+	}
+	if *docs <= 0 {
+		return &usageError{msg: "select: -docs: want at least 1 document"}
+	}
+	var p *sizing.Prices
+	if *prices != "" {
+		var err error
+		if p, err = sizing.LoadPrices(*prices); err != nil {
+			return &usageError{msg: "select: -prices: " + err.Error()}
+		}
+	}
+	rows, err := sizing.Select(ctx, fs.Args(), crit, p)
+	if err != nil {
+		return &usageError{msg: err.Error()}
+	}
+	if *out != "" {
+		if err := writeSheets(*out, rows, crit); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return sizing.WriteJSON(c.stdout, rows)
+	}
+	return sizing.WriteSelectMarkdown(c.stdout, rows, crit)
+}
+
+func writeSheets(dir string, rows []sizing.SelectRow, crit sizing.SelectCriteria) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("select: create %s: %w", dir, err)
+	}
+	for name, write := range map[string]func(f *os.File) error{
+		"select.md":   func(f *os.File) error { return sizing.WriteSelectMarkdown(f, rows, crit) },
+		"select.html": func(f *os.File) error { return sizing.WriteSelectHTML(f, rows, crit) },
+	} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("select: %w", err)
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("select: close %s: %w", name, err)
+		}
+	}
+	return nil
+}
