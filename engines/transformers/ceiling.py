@@ -44,9 +44,19 @@ def load_prompt(path):
 
 
 def load_docs(path, limit):
+    """load_docs reads the corpus; with a limit, that many documents in the
+    corpus's length-class proportions, the first of each class, in corpus order."""
     with open(path, encoding="utf-8") as f:
         docs = [json.loads(line) for line in f if line.strip()]
-    return docs[:limit] if limit else docs
+    if not limit or limit >= len(docs):
+        return docs
+    by = {}
+    for d in docs:
+        by.setdefault(d.get("length_class"), []).append(d)
+    keep = set()
+    for items in by.values():
+        keep.update(id(d) for d in items[: max(1, round(limit * len(items) / len(docs)))])
+    return [d for d in docs if id(d) in keep][:limit]
 
 
 class HookedCaptures:
@@ -168,7 +178,7 @@ def main():
     p.add_argument("--concurrency", default="128", help="comma-separated levels")
     p.add_argument("--repetitions", type=int, default=1, help="passes per level (each over every prompt)")
     p.add_argument("--max-tokens", type=int, help="override the protocol's max_tokens")
-    p.add_argument("--limit", type=int, default=0, help="use only the first N documents")
+    p.add_argument("--limit", type=int, default=0, help="use only N documents, in the corpus's class proportions")
     p.add_argument("--attn", default="torch_flash_varlen")
     p.add_argument("--max-batch-tokens", type=int, default=8192)
     p.add_argument("--max-memory", type=float, default=0.9)

@@ -12,8 +12,10 @@ would refuse it.
         --quant bf16,fp8,int8 --corpus corpus/default/documents.jsonl --out eval.json
 
 Prints accepted share and per-field accuracy per length class and variant.
-The documents are sent --level at a time (default 64); at temperature 0 an
-answer can still differ from a level-1 answer by rounding in batched kernels.
+The documents are sent --level at a time (default 64), with CUDA graphs off
+(the server captures graphs of padded batch shapes; the kernels are the same
+but padded matrix products may round differently); at temperature 0 an answer
+can still differ from a level-1 answer served over HTTP by such rounding.
 """
 
 import argparse

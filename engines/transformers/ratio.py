@@ -12,6 +12,13 @@ The harness's captures are counted in the engine's log (engine-<variant>.log)
 between each pass's first send and last answer.
 
     python3 engines/transformers/ratio.py results/reference/h200/8b ceiling-sweep-8b.json
+    python3 engines/transformers/ratio.py RUN_DIR ceiling-fp8.json --variant fp8 --median
+
+With --median (for engines that capture nothing inside a pass, such as the
+trained model's, whose graphs are all captured at start-up), each level is
+one line: the median and range of the harness's passes and of the ceiling's
+repetitions, the ratio of the medians, and the range of the ratios of passes
+paired by repetition (every pairing when the counts differ).
 """
 
 import argparse
@@ -60,6 +67,37 @@ def capture_times(log_path):
     return out
 
 
+def median(v):
+    """median of a non-empty list (the mean of the middle two for an even count)."""
+    v = sorted(v)
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+def median_rows(passes, ceiling_rows):
+    """median_rows gives, per level of the harness's passes in order: (level,
+    harness values, ceiling values, ratio of medians, lowest and highest
+    paired ratio), None where the ceiling lacks the level."""
+    out = []
+    for level in dict.fromkeys(p[0] for p in passes):
+        h = [p[1] for p in passes if p[0] == level]
+        c = [r["output_tokens_per_s"] for r in ceiling_rows if r["level"] == level]
+        if not c:
+            out.append((level, h, c, None, None, None))
+            continue
+        pairs = list(zip(h, c)) if len(h) == len(c) else [(a, b) for a in h for b in c]
+        ratios = [a / b for a, b in pairs if b]
+        out.append((level, h, c, median(h) / median(c), min(ratios), max(ratios)))
+    return out
+
+
+def load_ceiling_rows(path):
+    """load_ceiling_rows returns every ceiling.py row (all repetitions)."""
+    load_ceiling(path)  # validates, exits on a bad file
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["levels"]
+
+
 def load_ceiling(path):
     """load_ceiling returns ceiling.py's first pass per level (as cold as the
     sweep's single pass), or exits naming the file and what is wrong with it."""
@@ -87,9 +125,20 @@ def main():
     p.add_argument("run_dir", help="extractbench results directory (results.db, engine-<variant>.log)")
     p.add_argument("ceiling", help="ceiling.py's JSON result")
     p.add_argument("--variant", default="bf16")
+    p.add_argument("--median", action="store_true", help="one line per level: medians and ranges over repetitions")
     args = p.parse_args()
 
     passes = harness_passes(args.run_dir, args.variant)
+    if args.median:
+        rows = median_rows(passes, load_ceiling_rows(args.ceiling))
+        print(f"{'level':>5} {'harness tok/s median [min-max] n':>34} {'ceiling tok/s median [min-max] n':>34} {'ratio':>6} {'paired range':>13}")
+        for level, h, c, r, lo, hi in rows:
+            hs = f"{median(h):.1f} [{min(h):.1f}-{max(h):.1f}] {len(h)}"
+            cs = f"{median(c):.1f} [{min(c):.1f}-{max(c):.1f}] {len(c)}" if c else "-"
+            rs = f"{r:.2f}" if r is not None else "-"
+            rg = f"{lo:.2f}-{hi:.2f}" if r is not None else "-"
+            print(f"{level:>5} {hs:>34} {cs:>34} {rs:>6} {rg:>13}")
+        return
     ceiling = load_ceiling(args.ceiling)
     log_path = os.path.join(args.run_dir, f"engine-{args.variant}.log")
     captures = capture_times(log_path) if os.path.exists(log_path) else None

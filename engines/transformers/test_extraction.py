@@ -206,6 +206,42 @@ class BatchTest(unittest.TestCase):
         self.assertAlmostEqual(train.lr_at(50, 0.5, 1.0, 10, 0.1), 0.55)
 
 
+MODEL = os.path.join(HERE, "model", "extract-llama-15m")
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(MODEL, "SHA256SUMS")), "the committed model is missing")
+class CommittedModelTest(unittest.TestCase):
+    def test_files_match_sums(self):
+        import hashlib
+
+        with open(os.path.join(MODEL, "SHA256SUMS")) as f:
+            lines = [line.split() for line in f if line.strip()]
+        names = {name for _, name in lines}
+        self.assertTrue({"config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors.index.json"} <= names)
+        for digest, name in lines:
+            with open(os.path.join(MODEL, name), "rb") as f:
+                self.assertEqual(hashlib.sha256(f.read()).hexdigest(), digest, name)
+            self.assertLess(os.path.getsize(os.path.join(MODEL, name)), 16 * 2**20, f"{name}: the device returns files under 16 MiB")
+        with open(os.path.join(MODEL, "model.safetensors.index.json")) as f:
+            shards = set(json.load(f)["weight_map"].values())
+        self.assertTrue(shards and shards <= names)
+
+    def test_tokenizer_config_has_the_template(self):
+        with open(os.path.join(MODEL, "tokenizer_config.json")) as f:
+            cfg = json.load(f)
+        self.assertEqual(cfg["chat_template"], ex.CHAT_TEMPLATE)
+        self.assertEqual((cfg["eos_token"], cfg["bos_token"], cfg["pad_token"]), (ex.EOT, ex.BOS, ex.EOS_TEXT))
+        self.assertFalse(cfg.get("clean_up_tokenization_spaces"))
+        with open(os.path.join(MODEL, "tokenizer.json")) as f:
+            tok = json.load(f)
+        specials = {t["content"]: t["id"] for t in tok["added_tokens"] if t["special"]}
+        self.assertEqual(set(specials), set(ex.SPECIAL_TOKENS))
+        with open(os.path.join(MODEL, "config.json")) as f:
+            cfg = json.load(f)
+        self.assertEqual(cfg["eos_token_id"], [specials[ex.EOT], specials[ex.EOS_TEXT]])
+        self.assertEqual(cfg["max_position_embeddings"], 8192)
+
+
 class SeedTest(unittest.TestCase):
     def test_seeds(self):
         import train

@@ -274,6 +274,23 @@ class CeilingTest(unittest.TestCase):
         self.assertEqual((row["requests"], row["output_tokens"], row["prompt_tokens"], row["failed"]), (10, 50, 30, 0))
         self.assertEqual(eng.manager.max_in_flight, 4)
 
+    def test_limit_keeps_class_proportions(self):
+        import collections
+        import tempfile
+
+        import ceiling
+
+        path = os.path.join(tempfile.mkdtemp(), "docs.jsonl")
+        with open(path, "w") as f:
+            for i in range(300):
+                cls = "short" if i % 3 == 0 else "usual" if i % 6 != 5 else "long"
+                f.write(json.dumps({"id": f"d{i:03d}", "length_class": cls, "text": "x"}) + "\n")
+        docs = ceiling.load_docs(path, 100)
+        self.assertEqual(len(docs), 100)
+        self.assertEqual(collections.Counter(d["length_class"] for d in docs), {"short": 33, "usual": 50, "long": 17})
+        self.assertEqual([d["id"] for d in docs], sorted(d["id"] for d in docs), "corpus order kept")
+        self.assertEqual(len(ceiling.load_docs(path, 0)), 300)
+
     def test_summarize_median_and_range_per_level(self):
         import ceiling
 
@@ -334,6 +351,20 @@ class RatioTest(unittest.TestCase):
         # level 2: three captures, no ceiling; the interrupted pass is left out.
         self.assertEqual(lines, [["1", "90.0", "1", "100.0", "2", "0.90"], ["2", "150.0", "3", "-", "-", "-"]])
 
+
+    def test_median_rows(self):
+        import ratio
+
+        passes = [(1, 90.0, 0, 1), (1, 100.0, 2, 3), (1, 110.0, 4, 5), (2, 50.0, 6, 7)]
+        ceiling = [{"level": 1, "output_tokens_per_s": v} for v in (100.0, 125.0, 110.0)]
+        rows = ratio.median_rows(passes, ceiling)
+        level, h, c, r, lo, hi = rows[0]
+        self.assertEqual((level, h, c), (1, [90.0, 100.0, 110.0], [100.0, 125.0, 110.0]))
+        self.assertAlmostEqual(r, 100.0 / 110.0)
+        self.assertAlmostEqual(lo, 0.8)  # paired by repetition: 90/100, 100/125, 110/110
+        self.assertAlmostEqual(hi, 1.0)
+        self.assertEqual(rows[1][2:], ([], None, None, None))
+        self.assertEqual(ratio.median([3.0, 1.0, 2.0, 4.0]), 2.5)
 
     def test_bad_ceiling_file_is_named(self):
         import tempfile

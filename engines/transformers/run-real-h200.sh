@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# run-real-h200.sh OUTDIR: the reference run of the trained extraction model on one H200.
+#
+# 1. The model (engines/transformers/model/extract-llama-15m): its files are checked against
+#    SHA256SUMS; when the directory is missing (or RETRAIN=1) train.py makes it again first,
+#    offline (about 3 minutes; see README.md, "Reproducing").
+# 2. The sweep: ./extractbench run with protocol-real.yaml (bf16, fp8, int8 in turn, each a
+#    fresh server.py on port 8000; levels 1-128, 3 repetitions, strict parsing).
+# 3. The engine's own ceiling (ceiling.py) per variant over the same levels, in process,
+#    CEILING_REPETITIONS passes per level; then ratio.py --median per variant: the
+#    harness/ceiling ratio per level as a median and a range.
+# 4. The report (extractbench report).
+# Run from anywhere; it works in the repository root, where ./extractbench must already be
+# (CGO_ENABLED=1 go build -o extractbench ./cmd/extractbench).
+#
+#   CEILING_REPETITIONS  passes per ceiling level (default 3)
+#   CEILING_LIMIT        documents per ceiling pass, in the corpus's class proportions
+#                        (default 100, to keep the whole run near 13 minutes; 0 = all 300)
+#   CEILING_CONCURRENCY  ceiling levels (default the protocol's, 1,2,4,8,16,32,64,128)
+#   SWEEP_TIMEOUT, CEILING_TIMEOUT  seconds before a step is cut
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+out=${1:?usage: run-real-h200.sh OUTDIR}
+here=engines/transformers
+model=$here/model/extract-llama-15m
+proto=$here/protocol-real.yaml
+corpus=corpus/default/documents.jsonl
+levels=${CEILING_CONCURRENCY:-1,2,4,8,16,32,64,128}
+reps=${CEILING_REPETITIONS:-3}
+limit=${CEILING_LIMIT:-100}
+export PYTHONUNBUFFERED=1
+[ -x ./extractbench ] || { echo "run-real-h200.sh: ./extractbench not found in $(pwd); build it first" >&2; exit 2; }
+[ -f "$corpus" ] || { echo "run-real-h200.sh: $corpus not found" >&2; exit 2; }
+mkdir -p "$out"
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+if [ ! -f "$model/SHA256SUMS" ] || [ -n "${RETRAIN:-}" ]; then
+	echo "== training $model $(date +%T)"
+	python3 $here/train.py --extractbench ./extractbench --out "$model" --seeds 1000:1400 --steps 1600 --max-seconds 140 2>&1 | tee "$out/train.log"
+fi
+echo "== checking $model against its SHA256SUMS"
+(cd "$model" && sha256sum --check --quiet SHA256SUMS) || { echo "run-real-h200.sh: $model differs from its SHA256SUMS" >&2; exit 2; }
+echo "model sha256 (of SHA256SUMS, as /version reports it): $(sha256sum "$model/SHA256SUMS" | cut -d' ' -f1)"
+
+status=0
+echo "== sweep $(date +%T)"
+start=$SECONDS
+timeout "${SWEEP_TIMEOUT:-1500}" ./extractbench run -quiet -protocol "$proto" -out "$out/sweep" || { echo "run-real-h200.sh: sweep failed, was cut, or a verdict failed" >&2; status=1; }
+echo "== sweep took $((SECONDS - start)) s"
+for q in bf16 fp8 int8; do
+	echo "== ceiling $q at $levels, $reps repetitions, $limit documents $(date +%T)"
+	start=$SECONDS
+	timeout "${CEILING_TIMEOUT:-600}" python3 $here/ceiling.py --model "$model" --quant "$q" --protocol "$proto" --corpus "$corpus" \
+		--concurrency "$levels" --repetitions "$reps" --limit "$limit" --out "$out/ceiling-$q.json" ||
+		{ echo "run-real-h200.sh: ceiling $q failed" >&2; status=1; }
+	echo "== ceiling $q took $((SECONDS - start)) s"
+	python3 $here/ratio.py "$out/sweep" "$out/ceiling-$q.json" --variant "$q" --median || status=1
+done
+./extractbench report "$out/sweep" || { echo "run-real-h200.sh: report failed" >&2; status=1; }
+exit $status
