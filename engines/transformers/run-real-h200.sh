@@ -13,6 +13,8 @@
 # Run from anywhere; it works in the repository root, where ./extractbench must already be
 # (CGO_ENABLED=1 go build -o extractbench ./cmd/extractbench), or .devcarry/extractbench.gz.
 #
+#   TRAIN_ARGS           more train.py flags when training (RETRAIN=1 or no model)
+#   CEILING_VARIANTS     variants whose ceiling is measured (default: bf16 fp8 int8)
 #   CEILING_REPETITIONS  passes per ceiling level (default 3)
 #   CEILING_LIMIT        documents per ceiling pass, in the corpus's class proportions
 #                        (default 100, to keep the whole run near 13 minutes; 0 = all 300)
@@ -26,7 +28,7 @@ here=engines/transformers
 model=$here/model/extract-llama-15m
 proto=$here/protocol-real.yaml
 corpus=corpus/default/documents.jsonl
-levels=${CEILING_CONCURRENCY:-1,2,4,8,16,32,64,128}
+levels=${CEILING_CONCURRENCY:-1,2,8,32,128}
 reps=${CEILING_REPETITIONS:-3}
 limit=${CEILING_LIMIT:-100}
 export PYTHONUNBUFFERED=1
@@ -42,7 +44,8 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 if [ ! -f "$model/SHA256SUMS" ] || [ -n "${RETRAIN:-}" ]; then
 	echo "== training $model $(date +%T)"
-	python3 $here/train.py --extractbench ./extractbench --out "$model" --seeds 1000:1400 --steps 1600 --max-seconds 140 2>&1 | tee "$out/train.log"
+	# TRAIN_ARGS come last, so they override these (argparse keeps the last value).
+	python3 $here/train.py --extractbench ./extractbench --out "$model" --seeds 1000:1400 --steps 1600 --max-seconds 140 ${TRAIN_ARGS:-} 2>&1 | tee "$out/train.log"
 fi
 echo "== checking $model against its SHA256SUMS"
 (cd "$model" && sha256sum --check --quiet SHA256SUMS) || { echo "run-real-h200.sh: $model differs from its SHA256SUMS" >&2; exit 2; }
@@ -53,7 +56,7 @@ echo "== sweep $(date +%T)"
 start=$SECONDS
 timeout "${SWEEP_TIMEOUT:-1500}" ./extractbench run -quiet -protocol "$proto" -out "$out/sweep" || { echo "run-real-h200.sh: sweep failed, was cut, or a verdict failed" >&2; status=1; }
 echo "== sweep took $((SECONDS - start)) s"
-for q in bf16 fp8 int8; do
+for q in ${CEILING_VARIANTS:-bf16 fp8 int8}; do
 	echo "== ceiling $q at $levels, $reps repetitions, $limit documents $(date +%T)"
 	start=$SECONDS
 	timeout "${CEILING_TIMEOUT:-600}" python3 $here/ceiling.py --model "$model" --quant "$q" --protocol "$proto" --corpus "$corpus" \
@@ -63,4 +66,14 @@ for q in bf16 fp8 int8; do
 	python3 $here/ratio.py "$out/sweep" "$out/ceiling-$q.json" --variant "$q" --median || status=1
 done
 ./extractbench report "$out/sweep" || { echo "run-real-h200.sh: report failed" >&2; status=1; }
+# The paired verdicts (is fp8 / int8 equivalent to bf16?) and the calculator beside the
+# measured peaks, each variant predicted with its own weight precision.
+for q in fp8 int8; do
+	rc=0
+	./extractbench compare "$out/sweep:bf16" "$out/sweep:$q" >"$out/compare-bf16-$q.txt" 2>&1 || rc=$?
+	echo "== compare bf16 vs $q: exit $rc (0 equivalent, 1 not)"
+	./extractbench compare -json "$out/sweep:bf16" "$out/sweep:$q" >"$out/compare-bf16-$q.json" 2>/dev/null || true
+done
+./extractbench memory -model "$model" -context 8192 "$out/sweep" >"$out/memory.txt" 2>&1 || status=1
+./extractbench plan "$out/sweep" >"$out/plan.txt" 2>&1 || true
 exit $status
