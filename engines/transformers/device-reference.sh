@@ -13,15 +13,14 @@ pack=${2:?usage: device-reference.sh OUTDIR PACKDIR}
 mkdir -p "$out" "$pack"
 model=engines/transformers/model/extract-llama-15m
 {
-	# Short and usual documents first (the long ones of the first 40 chunks are skipped):
-	# more answers per optimiser step, so the model sees ~4x more of them than the first
-	# training did in the same time.
-	RETRAIN=1 TRAIN_ARGS="--seeds 1000:1800 --long-skip-chunks 40 --steps 2200 --max-seconds 230 --lm-weight 0.3 --heldout-limit 90" \
-		CEILING_VARIANTS=bf16 CEILING_CONCURRENCY=1,2,8,32,128 CEILING_LIMIT=100 CEILING_REPETITIONS=3 SWEEP_TIMEOUT=480 \
-		bash engines/transformers/run-real-h200.sh "$out/run"
-	echo "== run-real-h200.sh exit $? $(date +%T)"
+	# Train first (run-real-h200.sh's reference recipe) and copy the weights out at once: a
+	# later device call re-sends the working tree, and the model must not depend on surviving it.
+	RETRAIN=1 TRAIN_ONLY=1 bash engines/transformers/run-real-h200.sh "$out/run"
 	cp "$model"/model-0000*-of-0000*.safetensors "$pack/"
 	tar -C "$model" -cf "$pack/model-rest.tar" --exclude='model-0000*' .
+	CEILING_VARIANTS=bf16 CEILING_CONCURRENCY=1,2,8,32,128 CEILING_LIMIT=100 CEILING_REPETITIONS=3 SWEEP_TIMEOUT=480 \
+		bash engines/transformers/run-real-h200.sh "$out/run"
+	echo "== run-real-h200.sh exit $? $(date +%T)"
 	rm -f "$out/run/sweep/results.db-wal" "$out/run/sweep/results.db-shm"
 	tar -C "$out/run" -cJf "$pack/run.tar.xz" .
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$pack/gpu.txt" 2>&1
