@@ -26,6 +26,7 @@ type Options struct {
 	ProtocolPath string    // "" = the embedded default (or, on resume, the run's own protocol)
 	OutDir       string    // results directory
 	Resume       bool      // complete the latest run in OutDir
+	Append       bool      // add a new run to an OutDir holding runs of the same fingerprint
 	Quiet        bool      // no progress bars
 	Progress     io.Writer // progress bars and log lines (stderr)
 	TTY          bool      // Progress is a terminal: draw bars; else one line per pass
@@ -74,6 +75,7 @@ type runState struct {
 	resumes   []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress  io.Writer
 	simulated bool
+	appendedTo string // the runs already in the directory, when -append added this one
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
 	responseFormat json.RawMessage
@@ -97,11 +99,18 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, &ConfigError{fmt.Errorf("resume: no run in %s (no %s)", opts.OutDir, results.DBName)}
 		}
 	} else if err := rs.prepare(nil); err != nil {
-		// A bad protocol, corpus or schema leaves no results directory behind.
+		// A bad protocol, corpus, schema or variant leaves no results directory behind.
 		return nil, err
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create results directory %s: %w", opts.OutDir, err)
+	lock, err := lockOutDir(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	if !opts.Resume {
+		if err := rs.checkFresh(ctx); err != nil {
+			return nil, err
+		}
 	}
 	store, err := results.Open(ctx, opts.OutDir)
 	if err != nil {
@@ -131,6 +140,12 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		if err := rs.create(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if lock.Stale != nil {
+		rs.event(ctx, "", results.EventLockStale, 0, "the lock of "+lock.Stale.String()+" was left by a process that ended without releasing it (killed or crashed); taken over")
+	}
+	if rs.appendedTo != "" {
+		rs.event(ctx, "", results.EventAppended, 0, "appended (-append) to a directory holding runs of the same fingerprint: "+rs.appendedTo)
 	}
 
 	sum := &Summary{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
@@ -248,7 +263,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
 	m.Fingerprint = Fingerprint(m)
 	rs.manifest, rs.simulated = m, m.Simulated
-	return nil
+	return rs.validate()
 }
 
 // protocolDir is where a resumed run resolves the protocol's relative paths.

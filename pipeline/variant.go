@@ -111,12 +111,9 @@ func (rs *runState) decision(ctx context.Context, variant, kind string, from, to
 func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error) {
 	e := &engine{}
 	maxLevel := slices.Max(rs.proto.Levels())
-	apiKey := ""
+	apiKey := "" // validate checked that a named variable is set
 	if v.Engine.APIKeyEnv != "" {
 		apiKey = os.Getenv(v.Engine.APIKeyEnv)
-		if apiKey == "" {
-			return nil, &ConfigError{fmt.Errorf("variant %s: engine.api_key_env names %s, which is not set", v.Name, v.Engine.APIKeyEnv)}
-		}
 	}
 	switch {
 	case v.Engine.IsBuiltin():
