@@ -53,7 +53,6 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 		{"503 overloaded without OOM", "", Transport{HTTPStatus: 503, Kind: TransportHTTPStatus, ErrorBody: "Service Unavailable"}, Error, "HTTP 503: Service Unavailable"},
 		{"401", "", Transport{HTTPStatus: 401, Kind: TransportHTTPStatus, ErrorBody: "invalid api key"}, Error, "HTTP 401"},
 		{"429 too many tokens is not truncation", "", Transport{HTTPStatus: 429, Kind: TransportHTTPStatus, ErrorBody: "Rate limit: too many tokens per minute"}, Error, "HTTP 429"},
-		{"canceled", "", Transport{Kind: TransportCanceled}, Error, "canceled"},
 		{"status without kind", good, Transport{HTTPStatus: 502}, Error, "HTTP 502"},
 		{"error object after a complete stream", good, Transport{ErrorBody: `{"error":"internal"}`}, Error, "error object in the stream"},
 		{"engine died after completing", good, Transport{EngineDied: true}, None, ""},
@@ -81,10 +80,19 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 	}
 }
 
+// TestEvaluate_InterruptedIsNotMeasured: a request the run's interruption
+// cancelled is neither accepted nor a failure of any class.
+func TestEvaluate_InterruptedIsNotMeasured(t *testing.T) {
+	got := Evaluate(`{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, Transport{Kind: TransportInterrupted}, Options{})
+	if got.Accepted || got.Failure != None || got.FailureDetail != "" {
+		t.Errorf("got accepted %v failure %q (%s), want neither", got.Accepted, got.Failure, got.FailureDetail)
+	}
+}
+
 func TestEvaluate_NeverAcceptedOnTransportFailure(t *testing.T) {
 	const good = `{"date":"2025-03-14","amount":1234.56,"category":"software"}`
 	kinds := []TransportKind{TransportHTTPStatus, TransportTimeout, TransportReset, TransportRefused,
-		TransportMalformed, TransportCut, TransportContentType, TransportCanceled, TransportOther}
+		TransportMalformed, TransportCut, TransportContentType, TransportOther}
 	for _, k := range kinds {
 		got := Evaluate(good, invoice, Transport{Kind: k, FinishReason: "stop"}, Options{})
 		if got.Accepted || got.Failure == None {

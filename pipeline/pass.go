@@ -91,7 +91,10 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 			break
 		}
 		p.Go(func() {
-			rec := rs.exchange(context.WithoutCancel(ctx), v, e, d, rs.clock.Now())
+			if ctx.Err() != nil {
+				return // interrupted while this one waited for a free slot: never sent
+			}
+			rec := rs.exchange(rs.intr.reqs, v, e, d, rs.clock.Now())
 			rs.keep(key, rec, bar)
 		})
 	}
@@ -111,7 +114,9 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 			for i, d := range group {
 				prompts[i] = rs.completionPrompt(d)
 			}
-			resps, err := e.client.Complete(context.WithoutCancel(ctx), rs.clock, sched, prompts, rs.generation())
+			rs.intr.begin(len(group))
+			resps, err := e.client.Complete(rs.intr.reqs, rs.clock, sched, prompts, rs.generation())
+			rs.intr.end(len(group))
 			if errors.Is(err, client.ErrBatchUnsupported) {
 				transport = "barrier"
 				rs.decision(ctx, v.Name, results.DecisionBatchMode, level, level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
@@ -125,7 +130,7 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 		var wg sync.WaitGroup
 		for _, d := range group {
 			wg.Go(func() {
-				rec := rs.exchange(context.WithoutCancel(ctx), v, e, d, sched)
+				rec := rs.exchange(rs.intr.reqs, v, e, d, sched)
 				rs.keep(key, rec, bar)
 			})
 		}
@@ -136,6 +141,8 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 
 // exchange sends one document and scores the answer.
 func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, d corpus.Document, sched int64) eval.Record {
+	rs.intr.begin(1)
+	defer rs.intr.end(1)
 	resp := e.client.Chat(ctx, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
 	return rs.score(v, e, d, resp)
 }
@@ -156,16 +163,15 @@ func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Re
 	return rec
 }
 
-// keep stores a measured record. A request cut by the run's own
-// interruption is not a measurement: it is left out, so that resume sends
-// the document again.
+// keep stores a record. A request cut by the run's own interruption is
+// stored as interrupted (no class, no verdict): readers leave it out, and
+// resume sends the document again and replaces the row.
 func (rs *runState) keep(key results.PassKey, rec eval.Record, bar *passBar) {
-	if rec.Kind == eval.TransportCanceled {
-		return
-	}
 	rec.Level, rec.Repetition = key.Level, key.Repetition
 	rs.store.Add(rec)
-	bar.add(rec)
+	if rec.Kind != eval.TransportInterrupted {
+		bar.add(rec)
+	}
 }
 
 func (rs *runState) userPrompt(d corpus.Document) string {

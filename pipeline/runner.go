@@ -33,6 +33,10 @@ type Options struct {
 	// Starters are the in-process engines by the engine.url that names
 	// them ("builtin"); cmd/extractbench wires them in.
 	Starters map[string]EngineStarter
+	// Abandon is closed at the second signal: the requests still in flight
+	// are cancelled at once instead of at the end of the grace period. Nil:
+	// never.
+	Abandon <-chan struct{}
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing
@@ -75,6 +79,7 @@ type runState struct {
 	resumes   []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress  io.Writer
 	simulated bool
+	intr      *interrupts // the requests' context and the count in flight
 	appendedTo string // the runs already in the directory, when -append added this one
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
@@ -147,6 +152,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if rs.appendedTo != "" {
 		rs.event(ctx, "", results.EventAppended, 0, "appended (-append) to a directory holding runs of the same fingerprint: "+rs.appendedTo)
 	}
+
+	rs.intr = rs.watchInterrupts(ctx)
+	defer rs.intr.close()
 
 	sum := &Summary{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
 		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil}

@@ -45,7 +45,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
 	}
 	opts := pipeline.Options{ProtocolPath: *protocol, OutDir: *out, Quiet: *quiet, Progress: c.stderr, TTY: isTerminal(c.stderr),
-		Starters: starter.Starters(), Append: *appendRun}
+		Starters: starter.Starters(), Append: *appendRun, Abandon: c.abandon}
 	if *resume != "" {
 		opts.OutDir, opts.Resume = *resume, true
 	}
