@@ -79,7 +79,21 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}
+	if e.died() {
+		return &p, rs.engineDead(bg, v, e, fmt.Sprintf("during the pass at level %d, repetition %d: dispatch stopped at once, %d of %d documents not sent",
+			level, rep, len(rs.corpus.Documents)-len(recs), len(rs.corpus.Documents)))
+	}
 	return &p, nil
+}
+
+// engineDead records that a started engine died (the requests it failed
+// carry the evidence in failure_detail) and returns the variant's error: no
+// more passes, and no retry, are sent to a dead engine; the run goes on
+// with the next variant.
+func (rs *runState) engineDead(ctx context.Context, v *Variant, e *engine, what string) error {
+	detail := what + "; no further pass or retry against it (" + e.proc.exitStatus() + ")"
+	rs.event(ctx, v.Name, results.EventEngineDead, 0, detail)
+	return fmt.Errorf("engine died %s", detail)
 }
 
 // dispatchConcurrent keeps exactly level requests in flight (closed loop)
@@ -87,12 +101,12 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo []corpus.Document, bar *passBar) {
 	p := pool.New().WithMaxGoroutines(level)
 	for _, d := range todo {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || e.died() {
 			break
 		}
 		p.Go(func() {
-			if ctx.Err() != nil {
-				return // interrupted while this one waited for a free slot: never sent
+			if ctx.Err() != nil || e.died() {
+				return // interrupted, or the engine died, while this one waited for a free slot: never sent
 			}
 			rec := rs.exchange(rs.intr.reqs, v, e, d, rs.clock.Now())
 			rs.keep(key, rec, bar)
@@ -106,7 +120,7 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 // else level simultaneous chat requests with a barrier. It returns which.
 func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo []corpus.Document, bar *passBar) string {
 	transport := "completions_list"
-	for start := 0; start < len(todo) && ctx.Err() == nil; start += level {
+	for start := 0; start < len(todo) && ctx.Err() == nil && !e.died(); start += level {
 		group := todo[start:min(start+level, len(todo))]
 		sched := rs.clock.Now()
 		if transport == "completions_list" {

@@ -55,6 +55,9 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 	if err := rs.warmup(ctx, v, eng); err != nil {
 		return err
 	}
+	if eng.died() {
+		return rs.engineDead(context.WithoutCancel(ctx), v, eng, "during the warm-up: no measured request was sent")
+	}
 
 	levels := rs.proto.Levels()
 	var stopAt int // a level above which nothing runs, after a memory failure
@@ -213,6 +216,9 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 	failed := 0
 	var longestFailure string
 	for _, d := range picked {
+		if e.died() {
+			break
+		}
 		rec := rs.exchange(ctx, v, e, d, rs.clock.Now())
 		if !rec.Accepted {
 			failed++
