@@ -40,6 +40,7 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 		{"SGLang context", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: "The input (9000 tokens) is longer than the model's context length (8192 tokens)."}, Truncation, "context length"},
 		{"stream cut mid-object", partial, Transport{Kind: TransportCut}, Truncation, "stream_cut inside the JSON object"},
 		{"reset mid-object", "```json\n" + partial, Transport{Kind: TransportReset}, Error, "reset after"},
+		{"413 prompt too large", "", Transport{HTTPStatus: 413, Kind: TransportHTTPStatus, ErrorBody: "Request Entity Too Large"}, Truncation, "HTTP 413"},
 		{"400 OOM text is not memory", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: "out of memory, and the context length is exceeded"}, Truncation, ""},
 
 		// error

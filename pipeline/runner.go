@@ -230,6 +230,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 	if err != nil {
 		return &ConfigError{err}
 	}
+	rs.printCorpusWarnings()
 	schemaSrc, schemaRaw := "default", schemas.Raw(schemas.ExtractionFile)
 	rs.schema = schemas.Extraction()
 	if rs.proto.OutputSchema != "default" {
@@ -272,6 +273,23 @@ func (rs *runState) prepare(prev *results.Run) error {
 	m.Fingerprint = Fingerprint(m)
 	rs.manifest, rs.simulated = m, m.Simulated
 	return rs.validate()
+}
+
+// maxCorpusWarnings is how many of the corpus loader's warnings run prints;
+// `extractbench corpus check` lists them all.
+const maxCorpusWarnings = 10
+
+// printCorpusWarnings prints what the corpus loader found that does not stop
+// a run (no manifest.json, a duplicate text, a class that disagrees with
+// the length).
+func (rs *runState) printCorpusWarnings() {
+	w := rs.corpus.Warnings
+	for _, msg := range w[:min(len(w), maxCorpusWarnings)] {
+		rs.logf("corpus: warning: %s", msg)
+	}
+	if len(w) > maxCorpusWarnings {
+		rs.logf("corpus: %d more warnings; extractbench corpus check %s lists them all", len(w)-maxCorpusWarnings, rs.corpus.Path)
+	}
 }
 
 // protocolDir is where a resumed run resolves the protocol's relative paths.

@@ -117,6 +117,10 @@ func LoadHFConfig(path string) (Model, error) {
 }
 
 func (m Model) validate() error {
+	if m.HeadDim <= 0 {
+		// hidden_size / num_attention_heads rounded down to 0, and no head_dim given.
+		return fmt.Errorf("model %s: head size is 0 (hidden_size %d / num_attention_heads %d, and no head_dim): set head_dim, or check the two", m.Name, m.HiddenSize, m.Heads)
+	}
 	if m.Heads%m.KVHeads != 0 {
 		return fmt.Errorf("model %s: %d attention heads are not a multiple of %d KV heads", m.Name, m.Heads, m.KVHeads)
 	}
