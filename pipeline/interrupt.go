@@ -14,12 +14,12 @@ import (
 // kind that is neither a measurement nor a failure of the engine, and
 // -resume sends them again.
 type interrupts struct {
-	reqs     context.Context // the requests' context: outlives ctx by the grace period
-	cancel   context.CancelFunc
-	mu       sync.Mutex
-	n        int
-	stop     chan struct{}
-	done     sync.WaitGroup
+	reqs   context.Context // the requests' context: outlives ctx by the grace period
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	n      int
+	stop   chan struct{}
+	done   sync.WaitGroup
 }
 
 // watchInterrupts starts the watcher; stop it with (*interrupts).close.

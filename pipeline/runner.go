@@ -67,20 +67,20 @@ type Summary struct {
 
 // runState is one run in progress.
 type runState struct {
-	opts      Options
-	proto     *Protocol
-	corpus    *corpus.Corpus
-	schema    *gojsonschema.Schema
-	evalOpts  eval.Options
-	store     *results.Store
-	manifest  *Manifest
-	runID     string
-	clock     client.Clock
-	resumes   []int64 // run-clock instants at which this run was resumed (segment starts)
-	progress  io.Writer
-	simulated bool
-	intr      *interrupts // the requests' context and the count in flight
-	appendedTo string // the runs already in the directory, when -append added this one
+	opts       Options
+	proto      *Protocol
+	corpus     *corpus.Corpus
+	schema     *gojsonschema.Schema
+	evalOpts   eval.Options
+	store      *results.Store
+	manifest   *Manifest
+	runID      string
+	clock      client.Clock
+	resumes    []int64 // run-clock instants at which this run was resumed (segment starts)
+	progress   io.Writer
+	simulated  bool
+	intr       *interrupts // the requests' context and the count in flight
+	appendedTo string      // the runs already in the directory, when -append added this one
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
 	responseFormat json.RawMessage

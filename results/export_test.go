@@ -2,11 +2,11 @@ package results
 
 import (
 	"context"
-	"errors"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
