@@ -74,6 +74,9 @@ func Load(path string) (*Corpus, error) {
 	return s.corpus, nil
 }
 
+// utf8BOM is the UTF-8 byte-order mark some editors put at the start of a file.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 // scan is everything read learns about a corpus, good or bad.
 type scan struct {
 	corpus         *Corpus
@@ -106,6 +109,11 @@ func readFS(fsys fs.FS, path string) (*scan, error) {
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
 	}
 	s := &scan{corpus: &Corpus{Path: path}}
+	if rest, ok := bytes.CutPrefix(data, utf8BOM); ok {
+		// Windows editors save UTF-8 with a byte-order mark; JSON has none.
+		data = rest
+		s.corpus.Warnings = append(s.corpus.Warnings, docsPath+": starts with a UTF-8 byte-order mark (ignored)")
+	}
 	categories, fields := DefaultCategories, DefaultFields
 	var declared *Manifest
 	if manPath != "" {
@@ -116,7 +124,7 @@ func readFS(fsys fs.FS, path string) (*scan, error) {
 		case err != nil:
 			return nil, fmt.Errorf("read corpus manifest %s: %w", manPath, err)
 		default:
-			declared = s.parseManifest(manPath, raw)
+			declared = s.parseManifest(manPath, bytes.TrimPrefix(raw, utf8BOM))
 			if declared != nil {
 				categories, fields = declared.Categories, declared.Fields
 			}

@@ -81,6 +81,29 @@ func TestLoad_BareJSONL(t *testing.T) {
 	}
 }
 
+// TestLoad_BOM is issue 17's item 9: a file saved with a UTF-8 byte-order
+// mark loads (same records, same hash), with a warning naming the mark.
+func TestLoad_BOM(t *testing.T) {
+	data, err := EncodeDocuments(sampleDocs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bom.jsonl")
+	if err := os.WriteFile(path, append([]byte("\xEF\xBB\xBF"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load of a file with a BOM: %v", err)
+	}
+	if got, want := c.Manifest.SHA256, ComputeManifest(sampleDocs(), DefaultCategories, nil).SHA256; got != want {
+		t.Errorf("sha256 = %s, want %s (the mark is not part of a record)", got, want)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "byte-order mark") {
+		t.Errorf("warnings = %q, want one naming the byte-order mark", c.Warnings)
+	}
+}
+
 // TestLoad_Bad checks that every broken line of testdata/bad gets exactly
 // one problem naming its line and field, and that nothing else is reported.
 func TestLoad_Bad(t *testing.T) {

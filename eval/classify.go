@@ -60,9 +60,14 @@ var contextMarkers = []string{
 //     cut mid-JSON. A reset is a transport error (MEASUREMENT.md section 6 lists
 //     resets under error) even mid-object: the connection broke, not the
 //     generation; likewise a timeout: our clock cut it, not the engine.
+//   - HTTP 413 (the request body too large) is truncation: the prompt was
+//     rejected for its size, as one over the context window is.
 //   - finish_reason=length is truncation even when the text happens to parse:
 //     the engine says it stopped for the budget, not because it had finished.
 func classifyTransport(tr Transport, output string) (Failure, string) {
+	if tr.Kind == TransportInterrupted {
+		return None, "" // the run cut it, not the engine: no class at all (Evaluate says not measured)
+	}
 	body := strings.ToLower(tr.ErrorBody)
 	failed := tr.Kind != TransportOK
 	if tr.EngineDied && failed {
@@ -80,6 +85,11 @@ func classifyTransport(tr Transport, output string) (Failure, string) {
 		if m := firstMarker(body, contextMarkers); m != "" {
 			return Truncation, fmt.Sprintf("prompt exceeds the context window: %s says %q", transportWhere(tr), m)
 		}
+	}
+	if tr.HTTPStatus == 413 {
+		// Payload Too Large: the engine (or its proxy) rejected the prompt
+		// for its size, which is the context window's rule at the door.
+		return Truncation, "prompt rejected as too large: HTTP 413"
 	}
 	if tr.Kind == TransportCut && EndsInsideObject(output) {
 		return Truncation, string(tr.Kind) + " inside the JSON object"

@@ -40,6 +40,7 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 		{"SGLang context", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: "The input (9000 tokens) is longer than the model's context length (8192 tokens)."}, Truncation, "context length"},
 		{"stream cut mid-object", partial, Transport{Kind: TransportCut}, Truncation, "stream_cut inside the JSON object"},
 		{"reset mid-object", "```json\n" + partial, Transport{Kind: TransportReset}, Error, "reset after"},
+		{"413 prompt too large", "", Transport{HTTPStatus: 413, Kind: TransportHTTPStatus, ErrorBody: "Request Entity Too Large"}, Truncation, "HTTP 413"},
 		{"400 OOM text is not memory", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: "out of memory, and the context length is exceeded"}, Truncation, ""},
 
 		// error
@@ -53,7 +54,6 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 		{"503 overloaded without OOM", "", Transport{HTTPStatus: 503, Kind: TransportHTTPStatus, ErrorBody: "Service Unavailable"}, Error, "HTTP 503: Service Unavailable"},
 		{"401", "", Transport{HTTPStatus: 401, Kind: TransportHTTPStatus, ErrorBody: "invalid api key"}, Error, "HTTP 401"},
 		{"429 too many tokens is not truncation", "", Transport{HTTPStatus: 429, Kind: TransportHTTPStatus, ErrorBody: "Rate limit: too many tokens per minute"}, Error, "HTTP 429"},
-		{"canceled", "", Transport{Kind: TransportCanceled}, Error, "canceled"},
 		{"status without kind", good, Transport{HTTPStatus: 502}, Error, "HTTP 502"},
 		{"error object after a complete stream", good, Transport{ErrorBody: `{"error":"internal"}`}, Error, "error object in the stream"},
 		{"engine died after completing", good, Transport{EngineDied: true}, None, ""},
@@ -81,10 +81,19 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 	}
 }
 
+// TestEvaluate_InterruptedIsNotMeasured: a request the run's interruption
+// cancelled is neither accepted nor a failure of any class.
+func TestEvaluate_InterruptedIsNotMeasured(t *testing.T) {
+	got := Evaluate(`{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, Transport{Kind: TransportInterrupted}, Options{})
+	if got.Accepted || got.Failure != None || got.FailureDetail != "" {
+		t.Errorf("got accepted %v failure %q (%s), want neither", got.Accepted, got.Failure, got.FailureDetail)
+	}
+}
+
 func TestEvaluate_NeverAcceptedOnTransportFailure(t *testing.T) {
 	const good = `{"date":"2025-03-14","amount":1234.56,"category":"software"}`
 	kinds := []TransportKind{TransportHTTPStatus, TransportTimeout, TransportReset, TransportRefused,
-		TransportMalformed, TransportCut, TransportContentType, TransportCanceled, TransportOther}
+		TransportMalformed, TransportCut, TransportContentType, TransportOther}
 	for _, k := range kinds {
 		got := Evaluate(good, invoice, Transport{Kind: k, FinishReason: "stop"}, Options{})
 		if got.Accepted || got.Failure == None {

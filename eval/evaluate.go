@@ -36,6 +36,11 @@ type Options struct {
 // forgets them cannot make a malformed answer count.
 func Evaluate(output string, exp corpus.Expected, tr Transport, opt Options) Outcome {
 	o := Outcome{Expected: exp}
+	if tr.Kind == TransportInterrupted {
+		// Cancelled by the run's interruption: not a measurement, so no
+		// failure class and no verdict; the row waits for -resume.
+		return o
+	}
 
 	strictObj, strictErr := ParseStrict(output)
 	o.StrictParseOK = strictErr == nil

@@ -42,7 +42,7 @@ const (
 	TransportMalformed   TransportKind = "malformed_sse" // a line or chunk that is not valid SSE / JSON
 	TransportCut         TransportKind = "stream_cut"    // the stream ended before [DONE]
 	TransportContentType TransportKind = "content_type"  // a 200 whose body is not an event stream or JSON (an HTML page)
-	TransportCanceled    TransportKind = "canceled"      // the run was interrupted (ctx canceled)
+	TransportInterrupted TransportKind = "interrupted"   // the run was interrupted and cancelled the request: not a measurement, nor a failure of the engine
 	TransportOther       TransportKind = "transport"     // any other client-side error
 )
 

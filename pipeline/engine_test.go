@@ -212,16 +212,17 @@ func TestRun_EngineCrashEvidence(t *testing.T) {
 			start := testEngineCommand(addr, "EXTRACTBENCH_TEST_ENGINE_DIE_AFTER="+strconv.Itoa(dieAfter), fmt.Sprintf("EXTRACTBENCH_TEST_ENGINE_DIE_SAYING='%s'", tt.saying))
 			proto := startedProtocol(t, dir, docs, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", addr, start, "")
 			out := filepath.Join(dir, "out")
-			if _, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out}); err != nil {
-				t.Fatal(err)
+			if _, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out}); err == nil || !strings.Contains(err.Error(), "engine died") {
+				t.Fatalf("err = %v, want the engine's death", err)
 			}
 			db := openDB(t, out)
-			if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != docs {
-				t.Fatalf("rows = %d, want %d", got, docs)
+			// The request in flight at the crash is the last one sent.
+			if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != dieAfter+1 {
+				t.Fatalf("rows = %d, want %d: nothing is sent to a dead engine", got, dieAfter+1)
 			}
 			failed := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure IN ('memory', 'error')")
-			if failed < docs-dieAfter-2 {
-				t.Fatalf("%d failed requests after the crash, want at least %d", failed, docs-dieAfter-2)
+			if failed != 1 {
+				t.Fatalf("%d failed requests, want the 1 in flight at the crash", failed)
 			}
 			if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = ? AND failure_detail LIKE ?", tt.wantClass, "%"+tt.wantDetail+"%"); got != failed {
 				t.Errorf("%d of %d failures are %s with %q in failure_detail", got, failed, tt.wantClass, tt.wantDetail)
@@ -232,6 +233,61 @@ func TestRun_EngineCrashEvidence(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRun_DeadEngineGetsNoMoreWork is issue 17's seventh reproduction: once
+// a started engine is known dead, nothing more is sent to it (no further
+// request, pass or retry_lower pass), the death is an event, and the next
+// variant is measured.
+func TestRun_DeadEngineGetsNoMoreWork(t *testing.T) {
+	dir := t.TempDir()
+	const docs, dieAfter = 10, 3
+	addr := freeAddr(t)
+	start := testEngineCommand(addr, "EXTRACTBENCH_TEST_ENGINE_DIE_AFTER="+strconv.Itoa(dieAfter), "EXTRACTBENCH_TEST_ENGINE_DIE_SAYING='CUDA out of memory'")
+	p := fmt.Sprintf(`name: dead
+corpus: %s
+prompt: {user: "Extract date, amount and category.\n\n{{document}}"}
+generation: {max_tokens: 64, temperature: 0}
+acceptance: {min_accepted: 0}
+sweep: {mode: concurrency, levels: [1, 2, 4], repetitions: 2, warmup: 0, on_memory_failure: retry_lower}
+request_timeout: 5s
+variants:
+  - name: dying
+    engine: {url: "http://%s", model: sim-8b, start: %q, ready_timeout: 30s}
+  - name: good
+    engine: {url: builtin, model: sim-8b, builtin: {time_scale: 0}}
+`, writeSmallCorpus(t, dir, docs), addr, start)
+	proto := filepath.Join(dir, "dead.yaml")
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	sum, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out})
+	if err == nil || !strings.Contains(err.Error(), "engine died") {
+		t.Fatalf("err = %v, want the engine's death", err)
+	}
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE variant = 'dying'"); got != dieAfter+1 {
+		t.Errorf("requests to the dying engine = %d, want %d (none after the crash)", got, dieAfter+1)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE variant = 'dying'"); got != 1 {
+		t.Errorf("passes of the dying engine = %d, want 1", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM decisions WHERE variant = 'dying'"); got != 0 {
+		t.Errorf("%d decisions (retries) against a dead engine", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE variant = 'dying' AND failure = 'memory' AND failure_detail LIKE '%CUDA out of memory%'"); got != 1 {
+		t.Errorf("the request in flight at the crash lacks its class and evidence (%d rows)", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE variant = 'dying' AND kind = 'engine_dead' AND detail LIKE '%6 of 10 documents not sent%'"); got != 1 {
+		t.Errorf("engine_dead events saying what was left = %d, want 1", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE variant = 'good'"); got != docs*6 {
+		t.Errorf("requests of the next variant = %d, want %d", got, docs*6)
+	}
+	if sum == nil || len(sum.Variants) != 2 || sum.Variants[0].State != "ERROR" {
+		t.Errorf("variants = %+v, want the dying one ERROR", sum)
 	}
 }
 

@@ -146,6 +146,11 @@ func (p *EngineProcess) Pid() int { return p.cmd.Process.Pid }
 // LogPath is the engine's log file.
 func (p *EngineProcess) LogPath() string { return p.logFile.Name() }
 
+// exitStatus says how the process ended, in a few words.
+func (p *EngineProcess) exitStatus() string {
+	return fmt.Sprintf("exit: %v", p.waitErr)
+}
+
 // exitDetail says how the process ended and quotes the end of its log.
 func (p *EngineProcess) exitDetail() string {
 	tail := ""

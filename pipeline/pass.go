@@ -79,7 +79,21 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}
+	if e.died() {
+		return &p, rs.engineDead(bg, v, e, fmt.Sprintf("during the pass at level %d, repetition %d: dispatch stopped at once, %d of %d documents not sent",
+			level, rep, len(rs.corpus.Documents)-len(recs), len(rs.corpus.Documents)))
+	}
 	return &p, nil
+}
+
+// engineDead records that a started engine died (the requests it failed
+// carry the evidence in failure_detail) and returns the variant's error: no
+// more passes, and no retry, are sent to a dead engine; the run goes on
+// with the next variant.
+func (rs *runState) engineDead(ctx context.Context, v *Variant, e *engine, what string) error {
+	detail := what + "; no further pass or retry against it (" + e.proc.exitStatus() + ")"
+	rs.event(ctx, v.Name, results.EventEngineDead, 0, detail)
+	return fmt.Errorf("engine died %s", detail)
 }
 
 // dispatchConcurrent keeps exactly level requests in flight (closed loop)
@@ -87,11 +101,14 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo []corpus.Document, bar *passBar) {
 	p := pool.New().WithMaxGoroutines(level)
 	for _, d := range todo {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || e.died() {
 			break
 		}
 		p.Go(func() {
-			rec := rs.exchange(context.WithoutCancel(ctx), v, e, d, rs.clock.Now())
+			if ctx.Err() != nil || e.died() {
+				return // interrupted, or the engine died, while this one waited for a free slot: never sent
+			}
+			rec := rs.exchange(rs.intr.reqs, v, e, d, rs.clock.Now())
 			rs.keep(key, rec, bar)
 		})
 	}
@@ -103,7 +120,7 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 // else level simultaneous chat requests with a barrier. It returns which.
 func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo []corpus.Document, bar *passBar) string {
 	transport := "completions_list"
-	for start := 0; start < len(todo) && ctx.Err() == nil; start += level {
+	for start := 0; start < len(todo) && ctx.Err() == nil && !e.died(); start += level {
 		group := todo[start:min(start+level, len(todo))]
 		sched := rs.clock.Now()
 		if transport == "completions_list" {
@@ -111,7 +128,9 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 			for i, d := range group {
 				prompts[i] = rs.completionPrompt(d)
 			}
-			resps, err := e.client.Complete(context.WithoutCancel(ctx), rs.clock, sched, prompts, rs.generation())
+			rs.intr.begin(len(group))
+			resps, err := e.client.Complete(rs.intr.reqs, rs.clock, sched, prompts, rs.generation())
+			rs.intr.end(len(group))
 			if errors.Is(err, client.ErrBatchUnsupported) {
 				transport = "barrier"
 				rs.decision(ctx, v.Name, results.DecisionBatchMode, level, level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
@@ -125,7 +144,7 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 		var wg sync.WaitGroup
 		for _, d := range group {
 			wg.Go(func() {
-				rec := rs.exchange(context.WithoutCancel(ctx), v, e, d, sched)
+				rec := rs.exchange(rs.intr.reqs, v, e, d, sched)
 				rs.keep(key, rec, bar)
 			})
 		}
@@ -136,6 +155,8 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 
 // exchange sends one document and scores the answer.
 func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, d corpus.Document, sched int64) eval.Record {
+	rs.intr.begin(1)
+	defer rs.intr.end(1)
 	resp := e.client.Chat(ctx, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
 	return rs.score(v, e, d, resp)
 }
@@ -156,16 +177,15 @@ func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Re
 	return rec
 }
 
-// keep stores a measured record. A request cut by the run's own
-// interruption is not a measurement: it is left out, so that resume sends
-// the document again.
+// keep stores a record. A request cut by the run's own interruption is
+// stored as interrupted (no class, no verdict): readers leave it out, and
+// resume sends the document again and replaces the row.
 func (rs *runState) keep(key results.PassKey, rec eval.Record, bar *passBar) {
-	if rec.Kind == eval.TransportCanceled {
-		return
-	}
 	rec.Level, rec.Repetition = key.Level, key.Repetition
 	rs.store.Add(rec)
-	bar.add(rec)
+	if rec.Kind != eval.TransportInterrupted {
+		bar.add(rec)
+	}
 }
 
 func (rs *runState) userPrompt(d corpus.Document) string {

@@ -38,6 +38,11 @@ const (
 	DefaultTelemetryInterval = 100 * time.Millisecond       // /metrics and nvidia-smi sampling
 	DefaultMinBaselineRatio  = eval.DefaultMinBaselineRatio // a level keeps >= 99% of the baseline's accepted documents
 	DefaultOnMemoryFailure   = "retry_lower"
+	// DefaultInterruptGrace is how long the first SIGINT/SIGTERM lets the
+	// requests in flight finish before they are cancelled and recorded as
+	// interrupted (protocol key interrupt_grace). Short, so that Ctrl-C
+	// answers within seconds; long enough for a usual request to end.
+	DefaultInterruptGrace = 10 * time.Second
 )
 
 // Protocol is a parsed, validated protocol file. Field names follow the file's keys.
@@ -54,12 +59,16 @@ type Protocol struct {
 	Sweep             Sweep           `json:"sweep"`
 	RequestTimeout    Duration        `json:"request_timeout"`
 	TelemetryInterval Duration        `json:"telemetry_interval"`
-	Variants          []Variant       `json:"variants"`
+	// InterruptGrace is left out of the canonical form when unset, so that
+	// the fingerprints of protocols written before it do not change.
+	InterruptGrace Duration  `json:"interrupt_grace,omitempty"`
+	Variants       []Variant `json:"variants"`
 
 	// Source is where the protocol came from ("(embedded default)" or a path);
 	// Dir is the directory relative paths in it are resolved against.
-	Source string `json:"-"`
-	Dir    string `json:"-"`
+	Source string     `json:"-"`
+	Dir    string     `json:"-"`
+	doc    *yaml.Node // the parsed file, for At
 }
 
 // The protocol's prompt, generation and sweep are what a run pins: results
@@ -195,7 +204,7 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 	if err := json.Unmarshal(js, &p); err != nil {
 		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %v", source, err)}}
 	}
-	p.Source, p.Dir = source, dir
+	p.Source, p.Dir, p.doc = source, dir, doc
 	if err := p.check(doc); err != nil {
 		return nil, err
 	}
@@ -265,6 +274,24 @@ func (p *Protocol) Levels() []int {
 		}
 	}
 	return out
+}
+
+// At is "source:line" of a dotted field path ("variants.1.engine.model") in
+// the protocol file, for messages that must say where to fix it.
+func (p *Protocol) At(field string) string {
+	if p.doc == nil {
+		return p.Source
+	}
+	return fmt.Sprintf("%s:%d", p.Source, lineOf(p.doc, field))
+}
+
+// Grace is how long an interrupted run waits for its in-flight requests
+// before it cancels them (interrupt_grace, default DefaultInterruptGrace).
+func (p *Protocol) Grace() time.Duration {
+	if p.InterruptGrace > 0 {
+		return time.Duration(p.InterruptGrace)
+	}
+	return DefaultInterruptGrace
 }
 
 // ResolvePath resolves a path written in the protocol against its directory.

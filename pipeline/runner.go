@@ -26,12 +26,17 @@ type Options struct {
 	ProtocolPath string    // "" = the embedded default (or, on resume, the run's own protocol)
 	OutDir       string    // results directory
 	Resume       bool      // complete the latest run in OutDir
+	Append       bool      // add a new run to an OutDir holding runs of the same fingerprint
 	Quiet        bool      // no progress bars
 	Progress     io.Writer // progress bars and log lines (stderr)
 	TTY          bool      // Progress is a terminal: draw bars; else one line per pass
 	// Starters are the in-process engines by the engine.url that names
 	// them ("builtin"); cmd/extractbench wires them in.
 	Starters map[string]EngineStarter
+	// Abandon is closed at the second signal: the requests still in flight
+	// are cancelled at once instead of at the end of the grace period. Nil:
+	// never.
+	Abandon <-chan struct{}
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing
@@ -62,18 +67,20 @@ type Summary struct {
 
 // runState is one run in progress.
 type runState struct {
-	opts      Options
-	proto     *Protocol
-	corpus    *corpus.Corpus
-	schema    *gojsonschema.Schema
-	evalOpts  eval.Options
-	store     *results.Store
-	manifest  *Manifest
-	runID     string
-	clock     client.Clock
-	resumes   []int64 // run-clock instants at which this run was resumed (segment starts)
-	progress  io.Writer
-	simulated bool
+	opts       Options
+	proto      *Protocol
+	corpus     *corpus.Corpus
+	schema     *gojsonschema.Schema
+	evalOpts   eval.Options
+	store      *results.Store
+	manifest   *Manifest
+	runID      string
+	clock      client.Clock
+	resumes    []int64 // run-clock instants at which this run was resumed (segment starts)
+	progress   io.Writer
+	simulated  bool
+	intr       *interrupts // the requests' context and the count in flight
+	appendedTo string      // the runs already in the directory, when -append added this one
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
 	responseFormat json.RawMessage
@@ -97,11 +104,18 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, &ConfigError{fmt.Errorf("resume: no run in %s (no %s)", opts.OutDir, results.DBName)}
 		}
 	} else if err := rs.prepare(nil); err != nil {
-		// A bad protocol, corpus or schema leaves no results directory behind.
+		// A bad protocol, corpus, schema or variant leaves no results directory behind.
 		return nil, err
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create results directory %s: %w", opts.OutDir, err)
+	lock, err := lockOutDir(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	if !opts.Resume {
+		if err := rs.checkFresh(ctx); err != nil {
+			return nil, err
+		}
 	}
 	store, err := results.Open(ctx, opts.OutDir)
 	if err != nil {
@@ -132,6 +146,15 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, err
 		}
 	}
+	if lock.Stale != nil {
+		rs.event(ctx, "", results.EventLockStale, 0, "the lock of "+lock.Stale.String()+" was left by a process that ended without releasing it (killed or crashed); taken over")
+	}
+	if rs.appendedTo != "" {
+		rs.event(ctx, "", results.EventAppended, 0, "appended (-append) to a directory holding runs of the same fingerprint: "+rs.appendedTo)
+	}
+
+	rs.intr = rs.watchInterrupts(ctx)
+	defer rs.intr.close()
 
 	sum := &Summary{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
 		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil}
@@ -207,6 +230,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 	if err != nil {
 		return &ConfigError{err}
 	}
+	rs.printCorpusWarnings()
 	schemaSrc, schemaRaw := "default", schemas.Raw(schemas.ExtractionFile)
 	rs.schema = schemas.Extraction()
 	if rs.proto.OutputSchema != "default" {
@@ -248,7 +272,24 @@ func (rs *runState) prepare(prev *results.Run) error {
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
 	m.Fingerprint = Fingerprint(m)
 	rs.manifest, rs.simulated = m, m.Simulated
-	return nil
+	return rs.validate()
+}
+
+// maxCorpusWarnings is how many of the corpus loader's warnings run prints;
+// `extractbench corpus check` lists them all.
+const maxCorpusWarnings = 10
+
+// printCorpusWarnings prints what the corpus loader found that does not stop
+// a run (no manifest.json, a duplicate text, a class that disagrees with
+// the length).
+func (rs *runState) printCorpusWarnings() {
+	w := rs.corpus.Warnings
+	for _, msg := range w[:min(len(w), maxCorpusWarnings)] {
+		rs.logf("corpus: warning: %s", msg)
+	}
+	if len(w) > maxCorpusWarnings {
+		rs.logf("corpus: %d more warnings; extractbench corpus check %s lists them all", len(w)-maxCorpusWarnings, rs.corpus.Path)
+	}
 }
 
 // protocolDir is where a resumed run resolves the protocol's relative paths.

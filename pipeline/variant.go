@@ -55,6 +55,9 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 	if err := rs.warmup(ctx, v, eng); err != nil {
 		return err
 	}
+	if eng.died() {
+		return rs.engineDead(context.WithoutCancel(ctx), v, eng, "during the warm-up: no measured request was sent")
+	}
 
 	levels := rs.proto.Levels()
 	var stopAt int // a level above which nothing runs, after a memory failure
@@ -111,12 +114,9 @@ func (rs *runState) decision(ctx context.Context, variant, kind string, from, to
 func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error) {
 	e := &engine{}
 	maxLevel := slices.Max(rs.proto.Levels())
-	apiKey := ""
+	apiKey := "" // validate checked that a named variable is set
 	if v.Engine.APIKeyEnv != "" {
 		apiKey = os.Getenv(v.Engine.APIKeyEnv)
-		if apiKey == "" {
-			return nil, &ConfigError{fmt.Errorf("variant %s: engine.api_key_env names %s, which is not set", v.Name, v.Engine.APIKeyEnv)}
-		}
 	}
 	switch {
 	case v.Engine.IsBuiltin():
@@ -216,6 +216,9 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 	failed := 0
 	var longestFailure string
 	for _, d := range picked {
+		if e.died() {
+			break
+		}
 		rec := rs.exchange(ctx, v, e, d, rs.clock.Now())
 		if !rec.Accepted {
 			failed++

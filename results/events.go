@@ -49,6 +49,9 @@ const (
 	EventEngineExit  = "engine_exit"          // Detail: exit status and the log's tail
 	EventEngineStale = "engine_stale_stopped" // Detail: the engine an interrupted attempt left running, found by its pid file, and what was done
 	EventVariantFail = "variant_failed"       // Detail: why the variant could not be measured (engine did not start, ...)
+	EventLockStale   = "lock_taken_over"      // Detail: the holder a killed process left in the directory's lock file
+	EventAppended    = "appended"             // Detail: a new run appended (-append) to a directory holding runs of the same fingerprint
+	EventEngineDead  = "engine_dead"          // Detail: a started engine died mid-variant: dispatch stopped, what was left unsent
 )
 
 // Event is one row of events: something that happened to the run or a

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,10 +35,16 @@ const exportBatchRows = 4096
 // Export writes the Parquet files and raw_table.csv of every run in
 // dir/results.db, from one consistent snapshot, and returns their paths.
 // Each file is written under a temporary name and renamed, so a crash never
-// leaves half a file. The database may be open by a running Store.
+// leaves half a file; the temporary files an export killed midway left
+// behind are removed first. The caller holds the directory's lock (LockDir),
+// so no other export is writing them. The database may be open by a
+// running Store.
 func Export(ctx context.Context, dir string) ([]string, error) {
 	path := filepath.Join(dir, DBName)
 	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("export %s: %w", dir, err)
+	}
+	if err := removeStaleTemps(dir); err != nil {
 		return nil, fmt.Errorf("export %s: %w", dir, err)
 	}
 	if err := migrateFile(ctx, path); err != nil {
@@ -79,6 +86,23 @@ func Export(ctx context.Context, dir string) ([]string, error) {
 		return paths, fmt.Errorf("export %s: %w", p, err)
 	}
 	return append(paths, p), nil
+}
+
+// removeStaleTemps removes the temporary files (".requests.parquet.tmp-*",
+// ...) of an export that was killed before its rename.
+func removeStaleTemps(dir string) error {
+	for _, name := range []string{RequestsParquet, PassesParquet, TelemetryParquet, RawTableCSV} {
+		stale, err := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
+		if err != nil {
+			return err
+		}
+		for _, f := range stale {
+			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove stale temporary file: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // migrateFile brings an older database up to date before it is read, so that

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -338,5 +339,57 @@ func TestExport_Empty(t *testing.T) {
 	}
 	if lines := strings.Count(string(b), "\n"); lines != 1 {
 		t.Errorf("empty raw_table.csv has %d lines, want the header only", lines)
+	}
+}
+
+// TestExport_RemovesStaleTemps is issue 17's fifth reproduction: the
+// temporary file of an export that was killed before its rename is removed
+// by the next export; other files are left alone.
+func TestExport_RemovesStaleTemps(t *testing.T) {
+	s, dir := MustOpen(t)
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, ".requests.parquet.tmp-123456")
+	keep := filepath.Join(dir, "notes.tmp-1")
+	for _, p := range []string{stale, keep} {
+		if err := os.WriteFile(p, []byte("half a file"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Export(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("%s still there after the next export (%v)", stale, err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("a file that is not an export's was removed: %v", err)
+	}
+}
+
+// TestLockDir: one holder at a time, even within one process; the holder
+// is named; a released lock is taken again without a stale holder.
+func TestLockDir(t *testing.T) {
+	dir := t.TempDir()
+	l, err := LockDir(dir, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LockDir(dir, "export")
+	var le *LockedError
+	if !errors.As(err, &le) || le.Holder.PID != os.Getpid() || le.Holder.Command != "run" {
+		t.Fatalf("second LockDir: err = %v, want a LockedError naming pid %d (run)", err, os.Getpid())
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := LockDir(dir, "export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Unlock()
+	if l2.Stale != nil {
+		t.Errorf("a cleanly released lock reads as stale: %+v", l2.Stale)
 	}
 }

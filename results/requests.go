@@ -47,10 +47,25 @@ var requestColumns = []string{
 }
 
 // insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
-// document again keeps the first row, which is the primary result.
+// document again keeps the first row, which is the primary result. The one
+// row it replaces is an interrupted one (transport_kind = interrupted): the
+// run cancelled that request, so it was never a measurement.
 var insertRequestSQL = `INSERT INTO requests (` + strings.Join(requestColumns, ", ") + `)
 	VALUES (` + strings.TrimSuffix(strings.Repeat("?, ", len(requestColumns)), ", ") + `)
-	ON CONFLICT (run_id, variant, mode, level, repetition, doc_id) DO NOTHING`
+	ON CONFLICT (run_id, variant, mode, level, repetition, doc_id) DO UPDATE SET ` + upsertSet() + `
+	WHERE requests.transport_kind = '` + string(eval.TransportInterrupted) + `'`
+
+// measured is the SQL condition that leaves out interrupted rows: no
+// reader sees them as records, and resume sends their documents again.
+const measured = `transport_kind IS NOT '` + string(eval.TransportInterrupted) + `'`
+
+func upsertSet() string {
+	set := make([]string, 0, len(requestColumns))
+	for _, c := range requestColumns[6:] { // the key columns stay
+		set = append(set, c+" = excluded."+c)
+	}
+	return strings.Join(set, ", ")
+}
 
 // span returns b − a, or NULL when either instant never happened.
 func span(a, b int64) any {
@@ -132,14 +147,14 @@ func (s *Store) insertRecords(recs []eval.Record) (err error) {
 	return nil
 }
 
-// DoneDocs returns the ids of the documents the pass has a row for, after
+// DoneDocs returns the ids of the documents the pass has a measured row for, after
 // flushing what was added before. A resumed pass sends only the others.
 func (s *Store) DoneDocs(ctx context.Context, key PassKey) (map[string]bool, error) {
 	if err := s.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
 	}
 	rows, err := s.rdb.QueryContext(ctx, `SELECT doc_id FROM requests
-		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
+		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ? AND `+measured,
 		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
 	if err != nil {
 		return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
@@ -174,8 +189,9 @@ func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, er
 	return recs, nil
 }
 
-// records reads the requests rows matching where (a SQL condition on
-// requests' columns with ? placeholders), in the order they were stored.
+// records reads the measured requests rows matching where (a SQL condition
+// on requests' columns with ? placeholders), in the order they were stored;
+// interrupted rows are left out.
 func (r *reader) records(ctx context.Context, where string, args ...any) ([]eval.Record, error) {
 	rows, err := r.rdb.QueryContext(ctx, `SELECT
 		run_id, variant, mode, level, repetition, doc_id, length_class,
@@ -186,7 +202,7 @@ func (r *reader) records(ctx context.Context, where string, args ...any) ([]eval
 		date_result, amount_result, category_result,
 		pred_date, pred_amount, pred_category, accepted, output,
 		expected_date, expected_amount, expected_category, client_completion_chunks
-		FROM requests WHERE `+where+` ORDER BY rowid`, args...)
+		FROM requests WHERE `+measured+` AND (`+where+`) ORDER BY rowid`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -300,6 +300,7 @@ func FuzzParseHFConfig(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(`{"hidden_size":1,"num_hidden_layers":1,"num_attention_heads":1,"num_key_value_heads":-3,"head_dim":0,"intermediate_size":1,"vocab_size":1}`))
+	f.Add([]byte(`{"hidden_size":1,"intermediate_size":1,"num_attention_heads":10,"num_hidden_layers":1,"vocab_size":1}`)) // head size 0 (issue 17)
 	f.Add([]byte(`{"text_config":{"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":10}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ParseHFConfig(data, "fuzz")

@@ -199,8 +199,12 @@ func LoadHFConfig(path string) (Model, error) {
 }
 
 func (m Model) validate() error {
-	if m.KVHeads <= 0 || m.HeadDim <= 0 {
-		return fmt.Errorf("model %s: %d KV heads of dimension %d: want both positive", m.Name, m.KVHeads, m.HeadDim)
+	if m.HeadDim <= 0 {
+		// hidden_size / num_attention_heads rounded down to 0, and no head_dim given.
+		return fmt.Errorf("model %s: head size is 0 (hidden_size %d / num_attention_heads %d, and no head_dim): set head_dim, or check the two", m.Name, m.HiddenSize, m.Heads)
+	}
+	if m.KVHeads <= 0 {
+		return fmt.Errorf("model %s: %d KV heads: want a positive count", m.Name, m.KVHeads)
 	}
 	if m.Heads%m.KVHeads != 0 {
 		return fmt.Errorf("model %s: %d attention heads are not a multiple of %d KV heads", m.Name, m.Heads, m.KVHeads)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,15 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 	if err := requireResults("export", dir); err != nil {
 		return err
 	}
+	lock, err := results.LockDir(dir, "export") // a run writing here exports itself
+	if err != nil {
+		var le *results.LockedError
+		if errors.As(err, &le) {
+			return &usageError{msg: "export: " + err.Error()}
+		}
+		return fmt.Errorf("export %s: %w", dir, err)
+	}
+	defer lock.Unlock()
 	files, err := results.Export(ctx, dir)
 	if err != nil {
 		return fmt.Errorf("export %s: %w", dir, err)

@@ -34,9 +34,12 @@ type command interface {
 	Synopsis() string
 }
 
-// env is what every command writes to.
+// env is what every command writes to, and the second signal.
 type env struct {
 	stdout, stderr io.Writer
+	// abandon is closed at the second SIGINT/SIGTERM: a run cancels its
+	// requests in flight at once. Nil in tests: never.
+	abandon <-chan struct{}
 }
 
 func commands(e env) map[string]command {
@@ -54,12 +57,29 @@ func commands(e env) map[string]command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, abandon := signals()
+	os.Exit(dispatch(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, abandon: abandon}))
+}
+
+// signals turns SIGINT and SIGTERM into the run's two steps: the first
+// cancels ctx (stop dispatching, let the requests in flight finish within
+// the grace period), the second closes abandon (cancel them now; the run is
+// still recorded as interrupted, its engine stopped, exit 3). A third
+// signal gets the default action: the process ends at once, and -resume
+// still completes the run.
+func signals() (context.Context, <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	abandon := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C kills at once; the run stays resumable even then
+		<-sigs
+		cancel()
+		<-sigs
+		signal.Stop(sigs)
+		close(abandon)
 	}()
-	os.Exit(dispatch(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr}))
+	return ctx, abandon
 }
 
 func dispatch(ctx context.Context, args []string, e env) int {

@@ -32,6 +32,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	protocol := fs.String("protocol", "", "protocol file (YAML or JSON); default: the embedded default protocol")
 	out := fs.String("out", defaultOutDir, "results directory (results.db, Parquet, raw_table.csv)")
 	resume := fs.String("resume", "", "complete the interrupted run in `DIR` (refuses a different fingerprint)")
+	appendRun := fs.Bool("append", false, "add a new run to an -out directory that holds runs of the same fingerprint (refused otherwise)")
 	quiet := fs.Bool("quiet", false, "no progress bars")
 	asJSON := fs.Bool("json", false, "print a machine-readable summary on stdout instead of the table")
 	baseline := fs.String("baseline", "", "nightly regression: compare against the run in `DIR` and fail on a drop")
@@ -44,7 +45,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
 	}
 	opts := pipeline.Options{ProtocolPath: *protocol, OutDir: *out, Quiet: *quiet, Progress: c.stderr, TTY: isTerminal(c.stderr),
-		Starters: starter.Starters()}
+		Starters: starter.Starters(), Append: *appendRun, Abandon: c.abandon}
 	if *resume != "" {
 		opts.OutDir, opts.Resume = *resume, true
 	}

@@ -35,7 +35,7 @@ type sampling struct {
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
-	if e := decode(r, &req); e != nil {
+	if e := s.decode(r, &req); e != nil {
 		writeError(w, e)
 		return
 	}
@@ -71,7 +71,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	var req completionRequest
-	if e := decode(r, &req); e != nil {
+	if e := s.decode(r, &req); e != nil {
 		writeError(w, e)
 		return
 	}

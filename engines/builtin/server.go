@@ -224,10 +224,22 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// decode reads a JSON request body of at most 16 MiB.
-func decode(r *http.Request, v any) *apiError {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 16<<20))
+// maxBody is the largest request body the engine reads: far more than any
+// context window it models holds (128k tokens is well under 1 MiB of text).
+const maxBody = 16 << 20
+
+// decode reads a JSON request body of at most maxBody bytes. A larger one is
+// a prompt that cannot fit the context window, and is answered as such (as
+// vLLM answers a prompt over max_model_len), not as a malformed request.
+func (s *Server) decode(r *http.Request, v any) *apiError {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return newAPIError(http.StatusBadRequest, "BadRequestError",
+				"This model's maximum context length is %d tokens. However, the request body is over %d MiB, far more than fits. Please reduce the length of the messages.",
+				s.p.ContextWindow, maxBody>>20)
+		}
 		return errBadRequest("invalid request body: %v", err)
 	}
 	return nil

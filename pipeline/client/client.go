@@ -369,7 +369,7 @@ func classifyError(parent, rctx context.Context, err error) eval.TransportKind {
 	var ne net.Error
 	switch {
 	case parent.Err() != nil:
-		return eval.TransportCanceled
+		return eval.TransportInterrupted
 	case errors.Is(rctx.Err(), context.DeadlineExceeded):
 		return eval.TransportTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -442,8 +442,8 @@ func TestClient_Canceled(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	r := New(Config{BaseURL: srv.URL}).Chat(ctx, NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportCanceled {
-		t.Errorf("Kind = %q (%s), want canceled", r.Kind, r.Detail)
+	if r.Kind != eval.TransportInterrupted {
+		t.Errorf("Kind = %q (%s), want interrupted", r.Kind, r.Detail)
 	}
 }
 

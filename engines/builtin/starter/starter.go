@@ -28,6 +28,23 @@ func Starters() map[string]pipeline.EngineStarter {
 	return map[string]pipeline.EngineStarter{Name: Builtin{}}
 }
 
+// ValidateEngine checks the variant's model and options without starting
+// anything (pipeline.EngineValidator): a run refuses an unknown model before
+// it creates its results directory.
+func (Builtin) ValidateEngine(v *pipeline.Variant, _ *pipeline.Protocol) error {
+	if _, err := profile(v); err != nil {
+		return fmt.Errorf("engine.model: %w", err)
+	}
+	if o := v.Engine.Builtin; o != nil {
+		for name := range o.Faults {
+			if !slices.Contains(builtin.FaultKinds, builtin.Fault(name)) {
+				return fmt.Errorf("engine.builtin.faults: unknown fault %q (known: %s)", name, faultNames())
+			}
+		}
+	}
+	return nil
+}
+
 // StartEngine starts the engine the variant describes: the preset named by
 // engine.model with the protocol's engine.builtin overrides, seeded by
 // generation.seed.

@@ -1,0 +1,115 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// LockName is the lock file of a results directory. Whoever writes the
+// directory (a run, a resume, an export) holds an exclusive flock on it for
+// as long as it writes, and keeps its LockHolder in it; the kernel releases
+// the flock when the holder's process ends, however it ends.
+const LockName = ".extractbench.lock"
+
+// LockHolder says who holds (or last held) a results directory's lock.
+type LockHolder struct {
+	PID     int    `json:"pid"`
+	Host    string `json:"host"`
+	Command string `json:"command"`  // what the holder is doing: "run", "run -resume", "export"
+	SinceMS int64  `json:"since_ms"` // Unix ms when it took the lock
+}
+
+func (h LockHolder) String() string {
+	return fmt.Sprintf("pid %d on %s (%s, since %s)", h.PID, h.Host, h.Command, time.UnixMilli(h.SinceMS).UTC().Format(time.RFC3339))
+}
+
+// LockedError is the error LockDir returns when another process holds the
+// directory: two writers would measure the same passes under doubled load.
+type LockedError struct {
+	Dir    string
+	Holder LockHolder // zero when the holder's file could not be read
+}
+
+func (e *LockedError) Error() string {
+	who := "another process"
+	if e.Holder.PID != 0 {
+		who = e.Holder.String()
+	}
+	return fmt.Sprintf("results directory %s is in use by %s: one writer per directory; wait for it to end, or use another -out directory", e.Dir, who)
+}
+
+// Lock is a held results-directory lock.
+type Lock struct {
+	f *os.File
+	// Stale is the holder a previous process left in the lock file without
+	// releasing it (killed, crashed): its lock was taken over. Nil when the
+	// last holder released the lock cleanly or there was none.
+	Stale *LockHolder
+}
+
+// LockDir takes dir's lock without waiting, creating the lock file when
+// missing; command says what the holder does. It returns *LockedError when
+// another process holds it. Release it with Unlock.
+func LockDir(dir, command string) (*Lock, error) {
+	path := filepath.Join(dir, LockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock %s: %w", path, err)
+	}
+	if err := flock(f); err != nil {
+		defer f.Close()
+		if errors.Is(err, errLocked) {
+			le := &LockedError{Dir: dir}
+			if h, _ := readHolder(f); h != nil {
+				le.Holder = *h
+			}
+			return nil, le
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	l := &Lock{f: f}
+	l.Stale, _ = readHolder(f) // a holder still written but not holding: it died
+	host, _ := os.Hostname()
+	b, _ := json.Marshal(LockHolder{PID: os.Getpid(), Host: host, Command: command, SinceMS: time.Now().UnixMilli()})
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt(append(b, '\n'), 0)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write lock %s: %w", path, err)
+	}
+	_ = f.Sync()
+	return l, nil
+}
+
+// Unlock empties the lock file (so the next holder knows this one ended
+// cleanly) and releases the lock. Unlocking twice, or a nil lock, is harmless.
+func (l *Lock) Unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Truncate(0)
+	if cerr := l.f.Close(); err == nil { // closing releases the flock
+		err = cerr
+	}
+	l.f = nil
+	return err
+}
+
+func readHolder(f *os.File) (*LockHolder, error) {
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<16))
+	if err != nil || strings.TrimSpace(string(b)) == "" {
+		return nil, err
+	}
+	var h LockHolder
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}

@@ -1,0 +1,76 @@
+package results
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+)
+
+// Check is what Verify finds in a results directory: the figures a crash
+// test compares with an uninterrupted run's.
+type Check struct {
+	Integrity         string           `json:"integrity"` // SQLite's integrity_check: "ok"
+	Runs              int              `json:"runs"`
+	Statuses          map[string]int   `json:"statuses"` // runs per status
+	Passes            int              `json:"passes"`
+	IncompletePasses  int              `json:"incomplete_passes"`
+	Requests          int              `json:"requests"`
+	DuplicateRequests int              `json:"duplicate_requests"` // rows beyond the first per (pass, document)
+	Interrupted       int              `json:"interrupted_requests"`
+	PassDocsMismatch  int              `json:"pass_docs_mismatch"` // passes whose docs column differs from their stored rows
+	Telemetry         int              `json:"telemetry"`
+	Parquet           map[string]int64 `json:"parquet_rows"` // rows per exported file; -1 when it cannot be read
+}
+
+// Verify reads dir's results.db (through a read-only connection) and its
+// Parquet files, and counts what a crash could have broken.
+func Verify(ctx context.Context, dir string) (*Check, error) {
+	rd, err := OpenReadOnly(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	c := &Check{Statuses: map[string]int{}, Parquet: map[string]int64{}}
+	q := func(dst any, query string) {
+		if err == nil {
+			if e := rd.rdb.QueryRowContext(ctx, query).Scan(dst); e != nil {
+				err = fmt.Errorf("verify %s: %s: %w", dir, query, e)
+			}
+		}
+	}
+	q(&c.Integrity, `PRAGMA integrity_check`)
+	q(&c.Runs, `SELECT count(*) FROM runs`)
+	q(&c.Passes, `SELECT count(*) FROM passes`)
+	q(&c.IncompletePasses, `SELECT count(*) FROM passes WHERE status <> 'complete'`)
+	q(&c.Requests, `SELECT count(*) FROM requests`)
+	q(&c.DuplicateRequests, `SELECT count(*) - (SELECT count(*) FROM (SELECT DISTINCT run_id, variant, mode, level, repetition, doc_id FROM requests)) FROM requests`)
+	q(&c.Interrupted, `SELECT count(*) FROM requests WHERE transport_kind = 'interrupted'`)
+	q(&c.PassDocsMismatch, `SELECT count(*) FROM passes p WHERE docs <> (SELECT count(*) FROM requests r WHERE r.run_id = p.run_id
+		AND r.variant = p.variant AND r.mode = p.mode AND r.level = p.level AND r.repetition = p.repetition AND r.`+measured+`)`)
+	q(&c.Telemetry, `SELECT count(*) FROM telemetry`)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := rd.Runs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		c.Statuses[r.Status]++
+	}
+	for _, name := range []string{RequestsParquet, PassesParquet, TelemetryParquet} {
+		c.Parquet[name] = parquetRows(filepath.Join(dir, name))
+	}
+	return c, nil
+}
+
+func parquetRows(path string) int64 {
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return -1
+	}
+	defer r.Close()
+	return r.NumRows()
+}
