@@ -60,6 +60,7 @@ type Protocol struct {
 	// Dir is the directory relative paths in it are resolved against.
 	Source string `json:"-"`
 	Dir    string `json:"-"`
+	doc    *yaml.Node // the parsed file, for the line numbers of later problems
 }
 
 // The protocol's prompt, generation and sweep are what a run pins: results
@@ -195,7 +196,7 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 	if err := json.Unmarshal(js, &p); err != nil {
 		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %v", source, err)}}
 	}
-	p.Source, p.Dir = source, dir
+	p.Source, p.Dir, p.doc = source, dir, doc
 	if err := p.check(doc); err != nil {
 		return nil, err
 	}
@@ -253,6 +254,16 @@ func (p *Protocol) fillDefaults() {
 			e.Kind = "builtin"
 		}
 	}
+}
+
+// At names a field of the protocol for a problem message:
+// "FILE:LINE: field" (the line of the field, or of its nearest parent
+// written in the file).
+func (p *Protocol) At(field string) string {
+	if p.doc == nil {
+		return p.Source + ": " + field
+	}
+	return fmt.Sprintf("%s:%d: %s", p.Source, lineOf(p.doc, field), field)
 }
 
 // Levels returns the pass plan's levels in order, level 1 (the baseline) first

@@ -200,12 +200,19 @@ func (rs *runState) prepare(prev *results.Run) error {
 	default:
 		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
 	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		return &ValidationError{Problems: pe.Problems}
+	}
 	if err != nil {
 		return &ConfigError{err}
 	}
+	// Everything else is checked before the first request, and every
+	// problem is reported at once (ValidationError).
+	var problems []string
 	rs.corpus, err = loadCorpus(rs.proto)
 	if err != nil {
-		return &ConfigError{err}
+		problems = append(problems, problemsOf(err)...)
 	}
 	schemaSrc, schemaRaw := "default", schemas.Raw(schemas.ExtractionFile)
 	rs.schema = schemas.Extraction()
@@ -213,9 +220,16 @@ func (rs *runState) prepare(prev *results.Run) error {
 		path := rs.proto.ResolvePath(rs.proto.OutputSchema)
 		rs.schema, schemaRaw, err = schemas.Load(path)
 		if err != nil {
-			return &ConfigError{fmt.Errorf("%s: output_schema: %w", rs.proto.Source, err)}
+			problems = append(problems, fmt.Sprintf("%s: %v", rs.proto.At("output_schema"), err))
 		}
 		schemaSrc = path
+	}
+	problems = append(problems, rs.checkVariants()...)
+	if prev == nil {
+		problems = append(problems, checkOutDir(rs.opts.OutDir)...)
+	}
+	if len(problems) > 0 {
+		return &ValidationError{Problems: problems}
 	}
 	if rs.proto.GuidedDecoding {
 		rs.responseFormat = responseFormat(schemaRaw)
@@ -321,7 +335,7 @@ func loadCorpus(p *Protocol) (*corpus.Corpus, error) {
 		if p.Corpus == "corpus/default" {
 			return corpus.LoadDefault() // the embedded copy of the same files
 		}
-		return nil, fmt.Errorf("%s: corpus: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.Source, path)
+		return nil, fmt.Errorf("%s: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.At("corpus"), path)
 	}
 	return corpus.Load(path)
 }

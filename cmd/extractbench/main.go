@@ -123,6 +123,7 @@ func exitCode(w io.Writer, err error) int {
 		ue *usageError
 		ce *pipeline.ConfigError
 		pe *pipeline.ProtocolError
+		va *pipeline.ValidationError
 		le *corpus.LoadError
 		ie *interruptedError
 	)
@@ -130,7 +131,7 @@ func exitCode(w io.Writer, err error) int {
 	case errors.As(err, &ve):
 		fmt.Fprintln(w, "extractbench: verdict failed:", err)
 		return exitVerdict
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &pe), errors.As(err, &le):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &pe), errors.As(err, &le), errors.As(err, &va):
 		fmt.Fprintln(w, "extractbench:", err)
 		return exitUsage
 	case errors.As(err, &ie):

@@ -28,6 +28,33 @@ func Starters() map[string]pipeline.EngineStarter {
 	return map[string]pipeline.EngineStarter{Name: Builtin{}}
 }
 
+// CheckEngine checks the variant's model and engine.builtin settings
+// without starting anything (pipeline.EngineChecker): the run reports them
+// before its first request.
+func (Builtin) CheckEngine(v *pipeline.Variant, _ *pipeline.Protocol) []error {
+	var errs []error
+	if _, err := profile(v); err != nil {
+		field := "model"
+		if _, lerr := builtin.LookupProfile(v.Engine.Model); lerr == nil {
+			field = "builtin"
+		}
+		errs = append(errs, &pipeline.FieldError{Field: field, Err: err})
+	}
+	if o := v.Engine.Builtin; o != nil {
+		names := make([]string, 0, len(o.Faults))
+		for name := range o.Faults {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if !slices.Contains(builtin.FaultKinds, builtin.Fault(name)) {
+				errs = append(errs, &pipeline.FieldError{Field: "builtin.faults." + name, Err: fmt.Errorf("unknown fault %q (known: %s)", name, faultNames())})
+			}
+		}
+	}
+	return errs
+}
+
 // StartEngine starts the engine the variant describes: the preset named by
 // engine.model with the protocol's engine.builtin overrides, seeded by
 // generation.seed.
