@@ -58,8 +58,8 @@ type Protocol struct {
 
 	// Source is where the protocol came from ("(embedded default)" or a path);
 	// Dir is the directory relative paths in it are resolved against.
-	Source string `json:"-"`
-	Dir    string `json:"-"`
+	Source string     `json:"-"`
+	Dir    string     `json:"-"`
 	doc    *yaml.Node // the parsed file, for the line numbers of later problems
 }
 
