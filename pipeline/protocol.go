@@ -139,7 +139,12 @@ type ProtocolError struct {
 	Problems []string
 }
 
-func (e *ProtocolError) Error() string { return strings.Join(e.Problems, "\n") }
+func (e *ProtocolError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0]
+	}
+	return fmt.Sprintf("%d problems:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+}
 
 // LoadProtocol reads, validates and decodes a protocol file (YAML or JSON).
 // An empty path gives the embedded default.
@@ -172,6 +177,7 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
 	}
 	generic = normaliseYAML(generic)
+	fillMinimal(generic, source)
 	if problems := schemas.Validate(schemas.Protocol(), generic); len(problems) > 0 {
 		out := make([]string, 0, len(problems))
 		for _, p := range problems {
@@ -184,6 +190,18 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 				field, msg = key, "unknown key (see schemas/protocol.schema.json for the allowed keys)"
 			}
 			out = append(out, fmt.Sprintf("%s:%d: %s: %s", source, lineOf(doc, field), field, msg))
+		}
+		// What the schema cannot say is checked too when the file decodes,
+		// so that every problem is listed at once.
+		if js, err := json.Marshal(generic); err == nil {
+			var p Protocol
+			if json.Unmarshal(js, &p) == nil {
+				p.Source = source
+				var pe *ProtocolError
+				if errors.As(p.check(doc), &pe) {
+					out = append(out, pe.Problems...)
+				}
+			}
 		}
 		sort.SliceStable(out, func(i, j int) bool { return lineNumber(out[i]) < lineNumber(out[j]) })
 		return nil, &ProtocolError{Problems: out}

@@ -45,14 +45,16 @@ type env struct {
 
 func commands(e env) map[string]command {
 	return map[string]command{
-		"run":     &runCommand{env: e},
-		"corpus":  &corpusCommand{env: e},
-		"engine":  &engineCommand{env: e},
-		"export":  &exportCommand{env: e},
-		"report":  &reportCommand{env: e},
-		"compare": &compareCommand{env: e},
-		"memory":  &memoryCommand{env: e},
-		"plan":    &planCommand{env: e},
+		"run":            &runCommand{env: e},
+		"corpus":         &corpusCommand{env: e},
+		"engine":         &engineCommand{env: e},
+		"export":         &exportCommand{env: e},
+		"report":         &reportCommand{env: e},
+		"compare":        &compareCommand{env: e},
+		"memory":         &memoryCommand{env: e},
+		"plan":           &planCommand{env: e},
+		"init":           &initCommand{env: e},
+		"print-protocol": &printProtocolCommand{env: e},
 	}
 }
 
