@@ -73,6 +73,7 @@ type runState struct {
 	clock     client.Clock
 	resumes   []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress  io.Writer
+	passNo    int // passes started so far by this invocation, for the progress line
 	simulated bool
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
