@@ -322,7 +322,10 @@ func TestExcerpt(t *testing.T) {
 
 func TestMarkdownEscaping(t *testing.T) {
 	tests := []struct{ name, got, want string }{
-		{"text", mdText("a|b *c* [x](http://e) <b>\nnext"), `a\|b \*c\* \[x\](http://e) &lt;b&gt; next`},
+		{"text", mdText("a|b *c* [x](http://e) <b>\nnext"), `a\|b \*c\* \[x\](http://e) \<b> next`},
+		{"comparison stays plain", mdText("accepted 87.8% < threshold 90.0%; p95 3s > 2.5s & more"), "accepted 87.8% < threshold 90.0%; p95 3s > 2.5s & more"},
+		{"entity and autolink", mdText("&amp; &#60; <http://x> <!-- c --> </b>"), `\&amp; &\#60; \<http://x> \<!-- c --> \</b>`},
+		{"block quote", mdText("  > quoted > not"), `  \> quoted > not`},
 		{"code", mdCode("x `y` | <script>"), "`x 'y' \\| <script>`"},
 		{"empty code", mdCode(""), ""},
 	}
@@ -356,20 +359,23 @@ func TestFmtNS(t *testing.T) {
 
 // FuzzMarkdownInert checks that any document text, once excerpted and put
 // in a Markdown cell, stays one inert cell: one code span or escaped text, no
-// line break, no raw '<', no unescaped pipe.
+// line break, no raw HTML or entity, no unescaped pipe.
 func FuzzMarkdownInert(f *testing.F) {
 	for _, s := range []string{payload, scriptPayload, "a|b`c`\nd", "<img src=x>", "[link](http://x)", "\\|"} {
 		f.Add(s)
 	}
 	unescapedPipe := regexp.MustCompile(`(^|[^\\])(\\\\)*\|`)
+	rawHTML := regexp.MustCompile(`(^|[^\\])(\\\\)*<[A-Za-z/!?]`) // an unescaped '<' that opens a tag, comment or autolink
+	entity := regexp.MustCompile(`(^|[^\\])(\\\\)*&[A-Za-z#]`)
 	f.Fuzz(func(t *testing.T, s string) {
 		code := mdCode(excerpt(s))
 		if code != "" && (strings.Count(code, "`") != 2 || !strings.HasPrefix(code, "`") || !strings.HasSuffix(code, "`")) {
 			t.Errorf("mdCode(excerpt(%q)) = %q: not a single code span", s, code)
 		}
 		text := mdText(s)
-		if strings.ContainsAny(text, "\n\r<>") || strings.ContainsAny(code, "\n\r") {
-			t.Errorf("mdText(%q) = %q: holds a line break or markup", s, text)
+		if strings.ContainsAny(text, "\n\r") || strings.ContainsAny(code, "\n\r") || rawHTML.MatchString(text) || entity.MatchString(text) ||
+			strings.HasPrefix(strings.TrimLeft(text, " "), ">") {
+			t.Errorf("mdText(%q) = %q: holds a line break, raw HTML, an entity or a block quote", s, text)
 		}
 		if unescapedPipe.MatchString(text) {
 			t.Errorf("mdText(%q) = %q: holds an unescaped pipe", s, text)
