@@ -436,3 +436,34 @@ func TestBuild_FieldTables(t *testing.T) {
 		t.Errorf("short amount = %q, want %q", got, want)
 	}
 }
+
+// TestHeadline: the summary's first sentence names the passing variant with
+// the most accepted documents/hour at its recommended level, with that
+// level's figures; failed variants never win; none passing is said.
+func TestHeadline(t *testing.T) {
+	m := &results.Manifest{Variants: []results.VariantManifest{
+		{Name: "bf16", Engine: results.EngineInfo{Model: "m"}, GPU: results.GPUInfoJSON{Name: "NVIDIA H100"}},
+		{Name: "int4", Engine: results.EngineInfo{Model: "m-int4"}, GPU: results.GPUInfoJSON{Name: "NVIDIA L4"}},
+		{Name: "fast-but-wrong", Engine: results.EngineInfo{Model: "x"}},
+	}}
+	share := 0.98
+	outcome := func(name, state string, rate, p95 float64) results.Outcome {
+		return results.Outcome{Variant: name, Model: m.Variant(name).Engine.Model, State: state, BaselineShare: &share, PassesDone: 3,
+			Series: []eval.Series{{Variant: name, Mode: "concurrency", Recommendation: eval.Recommendation{Recommended: 8},
+				Levels: []eval.Level{{Level: 8, DocsPerHour: eval.Spread{N: 1, Median: rate, Min: rate, Max: rate},
+					E2EP95NS: eval.Spread{N: 1, Median: p95, Min: p95, Max: p95}}}}}}
+	}
+	outs := []results.Outcome{outcome("bf16", results.OutcomePass, 4000, 9e8), outcome("int4", results.OutcomePass, 6000, 7e8),
+		outcome("fast-but-wrong", results.OutcomeFail, 90000, 1e8)}
+	got := headline(m, outs)
+	want := "2 of 3 variants passed; the fastest at its recommended level: int4 (m-int4 on NVIDIA L4) at concurrency 8: 6,000 accepted documents/hour, p95 E2E 700ms, baseline accepted 98.0%."
+	if got != want {
+		t.Errorf("headline =\n%q\nwant\n%q", got, want)
+	}
+	for i := range outs {
+		outs[i].State = results.OutcomeFail
+	}
+	if got := headline(m, outs); !strings.HasPrefix(got, "No variant passed") {
+		t.Errorf("headline with none passing = %q", got)
+	}
+}
