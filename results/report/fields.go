@@ -87,3 +87,30 @@ func fieldClassTable(prefix, unit string, s *series) table {
 	}
 	return t
 }
+
+// fieldChart draws each field's F1 against the level (the field table's
+// figures): a field that degrades under load shows apart from the others.
+func fieldChart(prefix, unit string, x []float64, s *series) chart {
+	c := chart{ID: prefix + "fields", Title: "Field F1 vs " + unit + " (summed over complete repetitions; the field quality table has precision and recall)",
+		XLabel: unit, XLog: true, YLabel: [2]string{"F1 (%)", ""}, X: x, YRange: [2]float64{0, 100}}
+	colors := []string{blue, orange, purple}
+	values := make([][]*float64, len(eval.Fields))
+	for i := range values {
+		values[i] = make([]*float64, len(s.Levels))
+	}
+	for j, l := range s.Levels {
+		recs := s.recordsAt(l.Level)
+		if len(recs) == 0 {
+			continue
+		}
+		sum := fieldStats(recs)
+		for i, name := range eval.Fields {
+			f, _ := sum.Field(name)
+			values[i][j] = num(f.F1 * 100)
+		}
+	}
+	for i, name := range eval.Fields {
+		c.Series = append(c.Series, line{Label: name, Unit: "%", Color: colors[i%len(colors)], Values: values[i]})
+	}
+	return c
+}

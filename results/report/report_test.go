@@ -109,7 +109,7 @@ func TestBuild_SelectionSheet(t *testing.T) {
 			t.Errorf("table %s: got %d rows, want %d", tb.ID, got, want)
 		}
 	}
-	if got, want := len(p.Data.Charts), 6; got != want {
+	if got, want := len(p.Data.Charts), 7; got != want {
 		t.Errorf("got %d charts, want %d", got, want)
 	}
 }
@@ -131,7 +131,7 @@ func TestBuild_BareEngine(t *testing.T) {
 	for _, c := range sp.Charts {
 		ids = append(ids, strings.TrimPrefix(c.ID, "s0-"))
 	}
-	if got, want := strings.Join(ids, " "), "ttft e2e throughput acceptance"; got != want {
+	if got, want := strings.Join(ids, " "), "ttft e2e throughput acceptance fields"; got != want {
 		t.Errorf("charts = %q, want %q", got, want)
 	}
 	if len(sp.Omitted) != 2 {
