@@ -135,8 +135,8 @@ func TestRun_ConfigErrorCreatesNothing(t *testing.T) {
 		name, sweep, engine, want string
 	}{
 		{"unset api_key_env", oneLevel, `{url: "http://127.0.0.1:9", model: m, api_key_env: EXTRACTBENCH_TEST_UNSET_KEY}`,
-			"p.yaml:9: variants.0.engine.api_key_env: variant v names EXTRACTBENCH_TEST_UNSET_KEY, which is not set"},
-		{"unknown built-in model", oneLevel, "{url: builtin, model: sim-99b}", `p.yaml:9: variants.0.engine.model: lookup profile "sim-99b"`},
+			"p.yaml:9: variants.0.engine.api_key_env: variant v: EXTRACTBENCH_TEST_UNSET_KEY is not set"},
+		{"unknown built-in model", oneLevel, "{url: builtin, model: sim-99b}", `p.yaml:9: variants.0.engine.model: variant v: lookup profile "sim-99b"`},
 		{"level larger than the corpus", "{mode: concurrency, levels: [1, 100000], repetitions: 1, warmup: 0}", fastEngine,
 			"p.yaml:6: sweep.levels.1: level 100000 is larger than the corpus (3 documents)"},
 		{"batch larger than the corpus", "{mode: batch, levels: [1, 4], repetitions: 1, warmup: 0}", fastEngine,
@@ -149,9 +149,9 @@ func TestRun_ConfigErrorCreatesNothing(t *testing.T) {
 			proto := builtinProtocol(t, dir, "p", 3, tt.sweep, tt.engine)
 			out := filepath.Join(dir, "out")
 			_, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out})
-			var ce *pipeline.ConfigError
-			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("err = %v, want a configuration error containing %q", err, tt.want)
+			var ve *pipeline.ValidationError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want a validation error containing %q", err, tt.want)
 			}
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the results directory was created (%v)", err)

@@ -213,32 +213,55 @@ func (e *engine) metricsURL(v *Variant) string {
 	return strings.TrimRight(e.url, "/") + "/metrics"
 }
 
-// passBar is the per-pass progress bar: done/total, accepted, failures by
-// class, rate and ETA.
+// ProgressInterval is how often a pass that is not drawn on a terminal
+// (a log, CI) prints a progress line between its start and its end, so that
+// a long pass is never silent.
+var ProgressInterval = 30 * time.Second
+
+// passBar is the per-pass progress line: the pass's place in the run, its
+// variant, level and repetition, done/total, accepted, failures by class,
+// rate and ETA. On a terminal it is a bar; elsewhere a line at the start,
+// every ProgressInterval, and at the end.
 type passBar struct {
 	mu       sync.Mutex
 	bar      *progressbar.ProgressBar
-	plain    bool      // not a terminal: one line per pass instead of a bar
-	out      io.Writer // where the plain line goes
+	plain    bool      // not a terminal: lines instead of a bar
+	out      io.Writer // where the plain lines go
 	total    int
 	done     int
+	already  int // documents recorded before this invocation (resume)
 	start    time.Time
+	lastLine time.Time
 	label    string
 	accepted int
 	failures map[eval.Failure]int
 }
 
+// plannedPasses is the run's passes as planned: variants × levels ×
+// repetitions (retries below a failed level come on top).
+func (rs *runState) plannedPasses() int {
+	return len(rs.proto.Variants) * len(rs.proto.Levels()) * rs.proto.Sweep.Repetitions
+}
+
 func (rs *runState) newBar(v *Variant, level, rep, total, already int) *passBar {
-	unit := "c"
+	unit := "concurrency"
 	if rs.proto.Sweep.Mode == "batch" {
-		unit = "B"
+		unit = "batch"
 	}
-	b := &passBar{label: fmt.Sprintf("%-6s %s=%-4d rep %d", v.Name, unit, level, rep), failures: map[eval.Failure]int{}}
+	rs.passNo++
+	b := &passBar{label: fmt.Sprintf("pass %d/%d  %s  %s %d  rep %d/%d", rs.passNo, rs.plannedPasses(), v.Name, unit, level, rep, rs.proto.Sweep.Repetitions),
+		failures: map[eval.Failure]int{}}
 	if rs.opts.Quiet {
 		return b
 	}
 	if !rs.opts.TTY {
-		b.plain, b.out, b.total, b.done = true, rs.progress, total, already
+		b.plain, b.out, b.total, b.done, b.already = true, rs.progress, total, already, already
+		b.start, b.lastLine = time.Now(), time.Now()
+		fmt.Fprintf(b.out, "%s  started: %d documents", b.label, total)
+		if already > 0 {
+			fmt.Fprintf(b.out, " (%d already recorded)", already)
+		}
+		fmt.Fprintln(b.out)
 		return b
 	}
 	b.out = rs.progress
@@ -271,6 +294,10 @@ func (b *passBar) add(rec eval.Record) {
 		b.start = time.Now()
 	}
 	b.done++
+	if b.plain && time.Since(b.lastLine) >= ProgressInterval && b.done < b.total {
+		b.lastLine = time.Now()
+		fmt.Fprintf(b.out, "%s  %s\n", b.describe(), b.position())
+	}
 	if b.bar == nil {
 		return
 	}
@@ -279,13 +306,26 @@ func (b *passBar) add(rec eval.Record) {
 }
 
 func (b *passBar) describe() string {
-	desc := fmt.Sprintf("%s ok %d", b.label, b.accepted)
+	desc := fmt.Sprintf("%s  accepted %d", b.label, b.accepted)
 	for _, f := range eval.Failures {
 		if n := b.failures[f]; n > 0 {
 			desc += fmt.Sprintf(" %s %d", f, n)
 		}
 	}
 	return desc
+}
+
+// position is done/total with the rate over this invocation and the time
+// the rest of the pass needs at that rate.
+func (b *passBar) position() string {
+	el := time.Since(b.start)
+	sent := b.done - b.already
+	if sent <= 0 || el <= 0 {
+		return fmt.Sprintf("%d/%d", b.done, b.total)
+	}
+	rate := float64(sent) / el.Seconds()
+	eta := time.Duration(float64(b.total-b.done) / rate * float64(time.Second))
+	return fmt.Sprintf("%d/%d  %.1f doc/s  elapsed %s  left ~%s", b.done, b.total, rate, eval.FormatDuration(el.Nanoseconds()), eval.FormatDuration(eta.Nanoseconds()))
 }
 
 // finish ends the bar; complete says whether every document was sent (an
@@ -300,14 +340,14 @@ func (b *passBar) finish(complete bool) {
 		_ = b.bar.Exit()
 		fmt.Fprintln(b.out)
 	case b.plain:
-		rate := 0.0
-		if el := time.Since(b.start).Seconds(); el > 0 && !b.start.IsZero() {
-			rate = float64(b.done) / el
-		}
 		state := "done"
 		if !complete {
 			state = "stopped"
 		}
-		fmt.Fprintf(b.out, "%s %s %d/%d (%.0f doc/s)\n", b.describe(), state, b.done, b.total, rate)
+		rate := ""
+		if el := time.Since(b.start); el > 0 && b.done > b.already {
+			rate = fmt.Sprintf("  %.1f doc/s in %s", float64(b.done-b.already)/el.Seconds(), eval.FormatDuration(el.Nanoseconds()))
+		}
+		fmt.Fprintf(b.out, "%s  %s %d/%d%s\n", b.describe(), state, b.done, b.total, rate)
 	}
 }

@@ -147,7 +147,12 @@ type ProtocolError struct {
 	Problems []string
 }
 
-func (e *ProtocolError) Error() string { return strings.Join(e.Problems, "\n") }
+func (e *ProtocolError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0]
+	}
+	return fmt.Sprintf("%d problems:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+}
 
 // LoadProtocol reads, validates and decodes a protocol file (YAML or JSON).
 // An empty path gives the embedded default.
@@ -180,6 +185,7 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
 	}
 	generic = normaliseYAML(generic)
+	fillMinimal(generic, source)
 	if problems := schemas.Validate(schemas.Protocol(), generic); len(problems) > 0 {
 		out := make([]string, 0, len(problems))
 		for _, p := range problems {
@@ -192,6 +198,18 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 				field, msg = key, "unknown key (see schemas/protocol.schema.json for the allowed keys)"
 			}
 			out = append(out, fmt.Sprintf("%s:%d: %s: %s", source, lineOf(doc, field), field, msg))
+		}
+		// What the schema cannot say is checked too when the file decodes,
+		// so that every problem is listed at once.
+		if js, err := json.Marshal(generic); err == nil {
+			var p Protocol
+			if json.Unmarshal(js, &p) == nil {
+				p.Source = source
+				var pe *ProtocolError
+				if errors.As(p.check(doc), &pe) {
+					out = append(out, pe.Problems...)
+				}
+			}
 		}
 		sort.SliceStable(out, func(i, j int) bool { return lineNumber(out[i]) < lineNumber(out[j]) })
 		return nil, &ProtocolError{Problems: out}
@@ -264,6 +282,16 @@ func (p *Protocol) fillDefaults() {
 	}
 }
 
+// At names a field of the protocol for a problem message:
+// "FILE:LINE: field" (the line of the field, or of its nearest parent
+// written in the file).
+func (p *Protocol) At(field string) string {
+	if p.doc == nil {
+		return p.Source + ": " + field
+	}
+	return fmt.Sprintf("%s:%d: %s", p.Source, lineOf(p.doc, field), field)
+}
+
 // Levels returns the pass plan's levels in order, level 1 (the baseline) first
 // and exactly once.
 func (p *Protocol) Levels() []int {
@@ -274,15 +302,6 @@ func (p *Protocol) Levels() []int {
 		}
 	}
 	return out
-}
-
-// At is "source:line" of a dotted field path ("variants.1.engine.model") in
-// the protocol file, for messages that must say where to fix it.
-func (p *Protocol) At(field string) string {
-	if p.doc == nil {
-		return p.Source
-	}
-	return fmt.Sprintf("%s:%d", p.Source, lineOf(p.doc, field))
 }
 
 // Grace is how long an interrupted run waits for its in-flight requests

@@ -88,6 +88,9 @@ func TestParseProtocol_Errors(t *testing.T) {
 		{"several problems, all reported", func(s string) string {
 			return strings.Replace(strings.Replace(s, "mode: concurrency", "mode: x", 1), "max_tokens: 128", "max_tokens: 0", 1)
 		}, []string{"generation.max_tokens", "sweep.mode"}},
+		{"schema and engine url, all reported", func(s string) string {
+			return strings.Replace(strings.Replace(s, "mode: concurrency", "mode: x", 1), "url: builtin", "url: localhost:8000", 1)
+		}, []string{"2 problems", "p.yaml:7: sweep.mode", "p.yaml:10: variants.0.engine.url:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,5 +107,43 @@ func TestParseProtocol_Errors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseProtocol_Minimal: a protocol that names only its variants gets
+// the default protocol's corpus, prompt, generation and sweep, a 95%
+// threshold without the default's simulated latency objective, and its
+// file's name; a key it writes is kept whole.
+func TestParseProtocol_Minimal(t *testing.T) {
+	min := "variants:\n  - {name: mine, engine: {url: \"http://127.0.0.1:8000\", model: my-model}}\n"
+	p, err := ParseProtocol([]byte(min), "/x/nightly run.yaml", "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := LoadProtocol("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "nightly-run" || p.Corpus != "default" || p.Prompt != def.Prompt || p.Generation.MaxTokens != def.Generation.MaxTokens ||
+		!slices.Equal(p.Sweep.Levels, def.Sweep.Levels) || p.Sweep.Repetitions != def.Sweep.Repetitions || p.Sweep.Warmup != def.Sweep.Warmup {
+		t.Errorf("minimal protocol = %+v, want the default's corpus, prompt, generation and sweep", p)
+	}
+	if p.Acceptance.MinAccepted != DefaultMinAccepted || p.Acceptance.LatencyP95MS != 0 {
+		t.Errorf("acceptance = %+v, want min_accepted %v and no latency objective", p.Acceptance, DefaultMinAccepted)
+	}
+	q, err := ParseProtocol([]byte(min+"generation: {max_tokens: 256}\n"), "q.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Generation.MaxTokens != 256 || q.Generation.Seed != nil || q.Name != "q" {
+		t.Errorf("generation = %+v, name %q; want the written key kept whole, name q", q.Generation, q.Name)
+	}
+	// The canonical form reads back to the same protocol (print-protocol, resume).
+	r, err := ParseProtocol(p.Canonical(), "canonical.json", "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(r.Canonical()) != string(p.Canonical()) {
+		t.Errorf("canonical form does not round-trip:\n%s\n%s", p.Canonical(), r.Canonical())
 	}
 }

@@ -78,6 +78,7 @@ type runState struct {
 	clock      client.Clock
 	resumes    []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress   io.Writer
+	passNo     int // passes started so far by this invocation, for the progress line
 	simulated  bool
 	intr       *interrupts // the requests' context and the count in flight
 	appendedTo string      // the runs already in the directory, when -append added this one
@@ -223,12 +224,19 @@ func (rs *runState) prepare(prev *results.Run) error {
 	default:
 		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
 	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		return &ValidationError{Problems: pe.Problems}
+	}
 	if err != nil {
 		return &ConfigError{err}
 	}
+	// Everything else is checked before the first request, and every
+	// problem is reported at once (ValidationError).
+	var problems []string
 	rs.corpus, err = loadCorpus(rs.proto)
 	if err != nil {
-		return &ConfigError{err}
+		problems = append(problems, problemsOf(err)...)
 	}
 	rs.printCorpusWarnings()
 	schemaSrc, schemaRaw := "default", schemas.Raw(schemas.ExtractionFile)
@@ -237,9 +245,17 @@ func (rs *runState) prepare(prev *results.Run) error {
 		path := rs.proto.ResolvePath(rs.proto.OutputSchema)
 		rs.schema, schemaRaw, err = schemas.Load(path)
 		if err != nil {
-			return &ConfigError{fmt.Errorf("%s: output_schema: %w", rs.proto.Source, err)}
+			problems = append(problems, fmt.Sprintf("%s: %v", rs.proto.At("output_schema"), err))
 		}
 		schemaSrc = path
+	}
+	problems = append(problems, rs.checkVariants()...)
+	problems = append(problems, rs.checkLevels()...)
+	if prev == nil {
+		problems = append(problems, checkOutDir(rs.opts.OutDir)...)
+	}
+	if len(problems) > 0 {
+		return &ValidationError{Problems: problems}
 	}
 	if rs.proto.GuidedDecoding {
 		rs.responseFormat = responseFormat(schemaRaw)
@@ -272,7 +288,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
 	m.Fingerprint = Fingerprint(m)
 	rs.manifest, rs.simulated = m, m.Simulated
-	return rs.validate()
+	return nil
 }
 
 // maxCorpusWarnings is how many of the corpus loader's warnings run prints;
@@ -283,6 +299,9 @@ const maxCorpusWarnings = 10
 // a run (no manifest.json, a duplicate text, a class that disagrees with
 // the length).
 func (rs *runState) printCorpusWarnings() {
+	if rs.corpus == nil {
+		return // it did not load: its problems are reported
+	}
 	w := rs.corpus.Warnings
 	for _, msg := range w[:min(len(w), maxCorpusWarnings)] {
 		rs.logf("corpus: warning: %s", msg)
@@ -362,7 +381,7 @@ func loadCorpus(p *Protocol) (*corpus.Corpus, error) {
 		if p.Corpus == "corpus/default" {
 			return corpus.LoadDefault() // the embedded copy of the same files
 		}
-		return nil, fmt.Errorf("%s: corpus: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.Source, path)
+		return nil, fmt.Errorf("%s: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.At("corpus"), path)
 	}
 	return corpus.Load(path)
 }

@@ -19,13 +19,6 @@ type EngineStarter interface {
 	StartEngine(ctx context.Context, v *Variant, proto *Protocol) (*InProcessEngine, error)
 }
 
-// EngineValidator is an EngineStarter that can check a variant's settings
-// (its model, its options) without starting anything, so that a protocol
-// naming an unknown model is refused before the results directory exists.
-type EngineValidator interface {
-	ValidateEngine(v *Variant, proto *Protocol) error
-}
-
 // InProcessEngine is an engine an EngineStarter started.
 type InProcessEngine struct {
 	URL     string          // base URL, without /v1

@@ -6,54 +6,177 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 
+	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/results"
 )
 
-// validate checks every variant and the sweep against the corpus before
-// anything is created or started: a problem found here leaves no results
-// directory, no run row and no Parquet behind. Each problem names the
-// protocol's file:line.
-func (rs *runState) validate() error {
-	p := rs.proto
-	var problems []string
-	for i := range p.Variants {
-		v := &p.Variants[i]
-		at := func(field string) string { return p.At(fmt.Sprintf("variants.%d.engine.%s", i, field)) }
-		if v.Engine.APIKeyEnv != "" && os.Getenv(v.Engine.APIKeyEnv) == "" {
-			problems = append(problems, fmt.Sprintf("%s: variants.%d.engine.api_key_env: variant %s names %s, which is not set in the environment (export it, or remove api_key_env for an engine without a key)",
-				at("api_key_env"), i, v.Name, v.Engine.APIKeyEnv))
+// EngineChecker is what an EngineStarter may also implement: a check of a
+// variant's settings without starting anything, so that an unknown model or
+// option is reported before the first request of the run, with every other
+// problem, instead of when the variant's turn comes.
+// Each problem may be a *FieldError naming the engine key at fault.
+type EngineChecker interface {
+	CheckEngine(v *Variant, proto *Protocol) []error
+}
+
+// FieldError is a problem with one key of a variant's engine ("model",
+// "builtin.faults"), so that the message can give its line.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "engine." + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// ValidationError lists every problem found before the first request: the
+// protocol, its corpus, its output schema, each variant's settings and the
+// results directory. Nothing was started or sent. The CLI exits 2 on it.
+type ValidationError struct {
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0]
+	}
+	return fmt.Sprintf("%d problems, nothing was run:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+}
+
+// problemsOf turns a load error into lines: a corpus with many problems
+// gives one line each.
+func problemsOf(err error) []string {
+	var le *corpus.LoadError
+	if errors.As(err, &le) {
+		out := make([]string, 0, len(le.Problems))
+		for _, p := range le.Problems {
+			out = append(out, fmt.Sprintf("corpus %s: %s", le.Path, p))
 		}
-		if v.Engine.IsBuiltin() {
-			starter, ok := rs.opts.Starters[v.Engine.URL]
+		return out
+	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		return pe.Problems
+	}
+	return []string{err.Error()}
+}
+
+// checkVariants checks what each variant needs before its engine is started
+// or reached: its API key variable, its in-process engine and that engine's
+// settings, the program its start command runs.
+func (rs *runState) checkVariants() []string {
+	var problems []string
+	for i := range rs.proto.Variants {
+		v := &rs.proto.Variants[i]
+		e := v.Engine
+		at := func(key string) string {
+			if key == "" {
+				return rs.proto.At(fmt.Sprintf("variants.%d.engine", i))
+			}
+			return rs.proto.At(fmt.Sprintf("variants.%d.engine.%s", i, key))
+		}
+		if e.APIKeyEnv != "" && os.Getenv(e.APIKeyEnv) == "" {
+			problems = append(problems, fmt.Sprintf("%s: variant %s: %s is not set (export %s=... before the run)",
+				at("api_key_env"), v.Name, e.APIKeyEnv, e.APIKeyEnv))
+		}
+		if e.IsBuiltin() {
+			s, ok := rs.opts.Starters[e.URL]
 			switch {
 			case !ok:
-				problems = append(problems, fmt.Sprintf("%s: variants.%d.engine.url: variant %s: this program has no in-process engine named %s", at("url"), i, v.Name, v.Engine.URL))
+				problems = append(problems, fmt.Sprintf("%s: variant %s: %s: this program has no in-process engine of that name", at("url"), v.Name, e.URL))
 			default:
-				if val, ok := starter.(EngineValidator); ok {
-					if err := val.ValidateEngine(v, p); err != nil {
-						msg, field := err.Error(), "model"
-						if f, _, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(f, "engine.") {
-							field = strings.TrimPrefix(f, "engine.")
+				if c, ok := s.(EngineChecker); ok {
+					for _, err := range c.CheckEngine(v, rs.proto) {
+						var fe *FieldError
+						if errors.As(err, &fe) {
+							problems = append(problems, fmt.Sprintf("%s: variant %s: %v", at(fe.Field), v.Name, fe.Err))
+						} else {
+							problems = append(problems, fmt.Sprintf("%s: variant %s: %v", at(""), v.Name, err))
 						}
-						problems = append(problems, fmt.Sprintf("%s: variants.%d.%s (variant %s)", at(field), i, msg, v.Name))
 					}
 				}
 			}
 		}
-	}
-	n := len(rs.corpus.Documents)
-	for j, l := range p.Sweep.Levels {
-		if l > n {
-			problems = append(problems, fmt.Sprintf("%s: sweep.levels.%d: level %d is larger than the corpus (%d documents): a pass could never have %d requests in flight (or a batch of %d); use levels up to %d, or a larger corpus",
-				p.At(fmt.Sprintf("sweep.levels.%d", j)), j, l, n, l, l, n))
+		for _, cmd := range []struct{ key, line string }{{"start", e.Start}, {"stop", e.Stop}} {
+			if prog := commandProgram(cmd.line); prog != "" {
+				if _, err := exec.LookPath(prog); err != nil {
+					problems = append(problems, fmt.Sprintf("%s: variant %s: runs %s, which is not found (not in PATH, or not executable)",
+						at(cmd.key), v.Name, prog))
+				}
+			}
 		}
 	}
-	if len(problems) > 0 {
-		return &ConfigError{errors.New(strings.Join(problems, "\n"))}
+	return problems
+}
+
+// shellWords are the shell's own commands, which a start line may begin
+// with and exec.LookPath cannot find.
+var shellWords = map[string]bool{"cd": true, "exec": true, "export": true, "source": true, ".": true, "set": true,
+	"ulimit": true, "eval": true, "if": true, "for": true, "while": true, "(": true, "{": true, "!": true, "umask": true}
+
+// assignmentRe matches a shell word that sets a variable for the command.
+var assignmentRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// commandProgram is the program a shell command line runs first, when it
+// can be told without a shell: the first word after VAR=value assignments.
+// "" when the line is empty, starts with a shell word or is quoted or
+// substituted.
+func commandProgram(line string) string {
+	for _, w := range strings.Fields(line) {
+		if strings.ContainsAny(w, "\"'`$\\;|&<>(){}*?") {
+			return ""
+		}
+		if assignmentRe.MatchString(w) {
+			continue
+		}
+		if shellWords[w] {
+			return ""
+		}
+		return w
+	}
+	return ""
+}
+
+// checkOutDir refuses a results directory that cannot be one: a file of
+// that name, or a directory that cannot be written.
+func checkOutDir(dir string) []string {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		parent := filepath.Dir(filepath.Clean(dir))
+		for {
+			pfi, err := os.Stat(parent)
+			if err == nil {
+				if !pfi.IsDir() {
+					return []string{fmt.Sprintf("-out %s: %s is a file, not a directory", dir, parent)}
+				}
+				return nil
+			}
+			next := filepath.Dir(parent)
+			if next == parent {
+				return nil
+			}
+			parent = next
+		}
+	case err != nil:
+		return []string{fmt.Sprintf("-out %s: %v", dir, err)}
+	case !fi.IsDir():
+		return []string{fmt.Sprintf("-out %s: a file of that name exists; give a directory", dir)}
+	}
+	probe, err := os.CreateTemp(dir, ".extractbench-write-check-*")
+	if err != nil {
+		return []string{fmt.Sprintf("-out %s: cannot write there: %v", dir, err)}
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if fi, err := os.Stat(filepath.Join(dir, results.DBName)); err == nil && fi.IsDir() {
+		return []string{fmt.Sprintf("-out %s: %s is a directory", dir, results.DBName)}
 	}
 	return nil
 }
@@ -134,4 +257,21 @@ func (rs *runState) checkFresh(ctx context.Context) error {
 	}
 	return &ConfigError{fmt.Errorf("results directory %s already holds run %s (status %s, %s fingerprint %.12s): a second run would be mixed with it in results.db and requests.parquet; %s, or write to another -out directory (-append adds a run of the same fingerprint)",
 		dir, last.RunID, last.Status, same, last.Fingerprint, hint)}
+}
+
+// checkLevels refuses levels larger than the corpus: a pass could never
+// have that many requests in flight (or a batch that large).
+func (rs *runState) checkLevels() []string {
+	if rs.corpus == nil {
+		return nil // the corpus's own problems are reported
+	}
+	p, n := rs.proto, len(rs.corpus.Documents)
+	var problems []string
+	for j, l := range p.Sweep.Levels {
+		if l > n {
+			problems = append(problems, fmt.Sprintf("%s: level %d is larger than the corpus (%d documents): a pass could never have %d requests in flight (or a batch of %d); use levels up to %d, or a larger corpus",
+				p.At(fmt.Sprintf("sweep.levels.%d", j)), l, n, l, l, n))
+		}
+	}
+	return problems
 }

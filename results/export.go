@@ -63,17 +63,8 @@ func Export(ctx context.Context, dir string) ([]string, error) {
 	}
 	defer tx.Rollback()
 
-	tables := []struct {
-		file   string
-		schema *arrow.Schema
-		query  string
-	}{
-		{RequestsParquet, requestsSchema, `SELECT ` + fieldNames(requestsSchema) + ` FROM requests ORDER BY rowid`},
-		{PassesParquet, passesSchema, `SELECT ` + fieldNames(passesSchema) + ` FROM passes ORDER BY run_id, variant, mode, level, repetition`},
-		{TelemetryParquet, telemetrySchema, `SELECT ` + fieldNames(telemetrySchema) + ` FROM telemetry ORDER BY rowid`},
-	}
 	var paths []string
-	for _, t := range tables {
+	for _, t := range exportTables() {
 		p := filepath.Join(dir, t.file)
 		err := writeAtomic(p, func(w io.Writer) error { return writeParquet(ctx, tx, w, t.schema, t.query) })
 		if err != nil {
@@ -146,6 +137,11 @@ func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close: %w", err)
+	}
+	// CreateTemp makes the file 0600; results are for every reader of the
+	// directory, as report.html is.
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("chmod: %w", err)
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("rename into place: %w", err)
@@ -297,6 +293,10 @@ func fieldNames(schema *arrow.Schema) string {
 func writeRawTable(ctx context.Context, tx *sql.Tx, w io.Writer) error {
 	cols := []string{"p.run_id", "r.protocol_name", "r.fingerprint", "r.simulated"}
 	for _, c := range passColumns[1:] {
+		if to, ok := exportRenames["passes"][c.name]; ok {
+			cols = append(cols, "p."+c.name+" AS "+to)
+			continue
+		}
 		cols = append(cols, "p."+c.name)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+strings.Join(cols, ", ")+`

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -118,3 +119,71 @@ var passesSchema = func() *arrow.Schema {
 	}
 	return arrow.NewSchema(fields, nil)
 }()
+
+// exportRenames are the table columns a Parquet file or raw_table.csv names
+// otherwise: passes.accepted counts documents, while requests.accepted is
+// a flag, and a query that reads both files must not mix them up.
+var exportRenames = map[string]map[string]string{
+	"passes": {"accepted": "accepted_docs"},
+}
+
+// runContextFields are appended to every Parquet file: what the row was
+// measured with, from the run's row and its manifest's variant, so that a
+// file read alone (or files of several runs read together) says which
+// model, engine and GPU each row is about. NULL when the manifest does not
+// say (a variant whose engine never started).
+var runContextFields = []arrow.Field{
+	i64("run_started_at", nullable), // runs.started_at: Unix ms, UTC
+	utf8("model", nullable),         // the variant's engine.model
+	utf8("engine", nullable),        // engine.kind: vllm, sglang, builtin, ...
+	utf8("engine_version", nullable),
+	utf8("gpu", nullable), // gpu.name as the manifest records it
+}
+
+// runContextCTE computes runContextFields once per (run, variant); the
+// export joins it to each table by run_id and variant.
+const runContextCTE = `WITH ctx AS MATERIALIZED (
+	SELECT r.run_id AS run_id, json_extract(v.value, '$.name') AS variant, r.started_at AS run_started_at,
+		NULLIF(json_extract(v.value, '$.engine.model'), '') AS model,
+		NULLIF(json_extract(v.value, '$.engine.kind'), '') AS engine,
+		NULLIF(json_extract(v.value, '$.engine.version'), '') AS engine_version,
+		NULLIF(json_extract(v.value, '$.gpu.name'), '') AS gpu
+	FROM runs r, json_each(CASE WHEN json_valid(r.manifest) THEN r.manifest ELSE '{}' END, '$.variants') v)
+`
+
+// exportTable is one Parquet file: its Arrow schema (the table's columns,
+// renamed where exportRenames says, then runContextFields) and the query
+// that reads it.
+type exportTable struct {
+	file   string
+	schema *arrow.Schema
+	query  string
+}
+
+func newExportTable(file, table string, tableSchema *arrow.Schema, order string) exportTable {
+	var fields []arrow.Field
+	var cols []string
+	for _, f := range tableSchema.Fields() {
+		cols = append(cols, "t."+f.Name)
+		if to, ok := exportRenames[table][f.Name]; ok {
+			f.Name = to
+		}
+		fields = append(fields, f)
+	}
+	for _, f := range runContextFields {
+		cols = append(cols, "ctx."+f.Name)
+		fields = append(fields, f)
+	}
+	return exportTable{file: file, schema: arrow.NewSchema(fields, nil),
+		query: runContextCTE + `SELECT ` + strings.Join(cols, ", ") + ` FROM ` + table + ` t
+	LEFT JOIN ctx ON ctx.run_id = t.run_id AND ctx.variant = t.variant ORDER BY ` + order}
+}
+
+// exportTables are the Parquet files Export writes, in order.
+func exportTables() []exportTable {
+	return []exportTable{
+		newExportTable(RequestsParquet, "requests", requestsSchema, "t.rowid"),
+		newExportTable(PassesParquet, "passes", passesSchema, "t.run_id, t.variant, t.mode, t.level, t.repetition"),
+		newExportTable(TelemetryParquet, "telemetry", telemetrySchema, "t.rowid"),
+	}
+}

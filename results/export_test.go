@@ -27,7 +27,8 @@ func fillStore(t *testing.T, s *Store, nRecords int) {
 	t.Helper()
 	ctx := context.Background()
 	for _, r := range []Run{
-		{RunID: "run-1", Fingerprint: "fp", ProtocolName: "default", Manifest: json.RawMessage(`{}`), StartedAt: 1, Status: RunComplete, Simulated: true},
+		{RunID: "run-1", Fingerprint: "fp", ProtocolName: "default", StartedAt: 1, Status: RunComplete, Simulated: true,
+			Manifest: json.RawMessage(`{"variants": [{"name": "ref", "engine": {"model": "m-8b", "kind": "vllm", "version": "0.9.1"}, "gpu": {"name": "NVIDIA H100 80GB HBM3"}}]}`)},
 		{RunID: "run-2", Fingerprint: "fp", ProtocolName: "default", Manifest: json.RawMessage(`{}`), StartedAt: 2, Status: RunInterrupted},
 	} {
 		if err := s.CreateRun(ctx, r); err != nil {
@@ -95,17 +96,18 @@ func TestExport(t *testing.T) {
 		}
 	}
 
-	for _, tc := range []struct {
-		file   string
-		schema *arrow.Schema
-		query  string
-		rows   int
-	}{
-		{RequestsParquet, requestsSchema, `SELECT ` + fieldNames(requestsSchema) + ` FROM requests ORDER BY rowid`, n + 5},
-		{PassesParquet, passesSchema, `SELECT ` + fieldNames(passesSchema) + ` FROM passes ORDER BY run_id, variant, mode, level, repetition`, 3},
-		{TelemetryParquet, telemetrySchema, `SELECT ` + fieldNames(telemetrySchema) + ` FROM telemetry ORDER BY rowid`, 50},
-	} {
+	rowCounts := map[string]int{RequestsParquet: n + 5, PassesParquet: 3, TelemetryParquet: 50}
+	for _, et := range exportTables() {
+		tc := struct {
+			file   string
+			schema *arrow.Schema
+			query  string
+			rows   int
+		}{et.file, et.schema, et.query, rowCounts[et.file]}
 		t.Run(tc.file, func(t *testing.T) {
+			if fi, err := os.Stat(filepath.Join(dir, tc.file)); err != nil || fi.Mode().Perm() != 0o644 {
+				t.Errorf("%s: mode %v (%v), want 0644: results are for every reader of the directory", tc.file, fi.Mode(), err)
+			}
 			gotSchema, got := readParquet(t, filepath.Join(dir, tc.file))
 			if len(gotSchema.Fields()) != len(tc.schema.Fields()) {
 				t.Fatalf("schema has %d fields, want %d", len(gotSchema.Fields()), len(tc.schema.Fields()))
@@ -125,7 +127,22 @@ func TestExport(t *testing.T) {
 					t.Fatalf("row %d:\nparquet %v\n sqlite %v", i, got[i], wantRows[i])
 				}
 			}
+			// The run context closes every row: run-1's variant from its
+			// manifest, run-2's (no variants in its manifest) NULL.
+			ctxAt := tc.schema.NumFields() - len(runContextFields)
+			first, last := got[0][ctxAt:], got[len(got)-1][ctxAt:]
+			if want := []any{int64(1), "m-8b", "vllm", "0.9.1", "NVIDIA H100 80GB HBM3"}; tc.file != TelemetryParquet && !reflect.DeepEqual(first, want) {
+				t.Errorf("first row's run context = %v, want %v", first, want)
+			}
+			if tc.file != TelemetryParquet && !reflect.DeepEqual(last, []any{nil, nil, nil, nil, nil}) {
+				t.Errorf("last row's run context = %v, want NULLs (run-2's manifest names no variant)", last)
+			}
 		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, RawTableCSV)); err != nil {
+		t.Fatal(err)
+	} else if fi, _ := os.Stat(filepath.Join(dir, RawTableCSV)); fi.Mode().Perm() != 0o644 {
+		t.Errorf("%s: mode %v, want 0644", RawTableCSV, fi.Mode())
 	}
 
 	t.Run(RawTableCSV, func(t *testing.T) {
@@ -143,6 +160,11 @@ func TestExport(t *testing.T) {
 		}
 		header := recs[0]
 		wantHeader := append([]string{"run_id", "protocol_name", "fingerprint", "simulated"}, passColumnNames()[1:]...)
+		for i, h := range wantHeader {
+			if h == "accepted" {
+				wantHeader[i] = "accepted_docs" // a count; requests.accepted is a flag
+			}
+		}
 		if !reflect.DeepEqual(header, wantHeader) {
 			t.Errorf("header = %v\nwant %v", header, wantHeader)
 		}
@@ -330,8 +352,8 @@ func TestExport_Empty(t *testing.T) {
 		t.Fatalf("Export of an empty db: %v", err)
 	}
 	sch, rows := readParquet(t, filepath.Join(dir, RequestsParquet))
-	if len(rows) != 0 || sch.NumFields() != requestsSchema.NumFields() {
-		t.Errorf("empty requests.parquet: %d rows, %d fields; want 0 and %d", len(rows), sch.NumFields(), requestsSchema.NumFields())
+	if want := requestsSchema.NumFields() + len(runContextFields); len(rows) != 0 || sch.NumFields() != want {
+		t.Errorf("empty requests.parquet: %d rows, %d fields; want 0 and %d", len(rows), sch.NumFields(), want)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, RawTableCSV))
 	if err != nil {

@@ -37,8 +37,10 @@ type Reader struct {
 // naming the directory, never a new database.
 func OpenReadOnly(ctx context.Context, dir string) (*Reader, error) {
 	path := filepath.Join(dir, DBName)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("open results %s: %w (is it a results directory written by extractbench run?)", dir, err)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, Refused("open results %s: %w (is it a results directory written by extractbench run?)", dir, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("open results %s: %w", dir, err)
 	}
 	db, err := openReadOnly(path)
 	if err != nil {
@@ -53,10 +55,10 @@ func OpenReadOnly(ctx context.Context, dir string) (*Reader, error) {
 	switch {
 	case v > len(migrations):
 		db.Close()
-		return nil, fmt.Errorf("open results %s: schema version %d is newer than this binary knows (%d): use a newer extractbench", dir, v, len(migrations))
+		return nil, Refused("open results %s: schema version %d is newer than this binary knows (%d): use a newer extractbench", dir, v, len(migrations))
 	case v == 0:
 		db.Close()
-		return nil, fmt.Errorf("open results %s: %s holds no extractbench tables", dir, path)
+		return nil, Refused("open results %s: %s holds no extractbench tables", dir, path)
 	default:
 		missing, err := missingFailureColumns(ctx, db)
 		if err != nil {
@@ -212,8 +214,22 @@ type RunData struct {
 	Decisions []Decision      `json:"decisions"`
 }
 
-// ErrNoRun is returned (wrapped) when a results database holds no run yet.
+// ErrNoRun is returned (wrapped in a *RefusedError) when a results database
+// holds no run yet.
 var ErrNoRun = errors.New("the results database holds no run yet")
+
+// RefusedError is a reader's answer that the results cannot give what was
+// asked: no results.db, no run, no complete pass, no such variant or level,
+// two sides of different corpora. The caller pointed at the wrong thing;
+// the disk is fine. Commands exit 2 on it, and 3 on any other reader error
+// (I/O: a database that cannot be opened or read).
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Refused makes a *RefusedError from a message, as fmt.Errorf does.
+func Refused(format string, a ...any) error { return &RefusedError{fmt.Errorf(format, a...)} }
 
 // Load reads the latest run (by start time) with its passes, events and
 // decisions.
@@ -223,7 +239,7 @@ func (rd *Reader) Load(ctx context.Context) (*RunData, error) {
 		return nil, fmt.Errorf("read runs in %s: %w", rd.dir, err)
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("read runs in %s: %w", rd.dir, ErrNoRun)
+		return nil, Refused("read runs in %s: %w", rd.dir, ErrNoRun)
 	}
 	latest := runs[0]
 	for _, r := range runs[1:] {

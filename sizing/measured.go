@@ -53,6 +53,9 @@ type MemoryRow struct {
 // precision (VariantPrecision) unless set; in.GPUs is replaced by the card
 // the run measured when the manifest names one.
 func CheckMeasured(run *results.RunData, in Inputs) (MemoryCheck, error) {
+	if len(run.Series()) == 0 {
+		return MemoryCheck{}, results.Refused("run %s in %s has no complete pass: no measured peak to set beside the prediction (without the directory, memory predicts alone)", run.Run.RunID, run.Dir)
+	}
 	mc := MemoryCheck{Dir: run.Dir, RunID: run.Run.RunID, Simulated: run.Simulated()}
 	ests := map[string]Estimate{}
 	for _, variant := range run.VariantNames() {

@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,9 @@ type PlanResult struct {
 	PlanInputs
 	Recommendation *eval.Recommendation `json:"recommendation,omitempty"` // when planned from a run
 	Simulated      bool                 `json:"simulated"`
+	// Usable is false for a variant with no usable level: it has no
+	// figures, and its JSON carries none (never zeros that read as measured).
+	Usable bool `json:"usable"`
 	// PassDocsPerHour is the measured rate inside passes; DocsPerHour and
 	// DocsPerDay add evaluation overhead and retries: the sustained rate.
 	PassDocsPerHour float64 `json:"pass_docs_per_hour"`
@@ -88,6 +92,24 @@ type PlanCost struct {
 	DeadlineDays     float64 `json:"deadline_days,omitempty"`
 	CardsForDeadline int     `json:"cards_for_deadline,omitempty"`
 	DeadlineCost     float64 `json:"deadline_cost,omitempty"`
+}
+
+// MarshalJSON writes a variant with no usable level as its variant, mode,
+// corpus size, recommendation (which says why) and usable: false, without
+// the figures a plan would have: zeros there would read as measurements.
+func (r PlanResult) MarshalJSON() ([]byte, error) {
+	type plain PlanResult
+	if r.Usable || r.Recommendation == nil {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		Variant        string               `json:"variant"`
+		Mode           string               `json:"mode"`
+		CorpusDocs     int                  `json:"corpus_docs"`
+		Usable         bool                 `json:"usable"`
+		Recommendation *eval.Recommendation `json:"recommendation"`
+		Simulated      bool                 `json:"simulated"`
+	}{r.Variant, r.Mode, r.CorpusDocs, false, r.Recommendation, r.Simulated})
 }
 
 // Rental is what one rental length holds.
@@ -152,7 +174,7 @@ func Plan(in PlanInputs) (PlanResult, error) {
 	if in.RentalDays == nil {
 		in.RentalDays = DefaultRentalDays
 	}
-	r := PlanResult{PlanInputs: in}
+	r := PlanResult{PlanInputs: in, Usable: true}
 	secPerDoc := float64(in.DurationNS) / 1e9 / float64(in.Docs)
 	r.PassDocsPerHour = 3600 / secPerDoc
 	r.AcceptedPerHour = float64(in.Accepted) / (float64(in.DurationNS) / 1e9) * 3600

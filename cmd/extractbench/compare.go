@@ -14,7 +14,7 @@ func (c *compareCommand) Synopsis() string {
 }
 
 func (c *compareCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("compare [flags] A B", c.Synopsis()+"\n\nA and B are DIR or DIR:variant (the latest run in DIR). B is judged against A, the reference.", c.stderr)
+	fs := newFlags("compare [flags] A B", c.Synopsis()+"\n\nA and B are DIR or DIR:variant (the latest run in DIR). B is judged against A, the reference.", c.env)
 	margin := fs.Float64("margin", compare.DefaultMargin, "equivalence margin δ on the accepted share, written before the run (0.02 = 2 points)")
 	level := fs.Int("level", 1, "level whose documents are paired (1 = the baseline)")
 	rep := fs.Int("repetition", 1, "repetition whose documents are paired")
@@ -36,7 +36,7 @@ func (c *compareCommand) Run(ctx context.Context, args []string) error {
 	}
 	res, err := compare.Run(ctx, compare.Options{A: a, B: b, Mode: *mode, Level: *level, Repetition: *rep, Margin: *margin})
 	if err != nil {
-		return &usageError{msg: "compare: " + err.Error()}
+		return readError("compare", err)
 	}
 	if *asJSON {
 		err = res.WriteJSON(c.stdout)

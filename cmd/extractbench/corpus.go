@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/corpus/generate"
@@ -14,6 +16,16 @@ func (c *corpusCommand) Synopsis() string {
 	return "check a corpus (counts, duplicates, every error with file:line) or generate the default one"
 }
 
+// corpusUsage lists corpus's subcommands.
+const corpusUsage = `Usage: extractbench corpus check PATH | generate -seed N -out DIR
+
+Subcommands:
+  check     validate a corpus directory or .jsonl file: counts, duplicates, every error with file:line (exit 2 on one)
+  generate  write the deterministic default corpus (documents.jsonl, manifest.json)
+
+extractbench corpus SUBCOMMAND -h lists its flags.
+`
+
 func (c *corpusCommand) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return &usageError{msg: "corpus: want a subcommand: check PATH | generate -seed N -out DIR"}
@@ -23,13 +35,16 @@ func (c *corpusCommand) Run(ctx context.Context, args []string) error {
 		return c.check(args[1:])
 	case "generate":
 		return c.generate(args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stdout, corpusUsage)
+		return nil
 	default:
-		return &usageError{msg: fmt.Sprintf("corpus: unknown subcommand %q (want check or generate)", args[0])}
+		return &usageError{msg: fmt.Sprintf("corpus: unknown subcommand %q%s (want check or generate)", args[0], didYouMean(args[0], []string{"check", "generate"}))}
 	}
 }
 
 func (c *corpusCommand) check(args []string) error {
-	fs := newFlags("corpus check PATH", "Validate a corpus directory (documents.jsonl + manifest.json) or a .jsonl file.", c.stderr)
+	fs := newFlags("corpus check PATH", "Validate a corpus directory (documents.jsonl + manifest.json) or a .jsonl file.", c.env)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,8 +52,10 @@ func (c *corpusCommand) check(args []string) error {
 		return &usageError{msg: "corpus check: want exactly one PATH"}
 	}
 	rep, err := corpus.Check(fs.Arg(0))
-	if err != nil {
-		return &usageError{msg: err.Error()}
+	if errors.Is(err, iofs.ErrNotExist) {
+		return &usageError{msg: "corpus check: " + err.Error()}
+	} else if err != nil {
+		return fmt.Errorf("corpus check: %w", err)
 	}
 	if err := rep.WriteText(c.stdout); err != nil {
 		return fmt.Errorf("write report: %w", err)
@@ -50,7 +67,7 @@ func (c *corpusCommand) check(args []string) error {
 }
 
 func (c *corpusCommand) generate(args []string) error {
-	fs := newFlags("corpus generate -seed N -out DIR", "Write the deterministic default corpus (documents.jsonl, manifest.json).", c.stderr)
+	fs := newFlags("corpus generate -seed N -out DIR", "Write the deterministic default corpus (documents.jsonl, manifest.json).", c.env)
 	seed := fs.Int64("seed", generate.DefaultSeed, "generator seed (the committed corpus/default uses the default)")
 	out := fs.String("out", "", "output `DIR`")
 	if err := parseFlags(fs, args); err != nil {

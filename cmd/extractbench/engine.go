@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/extractbench/extractbench/engines/builtin"
@@ -15,10 +17,16 @@ func (c *engineCommand) Synopsis() string {
 }
 
 func (c *engineCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "serve" {
+	switch {
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help"):
+		fmt.Fprint(c.stdout, "Usage: extractbench engine serve [-addr HOST:PORT] [-model NAME]\n\nSubcommands:\n  serve  "+c.Synopsis()+"\n\nextractbench engine serve -h lists its flags.\n")
+		return nil
+	case len(args) == 0:
 		return &usageError{msg: "engine: want the subcommand serve: extractbench engine serve -addr 127.0.0.1:8000 -model sim-8b"}
+	case args[0] != "serve":
+		return &usageError{msg: fmt.Sprintf("engine: unknown subcommand %q%s (want serve: extractbench engine serve -addr 127.0.0.1:8000 -model sim-8b)", args[0], didYouMean(args[0], []string{"serve"}))}
 	}
-	fs := newFlags("engine serve [-addr HOST:PORT] [-model NAME]", c.Synopsis(), c.stderr)
+	fs := newFlags("engine serve [-addr HOST:PORT] [-model NAME]", c.Synopsis(), c.env)
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (keep it on loopback: the engine has no authentication)")
 	model := fs.String("model", "sim-8b", "served model, one of: "+strings.Join(builtin.Presets(), ", "))
 	timeScale := fs.Float64("time-scale", -1, "multiply every modelled duration (1 = an L4's real pace; default: the preset's)")
@@ -51,9 +59,17 @@ func (c *engineCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: err.Error()}
 	}
 	defer s.Close()
+	ln, err := net.Listen("tcp", *addr)
+	var ae *net.AddrError
+	if errors.As(err, &ae) {
+		return &usageError{msg: fmt.Sprintf("engine serve: -addr %s: %v", *addr, ae)}
+	} else if err != nil {
+		return fmt.Errorf("engine serve: listen on %s: %w", *addr, err)
+	}
+	// Said once the socket listens, with the port it got (-addr :0).
 	fmt.Fprintf(c.stderr, "built-in engine (simulated %s on %s, time scale %g) listening on http://%s — Ctrl-C stops it\n",
-		p.Name, p.GPUName, p.TimeScale, *addr)
-	return s.ListenAndServe(ctx, *addr)
+		p.Name, p.GPUName, p.TimeScale, ln.Addr())
+	return s.Serve(ctx, ln)
 }
 
 func faultList() string {

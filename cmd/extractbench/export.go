@@ -21,12 +21,25 @@ func requireResults(cmd, dir string) error {
 	return nil
 }
 
+// readError is the error of a command whose results could not be read:
+// a usage error (exit 2) when results refused (no results.db, no run, no
+// complete pass, no such variant or level), else an infrastructure error
+// (exit 3: a database that cannot be opened or read, a disk that fails).
+// It says the command's name once.
+func readError(cmd string, err error) error {
+	var re *results.RefusedError
+	if errors.As(err, &re) {
+		return &usageError{msg: cmd + ": " + err.Error()}
+	}
+	return fmt.Errorf("%s: %w", cmd, err)
+}
+
 func (c *exportCommand) Synopsis() string {
 	return "write requests/passes/telemetry.parquet and raw_table.csv from a results directory's results.db"
 }
 
 func (c *exportCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("export DIR", c.Synopsis(), c.stderr)
+	fs := newFlags("export DIR", c.Synopsis(), c.env)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,7 +61,7 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 	defer lock.Unlock()
 	files, err := results.Export(ctx, dir)
 	if err != nil {
-		return fmt.Errorf("export %s: %w", dir, err)
+		return readError("export", err)
 	}
 	for _, f := range files {
 		fmt.Fprintln(c.stdout, f)

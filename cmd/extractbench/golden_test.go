@@ -177,6 +177,7 @@ var (
 	timestampRe   = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}| UTC)?`)
 	cellSepRe     = regexp.MustCompile(` {2,}`)
 	longFloatRe   = regexp.MustCompile(`-?\b\d+\.\d{10,}(e[+-]?\d+)?\b`)
+	listeningRe   = regexp.MustCompile(`(listening on http://[^ :]+):\d+`)
 )
 
 // measuredColumns are the columns of run's summary table that a real run
@@ -194,17 +195,19 @@ var measuredColumns = map[string]bool{"TTFT p50": true, "TTFT p95": true, "E2E p
 //     the tool's build too, so it changes with every commit.
 //  4. Wall-clock timestamps (2026-01-02T15:04:05Z, 2026-01-02 15:04) become
 //     <time>; calendar dates alone (2025-01-02, a document's answer) stay.
-//  5. A decimal number printed with ten or more fraction digits (JSON's
+//  5. "listening on http://HOST:PORT" loses its port (<port>): engine
+//     serve -addr 127.0.0.1:0 prints the port the kernel gave.
+//  6. A decimal number printed with ten or more fraction digits (JSON's
 //     shortest float form, 0.030000000000000027) is rounded to 12
 //     significant digits (0.03): the last bits of a float may differ
 //     between CPU architectures (fused multiply-add on arm64), not the figure.
-//  6. Only when the case measured (it runs the built-in engine, or its
+//  7. Only when the case measured (it runs the built-in engine, or its
 //     fixture is a real run): a line's closing "(1.234s)" (run's elapsed
 //     time) becomes (<elapsed>), and in a table whose header has a measured
 //     column (TTFT p50, TTFT p95, E2E p50, E2E p95, tok/s, accepted/h, max
 //     run: run's summary) the cells of those columns become "~". Counts,
 //     shares and verdicts stay.
-//  7. Inside a line, every run of two or more spaces becomes two spaces
+//  8. Inside a line, every run of two or more spaces becomes two spaces
 //     (column widths follow the masked values), and trailing spaces go.
 //     Leading indentation stays.
 //
@@ -224,6 +227,7 @@ func normalise(s string, vars map[string]string, measured bool) string {
 	s = runIDRe.ReplaceAllString(s, "<run-id>")
 	s = fingerprintRe.ReplaceAllString(s, "fingerprint <fingerprint>")
 	s = timestampRe.ReplaceAllString(s, "<time>")
+	s = listeningRe.ReplaceAllString(s, "$1:<port>")
 	s = longFloatRe.ReplaceAllStringFunc(s, func(f string) string {
 		v, err := strconv.ParseFloat(f, 64)
 		if err != nil {

@@ -12,7 +12,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/extractbench/extractbench/corpus"
@@ -44,15 +48,17 @@ type env struct {
 
 func commands(e env) map[string]command {
 	return map[string]command{
-		"run":     &runCommand{env: e},
-		"corpus":  &corpusCommand{env: e},
-		"engine":  &engineCommand{env: e},
-		"export":  &exportCommand{env: e},
-		"report":  &reportCommand{env: e},
-		"compare": &compareCommand{env: e},
-		"memory":  &memoryCommand{env: e},
-		"plan":    &planCommand{env: e},
-		"select":  &selectCommand{env: e},
+		"run":            &runCommand{env: e},
+		"corpus":         &corpusCommand{env: e},
+		"engine":         &engineCommand{env: e},
+		"export":         &exportCommand{env: e},
+		"report":         &reportCommand{env: e},
+		"compare":        &compareCommand{env: e},
+		"memory":         &memoryCommand{env: e},
+		"plan":           &planCommand{env: e},
+		"select":         &selectCommand{env: e},
+		"init":           &initCommand{env: e},
+		"print-protocol": &printProtocolCommand{env: e},
 	}
 }
 
@@ -84,25 +90,45 @@ func signals() (context.Context, <-chan struct{}) {
 
 func dispatch(ctx context.Context, args []string, e env) int {
 	cmds := commands(e)
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+	if len(args) == 0 {
 		usage(e.stderr, cmds)
-		if len(args) == 0 {
-			return exitUsage
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			// help CMD [SUB] is CMD [SUB] -h.
+			if _, ok := cmds[args[1]]; ok {
+				return dispatch(ctx, append(slices.Clone(args[1:]), "-h"), e)
+			}
+			return exitCode(e.stderr, unknownCommand(args[1], cmds))
 		}
+		usage(e.stdout, cmds)
+		return exitOK
+	case "version", "-version", "--version":
+		fmt.Fprintln(e.stdout, versionLine())
 		return exitOK
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
-		fmt.Fprintf(e.stderr, "extractbench: unknown command %q\n\n", args[0])
-		usage(e.stderr, cmds)
-		return exitUsage
+		return exitCode(e.stderr, unknownCommand(args[0], cmds))
 	}
 	return exitCode(e.stderr, cmd.Run(ctx, args[1:]))
 }
 
+// unknownCommand is the usage error of a command name that is not one,
+// with the nearest name when one is close.
+func unknownCommand(name string, cmds map[string]command) error {
+	names := []string{"help", "version"}
+	for n := range cmds {
+		names = append(names, n)
+	}
+	return &usageError{msg: fmt.Sprintf("unknown command %q%s; extractbench help lists the commands", name, didYouMean(name, names))}
+}
+
 func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "extractbench measures a model + engine + GPU on a document-extraction corpus.")
-	fmt.Fprintln(w, "\nUsage: extractbench <command> [flags]   (extractbench <command> -h for its flags)")
+	fmt.Fprintln(w, "\nUsage: extractbench <command> [flags]   (extractbench help <command>, or <command> -h, for its flags)")
 	fmt.Fprintln(w, "\nCommands:")
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
@@ -112,7 +138,35 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].Synopsis())
 	}
-	fmt.Fprintln(w, "\nExit codes: 0 every verdict passed, 1 a verdict failed, 2 usage or configuration error, 3 infrastructure error or interrupted run.")
+	fmt.Fprintf(w, "  %-8s %s\n", "help", "this list; help COMMAND: that command's flags")
+	fmt.Fprintf(w, "  %-8s %s\n", "version", "the version of extractbench and of the Go toolchain that built it")
+	fmt.Fprintln(w, "\nExit codes: 0 every verdict passed, 1 a verdict failed, 2 usage or configuration error, 3 infrastructure (I/O, engine) error or interrupted run.")
+}
+
+// versionLine is what `extractbench version` prints: the tool version, the
+// commit it was built from when the build recorded one, and the toolchain.
+func versionLine() string {
+	v := "extractbench " + pipeline.ToolVersion
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			v += " (" + rev + dirty + ")"
+		}
+	}
+	return fmt.Sprintf("%s %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // verdictError is a measured result that failed its criteria: exit 1.
@@ -144,6 +198,7 @@ func exitCode(w io.Writer, err error) int {
 		ue *usageError
 		ce *pipeline.ConfigError
 		pe *pipeline.ProtocolError
+		va *pipeline.ValidationError
 		le *corpus.LoadError
 		ie *interruptedError
 	)
@@ -151,7 +206,7 @@ func exitCode(w io.Writer, err error) int {
 	case errors.As(err, &ve):
 		fmt.Fprintln(w, "extractbench: verdict failed:", err)
 		return exitVerdict
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &pe), errors.As(err, &le):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &pe), errors.As(err, &le), errors.As(err, &va):
 		fmt.Fprintln(w, "extractbench:", err)
 		return exitUsage
 	case errors.As(err, &ie):
@@ -163,24 +218,56 @@ func exitCode(w io.Writer, err error) int {
 	}
 }
 
-// newFlags makes a FlagSet that reports errors instead of exiting.
-func newFlags(name, synopsis string, w io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(w)
+// newFlags makes a FlagSet that reports errors instead of exiting. name is
+// the usage line after "extractbench" ("run [-protocol FILE] ..."); its
+// leading lower-case words are the command ("corpus check"). -h prints the
+// usage on stdout; a bad flag is a usage error on stderr (parseFlags).
+func newFlags(name, synopsis string, e env) *flag.FlagSet {
+	fs := flag.NewFlagSet(commandName(name), flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(w, "Usage: extractbench %s\n\n%s\n\nFlags:\n", name, synopsis)
+		fmt.Fprintf(e.stdout, "Usage: extractbench %s\n\n%s\n\nFlags:\n", name, synopsis)
+		fs.SetOutput(e.stdout)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }
 
-// parseFlags parses args and turns a flag error into a usage error.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+// commandName is the leading lower-case words of a usage line.
+func commandName(usageLine string) string {
+	var words []string
+	for _, w := range strings.Fields(usageLine) {
+		if strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") != "" {
+			break
 		}
-		return &usageError{msg: err.Error()}
+		words = append(words, w)
 	}
-	return nil
+	return strings.Join(words, " ")
+}
+
+// parseFlags parses args: -h prints the usage on stdout (flag.ErrHelp,
+// exit 0); a bad flag is a usage error that names the command, suggests the
+// nearest flag and says where the flags are listed.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	printUsage := fs.Usage
+	fs.Usage = func() {} // the flag package calls it on every error; only -h prints it
+	err := fs.Parse(args)
+	fs.Usage = printUsage
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		printUsage()
+		return err
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if near := nearest(name, names); near != "" {
+			msg += fmt.Sprintf(" (did you mean -%s?)", near)
+		}
+	}
+	return &usageError{msg: fmt.Sprintf("%s: %s; extractbench %s -h lists its flags", fs.Name(), msg, fs.Name())}
 }

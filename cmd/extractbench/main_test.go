@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench/pipeline"
 )
 
 // runCLI runs the command line in-process and returns its exit code and output.
@@ -124,6 +126,29 @@ func TestRunJSONSummary(t *testing.T) {
 	for _, want := range []string{`"run_id"`, `"fingerprint"`, `"passes"`, `"recommendation"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("-json output lacks %s", want)
+		}
+	}
+}
+
+// TestVersion: version, -version and --version print one line on stdout
+// and exit 0.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "-version", "--version"} {
+		code, stdout, stderr := runCLI(t, arg)
+		if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "extractbench "+pipeline.ToolVersion+" ") || strings.Count(stdout, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line naming version %s", arg, code, stdout, stderr, pipeline.ToolVersion)
+		}
+	}
+}
+
+func TestNearest(t *testing.T) {
+	names := []string{"compare", "corpus", "engine", "export", "memory", "plan", "report", "run", "help", "version"}
+	for _, tt := range []struct{ got, want string }{
+		{"reprot", "report"}, {"rn", "run"}, {"comapre", "compare"}, {"exprot", "export"}, {"mem", "memory"},
+		{"frobnicate", ""}, {"x", ""}, {"verison", "version"},
+	} {
+		if got := nearest(tt.got, names); got != tt.want {
+			t.Errorf("nearest(%q) = %q, want %q", tt.got, got, tt.want)
 		}
 	}
 }

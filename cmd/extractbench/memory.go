@@ -17,7 +17,7 @@ func (c *memoryCommand) Synopsis() string {
 }
 
 func (c *memoryCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("memory [flags] [RESULTS_DIR]", c.Synopsis()+"\n\nWith RESULTS_DIR, the prediction is put beside the run's measured peaks.", c.stderr)
+	fs := newFlags("memory [flags] [RESULTS_DIR]", c.Synopsis()+"\n\nWith RESULTS_DIR, the prediction is put beside the run's measured peaks.", c.env)
 	model := fs.String("model", "Llama-3.1-8B", "a preset ("+strings.Join(sizing.PresetNames(), ", ")+"), a config.json or a model directory")
 	weights := fs.String("weights", "bf16", "weight precision: bf16 | fp16 | fp8 | int8 | int4 | fp4")
 	group := fs.Int("group", sizing.DefaultGroupSize, "int4 quantisation group size")
@@ -78,7 +78,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		}
 		run, err := results.LoadRun(ctx, fs.Arg(0))
 		if err != nil {
-			return &usageError{msg: "memory: " + err.Error()}
+			return readError("memory", err)
 		}
 		mc, err := sizing.CheckMeasured(run, in)
 		if err != nil {

@@ -17,7 +17,7 @@ func (c *planCommand) Synopsis() string {
 }
 
 func (c *planCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("plan [-docs N] DIR", c.Synopsis(), c.stderr)
+	fs := newFlags("plan [-docs N] DIR", c.Synopsis(), c.env)
 	docs := fs.Int("docs", 100000, "documents in the corpus to plan for")
 	days := fs.String("days", "3,7,30", "rental lengths in days")
 	prices := fs.String("prices", "", "price file (YAML, card → price per card-hour; see prices.example.yaml): adds cost per 1,000 accepted documents and per rental")
@@ -39,7 +39,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	}
 	run, err := results.LoadRun(ctx, fs.Arg(0))
 	if err != nil {
-		return &usageError{msg: "plan: " + err.Error()}
+		return readError("plan", err)
 	}
 	plans, err := sizing.PlanRun(run, *docs, ds)
 	if err != nil {

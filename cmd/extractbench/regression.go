@@ -15,7 +15,7 @@ import (
 func regression(ctx context.Context, w io.Writer, baselineDir, currentDir string, margin, latencyRatio float64) error {
 	v, err := compare.Regression(ctx, baselineDir, currentDir, margin, latencyRatio)
 	if err != nil {
-		return &usageError{msg: "baseline: " + err.Error()}
+		return readError("regression", err)
 	}
 	fmt.Fprintln(w)
 	if err := v.WriteText(w); err != nil {

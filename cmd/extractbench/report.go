@@ -15,7 +15,7 @@ func (c *reportCommand) Synopsis() string {
 }
 
 func (c *reportCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("report DIR", c.Synopsis(), c.stderr)
+	fs := newFlags("report DIR", c.Synopsis(), c.env)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := report.Write(ctx, dir); err != nil {
-		return fmt.Errorf("report %s: %w", dir, err)
+		return readError("report", err)
 	}
 	fmt.Fprintf(c.stdout, "%s\n%s\n", filepath.Join(dir, "report.html"), filepath.Join(dir, "report.md"))
 	return nil

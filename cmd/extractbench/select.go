@@ -18,7 +18,7 @@ func (c *selectCommand) Synopsis() string {
 }
 
 func (c *selectCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("select [flags] RUN_DIR...", c.Synopsis(), c.stderr)
+	fs := newFlags("select [flags] RUN_DIR...", c.Synopsis(), c.env)
 	docs := fs.Int("docs", 100000, "documents in the corpus to plan for")
 	days := fs.String("days", "3,7,30", "rental lengths in days")
 	deadline := fs.Float64("deadline-days", 0, "the cards that finish -docs within this many days (and their cost with -prices)")

@@ -146,6 +146,10 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.serve(ctx, ln)
 }
 
+// Serve serves on ln, which the caller opened (so that it can say where
+// the engine listens once it does), until ctx is done.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error { return s.serve(ctx, ln) }
+
 func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)

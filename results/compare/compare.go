@@ -123,26 +123,26 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		opt.Seed = DefaultSeed
 	}
 	if opt.Margin < 0 || opt.Margin >= 1 {
-		return Result{}, fmt.Errorf("margin %g: want a share between 0 and 1 (0.02 = two points)", opt.Margin)
+		return Result{}, results.Refused("margin %g: want a share between 0 and 1 (0.02 = two points)", opt.Margin)
 	}
 	if opt.Alpha <= 0 || opt.Alpha >= 0.5 {
-		return Result{}, fmt.Errorf("alpha %g: want a level between 0 and 0.5", opt.Alpha)
+		return Result{}, results.Refused("alpha %g: want a level between 0 and 0.5", opt.Alpha)
 	}
 	a, err := load(ctx, opt.A)
 	if err != nil {
-		return Result{}, fmt.Errorf("compare: side A: %w", err)
+		return Result{}, fmt.Errorf("side A: %w", err)
 	}
 	defer a.close()
 	b, err := load(ctx, opt.B)
 	if err != nil {
-		return Result{}, fmt.Errorf("compare: side B: %w", err)
+		return Result{}, fmt.Errorf("side B: %w", err)
 	}
 	defer b.close()
 	if err := sameCorpus(a, b); err != nil {
 		return Result{}, err
 	}
 	if a.run.Run.RunID == b.run.Run.RunID && a.side.Dir == b.side.Dir && a.variant == b.variant {
-		return Result{}, fmt.Errorf("compare: A and B are both variant %s of run %s: name two variants, or two directories", a.variant, a.run.Run.RunID)
+		return Result{}, results.Refused("A and B are both variant %s of run %s: name two variants, or two directories", a.variant, a.run.Run.RunID)
 	}
 	mergeExpected(a, b)
 
@@ -155,14 +155,14 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	r.Sides = [2]SideInfo{r.A, r.B}
 	ra, err := a.records(ctx, r.Mode, opt.Level, opt.Repetition)
 	if err != nil {
-		return Result{}, fmt.Errorf("compare: %w", err)
+		return Result{}, err
 	}
 	rb, err := b.records(ctx, r.Mode, opt.Level, opt.Repetition)
 	if err != nil {
-		return Result{}, fmt.Errorf("compare: %w", err)
+		return Result{}, err
 	}
 	if len(ra) == 0 || len(rb) == 0 {
-		return Result{}, fmt.Errorf("compare: no documents at %s %d repetition %d (A has %d, B has %d): choose a level both sides measured",
+		return Result{}, results.Refused("no documents at %s %d repetition %d (A has %d, B has %d): choose a level both sides measured",
 			r.Mode, opt.Level, opt.Repetition, len(ra), len(rb))
 	}
 	var pairs []eval.Pair
@@ -181,7 +181,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	for _, l := range []*loaded{a, b} {
 		nf, ok, err := noiseFloor(ctx, l, r.Mode, opt.Level, opt.Alpha)
 		if err != nil {
-			return Result{}, fmt.Errorf("compare: noise floor of %s: %w", l.side, err)
+			return Result{}, fmt.Errorf("noise floor of %s: %w", l.side, err)
 		}
 		if ok {
 			r.NoiseFloors = append(r.NoiseFloors, nf)
@@ -213,10 +213,10 @@ func (r Result) Floor() float64 {
 func sameCorpus(a, b *loaded) error {
 	ha, hb := a.run.Manifest.Corpus.SHA256, b.run.Manifest.Corpus.SHA256
 	if ha == "" || hb == "" {
-		return fmt.Errorf("compare: cannot check the corpus: %s has corpus hash %q and %s %q", a.side, ha, b.side, hb)
+		return results.Refused("cannot check the corpus: %s has corpus hash %q and %s %q", a.side, ha, b.side, hb)
 	}
 	if ha != hb {
-		return fmt.Errorf("compare: refusing: %s ran corpus %s and %s ran corpus %s; a paired comparison needs the same documents",
+		return results.Refused("refusing: %s ran corpus %s and %s ran corpus %s; a paired comparison needs the same documents",
 			a.side, short(ha), b.side, short(hb))
 	}
 	return nil

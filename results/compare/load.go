@@ -89,13 +89,13 @@ func (l *loaded) resolve(ctx context.Context) error {
 	}
 	switch {
 	case len(variants) == 0:
-		return fmt.Errorf("run %s in %s has no complete pass yet", run.Run.RunID, l.side.Dir)
+		return results.Refused("run %s in %s has no complete pass yet", run.Run.RunID, l.side.Dir)
 	case l.variant == "" && len(variants) == 1:
 		l.variant = variants[0]
 	case l.variant == "":
-		return fmt.Errorf("%s holds variants %s: name one as %s:VARIANT", l.side.Dir, strings.Join(variants, ", "), l.side.Dir)
+		return results.Refused("%s holds variants %s: name one as %s:VARIANT", l.side.Dir, strings.Join(variants, ", "), l.side.Dir)
 	case !slices.Contains(variants, l.variant):
-		return fmt.Errorf("%s has no complete pass of variant %q (it has %s)", l.side.Dir, l.variant, strings.Join(variants, ", "))
+		return results.Refused("%s has no complete pass of variant %q (it has %s)", l.side.Dir, l.variant, strings.Join(variants, ", "))
 	}
 	recs, err := l.rd.Requests(ctx, run.Run.RunID, results.RequestFilter{})
 	if err != nil {

@@ -58,19 +58,19 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 		latencyRatio = DefaultLatencyRatio
 	}
 	if margin < 0 || latencyRatio < 1 {
-		return Verdict{}, fmt.Errorf("regression: margin %g and latency ratio %g: want margin ≥ 0 and ratio ≥ 1", margin, latencyRatio)
+		return Verdict{}, results.Refused("margin %g and latency ratio %g: want margin ≥ 0 and ratio ≥ 1", margin, latencyRatio)
 	}
 	base, err := results.LoadRun(ctx, baselineDir)
 	if err != nil {
-		return Verdict{}, fmt.Errorf("regression: baseline: %w", err)
+		return Verdict{}, fmt.Errorf("baseline: %w", err)
 	}
 	cur, err := results.LoadRun(ctx, currentDir)
 	if err != nil {
-		return Verdict{}, fmt.Errorf("regression: current: %w", err)
+		return Verdict{}, fmt.Errorf("current: %w", err)
 	}
 	hb, hc := base.Manifest.Corpus.SHA256, cur.Manifest.Corpus.SHA256
 	if hb == "" || hb != hc {
-		return Verdict{}, fmt.Errorf("regression: refusing: baseline %s ran corpus %q and current %s ran %q; results of different corpora are never compared",
+		return Verdict{}, results.Refused("refusing: baseline %s ran corpus %q and current %s ran %q; results of different corpora are never compared",
 			baselineDir, short(hb), currentDir, short(hc))
 	}
 	v := Verdict{BaselineDir: baselineDir, CurrentDir: currentDir, Margin: margin, LatencyRatio: latencyRatio}

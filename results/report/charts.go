@@ -104,6 +104,7 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64) (o
 				{Label: "output tokens/s", Unit: "tok/s", Axis: 1, Color: orange, Values: perLevel(func(l level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
 			}},
 		acceptanceChart(prefix, unit, x, s),
+		fieldChart(prefix, unit, x, s),
 		{ID: prefix + "memory", Title: "Memory peaks vs " + unit + " (GiB = 2^30 bytes)", XLabel: unit, XLog: true,
 			YLabel: [2]string{"GiB", "KV cache usage (%)"}, X: x,
 			Series: []line{

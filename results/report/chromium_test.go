@@ -80,8 +80,8 @@ func TestChromium_ChartsDraw(t *testing.T) {
 	if !ok1 || !ok2 {
 		t.Fatalf("body lacks the chart counters: %s", body)
 	}
-	if total != 6 || drawn != total {
-		t.Errorf("charts drawn %d of %d, want 6 of 6 (body: %s)", drawn, total, body)
+	if total != 7 || drawn != total {
+		t.Errorf("charts drawn %d of %d, want 7 of 7 (body: %s)", drawn, total, body)
 	}
 	if bytes.Contains(body, []byte("data-pwned")) {
 		t.Errorf("a script from the document ran: %s", body)

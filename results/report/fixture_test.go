@@ -168,6 +168,7 @@ func (f fixture) pass(runID string, docs []corpus.Document, lv, rep int, start i
 		e2e := ttft + int64(tokens)*int64(18e6)*int64(8+lv)/8
 		r := eval.Record{RunID: runID, Variant: "bf16", Mode: "concurrency", Level: lv, Repetition: rep,
 			DocID: d.ID, LengthClass: string(d.LengthClass)}
+		r.Expected = d.Expected // the scorer keeps every record's expectation, failed ones too
 		r.PromptTokens = corpus.ApproxTokens(d.Text) + 60
 		r.CompletionTokens = tokens
 		r.UsageReported = true
@@ -178,6 +179,7 @@ func (f fixture) pass(runID string, docs []corpus.Document, lv, rep int, start i
 		r.FinishReason = "stop"
 		r.StrictParseOK, r.LenientParseOK, r.SchemaOK = true, true, true
 		r.Date, r.Amount, r.Category = eval.TP, eval.TP, eval.TP
+		r.Prediction.Date, r.Prediction.Amount, r.Prediction.Category = d.Expected.Date, d.Expected.Amount, d.Expected.Category
 		r.Accepted = true
 		switch {
 		case d.LengthClass == corpus.Long && lv >= f.OOMAt:
@@ -185,7 +187,7 @@ func (f fixture) pass(runID string, docs []corpus.Document, lv, rep int, start i
 			r.CompletionTokens, r.Output, r.FinishReason = 0, "", ""
 			r.HTTPStatus, r.ErrorBody = 500, "CUDA out of memory. Tried to allocate 2.00 GiB"
 			r.Transport.Kind = eval.TransportHTTPStatus
-			r.Outcome = eval.Outcome{Failure: eval.Memory, FailureDetail: "HTTP 500: CUDA out of memory"}
+			r.Outcome = eval.Outcome{Expected: d.Expected, Failure: eval.Memory, FailureDetail: "HTTP 500: CUDA out of memory"}
 			e2e = 31e6
 		case d.ID == "doc-0007":
 			r.Amount, r.Accepted = eval.FPFN, false

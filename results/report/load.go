@@ -67,6 +67,7 @@ type sampleRow struct {
 type dataset struct {
 	*results.RunData
 	Requests  []requestRow
+	Records   []eval.Record // the stored records, for the field scores
 	Telemetry []sampleRow
 	Changed   map[[2]string][]changedDoc // by (variant, mode): answers that differ from level 1's
 }
@@ -88,6 +89,7 @@ func load(ctx context.Context, dir string) (*dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Records = recs
 	d.Changed = changedDocs(run.Passes, recs)
 	d.Requests = make([]requestRow, len(recs))
 	for i, r := range recs {

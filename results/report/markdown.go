@@ -4,17 +4,43 @@ import (
 	"strings"
 )
 
-// mdEscaper makes text inert in Markdown: no emphasis, no links, no raw
-// HTML, no table breaks. Document text and model output pass through it or
-// through mdCode; a report must never carry markup from a document.
+// mdEscaper makes text inert in Markdown: no emphasis, no links, no table
+// breaks, one line. '<', '>' and '&' are handled by mdText, in context.
 var mdEscaper = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
-	"<", "&lt;", ">", "&gt;", "&", "&amp;", "|", `\|`, "#", `\#`,
+	"|", `\|`, "#", `\#`,
 	"\r\n", " ", "\n", " ", "\r", " ", "\t", " ",
 )
 
-// mdText escapes one line of text for Markdown.
-func mdText(s string) string { return mdEscaper.Replace(s) }
+// mdText escapes one line of text for Markdown, so that it shows as
+// written and carries no markup, and reads as plain text in the .md file
+// too: no HTML entities. A '<' is escaped (\<) only where it could open
+// raw HTML or an autolink (before a letter, '/', '!' or '?'), an '&' only
+// where it could start an entity (before a letter or '#'), a '>' only at
+// the start of the line (a block quote); "accepted 87.8% < threshold 90%"
+// stays as it is.
+func mdText(s string) string {
+	s = mdEscaper.Replace(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		next := byte(0)
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		switch {
+		case c == '<' && (isASCIILetter(next) || next == '/' || next == '!' || next == '?'),
+			c == '&' && (isASCIILetter(next) || next == '#'),
+			c == '>' && strings.TrimLeft(s[:i], " ") == "":
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // mdCode puts text in a code span: shown literally, never a link. Backticks
 // inside become quotes (a span cannot hold its own fence reliably across

@@ -18,6 +18,7 @@ type series struct {
 	Variant, Mode string
 	Passes        []results.Pass // ascending level, repetition
 	Requests      []requestRow   // of these passes
+	Records       []eval.Record  // of these passes, for the field scores
 	Rec           eval.Recommendation
 	// Levels are eval's: the figures and verdict every page shows (pooled
 	// share, medians over repetitions with their range, highest peaks).
@@ -67,6 +68,11 @@ func buildSeries(d *dataset) []*series {
 	for _, r := range d.Requests {
 		if s := byKey[key{r.Variant, r.Mode}]; s != nil {
 			s.Requests = append(s.Requests, r)
+		}
+	}
+	for _, r := range d.Records {
+		if s := byKey[key{r.Variant, r.Mode}]; s != nil {
+			s.Records = append(s.Records, r)
 		}
 	}
 	for _, s := range out {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
@@ -171,27 +172,79 @@ func shortHash(h string) string {
 
 // outcomeRows is the report's top summary: every variant the protocol
 // planned, with its state (PASS, FAIL, ERROR, INTERRUPTED, NOT RUN), its
-// baseline share, the recommended level with its p95 E2E, and why.
-func outcomeRows(outcomes []results.Outcome) table {
+// baseline share, the recommended level with its figures there (p95 E2E,
+// accepted documents/hour, device memory peak: eval's level, as every
+// page), the card, and why.
+func outcomeRows(m *results.Manifest, outcomes []results.Outcome) table {
 	t := table{ID: "outcomes", Title: "Verdict per variant",
-		Note: "Accepted share pooled over the baseline's repetitions; p95 E2E is each pass's p95, median over repetitions.",
-		Head: []string{"variant", "model", "state", "baseline accepted", "recommended", "p95 E2E there", "why"}}
+		Note: "Accepted share pooled over the baseline's repetitions; p95 E2E and accepted documents/hour are each pass's figure, median over repetitions; the memory peak is the highest.",
+		Head: []string{"variant", "model", "GPU", "state", "baseline accepted", "recommended", "p95 E2E there", "accepted documents/hour there", "device peak there", "why"}}
 	for _, o := range outcomes {
-		share, rec, p95 := none, none, none
+		share, rec, p95, rate, peak := none, none, none, none, none
 		if o.BaselineShare != nil {
 			share = fmtShare(*o.BaselineShare)
 		}
-		for _, s := range o.Series {
-			if s.Recommendation.Recommended == 0 {
-				continue
-			}
-			rec = fmt.Sprintf("%s %d", unitName(s.Mode), s.Recommendation.Recommended)
-			if l := s.Level(s.Recommendation.Recommended); l != nil {
-				p95 = fmtSpread(l.E2EP95NS, fmtNS)
-			}
-			break
+		if s, l := recommendedLevel(o); l != nil {
+			rec = fmt.Sprintf("%s %d", unitName(s.Mode), l.Level)
+			p95, rate, peak = fmtSpread(l.E2EP95NS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtGiB(l.PeakGPUMemBytes)
 		}
-		t.Rows = append(t.Rows, []string{o.Variant, orNone(o.Model), o.State, share, rec, p95, orNone(o.Reason)})
+		gpu := none // a variant that measured nothing ran on no card (the manifest's fallback would name another variant's)
+		if o.PassesDone > 0 {
+			gpu = orNone(m.Variant(o.Variant).GPU.Name)
+		}
+		t.Rows = append(t.Rows, []string{o.Variant, orNone(o.Model), gpu, o.State, share, rec, p95, rate, peak, orNone(o.Reason)})
 	}
 	return t
+}
+
+// recommendedLevel is the variant's first series with a recommended level,
+// and that level; nil when none has one.
+func recommendedLevel(o results.Outcome) (eval.Series, *eval.Level) {
+	for _, s := range o.Series {
+		if s.Recommendation.Recommended == 0 {
+			continue
+		}
+		if l := s.Level(s.Recommendation.Recommended); l != nil {
+			return s, l
+		}
+	}
+	return eval.Series{}, nil
+}
+
+// headline is the summary's first sentence: which passing variant did the
+// job fastest at its recommended level, with the figures the table shows;
+// or that none passed.
+func headline(m *results.Manifest, outcomes []results.Outcome) string {
+	var best *results.Outcome
+	var bestRate float64
+	passed := 0
+	for i, o := range outcomes {
+		if !o.Passed() {
+			continue
+		}
+		passed++
+		if _, l := recommendedLevel(o); l != nil && l.DocsPerHour.N > 0 && (best == nil || l.DocsPerHour.Median > bestRate) {
+			best, bestRate = &outcomes[i], l.DocsPerHour.Median
+		}
+	}
+	switch {
+	case len(outcomes) == 0:
+		return "No variant was measured."
+	case passed == 0:
+		return fmt.Sprintf("No variant passed (%d measured or planned): see why below.", len(outcomes))
+	case best == nil:
+		return fmt.Sprintf("%d of %d variants passed their baseline; none has a usable level to recommend.", passed, len(outcomes))
+	}
+	s, l := recommendedLevel(*best)
+	gpu := m.Variant(best.Variant).GPU.Name
+	if gpu == "" {
+		gpu = "an unrecorded GPU"
+	}
+	figures := fmt.Sprintf("%s (%s on %s) at %s %d: %s accepted documents/hour, p95 E2E %s, baseline accepted %s.",
+		best.Variant, orNone(best.Model), gpu, unitName(s.Mode), l.Level,
+		fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.E2EP95NS, fmtNS), fmtShare(*best.BaselineShare))
+	if len(outcomes) == 1 {
+		return "Passed: " + figures
+	}
+	return fmt.Sprintf("%d of %d variants passed; the fastest at its recommended level: %s", passed, len(outcomes), figures)
 }

@@ -61,7 +61,8 @@ type page struct {
 	// failure classes and field scores say nothing; timing and memory stand.
 	RandomWeights bool
 	Run           []kv
-	Outcomes      table // one row per variant: state, verdict and why, failed and interrupted variants included
+	Headline      string // the summary's first sentence: the best passing variant, or that none passed
+	Outcomes      table  // one row per variant: state, verdict and why, failed and interrupted variants included
 	Notes         []string
 	Series        []seriesPage
 	Data          pageData // embedded as JSON for report.js
@@ -107,7 +108,8 @@ func build(ctx context.Context, dir string) (*page, error) {
 		return nil, err
 	}
 	m := &d.Manifest
-	p := &page{Title: "extractbench report: " + d.Run.RunID, Run: runLines(d, m), Outcomes: outcomeRows(d.Outcomes())}
+	outcomes := d.Outcomes()
+	p := &page{Title: "extractbench report: " + d.Run.RunID, Run: runLines(d, m), Outcomes: outcomeRows(m, outcomes), Headline: headline(m, outcomes)}
 	p.Simulated = d.Simulated() || m.Engine.Simulated
 	for _, v := range m.Variants {
 		p.Simulated = p.Simulated || v.Engine.Simulated

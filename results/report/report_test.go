@@ -109,7 +109,7 @@ func TestBuild_SelectionSheet(t *testing.T) {
 			t.Errorf("table %s: got %d rows, want %d", tb.ID, got, want)
 		}
 	}
-	if got, want := len(p.Data.Charts), 6; got != want {
+	if got, want := len(p.Data.Charts), 7; got != want {
 		t.Errorf("got %d charts, want %d", got, want)
 	}
 }
@@ -131,7 +131,7 @@ func TestBuild_BareEngine(t *testing.T) {
 	for _, c := range sp.Charts {
 		ids = append(ids, strings.TrimPrefix(c.ID, "s0-"))
 	}
-	if got, want := strings.Join(ids, " "), "ttft e2e throughput acceptance"; got != want {
+	if got, want := strings.Join(ids, " "), "ttft e2e throughput acceptance fields"; got != want {
 		t.Errorf("charts = %q, want %q", got, want)
 	}
 	if len(sp.Omitted) != 2 {
@@ -240,8 +240,9 @@ func TestWrite_EscapesScript(t *testing.T) {
 
 	md := readFile(t, filepath.Join(dir, MarkdownFile))
 	code := regexp.MustCompile("`[^`]*`")
+	rawHTML := regexp.MustCompile(`(^|[^\\])(\\\\)*<[A-Za-z/!?]`) // an unescaped '<' that opens a tag, comment or autolink
 	for n, line := range strings.Split(md, "\n") {
-		if rest := code.ReplaceAllString(line, ""); strings.Contains(rest, "<") {
+		if rest := code.ReplaceAllString(line, ""); rawHTML.MatchString(rest) {
 			t.Errorf("report.md line %d has markup outside a code span: %.200s", n+1, rest)
 		}
 	}
@@ -322,7 +323,10 @@ func TestExcerpt(t *testing.T) {
 
 func TestMarkdownEscaping(t *testing.T) {
 	tests := []struct{ name, got, want string }{
-		{"text", mdText("a|b *c* [x](http://e) <b>\nnext"), `a\|b \*c\* \[x\](http://e) &lt;b&gt; next`},
+		{"text", mdText("a|b *c* [x](http://e) <b>\nnext"), `a\|b \*c\* \[x\](http://e) \<b> next`},
+		{"comparison stays plain", mdText("accepted 87.8% < threshold 90.0%; p95 3s > 2.5s & more"), "accepted 87.8% < threshold 90.0%; p95 3s > 2.5s & more"},
+		{"entity and autolink", mdText("&amp; &#60; <http://x> <!-- c --> </b>"), `\&amp; &\#60; \<http://x> \<!-- c --> \</b>`},
+		{"block quote", mdText("  > quoted > not"), `  \> quoted > not`},
 		{"code", mdCode("x `y` | <script>"), "`x 'y' \\| <script>`"},
 		{"empty code", mdCode(""), ""},
 	}
@@ -356,23 +360,110 @@ func TestFmtNS(t *testing.T) {
 
 // FuzzMarkdownInert checks that any document text, once excerpted and put
 // in a Markdown cell, stays one inert cell: one code span or escaped text, no
-// line break, no raw '<', no unescaped pipe.
+// line break, no raw HTML or entity, no unescaped pipe.
 func FuzzMarkdownInert(f *testing.F) {
 	for _, s := range []string{payload, scriptPayload, "a|b`c`\nd", "<img src=x>", "[link](http://x)", "\\|"} {
 		f.Add(s)
 	}
 	unescapedPipe := regexp.MustCompile(`(^|[^\\])(\\\\)*\|`)
+	rawHTML := regexp.MustCompile(`(^|[^\\])(\\\\)*<[A-Za-z/!?]`) // an unescaped '<' that opens a tag, comment or autolink
+	entity := regexp.MustCompile(`(^|[^\\])(\\\\)*&[A-Za-z#]`)
 	f.Fuzz(func(t *testing.T, s string) {
 		code := mdCode(excerpt(s))
 		if code != "" && (strings.Count(code, "`") != 2 || !strings.HasPrefix(code, "`") || !strings.HasSuffix(code, "`")) {
 			t.Errorf("mdCode(excerpt(%q)) = %q: not a single code span", s, code)
 		}
 		text := mdText(s)
-		if strings.ContainsAny(text, "\n\r<>") || strings.ContainsAny(code, "\n\r") {
-			t.Errorf("mdText(%q) = %q: holds a line break or markup", s, text)
+		if strings.ContainsAny(text, "\n\r") || strings.ContainsAny(code, "\n\r") || rawHTML.MatchString(text) || entity.MatchString(text) ||
+			strings.HasPrefix(strings.TrimLeft(text, " "), ">") {
+			t.Errorf("mdText(%q) = %q: holds a line break, raw HTML, an entity or a block quote", s, text)
 		}
 		if unescapedPipe.MatchString(text) {
 			t.Errorf("mdText(%q) = %q: holds an unescaped pipe", s, text)
 		}
 	})
+}
+
+// TestBuild_FieldTables: precision, recall and F1 per field and level, and
+// per length class at the level the sheet reads, from eval's field counts;
+// a memory failure is a missed field that lowers recall, never a dropped
+// document.
+func TestBuild_FieldTables(t *testing.T) {
+	dir := t.TempDir()
+	defaultFixture.write(t, dir)
+	p, err := build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := map[string]table{}
+	for _, tb := range p.Series[0].Tables {
+		tables[strings.TrimPrefix(tb.ID, "s0-")] = tb
+	}
+	fields, byClass := tables["fields"], tables["fields-by-length"]
+	if got, want := len(fields.Rows), 3*len(defaultFixture.Levels); got != want {
+		t.Fatalf("field table has %d rows, want 3 per level: %d", got, want)
+	}
+	row := func(tb table, a, b string) []string {
+		for _, r := range tb.Rows {
+			if r[0] == a && r[1] == b {
+				return r
+			}
+		}
+		t.Fatalf("table %s has no row %s %s", tb.ID, a, b)
+		return nil
+	}
+	// Level 16: the long documents ran out of memory; their fields were
+	// expected and never scored.
+	if got, want := strings.Join(row(fields, "16", "date"), " "), "16 date 180 100.0% 89.4% 94.4% 161 0 0 19"; got != want {
+		t.Errorf("level 16 date = %q, want %q", got, want)
+	}
+	if got, want := strings.Join(row(fields, "1", "amount")[3:6], " "), "98.3% 98.3% 98.3%"; got != want {
+		t.Errorf("level 1 amount precision, recall, F1 = %q, want %q (doc-0007's wrong amount)", got, want)
+	}
+	if !strings.HasSuffix(byClass.Title, "at concurrency 4") {
+		t.Errorf("length-class table title %q, want it at the recommended concurrency 4", byClass.Title)
+	}
+	var classes []string
+	for i, r := range byClass.Rows {
+		if i%3 == 0 {
+			classes = append(classes, r[0])
+		}
+	}
+	if got, want := strings.Join(classes, " "), "short usual long"; got != want {
+		t.Errorf("length classes in order %q, want %q", got, want)
+	}
+	if got, want := strings.Join(row(byClass, "short", "amount")[2:7], " "), "54 94.4% 94.4% 94.4% 94.4%"; got != want {
+		t.Errorf("short amount = %q, want %q", got, want)
+	}
+}
+
+// TestHeadline: the summary's first sentence names the passing variant with
+// the most accepted documents/hour at its recommended level, with that
+// level's figures; failed variants never win; none passing is said.
+func TestHeadline(t *testing.T) {
+	m := &results.Manifest{Variants: []results.VariantManifest{
+		{Name: "bf16", Engine: results.EngineInfo{Model: "m"}, GPU: results.GPUInfoJSON{Name: "NVIDIA H100"}},
+		{Name: "int4", Engine: results.EngineInfo{Model: "m-int4"}, GPU: results.GPUInfoJSON{Name: "NVIDIA L4"}},
+		{Name: "fast-but-wrong", Engine: results.EngineInfo{Model: "x"}},
+	}}
+	share := 0.98
+	outcome := func(name, state string, rate, p95 float64) results.Outcome {
+		return results.Outcome{Variant: name, Model: m.Variant(name).Engine.Model, State: state, BaselineShare: &share, PassesDone: 3,
+			Series: []eval.Series{{Variant: name, Mode: "concurrency", Recommendation: eval.Recommendation{Recommended: 8},
+				Levels: []eval.Level{{Level: 8, DocsPerHour: eval.Spread{N: 1, Median: rate, Min: rate, Max: rate},
+					E2EP95NS: eval.Spread{N: 1, Median: p95, Min: p95, Max: p95}}}}}}
+	}
+	outs := []results.Outcome{outcome("bf16", results.OutcomePass, 4000, 9e8), outcome("int4", results.OutcomePass, 6000, 7e8),
+		outcome("fast-but-wrong", results.OutcomeFail, 90000, 1e8)}
+	got := headline(m, outs)
+	want := "2 of 3 variants passed; the fastest at its recommended level: int4 (m-int4 on NVIDIA L4) at concurrency 8: 6,000 accepted documents/hour, p95 E2E 700ms, baseline accepted 98.0%."
+	if got != want {
+		t.Errorf("headline =\n%q\nwant\n%q", got, want)
+	}
+	for i := range outs {
+		outs[i].State = results.OutcomeFail
+	}
+	if got := headline(m, outs); !strings.HasPrefix(got, "No variant passed") {
+		t.Errorf("headline with none passing = %q", got)
+	}
 }

@@ -26,7 +26,7 @@ type table struct {
 func seriesTables(prefix string, s *series, texts map[string]string, textNote string) []table {
 	unit := unitName(s.Mode)
 	out := []table{interactiveTable(prefix, unit, s), offlineTable(prefix, unit, s), qualityTable(prefix, unit, s),
-		memoryTable(prefix, unit, s), classTable(prefix, unit, s), changedTable(prefix, unit, s), slowTable(prefix, unit, s, texts, textNote),
+		memoryTable(prefix, unit, s), fieldTable(prefix, unit, s), fieldClassTable(prefix, unit, s), classTable(prefix, unit, s), changedTable(prefix, unit, s), slowTable(prefix, unit, s, texts, textNote),
 		failedTable(prefix, s, texts, textNote), confusionTable(prefix, unit, s)}
 	return out
 }

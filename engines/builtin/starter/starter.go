@@ -28,21 +28,31 @@ func Starters() map[string]pipeline.EngineStarter {
 	return map[string]pipeline.EngineStarter{Name: Builtin{}}
 }
 
-// ValidateEngine checks the variant's model and options without starting
-// anything (pipeline.EngineValidator): a run refuses an unknown model before
-// it creates its results directory.
-func (Builtin) ValidateEngine(v *pipeline.Variant, _ *pipeline.Protocol) error {
+// CheckEngine checks the variant's model and engine.builtin settings
+// without starting anything (pipeline.EngineChecker): the run reports them
+// before its first request.
+func (Builtin) CheckEngine(v *pipeline.Variant, _ *pipeline.Protocol) []error {
+	var errs []error
 	if _, err := profile(v); err != nil {
-		return fmt.Errorf("engine.model: %w", err)
+		field := "model"
+		if _, lerr := builtin.LookupProfile(v.Engine.Model); lerr == nil {
+			field = "builtin"
+		}
+		errs = append(errs, &pipeline.FieldError{Field: field, Err: err})
 	}
 	if o := v.Engine.Builtin; o != nil {
+		names := make([]string, 0, len(o.Faults))
 		for name := range o.Faults {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
 			if !slices.Contains(builtin.FaultKinds, builtin.Fault(name)) {
-				return fmt.Errorf("engine.builtin.faults: unknown fault %q (known: %s)", name, faultNames())
+				errs = append(errs, &pipeline.FieldError{Field: "builtin.faults." + name, Err: fmt.Errorf("unknown fault %q (known: %s)", name, faultNames())})
 			}
 		}
 	}
-	return nil
+	return errs
 }
 
 // StartEngine starts the engine the variant describes: the preset named by

@@ -1,0 +1,4 @@
+package pipeline
+
+// CommandProgram exposes commandProgram to the external tests.
+var CommandProgram = commandProgram

@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/extractbench/extractbench/eval"
+)
+
+// fieldNote says how the field tables count, for both of them.
+const fieldNote = "Precision, recall and F1 per field (MEASUREMENT.md section 7), from eval's per-pass field counts summed over complete repetitions: " +
+	"TP same value; FP a value where the expectation differs or is null; FN a wrong or null answer where a value was expected; " +
+	"missed: a value was expected and the field was never scored (no parse, a transport failure, a value breaking its rule), counted against recall. " +
+	"Failed documents stay in the denominator."
+
+// fieldStats sums the field counts of recs by eval.Aggregate.
+func fieldStats(recs []eval.Record) eval.PassSummary { return eval.Aggregate(recs) }
+
+// recordsAt are the records of the series' complete passes at a level.
+func (s *series) recordsAt(level int) []eval.Record {
+	complete := s.completePasses()
+	var out []eval.Record
+	for _, r := range s.Records {
+		if r.Level == level && complete[[2]int{r.Level, r.Repetition}] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func fieldCells(f eval.FieldStats) []string {
+	return []string{fmtShare(f.Precision), fmtShare(f.Recall), fmtShare(f.F1),
+		strconv.Itoa(f.TP), strconv.Itoa(f.FP), strconv.Itoa(f.FN), strconv.Itoa(f.Missed)}
+}
+
+var fieldHead = []string{"precision", "recall", "F1", "TP", "FP", "FN", "missed"}
+
+// fieldTable is precision, recall and F1 of each field at each level.
+func fieldTable(prefix, unit string, s *series) table {
+	t := table{ID: prefix + "fields", Title: "Field quality per " + unit, Note: fieldNote,
+		Head: append([]string{unit, "field", "documents"}, fieldHead...)}
+	for _, l := range s.Levels {
+		recs := s.recordsAt(l.Level)
+		if len(recs) == 0 {
+			continue
+		}
+		sum := fieldStats(recs)
+		for _, name := range eval.Fields {
+			f, _ := sum.Field(name)
+			t.Rows = append(t.Rows, append([]string{strconv.Itoa(l.Level), name, strconv.Itoa(sum.Docs)}, fieldCells(f)...))
+		}
+	}
+	return t
+}
+
+// fieldClassTable is the same per length class at the level the sheet
+// reads (the recommended one, else the lowest): long documents are where
+// a model or a truncation limit gives way first.
+func fieldClassTable(prefix, unit string, s *series) table {
+	lv := s.readLevel()
+	t := table{ID: prefix + "fields-by-length", Title: fmt.Sprintf("Field quality per length class at %s %d", unit, lv), Note: fieldNote,
+		Head: append([]string{"length class", "field", "documents", "accepted"}, fieldHead...)}
+	byClass := map[string][]eval.Record{}
+	var classes []string
+	for _, r := range s.recordsAt(lv) {
+		if _, ok := byClass[r.LengthClass]; !ok {
+			classes = append(classes, r.LengthClass)
+		}
+		byClass[r.LengthClass] = append(byClass[r.LengthClass], r)
+	}
+	slices.SortFunc(classes, func(a, b string) int {
+		if d := classRank(a) - classRank(b); d != 0 {
+			return d
+		}
+		if a < b {
+			return -1
+		}
+		return 1
+	})
+	for _, c := range classes {
+		sum := fieldStats(byClass[c])
+		for _, name := range eval.Fields {
+			f, _ := sum.Field(name)
+			t.Rows = append(t.Rows, append([]string{c, name, strconv.Itoa(sum.Docs), fmtShare(sum.AcceptedRate)}, fieldCells(f)...))
+		}
+	}
+	return t
+}
+
+// fieldChart draws each field's F1 against the level (the field table's
+// figures): a field that degrades under load shows apart from the others.
+func fieldChart(prefix, unit string, x []float64, s *series) chart {
+	c := chart{ID: prefix + "fields", Title: "Field F1 vs " + unit + " (summed over complete repetitions; the field quality table has precision and recall)",
+		XLabel: unit, XLog: true, YLabel: [2]string{"F1 (%)", ""}, X: x, YRange: [2]float64{0, 100}}
+	colors := []string{blue, orange, purple}
+	values := make([][]*float64, len(eval.Fields))
+	for i := range values {
+		values[i] = make([]*float64, len(s.Levels))
+	}
+	for j, l := range s.Levels {
+		recs := s.recordsAt(l.Level)
+		if len(recs) == 0 {
+			continue
+		}
+		sum := fieldStats(recs)
+		for i, name := range eval.Fields {
+			f, _ := sum.Field(name)
+			values[i][j] = num(f.F1 * 100)
+		}
+	}
+	for i, name := range eval.Fields {
+		c.Series = append(c.Series, line{Label: name, Unit: "%", Color: colors[i%len(colors)], Values: values[i]})
+	}
+	return c
+}
