@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/sourcegraph/conc/pool"
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
@@ -55,11 +54,18 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	sampler := StartSampler(ctx, rs.clock, SamplerConfig{MetricsURL: e.metricsURL(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI}, e.client.HTTPClient())
 	bar := rs.newBar(v, level, rep, len(rs.corpus.Documents), len(done))
 	transport := ""
-	if rs.proto.Sweep.Mode == "batch" {
+	self := startClientSelf(e.inproc != nil)
+	switch {
+	case rs.proto.Sweep.Mode == results.ModeBatch:
 		transport = rs.dispatchBatches(ctx, v, e, level, key, todo, bar)
-	} else {
-		rs.dispatchConcurrent(ctx, v, e, level, key, todo, bar)
+	case rs.proto.Sweep.Mode == results.ModeRate && level == results.SyncLevel:
+		rs.dispatchConcurrent(ctx, v, e, 1, key, todo, bar, self) // the synchronous baseline
+	case rs.proto.Sweep.Mode == results.ModeRate:
+		rs.dispatchRate(ctx, v, e, key, todo, bar, self)
+	default:
+		rs.dispatchConcurrent(ctx, v, e, level, key, todo, bar, self)
 	}
+	self.stop()
 	tel := sampler.Stop()
 
 	bg := context.WithoutCancel(ctx) // an interruption still finishes the writes
@@ -75,27 +81,11 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	}
 	complete := len(recs) == len(rs.corpus.Documents)
 	bar.finish(complete)
-	p := rs.passRow(key, phase, retryOf, level, recs, tel, transport, complete)
+	p := rs.passRow(key, phase, retryOf, level, recs, tel, transport, complete, self)
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}
 	return &p, nil
-}
-
-// dispatchConcurrent keeps exactly level requests in flight (closed loop)
-// until the documents run out or ctx is canceled; in-flight requests finish.
-func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo []corpus.Document, bar *passBar) {
-	p := pool.New().WithMaxGoroutines(level)
-	for _, d := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		p.Go(func() {
-			rec := rs.exchange(context.WithoutCancel(ctx), v, e, d, rs.clock.Now())
-			rs.keep(key, rec, bar)
-		})
-	}
-	p.Wait()
 }
 
 // dispatchBatches sends the documents in groups of level: one
@@ -150,6 +140,8 @@ func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Re
 		Response: resp,
 		Outcome:  eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
+	onTime := rs.proto.Acceptance.OnTime(&rec)
+	rec.OnTime = &onTime
 	if evidence != "" && (rec.Failure == eval.Memory || rec.Failure == eval.Error) {
 		rec.FailureDetail += "; " + evidence
 	}
@@ -209,11 +201,18 @@ type passBar struct {
 }
 
 func (rs *runState) newBar(v *Variant, level, rep, total, already int) *passBar {
-	unit := "c"
-	if rs.proto.Sweep.Mode == "batch" {
-		unit = "B"
+	var what string
+	switch {
+	case rs.proto.Sweep.Mode == results.ModeBatch:
+		what = fmt.Sprintf("B=%-4d", level)
+	case rs.proto.Sweep.Mode == results.ModeRate && level == results.SyncLevel:
+		what = "sync  "
+	case rs.proto.Sweep.Mode == results.ModeRate:
+		what = fmt.Sprintf("%d/s", level)
+	default:
+		what = fmt.Sprintf("c=%-4d", level)
 	}
-	b := &passBar{label: fmt.Sprintf("%-6s %s=%-4d rep %d", v.Name, unit, level, rep), failures: map[eval.Failure]int{}}
+	b := &passBar{label: fmt.Sprintf("%-6s %s rep %d", v.Name, what, rep), failures: map[eval.Failure]int{}}
 	if rs.opts.Quiet {
 		return b
 	}

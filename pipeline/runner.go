@@ -32,6 +32,11 @@ type Options struct {
 	// Starters are the in-process engines by the engine.url that names
 	// them ("builtin"); cmd/extractbench wires them in.
 	Starters map[string]EngineStarter
+	// BeforeSend, when set, runs in the dispatcher before each measured
+	// request is handed to the client: a test hook that slows the client
+	// deliberately, to prove that its delay shows as client queue and
+	// flags the pass client_bound.
+	BeforeSend func()
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing
