@@ -25,6 +25,10 @@ const (
 	// as a share of its median E2E (perf_analyzer's 10% overhead): above it
 	// the client, not the engine, spaced the requests out.
 	ClientOverheadShare = 0.10
+	// ClientDelayFloor is a median client delay too small to flag whatever
+	// the E2E: against an engine that answers in microseconds (the built-in
+	// engine at time_scale 0) any client is "slow", and nothing is learnt.
+	ClientDelayFloor = time.Millisecond
 	// ClientCPUSaturated is the share of the machine's cores at which the
 	// client counts as saturated; judged only when the engine runs in another
 	// process (the built-in engine's CPU is the client process's too).
@@ -89,7 +93,7 @@ func (c *clientSelf) judge(p *results.Pass) {
 		return
 	}
 	bound := *p.ClientDelayP99NS > ClientDelayBound.Nanoseconds() ||
-		(p.E2EP50NS != nil && d.P50 > ClientOverheadShare*float64(*p.E2EP50NS)) ||
+		(p.E2EP50NS != nil && d.P50 > ClientOverheadShare*float64(*p.E2EP50NS) && d.P50 > float64(ClientDelayFloor)) ||
 		(!c.inProcEn && share != nil && *share >= ClientCPUSaturated)
 	p.ClientBound = &bound
 }
