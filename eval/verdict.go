@@ -70,10 +70,10 @@ type Cause string
 
 // The causes of MEASUREMENT.md section 8, in the order a verdict lists them.
 const (
-	CauseMemory     Cause = "memory"     // at least one memory failure, or a preemption storm
-	CauseAcceptance Cause = "acceptance" // accepted share below the threshold
-	CauseBaseline   Cause = "baseline"   // accepted share below 99% of the baseline's
-	CauseLatency    Cause = "latency"    // p95 E2E, or a latency objective's percentile, above the objective
+	CauseMemory     Cause = "memory"       // at least one memory failure, or a preemption storm
+	CauseAcceptance Cause = "acceptance"   // accepted share below the threshold
+	CauseBaseline   Cause = "baseline"     // accepted share below 99% of the baseline's
+	CauseLatency    Cause = "latency"      // p95 E2E, or a latency objective's percentile, above the objective
 	CauseClient     Cause = "client_bound" // the client could not keep the schedule: the figures are the client's, not the engine's
 )
 
