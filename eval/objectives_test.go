@@ -51,7 +51,7 @@ func TestJudge_ObjectivesAndClientBound(t *testing.T) {
 		pass(SyncLevel, PhaseBaseline, 50*ms, 100, false),
 		pass(10, PhaseSweep, 80*ms, 100, false),
 		pass(20, PhaseSweep, 150*ms, 100, false),
-		pass(40, PhaseSweep, 190*ms, 90, false),  // objective's percentile met, but 10% late: goodput breaks
+		pass(40, PhaseSweep, 190*ms, 90, false), // objective's percentile met, but 10% late: goodput breaks
 		pass(80, PhaseSweep, 900*ms, 20, false),
 	}
 	s := AggregateLevels(passes, acc, Plan{})[0]
