@@ -100,7 +100,37 @@ type Level struct {
 	OutputsChanged  *int64 `json:"outputs_changed"`
 	VerdictsChanged *int64 `json:"verdicts_changed"`
 
+	// Load as it arrived and as it was sent, and the client's self-check
+	// (rate sweeps; MEASUREMENT.md section 3): per-pass figures, median over
+	// repetitions. ClientBound counts the repetitions flagged client_bound.
+	OfferedRate      Spread `json:"offered_rate"`
+	AchievedRate     Spread `json:"achieved_rate"`
+	LatenessP50NS    Spread `json:"lateness_p50_ns"`
+	LatenessP99NS    Spread `json:"lateness_p99_ns"`
+	ClientDelayP99NS Spread `json:"client_delay_p99_ns"`
+	ClientCPUShare   Spread `json:"client_cpu_share"`
+	ClientBound      int    `json:"client_bound"`
+
+	// Latency objectives with quality: the objectives' figures (median over
+	// repetitions), on-time requests and accepted on-time documents (summed),
+	// and goodput (accepted on-time documents per second, median).
+	TTFTSchedP99NS Spread `json:"ttft_sched_p99_ns"`
+	TPOTP90NS      Spread `json:"tpot_p90_ns"`
+	TPOTP99NS      Spread `json:"tpot_p99_ns"`
+	OnTime         int64  `json:"on_time"`
+	OnTimeAccepted int64  `json:"on_time_accepted"`
+	Goodput        Spread `json:"goodput"`
+
 	Verdict Verdict `json:"verdict"`
+}
+
+// GoodShare is the pooled share of documents accepted and on time: what
+// goodput counts, over documents of every complete repetition.
+func (l *Level) GoodShare() float64 {
+	if l.Docs <= 0 {
+		return 0
+	}
+	return float64(l.OnTimeAccepted) / float64(l.Docs)
 }
 
 // Share is the pooled accepted share: accepted documents over documents of
@@ -127,6 +157,8 @@ type levelBuilder struct {
 	l                                                Level
 	ttft50, ttft95, e2e50, e2e95, sched, queue, tpot []float64
 	dur, tps, aps, dph, ptps, ttps                   []float64
+	offered, achieved, late50, late99, delay99, cpu  []float64
+	ttftSched99, tpot90, tpot99, goodput             []float64
 }
 
 func (b *levelBuilder) add(p *Pass) {
@@ -161,6 +193,20 @@ func (b *levelBuilder) add(p *Pass) {
 	l.EngineCaptures = sumOf(l.EngineCaptures, p.EngineCaptures)
 	l.OutputsChanged = sumOf(l.OutputsChanged, p.OutputsChanged)
 	l.VerdictsChanged = sumOf(l.VerdictsChanged, p.VerdictsChanged)
+	b.offered, b.achieved = appendF(b.offered, p.OfferedRate), appendF(b.achieved, p.AchievedRate)
+	b.late50, b.late99 = appendNS(b.late50, p.LatenessP50NS), appendNS(b.late99, p.LatenessP99NS)
+	b.delay99, b.cpu = appendNS(b.delay99, p.ClientDelayP99NS), appendF(b.cpu, p.ClientCPUShare)
+	if p.ClientBound != nil && *p.ClientBound {
+		l.ClientBound++
+	}
+	b.ttftSched99, b.tpot90, b.tpot99 = appendNS(b.ttftSched99, p.TTFTSchedP99NS), appendNS(b.tpot90, p.TPOTP90NS), appendNS(b.tpot99, p.TPOTP99NS)
+	if p.OnTime != nil {
+		l.OnTime += *p.OnTime
+	} else {
+		l.OnTime += p.Docs // a row from before on-time was judged
+	}
+	l.OnTimeAccepted += p.GoodAccepted()
+	b.goodput = appendF(b.goodput, p.Goodput)
 }
 
 func (b *levelBuilder) close() Level {
@@ -171,6 +217,11 @@ func (b *levelBuilder) close() Level {
 	l.DurationNS, l.OutputTokensPerS = spreadOf(b.dur), spreadOf(b.tps)
 	l.AcceptedPerS, l.DocsPerHour = spreadOf(b.aps), spreadOf(b.dph)
 	l.PromptTokensPerS, l.TotalTokensPerS = spreadOf(b.ptps), spreadOf(b.ttps)
+	l.OfferedRate, l.AchievedRate = spreadOf(b.offered), spreadOf(b.achieved)
+	l.LatenessP50NS, l.LatenessP99NS = spreadOf(b.late50), spreadOf(b.late99)
+	l.ClientDelayP99NS, l.ClientCPUShare = spreadOf(b.delay99), spreadOf(b.cpu)
+	l.TTFTSchedP99NS, l.TPOTP90NS, l.TPOTP99NS = spreadOf(b.ttftSched99), spreadOf(b.tpot90), spreadOf(b.tpot99)
+	l.Goodput = spreadOf(b.goodput)
 	return l
 }
 
@@ -196,10 +247,15 @@ func (s *Series) Level(n int) *Level {
 // Baseline returns the baseline level (phase baseline, else the lowest), or
 // nil when the series has no complete pass.
 func (s *Series) Baseline() *Level {
-	if s.Recommendation.BaselineLevel == 0 {
+	if len(s.Levels) == 0 {
 		return nil
 	}
-	return s.Level(s.Recommendation.BaselineLevel)
+	for i := range s.Levels {
+		if s.Levels[i].Phase == PhaseBaseline {
+			return &s.Levels[i]
+		}
+	}
+	return &s.Levels[0]
 }
 
 // Plan is what the protocol planned for each series, so that a cut sweep

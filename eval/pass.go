@@ -8,6 +8,11 @@ const (
 
 	PassComplete    = "complete"
 	PassInterrupted = "interrupted"
+
+	// ModeRate is a rate sweep's mode: its levels are requests per second,
+	// after the synchronous baseline at level SyncLevel.
+	ModeRate  = "rate"
+	SyncLevel = 0
 )
 
 // Pass is one row of the passes table: the aggregates of one (variant, mode,
@@ -102,6 +107,35 @@ type Pass struct {
 	// pipeline's tolerance; nil when no request had the engine's usage.
 	TokenCountMismatches *int64
 
+	// Load as it arrived and as it was sent (schema version 5; nil in rows
+	// written before it). Lateness is t_send − t_sched of each request.
+	OfferedRate   *float64 // rate mode: (requests − 1) / (last − first planned arrival), per second; nil otherwise
+	AchievedRate  *float64 // (requests − 1) / (last − first t_send), sends per second; nil under 2 sends
+	LatenessP50NS *int64
+	LatenessP99NS *int64
+
+	// The client's self-check: its own delay (t_send − the instant the
+	// request could go: planned and a slot free), its CPU time over the pass
+	// and the share of the machine's cores it used. ClientBound flags a pass
+	// whose client could not keep the schedule; it is never the basis of a
+	// recommendation.
+	ClientDelayP99NS *int64
+	ClientCPUNS      *int64
+	ClientCPUShare   *float64
+	ClientBound      *bool
+
+	// Per-token latency tails and the TTFT objective's figure (from t_sched).
+	TPOTP90NS      *int64
+	TPOTP99NS      *int64
+	TTFTSchedP99NS *int64
+
+	// Latency objectives with quality: requests on time (every objective
+	// met), accepted documents on time, and goodput, accepted on-time
+	// documents per second of the pass.
+	OnTime         *int64
+	OnTimeAccepted *int64
+	Goodput        *float64
+
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.
@@ -112,6 +146,15 @@ type Pass struct {
 // passes are left out of every figure and verdict ("" reads as complete,
 // as rows written before the column had a value).
 func (p *Pass) Complete() bool { return p.Status == "" || p.Status == PassComplete }
+
+// GoodAccepted is the accepted documents that were on time; a row written
+// before on-time was judged counts every accepted document.
+func (p *Pass) GoodAccepted() int64 {
+	if p.OnTimeAccepted == nil {
+		return p.Accepted
+	}
+	return *p.OnTimeAccepted
+}
 
 // Share is the pass's accepted share; failed documents stay in the
 // denominator. A pass with no documents has share 0.

@@ -94,6 +94,20 @@ type Record struct {
 	LengthClass string
 	Response
 	Outcome
+	// OnTime says whether the request met every latency objective of the
+	// protocol (Acceptance.OnTime); nil when not judged (rows written
+	// before schema version 5).
+	OnTime *bool
+}
+
+// TPOT is MEASUREMENT.md's time per output token after the first,
+// (last token − first token) / (completion tokens − 1); ok is false when it
+// is undefined (fewer than two tokens, or a missing instant).
+func (r *Record) TPOT() (ns int64, ok bool) {
+	if r.CompletionTokens < 2 || r.FirstTokenNS == 0 || r.LastTokenNS < r.FirstTokenNS {
+		return 0, false
+	}
+	return (r.LastTokenNS - r.FirstTokenNS) / int64(r.CompletionTokens-1), true
 }
 
 // numFailures is len(Failures): FailureCounts is an array so that a pass row

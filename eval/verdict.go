@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,6 +23,39 @@ type Acceptance struct {
 	// section 6): a level whose engine preempted more sequences in a pass is
 	// not usable. nil = preemptions are recorded, not judged.
 	MaxPreemptions *int64 `json:"max_preemptions,omitempty"`
+
+	// Latency objectives (MEASUREMENT.md section 3), in milliseconds; 0 =
+	// none. Each is met per request (Record.OnTime) and by the level's
+	// percentile. TTFT and E2E count from the scheduled instant, so that a
+	// request that waited in the client's queue is late by that wait.
+	TTFTP99MS float64 `json:"ttft_p99_ms,omitempty"` // TTFT from t_sched; the level's p99
+	TPOTP99MS float64 `json:"tpot_p99_ms,omitempty"` // time per output token after the first; the level's p99
+	E2EP95MS  float64 `json:"e2e_p95_ms,omitempty"`  // done − t_sched; the level's p95
+}
+
+// HasObjectives reports whether any per-request latency objective is set.
+func (a Acceptance) HasObjectives() bool {
+	return a.TTFTP99MS > 0 || a.TPOTP99MS > 0 || a.E2EP95MS > 0
+}
+
+// OnTime reports whether one request meets every per-request objective
+// (MEASUREMENT.md section 3): TTFT and E2E from its scheduled instant, TPOT
+// as stored. A request that never produced what an objective measures
+// (no first token under a TTFT objective, no done instant) is late. With no
+// objective set, every request is on time.
+func (a Acceptance) OnTime(r *Record) bool {
+	if a.TTFTP99MS > 0 && (r.FirstTokenNS == 0 || r.SchedNS == 0 || float64(r.FirstTokenNS-r.SchedNS) > a.TTFTP99MS*1e6) {
+		return false
+	}
+	if a.TPOTP99MS > 0 {
+		if t, ok := r.TPOT(); ok && float64(t) > a.TPOTP99MS*1e6 {
+			return false
+		}
+	}
+	if a.E2EP95MS > 0 && (r.DoneNS == 0 || r.SchedNS == 0 || float64(r.DoneNS-r.SchedNS) > a.E2EP95MS*1e6) {
+		return false
+	}
+	return true
 }
 
 func (a Acceptance) baselineRatio() float64 {
@@ -36,10 +70,11 @@ type Cause string
 
 // The causes of MEASUREMENT.md section 8, in the order a verdict lists them.
 const (
-	CauseMemory     Cause = "memory"     // at least one memory failure, or a preemption storm
-	CauseAcceptance Cause = "acceptance" // accepted share below the threshold
-	CauseBaseline   Cause = "baseline"   // accepted share below 99% of the baseline's
-	CauseLatency    Cause = "latency"    // p95 E2E above the objective
+	CauseMemory     Cause = "memory"       // at least one memory failure, or a preemption storm
+	CauseAcceptance Cause = "acceptance"   // accepted share below the threshold
+	CauseBaseline   Cause = "baseline"     // accepted share below 99% of the baseline's
+	CauseLatency    Cause = "latency"      // p95 E2E, or a latency objective's percentile, above the objective
+	CauseClient     Cause = "client_bound" // the client could not keep the schedule: the figures are the client's, not the engine's
 )
 
 // The verdict words stored in passes.verdict and shown in every table.
@@ -89,9 +124,24 @@ func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
 	if r := acc.baselineRatio(); baselineShare >= 0 && share < r*baselineShare {
 		add(CauseBaseline, "accepted %s < %s of the baseline's %s", FormatShare(share), trimPct(r), FormatShare(baselineShare))
 	}
+	if good := l.GoodShare(); acc.HasObjectives() && baselineShare >= 0 && good < acc.baselineRatio()*baselineShare && share >= acc.baselineRatio()*baselineShare {
+		add(CauseLatency, "accepted on time %s < %s of the baseline's accepted %s", FormatShare(good), trimPct(acc.baselineRatio()), FormatShare(baselineShare))
+	}
 	if p95 := l.E2EP95NS; acc.LatencyP95MS > 0 && p95.N > 0 && p95.Median > acc.LatencyP95MS*1e6 {
 		add(CauseLatency, "p95 E2E %s%s > objective %s", FormatDuration(int64(p95.Median)), p95.Qualifier(),
 			FormatDuration(int64(acc.LatencyP95MS*1e6)))
+	}
+	objective := func(name string, s Spread, ms float64) {
+		if ms > 0 && s.N > 0 && s.Median > ms*1e6 {
+			add(CauseLatency, "%s %s%s > objective %s", name, FormatDuration(int64(s.Median)), s.Qualifier(), FormatDuration(int64(ms*1e6)))
+		}
+	}
+	objective("p99 TTFT from scheduled", l.TTFTSchedP99NS, acc.TTFTP99MS)
+	objective("p99 TPOT", l.TPOTP99NS, acc.TPOTP99MS)
+	objective("p95 E2E from scheduled", l.E2ESchedP95NS, acc.E2EP95MS)
+	if l.ClientBound > 0 {
+		add(CauseClient, "client-bound in %d of %d repetitions (client delay p99 %s%s; bound: its own delay or CPU): the client, not the engine, set the pace",
+			l.ClientBound, l.Repetitions, FormatDuration(int64(l.ClientDelayP99NS.Median)), l.ClientDelayP99NS.Qualifier())
 	}
 	v.Usable = len(v.Causes) == 0
 	v.Reason = strings.Join(reasons, "; ")
@@ -145,13 +195,7 @@ func recommend(s *Series, acc Acceptance) {
 		r.Why = "no complete pass to judge"
 		return
 	}
-	base := &s.Levels[0]
-	for i := range s.Levels {
-		if s.Levels[i].Phase == PhaseBaseline {
-			base = &s.Levels[i]
-			break
-		}
-	}
+	base := s.Baseline()
 	r.BaselineLevel, r.BaselineShare = base.Level, base.Share()
 	for i := range s.Levels {
 		l := &s.Levels[i]
@@ -161,7 +205,13 @@ func recommend(s *Series, acc Acceptance) {
 		}
 		l.Verdict = Judge(l, bs, acc)
 	}
-	for i, l := range s.Levels {
+	walk := s.Levels
+	if s.Mode == ModeRate && base.Level == SyncLevel {
+		// A rate sweep recommends a rate: the synchronous baseline is its
+		// reference, not a step of the walk.
+		walk = slices.DeleteFunc(slices.Clone(walk), func(l Level) bool { return l.Level == SyncLevel })
+	}
+	for i, l := range walk {
 		if r.FirstBroken != 0 {
 			break
 		}
@@ -171,7 +221,7 @@ func recommend(s *Series, acc Acceptance) {
 		}
 		r.HighestUsable, r.Recommended = l.Level, l.Level
 		if i > 0 {
-			r.Recommended = s.Levels[i-1].Level
+			r.Recommended = walk[i-1].Level
 		}
 	}
 	r.Why = r.why()
@@ -182,26 +232,39 @@ func (r Recommendation) why() string {
 	if unit == "" {
 		unit = "level"
 	}
+	n := func(level int) string { return LevelName(r.Mode, level) }
 	var s string
 	switch {
 	case r.HighestUsable == 0:
-		s = fmt.Sprintf("no usable %s: %s %d already broke (%s)", unit, unit, r.FirstBroken, r.BrokeReason)
+		s = fmt.Sprintf("no usable %s: %s %s already broke (%s)", unit, unit, n(r.FirstBroken), r.BrokeReason)
 	case r.FirstBroken == 0 && r.Recommended == r.HighestUsable:
-		s = fmt.Sprintf("%s %d: the only level measured, usable, with no margin step below it", unit, r.Recommended)
+		s = fmt.Sprintf("%s %s: the only level measured, usable, with no margin step below it", unit, n(r.Recommended))
 	case r.FirstBroken == 0:
-		s = fmt.Sprintf("%s %d, one step below %d, the highest measured; nothing broke, so the ceiling was not reached",
-			unit, r.Recommended, r.HighestUsable)
+		s = fmt.Sprintf("%s %s, one step below %s, the highest measured; nothing broke, so the ceiling was not reached",
+			unit, n(r.Recommended), n(r.HighestUsable))
 	case r.Recommended == r.HighestUsable:
-		s = fmt.Sprintf("%s %d, the lowest level, with no margin step below it; %s %d broke (%s)",
-			unit, r.Recommended, unit, r.FirstBroken, r.BrokeReason)
+		s = fmt.Sprintf("%s %s, the lowest level, with no margin step below it; %s %s broke (%s)",
+			unit, n(r.Recommended), unit, n(r.FirstBroken), r.BrokeReason)
 	default:
-		s = fmt.Sprintf("%s %d, one step below %d, the highest usable; %s %d broke (%s)",
-			unit, r.Recommended, r.HighestUsable, unit, r.FirstBroken, r.BrokeReason)
+		s = fmt.Sprintf("%s %s, one step below %s, the highest usable; %s %s broke (%s)",
+			unit, n(r.Recommended), n(r.HighestUsable), unit, n(r.FirstBroken), r.BrokeReason)
 	}
 	if r.Partial {
 		s = "PARTIAL sweep (" + strings.Join(r.Missing, ", ") + " not measured): " + s
 	}
 	return s
+}
+
+// LevelName writes a level as the pages show it: the number, or in rate
+// mode "40/s" (requests per second) and "sync" for the synchronous baseline.
+func LevelName(mode string, level int) string {
+	switch {
+	case mode == ModeRate && level == SyncLevel:
+		return "sync"
+	case mode == ModeRate:
+		return strconv.Itoa(level) + "/s"
+	}
+	return strconv.Itoa(level)
 }
 
 // trimPct formats a ratio as a percentage without trailing zeros ("99%").

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/sourcegraph/conc/pool"
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
@@ -55,11 +54,18 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	sampler := StartSampler(ctx, rs.clock, SamplerConfig{MetricsURL: e.metricsURL(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI}, e.client.HTTPClient())
 	bar := rs.newBar(v, level, rep, len(rs.corpus.Documents), len(done))
 	transport := ""
-	if rs.proto.Sweep.Mode == "batch" {
+	self := startClientSelf(e.inproc != nil)
+	switch {
+	case rs.proto.Sweep.Mode == results.ModeBatch:
 		transport = rs.dispatchBatches(ctx, v, e, level, key, todo, bar)
-	} else {
-		rs.dispatchConcurrent(ctx, v, e, level, key, todo, bar)
+	case rs.proto.Sweep.Mode == results.ModeRate && level == results.SyncLevel:
+		rs.dispatchConcurrent(ctx, v, e, 1, key, todo, bar, self) // the synchronous baseline
+	case rs.proto.Sweep.Mode == results.ModeRate:
+		rs.dispatchRate(ctx, v, e, key, todo, bar, self)
+	default:
+		rs.dispatchConcurrent(ctx, v, e, level, key, todo, bar, self)
 	}
+	self.stop()
 	tel := sampler.Stop()
 
 	bg := context.WithoutCancel(ctx) // an interruption still finishes the writes
@@ -75,7 +81,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	}
 	complete := len(recs) == len(rs.corpus.Documents)
 	bar.finish(complete)
-	p := rs.passRow(key, phase, retryOf, level, recs, tel, transport, complete)
+	p := rs.passRow(key, phase, retryOf, level, recs, tel, transport, complete, self)
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}
@@ -94,25 +100,6 @@ func (rs *runState) engineDead(ctx context.Context, v *Variant, e *engine, what 
 	detail := what + "; no further pass or retry against it (" + e.proc.exitStatus() + ")"
 	rs.event(ctx, v.Name, results.EventEngineDead, 0, detail)
 	return fmt.Errorf("engine died %s", detail)
-}
-
-// dispatchConcurrent keeps exactly level requests in flight (closed loop)
-// until the documents run out or ctx is canceled; in-flight requests finish.
-func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo []corpus.Document, bar *passBar) {
-	p := pool.New().WithMaxGoroutines(level)
-	for _, d := range todo {
-		if ctx.Err() != nil || e.died() {
-			break
-		}
-		p.Go(func() {
-			if ctx.Err() != nil || e.died() {
-				return // interrupted, or the engine died, while this one waited for a free slot: never sent
-			}
-			rec := rs.exchange(rs.intr.reqs, v, e, d, rs.clock.Now())
-			rs.keep(key, rec, bar)
-		})
-	}
-	p.Wait()
 }
 
 // dispatchBatches sends the documents in groups of level: one
@@ -161,6 +148,15 @@ func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, d corpu
 	return rs.score(v, e, d, resp)
 }
 
+// send is one measured request of a pass: on the run's request context (the
+// in-flight requests finish after a first signal and are cancelled when the
+// interrupt grace ends, then stored as interrupted), counted in flight.
+func (rs *runState) send(e *engine, d corpus.Document, sched int64) eval.Response {
+	rs.intr.begin(1)
+	defer rs.intr.end(1)
+	return e.client.Chat(rs.intr.reqs, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
+}
+
 func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Response) eval.Record {
 	// A failure the engine's death explains is memory only with evidence
 	// (engine.attribute); an HTTP answer, even a 404, came from a live server.
@@ -171,6 +167,8 @@ func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Re
 		Response: resp,
 		Outcome:  eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
+	onTime := rs.proto.Acceptance.OnTime(&rec)
+	rec.OnTime = &onTime
 	if evidence != "" && (rec.Failure == eval.Memory || rec.Failure == eval.Error) {
 		rec.FailureDetail += "; " + evidence
 	}
@@ -244,12 +242,19 @@ func (rs *runState) plannedPasses() int {
 }
 
 func (rs *runState) newBar(v *Variant, level, rep, total, already int) *passBar {
-	unit := "concurrency"
-	if rs.proto.Sweep.Mode == "batch" {
-		unit = "batch"
+	var what string
+	switch {
+	case rs.proto.Sweep.Mode == results.ModeBatch:
+		what = fmt.Sprintf("batch %d", level)
+	case rs.proto.Sweep.Mode == results.ModeRate && level == results.SyncLevel:
+		what = "rate sync"
+	case rs.proto.Sweep.Mode == results.ModeRate:
+		what = fmt.Sprintf("rate %d/s", level)
+	default:
+		what = fmt.Sprintf("concurrency %d", level)
 	}
 	rs.passNo++
-	b := &passBar{label: fmt.Sprintf("pass %d/%d  %s  %s %d  rep %d/%d", rs.passNo, rs.plannedPasses(), v.Name, unit, level, rep, rs.proto.Sweep.Repetitions),
+	b := &passBar{label: fmt.Sprintf("pass %d/%d  %s  %s  rep %d/%d", rs.passNo, rs.plannedPasses(), v.Name, strings.TrimSpace(what), rep, rs.proto.Sweep.Repetitions),
 		failures: map[eval.Failure]int{}}
 	if rs.opts.Quiet {
 		return b

@@ -12,7 +12,7 @@ import (
 // passRow turns a pass's records and telemetry into its passes row. Every
 // figure is computed from the stored records, so that a resumed pass gets
 // the same figures as one that ran through.
-func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level int, recs []eval.Record, tel Telemetry, transport string, complete bool) results.Pass {
+func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level int, recs []eval.Record, tel Telemetry, transport string, complete bool, self *clientSelf) results.Pass {
 	agg := eval.Aggregate(recs)
 	p := results.Pass{
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
@@ -34,7 +34,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.RequestedBatch = &b
 	}
 	p.SentConcurrency = maxInFlight(recs)
-	if level < int(p.SentConcurrency) || key.Mode == "concurrency" {
+	if key.Mode != results.ModeRate && (level < int(p.SentConcurrency) || key.Mode == results.ModeConcurrency) {
 		p.SentConcurrency = min(p.SentConcurrency, int64(level))
 	}
 	p.DateF1, p.AmountF1, p.CategoryF1 = ptr(agg.Date.F1), ptr(agg.Amount.F1), ptr(agg.Category.F1)
@@ -42,9 +42,18 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.CategoryConfusion = string(b)
 	}
 
-	var ttft, e2e, e2eSched, queue, tpot []int64
-	var outTokens, promptTokens, usage int64
+	var ttft, ttftSched, e2e, e2eSched, queue, tpot []int64
+	var outTokens, promptTokens, usage, onTime, onTimeAccepted int64
 	for _, r := range recs {
+		if r.OnTime == nil || *r.OnTime {
+			onTime++
+			if r.Accepted {
+				onTimeAccepted++
+			}
+		}
+		if r.FirstTokenNS > 0 && r.SchedNS > 0 {
+			ttftSched = append(ttftSched, r.FirstTokenNS-r.SchedNS)
+		}
 		promptTokens += int64(r.PromptTokens)
 		if r.FirstTokenNS > 0 && r.SendNS > 0 {
 			ttft = append(ttft, r.FirstTokenNS-r.SendNS)
@@ -82,10 +91,17 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	}
 	if s := eval.DescribeNS(queue); s.N > 0 {
 		p.ClientQueueP95NS = ptr(int64(s.P95))
+		p.LatenessP50NS, p.LatenessP99NS = ptr(int64(s.P50)), ptr(int64(s.P99))
 	}
 	if s := eval.DescribeNS(tpot); s.N > 0 {
-		p.TPOTP50NS = ptr(int64(s.P50))
+		p.TPOTP50NS, p.TPOTP90NS, p.TPOTP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P99))
 	}
+	if s := eval.DescribeNS(ttftSched); s.N > 0 {
+		p.TTFTSchedP99NS = ptr(int64(s.P99))
+	}
+	p.OnTime, p.OnTimeAccepted = &onTime, &onTimeAccepted
+	p.OfferedRate, p.AchievedRate = rates(key, recs)
+	self.judge(&p)
 
 	first, last, dur := rs.activeSpan(recs)
 	if dur > 0 {
@@ -96,6 +112,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.TotalTokensPerS = ptr(float64(promptTokens+outTokens) / secs)
 		p.AcceptedPerS = ptr(float64(agg.Accepted) / secs)
 		p.DocsPerHour = ptr(float64(agg.Accepted) / secs * 3600)
+		p.Goodput = ptr(float64(onTimeAccepted) / secs)
 	}
 
 	p.ObservedMaxRunning = roundPtr(tel.MaxRunning)
@@ -120,6 +137,35 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.Verdict, p.VerdictReason = v.Word(), v.Reason
 	}
 	return p
+}
+
+// rates are a pass's offered rate (rate mode: its planned arrivals) and
+// achieved send rate, each (requests − 1) over the span from the first to
+// the last instant, since n instants hold n − 1 gaps; nil under 2 instants
+// or for a pass without a schedule.
+func rates(key results.PassKey, recs []eval.Record) (offered, achieved *float64) {
+	perSecond := func(instants func(r *eval.Record) int64) *float64 {
+		var lo, hi, n int64
+		for i := range recs {
+			t := instants(&recs[i])
+			if t <= 0 {
+				continue
+			}
+			if n == 0 || t < lo {
+				lo = t
+			}
+			hi = max(hi, t)
+			n++
+		}
+		if n < 2 || hi <= lo {
+			return nil
+		}
+		return ptr(float64(n-1) / (float64(hi-lo) / 1e9))
+	}
+	if key.Mode == results.ModeRate && key.Level != results.SyncLevel {
+		offered = perSecond(func(r *eval.Record) int64 { return r.SchedNS })
+	}
+	return offered, perSecond(func(r *eval.Record) int64 { return r.SendNS })
 }
 
 // activeSpan is first t_send to last t_done; for a pass cut by an

@@ -243,7 +243,19 @@ func (p *Protocol) check(doc *yaml.Node) error {
 			problems = append(problems, fmt.Sprintf("%s:%d: variants.%d.engine.url: %q is neither builtin nor an http(s) URL", p.Source, lineOf(doc, fmt.Sprintf("variants.%d.engine.url", i)), i, v.Engine.URL))
 		}
 	}
+	sw := p.Sweep
+	if sw.Mode != results.ModeRate {
+		for key, set := range map[string]bool{"arrival": sw.Arrival != "", "burstiness": sw.Burstiness != 0, "max_in_flight": sw.MaxInFlight != 0} {
+			if set {
+				problems = append(problems, fmt.Sprintf("%s:%d: sweep.%s: only for mode: rate (this sweep's mode is %s)", p.Source, lineOf(doc, "sweep."+key), key, sw.Mode))
+			}
+		}
+	}
+	if sw.Arrival == results.ArrivalConstant && sw.Burstiness != 0 && sw.Burstiness != 1 {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.burstiness: shapes Poisson gaps; constant arrivals have none (remove it, or use arrival: poisson)", p.Source, lineOf(doc, "sweep.burstiness")))
+	}
 	if len(problems) > 0 {
+		sort.SliceStable(problems, func(i, j int) bool { return lineNumber(problems[i]) < lineNumber(problems[j]) })
 		return &ProtocolError{Problems: problems}
 	}
 	return nil
@@ -258,6 +270,9 @@ func (p *Protocol) fillDefaults() {
 	}
 	if p.Sweep.Repetitions == 0 {
 		p.Sweep.Repetitions = DefaultRepetitions
+	}
+	if p.Sweep.Mode == results.ModeRate && p.Sweep.Arrival == "" {
+		p.Sweep.Arrival = results.ArrivalPoisson
 	}
 	if p.Sweep.OnMemoryFailure == "" {
 		p.Sweep.OnMemoryFailure = DefaultOnMemoryFailure
@@ -292,17 +307,10 @@ func (p *Protocol) At(field string) string {
 	return fmt.Sprintf("%s:%d: %s", p.Source, lineOf(p.doc, field), field)
 }
 
-// Levels returns the pass plan's levels in order, level 1 (the baseline) first
-// and exactly once.
-func (p *Protocol) Levels() []int {
-	out := []int{1}
-	for _, l := range p.Sweep.Levels {
-		if l != 1 {
-			out = append(out, l)
-		}
-	}
-	return out
-}
+// Levels returns the pass plan's levels in order, the baseline first and
+// exactly once: level 1 (one request at a time), or in rate mode the
+// synchronous pass (results.SyncLevel).
+func (p *Protocol) Levels() []int { return p.Sweep.PlannedLevels() }
 
 // Grace is how long an interrupted run waits for its in-flight requests
 // before it cancels them (interrupt_grace, default DefaultInterruptGrace).

@@ -147,3 +147,36 @@ func TestParseProtocol_Minimal(t *testing.T) {
 		t.Errorf("canonical form does not round-trip:\n%s\n%s", p.Canonical(), r.Canonical())
 	}
 }
+
+// TestParseProtocol_RateSweep: a rate sweep plans the synchronous baseline
+// first, defaults to Poisson arrivals, and its keys are refused elsewhere
+// with the file, line and field.
+func TestParseProtocol_RateSweep(t *testing.T) {
+	rate := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}",
+		"sweep: {mode: rate, levels: [5, 10, 20], repetitions: 2, max_in_flight: 64}", 1)
+	p, err := ParseProtocol([]byte(rate), "p.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Levels(), []int{0, 5, 10, 20}; !slices.Equal(got, want) {
+		t.Errorf("rate levels = %v, want %v (the synchronous baseline first)", got, want)
+	}
+	if p.Sweep.Arrival != "poisson" || p.Sweep.MaxInFlight != 64 {
+		t.Errorf("sweep = %+v, want poisson arrivals and max_in_flight 64", p.Sweep)
+	}
+	for in, want := range map[string]string{
+		"sweep: {mode: concurrency, levels: [1, 4], repetitions: 2, arrival: constant}":      "p.yaml:7: sweep.arrival: only for mode: rate",
+		"sweep: {mode: rate, levels: [4], arrival: constant, burstiness: 0.5}":               "p.yaml:7: sweep.burstiness: shapes Poisson gaps",
+		"sweep: {mode: rate, levels: [4], arrival: uniform}":                                 "sweep.arrival",
+		"acceptance: {min_accepted: 0.95, ttft_p99_ms: 0}\nsweep: {mode: rate, levels: [4]}": "acceptance.ttft_p99_ms",
+	} {
+		src := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}", in, 1)
+		if strings.HasPrefix(in, "acceptance") {
+			src = strings.Replace(strings.Replace(validProtocol, "acceptance: {min_accepted: 0.95}\n", "", 1), "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}", in, 1)
+		}
+		_, err := ParseProtocol([]byte(src), "p.yaml", ".")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error with %q", in, err, want)
+		}
+	}
+}

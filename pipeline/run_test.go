@@ -518,13 +518,19 @@ func TestRun_EngineCrashIsMemory(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {})
 	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		if served.Load() >= 4 { // dead: a request on a connection kept alive is cut, as by a crash
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"{\\\"date\\\": null, \\\"amount\\\": null, \\\"category\\\": null}\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
 		if served.Add(1) == 4 { // the engine dies after its fourth answer
-			go func() {
-				srv.Listener.Close()
-				srv.CloseClientConnections()
-			}()
+			// The listener closes before the answer is done, so that the
+			// next request, sent as soon as this one ends, finds it gone.
+			srv.Listener.Close()
+			go srv.CloseClientConnections()
 		}
 	})
 	srv = httptest.NewServer(mux)

@@ -37,6 +37,11 @@ type Options struct {
 	// are cancelled at once instead of at the end of the grace period. Nil:
 	// never.
 	Abandon <-chan struct{}
+	// BeforeSend, when set, runs in the dispatcher before each measured
+	// request is handed to the client: a test hook that slows the client
+	// deliberately, to prove that its delay shows as client queue and
+	// flags the pass client_bound.
+	BeforeSend func()
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing

@@ -262,8 +262,8 @@ func (rs *runState) checkFresh(ctx context.Context) error {
 // checkLevels refuses levels larger than the corpus: a pass could never
 // have that many requests in flight (or a batch that large).
 func (rs *runState) checkLevels() []string {
-	if rs.corpus == nil {
-		return nil // the corpus's own problems are reported
+	if rs.corpus == nil || rs.proto.Sweep.Mode == results.ModeRate {
+		return nil // the corpus's own problems are reported; a rate is not a count of requests
 	}
 	p, n := rs.proto, len(rs.corpus.Documents)
 	var problems []string

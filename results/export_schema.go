@@ -83,6 +83,7 @@ var requestsSchema = arrow.NewSchema([]arrow.Field{
 	utf8("expected_amount", nullable),
 	utf8("expected_category", nullable),
 	i64("client_completion_chunks", nullable),
+	boolean("on_time", nullable),
 }, nil)
 
 // telemetrySchema is the schema of telemetry.parquet.
@@ -113,6 +114,8 @@ var passesSchema = func() *arrow.Schema {
 			fields[i] = i64(c.name, nullable)
 		case **float64:
 			fields[i] = f64(c.name, nullable)
+		case **bool:
+			fields[i] = boolean(c.name, nullable)
 		default:
 			panic(fmt.Sprintf("passes column %s: no Arrow type for %T", c.name, c.ptr(&p)))
 		}

@@ -118,11 +118,56 @@ type Generation struct {
 
 // Sweep is the one parameter a run grows.
 type Sweep struct {
-	Mode            string `json:"mode"` // concurrency | batch
+	Mode            string `json:"mode"` // concurrency | batch | rate
 	Levels          []int  `json:"levels"`
 	Repetitions     int    `json:"repetitions"`
 	Warmup          int    `json:"warmup"`
 	OnMemoryFailure string `json:"on_memory_failure"`
+	// Rate mode only (empty otherwise, so that the canonical protocol, and
+	// the fingerprint, of other modes stay as they were).
+	Arrival     string  `json:"arrival,omitempty"`       // ArrivalPoisson (default) or ArrivalConstant
+	Burstiness  float64 `json:"burstiness,omitempty"`    // gamma shape of Poisson gaps; 0 or 1 = Poisson
+	MaxInFlight int     `json:"max_in_flight,omitempty"` // cap on requests in flight; 0 = none
+}
+
+// The sweep modes.
+const (
+	ModeConcurrency = "concurrency" // exactly N requests in flight (closed loop)
+	ModeBatch       = "batch"       // B prompts together
+	ModeRate        = eval.ModeRate // N requests per second (open loop)
+)
+
+// The arrival processes of a rate sweep.
+const (
+	ArrivalPoisson  = "poisson"
+	ArrivalConstant = "constant"
+)
+
+// SyncLevel is a rate sweep's baseline level: one request at a time, each
+// sent when the previous is done (no schedule), what GuideLLM calls
+// synchronous. Its rate levels are requests per second, from 1.
+const SyncLevel = eval.SyncLevel
+
+// BaselineLevel is the level of the baseline pass: 1 (one request at a
+// time) in concurrency and batch mode, SyncLevel in rate mode.
+func (s Sweep) BaselineLevel() int {
+	if s.Mode == ModeRate {
+		return SyncLevel
+	}
+	return 1
+}
+
+// PlannedLevels is the pass plan's levels in order: the baseline first and
+// exactly once, then the sweep's levels as written.
+func (s Sweep) PlannedLevels() []int {
+	base := s.BaselineLevel()
+	out := []int{base}
+	for _, l := range s.Levels {
+		if l != base {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // fingerprintInput is the part of the manifest known before any engine
@@ -181,5 +226,5 @@ func (m *Manifest) VariantNames() []string {
 
 // Plan is what the protocol planned for every series, for eval's aggregator.
 func (m *Manifest) Plan() eval.Plan {
-	return eval.Plan{Levels: m.Sweep.Levels, Repetitions: m.Sweep.Repetitions}
+	return eval.Plan{Levels: m.Sweep.PlannedLevels(), Repetitions: m.Sweep.Repetitions}
 }

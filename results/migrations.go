@@ -208,6 +208,27 @@ ALTER TABLE passes ADD COLUMN verdicts_changed INTEGER;
 ALTER TABLE passes ADD COLUMN token_count_mismatches INTEGER;
 ALTER TABLE requests ADD COLUMN client_completion_chunks INTEGER;
 `,
+	// 5: load as users' traffic arrives (rate sweeps): offered and achieved
+	// rates, send lateness, the client's self-check (its delay, CPU and the
+	// client_bound flag), TPOT tails, TTFT from the scheduled instant, and
+	// latency objectives with quality (on-time requests, goodput).
+	`
+ALTER TABLE passes ADD COLUMN offered_rate REAL;
+ALTER TABLE passes ADD COLUMN achieved_rate REAL;
+ALTER TABLE passes ADD COLUMN lateness_p50_ns INTEGER;
+ALTER TABLE passes ADD COLUMN lateness_p99_ns INTEGER;
+ALTER TABLE passes ADD COLUMN client_delay_p99_ns INTEGER;
+ALTER TABLE passes ADD COLUMN client_cpu_ns INTEGER;
+ALTER TABLE passes ADD COLUMN client_cpu_share REAL;
+ALTER TABLE passes ADD COLUMN client_bound INTEGER CHECK (client_bound IN (0, 1));
+ALTER TABLE passes ADD COLUMN tpot_p90_ns INTEGER;
+ALTER TABLE passes ADD COLUMN tpot_p99_ns INTEGER;
+ALTER TABLE passes ADD COLUMN ttft_sched_p99_ns INTEGER;
+ALTER TABLE passes ADD COLUMN on_time INTEGER;
+ALTER TABLE passes ADD COLUMN on_time_accepted INTEGER;
+ALTER TABLE passes ADD COLUMN goodput REAL;
+ALTER TABLE requests ADD COLUMN on_time INTEGER CHECK (on_time IN (0, 1));
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

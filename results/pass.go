@@ -100,6 +100,20 @@ var passColumns = withFailureColumns([]passColumn{
 	{"outputs_changed", func(p *Pass) any { return &p.OutputsChanged }},
 	{"verdicts_changed", func(p *Pass) any { return &p.VerdictsChanged }},
 	{"token_count_mismatches", func(p *Pass) any { return &p.TokenCountMismatches }},
+	{"offered_rate", func(p *Pass) any { return &p.OfferedRate }},
+	{"achieved_rate", func(p *Pass) any { return &p.AchievedRate }},
+	{"lateness_p50_ns", func(p *Pass) any { return &p.LatenessP50NS }},
+	{"lateness_p99_ns", func(p *Pass) any { return &p.LatenessP99NS }},
+	{"client_delay_p99_ns", func(p *Pass) any { return &p.ClientDelayP99NS }},
+	{"client_cpu_ns", func(p *Pass) any { return &p.ClientCPUNS }},
+	{"client_cpu_share", func(p *Pass) any { return &p.ClientCPUShare }},
+	{"client_bound", func(p *Pass) any { return &p.ClientBound }},
+	{"tpot_p90_ns", func(p *Pass) any { return &p.TPOTP90NS }},
+	{"tpot_p99_ns", func(p *Pass) any { return &p.TPOTP99NS }},
+	{"ttft_sched_p99_ns", func(p *Pass) any { return &p.TTFTSchedP99NS }},
+	{"on_time", func(p *Pass) any { return &p.OnTime }},
+	{"on_time_accepted", func(p *Pass) any { return &p.OnTimeAccepted }},
+	{"goodput", func(p *Pass) any { return &p.Goodput }},
 })
 
 // FailureColumn is the passes column counting documents of class f.
@@ -148,6 +162,8 @@ func passValues(p *Pass) []any {
 			vals[i] = *v // database/sql writes a nil *int64 as NULL
 		case **float64:
 			vals[i] = *v
+		case **bool:
+			vals[i] = *v // a flag: 1, 0 or NULL
 		default:
 			panic(fmt.Sprintf("passes column %s: unhandled field type %T", c.name, v))
 		}

@@ -43,7 +43,7 @@ var requestColumns = []string{
 	"pred_date", "pred_amount", "pred_category",
 	"accepted", "output",
 	"expected_date", "expected_amount", "expected_category",
-	"client_completion_chunks",
+	"client_completion_chunks", "on_time",
 }
 
 // insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
@@ -92,6 +92,13 @@ func fieldOK(f eval.FieldResult) any {
 	return f.OK()
 }
 
+func nullBool(p *bool) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 func nullPtr(p *string) any {
 	if p == nil {
 		return nil
@@ -114,7 +121,7 @@ func requestValues(r eval.Record) []any {
 		nullPtr(r.Prediction.Date), nullPtr(r.Prediction.Amount), nullPtr(r.Prediction.Category),
 		r.Accepted, r.Output,
 		nullPtr(r.Expected.Date), nullPtr(r.Expected.Amount), nullPtr(r.Expected.Category),
-		r.ClientChunks,
+		r.ClientChunks, nullBool(r.OnTime),
 	}
 }
 
@@ -201,7 +208,7 @@ func (r *reader) records(ctx context.Context, where string, args ...any) ([]eval
 		failure, failure_detail, strict_parse_ok, lenient_parse_ok, schema_ok,
 		date_result, amount_result, category_result,
 		pred_date, pred_amount, pred_category, accepted, output,
-		expected_date, expected_amount, expected_category, client_completion_chunks
+		expected_date, expected_amount, expected_category, client_completion_chunks, on_time
 		FROM requests WHERE `+measured+` AND (`+where+`) ORDER BY rowid`, args...)
 	if err != nil {
 		return nil, err
@@ -229,6 +236,7 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		failure, failDetail                  sql.NullString
 		dateRes, amountRes, catRes           sql.NullString
 		chunks                               sql.NullInt64
+		onTime                               sql.NullBool
 	)
 	err := rows.Scan(&r.RunID, &r.Variant, &r.Mode, &r.Level, &r.Repetition, &r.DocID, &r.LengthClass,
 		&sched, &send, &fbyte, &ftok, &ltok, &done,
@@ -237,7 +245,7 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		&failure, &failDetail, &r.StrictParseOK, &r.LenientParseOK, &r.SchemaOK,
 		&dateRes, &amountRes, &catRes,
 		&r.Prediction.Date, &r.Prediction.Amount, &r.Prediction.Category, &r.Accepted, &r.Output,
-		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks)
+		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks, &onTime)
 	if err != nil {
 		return r, err
 	}
@@ -245,6 +253,9 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 	r.FirstTokenNS, r.LastTokenNS, r.DoneNS = ftok.Int64, ltok.Int64, done.Int64
 	r.PromptTokens = int(prompt.Int64)
 	r.ClientChunks = int(chunks.Int64)
+	if onTime.Valid {
+		r.OnTime = &onTime.Bool
+	}
 	r.HTTPStatus = int(httpStatus.Int64)
 	r.FinishReason = finish.String
 	r.Kind = eval.TransportKind(kind.String)

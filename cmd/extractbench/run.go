@@ -114,6 +114,7 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	printRateTable(w, s)
 	for _, o := range s.Variants {
 		for _, sr := range o.Series {
 			var at []string
@@ -154,12 +155,58 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	}
 }
 
-// levelLabel is the level, marked when it was a retry below a failed one.
+// printRateTable writes, for rate sweeps, the load as it arrived and as it
+// was sent: offered and achieved rate, lateness, the client's queue, E2E
+// from the scheduled instant, waiting requests, on-time documents and
+// goodput, and whether the client kept the schedule.
+func printRateTable(w io.Writer, s *pipeline.Summary) {
+	var rows [][]string
+	for _, o := range s.Variants {
+		for _, sr := range o.Series {
+			if sr.Mode != eval.ModeRate {
+				continue
+			}
+			for _, l := range sr.Levels {
+				client := "ok"
+				if l.ClientBound > 0 {
+					client = fmt.Sprintf("BOUND %d/%d", l.ClientBound, l.Repetitions)
+				}
+				rows = append(rows, []string{o.Variant, levelLabel(l), spreadRate(l.OfferedRate), spreadRate(l.AchievedRate),
+					spreadNS(l.LatenessP50NS), spreadNS(l.LatenessP99NS), spreadNS(l.ClientQueueP95NS), spreadNS(l.E2ESchedP95NS),
+					intOr(l.MaxWaiting, "n/a"), eval.FormatShare(float64(l.OnTime) / float64(max(l.Docs, 1))),
+					eval.FormatShare(l.GoodShare()), spreadRate(l.Goodput), client})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "rate sweep: offered = planned arrivals/s, achieved = sends/s; lateness = send − scheduled; E2E sched = done − scheduled;")
+	fmt.Fprintln(w, "on time = every latency objective met; goodput = accepted and on time, per second; client BOUND = the client could not keep the schedule.")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "variant\tlevel\toffered/s\tachieved/s\tlate p50\tlate p99\tqueue p95\tE2E sched p95\tmax wait\ton time\tgood share\tgoodput/s\tclient\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+// levelLabel is the level as the pages name it (eval.LevelName), marked
+// when it was a retry below a failed one.
 func levelLabel(l eval.Level) string {
 	if l.Phase == results.PhaseRetry {
-		return fmt.Sprintf("%d (retry)", l.Level)
+		return eval.LevelName(l.Mode, l.Level) + " (retry)"
 	}
-	return fmt.Sprint(l.Level)
+	return eval.LevelName(l.Mode, l.Level)
+}
+
+func spreadRate(s eval.Spread) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", s.Median)
 }
 
 func spreadNS(s eval.Spread) string {

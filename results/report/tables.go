@@ -28,7 +28,35 @@ func seriesTables(prefix string, s *series, texts map[string]string, textNote st
 	out := []table{interactiveTable(prefix, unit, s), offlineTable(prefix, unit, s), qualityTable(prefix, unit, s),
 		memoryTable(prefix, unit, s), fieldTable(prefix, unit, s), fieldClassTable(prefix, unit, s), classTable(prefix, unit, s), changedTable(prefix, unit, s), slowTable(prefix, unit, s, texts, textNote),
 		failedTable(prefix, s, texts, textNote), confusionTable(prefix, unit, s)}
+	if s.Mode == eval.ModeRate {
+		out = slices.Insert(out, 1, rateTable(prefix, s))
+	}
 	return out
+}
+
+// rateTable shows a rate sweep's load as it arrived and as it was sent,
+// the objectives' figures and goodput: eval's level figures, as stdout.
+func rateTable(prefix string, s *series) table {
+	t := table{ID: prefix + "rate", Title: "Rate sweep: offered vs achieved load, lateness, goodput",
+		Note: "Offered: planned arrivals per second ((requests − 1) / planned span); achieved: sends per second. " +
+			"Lateness = send − scheduled instant; E2E from schedule = done − scheduled instant, so queueing past saturation shows. " +
+			"On time: every latency objective met (TTFT and E2E from the scheduled instant, TPOT); goodput: documents accepted and on time, per second. " +
+			"Client bound: the client could not keep the schedule (its own delay or CPU); such a level is never recommended. " +
+			"Median over complete repetitions, range in brackets; on-time shares pooled.",
+		Head: []string{"rate", "offered/s", "achieved/s", "lateness p50", "lateness p99", "client queue p95", "E2E p95 from schedule",
+			"TTFT p99 from schedule", "TPOT p99", "max waiting", "on time", "accepted on time", "goodput/s", "client", "verdict"}}
+	for _, l := range s.Levels {
+		client := "kept the schedule"
+		if l.ClientBound > 0 {
+			client = fmt.Sprintf("BOUND in %d of %d", l.ClientBound, l.Repetitions)
+		}
+		docs := float64(max(l.Docs, 1))
+		t.Rows = append(t.Rows, []string{eval.LevelName(l.Mode, l.Level), fmtSpread(l.OfferedRate, fmtNum), fmtSpread(l.AchievedRate, fmtNum),
+			fmtSpread(l.LatenessP50NS, fmtNS), fmtSpread(l.LatenessP99NS, fmtNS), fmtSpread(l.ClientQueueP95NS, fmtNS), fmtSpread(l.E2ESchedP95NS, fmtNS),
+			fmtSpread(l.TTFTSchedP99NS, fmtNS), fmtSpread(l.TPOTP99NS, fmtNS), fmtCount(l.MaxWaiting),
+			eval.FormatShare(float64(l.OnTime) / docs), eval.FormatShare(l.GoodShare()), fmtSpread(l.Goodput, fmtNum), client, s.verdictText(l)})
+	}
+	return t
 }
 
 func interactiveTable(prefix, unit string, s *series) table {

@@ -1,0 +1,213 @@
+package pipeline
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
+)
+
+// The client's self-check (MEASUREMENT.md section 3, as NVIDIA perf_analyzer
+// warns when its own overhead passes 10%): a pass whose client could not keep
+// its schedule is client_bound, and never the basis of a recommendation.
+const (
+	// ClientDelayBound is the highest p99 of the client's own delay (t_send −
+	// the instant the request could go) a pass may have: above it the client,
+	// not the engine, set the pace. Scheduling jitter on a busy machine stays
+	// well below it (a few ms at p99 with 64 requests in flight on 2 cores);
+	// a client that falls behind a schedule passes it within a few requests.
+	ClientDelayBound = 50 * time.Millisecond
+	// ClientOverheadShare is the highest median client delay a pass may have,
+	// as a share of its median E2E (perf_analyzer's 10% overhead): above it
+	// the client, not the engine, spaced the requests out.
+	ClientOverheadShare = 0.10
+	// ClientDelayFloor is a median client delay too small to flag whatever
+	// the E2E: goroutine scheduling on a busy machine (2 shared cores, an
+	// in-process engine) reaches a few ms, and against an engine that answers
+	// in microseconds any client is "slow", and nothing is learnt.
+	ClientDelayFloor = 5 * time.Millisecond
+	// ClientCPUSaturated is the share of the machine's cores at which the
+	// client counts as saturated; judged only when the engine runs in another
+	// process (the built-in engine's CPU is the client process's too).
+	ClientCPUSaturated = 0.9
+)
+
+// clientSelf is what the dispatcher measures of itself during one pass: its
+// delay per request sent, its process's CPU time and the wall time.
+type clientSelf struct {
+	mu       sync.Mutex
+	delays   []int64
+	cpu0     int64
+	cpuOK    bool
+	wall0    time.Time
+	cpuNS    int64
+	wallNS   int64
+	inProcEn bool // the engine runs in this process: CPU is not the client's alone
+}
+
+func startClientSelf(inProcEngine bool) *clientSelf {
+	c := &clientSelf{wall0: time.Now(), inProcEn: inProcEngine}
+	c.cpu0, c.cpuOK = processCPU()
+	return c
+}
+
+// sent records one request's client delay: t_send − due, where due is the
+// instant the request could go.
+func (c *clientSelf) sent(sendNS, dueNS int64) {
+	if sendNS <= 0 || dueNS <= 0 {
+		return
+	}
+	c.mu.Lock()
+	c.delays = append(c.delays, max(sendNS-dueNS, 0))
+	c.mu.Unlock()
+}
+
+func (c *clientSelf) stop() {
+	c.wallNS = time.Since(c.wall0).Nanoseconds()
+	if cpu, ok := processCPU(); ok && c.cpuOK {
+		c.cpuNS = cpu - c.cpu0
+	} else {
+		c.cpuOK = false
+	}
+}
+
+// judge fills the pass's self-check columns.
+func (c *clientSelf) judge(p *results.Pass) {
+	if c == nil {
+		return
+	}
+	d := eval.DescribeNS(c.delays)
+	if d.N > 0 {
+		p.ClientDelayP99NS = ptr(int64(d.P99))
+	}
+	var share *float64
+	if c.cpuOK && c.wallNS > 0 {
+		p.ClientCPUNS = ptr(c.cpuNS)
+		share = ptr(float64(c.cpuNS) / (float64(c.wallNS) * float64(runtime.NumCPU())))
+		p.ClientCPUShare = share
+	}
+	if p.ClientDelayP99NS == nil {
+		return
+	}
+	bound := *p.ClientDelayP99NS > ClientDelayBound.Nanoseconds() ||
+		(p.E2EP50NS != nil && d.P50 > ClientOverheadShare*float64(*p.E2EP50NS) && d.P50 > float64(ClientDelayFloor)) ||
+		(!c.inProcEn && share != nil && *share >= ClientCPUSaturated)
+	p.ClientBound = &bound
+}
+
+// beforeSend runs the test hook that slows the client, if any.
+func (rs *runState) beforeSend() {
+	if rs.opts.BeforeSend != nil {
+		rs.opts.BeforeSend()
+	}
+}
+
+// dispatchConcurrent keeps exactly level requests in flight (closed loop)
+// until the documents run out or ctx is canceled; in-flight requests finish.
+// A request's t_sched is the instant its slot freed (the previous request's
+// t_done, or the pass's start), so that whatever the client does before
+// sending shows in client_queue rather than vanishing.
+func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo []corpus.Document, bar *passBar, self *clientSelf) {
+	slots := make(chan int64, level)
+	start := rs.clock.Now()
+	for range level {
+		slots <- start
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, d := range todo {
+		if ctx.Err() != nil || e.died() {
+			return
+		}
+		var freed int64
+		select {
+		case freed = <-slots:
+		case <-ctx.Done():
+			return
+		}
+		if e.died() {
+			return // the engine died while this one waited for a free slot: never sent
+		}
+		rs.beforeSend()
+		wg.Go(func() {
+			resp := rs.send(e, d, freed)
+			done := resp.DoneNS
+			if done == 0 {
+				done = rs.clock.Now()
+			}
+			self.sent(resp.SendNS, freed)
+			if resp.Transport.Kind != eval.TransportOK {
+				// A failed exchange may be the engine's death: score it (which
+				// waits for the evidence) before the slot frees, so that no
+				// request is sent to a dead engine. The next request's t_sched
+				// is still this one's t_done.
+				rec := rs.score(v, e, d, resp)
+				slots <- done
+				rs.keep(key, rec, bar)
+				return
+			}
+			slots <- done // free the slot before scoring: scoring is not the engine's time
+			rs.keep(key, rs.score(v, e, d, resp), bar)
+		})
+	}
+}
+
+// dispatchRate sends the documents at their planned arrivals (open loop):
+// the schedule is precomputed from the protocol's seed (Arrivals), and each
+// request's t_sched is its planned instant, whether or not the client
+// managed to send it then. With sweep.max_in_flight, a request that finds
+// every slot taken waits for one, keeping its planned t_sched, so the wait
+// shows as client queue.
+func (rs *runState) dispatchRate(ctx context.Context, v *Variant, e *engine, key results.PassKey, todo []corpus.Document, bar *passBar, self *clientSelf) {
+	sw := rs.proto.Sweep
+	offsets := Arrivals(arrivalSeed(rs.proto.Generation.Seed, key.Level, key.Repetition), float64(key.Level), len(todo), sw.Arrival, sw.Burstiness)
+	var slots chan struct{}
+	if sw.MaxInFlight > 0 {
+		slots = make(chan struct{}, sw.MaxInFlight)
+	}
+	start := rs.clock.Now() + int64(time.Millisecond) // a little lead so the first send is on time
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for i, d := range todo {
+		sched := start + offsets[i]
+		if wait := sched - rs.clock.Now(); wait > 0 {
+			timer.Reset(time.Duration(wait))
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if ctx.Err() != nil || e.died() {
+			return
+		}
+		rs.beforeSend()
+		due := sched
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			default: // every slot is taken: wait, and count the wait as the engine's, not the client's
+				select {
+				case slots <- struct{}{}:
+					due = max(sched, rs.clock.Now())
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+		wg.Go(func() {
+			resp := rs.send(e, d, sched)
+			if slots != nil {
+				<-slots
+			}
+			self.sent(resp.SendNS, due)
+			rs.keep(key, rs.score(v, e, d, resp), bar)
+		})
+	}
+}

@@ -1,0 +1,181 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/extractbench/extractbench/engines/builtin/starter"
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
+)
+
+// runRate runs a protocol over docs documents of the small corpus on the
+// built-in engine, with the sweep, acceptance and builtin options given,
+// and returns the results directory and the run's summary.
+func runRate(t *testing.T, docs int, sweep, acceptance, builtinOpts string, before func()) (string, *pipeline.Summary) {
+	t.Helper()
+	dir := t.TempDir()
+	p := fmt.Sprintf(`name: rate
+corpus: %s
+prompt:
+  system: "You extract fields from business documents. Answer with JSON only."
+  user: "Extract date, amount and category.\n\n{{document}}"
+generation: {max_tokens: 128, temperature: 0, seed: 7}
+acceptance: %s
+sweep: %s
+variants:
+  - name: bf16
+    engine: {url: builtin, model: sim-8b, builtin: %s}
+`, writeSmallCorpus(t, dir, docs), acceptance, sweep, builtinOpts)
+	proto := filepath.Join(dir, "rate.yaml")
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true, BeforeSend: before})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, sum
+}
+
+func passAt(t *testing.T, sum *pipeline.Summary, level int) results.Pass {
+	t.Helper()
+	for _, p := range sum.Passes {
+		if p.Level == level {
+			return p
+		}
+	}
+	t.Fatalf("no pass at level %d", level)
+	return results.Pass{}
+}
+
+// schedOffsets reads a pass's planned instants back, relative to its first.
+func schedOffsets(t *testing.T, out string, level int) []int64 {
+	t.Helper()
+	rows, err := openDB(t, out).Query(`SELECT sched_ns FROM requests WHERE level = ? ORDER BY sched_ns`, level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var at []int64
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		at = append(at, v)
+	}
+	for i := len(at) - 1; i >= 0; i-- {
+		at[i] -= at[0]
+	}
+	return at
+}
+
+// TestRun_RateScheduleIsTheSeeds: t_sched of a rate pass is its planned
+// arrival, so two runs with one seed store the same schedule, request for
+// request, and another seed another one; the offered rate is the level.
+func TestRun_RateScheduleIsTheSeeds(t *testing.T) {
+	const docs = 24
+	sweep := "{mode: rate, levels: [200], repetitions: 1, warmup: 0}"
+	out1, sum := runRate(t, docs, sweep, "{min_accepted: 0}", "{time_scale: 0}", nil)
+	out2, _ := runRate(t, docs, sweep, "{min_accepted: 0}", "{time_scale: 0}", nil)
+	a, b := schedOffsets(t, out1, 200), schedOffsets(t, out2, 200)
+	if len(a) != docs || !slices.Equal(a, b) {
+		t.Errorf("two runs with seed 7 stored different schedules:\n%v\n%v", a, b)
+	}
+	if p := passAt(t, sum, results.SyncLevel); p.Phase != results.PhaseBaseline || p.OfferedRate != nil || p.SentConcurrency != 1 {
+		t.Errorf("the synchronous baseline: phase %s, offered %v, in flight %d; want baseline, NULL, 1", p.Phase, p.OfferedRate, p.SentConcurrency)
+	}
+	p := passAt(t, sum, 200)
+	if p.OfferedRate == nil || p.AchievedRate == nil || p.LatenessP99NS == nil || p.ClientBound == nil {
+		t.Fatalf("rate pass without offered %v, achieved %v, lateness %v or client_bound %v", p.OfferedRate, p.AchievedRate, p.LatenessP99NS, p.ClientBound)
+	}
+	if *p.ClientBound {
+		t.Errorf("client_bound at 200/s against an instant engine (client delay p99 %dns)", *p.ClientDelayP99NS)
+	}
+	if *p.OfferedRate < 80 || *p.OfferedRate > 400 {
+		t.Errorf("offered rate %.1f/s at level 200/s over %d Poisson arrivals", *p.OfferedRate, docs)
+	}
+}
+
+// TestRun_RateBeyondCapacity: past the engine's capacity, requests wait:
+// uncapped, in the engine (waiting requests, E2E from t_sched grows, the
+// client stays on schedule); capped by max_in_flight, in the client's queue,
+// which is the engine's saturation and not the client's fault.
+func TestRun_RateBeyondCapacity(t *testing.T) {
+	engine := "{time_scale: 0.1, max_running: 2}" // ~90 ms a request, 2 at a time: ~20 requests/s
+	_, sum := runRate(t, 20, "{mode: rate, arrival: constant, levels: [4, 100], repetitions: 1, warmup: 0}", "{min_accepted: 0}", engine, nil)
+	low, high := passAt(t, sum, 4), passAt(t, sum, 100)
+	if *low.OfferedRate < 3.9 || *low.OfferedRate > 4.1 {
+		t.Errorf("constant arrivals at 4/s: offered %.3f/s", *low.OfferedRate)
+	}
+	if *high.E2ESchedP95NS < 3**low.E2ESchedP95NS {
+		t.Errorf("E2E from t_sched p95 %s at 100/s, %s at 4/s: queueing past saturation does not show",
+			eval.FormatDuration(*high.E2ESchedP95NS), eval.FormatDuration(*low.E2ESchedP95NS))
+	}
+	if high.ObservedMaxWaiting == nil || *high.ObservedMaxWaiting == 0 {
+		t.Errorf("no request waited in the engine at 100/s (observed_max_waiting %v)", high.ObservedMaxWaiting)
+	}
+	if *high.ClientBound {
+		t.Errorf("client_bound at 100/s: the engine, not the client, was saturated")
+	}
+
+	_, capped := runRate(t, 20, "{mode: rate, arrival: constant, levels: [100], repetitions: 1, warmup: 0, max_in_flight: 2}", "{min_accepted: 0}", engine, nil)
+	c := passAt(t, capped, 100)
+	if c.SentConcurrency > 2 {
+		t.Errorf("max_in_flight 2: %d requests in flight", c.SentConcurrency)
+	}
+	if *c.LatenessP99NS < int64(200*time.Millisecond) || *c.ClientQueueP95NS < int64(200*time.Millisecond) {
+		t.Errorf("max_in_flight 2 at 100/s: lateness p99 %s, client queue p95 %s; the held requests' wait does not show",
+			eval.FormatDuration(*c.LatenessP99NS), eval.FormatDuration(*c.ClientQueueP95NS))
+	}
+	if *c.AchievedRate > 0.5**c.OfferedRate {
+		t.Errorf("achieved %.1f/s of offered %.1f/s through 2 slots", *c.AchievedRate, *c.OfferedRate)
+	}
+	if *c.ClientBound {
+		t.Errorf("client_bound when requests waited for a max_in_flight slot (client delay p99 %s)", eval.FormatDuration(*c.ClientDelayP99NS))
+	}
+}
+
+// TestRun_SlowClient: a client slowed on purpose (the BeforeSend hook) is
+// seen: in concurrency mode its delay shows in client_queue_ns (t_sched is
+// the instant the slot freed), in rate mode as growing lateness; both
+// passes are client_bound, and a client-bound level is never recommended.
+func TestRun_SlowClient(t *testing.T) {
+	slow := func() { time.Sleep(15 * time.Millisecond) }
+	engine := "{time_scale: 0.02}" // ~20 ms a request
+	queue := func(sum *pipeline.Summary, level int) int64 { return *passAt(t, sum, level).LatenessP50NS }
+
+	_, fast := runRate(t, 12, "{mode: concurrency, levels: [2], repetitions: 1, warmup: 0}", "{min_accepted: 0}", engine, nil)
+	_, slowed := runRate(t, 12, "{mode: concurrency, levels: [2], repetitions: 1, warmup: 0}", "{min_accepted: 0}", engine, slow)
+	if q := queue(fast, 2); q > int64(5*time.Millisecond) {
+		t.Errorf("concurrency 2, no hook: client queue p50 %s", eval.FormatDuration(q))
+	}
+	if q := queue(slowed, 2); q < int64(15*time.Millisecond) {
+		t.Errorf("concurrency 2, client slowed 15 ms a request: client queue p50 %s, want ≥ 15ms", eval.FormatDuration(q))
+	}
+	if p := passAt(t, fast, 2); *p.ClientBound {
+		t.Errorf("concurrency 2, no hook: flagged client_bound")
+	}
+	if p := passAt(t, slowed, 2); !*p.ClientBound {
+		t.Errorf("concurrency 2, client slowed: not flagged client_bound (client delay p99 %s)", eval.FormatDuration(*p.ClientDelayP99NS))
+	}
+
+	_, rate := runRate(t, 12, "{mode: rate, arrival: constant, levels: [5, 200], repetitions: 1, warmup: 0}", "{min_accepted: 0}", engine, slow)
+	p := passAt(t, rate, 200)
+	if !*p.ClientBound || *p.LatenessP99NS < int64(50*time.Millisecond) {
+		t.Errorf("rate 200/s with a client that needs 15 ms a request: client_bound %v, lateness p99 %s", *p.ClientBound, eval.FormatDuration(*p.LatenessP99NS))
+	}
+	rec := rate.Variants[0].Series[0].Recommendation
+	if rec.HighestUsable == 200 || rec.Recommended == 200 || !slices.Contains(rec.BrokeBy, eval.CauseClient) {
+		t.Errorf("a client-bound level is the basis of a recommendation: %+v", rec)
+	}
+
+}
