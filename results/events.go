@@ -52,6 +52,9 @@ const (
 	EventLockStale   = "lock_taken_over"      // Detail: the holder a killed process left in the directory's lock file
 	EventAppended    = "appended"             // Detail: a new run appended (-append) to a directory holding runs of the same fingerprint
 	EventEngineDead  = "engine_dead"          // Detail: a started engine died mid-variant: dispatch stopped, what was left unsent
+	// EventBaselineDiffAccepted: -baseline compared this run with a baseline
+	// that measured something else (-accept-baseline-diff); Detail lists what.
+	EventBaselineDiffAccepted = "baseline_differences_accepted"
 )
 
 // Event is one row of events: something that happened to the run or a

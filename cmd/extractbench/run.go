@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -38,6 +39,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	baseline := fs.String("baseline", "", "nightly regression: compare against the run in `DIR` and fail on a drop")
 	margin := fs.Float64("margin", 0.02, "with -baseline: largest allowed drop in accepted share")
 	latencyRatio := fs.Float64("latency-ratio", 1.25, "with -baseline: largest allowed growth of p95 E2E at the recommended level")
+	acceptDiffs := fs.Bool("accept-baseline-diff", false, "with -baseline: compare even when the baseline measured another prompt, schema, parse rule, generation or model (recorded as an event)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -47,7 +49,15 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	opts := pipeline.Options{ProtocolPath: *protocol, OutDir: *out, Quiet: *quiet, Progress: c.stderr, TTY: isTerminal(c.stderr),
 		Starters: starter.Starters(), Append: *appendRun, Abandon: c.abandon}
 	if *resume != "" {
+		if flagSet(fs, "out") && filepath.Clean(*out) != filepath.Clean(*resume) {
+			return &usageError{msg: fmt.Sprintf("run: -resume %s resumes into its own directory; -out %s would be ignored: give one of them", *resume, *out)}
+		}
 		opts.OutDir, opts.Resume = *resume, true
+	}
+	if *baseline != "" {
+		if err := checkBaseline(ctx, *baseline, *protocol, opts.Resume, *acceptDiffs); err != nil {
+			return err
+		}
 	}
 	sum, err := pipeline.Run(ctx, opts)
 	if sum != nil && (err == nil || len(sum.Passes) > 0) { // a run that measured nothing has no table
@@ -66,7 +76,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return &interruptedError{dir: opts.OutDir}
 	}
 	if *baseline != "" {
-		if err := regression(ctx, c.stdout, *baseline, opts.OutDir, *margin, *latencyRatio); err != nil {
+		if err := regression(ctx, c.stdout, *baseline, opts.OutDir, *margin, *latencyRatio, *acceptDiffs); err != nil {
 			return err
 		}
 	}

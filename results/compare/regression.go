@@ -26,6 +26,9 @@ type Verdict struct {
 	Margin       float64             `json:"margin"`
 	LatencyRatio float64             `json:"latency_ratio"`
 	Variants     []VariantRegression `json:"variants"`
+	// Differences are what the two runs measured differently (ManifestDiffs),
+	// compared anyway because the caller accepted them; empty otherwise.
+	Differences []string `json:"accepted_differences,omitempty"`
 }
 
 // VariantRegression is one variant's figures in both runs.
@@ -50,7 +53,7 @@ type VariantRegression struct {
 // margin, or its p95 E2E at the baseline run's recommended level grows more
 // than latencyRatio times. Both runs must have the same corpus. margin 0
 // means DefaultMargin; latencyRatio 0 means DefaultLatencyRatio.
-func Regression(ctx context.Context, baselineDir, currentDir string, margin, latencyRatio float64) (Verdict, error) {
+func Regression(ctx context.Context, baselineDir, currentDir string, margin, latencyRatio float64, acceptDiffs bool) (Verdict, error) {
 	if margin == 0 {
 		margin = DefaultMargin
 	}
@@ -73,7 +76,16 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 		return Verdict{}, results.Refused("refusing: baseline %s ran corpus %q and current %s ran %q; results of different corpora are never compared",
 			baselineDir, short(hb), currentDir, short(hc))
 	}
+	diffs := ManifestDiffs(&base.Manifest, &cur.Manifest)
+	if len(diffs) > 0 && !acceptDiffs {
+		return Verdict{}, results.Refused("refusing: the baseline %s measured something else:\n  %s\n(-accept-baseline-diff compares anyway and records it)",
+			baselineDir, strings.Join(diffs, "\n  "))
+	}
 	v := Verdict{BaselineDir: baselineDir, CurrentDir: currentDir, Margin: margin, LatencyRatio: latencyRatio}
+	if len(diffs) > 0 {
+		v.Differences = diffs
+		v.Notes = append(v.Notes, "compared although the runs differ (accepted): "+strings.Join(diffs, "; "))
+	}
 	curSeries := map[string]eval.Series{}
 	for _, s := range cur.Series() {
 		curSeries[s.Variant+"\x00"+s.Mode] = s

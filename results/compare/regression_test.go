@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestRegression(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := Regression(context.Background(), base, tt.current, 0.02, 1.25)
+			v, err := Regression(context.Background(), base, tt.current, 0.02, 1.25, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +73,7 @@ func TestRegression(t *testing.T) {
 }
 
 func TestRegressionRefusesOtherCorpus(t *testing.T) {
-	_, err := Regression(context.Background(), nightly(t, "c0ffee", 291, 1000), nightly(t, "decaf", 291, 1000), 0, 0)
+	_, err := Regression(context.Background(), nightly(t, "c0ffee", 291, 1000), nightly(t, "decaf", 291, 1000), 0, 0, false)
 	if err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Errorf("got %v, want a refusal", err)
 	}
@@ -84,11 +85,38 @@ func TestRegressionMissingLevelFails(t *testing.T) {
 	sizingtest.Write(t, cur, sizingtest.Run{RunID: "c",
 		Manifest: sizingtest.Manifest("c0ffee", "Llama-3.1-8B", "NVIDIA L4", 24e9, 0.9, 0),
 		Passes:   []results.Pass{sizingtest.Pass("bf16", 1, 1, 300, 291, 600, 900)}})
-	v, err := Regression(context.Background(), base, cur, 0, 0)
+	v, err := Regression(context.Background(), base, cur, 0, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v.Pass || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "level 2, recommended by the baseline run, was not measured") {
 		t.Errorf("got pass %v reasons %q", v.Pass, v.Reasons)
+	}
+}
+
+// TestRegressionRefusesADifferentMeasurement: a baseline that ran another
+// generation (or prompt, schema, parse rule, model) is refused with every
+// difference listed, unless the caller accepts them; then they are kept in
+// the verdict.
+func TestRegressionRefusesADifferentMeasurement(t *testing.T) {
+	base := nightly(t, "c0ffee", 291, 1000)
+	cur := t.TempDir()
+	m := sizingtest.Manifest("c0ffee", "Llama-3.1-8B", "NVIDIA L4", 24e9, 0.9, 0)
+	m["generation"] = map[string]any{"max_tokens": 256}
+	m["parse"] = "lenient"
+	sizingtest.Write(t, cur, sizingtest.Run{RunID: "c", Manifest: m,
+		Passes: []results.Pass{sizingtest.Pass("bf16", 1, 1, 300, 291, 600, 900), sizingtest.Pass("bf16", 2, 1, 300, 291, 320, 1000)}})
+	_, err := Regression(context.Background(), base, cur, 0, 0, false)
+	var re *results.RefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), `parse: baseline "strict", now "lenient"`) ||
+		!strings.Contains(err.Error(), `generation.max_tokens: baseline "128", now "256"`) {
+		t.Fatalf("err = %v, want a refusal listing parse and max_tokens", err)
+	}
+	v, err := Regression(context.Background(), base, cur, 0, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Differences) != 2 || !strings.Contains(strings.Join(v.Notes, " "), "compared although the runs differ") {
+		t.Errorf("accepted: differences %q notes %q", v.Differences, v.Notes)
 	}
 }
