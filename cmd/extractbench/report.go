@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/extractbench/extractbench/results/report"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 type reportCommand struct{ env }
@@ -15,8 +16,9 @@ func (c *reportCommand) Synopsis() string {
 }
 
 func (c *reportCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("report DIR", c.Synopsis(), c.env)
-	if err := parseFlags(fs, args); err != nil {
+	fs := newFlags("report [-prices FILE] DIR", c.Synopsis(), c.env)
+	pricesPath := fs.String("prices", "", "price file (YAML: card → price per hour; see prices.example.yaml): cost per 1,000 accepted documents in each selection sheet")
+	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -26,7 +28,15 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 	if err := requireResults("report", dir); err != nil {
 		return err
 	}
-	if err := report.Write(ctx, dir); err != nil {
+	var opts report.Options
+	if *pricesPath != "" {
+		p, err := sizing.LoadPrices(*pricesPath)
+		if err != nil {
+			return &usageError{msg: "report: -prices: " + err.Error()}
+		}
+		opts.Prices = p
+	}
+	if err := report.WriteWith(ctx, dir, opts); err != nil {
 		return readError("report", err)
 	}
 	fmt.Fprintf(c.stdout, "%s\n%s\n", filepath.Join(dir, "report.html"), filepath.Join(dir, "report.md"))

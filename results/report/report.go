@@ -86,8 +86,11 @@ type pageData struct {
 // Write reads dir/results.db (the latest run) and writes dir/report.html and
 // dir/report.md. Each file is written to a temporary name and renamed, so a
 // crash never leaves half a report.
-func Write(ctx context.Context, dir string) error {
-	p, err := build(ctx, dir)
+func Write(ctx context.Context, dir string) error { return WriteWith(ctx, dir, Options{}) }
+
+// WriteWith is Write with options (a price file for the cost lines).
+func WriteWith(ctx context.Context, dir string, opts Options) error {
+	p, err := build(ctx, dir, opts)
 	if err != nil {
 		return err
 	}
@@ -102,11 +105,12 @@ func Write(ctx context.Context, dir string) error {
 }
 
 // build reads a results directory into a page.
-func build(ctx context.Context, dir string) (*page, error) {
+func build(ctx context.Context, dir string, opts Options) (*page, error) {
 	d, err := load(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
+	dc := decide(ctx, d, opts)
 	m := &d.Manifest
 	outcomes := d.Outcomes()
 	p := &page{Title: "extractbench report: " + d.Run.RunID, Run: runLines(d, m), Outcomes: outcomeRows(m, outcomes), Headline: headline(m, outcomes)}
@@ -130,7 +134,7 @@ func build(ctx context.Context, dir string) (*page, error) {
 		prefix := fmt.Sprintf("s%d-", i)
 		gpu := m.Variant(s.Variant).GPU
 		sp := seriesPage{ID: prefix + "series", Variant: s.Variant, Unit: unitName(s.Mode),
-			Sheet:     sheet(m, s),
+			Sheet:     append(sheet(m, s), dc.lines(m, s)...),
 			Tables:    seriesTables(prefix, s, texts, textNote),
 			Decisions: decisionLines(d, s.Variant)}
 		sp.Charts, sp.Omitted = charts(prefix, s, d.Telemetry, gpu.MemoryTotalBytes)

@@ -15,6 +15,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/fixture.golden.md")
@@ -74,7 +75,7 @@ func firstDiff(got, want string) string {
 func TestBuild_SelectionSheet(t *testing.T) {
 	dir := t.TempDir()
 	defaultFixture.write(t, dir)
-	p, err := build(context.Background(), dir)
+	p, err := build(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestBuild_BareEngine(t *testing.T) {
 	f.Bare = true
 	dir := t.TempDir()
 	f.write(t, dir)
-	p, err := build(context.Background(), dir)
+	p, err := build(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +392,7 @@ func FuzzMarkdownInert(f *testing.F) {
 func TestBuild_FieldTables(t *testing.T) {
 	dir := t.TempDir()
 	defaultFixture.write(t, dir)
-	p, err := build(context.Background(), dir)
+	p, err := build(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,5 +466,47 @@ func TestHeadline(t *testing.T) {
 	}
 	if got := headline(m, outs); !strings.HasPrefix(got, "No variant passed") {
 		t.Errorf("headline with none passing = %q", got)
+	}
+}
+
+// TestBuild_RenterLines: the selection sheet carries the environment check,
+// memory per phase and, with a price file, the cost per 1,000 accepted
+// documents at the recommended level, labelled with the file (PLACEHOLDER
+// when it says so).
+func TestBuild_RenterLines(t *testing.T) {
+	dir := t.TempDir()
+	defaultFixture.write(t, dir)
+	pricePath := filepath.Join(dir, "prices.yaml")
+	if err := os.WriteFile(pricePath, []byte("currency: USD\nplaceholder: true\nper_card_hour:\n  L4: 2.50\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prices, err := sizing.LoadPrices(pricePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := build(context.Background(), dir, Options{Prices: prices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sheet := map[string]string{}
+	for _, kv := range p.Series[0].Sheet {
+		sheet[kv.K] = kv.V
+	}
+	if got := sheet["Environment fit (card, driver, CUDA, engine build, precision)"]; !strings.HasPrefix(got, "simulated") {
+		t.Errorf("environment line = %q, want the simulated card said so", got)
+	}
+	cost := sheet["Cost"]
+	// 2.50 per card-hour over the recommended level's sustained accepted rate.
+	if !strings.Contains(cost, "per 1,000 accepted documents at concurrency 4 (2.50 per card-hour; USD, PLACEHOLDER prices") {
+		t.Errorf("cost line = %q", cost)
+	}
+	p, err = build(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range p.Series[0].Sheet {
+		if kv.K == "Cost" && !strings.Contains(kv.V, "no price file") {
+			t.Errorf("without prices: cost line = %q", kv.V)
+		}
 	}
 }
