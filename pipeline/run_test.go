@@ -676,7 +676,7 @@ acceptance: {min_accepted: 0.5}
 sweep: {mode: concurrency, levels: [1], repetitions: 1, warmup: 0}
 variants:
   - name: broken
-    engine: {url: "http://127.0.0.1:1", model: nothing-listens}
+    engine: {url: "http://127.0.0.1:1", model: nothing-listens, start: "false", ready_timeout: 10s}
   - name: good
     engine: {url: builtin, model: sim-8b, builtin: {time_scale: 0}}
 `, writeSmallCorpus(t, dir, 5))
@@ -686,7 +686,7 @@ variants:
 	}
 	out := filepath.Join(dir, "out")
 	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
-	if err == nil || !strings.Contains(err.Error(), "not answering") {
+	if err == nil || !strings.Contains(err.Error(), "engine exited before it was ready") {
 		t.Fatalf("err = %v, want the broken engine's error", err)
 	}
 	if len(sum.Variants) != 2 || sum.Variants[0].State != results.OutcomeError || !sum.Variants[1].Passed() || sum.Passed {

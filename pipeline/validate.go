@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/results"
@@ -101,6 +104,14 @@ func (rs *runState) checkVariants() []string {
 						}
 					}
 				}
+			}
+		}
+		if !e.IsBuiltin() && e.Start == "" {
+			// An engine the run does not start must already answer: an
+			// unreachable URL is found now, not after the variants before it.
+			if err := reachable(e.URL); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: variant %s: %s does not answer (%v): start the engine first, fix the URL, or give a start: command",
+					at("url"), v.Name, e.URL, err))
 			}
 		}
 		for _, cmd := range []struct{ key, line string }{{"start", e.Start}, {"stop", e.Stop}} {
@@ -274,4 +285,36 @@ func (rs *runState) checkLevels() []string {
 		}
 	}
 	return problems
+}
+
+// reachTimeout bounds the check that an engine the run does not start
+// accepts connections.
+const reachTimeout = 3 * time.Second
+
+// reachable reports whether something accepts a TCP connection at the URL's
+// host and port (the scheme's port when none is written). It sends nothing:
+// what answers is checked (served models, version) when the variant's turn
+// comes.
+func reachable(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("not a URL")
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	c, err := net.DialTimeout("tcp", host, reachTimeout)
+	if err != nil {
+		var oe *net.OpError
+		if errors.As(err, &oe) && oe.Err != nil {
+			return oe.Err
+		}
+		return err
+	}
+	return c.Close()
 }

@@ -49,12 +49,13 @@ variants:
 	for _, want := range []string{"p.yaml:2: corpus: " + filepath.Join(dir, "nowhere"), "p.yaml:3: output_schema: ",
 		"p.yaml:12: variants.1.engine.model: variant nomodel: ", "sim-nope",
 		"p.yaml:14: variants.2.engine.api_key_env: variant nokey: EXTRACTBENCH_TEST_UNSET_KEY is not set",
+		"p.yaml:14: variants.2.engine.url: variant nokey: http://127.0.0.1:1 does not answer",
 		"p.yaml:16: variants.3.engine.start: variant noprog: runs extractbench-no-such-engine"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not say %q:\n%v", want, err)
 		}
 	}
-	if got, want := len(ve.Problems), 5; got != want {
+	if got, want := len(ve.Problems), 6; got != want {
 		t.Errorf("%d problems, want %d:\n%v", got, want, err)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {

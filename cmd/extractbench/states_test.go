@@ -28,7 +28,7 @@ acceptance: {min_accepted: 0.5}
 sweep: {mode: concurrency, levels: [1, 2], repetitions: 1, warmup: 0}
 variants:
   - name: broken
-    engine: {url: "http://127.0.0.1:1", model: nothing-listens}
+    engine: {url: "http://127.0.0.1:1", model: nothing-listens, start: "false", ready_timeout: 10s}
   - name: good
     engine: {url: builtin, model: sim-8b, builtin: {time_scale: 0}}
 `, "CORPUS", smallCorpus(t, dir), 1))
@@ -37,7 +37,7 @@ variants:
 	if code == exitOK {
 		t.Fatalf("exit 0 with a broken variant; stderr %s", stderr)
 	}
-	for _, want := range []string{"ERROR broken (nothing-listens)", "engine at http://127.0.0.1:1 is not answering", "PASS good (sim-8b): baseline accepted"} {
+	for _, want := range []string{"ERROR broken (nothing-listens)", "engine exited before it was ready", "PASS good (sim-8b): baseline accepted"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -54,7 +54,7 @@ variants:
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	if !strings.Contains(string(md), "| broken | nothing-listens | – | ERROR |") || !strings.Contains(string(md), "not answering") {
+	if !strings.Contains(string(md), "| broken | nothing-listens | – | ERROR |") || !strings.Contains(string(md), "engine exited before it was ready") {
 		t.Errorf("report.md does not show the failed variant with its reason:\n%s", md)
 	}
 }
