@@ -50,7 +50,8 @@ func overlays(all []*series, obj objectives) []chart {
 				for _, l := range s.Levels {
 					v[slices.Index(levels, l.Level)] = f(l)
 				}
-				ln := line{Label: s.Variant, Unit: lineUnit, Color: variantColors[i%len(variantColors)], Values: v}
+				// Every other variant dashed, so lines that coincide both show.
+				ln := line{Label: s.Variant, Unit: lineUnit, Color: variantColors[i%len(variantColors)], Dash: i%2 == 1, Values: v}
 				one := chart{X: x, XLabel: unit, Series: []line{ln}}
 				one.setLegends(s.Rec.Recommended)
 				ln.Legend = one.Series[0].Legend
