@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // maxTimelinePoints bounds the telemetry chart: a pass sampled every 100 ms
@@ -28,6 +30,18 @@ type chart struct {
 	Bands  [][2]int   `json:"bands,omitempty"` // pairs of series indices (0-based) whose area between is filled
 	Note   string     `json:"note,omitempty"`
 	YRange [2]float64 `json:"yRange,omitempty"` // fixed left axis range when [1] > [0]
+	// HLines are labelled horizontal lines (an objective, the card's
+	// memory) on the left axis, VLines labelled vertical lines at an x (the
+	// recommended level). The axis range always takes them in.
+	HLines []marker `json:"hLines,omitempty"`
+	VLines []marker `json:"vLines,omitempty"`
+}
+
+// marker is one labelled reference line of a chart.
+type marker struct {
+	Value float64 `json:"value"`
+	Label string  `json:"label"`
+	Color string  `json:"color"`
 }
 
 // line is one series of a chart.
@@ -38,6 +52,105 @@ type line struct {
 	Color  string     `json:"color"`
 	Dash   bool       `json:"dash,omitempty"`
 	Values []*float64 `json:"values"`
+	// Legend is what the legend shows before any hover: the value at the
+	// recommended level (or the last one measured) with its unit, so the
+	// chart reads without a mouse.
+	Legend string `json:"legend"`
+}
+
+// objectives are the protocol's acceptance figures the charts draw as lines.
+type objectives struct {
+	LatencyP95MS float64 // p95 E2E objective; 0 = none
+	MinAccepted  float64 // share, 0–1
+}
+
+func objectivesOf(a eval.Acceptance) objectives {
+	return objectives{LatencyP95MS: a.LatencyP95MS, MinAccepted: a.MinAccepted}
+}
+
+// recMarker is the vertical line at a series' recommended level.
+func recMarker(s *series) []marker {
+	if s.Rec.Recommended <= 0 {
+		return nil
+	}
+	if _, ok := s.level(s.Rec.Recommended); !ok {
+		return nil
+	}
+	return []marker{{Value: float64(s.Rec.Recommended), Label: fmt.Sprintf("recommended: %d", s.Rec.Recommended), Color: green}}
+}
+
+// latencyObjective is the horizontal line of the p95 E2E objective.
+func latencyObjective(o objectives) []marker {
+	if o.LatencyP95MS <= 0 {
+		return nil
+	}
+	return []marker{{Value: o.LatencyP95MS, Label: "objective: p95 E2E ≤ " + fmtNS(o.LatencyP95MS*1e6), Color: objectiveColor}}
+}
+
+// setLegends writes each line's static legend: its value at level rec when
+// it has one there, else at the last x with a value.
+func (c *chart) setLegends(rec int) {
+	for i := range c.Series {
+		l := &c.Series[i]
+		at, isRec := -1, false
+		for j, v := range l.Values {
+			if v == nil {
+				continue
+			}
+			if rec > 0 && c.X[j] == float64(rec) {
+				at, isRec = j, true
+				break
+			}
+			at = j
+		}
+		if at < 0 {
+			l.Legend = "not measured"
+			continue
+		}
+		l.Legend = fmt.Sprintf("%s at %s %s", withUnit(*l.Values[at], l.Unit), c.XLabel, strconv.FormatFloat(c.X[at], 'f', -1, 64))
+		if isRec {
+			l.Legend += " (recommended)"
+		}
+	}
+}
+
+// withUnit prints a chart value as the tables do, with its unit.
+func withUnit(v float64, unit string) string {
+	s := fmtNum(v)
+	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1e15: // a count, or a round figure
+		s = sizing.GroupDigits(int64(v))
+	case math.Abs(v) < 10:
+		s = strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	switch unit {
+	case "":
+		return s
+	case "%":
+		return s + "%"
+	}
+	return s + " " + unit
+}
+
+// zoomShare is the accepted-share axis: from just below the lowest share
+// (or the objective, if lower) to 100%, so 95.3% and 98% look apart.
+func zoomShare(values []*float64, min float64) [2]float64 {
+	lo := 100.0
+	if min > 0 {
+		lo = min * 100
+	}
+	for _, v := range values {
+		if v != nil && *v < lo {
+			lo = *v
+		}
+	}
+	pad := math.Max(1, (100-lo)*0.1)
+	return [2]float64{math.Max(0, math.Floor(lo-pad)), 100}
+}
+
+// axisRange says a zoomed axis's range in words.
+func axisRange(r [2]float64) string {
+	return fmt.Sprintf("axis %s–%s%%, zoomed", strconv.FormatFloat(r[0], 'f', -1, 64), strconv.FormatFloat(r[1], 'f', -1, 64))
 }
 
 // Colours chosen to stay distinct in print and for common colour blindness
@@ -51,6 +164,8 @@ const (
 	sky    = "#56B4E9"
 	black  = "#000000"
 	yellow = "#B8A000"
+	// objectiveColor draws the protocol's objectives, apart from every line.
+	objectiveColor = "#444444"
 )
 
 // failureColors follows eval.Failures order (cycled for a class added later).
@@ -60,7 +175,7 @@ var failureColors = []string{red, orange, purple, sky, black}
 // when a report holds several series. A chart with no measured value at all
 // (an engine without metrics has no KV figures) is left out, and omitted
 // says so, rather than drawn empty.
-func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64) (out []chart, omitted []string) {
+func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, obj objectives) (out []chart, omitted []string) {
 	unit := unitName(s.Mode)
 	x := make([]float64, len(s.Levels))
 	for i, l := range s.Levels {
@@ -88,31 +203,40 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64) (o
 				{Label: name + " median", Unit: "ms", Color: blue, Values: ms(p50)},
 				{Label: name + " p95", Unit: "ms", Color: blue, Dash: true, Values: ms(p95)},
 			},
-			Bands: [][2]int{{1, 0}}}
+			Bands: [][2]int{{1, 0}}, VLines: recMarker(s)}
 	}
-	var card []*float64
-	if cardBytes > 0 {
-		card = perLevel(func(level) *float64 { return num(float64(cardBytes) / gib) })
-	}
+	e2e := latency("e2e", "E2E", func(l level) eval.Spread { return l.E2EP50NS }, func(l level) eval.Spread { return l.E2EP95NS })
+	e2e.HLines = latencyObjective(obj)
 	all := []chart{
 		latency("ttft", "TTFT", func(l level) eval.Spread { return l.TTFTP50NS }, func(l level) eval.Spread { return l.TTFTP95NS }),
-		latency("e2e", "E2E", func(l level) eval.Spread { return l.E2EP50NS }, func(l level) eval.Spread { return l.E2EP95NS }),
-		{ID: prefix + "throughput", Title: "Throughput vs " + unit + " (median over repetitions)", XLabel: unit, XLog: true,
+		e2e,
+		{ID: prefix + "throughput", Title: "Throughput vs " + unit + " (median over repetitions)", XLabel: unit, XLog: true, VLines: recMarker(s),
 			YLabel: [2]string{"accepted documents/hour", "output tokens/s"}, X: x,
 			Series: []line{
-				{Label: "documents/hour", Unit: "docs/h", Color: green, Values: perLevel(func(l level) *float64 { return spreadPtr(l.DocsPerHour) })},
+				{Label: "documents/hour", Unit: "docs/h", Color: blue, Values: perLevel(func(l level) *float64 { return spreadPtr(l.DocsPerHour) })},
 				{Label: "output tokens/s", Unit: "tok/s", Axis: 1, Color: orange, Values: perLevel(func(l level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
 			}},
-		acceptanceChart(prefix, unit, x, s),
+		acceptanceChart(prefix, unit, x, s, obj),
 		fieldChart(prefix, unit, x, s),
+		// Memory in GiB and the KV cache in % are two charts: one unit per axis.
 		{ID: prefix + "memory", Title: "Memory peaks vs " + unit + " (GiB = 2^30 bytes)", XLabel: unit, XLog: true,
-			YLabel: [2]string{"GiB", "KV cache usage (%)"}, X: x,
+			YLabel: [2]string{"memory peak (GiB)", ""}, X: x, VLines: recMarker(s),
 			Series: []line{
 				{Label: "device (NVML)", Unit: "GiB", Color: black, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakGPUMemBytes) })},
 				{Label: "torch allocated", Unit: "GiB", Color: blue, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchAllocatedBytes) })},
 				{Label: "torch reserved", Unit: "GiB", Color: sky, Dash: true, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchReservedBytes) })},
-				{Label: "KV cache usage", Unit: "%", Axis: 1, Color: red, Values: perLevel(func(l level) *float64 { return pctPtr(l.PeakKVUsage) })},
 			}},
+		{ID: prefix + "kv", Title: "KV cache usage peak vs " + unit + " (share of the engine's KV cache)", XLabel: unit, XLog: true,
+			YLabel: [2]string{"KV cache usage peak (%)", ""}, X: x, YRange: [2]float64{0, 100}, VLines: recMarker(s),
+			Series: []line{
+				{Label: "KV cache usage peak", Unit: "%", Color: red, Values: perLevel(func(l level) *float64 { return pctPtr(l.PeakKVUsage) })},
+			}},
+	}
+	for i := range all {
+		if all[i].VLines == nil {
+			all[i].VLines = recMarker(s)
+		}
+		all[i].setLegends(s.Rec.Recommended)
 	}
 	if tl, ok := timeline(prefix, s, telemetry); ok {
 		all = append(all, tl)
@@ -124,10 +248,11 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64) (o
 			omitted = append(omitted, c.Title+": no value was measured")
 			continue
 		}
-		if c.ID == prefix+"memory" && card != nil {
+		if c.ID == prefix+"memory" && cardBytes > 0 {
 			// The card's capacity, drawn after the data check so that it
 			// never makes an empty chart look measured.
-			c.Series = append(c.Series, line{Label: "card memory", Unit: "GiB", Color: black, Dash: true, Values: card})
+			card := float64(cardBytes) / gib
+			c.HLines = append(c.HLines, marker{Value: card, Label: "card memory: " + withUnit(card, "GiB"), Color: purple})
 		}
 		out = append(out, c)
 	}
@@ -146,16 +271,19 @@ func (c chart) hasData() bool {
 	return false
 }
 
-func acceptanceChart(prefix, unit string, x []float64, s *series) chart {
-	c := chart{ID: prefix + "acceptance", Title: "Accepted share and failures by class vs " + unit, XLabel: unit, XLog: true,
-		YLabel: [2]string{"accepted (%)", "failed documents (all repetitions)"}, X: x, YRange: [2]float64{0, 100}}
+func acceptanceChart(prefix, unit string, x []float64, s *series, obj objectives) chart {
+	c := chart{ID: prefix + "acceptance", Title: "Accepted share (pooled over repetitions) and failures by class vs " + unit, XLabel: unit, XLog: true,
+		X: x, VLines: recMarker(s), HLines: shareObjective(obj)}
 	acc := make([]*float64, len(s.Levels))
 	for i, l := range s.Levels {
 		if l.Docs > 0 {
 			acc[i] = num(l.Share() * 100)
 		}
 	}
-	c.Series = append(c.Series, line{Label: "accepted", Unit: "%", Color: green, Values: acc})
+	c.YRange = zoomShare(acc, obj.MinAccepted)
+	c.YLabel = [2]string{"accepted (%, " + axisRange(c.YRange) + ")", "failed documents (all repetitions)"}
+	c.Note = "The accepted-share axis runs from " + strconv.FormatFloat(c.YRange[0], 'f', -1, 64) + "% to 100%, not from 0."
+	c.Series = append(c.Series, line{Label: "accepted", Unit: "%", Color: blue, Values: acc})
 	for i, f := range eval.Failures {
 		v := make([]*float64, len(s.Levels))
 		for j, l := range s.Levels {
@@ -164,6 +292,14 @@ func acceptanceChart(prefix, unit string, x []float64, s *series) chart {
 		c.Series = append(c.Series, line{Label: string(f), Unit: "docs", Axis: 1, Color: failureColors[i%len(failureColors)], Dash: true, Values: v})
 	}
 	return c
+}
+
+// shareObjective is the horizontal line of the protocol's minimum share.
+func shareObjective(o objectives) []marker {
+	if o.MinAccepted <= 0 {
+		return nil
+	}
+	return []marker{{Value: o.MinAccepted * 100, Label: "objective: ≥ " + fmtShare(o.MinAccepted) + " accepted", Color: objectiveColor}}
 }
 
 // timelineMetrics are the engine metrics the timeline draws, each under
@@ -284,6 +420,19 @@ func timeline(prefix string, s *series, telemetry []sampleRow) (chart, bool) {
 	}
 	if len(missing) > 0 {
 		c.Note += "not reported by the engine: " + strings.Join(missing, ", ") + "."
+	}
+	for i := range c.Series {
+		l := &c.Series[i]
+		peak := math.Inf(-1)
+		for _, v := range l.Values {
+			if v != nil {
+				peak = math.Max(peak, *v)
+			}
+		}
+		l.Legend = "not reported"
+		if !math.IsInf(peak, -1) {
+			l.Legend = "peak " + withUnit(peak, l.Unit)
+		}
 	}
 	return c, true
 }

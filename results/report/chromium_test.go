@@ -3,12 +3,15 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"html"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,15 +54,31 @@ func headless(t *testing.T, bin string, args ...string) []byte {
 	return stdout.Bytes()
 }
 
-// TestChromium_ChartsDraw opens report.html from disk in headless Chromium:
-// every chart must have drawn (report.js counts a chart once uPlot has drawn
-// a series with data and its canvas holds ink), and nothing from the hostile
-// document may have run. It also takes a screenshot and checks it is a
-// picture of the window (testdata/screenshot.png, of a real run, comes from
-// screenshot.sh).
+// TestChromium_ChartsDraw opens report.html of a two-variant run from disk
+// in headless Chromium: every chart (the overlays and each variant's) must
+// have drawn (report.js counts a chart once uPlot has drawn a series with
+// data and its canvas holds ink), every legend must read without a hover,
+// no axis title may overlap its tick labels, no reference label may overlap
+// another or leave the plot, and nothing from the hostile document may have
+// run. It also takes a screenshot and checks it is a picture of the window
+// (testdata/screenshot.png, of a real run, comes from screenshot.sh).
 func TestChromium_ChartsDraw(t *testing.T) {
 	bin := findChromium(t)
-	dir := mustWriteFixture(t, defaultFixture)
+	f := defaultFixture
+	f.Variants = []string{"bf16", "int8"}
+	dir := t.TempDir()
+	f.write(t, dir)
+	if err := Write(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	p, err := build(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(p.Data.Charts)
+	if len(p.Overlays) != 3 || want != 3+2*8 {
+		t.Fatalf("built %d charts, %d of them overlays: want 3 overlays and 8 per variant", want, len(p.Overlays))
+	}
 	page := "file://" + filepath.Join(dir, HTMLFile)
 
 	dom := headless(t, bin, "--dump-dom", page)
@@ -80,8 +99,8 @@ func TestChromium_ChartsDraw(t *testing.T) {
 	if !ok1 || !ok2 {
 		t.Fatalf("body lacks the chart counters: %s", body)
 	}
-	if total != 7 || drawn != total {
-		t.Errorf("charts drawn %d of %d, want 7 of 7 (body: %s)", drawn, total, body)
+	if total != want || drawn != total {
+		t.Errorf("charts drawn %d of %d, want %d of %d (body: %s)", drawn, total, want, want, body)
 	}
 	if bytes.Contains(body, []byte("data-pwned")) {
 		t.Errorf("a script from the document ran: %s", body)
@@ -91,6 +110,16 @@ func TestChromium_ChartsDraw(t *testing.T) {
 	}
 	if i := bytes.Index(dom, []byte(`class="chart chart-error"`)); i >= 0 {
 		t.Errorf("report.js reported a chart failure: %.300s", dom[i:])
+	}
+	if i := bytes.Index(dom, []byte(`id="overlays"`)); i < 0 || i > bytes.Index(dom, []byte(`id="s0-series"`)) {
+		t.Errorf("the overlay section is missing or not above the per-variant sections")
+	}
+	charts := chartElements(t, dom)
+	if len(charts) != want {
+		t.Fatalf("found %d chart elements, want %d", len(charts), want)
+	}
+	for _, c := range charts {
+		checkChart(t, c)
 	}
 
 	shot := filepath.Join(t.TempDir(), "screenshot.png")
@@ -105,5 +134,115 @@ func TestChromium_ChartsDraw(t *testing.T) {
 	}
 	if got := img.Bounds().Dx(); got < 1000 {
 		t.Errorf("screenshot is %d pixels wide, want the window's 1400", got)
+	}
+}
+
+// chartDOM is one chart element of the dumped page: its id, the attributes
+// report.js set and the text of its legend values.
+type chartDOM struct {
+	ID      string
+	Drawn   bool
+	Layout  chartLayout
+	Legends []string
+}
+
+// chartLayout is report.js's data-layout: boxes in CSS pixels of the chart.
+type chartLayout struct {
+	Width, Height float64
+	Plot          [4]float64 // left, top, right, bottom
+	Axes          []struct {
+		Axis, Side int
+		Label      string
+		Ticks      [2]float64  // the tick labels' extent across the axis
+		Title      *[2]float64 // the axis title's extent across the axis
+	}
+	Markers []struct {
+		Text string
+		Box  [4]float64 // left, top, right, bottom
+	}
+}
+
+var (
+	chartOpen = regexp.MustCompile(`<div class="chart[^"]*" id="([^"]+)"([^>]*)>`)
+	legendVal = regexp.MustCompile(`<td class="u-value">([^<]*)</td>`)
+	layoutArg = regexp.MustCompile(`data-layout="([^"]*)"`)
+)
+
+// chartElements splits the dumped DOM at each chart element.
+func chartElements(t *testing.T, dom []byte) []chartDOM {
+	t.Helper()
+	locs := chartOpen.FindAllSubmatchIndex(dom, -1)
+	var out []chartDOM
+	for i, loc := range locs {
+		end := len(dom)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		c := chartDOM{ID: string(dom[loc[2]:loc[3]])}
+		attrs := dom[loc[4]:loc[5]]
+		c.Drawn = bytes.Contains(attrs, []byte(`data-drawn="1"`))
+		if m := layoutArg.FindSubmatch(attrs); m != nil {
+			if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &c.Layout); err != nil {
+				t.Errorf("chart %s: data-layout is not JSON: %v", c.ID, err)
+			}
+		}
+		for _, m := range legendVal.FindAllSubmatch(dom[loc[1]:end], -1) {
+			c.Legends = append(c.Legends, html.UnescapeString(string(m[1])))
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// checkChart fails on an empty chart, a legend that needs a hover to say
+// anything, an axis title over its tick labels or outside the chart, and
+// reference labels that overlap or leave the plot.
+func checkChart(t *testing.T, c chartDOM) {
+	t.Helper()
+	if !c.Drawn {
+		t.Errorf("chart %s: no data drawn", c.ID)
+	}
+	if len(c.Legends) < 2 {
+		t.Errorf("chart %s: legend has %d values, want the x and at least one series", c.ID, len(c.Legends))
+	}
+	for _, v := range c.Legends {
+		if s := strings.TrimSpace(v); s == "" || s == "–" || s == "--" {
+			t.Errorf("chart %s: a legend value reads %q before any hover (legends %q)", c.ID, v, c.Legends)
+		}
+	}
+	l := c.Layout
+	if len(l.Axes) < 2 {
+		t.Errorf("chart %s: layout has %d axes, want at least 2", c.ID, len(l.Axes))
+	}
+	const slack = 0.5 // px: rounding of the canvas
+	for _, a := range l.Axes {
+		if a.Title == nil {
+			continue
+		}
+		if a.Ticks[1]-a.Ticks[0] <= 0 {
+			t.Errorf("chart %s: axis %d (%q) drew no tick label", c.ID, a.Axis, a.Label)
+		}
+		if a.Title[0] < a.Ticks[1]-slack && a.Ticks[0] < a.Title[1]-slack {
+			t.Errorf("chart %s: axis %d title %q at %.1f–%.1f px overlaps its tick labels at %.1f–%.1f px",
+				c.ID, a.Axis, a.Label, a.Title[0], a.Title[1], a.Ticks[0], a.Ticks[1])
+		}
+		limit := l.Width
+		if a.Side == 0 || a.Side == 2 {
+			limit = l.Height
+		}
+		if a.Title[0] < -slack || a.Title[1] > limit+slack {
+			t.Errorf("chart %s: axis %d title %q at %.1f–%.1f px leaves the chart (0–%.0f)", c.ID, a.Axis, a.Label, a.Title[0], a.Title[1], limit)
+		}
+	}
+	for i, m := range l.Markers {
+		b := m.Box
+		if b[0] < l.Plot[0]-slack || b[1] < l.Plot[1]-slack || b[2] > l.Plot[2]+slack || b[3] > l.Plot[3]+slack {
+			t.Errorf("chart %s: label %q at %v leaves the plot %v", c.ID, m.Text, b, l.Plot)
+		}
+		for _, o := range l.Markers[i+1:] {
+			if b[0] < o.Box[2] && o.Box[0] < b[2] && b[1] < o.Box[3] && o.Box[1] < b[3] {
+				t.Errorf("chart %s: labels %q and %q overlap", c.ID, m.Text, o.Text)
+			}
+		}
 	}
 }

@@ -65,7 +65,10 @@ type page struct {
 	Outcomes      table  // one row per variant: state, verdict and why, failed and interrupted variants included
 	Notes         []string
 	Series        []seriesPage
-	Data          pageData // embedded as JSON for report.js
+	// Overlays draw every variant on one chart per figure, above the
+	// per-variant sections; none when the run has one series per mode.
+	Overlays []chart
+	Data     pageData // embedded as JSON for report.js
 }
 
 // seriesPage is one variant and mode.
@@ -130,6 +133,9 @@ func build(ctx context.Context, dir string, opts Options) (*page, error) {
 	if len(all) == 0 {
 		p.Notes = append(p.Notes, "The run has no pass yet: nothing to judge.")
 	}
+	obj := objectivesOf(m.Acceptance)
+	p.Overlays = overlays(all, obj)
+	p.Data.Charts = append(p.Data.Charts, p.Overlays...)
 	for i, s := range all {
 		prefix := fmt.Sprintf("s%d-", i)
 		gpu := m.Variant(s.Variant).GPU
@@ -137,7 +143,7 @@ func build(ctx context.Context, dir string, opts Options) (*page, error) {
 			Sheet:     append(sheet(m, s), dc.lines(m, s)...),
 			Tables:    seriesTables(prefix, s, texts, textNote),
 			Decisions: decisionLines(d, s.Variant)}
-		sp.Charts, sp.Omitted = charts(prefix, s, d.Telemetry, gpu.MemoryTotalBytes)
+		sp.Charts, sp.Omitted = charts(prefix, s, d.Telemetry, gpu.MemoryTotalBytes, obj)
 		p.Series = append(p.Series, sp)
 		p.Data.Charts = append(p.Data.Charts, sp.Charts...)
 	}

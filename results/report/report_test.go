@@ -110,12 +110,12 @@ func TestBuild_SelectionSheet(t *testing.T) {
 			t.Errorf("table %s: got %d rows, want %d", tb.ID, got, want)
 		}
 	}
-	if got, want := len(p.Data.Charts), 7; got != want {
+	if got, want := len(p.Data.Charts), 8; got != want {
 		t.Errorf("got %d charts, want %d", got, want)
 	}
 }
 
-// TestBuild_BareEngine: without telemetry or memory figures the two charts
+// TestBuild_BareEngine: without telemetry or memory figures the three charts
 // that would be empty are left out with a reason, and the tables say "–",
 // never 0.
 func TestBuild_BareEngine(t *testing.T) {
@@ -135,8 +135,8 @@ func TestBuild_BareEngine(t *testing.T) {
 	if got, want := strings.Join(ids, " "), "ttft e2e throughput acceptance fields"; got != want {
 		t.Errorf("charts = %q, want %q", got, want)
 	}
-	if len(sp.Omitted) != 2 {
-		t.Errorf("omitted = %q, want the timeline and the memory chart", sp.Omitted)
+	if len(sp.Omitted) != 3 {
+		t.Errorf("omitted = %q, want the timeline, the memory and the KV chart", sp.Omitted)
 	}
 	mem := sp.Tables[3]
 	if got := mem.Rows[0][1:5]; strings.Join(got, " ") != "– – – –" {
