@@ -5,6 +5,11 @@ const (
 	PhaseBaseline = "baseline"
 	PhaseSweep    = "sweep"
 	PhaseRetry    = "retry" // a lower level tried after a failure; see decisions
+	// PhaseProbe is an auto rate sweep's saturation probe: a pass at a rate
+	// far above capacity that measures the saturated throughput the sweep's
+	// rates are spaced up to (see decisions, auto_levels). A recorded pass,
+	// shown, but not a step of the recommendation's walk.
+	PhaseProbe = "probe"
 
 	PassComplete    = "complete"
 	PassInterrupted = "interrupted"
@@ -27,7 +32,7 @@ type Pass struct {
 	Level      int
 	Repetition int // 1-based
 
-	Phase           string // PhaseBaseline, PhaseSweep or PhaseRetry
+	Phase           string // PhaseBaseline, PhaseSweep, PhaseRetry or PhaseProbe
 	Attempt         int    // 1 for a planned pass; n+1 for the n-th retry in a chain of retries
 	RetryOf         *int64 // the level whose failure this pass retries at a lower level; nil for a planned pass
 	RequestedBatch  *int64 // batch size asked for; nil in concurrency mode

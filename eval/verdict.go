@@ -211,6 +211,9 @@ func recommend(s *Series, acc Acceptance) {
 		// reference, not a step of the walk.
 		walk = slices.DeleteFunc(slices.Clone(walk), func(l Level) bool { return l.Level == SyncLevel })
 	}
+	// An auto sweep's saturation probe is a burst far above capacity that
+	// measured the ceiling: shown, never a step to recommend.
+	walk = slices.DeleteFunc(slices.Clone(walk), func(l Level) bool { return l.Phase == PhaseProbe })
 	for i, l := range walk {
 		if r.FirstBroken != 0 {
 			break

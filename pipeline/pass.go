@@ -52,7 +52,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 		rs.logf("%s: warning: reset engine memory peaks: %v", v.Name, err)
 	}
 	sampler := StartSampler(ctx, rs.clock, SamplerConfig{MetricsURL: e.metricsURL(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI}, e.client.HTTPClient())
-	bar := rs.newBar(v, level, rep, len(rs.corpus.Documents), len(done))
+	bar := rs.newBar(v, level, rep, phase, len(rs.corpus.Documents), len(done))
 	transport := ""
 	self := startClientSelf(e.inproc != nil)
 	switch {
@@ -238,16 +238,22 @@ type passBar struct {
 // plannedPasses is the run's passes as planned: variants × levels ×
 // repetitions (retries below a failed level come on top).
 func (rs *runState) plannedPasses() int {
-	return len(rs.proto.Variants) * len(rs.proto.Levels()) * rs.proto.Sweep.Repetitions
+	n := 0
+	for _, v := range rs.proto.Variants {
+		n += rs.manifest.PlannedPasses(v.Name)
+	}
+	return n
 }
 
-func (rs *runState) newBar(v *Variant, level, rep, total, already int) *passBar {
+func (rs *runState) newBar(v *Variant, level, rep int, phase string, total, already int) *passBar {
 	var what string
 	switch {
 	case rs.proto.Sweep.Mode == results.ModeBatch:
 		what = fmt.Sprintf("batch %d", level)
 	case rs.proto.Sweep.Mode == results.ModeRate && level == results.SyncLevel:
 		what = "rate sync"
+	case phase == results.PhaseProbe:
+		what = fmt.Sprintf("rate %d/s (saturation probe)", level)
 	case rs.proto.Sweep.Mode == results.ModeRate:
 		what = fmt.Sprintf("rate %d/s", level)
 	default:

@@ -251,6 +251,12 @@ func (p *Protocol) check(doc *yaml.Node) error {
 			}
 		}
 	}
+	if sw.Auto && sw.Mode != results.ModeRate {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: auto is only for mode: rate (this sweep's mode is %s; list its levels)", p.Source, lineOf(doc, "sweep.levels"), sw.Mode))
+	}
+	if sw.AutoLevels != 0 && !sw.Auto {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.auto_levels: only with levels: auto", p.Source, lineOf(doc, "sweep.auto_levels")))
+	}
 	if sw.Arrival == results.ArrivalConstant && sw.Burstiness != 0 && sw.Burstiness != 1 {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.burstiness: shapes Poisson gaps; constant arrivals have none (remove it, or use arrival: poisson)", p.Source, lineOf(doc, "sweep.burstiness")))
 	}
@@ -273,6 +279,9 @@ func (p *Protocol) fillDefaults() {
 	}
 	if p.Sweep.Mode == results.ModeRate && p.Sweep.Arrival == "" {
 		p.Sweep.Arrival = results.ArrivalPoisson
+	}
+	if p.Sweep.Auto && p.Sweep.AutoLevels == 0 {
+		p.Sweep.AutoLevels = results.DefaultAutoLevels
 	}
 	if p.Sweep.OnMemoryFailure == "" {
 		p.Sweep.OnMemoryFailure = DefaultOnMemoryFailure

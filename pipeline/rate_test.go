@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,4 +179,63 @@ func TestRun_SlowClient(t *testing.T) {
 		t.Errorf("a client-bound level is the basis of a recommendation: %+v", rec)
 	}
 
+}
+
+// TestRun_RateAutoLevels: levels: auto measures the synchronous rate (the
+// baseline) and the saturated throughput (one recorded probe pass far above
+// capacity) first, then spaces auto_levels rates between them: the choice is
+// a decision naming both rates and in the variant's manifest, every level a
+// recorded pass, the plan complete, and the probe never recommended.
+func TestRun_RateAutoLevels(t *testing.T) {
+	engine := "{time_scale: 0.05, max_running: 3}" // ~45 ms a request, 3 at a time
+	out, sum := runRate(t, 18, "{mode: rate, arrival: constant, levels: auto, auto_levels: 3, repetitions: 1, warmup: 0}", "{min_accepted: 0}", engine, nil)
+	data, err := results.LoadRun(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto := data.Manifest.Variant("bf16").AutoLevels
+	if auto == nil {
+		t.Fatal("no auto_levels in the variant's manifest")
+	}
+	if auto.SaturatedRate < 1.5*auto.SyncRate {
+		t.Errorf("saturated throughput %.1f/s, synchronous rate %.1f/s: 3 slots should give about 3×", auto.SaturatedRate, auto.SyncRate)
+	}
+	if want := results.ChooseAutoLevels(auto.SyncRate, auto.SaturatedRate, 3, auto.ProbeLevel); !slices.Equal(auto.Levels, want) || len(want) == 0 {
+		t.Errorf("levels %v, want %v", auto.Levels, want)
+	}
+	probe := passAt(t, sum, auto.ProbeLevel)
+	if probe.Phase != results.PhaseProbe || probe.Repetition != 1 || probe.Docs != 18 {
+		t.Errorf("probe pass: phase %s, repetition %d, %d documents", probe.Phase, probe.Repetition, probe.Docs)
+	}
+	if float64(auto.ProbeLevel) < 10*auto.SyncRate {
+		t.Errorf("probe at %d/s, synchronous rate %.1f/s: not far above capacity", auto.ProbeLevel, auto.SyncRate)
+	}
+	var sweepLevels []int
+	for _, p := range sum.Passes {
+		if p.Phase == results.PhaseSweep {
+			sweepLevels = append(sweepLevels, p.Level)
+		}
+	}
+	if !slices.Equal(sweepLevels, auto.Levels) {
+		t.Errorf("sweep passes at %v, chosen %v", sweepLevels, auto.Levels)
+	}
+	var kind, reason string
+	var from, to int
+	if err := openDB(t, out).QueryRow(`SELECT kind, from_level, to_level, reason FROM decisions WHERE kind = ?`, results.DecisionAutoLevels).Scan(&kind, &from, &to, &reason); err != nil {
+		t.Fatalf("no auto_levels decision: %v", err)
+	}
+	if from != auto.ProbeLevel || to != slices.Max(auto.Levels) || !strings.Contains(reason, "synchronous rate") || !strings.Contains(reason, "saturated throughput") {
+		t.Errorf("decision %s %d → %d: %s", kind, from, to, reason)
+	}
+	o := sum.Variants[0]
+	if o.PassesDone != o.PassesPlanned || o.PassesPlanned != 2+len(auto.Levels) {
+		t.Errorf("passes %d of %d planned; want sync + probe + %d rates", o.PassesDone, o.PassesPlanned, len(auto.Levels))
+	}
+	rec := o.Series[0].Recommendation
+	// Which rate is usable depends on the machine (a busy one may flag a
+	// level client_bound); the probe is never a step of the walk.
+	if rec.Partial || rec.Recommended == auto.ProbeLevel || rec.HighestUsable == auto.ProbeLevel || rec.FirstBroken == auto.ProbeLevel ||
+		(rec.Recommended != 0 && !slices.Contains(auto.Levels, rec.Recommended)) {
+		t.Errorf("recommendation %+v: want a chosen rate (or none), never the probe, complete", rec)
+	}
 }

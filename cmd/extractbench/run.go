@@ -209,6 +209,9 @@ func levelLabel(l eval.Level) string {
 	if l.Phase == results.PhaseRetry {
 		return eval.LevelName(l.Mode, l.Level) + " (retry)"
 	}
+	if l.Phase == results.PhaseProbe {
+		return eval.LevelName(l.Mode, l.Level) + " (probe)"
+	}
 	return eval.LevelName(l.Mode, l.Level)
 }
 
