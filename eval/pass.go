@@ -18,7 +18,25 @@ const (
 	// after the synchronous baseline at level SyncLevel.
 	ModeRate  = "rate"
 	SyncLevel = 0
+
+	// ModeContext is a context sweep's mode: at a fixed concurrency, each
+	// level is a length class of the corpus (LengthClasses, from 1), and a
+	// pass sends that class's documents only.
+	ModeContext = "context"
 )
+
+// LengthClasses are a context sweep's levels in order: level i + 1 is
+// LengthClasses[i] (the corpus's length classes, shortest first).
+var LengthClasses = []string{"short", "usual", "long"}
+
+// LengthClassOf is the length class a context sweep's level names ("" when
+// none does).
+func LengthClassOf(level int) string {
+	if level < 1 || level > len(LengthClasses) {
+		return ""
+	}
+	return LengthClasses[level-1]
+}
 
 // Pass is one row of the passes table: the aggregates of one (variant, mode,
 // level, repetition) over the whole corpus. Pointer fields are nullable: nil

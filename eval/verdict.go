@@ -259,13 +259,16 @@ func (r Recommendation) why() string {
 }
 
 // LevelName writes a level as the pages show it: the number, or in rate
-// mode "40/s" (requests per second) and "sync" for the synchronous baseline.
+// mode "40/s" (requests per second) and "sync" for the synchronous baseline,
+// in context mode the length class ("long").
 func LevelName(mode string, level int) string {
 	switch {
 	case mode == ModeRate && level == SyncLevel:
 		return "sync"
 	case mode == ModeRate:
 		return strconv.Itoa(level) + "/s"
+	case mode == ModeContext && LengthClassOf(level) != "":
+		return LengthClassOf(level)
 	}
 	return strconv.Itoa(level)
 }

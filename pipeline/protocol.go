@@ -254,6 +254,18 @@ func (p *Protocol) check(doc *yaml.Node) error {
 	if sw.Auto && sw.Mode != results.ModeRate {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: auto is only for mode: rate (this sweep's mode is %s; list its levels)", p.Source, lineOf(doc, "sweep.levels"), sw.Mode))
 	}
+	if sw.Classes && sw.Mode != results.ModeContext {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: classes is only for mode: context (this sweep's mode is %s; list its levels)", p.Source, lineOf(doc, "sweep.levels"), sw.Mode))
+	}
+	if sw.Mode == results.ModeContext && !sw.Classes {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: a context sweep's levels are the corpus's length classes: write levels: classes", p.Source, lineOf(doc, "sweep.levels")))
+	}
+	if sw.Mode == results.ModeContext && sw.Concurrency == 0 {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.concurrency: a context sweep runs at a fixed concurrency: set it (requests in flight, e.g. 8)", p.Source, lineOf(doc, "sweep")))
+	}
+	if sw.Mode != results.ModeContext && sw.Concurrency != 0 {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.concurrency: only for mode: context (this sweep's mode is %s; its levels are what it grows)", p.Source, lineOf(doc, "sweep.concurrency"), sw.Mode))
+	}
 	if sw.AutoLevels != 0 && !sw.Auto {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.auto_levels: only with levels: auto", p.Source, lineOf(doc, "sweep.auto_levels")))
 	}

@@ -217,3 +217,33 @@ func TestParseProtocol_AutoLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestParseProtocol_ContextSweep: mode context grows the document length at
+// a fixed concurrency: its levels are the length classes (levels: classes),
+// and the concurrency is required there and refused elsewhere.
+func TestParseProtocol_ContextSweep(t *testing.T) {
+	ctxSweep := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}",
+		"sweep: {mode: context, levels: classes, concurrency: 8}", 1)
+	p, err := ParseProtocol([]byte(ctxSweep), "p.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Sweep.Classes || p.Sweep.Concurrency != 8 || !slices.Equal(p.Levels(), []int{1, 2, 3}) {
+		t.Errorf("sweep = %+v, levels %v; want the three length classes at concurrency 8", p.Sweep, p.Levels())
+	}
+	if again, err := ParseProtocol(p.Canonical(), "canonical", "."); err != nil || !again.Sweep.Classes {
+		t.Errorf("the canonical form %s read again: %v", p.Canonical(), err)
+	}
+	for in, want := range map[string]string{
+		"sweep: {mode: context, levels: classes}":                 "p.yaml:7: sweep.concurrency: a context sweep runs at a fixed concurrency",
+		"sweep: {mode: context, levels: [1, 2], concurrency: 4}":  "p.yaml:7: sweep.levels: a context sweep's levels are the corpus's length classes",
+		"sweep: {mode: rate, levels: classes}":                    "p.yaml:7: sweep.levels: classes is only for mode: context",
+		"sweep: {mode: concurrency, levels: [1], concurrency: 4}": "p.yaml:7: sweep.concurrency: only for mode: context",
+	} {
+		src := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}", in, 1)
+		_, err := ParseProtocol([]byte(src), "p.yaml", ".")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error with %q", in, err, want)
+		}
+	}
+}

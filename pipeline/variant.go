@@ -61,7 +61,7 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 		return rs.engineDead(context.WithoutCancel(ctx), v, eng, "during the warm-up: no measured request was sent")
 	}
 
-	levels := rs.proto.Levels()
+	levels := rs.levels()
 	var stopAt int // a level above which nothing runs, after a memory failure
 	for li := 0; li < len(levels); li++ {
 		level := levels[li]
@@ -103,7 +103,7 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 			continue
 		}
 		stopAt = level
-		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" {
+		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" && rs.proto.Sweep.Mode != results.ModeContext { // no class lies between two classes
 			lower := (levels[li-1] + level) / 2
 			if lower > levels[li-1] && lower < level {
 				rs.decision(ctx, v.Name, results.DecisionRetryLower, level, lower, fmt.Sprintf("%d memory failure(s) at level %d; the first attempt stays the primary result", memFailures, level))
@@ -207,6 +207,9 @@ func (rs *runState) decision(ctx context.Context, variant, kind string, from, to
 func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error) {
 	e := &engine{}
 	maxLevel := slices.Max(rs.proto.Levels())
+	if rs.proto.Sweep.Mode == results.ModeContext {
+		maxLevel = rs.proto.Sweep.Concurrency
+	}
 	if rs.proto.Sweep.Auto && rs.corpus != nil {
 		maxLevel = max(maxLevel, len(rs.corpus.Documents)) // the probe sends them all at once
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench/eval"
 )
 
 // TestChooseAutoLevels: N rates evenly from the synchronous rate up to the
@@ -54,5 +56,21 @@ func TestSweepJSON_Auto(t *testing.T) {
 	}
 	if p := m.Plan(); !slices.Equal(p.ByVariant["b"], []int{SyncLevel, 3, 5}) || p.ByVariant["a"] != nil {
 		t.Errorf("plan %+v", p)
+	}
+}
+
+// TestManifestPlan_ContextClasses: a context sweep plans the length classes
+// the corpus has, in order, and reads them by name.
+func TestManifestPlan_ContextClasses(t *testing.T) {
+	m := &Manifest{Sweep: Sweep{Mode: ModeContext, Classes: true, Concurrency: 4, Repetitions: 2},
+		Corpus: CorpusInfo{Classes: map[string]int{"short": 10, "long": 3}}}
+	if got := m.Plan().Levels; !slices.Equal(got, []int{1, 3}) {
+		t.Errorf("planned levels %v, want short (1) and long (3): the corpus has no usual document", got)
+	}
+	if n := m.PlannedPasses("a"); n != 4 {
+		t.Errorf("planned passes %d, want 2 classes × 2 repetitions", n)
+	}
+	if got := eval.LevelName(ModeContext, 3); got != "long" {
+		t.Errorf("level 3 of a context sweep reads %q", got)
 	}
 }

@@ -133,7 +133,15 @@ type Sweep struct {
 	Auto bool `json:"-"`
 	// AutoLevels is how many rates an auto sweep spaces (sweep.auto_levels,
 	// default DefaultAutoLevels); 0 unless Auto.
-	AutoLevels      int    `json:"auto_levels,omitempty"`
+	AutoLevels int `json:"auto_levels,omitempty"`
+	// Classes is `levels: classes` (context mode): the levels are the
+	// corpus's length classes in order (eval.LengthClasses: 1 short,
+	// 2 usual, 3 long), each pass sending that class's documents only.
+	// Written back as "levels": "classes".
+	Classes bool `json:"-"`
+	// Concurrency is a context sweep's fixed number of requests in flight
+	// (sweep.concurrency); 0 in other modes.
+	Concurrency     int    `json:"concurrency,omitempty"`
 	Repetitions     int    `json:"repetitions"`
 	Warmup          int    `json:"warmup"`
 	OnMemoryFailure string `json:"on_memory_failure"`
@@ -156,10 +164,15 @@ type sweepJSON struct {
 	Arrival         string          `json:"arrival,omitempty"`
 	Burstiness      float64         `json:"burstiness,omitempty"`
 	MaxInFlight     int             `json:"max_in_flight,omitempty"`
+	Concurrency     int             `json:"concurrency,omitempty"`
 }
 
 // AutoLevelsWord is the value of sweep.levels that asks for an auto sweep.
 const AutoLevelsWord = "auto"
+
+// ClassLevelsWord is the value of sweep.levels that makes a context sweep's
+// levels the corpus's length classes.
+const ClassLevelsWord = "classes"
 
 // MarshalJSON writes levels as the list, or "auto".
 func (s Sweep) MarshalJSON() ([]byte, error) {
@@ -167,11 +180,14 @@ func (s Sweep) MarshalJSON() ([]byte, error) {
 	if s.Auto {
 		levels, err = json.Marshal(AutoLevelsWord)
 	}
+	if s.Classes {
+		levels, err = json.Marshal(ClassLevelsWord)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(sweepJSON{Mode: s.Mode, Levels: levels, Repetitions: s.Repetitions, Warmup: s.Warmup,
-		OnMemoryFailure: s.OnMemoryFailure, AutoLevels: s.AutoLevels, Arrival: s.Arrival, Burstiness: s.Burstiness, MaxInFlight: s.MaxInFlight})
+		OnMemoryFailure: s.OnMemoryFailure, AutoLevels: s.AutoLevels, Arrival: s.Arrival, Burstiness: s.Burstiness, MaxInFlight: s.MaxInFlight, Concurrency: s.Concurrency})
 }
 
 // UnmarshalJSON reads levels as a list of integers or "auto".
@@ -181,13 +197,17 @@ func (s *Sweep) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*s = Sweep{Mode: j.Mode, Repetitions: j.Repetitions, Warmup: j.Warmup, OnMemoryFailure: j.OnMemoryFailure,
-		AutoLevels: j.AutoLevels, Arrival: j.Arrival, Burstiness: j.Burstiness, MaxInFlight: j.MaxInFlight}
+		AutoLevels: j.AutoLevels, Arrival: j.Arrival, Burstiness: j.Burstiness, MaxInFlight: j.MaxInFlight, Concurrency: j.Concurrency}
 	var word string
 	if json.Unmarshal(j.Levels, &word) == nil {
-		if word != AutoLevelsWord {
-			return fmt.Errorf("sweep.levels: %q is neither a list of levels nor %q", word, AutoLevelsWord)
+		switch word {
+		case AutoLevelsWord:
+			s.Auto = true
+		case ClassLevelsWord:
+			s.Classes = true
+		default:
+			return fmt.Errorf("sweep.levels: %q is neither a list of levels, %q nor %q", word, AutoLevelsWord, ClassLevelsWord)
 		}
-		s.Auto = true
 		return nil
 	}
 	if len(j.Levels) == 0 || string(j.Levels) == "null" {
@@ -198,9 +218,10 @@ func (s *Sweep) UnmarshalJSON(b []byte) error {
 
 // The sweep modes.
 const (
-	ModeConcurrency = "concurrency" // exactly N requests in flight (closed loop)
-	ModeBatch       = "batch"       // B prompts together
-	ModeRate        = eval.ModeRate // N requests per second (open loop)
+	ModeConcurrency = "concurrency"    // exactly N requests in flight (closed loop)
+	ModeBatch       = "batch"          // B prompts together
+	ModeRate        = eval.ModeRate    // N requests per second (open loop)
+	ModeContext     = eval.ModeContext // longer documents at a fixed concurrency: levels are length classes
 )
 
 // The arrival processes of a rate sweep.
@@ -229,6 +250,13 @@ func (s Sweep) BaselineLevel() int {
 // saturated throughput are measured (the variant's AutoLevels in the
 // manifest, and a DecisionAutoLevels).
 func (s Sweep) PlannedLevels() []int {
+	if s.Classes {
+		out := make([]int, len(eval.LengthClasses))
+		for i := range out {
+			out[i] = i + 1
+		}
+		return out
+	}
 	base := s.BaselineLevel()
 	out := []int{base}
 	for _, l := range s.Levels {
@@ -296,7 +324,7 @@ func (m *Manifest) VariantNames() []string {
 // Plan is what the protocol planned for every series, for eval's aggregator.
 // An auto sweep's levels are each variant's chosen rates, once chosen.
 func (m *Manifest) Plan() eval.Plan {
-	p := eval.Plan{Levels: m.Sweep.PlannedLevels(), Repetitions: m.Sweep.Repetitions}
+	p := eval.Plan{Levels: m.plannedLevels(), Repetitions: m.Sweep.Repetitions}
 	for _, v := range m.Variants {
 		if v.AutoLevels != nil {
 			if p.ByVariant == nil {
@@ -314,7 +342,7 @@ func (m *Manifest) Plan() eval.Plan {
 // are chosen, sweep.auto_levels of them).
 func (m *Manifest) PlannedPasses(variant string) int {
 	reps := max(m.Sweep.Repetitions, 1)
-	n := len(m.Sweep.PlannedLevels()) * reps
+	n := len(m.plannedLevels()) * reps
 	if m.Sweep.Auto {
 		chosen := m.Sweep.AutoLevels
 		if a := m.Variant(variant).AutoLevels; a != nil {
@@ -323,6 +351,16 @@ func (m *Manifest) PlannedPasses(variant string) int {
 		n += 1 + chosen*reps
 	}
 	return n
+}
+
+// plannedLevels is the sweep's planned levels; a context sweep's length
+// classes without a document in the corpus are not levels.
+func (m *Manifest) plannedLevels() []int {
+	levels := m.Sweep.PlannedLevels()
+	if !m.Sweep.Classes || len(m.Corpus.Classes) == 0 {
+		return levels
+	}
+	return slices.DeleteFunc(levels, func(l int) bool { return m.Corpus.Classes[eval.LengthClassOf(l)] == 0 })
 }
 
 // AutoLevels is what an auto rate sweep measured before it chose its rates,
