@@ -60,7 +60,7 @@ type Level struct {
 	Variant     string `json:"variant"`
 	Mode        string `json:"mode"`
 	Level       int    `json:"level"`
-	Phase       string `json:"phase"`       // baseline, sweep or retry
+	Phase       string `json:"phase"`       // baseline, sweep, retry or probe
 	Repetitions int    `json:"repetitions"` // complete passes aggregated
 	Planned     int    `json:"planned"`     // repetitions the protocol planned; 0 = unknown
 	Interrupted int    `json:"interrupted"` // passes cut by an interruption, left out
@@ -263,6 +263,17 @@ func (s *Series) Baseline() *Level {
 type Plan struct {
 	Levels      []int
 	Repetitions int
+	// ByVariant, when it names a variant, replaces Levels for its series:
+	// an auto rate sweep chooses each variant's rates as it measures it.
+	ByVariant map[string][]int
+}
+
+// levelsOf is the planned levels of a variant's series.
+func (p Plan) levelsOf(variant string) []int {
+	if l, ok := p.ByVariant[variant]; ok {
+		return l
+	}
+	return p.Levels
 }
 
 // Aggregator makes levels from pass rows by the rule above and judges
@@ -334,7 +345,7 @@ func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
 			break
 		}
 	}
-	for _, n := range a.plan.Levels {
+	for _, n := range a.plan.levelsOf(s.Variant) {
 		if stopAt > 0 && n > stopAt {
 			continue
 		}

@@ -5,6 +5,11 @@ const (
 	PhaseBaseline = "baseline"
 	PhaseSweep    = "sweep"
 	PhaseRetry    = "retry" // a lower level tried after a failure; see decisions
+	// PhaseProbe is an auto rate sweep's saturation probe: a pass at a rate
+	// far above capacity that measures the saturated throughput the sweep's
+	// rates are spaced up to (see decisions, auto_levels). A recorded pass,
+	// shown, but not a step of the recommendation's walk.
+	PhaseProbe = "probe"
 
 	PassComplete    = "complete"
 	PassInterrupted = "interrupted"
@@ -13,7 +18,25 @@ const (
 	// after the synchronous baseline at level SyncLevel.
 	ModeRate  = "rate"
 	SyncLevel = 0
+
+	// ModeContext is a context sweep's mode: at a fixed concurrency, each
+	// level is a length class of the corpus (LengthClasses, from 1), and a
+	// pass sends that class's documents only.
+	ModeContext = "context"
 )
+
+// LengthClasses are a context sweep's levels in order: level i + 1 is
+// LengthClasses[i] (the corpus's length classes, shortest first).
+var LengthClasses = []string{"short", "usual", "long"}
+
+// LengthClassOf is the length class a context sweep's level names ("" when
+// none does).
+func LengthClassOf(level int) string {
+	if level < 1 || level > len(LengthClasses) {
+		return ""
+	}
+	return LengthClasses[level-1]
+}
 
 // Pass is one row of the passes table: the aggregates of one (variant, mode,
 // level, repetition) over the whole corpus. Pointer fields are nullable: nil
@@ -27,7 +50,7 @@ type Pass struct {
 	Level      int
 	Repetition int // 1-based
 
-	Phase           string // PhaseBaseline, PhaseSweep or PhaseRetry
+	Phase           string // PhaseBaseline, PhaseSweep, PhaseRetry or PhaseProbe
 	Attempt         int    // 1 for a planned pass; n+1 for the n-th retry in a chain of retries
 	RetryOf         *int64 // the level whose failure this pass retries at a lower level; nil for a planned pass
 	RequestedBatch  *int64 // batch size asked for; nil in concurrency mode

@@ -211,6 +211,9 @@ func recommend(s *Series, acc Acceptance) {
 		// reference, not a step of the walk.
 		walk = slices.DeleteFunc(slices.Clone(walk), func(l Level) bool { return l.Level == SyncLevel })
 	}
+	// An auto sweep's saturation probe is a burst far above capacity that
+	// measured the ceiling: shown, never a step to recommend.
+	walk = slices.DeleteFunc(slices.Clone(walk), func(l Level) bool { return l.Phase == PhaseProbe })
 	for i, l := range walk {
 		if r.FirstBroken != 0 {
 			break
@@ -256,13 +259,16 @@ func (r Recommendation) why() string {
 }
 
 // LevelName writes a level as the pages show it: the number, or in rate
-// mode "40/s" (requests per second) and "sync" for the synchronous baseline.
+// mode "40/s" (requests per second) and "sync" for the synchronous baseline,
+// in context mode the length class ("long").
 func LevelName(mode string, level int) string {
 	switch {
 	case mode == ModeRate && level == SyncLevel:
 		return "sync"
 	case mode == ModeRate:
 		return strconv.Itoa(level) + "/s"
+	case mode == ModeContext && LengthClassOf(level) != "":
+		return LengthClassOf(level)
 	}
 	return strconv.Itoa(level)
 }

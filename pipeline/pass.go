@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,8 +23,8 @@ func (rs *runState) passKey(v *Variant, level, rep int) results.PassKey {
 	return results.PassKey{RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, Level: level, Repetition: rep}
 }
 
-// runPass measures one (variant, mode, level, repetition) over the whole
-// corpus. On resume it sends only the documents the pass has no row for,
+// runPass measures one (variant, mode, level, repetition) over the pass's
+// documents (passDocs: the whole corpus, or a context step's class). On resume it sends only the documents the pass has no row for,
 // then recomputes the pass's figures from all its rows.
 //
 // retryOf is the level whose memory failures this pass retries lower (0 for a planned pass).
@@ -33,8 +34,9 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err != nil {
 		return nil, fmt.Errorf("read finished documents of pass %s: %w", key, err)
 	}
+	docs := rs.passDocs(level)
 	var todo []corpus.Document
-	for _, d := range rs.corpus.Documents {
+	for _, d := range docs {
 		if !done[d.ID] {
 			todo = append(todo, d)
 		}
@@ -45,14 +47,14 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 		}
 	}
 	if len(done) > 0 {
-		rs.logf("%s: resuming pass level %d repetition %d: %d of %d documents already recorded", v.Name, level, rep, len(done), len(rs.corpus.Documents))
+		rs.logf("%s: resuming pass level %d repetition %d: %d of %d documents already recorded", v.Name, level, rep, len(done), len(docs))
 	}
 
 	if _, err := e.client.ResetPeaks(ctx); err != nil {
 		rs.logf("%s: warning: reset engine memory peaks: %v", v.Name, err)
 	}
 	sampler := StartSampler(ctx, rs.clock, SamplerConfig{MetricsURL: e.metricsURL(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI}, e.client.HTTPClient())
-	bar := rs.newBar(v, level, rep, len(rs.corpus.Documents), len(done))
+	bar := rs.newBar(v, level, rep, phase, len(docs), len(done))
 	transport := ""
 	self := startClientSelf(e.inproc != nil)
 	switch {
@@ -62,6 +64,8 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 		rs.dispatchConcurrent(ctx, v, e, 1, key, todo, bar, self) // the synchronous baseline
 	case rs.proto.Sweep.Mode == results.ModeRate:
 		rs.dispatchRate(ctx, v, e, key, todo, bar, self)
+	case rs.proto.Sweep.Mode == results.ModeContext:
+		rs.dispatchConcurrent(ctx, v, e, rs.proto.Sweep.Concurrency, key, todo, bar, self)
 	default:
 		rs.dispatchConcurrent(ctx, v, e, level, key, todo, bar, self)
 	}
@@ -79,7 +83,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err != nil {
 		return nil, fmt.Errorf("read back pass %s: %w", key, err)
 	}
-	complete := len(recs) == len(rs.corpus.Documents)
+	complete := len(recs) == len(docs)
 	bar.finish(complete)
 	p := rs.passRow(key, phase, retryOf, level, recs, tel, transport, complete, self)
 	if err := rs.store.PutPass(bg, p); err != nil {
@@ -87,9 +91,37 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	}
 	if e.died() {
 		return &p, rs.engineDead(bg, v, e, fmt.Sprintf("during the pass at level %d, repetition %d: dispatch stopped at once, %d of %d documents not sent",
-			level, rep, len(rs.corpus.Documents)-len(recs), len(rs.corpus.Documents)))
+			level, rep, len(docs)-len(recs), len(docs)))
 	}
 	return &p, nil
+}
+
+// passDocs are the documents a pass at level sends, in corpus order: the
+// whole corpus, or in a context sweep the documents of the level's length
+// class only. A pass is complete, and resume sends what is left, against
+// this set.
+func (rs *runState) passDocs(level int) []corpus.Document {
+	if rs.proto.Sweep.Mode != results.ModeContext {
+		return rs.corpus.Documents
+	}
+	class := eval.LengthClassOf(level)
+	var out []corpus.Document
+	for _, d := range rs.corpus.Documents {
+		if string(d.LengthClass) == class {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// levels is the pass plan's levels for this corpus: the protocol's, less a
+// context sweep's length classes that have no document.
+func (rs *runState) levels() []int {
+	levels := rs.proto.Levels()
+	if rs.proto.Sweep.Mode != results.ModeContext {
+		return levels
+	}
+	return slices.DeleteFunc(levels, func(l int) bool { return len(rs.passDocs(l)) == 0 })
 }
 
 // engineDead records that a started engine died (the requests it failed
@@ -238,16 +270,24 @@ type passBar struct {
 // plannedPasses is the run's passes as planned: variants × levels ×
 // repetitions (retries below a failed level come on top).
 func (rs *runState) plannedPasses() int {
-	return len(rs.proto.Variants) * len(rs.proto.Levels()) * rs.proto.Sweep.Repetitions
+	n := 0
+	for _, v := range rs.proto.Variants {
+		n += rs.manifest.PlannedPasses(v.Name)
+	}
+	return n
 }
 
-func (rs *runState) newBar(v *Variant, level, rep, total, already int) *passBar {
+func (rs *runState) newBar(v *Variant, level, rep int, phase string, total, already int) *passBar {
 	var what string
 	switch {
 	case rs.proto.Sweep.Mode == results.ModeBatch:
 		what = fmt.Sprintf("batch %d", level)
 	case rs.proto.Sweep.Mode == results.ModeRate && level == results.SyncLevel:
 		what = "rate sync"
+	case rs.proto.Sweep.Mode == results.ModeContext:
+		what = fmt.Sprintf("context %s (concurrency %d)", eval.LevelName(results.ModeContext, level), rs.proto.Sweep.Concurrency)
+	case phase == results.PhaseProbe:
+		what = fmt.Sprintf("rate %d/s (saturation probe)", level)
 	case rs.proto.Sweep.Mode == results.ModeRate:
 		what = fmt.Sprintf("rate %d/s", level)
 	default:

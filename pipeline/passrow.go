@@ -34,8 +34,11 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.RequestedBatch = &b
 	}
 	p.SentConcurrency = maxInFlight(recs)
-	if key.Mode != results.ModeRate && (level < int(p.SentConcurrency) || key.Mode == results.ModeConcurrency) {
+	if key.Mode != results.ModeRate && key.Mode != results.ModeContext && (level < int(p.SentConcurrency) || key.Mode == results.ModeConcurrency) {
 		p.SentConcurrency = min(p.SentConcurrency, int64(level))
+	}
+	if key.Mode == results.ModeContext {
+		p.SentConcurrency = min(p.SentConcurrency, int64(rs.proto.Sweep.Concurrency))
 	}
 	p.DateF1, p.AmountF1, p.CategoryF1 = ptr(agg.Date.F1), ptr(agg.Amount.F1), ptr(agg.Category.F1)
 	if b, err := json.Marshal(agg.Confusion); err == nil && len(agg.Confusion) > 0 {
@@ -271,7 +274,7 @@ func roundPtr(v *float64) *int64 {
 // when that pass is not complete.
 func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed, verdicts *int64) {
 	base := rs.proto.Levels()[0]
-	if key.Level == base {
+	if key.Level == base || key.Mode == results.ModeContext { // a context step's documents are not the baseline's
 		return nil, nil
 	}
 	bk := key

@@ -251,6 +251,24 @@ func (p *Protocol) check(doc *yaml.Node) error {
 			}
 		}
 	}
+	if sw.Auto && sw.Mode != results.ModeRate {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: auto is only for mode: rate (this sweep's mode is %s; list its levels)", p.Source, lineOf(doc, "sweep.levels"), sw.Mode))
+	}
+	if sw.Classes && sw.Mode != results.ModeContext {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: classes is only for mode: context (this sweep's mode is %s; list its levels)", p.Source, lineOf(doc, "sweep.levels"), sw.Mode))
+	}
+	if sw.Mode == results.ModeContext && !sw.Classes {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: a context sweep's levels are the corpus's length classes: write levels: classes", p.Source, lineOf(doc, "sweep.levels")))
+	}
+	if sw.Mode == results.ModeContext && sw.Concurrency == 0 {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.concurrency: a context sweep runs at a fixed concurrency: set it (requests in flight, e.g. 8)", p.Source, lineOf(doc, "sweep")))
+	}
+	if sw.Mode != results.ModeContext && sw.Concurrency != 0 {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.concurrency: only for mode: context (this sweep's mode is %s; its levels are what it grows)", p.Source, lineOf(doc, "sweep.concurrency"), sw.Mode))
+	}
+	if sw.AutoLevels != 0 && !sw.Auto {
+		problems = append(problems, fmt.Sprintf("%s:%d: sweep.auto_levels: only with levels: auto", p.Source, lineOf(doc, "sweep.auto_levels")))
+	}
 	if sw.Arrival == results.ArrivalConstant && sw.Burstiness != 0 && sw.Burstiness != 1 {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.burstiness: shapes Poisson gaps; constant arrivals have none (remove it, or use arrival: poisson)", p.Source, lineOf(doc, "sweep.burstiness")))
 	}
@@ -273,6 +291,9 @@ func (p *Protocol) fillDefaults() {
 	}
 	if p.Sweep.Mode == results.ModeRate && p.Sweep.Arrival == "" {
 		p.Sweep.Arrival = results.ArrivalPoisson
+	}
+	if p.Sweep.Auto && p.Sweep.AutoLevels == 0 {
+		p.Sweep.AutoLevels = results.DefaultAutoLevels
 	}
 	if p.Sweep.OnMemoryFailure == "" {
 		p.Sweep.OnMemoryFailure = DefaultOnMemoryFailure

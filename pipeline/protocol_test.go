@@ -180,3 +180,70 @@ func TestParseProtocol_RateSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestParseProtocol_AutoLevels: levels: auto is a rate sweep's; it plans
+// only the synchronous baseline (the rates are chosen as they are
+// measured), fills auto_levels, and is written back as "auto" so that a
+// resumed run reads its own protocol again.
+func TestParseProtocol_AutoLevels(t *testing.T) {
+	auto := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}",
+		"sweep: {mode: rate, levels: auto, repetitions: 2}", 1)
+	p, err := ParseProtocol([]byte(auto), "p.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Sweep.Auto || p.Sweep.AutoLevels != 6 || !slices.Equal(p.Levels(), []int{0}) {
+		t.Errorf("sweep = %+v, levels %v; want auto, 6 rates, the synchronous baseline planned", p.Sweep, p.Levels())
+	}
+	canon := string(p.Canonical())
+	if !strings.Contains(canon, `"levels":"auto"`) || !strings.Contains(canon, `"auto_levels":6`) {
+		t.Errorf("canonical protocol %s: want levels auto and auto_levels 6", canon)
+	}
+	again, err := ParseProtocol(p.Canonical(), "canonical", ".")
+	if err != nil || !again.Sweep.Auto || again.Sweep.AutoLevels != 6 {
+		t.Errorf("the canonical form read again: %+v, %v", again, err)
+	}
+	for in, want := range map[string]string{
+		"sweep: {mode: concurrency, levels: auto}":            "p.yaml:7: sweep.levels: auto is only for mode: rate",
+		"sweep: {mode: rate, levels: [4], auto_levels: 3}":    "p.yaml:7: sweep.auto_levels: only with levels: auto",
+		"sweep: {mode: rate, levels: many}":                   "sweep.levels",
+		"sweep: {mode: rate, levels: auto, auto_levels: 0}":   "sweep.auto_levels",
+		"sweep: {mode: rate, levels: auto, auto_levels: 500}": "sweep.auto_levels",
+	} {
+		src := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}", in, 1)
+		_, err := ParseProtocol([]byte(src), "p.yaml", ".")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error with %q", in, err, want)
+		}
+	}
+}
+
+// TestParseProtocol_ContextSweep: mode context grows the document length at
+// a fixed concurrency: its levels are the length classes (levels: classes),
+// and the concurrency is required there and refused elsewhere.
+func TestParseProtocol_ContextSweep(t *testing.T) {
+	ctxSweep := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}",
+		"sweep: {mode: context, levels: classes, concurrency: 8}", 1)
+	p, err := ParseProtocol([]byte(ctxSweep), "p.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Sweep.Classes || p.Sweep.Concurrency != 8 || !slices.Equal(p.Levels(), []int{1, 2, 3}) {
+		t.Errorf("sweep = %+v, levels %v; want the three length classes at concurrency 8", p.Sweep, p.Levels())
+	}
+	if again, err := ParseProtocol(p.Canonical(), "canonical", "."); err != nil || !again.Sweep.Classes {
+		t.Errorf("the canonical form %s read again: %v", p.Canonical(), err)
+	}
+	for in, want := range map[string]string{
+		"sweep: {mode: context, levels: classes}":                 "p.yaml:7: sweep.concurrency: a context sweep runs at a fixed concurrency",
+		"sweep: {mode: context, levels: [1, 2], concurrency: 4}":  "p.yaml:7: sweep.levels: a context sweep's levels are the corpus's length classes",
+		"sweep: {mode: rate, levels: classes}":                    "p.yaml:7: sweep.levels: classes is only for mode: context",
+		"sweep: {mode: concurrency, levels: [1], concurrency: 4}": "p.yaml:7: sweep.concurrency: only for mode: context",
+	} {
+		src := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}", in, 1)
+		_, err := ParseProtocol([]byte(src), "p.yaml", ".")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error with %q", in, err, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,4 +179,174 @@ func TestRun_SlowClient(t *testing.T) {
 		t.Errorf("a client-bound level is the basis of a recommendation: %+v", rec)
 	}
 
+}
+
+// TestRun_RateAutoLevels: levels: auto measures the synchronous rate (the
+// baseline) and the saturated throughput (one recorded probe pass far above
+// capacity) first, then spaces auto_levels rates between them: the choice is
+// a decision naming both rates and in the variant's manifest, every level a
+// recorded pass, the plan complete, and the probe never recommended.
+func TestRun_RateAutoLevels(t *testing.T) {
+	engine := "{time_scale: 0.05, max_running: 3}" // ~45 ms a request, 3 at a time
+	out, sum := runRate(t, 18, "{mode: rate, arrival: constant, levels: auto, auto_levels: 3, repetitions: 1, warmup: 0}", "{min_accepted: 0}", engine, nil)
+	data, err := results.LoadRun(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto := data.Manifest.Variant("bf16").AutoLevels
+	if auto == nil {
+		t.Fatal("no auto_levels in the variant's manifest")
+	}
+	if auto.SaturatedRate < 1.5*auto.SyncRate {
+		t.Errorf("saturated throughput %.1f/s, synchronous rate %.1f/s: 3 slots should give about 3×", auto.SaturatedRate, auto.SyncRate)
+	}
+	if want := results.ChooseAutoLevels(auto.SyncRate, auto.SaturatedRate, 3, auto.ProbeLevel); !slices.Equal(auto.Levels, want) || len(want) == 0 {
+		t.Errorf("levels %v, want %v", auto.Levels, want)
+	}
+	probe := passAt(t, sum, auto.ProbeLevel)
+	if probe.Phase != results.PhaseProbe || probe.Repetition != 1 || probe.Docs != 18 {
+		t.Errorf("probe pass: phase %s, repetition %d, %d documents", probe.Phase, probe.Repetition, probe.Docs)
+	}
+	if float64(auto.ProbeLevel) < 10*auto.SyncRate {
+		t.Errorf("probe at %d/s, synchronous rate %.1f/s: not far above capacity", auto.ProbeLevel, auto.SyncRate)
+	}
+	var sweepLevels []int
+	for _, p := range sum.Passes {
+		if p.Phase == results.PhaseSweep {
+			sweepLevels = append(sweepLevels, p.Level)
+		}
+	}
+	if !slices.Equal(sweepLevels, auto.Levels) {
+		t.Errorf("sweep passes at %v, chosen %v", sweepLevels, auto.Levels)
+	}
+	var kind, reason string
+	var from, to int
+	if err := openDB(t, out).QueryRow(`SELECT kind, from_level, to_level, reason FROM decisions WHERE kind = ?`, results.DecisionAutoLevels).Scan(&kind, &from, &to, &reason); err != nil {
+		t.Fatalf("no auto_levels decision: %v", err)
+	}
+	if from != auto.ProbeLevel || to != slices.Max(auto.Levels) || !strings.Contains(reason, "synchronous rate") || !strings.Contains(reason, "saturated throughput") {
+		t.Errorf("decision %s %d → %d: %s", kind, from, to, reason)
+	}
+	o := sum.Variants[0]
+	if o.PassesDone != o.PassesPlanned || o.PassesPlanned != 2+len(auto.Levels) {
+		t.Errorf("passes %d of %d planned; want sync + probe + %d rates", o.PassesDone, o.PassesPlanned, len(auto.Levels))
+	}
+	rec := o.Series[0].Recommendation
+	// Which rate is usable depends on the machine (a busy one may flag a
+	// level client_bound); the probe is never a step of the walk.
+	if rec.Partial || rec.Recommended == auto.ProbeLevel || rec.HighestUsable == auto.ProbeLevel || rec.FirstBroken == auto.ProbeLevel ||
+		(rec.Recommended != 0 && !slices.Contains(auto.Levels, rec.Recommended)) {
+		t.Errorf("recommendation %+v: want a chosen rate (or none), never the probe, complete", rec)
+	}
+}
+
+// TestRun_ContextSweep: mode context at a fixed concurrency sends each
+// length class in turn, each pass only that class's documents: the pass is
+// complete against that subset, its requests are all of the class, memory
+// is recorded per step, the levels read as the classes, and the planned
+// passes are the classes the corpus has.
+func TestRun_ContextSweep(t *testing.T) {
+	out, sum := runRate(t, 12, "{mode: context, levels: classes, concurrency: 3, repetitions: 1, warmup: 0}", "{min_accepted: 0}", "{time_scale: 0.2}", nil)
+	data, err := results.LoadRun(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := data.Manifest.Corpus.Classes
+	var levels []int
+	for _, p := range sum.Passes {
+		class := eval.LengthClassOf(p.Level)
+		levels = append(levels, p.Level)
+		if int(p.Docs) != classes[class] || !p.Complete() {
+			t.Errorf("context %s: %d documents (complete %v), the corpus has %d of that class", class, p.Docs, p.Complete(), classes[class])
+		}
+		if p.SentConcurrency > 3 || (classes[class] >= 3 && p.SentConcurrency < 2) {
+			t.Errorf("context %s: %d in flight at concurrency 3", class, p.SentConcurrency)
+		}
+		if p.PeakTorchAllocatedBytes == nil || p.PeakKVUsage == nil {
+			t.Errorf("context %s: no memory peak recorded", class)
+		}
+		if n := queryInt(t, openDB(t, out), `SELECT COUNT(*) FROM requests WHERE level = ? AND length_class != ?`, p.Level, class); n != 0 {
+			t.Errorf("context %s: %d requests of another class", class, n)
+		}
+	}
+	want := []int{}
+	for i, c := range eval.LengthClasses {
+		if classes[c] > 0 {
+			want = append(want, i+1)
+		}
+	}
+	if !slices.Equal(levels, want) || len(want) < 2 {
+		t.Errorf("context steps %v, want the corpus's classes in order %v (%v)", levels, want, classes)
+	}
+	o := sum.Variants[0]
+	if o.PassesDone != o.PassesPlanned || o.PassesPlanned != len(want) || o.Series[0].Recommendation.Partial {
+		t.Errorf("passes %d of %d planned, partial %v; want one per class present", o.PassesDone, o.PassesPlanned, o.Series[0].Recommendation.Partial)
+	}
+	short, long := sum.Passes[0], sum.Passes[len(sum.Passes)-1]
+	if short.PeakKVUsage != nil && long.PeakKVUsage != nil && *long.PeakKVUsage <= *short.PeakKVUsage {
+		t.Errorf("KV cache peak %.3f for long documents, %.3f for short ones: memory does not grow with context", *long.PeakKVUsage, *short.PeakKVUsage)
+	}
+	if got := eval.LevelName(results.ModeContext, want[len(want)-1]); got != "long" {
+		t.Errorf("the longest step reads %q", got)
+	}
+}
+
+// TestRun_ContextSweepResume: a context sweep cut mid-way (the run's
+// context cancelled during a step) resumes against each step's subset:
+// every pass ends complete with its class's documents, none sent twice.
+func TestRun_ContextSweepResume(t *testing.T) {
+	dir := t.TempDir()
+	p := fmt.Sprintf(`name: context
+corpus: %s
+prompt:
+  user: "Extract date, amount and category.\n\n{{document}}"
+generation: {max_tokens: 128, temperature: 0, seed: 7}
+acceptance: {min_accepted: 0}
+sweep: {mode: context, levels: classes, concurrency: 2, repetitions: 1, warmup: 0}
+variants:
+  - name: bf16
+    engine: {url: builtin, model: sim-8b, builtin: {time_scale: 0.02}}
+`, writeCorpus(t, dir, 16, 3))
+	proto := filepath.Join(dir, "context.yaml")
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sent := 0
+	first, err := pipeline.Run(ctx, pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true,
+		BeforeSend: func() {
+			if sent++; sent == 9 {
+				cancel()
+			}
+		}})
+	if err != nil || !first.Interrupted {
+		t.Fatalf("first attempt: interrupted %v, %v", first != nil && first.Interrupted, err)
+	}
+	if o := first.Variants[0]; o.PassesDone >= o.PassesPlanned {
+		t.Fatalf("the first attempt measured %d of %d passes: nothing left to resume", o.PassesDone, o.PassesPlanned)
+	}
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), OutDir: out, Resume: true, Quiet: true})
+	if err != nil || sum.Status != "complete" {
+		t.Fatalf("resume: %v (%v)", err, sum)
+	}
+	data, err := results.LoadRun(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, out)
+	for _, ps := range sum.Passes {
+		class := eval.LengthClassOf(ps.Level)
+		want := data.Manifest.Corpus.Classes[class]
+		if !ps.Complete() || int(ps.Docs) != want {
+			t.Errorf("context %s after resume: complete %v, %d documents, want %d", class, ps.Complete(), ps.Docs, want)
+		}
+		if n := queryInt(t, db, `SELECT COUNT(DISTINCT doc_id) FROM requests WHERE level = ?`, ps.Level); n != want {
+			t.Errorf("context %s: %d documents recorded, want %d", class, n, want)
+		}
+	}
+	if o := sum.Variants[0]; o.PassesDone != o.PassesPlanned || o.Series[0].Recommendation.Partial {
+		t.Errorf("after resume: %d of %d passes, partial %v", o.PassesDone, o.PassesPlanned, o.Series[0].Recommendation.Partial)
+	}
 }

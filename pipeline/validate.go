@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -275,6 +276,12 @@ func (rs *runState) checkFresh(ctx context.Context) error {
 func (rs *runState) checkLevels() []string {
 	if rs.corpus == nil || rs.proto.Sweep.Mode == results.ModeRate {
 		return nil // the corpus's own problems are reported; a rate is not a count of requests
+	}
+	if rs.proto.Sweep.Mode == results.ModeContext {
+		if len(rs.levels()) == 0 {
+			return []string{fmt.Sprintf("%s: no document of the corpus has a length class (%s): a context sweep has no step", rs.proto.At("sweep.levels"), strings.Join(eval.LengthClasses, ", "))}
+		}
+		return nil // the levels are length classes; the concurrency may exceed a class's documents
 	}
 	p, n := rs.proto, len(rs.corpus.Documents)
 	var problems []string

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/extractbench/extractbench/corpus"
@@ -59,9 +61,20 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 		return rs.engineDead(context.WithoutCancel(ctx), v, eng, "during the warm-up: no measured request was sent")
 	}
 
-	levels := rs.proto.Levels()
+	levels := rs.levels()
 	var stopAt int // a level above which nothing runs, after a memory failure
-	for li, level := range levels {
+	for li := 0; li < len(levels); li++ {
+		level := levels[li]
+		if li == 1 && rs.proto.Sweep.Auto {
+			// The synchronous baseline is measured: probe the saturated
+			// throughput, then space the sweep's rates between the two.
+			chosen, err := rs.autoLevels(ctx, v, eng)
+			if err != nil || chosen == nil {
+				return err // nil: interrupted, resume measures the rest
+			}
+			levels = append(levels[:1], chosen...)
+			level = levels[li]
+		}
 		if stopAt != 0 && level > stopAt {
 			rs.decision(ctx, v.Name, results.DecisionSkipLevel, level, 0, fmt.Sprintf("level %d had memory failures; on_memory_failure=%s skips higher levels", stopAt, rs.proto.Sweep.OnMemoryFailure))
 			continue
@@ -83,11 +96,14 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 				memFailures += int(p.Failures.Of(eval.Memory))
 			}
 		}
+		if li == 0 && rs.proto.Sweep.Auto && len(levels) == 1 {
+			levels = append(levels, 0) // the rates come when the probe has run
+		}
 		if memFailures == 0 || li == 0 || rs.proto.Sweep.OnMemoryFailure == "record" {
 			continue
 		}
 		stopAt = level
-		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" {
+		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" && rs.proto.Sweep.Mode != results.ModeContext { // no class lies between two classes
 			lower := (levels[li-1] + level) / 2
 			if lower > levels[li-1] && lower < level {
 				rs.decision(ctx, v.Name, results.DecisionRetryLower, level, lower, fmt.Sprintf("%d memory failure(s) at level %d; the first attempt stays the primary result", memFailures, level))
@@ -102,6 +118,83 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 	return nil
 }
 
+// autoLevels is an auto rate sweep's step between its synchronous baseline
+// and its rates: a saturation probe (one recorded pass, phase probe, at a
+// rate far above capacity: every document arrives within about one
+// synchronous request's time) measures the saturated throughput; then
+// sweep.auto_levels rates are spaced from the synchronous rate up to it
+// (results.ChooseAutoLevels), recorded as a decision and in the variant's
+// manifest. It returns nil, nil when interrupted before the rates are known.
+func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]int, error) {
+	bg := context.WithoutCancel(ctx)
+	passes, err := rs.store.Passes(bg, rs.runID)
+	if err != nil {
+		return nil, fmt.Errorf("read the synchronous passes: %w", err)
+	}
+	var syncRates []float64
+	for _, p := range passes {
+		if p.Variant == v.Name && p.Mode == results.ModeRate && p.Level == results.SyncLevel && p.Complete() && p.DurationNS > 0 {
+			syncRates = append(syncRates, float64(p.Docs)/(float64(p.DurationNS)/1e9))
+		}
+	}
+	if len(syncRates) == 0 {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("levels: auto: no complete synchronous pass to measure the synchronous rate from")
+	}
+	syncRate := eval.Describe(syncRates).P50
+	probe := AutoProbeLevel(syncRate, len(rs.corpus.Documents))
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	p, err := rs.runPass(ctx, v, eng, probe, 1, results.PhaseProbe, 0)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil || !p.Complete() || p.DurationNS <= 0 {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("levels: auto: the saturation probe at %d/s did not complete", probe)
+	}
+	satRate := float64(p.Docs) / (float64(p.DurationNS) / 1e9)
+	n := rs.proto.Sweep.AutoLevels
+	chosen := results.ChooseAutoLevels(syncRate, satRate, n, probe)
+	if len(chosen) == 0 {
+		return nil, fmt.Errorf("levels: auto: no rate between the synchronous rate %.2f/s and the saturated throughput %.2f/s below the probe's %d/s", syncRate, satRate, probe)
+	}
+	names := make([]string, len(chosen))
+	for i, l := range chosen {
+		names[i] = eval.LevelName(results.ModeRate, l)
+	}
+	rs.decision(bg, v.Name, results.DecisionAutoLevels, probe, slices.Max(chosen), fmt.Sprintf(
+		"levels: auto: synchronous rate %.2f/s, saturated throughput %.2f/s (probe at %d/s, one pass); %d rates spaced evenly up to it (sweep.auto_levels=%d, whole requests/s): %s",
+		syncRate, satRate, probe, len(chosen), n, strings.Join(names, ", ")))
+	if idx := slices.IndexFunc(rs.manifest.Variants, func(m VariantManifest) bool { return m.Name == v.Name }); idx >= 0 {
+		rs.manifest.Variants[idx].AutoLevels = &results.AutoLevels{SyncRate: syncRate, ProbeLevel: probe, SaturatedRate: satRate, Levels: chosen}
+		if err := rs.store.UpdateManifest(bg, rs.runID, rs.manifest); err != nil {
+			return nil, fmt.Errorf("record the chosen rates in the manifest: %w", err)
+		}
+	}
+	return chosen, nil
+}
+
+// AutoProbeFactor bounds an auto sweep's saturation probe from below: its
+// rate is at least this many times the synchronous rate.
+const AutoProbeFactor = 10
+
+// AutoProbeLevel is the rate of an auto sweep's saturation probe: far above
+// capacity, so that every one of docs documents arrives within about the
+// time one synchronous request takes (and at least AutoProbeFactor times
+// the synchronous rate): what the engine then completes per second is its
+// saturated throughput. Whole requests per second, within the schema's
+// bound on a level.
+func AutoProbeLevel(syncRate float64, docs int) int {
+	r := syncRate * float64(max(docs, AutoProbeFactor))
+	return min(max(int(math.Ceil(r)), 2), 100000)
+}
+
 func (rs *runState) decision(ctx context.Context, variant, kind string, from, to int, reason string) {
 	rs.logf("decision: %s %s level %d → %d: %s", variant, kind, from, to, reason)
 	if err := rs.store.AddDecision(ctx, results.Decision{RunID: rs.runID, Variant: variant, AtMS: time.Now().UnixMilli(),
@@ -114,6 +207,12 @@ func (rs *runState) decision(ctx context.Context, variant, kind string, from, to
 func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error) {
 	e := &engine{}
 	maxLevel := slices.Max(rs.proto.Levels())
+	if rs.proto.Sweep.Mode == results.ModeContext {
+		maxLevel = rs.proto.Sweep.Concurrency
+	}
+	if rs.proto.Sweep.Auto && rs.corpus != nil {
+		maxLevel = max(maxLevel, len(rs.corpus.Documents)) // the probe sends them all at once
+	}
 	apiKey := "" // validate checked that a named variable is set
 	if v.Engine.APIKeyEnv != "" {
 		apiKey = os.Getenv(v.Engine.APIKeyEnv)

@@ -24,6 +24,11 @@ const (
 	DecisionSkipLevel   = "skip_level"      // a level is not run (a lower one already failed on memory)
 	DecisionStopSweep   = "stop_sweep"      // the sweep ends before its last planned level
 	DecisionBatchMode   = "batch_transport" // the engine refused a list of prompts: B simultaneous requests with a barrier
+	// DecisionAutoLevels: an auto rate sweep chose its rates from the
+	// measured synchronous rate and saturated throughput (the reason says
+	// both, and the rates); FromLevel is the probe's rate, ToLevel the
+	// highest rate chosen.
+	DecisionAutoLevels = "auto_levels"
 )
 
 // Decision is one row of decisions: something the runner chose to do that

@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
 
 	"github.com/extractbench/extractbench/eval"
 )
@@ -93,6 +96,8 @@ type VariantManifest struct {
 	GPU         GPUInfoJSON     `json:"gpu"`
 	Extra       json.RawMessage `json:"builtin_profile,omitempty"`
 	Environment string          `json:"environment,omitempty"` // pipeline.EnvironmentHash, pinned at the variant's first start
+	// AutoLevels: an auto rate sweep's measured rates and chosen levels; nil otherwise.
+	AutoLevels *AutoLevels `json:"auto_levels,omitempty"`
 }
 
 // HostInfo describes the client machine.
@@ -118,8 +123,25 @@ type Generation struct {
 
 // Sweep is the one parameter a run grows.
 type Sweep struct {
-	Mode            string `json:"mode"` // concurrency | batch | rate
-	Levels          []int  `json:"levels"`
+	Mode string `json:"mode"` // concurrency | batch | rate
+	// Levels are the levels as written; nil when Auto.
+	Levels []int `json:"levels"`
+	// Auto is `levels: auto` (rate mode): the synchronous rate and the
+	// saturated throughput are measured first, then AutoLevels rates are
+	// spaced evenly between them (ChooseAutoLevels). Written back as
+	// "levels": "auto".
+	Auto bool `json:"-"`
+	// AutoLevels is how many rates an auto sweep spaces (sweep.auto_levels,
+	// default DefaultAutoLevels); 0 unless Auto.
+	AutoLevels int `json:"auto_levels,omitempty"`
+	// Classes is `levels: classes` (context mode): the levels are the
+	// corpus's length classes in order (eval.LengthClasses: 1 short,
+	// 2 usual, 3 long), each pass sending that class's documents only.
+	// Written back as "levels": "classes".
+	Classes bool `json:"-"`
+	// Concurrency is a context sweep's fixed number of requests in flight
+	// (sweep.concurrency); 0 in other modes.
+	Concurrency     int    `json:"concurrency,omitempty"`
 	Repetitions     int    `json:"repetitions"`
 	Warmup          int    `json:"warmup"`
 	OnMemoryFailure string `json:"on_memory_failure"`
@@ -130,11 +152,76 @@ type Sweep struct {
 	MaxInFlight int     `json:"max_in_flight,omitempty"` // cap on requests in flight; 0 = none
 }
 
+// sweepJSON is Sweep as the file and the canonical protocol write it:
+// levels is a list of integers or the string "auto".
+type sweepJSON struct {
+	Mode            string          `json:"mode"`
+	Levels          json.RawMessage `json:"levels"`
+	Repetitions     int             `json:"repetitions"`
+	Warmup          int             `json:"warmup"`
+	OnMemoryFailure string          `json:"on_memory_failure"`
+	AutoLevels      int             `json:"auto_levels,omitempty"`
+	Arrival         string          `json:"arrival,omitempty"`
+	Burstiness      float64         `json:"burstiness,omitempty"`
+	MaxInFlight     int             `json:"max_in_flight,omitempty"`
+	Concurrency     int             `json:"concurrency,omitempty"`
+}
+
+// AutoLevelsWord is the value of sweep.levels that asks for an auto sweep.
+const AutoLevelsWord = "auto"
+
+// ClassLevelsWord is the value of sweep.levels that makes a context sweep's
+// levels the corpus's length classes.
+const ClassLevelsWord = "classes"
+
+// MarshalJSON writes levels as the list, or "auto".
+func (s Sweep) MarshalJSON() ([]byte, error) {
+	levels, err := json.Marshal(s.Levels)
+	if s.Auto {
+		levels, err = json.Marshal(AutoLevelsWord)
+	}
+	if s.Classes {
+		levels, err = json.Marshal(ClassLevelsWord)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sweepJSON{Mode: s.Mode, Levels: levels, Repetitions: s.Repetitions, Warmup: s.Warmup,
+		OnMemoryFailure: s.OnMemoryFailure, AutoLevels: s.AutoLevels, Arrival: s.Arrival, Burstiness: s.Burstiness, MaxInFlight: s.MaxInFlight, Concurrency: s.Concurrency})
+}
+
+// UnmarshalJSON reads levels as a list of integers or "auto".
+func (s *Sweep) UnmarshalJSON(b []byte) error {
+	var j sweepJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = Sweep{Mode: j.Mode, Repetitions: j.Repetitions, Warmup: j.Warmup, OnMemoryFailure: j.OnMemoryFailure,
+		AutoLevels: j.AutoLevels, Arrival: j.Arrival, Burstiness: j.Burstiness, MaxInFlight: j.MaxInFlight, Concurrency: j.Concurrency}
+	var word string
+	if json.Unmarshal(j.Levels, &word) == nil {
+		switch word {
+		case AutoLevelsWord:
+			s.Auto = true
+		case ClassLevelsWord:
+			s.Classes = true
+		default:
+			return fmt.Errorf("sweep.levels: %q is neither a list of levels, %q nor %q", word, AutoLevelsWord, ClassLevelsWord)
+		}
+		return nil
+	}
+	if len(j.Levels) == 0 || string(j.Levels) == "null" {
+		return nil
+	}
+	return json.Unmarshal(j.Levels, &s.Levels)
+}
+
 // The sweep modes.
 const (
-	ModeConcurrency = "concurrency" // exactly N requests in flight (closed loop)
-	ModeBatch       = "batch"       // B prompts together
-	ModeRate        = eval.ModeRate // N requests per second (open loop)
+	ModeConcurrency = "concurrency"    // exactly N requests in flight (closed loop)
+	ModeBatch       = "batch"          // B prompts together
+	ModeRate        = eval.ModeRate    // N requests per second (open loop)
+	ModeContext     = eval.ModeContext // longer documents at a fixed concurrency: levels are length classes
 )
 
 // The arrival processes of a rate sweep.
@@ -158,8 +245,18 @@ func (s Sweep) BaselineLevel() int {
 }
 
 // PlannedLevels is the pass plan's levels in order: the baseline first and
-// exactly once, then the sweep's levels as written.
+// exactly once, then the sweep's levels as written. An auto sweep plans
+// only its baseline: its rates are chosen when the synchronous rate and the
+// saturated throughput are measured (the variant's AutoLevels in the
+// manifest, and a DecisionAutoLevels).
 func (s Sweep) PlannedLevels() []int {
+	if s.Classes {
+		out := make([]int, len(eval.LengthClasses))
+		for i := range out {
+			out[i] = i + 1
+		}
+		return out
+	}
 	base := s.BaselineLevel()
 	out := []int{base}
 	for _, l := range s.Levels {
@@ -225,6 +322,78 @@ func (m *Manifest) VariantNames() []string {
 }
 
 // Plan is what the protocol planned for every series, for eval's aggregator.
+// An auto sweep's levels are each variant's chosen rates, once chosen.
 func (m *Manifest) Plan() eval.Plan {
-	return eval.Plan{Levels: m.Sweep.PlannedLevels(), Repetitions: m.Sweep.Repetitions}
+	p := eval.Plan{Levels: m.plannedLevels(), Repetitions: m.Sweep.Repetitions}
+	for _, v := range m.Variants {
+		if v.AutoLevels != nil {
+			if p.ByVariant == nil {
+				p.ByVariant = map[string][]int{}
+			}
+			p.ByVariant[v.Name] = append(slices.Clone(p.Levels), v.AutoLevels.Levels...)
+		}
+	}
+	return p
+}
+
+// PlannedPasses is how many passes the protocol plans for the named
+// variant, retries aside: levels × repetitions, and for an auto sweep the
+// saturation probe (one pass) and the rates chosen after it (before they
+// are chosen, sweep.auto_levels of them).
+func (m *Manifest) PlannedPasses(variant string) int {
+	reps := max(m.Sweep.Repetitions, 1)
+	n := len(m.plannedLevels()) * reps
+	if m.Sweep.Auto {
+		chosen := m.Sweep.AutoLevels
+		if a := m.Variant(variant).AutoLevels; a != nil {
+			chosen = len(a.Levels)
+		}
+		n += 1 + chosen*reps
+	}
+	return n
+}
+
+// plannedLevels is the sweep's planned levels; a context sweep's length
+// classes without a document in the corpus are not levels.
+func (m *Manifest) plannedLevels() []int {
+	levels := m.Sweep.PlannedLevels()
+	if !m.Sweep.Classes || len(m.Corpus.Classes) == 0 {
+		return levels
+	}
+	return slices.DeleteFunc(levels, func(l int) bool { return m.Corpus.Classes[eval.LengthClassOf(l)] == 0 })
+}
+
+// AutoLevels is what an auto rate sweep measured before it chose its rates,
+// and the rates it chose (stored per variant in the manifest, and told by a
+// DecisionAutoLevels).
+type AutoLevels struct {
+	SyncRate      float64 `json:"sync_rate"`      // documents per second of the synchronous baseline (median over repetitions)
+	ProbeLevel    int     `json:"probe_level"`    // the rate of the saturation probe, far above capacity
+	SaturatedRate float64 `json:"saturated_rate"` // documents completed per second during the probe
+	Levels        []int   `json:"levels"`         // the rates chosen, ascending
+}
+
+// DefaultAutoLevels is how many rates an auto sweep spaces between the
+// synchronous rate and the saturated throughput (sweep.auto_levels).
+const DefaultAutoLevels = 6
+
+// ChooseAutoLevels spaces n rates evenly from the synchronous rate to the
+// saturated throughput, as GuideLLM's sweep does: sync + (sat − sync)·i/n
+// for i = 1..n, the last at the saturated throughput. Levels are whole
+// requests per second: each is rounded, at least 1, below the probe's rate;
+// duplicates are dropped, so fewer than n may remain.
+func ChooseAutoLevels(syncRate, satRate float64, n, probe int) []int {
+	var out []int
+	for i := 1; i <= n; i++ {
+		r := syncRate + (satRate-syncRate)*float64(i)/float64(n)
+		l := max(int(math.Round(r)), 1)
+		if probe > 0 && l >= probe {
+			continue
+		}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

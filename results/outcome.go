@@ -41,9 +41,9 @@ func (o Outcome) Passed() bool { return o.State == OutcomePass }
 // on the figures the tables show) makes it PASS or FAIL.
 func (d *RunData) Outcomes() []Outcome {
 	series := d.Series()
-	planned := len(d.Manifest.Sweep.PlannedLevels()) * max(d.Manifest.Sweep.Repetitions, 1)
 	var out []Outcome
 	for _, name := range d.VariantNames() {
+		planned := d.Manifest.PlannedPasses(name)
 		o := Outcome{Variant: name, Model: d.Manifest.Variant(name).Engine.Model, PassesPlanned: planned,
 			LoadNS: d.LastEventNS(EventEngineLoad, name)}
 		for _, s := range series {

@@ -15,6 +15,7 @@ const (
 	PhaseBaseline = eval.PhaseBaseline
 	PhaseSweep    = eval.PhaseSweep
 	PhaseRetry    = eval.PhaseRetry
+	PhaseProbe    = eval.PhaseProbe
 
 	PassComplete    = eval.PassComplete
 	PassInterrupted = eval.PassInterrupted

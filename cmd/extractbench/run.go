@@ -125,6 +125,7 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	printRateTable(w, s)
+	printContextTable(w, s)
 	for _, o := range s.Variants {
 		for _, sr := range o.Series {
 			var at []string
@@ -203,11 +204,54 @@ func printRateTable(w io.Writer, s *pipeline.Summary) {
 	fmt.Fprintln(w)
 }
 
+// printContextTable writes, for context sweeps, memory against document
+// length: per length class, its documents, the peaks of memory and KV
+// cache, and E2E.
+func printContextTable(w io.Writer, s *pipeline.Summary) {
+	var rows [][]string
+	gib := func(v *int64) string {
+		if v == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", float64(*v)/(1<<30))
+	}
+	for _, o := range s.Variants {
+		for _, sr := range o.Series {
+			if sr.Mode != eval.ModeContext {
+				continue
+			}
+			for _, l := range sr.Levels {
+				kv := "n/a"
+				if l.PeakKVUsage != nil {
+					kv = eval.FormatShare(*l.PeakKVUsage)
+				}
+				rows = append(rows, []string{o.Variant, levelLabel(l), fmt.Sprint(l.Docs / int64(max(l.Repetitions, 1))),
+					gib(l.PeakGPUMemBytes), gib(l.PeakTorchAllocatedBytes), kv, spreadNS(l.E2EP95NS), intOr(l.MaxRunning, "n/a")})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "context sweep: each step sends one length class of the corpus at the fixed concurrency; memory peaks (GiB = 2^30 B) are the highest over repetitions.")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "variant\tclass\tdocs\tGPU mem GiB\ttorch alloc GiB\tKV peak\tE2E p95\tmax run\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
 // levelLabel is the level as the pages name it (eval.LevelName), marked
 // when it was a retry below a failed one.
 func levelLabel(l eval.Level) string {
 	if l.Phase == results.PhaseRetry {
 		return eval.LevelName(l.Mode, l.Level) + " (retry)"
+	}
+	if l.Phase == results.PhaseProbe {
+		return eval.LevelName(l.Mode, l.Level) + " (probe)"
 	}
 	return eval.LevelName(l.Mode, l.Level)
 }
