@@ -236,19 +236,9 @@ func Calculate(in Inputs) (Estimate, error) {
 	if err != nil {
 		return Estimate{}, err
 	}
-	util := in.Utilisation
-	if util == 0 {
-		util = DefaultUtilisation
-	}
-	if util < 0 || util > 1 {
-		return Estimate{}, fmt.Errorf("utilisation %g: want a share of memory between 0 and 1", util)
-	}
-	margin := in.Margin
-	switch {
-	case margin == 0:
-		margin = DefaultMargin
-	case margin < 0:
-		margin = 0
+	util, margin, err := utilAndMargin(in.Utilisation, in.Margin)
+	if err != nil {
+		return Estimate{}, err
 	}
 	prefill := in.PrefillTokens
 	if prefill <= 0 {
@@ -440,4 +430,23 @@ func GroupDigits(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// utilAndMargin applies the defaults to a share of card memory the engine
+// may use and a margin: 0 means DefaultUtilisation and DefaultMargin; a
+// negative margin is none.
+func utilAndMargin(util, margin float64) (float64, float64, error) {
+	if util == 0 {
+		util = DefaultUtilisation
+	}
+	if util < 0 || util > 1 {
+		return 0, 0, fmt.Errorf("utilisation %g: want a share of memory between 0 and 1", util)
+	}
+	switch {
+	case margin == 0:
+		margin = DefaultMargin
+	case margin < 0:
+		margin = 0
+	}
+	return util, margin, nil
 }

@@ -154,19 +154,9 @@ func CalculateTraining(in TrainInputs) (TrainEstimate, error) {
 	if err != nil {
 		return TrainEstimate{}, err
 	}
-	util := in.Utilisation
-	if util == 0 {
-		util = DefaultUtilisation
-	}
-	if util < 0 || util > 1 {
-		return TrainEstimate{}, fmt.Errorf("utilisation %g: want a share of memory between 0 and 1", util)
-	}
-	margin := in.Margin
-	switch {
-	case margin == 0:
-		margin = DefaultMargin
-	case margin < 0:
-		margin = 0
+	util, margin, err := utilAndMargin(in.Utilisation, in.Margin)
+	if err != nil {
+		return TrainEstimate{}, err
 	}
 	gpus := in.GPUs
 	if gpus == nil {

@@ -195,8 +195,13 @@ func printRateTable(w io.Writer, s *pipeline.Summary) {
 	fmt.Fprintln(w, "rate sweep: offered = planned arrivals/s, achieved = sends/s; lateness = send − scheduled; E2E sched = done − scheduled;")
 	fmt.Fprintln(w, "on time = every latency objective met; goodput = accepted and on time, per second; client BOUND = the client could not keep the schedule.")
 	fmt.Fprintln(w)
+	writeTable(w, []string{"variant", "level", "offered/s", "achieved/s", "late p50", "late p99", "queue p95", "E2E sched p95", "max wait", "on time", "good share", "goodput/s", "client"}, rows)
+}
+
+// writeTable writes a right-aligned text table and a blank line after it.
+func writeTable(w io.Writer, head []string, rows [][]string) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "variant\tlevel\toffered/s\tachieved/s\tlate p50\tlate p99\tqueue p95\tE2E sched p95\tmax wait\ton time\tgood share\tgoodput/s\tclient\t")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 	}
@@ -235,13 +240,7 @@ func printContextTable(w io.Writer, s *pipeline.Summary) {
 	}
 	fmt.Fprintln(w, "context sweep: each step sends one length class of the corpus at the fixed concurrency; memory peaks (GiB = 2^30 B) are the highest over repetitions.")
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "variant\tclass\tdocs\tGPU mem GiB\ttorch alloc GiB\tKV peak\tE2E p95\tmax run\t")
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
+	writeTable(w, []string{"variant", "class", "docs", "GPU mem GiB", "torch alloc GiB", "KV peak", "E2E p95", "max run"}, rows)
 }
 
 // levelLabel is the level as the pages name it (eval.LevelName), marked
