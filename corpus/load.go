@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -24,6 +25,8 @@ type Corpus struct {
 	Documents []Document // in file order
 	Manifest  Manifest   // recomputed from the records; enum and field definitions from manifest.json
 	Warnings  []string   // problems that do not stop a run (a duplicate text, a class that disagrees with the length)
+
+	docsPath string // documents.jsonl of a corpus opened by reference (Open)
 }
 
 // Problem is one thing wrong with a corpus, located as precisely as the
@@ -479,4 +482,76 @@ func enumList(enum map[string]bool) string {
 		sort.Strings(names)
 	}
 	return "[" + strings.Join(names, ", ") + "]"
+}
+
+// Open reads and validates a corpus like Load but holds its documents by
+// reference: each Document keeps its id, length class and the place of its
+// line in documents.jsonl, and Resolve reads its text and expectations when
+// it is sent. Memory then stays flat in the size of the corpus, whose texts
+// are read once to validate and hash them and once more when dispatched.
+func Open(path string) (*Corpus, error) {
+	var docs []Document
+	s, err := read(path, func(d *Document, _ int, offset int64, size int) {
+		docs = append(docs, Document{ID: d.ID, LengthClass: internClass(d.LengthClass), ref: lineRef{offset: offset, size: int32(size)}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(s.problems) > 0 {
+		return nil, &LoadError{Path: path, Problems: s.problems}
+	}
+	s.corpus.Documents = docs
+	s.corpus.docsPath = path
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		s.corpus.docsPath = filepath.Join(path, DocumentsFile)
+	}
+	return s.corpus, nil
+}
+
+// internClass returns the package's constant for a known class, so that a
+// million documents share three strings.
+func internClass(c LengthClass) LengthClass {
+	for _, k := range []LengthClass{Short, Usual, Long} {
+		if c == k {
+			return k
+		}
+	}
+	return c
+}
+
+// Resolve returns d with its text and expectations, reading its line from
+// the file for a corpus opened by reference; other documents are returned
+// as they are.
+func (c *Corpus) Resolve(d Document) (Document, error) {
+	if d.ref.size == 0 || c.docsPath == "" {
+		return d, nil
+	}
+	f, err := os.Open(c.docsPath)
+	if err != nil {
+		return d, fmt.Errorf("read document %s: %w", d.ID, err)
+	}
+	defer f.Close()
+	buf := make([]byte, d.ref.size)
+	if _, err := f.ReadAt(buf, d.ref.offset); err != nil {
+		return d, fmt.Errorf("read document %s from %s: %w", d.ID, c.docsPath, err)
+	}
+	buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+	if d.ref.offset == 0 {
+		buf = bytes.TrimPrefix(buf, utf8BOM)
+	}
+	var full Document
+	if err := json.Unmarshal(buf, &full); err != nil || full.ID != d.ID {
+		return d, fmt.Errorf("read document %s from %s: the line at byte %d no longer holds it: the file changed after it was loaded", d.ID, c.docsPath, d.ref.offset)
+	}
+	full.LengthClass = d.LengthClass
+	return full, nil
+}
+
+// TextSize is the length of d's text, or of its line for a document held by
+// reference (a close upper bound), without reading it.
+func (c *Corpus) TextSize(d Document) int {
+	if d.ref.size > 0 {
+		return int(d.ref.size)
+	}
+	return len(d.Text)
 }

@@ -70,3 +70,51 @@ func TestCheck_Streamed(t *testing.T) {
 		t.Errorf("long document read back with %d bytes, want %d", len(got), len(long.Text))
 	}
 }
+
+// TestOpen_ByReference checks that Open keeps no text and that Resolve reads
+// each document back as Load has it, BOM and CRLF included.
+func TestOpen_ByReference(t *testing.T) {
+	docs := sampleDocs()
+	data, err := EncodeDocuments(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(append([]byte(nil), utf8BOM...), []byte(strings.ReplaceAll(string(data), "}\n", "}\r\n"))...)
+	file := filepath.Join(t.TempDir(), "c.jsonl")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := opened.Manifest.SHA256, loaded.Manifest.SHA256; got != want {
+		t.Errorf("sha256 = %s, want %s", got, want)
+	}
+	if len(opened.Documents) != len(docs) {
+		t.Fatalf("documents = %d, want %d", len(opened.Documents), len(docs))
+	}
+	for i, d := range opened.Documents {
+		if d.Text != "" || d.Expected.Amount != nil {
+			t.Errorf("document %s holds its text or expectations in memory", d.ID)
+		}
+		full, err := opened.Resolve(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if RecordHash(full) != RecordHash(loaded.Documents[i]) || full.LengthClass != loaded.Documents[i].LengthClass {
+			t.Errorf("document %d resolved as %+v, want %+v", i, full, loaded.Documents[i])
+		}
+	}
+	// A file changed under the run is an error, not another document.
+	if err := os.WriteFile(file, []byte(strings.Repeat("x", len(data))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := opened.Resolve(opened.Documents[1]); err == nil || !strings.Contains(err.Error(), "changed") {
+		t.Errorf("Resolve after the file changed: err = %v, want one saying the file changed", err)
+	}
+}
