@@ -251,8 +251,8 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 	for _, c := range categories {
 		enum[c] = true
 	}
-	ids := map[[16]byte]int{}   // id hash → line
-	texts := map[[16]byte]int{} // text hash → line of its first document
+	ids := map[[16]byte]uint32{}   // id hash → line
+	texts := map[[16]byte]uint32{} // text hash → line of its first document
 	lr := newLineReader(r)
 	for n := 1; ; n++ {
 		raw, offset, size, ok, err := lr.next()
@@ -286,17 +286,17 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 			s.duplicateIDs = append(s.duplicateIDs, fmt.Sprintf("%s (lines %d, %d)", d.ID, first, n))
 			continue
 		}
-		ids[idKey] = n
+		ids[idKey] = uint32(n)
 		if len(probs) > 0 {
 			continue
 		}
 		textKey := hash16(d.Text)
 		if first, dup := texts[textKey]; dup {
-			s.pendingTexts = append(s.pendingTexts, pendingText{warning: len(s.corpus.Warnings), duplicate: len(s.duplicateTexts), firstLine: first, line: n, id: d.ID})
+			s.pendingTexts = append(s.pendingTexts, pendingText{warning: len(s.corpus.Warnings), duplicate: len(s.duplicateTexts), firstLine: int(first), line: n, id: d.ID})
 			s.corpus.Warnings = append(s.corpus.Warnings, "")
 			s.duplicateTexts = append(s.duplicateTexts, "")
 		} else {
-			texts[textKey] = n
+			texts[textKey] = uint32(n)
 		}
 		if tokens := ApproxTokens(d.Text); !inClass(d.LengthClass, tokens) {
 			s.corpus.Warnings = append(s.corpus.Warnings, fmt.Sprintf("%s:%d: length_class: %q but the text is about %d tokens", file, n, d.LengthClass, tokens))
