@@ -501,10 +501,14 @@ func Open(path string) (*Corpus, error) {
 		return nil, &LoadError{Path: path, Problems: s.problems}
 	}
 	s.corpus.Documents = docs
-	s.corpus.docsPath = path
+	docsPath := path
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		s.corpus.docsPath = filepath.Join(path, DocumentsFile)
+		docsPath = filepath.Join(path, DocumentsFile)
 	}
+	if abs, err := filepath.Abs(docsPath); err == nil {
+		docsPath = abs // read back from the same file whatever the working directory becomes
+	}
+	s.corpus.docsPath = docsPath
 	return s.corpus, nil
 }
 

@@ -118,3 +118,26 @@ func TestOpen_ByReference(t *testing.T) {
 		t.Errorf("Resolve after the file changed: err = %v, want one saying the file changed", err)
 	}
 }
+
+// TestOpen_Dir checks a corpus directory opened by reference: the manifest
+// is compared and texts are read back from its documents.jsonl.
+func TestOpen_Dir(t *testing.T) {
+	docs := sampleDocs()
+	dir := mustWriteDir(t, docs)
+	c, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range c.Documents {
+		full, err := c.Resolve(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full.Text != docs[i].Text || RecordHash(full) != RecordHash(docs[i]) {
+			t.Errorf("document %d read back as %q, want %q", i, full.Text, docs[i].Text)
+		}
+	}
+	if c.TextSize(c.Documents[0]) < len(docs[0].Text) {
+		t.Errorf("TextSize %d below the text's %d bytes", c.TextSize(c.Documents[0]), len(docs[0].Text))
+	}
+}

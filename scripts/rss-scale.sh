@@ -10,9 +10,9 @@
 #
 # Measured on 2 cores (issue 17, item 8; before = the whole-file loader):
 #   documents  check RSS MB before/after  run RSS MB (levels [1]) before/after
-#      10,000        261 /  53                 248 /  69
-#     100,000      2,138 /  73               2,140 / 278
-#   1,000,000    (~21 GB, not run) / 266     (not run: ~40 min a pass on 2 cores)
+#      10,000        261 /  53                 248 /  81
+#     100,000      2,138 /  69               2,140 / 278
+#   1,000,000    (~21 GB, not run) / 220     (not run: ~40 min a pass on 2 cores)
 # The run's remainder grows ~2 KB a document: a pass's records (without
 # outputs) are still read back whole to compute its passes row.
 set -euo pipefail
