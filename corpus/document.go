@@ -33,4 +33,14 @@ type Document struct {
 	Text        string      `json:"text"`
 	LengthClass LengthClass `json:"length_class"`
 	Expected    Expected    `json:"expected"`
+
+	// Where the record is in its file, for a corpus opened by reference
+	// (Open): Text and Expected are empty until Corpus.Resolve reads them.
+	ref lineRef
+}
+
+// lineRef locates one line of documents.jsonl; size 0 means none.
+type lineRef struct {
+	offset int64
+	size   int32
 }

@@ -16,13 +16,15 @@ var defaultFS embed.FS
 // LoadDefault loads the embedded copy of corpus/default. Its Path is
 // "default"; its manifest hash is the same as the directory's.
 func LoadDefault() (*Corpus, error) {
-	s, err := readFS(defaultFS, "default")
+	var docs []Document
+	s, err := readFS(defaultFS, "default", func(d *Document, _ int, _ int64, _ int) { docs = append(docs, *d) })
 	if err != nil {
 		return nil, err
 	}
 	if len(s.problems) > 0 {
 		return nil, &LoadError{Path: DefaultName, Problems: s.problems}
 	}
+	s.corpus.Documents = docs
 	s.corpus.Path = DefaultName
 	return s.corpus, nil
 }

@@ -1,12 +1,15 @@
 package corpus
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,6 +25,8 @@ type Corpus struct {
 	Documents []Document // in file order
 	Manifest  Manifest   // recomputed from the records; enum and field definitions from manifest.json
 	Warnings  []string   // problems that do not stop a run (a duplicate text, a class that disagrees with the length)
+
+	docsPath string // documents.jsonl of a corpus opened by reference (Open)
 }
 
 // Problem is one thing wrong with a corpus, located as precisely as the
@@ -64,37 +69,61 @@ func (e *LoadError) Error() string {
 // DefaultCategories as the enum). A corpus with problems returns a
 // *LoadError listing all of them; other errors are I/O errors.
 func Load(path string) (*Corpus, error) {
-	s, err := read(path)
+	var docs []Document
+	s, err := read(path, func(d *Document, _ int, _ int64, _ int) { docs = append(docs, *d) })
 	if err != nil {
 		return nil, err
 	}
 	if len(s.problems) > 0 {
 		return nil, &LoadError{Path: path, Problems: s.problems}
 	}
+	s.corpus.Documents = docs
 	return s.corpus, nil
 }
 
 // utf8BOM is the UTF-8 byte-order mark some editors put at the start of a file.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// scan is everything read learns about a corpus, good or bad.
+// scan is everything read learns about a corpus, good or bad. It keeps
+// nothing per document but two compact sets (16 bytes of hash and a line
+// number per id and per text), so memory stays flat in the corpus size.
 type scan struct {
 	corpus         *Corpus
 	problems       []Problem
 	duplicateIDs   []string // "id (lines a, b)"
 	duplicateTexts []string // "id-a and id-b (lines a, b)"
-	lineOf         map[string]int
-	lines          int // records read, good or bad
+	lines          int      // records read, good or bad
+
+	// The declared manifest's record hashes, compared as records stream by:
+	// matched ids are deleted, so what is left at the end has no record.
+	declared    *Manifest
+	recordProbs []Problem // kept apart: reported only when the records have no problems
+
+	// Duplicate texts name the first document's id, which is not kept: the
+	// message is completed by a second read of the lines named here.
+	pendingTexts []pendingText
 }
 
+// pendingText is a duplicate text whose first document's id is read back.
+type pendingText struct {
+	warning, duplicate int // indexes in corpus.Warnings and duplicateTexts
+	firstLine, line    int
+	id                 string
+}
+
+// DocFunc receives each valid document of a streamed corpus with its line
+// number and the byte offset and length of its line in the file.
+type DocFunc func(d *Document, line int, offset int64, length int)
+
 // read loads path without stopping at the first problem.
-func read(path string) (*scan, error) {
-	return readFS(osFS{}, path)
+func read(path string, onDoc DocFunc) (*scan, error) {
+	return readFS(osFS{}, path, onDoc)
 }
 
 // readFS is read over any file system: the disk, or the default corpus
-// embedded in the binary.
-func readFS(fsys fs.FS, path string) (*scan, error) {
+// embedded in the binary. It streams documents.jsonl line by line and hands
+// each valid document to onDoc (nil: none kept).
+func readFS(fsys fs.FS, path string, onDoc DocFunc) (*scan, error) {
 	info, err := fs.Stat(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus %s: %w", path, err)
@@ -104,18 +133,13 @@ func readFS(fsys fs.FS, path string) (*scan, error) {
 		docsPath = filepath.Join(path, DocumentsFile)
 		manPath = filepath.Join(path, ManifestFile)
 	}
-	data, err := fs.ReadFile(fsys, docsPath)
+	f, err := fsys.Open(docsPath)
 	if err != nil {
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
 	}
+	defer f.Close()
 	s := &scan{corpus: &Corpus{Path: path}}
-	if rest, ok := bytes.CutPrefix(data, utf8BOM); ok {
-		// Windows editors save UTF-8 with a byte-order mark; JSON has none.
-		data = rest
-		s.corpus.Warnings = append(s.corpus.Warnings, docsPath+": starts with a UTF-8 byte-order mark (ignored)")
-	}
 	categories, fields := DefaultCategories, DefaultFields
-	var declared *Manifest
 	if manPath != "" {
 		raw, err := fs.ReadFile(fsys, manPath)
 		switch {
@@ -124,23 +148,64 @@ func readFS(fsys fs.FS, path string) (*scan, error) {
 		case err != nil:
 			return nil, fmt.Errorf("read corpus manifest %s: %w", manPath, err)
 		default:
-			declared = s.parseManifest(manPath, bytes.TrimPrefix(raw, utf8BOM))
-			if declared != nil {
-				categories, fields = declared.Categories, declared.Fields
+			s.declared = s.parseManifest(manPath, bytes.TrimPrefix(raw, utf8BOM))
+			if s.declared != nil {
+				categories, fields = s.declared.Categories, s.declared.Fields
 			}
 		}
 	}
-	s.records(docsPath, data, categories)
-	docs := s.corpus.Documents
-	s.corpus.Manifest = ComputeManifest(docs, categories, fields)
-	if declared != nil {
+	mb := newManifestBuilder(categories, fields, false)
+	if err := s.records(docsPath, manPath, f, categories, mb, onDoc); err != nil {
+		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
+	}
+	if len(s.pendingTexts) > 0 {
+		if err := s.completeDuplicateTexts(fsys, docsPath); err != nil {
+			return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
+		}
+	}
+	s.corpus.Manifest = mb.done()
+	if s.declared != nil {
 		if len(s.problems) > 0 {
 			s.corpus.Warnings = append(s.corpus.Warnings, manPath+": not compared with the records: fix the record problems first")
 		} else {
-			s.compare(manPath, docsPath, *declared)
+			s.compare(manPath, docsPath, *s.declared)
 		}
 	}
 	return s, nil
+}
+
+// lineReader reads lines of any length, with the byte offset of each.
+type lineReader struct {
+	r   *bufio.Reader
+	buf []byte
+	off int64
+}
+
+// next returns the next line without its "\n", its offset and its length in
+// the file including the "\n"; ok is false at the end of the file.
+func (lr *lineReader) next() (line []byte, offset int64, size int, ok bool, err error) {
+	lr.buf = lr.buf[:0]
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		lr.buf = append(lr.buf, chunk...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF:
+			if len(lr.buf) == 0 {
+				return nil, lr.off, 0, false, nil
+			}
+		case err != nil:
+			return nil, lr.off, 0, false, err
+		}
+		offset, size = lr.off, len(lr.buf)
+		lr.off += int64(size)
+		return bytes.TrimSuffix(lr.buf, []byte("\n")), offset, size, true, nil
+	}
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 1<<20)}
 }
 
 func (s *scan) add(file string, line int, field, format string, args ...any) {
@@ -180,26 +245,34 @@ func (s *scan) parseManifest(file string, raw []byte) *Manifest {
 	return &m
 }
 
-// records parses every line of documents.jsonl.
-func (s *scan) records(file string, data []byte, categories []string) {
+// records streams every line of documents.jsonl.
+func (s *scan) records(file, manPath string, r io.Reader, categories []string, mb *manifestBuilder, onDoc DocFunc) error {
 	enum := make(map[string]bool, len(categories))
 	for _, c := range categories {
 		enum[c] = true
 	}
-	ids := map[string]int{}
-	texts := map[[32]byte]int{} // text hash → index in Documents
-	lines := bytes.Split(data, []byte("\n"))
-	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
-		lines = lines[:n-1] // the newline that ends the last record
-	}
-	if len(lines) == 0 {
-		s.add(file, 0, "(file)", "no records: a corpus needs at least one document")
-		return
-	}
-	docLine := map[string]int{}
-	s.lineOf, s.lines = docLine, len(lines)
-	for i, raw := range lines {
-		n := i + 1
+	ids := map[[16]byte]uint32{}   // id hash → line
+	texts := map[[16]byte]uint32{} // text hash → line of its first document
+	lr := newLineReader(r)
+	for n := 1; ; n++ {
+		raw, offset, size, ok, err := lr.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if n == 1 {
+			if rest, bom := bytes.CutPrefix(raw, utf8BOM); bom {
+				// Windows editors save UTF-8 with a byte-order mark; JSON has none.
+				raw = rest
+				if size == len(utf8BOM) {
+					break // the mark alone: no records
+				}
+				s.corpus.Warnings = append(s.corpus.Warnings, file+": starts with a UTF-8 byte-order mark (ignored)")
+			}
+		}
+		s.lines = n
 		d, probs := ParseLine(bytes.TrimSuffix(raw, []byte("\r")), enum)
 		for _, p := range probs {
 			s.add(file, n, p.Field, "%s", p.Message)
@@ -207,29 +280,89 @@ func (s *scan) records(file string, data []byte, categories []string) {
 		if d == nil {
 			continue
 		}
-		if first, dup := ids[d.ID]; dup {
+		idKey := hash16(d.ID)
+		if first, dup := ids[idKey]; dup {
 			s.add(file, n, "id", "duplicate id %q, first on line %d; every id must be unique", d.ID, first)
 			s.duplicateIDs = append(s.duplicateIDs, fmt.Sprintf("%s (lines %d, %d)", d.ID, first, n))
 			continue
 		}
-		ids[d.ID] = n
+		ids[idKey] = uint32(n)
 		if len(probs) > 0 {
 			continue
 		}
-		h := sha256.Sum256([]byte(d.Text))
-		if j, dup := texts[h]; dup {
-			other := s.corpus.Documents[j].ID
-			s.corpus.Warnings = append(s.corpus.Warnings, fmt.Sprintf("%s:%d: text: same text as %s (line %d)", file, n, other, docLine[other]))
-			s.duplicateTexts = append(s.duplicateTexts, fmt.Sprintf("%s and %s (lines %d, %d)", other, d.ID, docLine[other], n))
+		textKey := hash16(d.Text)
+		if first, dup := texts[textKey]; dup {
+			s.pendingTexts = append(s.pendingTexts, pendingText{warning: len(s.corpus.Warnings), duplicate: len(s.duplicateTexts), firstLine: int(first), line: n, id: d.ID})
+			s.corpus.Warnings = append(s.corpus.Warnings, "")
+			s.duplicateTexts = append(s.duplicateTexts, "")
 		} else {
-			texts[h] = len(s.corpus.Documents)
+			texts[textKey] = uint32(n)
 		}
 		if tokens := ApproxTokens(d.Text); !inClass(d.LengthClass, tokens) {
 			s.corpus.Warnings = append(s.corpus.Warnings, fmt.Sprintf("%s:%d: length_class: %q but the text is about %d tokens", file, n, d.LengthClass, tokens))
 		}
-		docLine[d.ID] = n
-		s.corpus.Documents = append(s.corpus.Documents, *d)
+		h := mb.add(d)
+		if s.declared != nil {
+			want, ok := s.declared.RecordSHA256[d.ID]
+			switch {
+			case !ok:
+				s.recordProbs = append(s.recordProbs, Problem{manPath, 0, "record_sha256." + d.ID, fmt.Sprintf("no hash for the record on %s:%d", file, n)})
+			case want != h:
+				s.recordProbs = append(s.recordProbs, Problem{manPath, 0, "record_sha256." + d.ID, fmt.Sprintf("does not match the record on %s:%d: its text or expectations changed after the manifest was written", file, n)})
+			}
+			delete(s.declared.RecordSHA256, d.ID)
+		}
+		if onDoc != nil {
+			onDoc(d, n, offset, size)
+		}
 	}
+	if s.lines == 0 {
+		s.add(file, 0, "(file)", "no records: a corpus needs at least one document")
+	}
+	return nil
+}
+
+// hash16 is the first 16 bytes of the sha256 of s: a compact set key.
+func hash16(s string) [16]byte {
+	sum := sha256.Sum256([]byte(s))
+	return [16]byte(sum[:16])
+}
+
+// completeDuplicateTexts reads back the ids on the lines where a repeated
+// text first appeared and writes the duplicate-text messages.
+func (s *scan) completeDuplicateTexts(fsys fs.FS, file string) error {
+	want := map[int]string{}
+	for _, p := range s.pendingTexts {
+		want[p.firstLine] = ""
+	}
+	f, err := fsys.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lr := newLineReader(f)
+	for n := 1; ; n++ {
+		raw, _, _, ok, err := lr.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if _, needed := want[n]; needed {
+			var rec struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(bytes.TrimPrefix(raw, utf8BOM), &rec)
+			want[n] = rec.ID
+		}
+	}
+	for _, p := range s.pendingTexts {
+		other := want[p.firstLine]
+		s.corpus.Warnings[p.warning] = fmt.Sprintf("%s:%d: text: same text as %s (line %d)", file, p.line, other, p.firstLine)
+		s.duplicateTexts[p.duplicate] = fmt.Sprintf("%s and %s (lines %d, %d)", other, p.id, p.firstLine, p.line)
+	}
+	return nil
 }
 
 func inClass(c LengthClass, tokens int) bool {
@@ -349,4 +482,80 @@ func enumList(enum map[string]bool) string {
 		sort.Strings(names)
 	}
 	return "[" + strings.Join(names, ", ") + "]"
+}
+
+// Open reads and validates a corpus like Load but holds its documents by
+// reference: each Document keeps its id, length class and the place of its
+// line in documents.jsonl, and Resolve reads its text and expectations when
+// it is sent. Memory then stays flat in the size of the corpus, whose texts
+// are read once to validate and hash them and once more when dispatched.
+func Open(path string) (*Corpus, error) {
+	var docs []Document
+	s, err := read(path, func(d *Document, _ int, offset int64, size int) {
+		docs = append(docs, Document{ID: d.ID, LengthClass: internClass(d.LengthClass), ref: lineRef{offset: offset, size: int32(size)}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(s.problems) > 0 {
+		return nil, &LoadError{Path: path, Problems: s.problems}
+	}
+	s.corpus.Documents = docs
+	docsPath := path
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		docsPath = filepath.Join(path, DocumentsFile)
+	}
+	if abs, err := filepath.Abs(docsPath); err == nil {
+		docsPath = abs // read back from the same file whatever the working directory becomes
+	}
+	s.corpus.docsPath = docsPath
+	return s.corpus, nil
+}
+
+// internClass returns the package's constant for a known class, so that a
+// million documents share three strings.
+func internClass(c LengthClass) LengthClass {
+	for _, k := range []LengthClass{Short, Usual, Long} {
+		if c == k {
+			return k
+		}
+	}
+	return c
+}
+
+// Resolve returns d with its text and expectations, reading its line from
+// the file for a corpus opened by reference; other documents are returned
+// as they are.
+func (c *Corpus) Resolve(d Document) (Document, error) {
+	if d.ref.size == 0 || c.docsPath == "" {
+		return d, nil
+	}
+	f, err := os.Open(c.docsPath)
+	if err != nil {
+		return d, fmt.Errorf("read document %s: %w", d.ID, err)
+	}
+	defer f.Close()
+	buf := make([]byte, d.ref.size)
+	if _, err := f.ReadAt(buf, d.ref.offset); err != nil {
+		return d, fmt.Errorf("read document %s from %s: %w", d.ID, c.docsPath, err)
+	}
+	buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+	if d.ref.offset == 0 {
+		buf = bytes.TrimPrefix(buf, utf8BOM)
+	}
+	var full Document
+	if err := json.Unmarshal(buf, &full); err != nil || full.ID != d.ID {
+		return d, fmt.Errorf("read document %s from %s: the line at byte %d no longer holds it: the file changed after it was loaded", d.ID, c.docsPath, d.ref.offset)
+	}
+	full.LengthClass = d.LengthClass
+	return full, nil
+}
+
+// TextSize is the length of d's text, or of its line for a document held by
+// reference (a close upper bound), without reading it.
+func (c *Corpus) TextSize(d Document) int {
+	if d.ref.size > 0 {
+		return int(d.ref.size)
+	}
+	return len(d.Text)
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 )
 
 // ManifestFormat names the manifest layout; a reader refuses others.
@@ -40,7 +41,7 @@ type Manifest struct {
 	Fields         map[string]string   `json:"fields"`          // definitions of the expected fields
 	HashRule       string              `json:"hash_rule"`
 	SHA256         string              `json:"sha256"`        // hash of the whole corpus: what a run fingerprint pins
-	RecordSHA256   map[string]string   `json:"record_sha256"` // id → hash of that record
+	RecordSHA256   map[string]string   `json:"record_sha256"` // id → hash of that record; nil in a loaded corpus (compared while streaming, not kept)
 }
 
 // hashedRecord is the canonical form a record hash covers.
@@ -60,42 +61,76 @@ func RecordHash(d Document) string {
 // ComputeManifest describes docs, in order, with the given category enum and
 // field definitions (DefaultFields when nil).
 func ComputeManifest(docs []Document, categories []string, fields map[string]string) Manifest {
+	b := newManifestBuilder(categories, fields, true)
+	for i := range docs {
+		b.add(&docs[i])
+	}
+	return b.done()
+}
+
+// manifestBuilder computes a manifest one record at a time, so a corpus can
+// be described while it is streamed. With keepRecords false it leaves
+// RecordSHA256 nil: the loader compares each record hash as it reads it and
+// keeps nothing per document.
+type manifestBuilder struct {
+	m           Manifest
+	whole       hash.Hash
+	keepRecords bool
+}
+
+func newManifestBuilder(categories []string, fields map[string]string, keepRecords bool) *manifestBuilder {
 	if fields == nil {
 		fields = DefaultFields
 	}
-	m := Manifest{
-		Format:         ManifestFormat,
-		Count:          len(docs),
-		Classes:        map[LengthClass]int{Short: 0, Usual: 0, Long: 0},
-		Categories:     append([]string(nil), categories...),
-		CategoryCounts: map[string]int{},
-		Missing:        map[string]int{"date": 0, "amount": 0, "category": 0},
-		Fields:         fields,
-		HashRule:       HashRule,
-		RecordSHA256:   make(map[string]string, len(docs)),
+	b := &manifestBuilder{
+		m: Manifest{
+			Format:         ManifestFormat,
+			Classes:        map[LengthClass]int{Short: 0, Usual: 0, Long: 0},
+			Categories:     append([]string(nil), categories...),
+			CategoryCounts: map[string]int{},
+			Missing:        map[string]int{"date": 0, "amount": 0, "category": 0},
+			Fields:         fields,
+			HashRule:       HashRule,
+		},
+		whole:       sha256.New(),
+		keepRecords: keepRecords,
+	}
+	if keepRecords {
+		b.m.RecordSHA256 = map[string]string{}
 	}
 	for _, c := range categories {
-		m.CategoryCounts[c] = 0
+		b.m.CategoryCounts[c] = 0
 	}
-	whole := sha256.New()
-	for _, d := range docs {
-		m.Classes[d.LengthClass]++
-		if d.Expected.Category != nil {
-			m.CategoryCounts[*d.Expected.Category]++
-		} else {
-			m.Missing["category"]++
-		}
-		if d.Expected.Date == nil {
-			m.Missing["date"]++
-		}
-		if d.Expected.Amount == nil {
-			m.Missing["amount"]++
-		}
-		h := RecordHash(d)
+	return b
+}
+
+// add counts d and returns its record hash.
+func (b *manifestBuilder) add(d *Document) string {
+	m := &b.m
+	m.Count++
+	m.Classes[d.LengthClass]++
+	if d.Expected.Category != nil {
+		m.CategoryCounts[*d.Expected.Category]++
+	} else {
+		m.Missing["category"]++
+	}
+	if d.Expected.Date == nil {
+		m.Missing["date"]++
+	}
+	if d.Expected.Amount == nil {
+		m.Missing["amount"]++
+	}
+	h := RecordHash(*d)
+	if b.keepRecords {
 		m.RecordSHA256[d.ID] = h
-		whole.Write([]byte(h + "\n"))
 	}
-	m.SHA256 = hex.EncodeToString(whole.Sum(nil))
+	b.whole.Write([]byte(h + "\n"))
+	return h
+}
+
+func (b *manifestBuilder) done() Manifest {
+	m := b.m
+	m.SHA256 = hex.EncodeToString(b.whole.Sum(nil))
 	return m
 }
 

@@ -35,10 +35,13 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 		return nil, fmt.Errorf("read finished documents of pass %s: %w", key, err)
 	}
 	docs := rs.passDocs(level)
-	var todo []corpus.Document
-	for _, d := range docs {
-		if !done[d.ID] {
-			todo = append(todo, d)
+	todo := docs // shared, not copied, when nothing is done yet
+	if len(done) > 0 {
+		todo = nil
+		for _, d := range docs {
+			if !done[d.ID] {
+				todo = append(todo, d)
+			}
 		}
 	}
 	if len(todo) == 0 {
@@ -79,7 +82,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err := rs.store.Flush(bg); err != nil {
 		return nil, fmt.Errorf("write requests of pass %s: %w", key, err)
 	}
-	recs, err := rs.store.PassRecords(bg, key)
+	recs, err := rs.store.PassFigures(bg, key) // outputs as digests: the row needs no answer text
 	if err != nil {
 		return nil, fmt.Errorf("read back pass %s: %w", key, err)
 	}
@@ -190,6 +193,7 @@ func (rs *runState) send(e *engine, d corpus.Document, sched int64) eval.Respons
 }
 
 func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Response) eval.Record {
+	d = rs.resolve(d)
 	// A failure the engine's death explains is memory only with evidence
 	// (engine.attribute); an HTTP answer, even a 404, came from a live server.
 	var evidence string
@@ -219,7 +223,19 @@ func (rs *runState) keep(key results.PassKey, rec eval.Record, bar *passBar) {
 }
 
 func (rs *runState) userPrompt(d corpus.Document) string {
-	return strings.ReplaceAll(rs.proto.Prompt.User, "{{document}}", d.Text)
+	return strings.ReplaceAll(rs.proto.Prompt.User, "{{document}}", rs.resolve(d).Text)
+}
+
+// resolve reads a document held by reference (its text and expectations)
+// when it is sent or scored. A corpus file changed under the run cannot be
+// measured: the first such failure is reported, and the document goes out
+// as it is known (no text), which the record shows.
+func (rs *runState) resolve(d corpus.Document) corpus.Document {
+	full, err := rs.corpus.Resolve(d)
+	if err != nil {
+		rs.resolveOnce.Do(func() { rs.logf("error: %v", err) })
+	}
+	return full
 }
 
 // completionPrompt is the plain-text prompt of batch mode's /v1/completions

@@ -283,7 +283,7 @@ func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed
 	if bp, err := rs.store.Pass(ctx, bk); err != nil || bp == nil || !bp.Complete() {
 		return nil, nil
 	}
-	baseRecs, err := rs.store.PassRecords(ctx, bk)
+	baseRecs, err := rs.store.PassFigures(ctx, bk) // digests compare as the outputs do
 	if err != nil {
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/xeipuuv/gojsonschema"
@@ -72,21 +73,22 @@ type Summary struct {
 
 // runState is one run in progress.
 type runState struct {
-	opts       Options
-	proto      *Protocol
-	corpus     *corpus.Corpus
-	schema     *gojsonschema.Schema
-	evalOpts   eval.Options
-	store      *results.Store
-	manifest   *Manifest
-	runID      string
-	clock      client.Clock
-	resumes    []int64 // run-clock instants at which this run was resumed (segment starts)
-	progress   io.Writer
-	passNo     int // passes started so far by this invocation, for the progress line
-	simulated  bool
-	intr       *interrupts // the requests' context and the count in flight
-	appendedTo string      // the runs already in the directory, when -append added this one
+	opts        Options
+	proto       *Protocol
+	corpus      *corpus.Corpus
+	resolveOnce sync.Once // the first document that could not be read back is reported
+	schema      *gojsonschema.Schema
+	evalOpts    eval.Options
+	store       *results.Store
+	manifest    *Manifest
+	runID       string
+	clock       client.Clock
+	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
+	progress    io.Writer
+	passNo      int // passes started so far by this invocation, for the progress line
+	simulated   bool
+	intr        *interrupts // the requests' context and the count in flight
+	appendedTo  string      // the runs already in the directory, when -append added this one
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
 	responseFormat json.RawMessage
@@ -388,7 +390,7 @@ func loadCorpus(p *Protocol) (*corpus.Corpus, error) {
 		}
 		return nil, fmt.Errorf("%s: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.At("corpus"), path)
 	}
-	return corpus.Load(path)
+	return corpus.Open(path) // by reference: texts are read when sent
 }
 
 // responseFormat wraps the output schema as OpenAI's json_schema response

@@ -300,8 +300,8 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 	if n <= 0 || ctx.Err() != nil {
 		return nil
 	}
-	docs := slices.Clone(rs.corpus.Documents)
-	longest := slices.MaxFunc(docs, func(a, b corpus.Document) int { return cmp.Compare(len(a.Text), len(b.Text)) })
+	docs := rs.corpus.Documents
+	longest := slices.MaxFunc(docs, func(a, b corpus.Document) int { return cmp.Compare(rs.corpus.TextSize(a), rs.corpus.TextSize(b)) })
 	picked := []corpus.Document{longest}
 	for _, d := range docs {
 		if len(picked) >= n {

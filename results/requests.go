@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"strings"
@@ -196,10 +197,70 @@ func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, er
 	return recs, nil
 }
 
+// PassFigures returns the pass's rows as PassRecords does, lean: each
+// Output is replaced by a 16-byte digest of it (equal outputs, equal
+// digests: what eval.Invariance compares) and the strings every row repeats
+// (run, variant, mode, class, finish reason, kinds, results) are shared, so
+// that the records of a large pass take a small, fixed size each instead
+// of holding every answer's text. It is what a passes row is computed from.
+func (s *Store) PassFigures(ctx context.Context, key PassKey) ([]eval.Record, error) {
+	if err := s.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("records of pass %s: %w", key, err)
+	}
+	in := interner{}
+	var recs []eval.Record
+	err := s.eachRecord(ctx, func(r *eval.Record) {
+		r.Output = OutputDigest(r.Output)
+		r.RunID, r.Variant, r.Mode, r.LengthClass = in.s(r.RunID), in.s(r.Variant), in.s(r.Mode), in.s(r.LengthClass)
+		r.FinishReason = in.s(r.FinishReason)
+		r.Kind, r.Failure = eval.TransportKind(in.s(string(r.Kind))), eval.Failure(in.s(string(r.Failure)))
+		r.Date, r.Amount, r.Category = eval.FieldResult(in.s(string(r.Date))), eval.FieldResult(in.s(string(r.Amount))), eval.FieldResult(in.s(string(r.Category)))
+		recs = append(recs, *r)
+	}, `run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
+		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
+	if err != nil {
+		return nil, fmt.Errorf("records of pass %s: %w", key, err)
+	}
+	return recs, nil
+}
+
+// OutputDigest is what PassFigures keeps of an output: "" for none, else
+// the first 16 bytes of its sha256.
+func OutputDigest(output string) string {
+	if output == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(output))
+	return string(sum[:16])
+}
+
+// interner shares equal strings; the values a column repeats are few.
+type interner map[string]string
+
+func (in interner) s(v string) string {
+	if v == "" {
+		return ""
+	}
+	if w, ok := in[v]; ok {
+		return w
+	}
+	if len(in) < 1024 {
+		in[v] = v
+	}
+	return v
+}
+
 // records reads the measured requests rows matching where (a SQL condition
 // on requests' columns with ? placeholders), in the order they were stored;
 // interrupted rows are left out.
 func (r *reader) records(ctx context.Context, where string, args ...any) ([]eval.Record, error) {
+	var recs []eval.Record
+	err := r.eachRecord(ctx, func(rec *eval.Record) { recs = append(recs, *rec) }, where, args...)
+	return recs, err
+}
+
+// eachRecord is records one row at a time.
+func (r *reader) eachRecord(ctx context.Context, fn func(*eval.Record), where string, args ...any) error {
 	rows, err := r.rdb.QueryContext(ctx, `SELECT
 		run_id, variant, mode, level, repetition, doc_id, length_class,
 		sched_ns, send_ns, first_byte_ns, first_token_ns, last_token_ns, done_ns,
@@ -211,18 +272,17 @@ func (r *reader) records(ctx context.Context, where string, args ...any) ([]eval
 		expected_date, expected_amount, expected_category, client_completion_chunks, on_time
 		FROM requests WHERE `+measured+` AND (`+where+`) ORDER BY rowid`, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var recs []eval.Record
 	for rows.Next() {
-		r, err := scanRecord(rows)
+		rec, err := scanRecord(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		recs = append(recs, r)
+		fn(&rec)
 	}
-	return recs, rows.Err()
+	return rows.Err()
 }
 
 // scanRecord reads one row of PassRecords' query back into a Record: NULL

@@ -1,0 +1,143 @@
+package corpus
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheck_Streamed checks the streaming reader on what a whole-file
+// reader never met: a line longer than the read buffer, a duplicate text far
+// from its first occurrence (its id is read back), a final line without a
+// newline, and CRLF line ends.
+func TestCheck_Streamed(t *testing.T) {
+	docs := sampleDocs()
+	long := docs[0]
+	long.ID, long.LengthClass = "doc-long", Long
+	long.Text = strings.Repeat("Line item: consulting hours, 1 h. ", 100000) // ~3.4 MB, over the 1 MiB buffer
+	docs = append(docs, long)
+	for i := 0; i < 500; i++ {
+		d := docs[1]
+		d.ID, d.Text = fmt.Sprintf("fill-%04d", i), fmt.Sprintf("%s\nRef %d", d.Text, i)
+		docs = append(docs, d)
+	}
+	dup := docs[0]
+	dup.ID = "doc-dup"
+	docs = append(docs, dup)
+	data, err := EncodeDocuments(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.ReplaceAll(string(data), "}\n", "}\r\n"))
+	data = data[:len(data)-2] // no newline after the last record
+	file := filepath.Join(t.TempDir(), "c.jsonl")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Check(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		t.Fatalf("problems: %v", r.Err())
+	}
+	if got, want := r.Lines, len(docs); got != want {
+		t.Errorf("lines = %d, want %d", got, want)
+	}
+	if got, want := r.Manifest.SHA256, ComputeManifest(docs, DefaultCategories, nil).SHA256; got != want {
+		t.Errorf("sha256 = %s, want %s (the in-memory manifest)", got, want)
+	}
+	wantDup := fmt.Sprintf("doc-0001 and doc-dup (lines 1, %d)", len(docs))
+	if len(r.DuplicateTexts) != 1 || r.DuplicateTexts[0] != wantDup {
+		t.Errorf("duplicate texts = %q, want [%q]", r.DuplicateTexts, wantDup)
+	}
+	found := false
+	for _, w := range r.Warnings {
+		if strings.HasSuffix(w, fmt.Sprintf(":%d: text: same text as doc-0001 (line 1)", len(docs))) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("warnings = %q, want one naming the duplicate text and doc-0001", r.Warnings)
+	}
+	c, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Documents[3].Text; got != long.Text {
+		t.Errorf("long document read back with %d bytes, want %d", len(got), len(long.Text))
+	}
+}
+
+// TestOpen_ByReference checks that Open keeps no text and that Resolve reads
+// each document back as Load has it, BOM and CRLF included.
+func TestOpen_ByReference(t *testing.T) {
+	docs := sampleDocs()
+	data, err := EncodeDocuments(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(append([]byte(nil), utf8BOM...), []byte(strings.ReplaceAll(string(data), "}\n", "}\r\n"))...)
+	file := filepath.Join(t.TempDir(), "c.jsonl")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := opened.Manifest.SHA256, loaded.Manifest.SHA256; got != want {
+		t.Errorf("sha256 = %s, want %s", got, want)
+	}
+	if len(opened.Documents) != len(docs) {
+		t.Fatalf("documents = %d, want %d", len(opened.Documents), len(docs))
+	}
+	for i, d := range opened.Documents {
+		if d.Text != "" || d.Expected.Amount != nil {
+			t.Errorf("document %s holds its text or expectations in memory", d.ID)
+		}
+		full, err := opened.Resolve(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if RecordHash(full) != RecordHash(loaded.Documents[i]) || full.LengthClass != loaded.Documents[i].LengthClass {
+			t.Errorf("document %d resolved as %+v, want %+v", i, full, loaded.Documents[i])
+		}
+	}
+	// A file changed under the run is an error, not another document.
+	if err := os.WriteFile(file, []byte(strings.Repeat("x", len(data))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := opened.Resolve(opened.Documents[1]); err == nil || !strings.Contains(err.Error(), "changed") {
+		t.Errorf("Resolve after the file changed: err = %v, want one saying the file changed", err)
+	}
+}
+
+// TestOpen_Dir checks a corpus directory opened by reference: the manifest
+// is compared and texts are read back from its documents.jsonl.
+func TestOpen_Dir(t *testing.T) {
+	docs := sampleDocs()
+	dir := mustWriteDir(t, docs)
+	c, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range c.Documents {
+		full, err := c.Resolve(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full.Text != docs[i].Text || RecordHash(full) != RecordHash(docs[i]) {
+			t.Errorf("document %d read back as %q, want %q", i, full.Text, docs[i].Text)
+		}
+	}
+	if c.TextSize(c.Documents[0]) < len(docs[0].Text) {
+		t.Errorf("TextSize %d below the text's %d bytes", c.TextSize(c.Documents[0]), len(docs[0].Text))
+	}
+}
