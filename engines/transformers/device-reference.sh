@@ -3,7 +3,9 @@
 # H200 (it outlives one 10-minute device call): retrain the model (TRAIN_ARGS below), then
 # run-real-h200.sh (sweep, ceiling of bf16, ratio, report, compare, memory, plan), then pack
 # what is committed into PACKDIR as at most 8 files under 16 MiB: the two weight shards, the
-# rest of the model directory as a tar, the run as a tar.xz, and the log. DONE marks the end.
+# rest of the model directory as a tar, the run as a tar.xz, and the log (DONE-RUN marks that
+# point). Last, the determinism check: a second training with the same recipe, its weights'
+# sha256 beside the first's in retrain-check.txt. DONE marks the end.
 #
 #   mkdir -p /tmp/ref && setsid bash engines/transformers/device-reference.sh /tmp/ref /tmp/pack &
 set -uo pipefail
@@ -26,5 +28,16 @@ model=engines/transformers/model/extract-llama-15m
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$pack/gpu.txt" 2>&1
 	python3 -c 'import torch, transformers; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__)' >>"$pack/gpu.txt" 2>&1
 	ls -la "$pack"
+	touch "$pack/DONE-RUN"
+	# The determinism check: the same recipe once more into another directory; the weights
+	# must come out with the same sha256 (train.py runs PyTorch's deterministic algorithms).
+	echo "== retrain check $(date +%T)"
+	rm -rf /tmp/retrain-check && mkdir -p /tmp/retrain-check
+	MODEL=/tmp/retrain-check/extract-llama-15m RETRAIN=1 TRAIN_ONLY=1 bash engines/transformers/run-real-h200.sh /tmp/retrain-check/log
+	(cd /tmp/retrain-check/extract-llama-15m && sha256sum model-0000*.safetensors) >"$pack/retrain-check.txt" 2>&1
+	echo "first training:" >>"$pack/retrain-check.txt"
+	(cd "$model" && sha256sum model-0000*.safetensors) >>"$pack/retrain-check.txt" 2>&1
+	grep -h "deterministic" /tmp/retrain-check/log/train.log "$out/run/train.log" >>"$pack/retrain-check.txt" 2>&1
+	echo "== retrain check done $(date +%T)"
 } >"$pack/device.log" 2>&1
 touch "$pack/DONE"

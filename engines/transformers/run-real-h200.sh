@@ -15,6 +15,8 @@
 #
 #   TRAIN_ARGS           more train.py flags when training (RETRAIN=1 or no model)
 #   TRAIN_ONLY           stop after training
+#   MODEL                the model directory (default engines/transformers/model/extract-llama-15m;
+#                        the sweep's protocol serves that default, so set MODEL only with TRAIN_ONLY)
 #   CEILING_VARIANTS     variants whose ceiling is measured (default: bf16 fp8 int8)
 #   CEILING_REPETITIONS  passes per ceiling level (default 3)
 #   CEILING_LIMIT        documents per ceiling pass, in the corpus's class proportions
@@ -26,7 +28,7 @@ cd "$(dirname "$0")/../.."
 
 out=${1:?usage: run-real-h200.sh OUTDIR}
 here=engines/transformers
-model=$here/model/extract-llama-15m
+model=${MODEL:-$here/model/extract-llama-15m}
 proto=$here/protocol-real.yaml
 corpus=corpus/default/documents.jsonl
 levels=${CEILING_CONCURRENCY:-1,2,8,32,128}

@@ -7,11 +7,14 @@ Offline and deterministic for a seed: the documents come from
 `extractbench corpus generate -seed N` for training seeds that never include
 seed 1 (the default corpus, corpus/default, which is never seen; any training
 document whose text equals one of its documents is dropped all the same), the
-tokenizer and the model are initialised and fed in a fixed order. GPU kernels
-may still round differently from run to run (PyTorch's flash attention
-backward accumulates with atomics), so a retrained model can differ in its last
-bits from the committed one: the committed weights, with their SHA256SUMS, are
-what the model card describes.
+tokenizer and the model are initialised and fed in a fixed order, and the GPU
+runs PyTorch's deterministic algorithms (torch.use_deterministic_algorithms,
+CUBLAS_WORKSPACE_CONFIG=:4096:8; --no-deterministic turns that off). That
+mode only warns where an operation has no deterministic kernel: the warnings
+are kept in training-log.json (settings.nondeterministic_ops), and when that
+list is not empty a retrained model can differ in its last bits from the
+committed one. The committed weights, with their SHA256SUMS, are what the
+model card describes.
 
 The task: the prompt is the protocols' chat prompt (extraction.SYSTEM and
 extraction.USER with the document substituted) in the Llama 3 chat layout of
@@ -345,6 +348,8 @@ def main():
     p.add_argument("--steps", type=int, default=0,
                    help="optimiser steps: the schedule decays over them and training stops there (0: one pass over the seeds' documents)")
     p.add_argument("--log-every", type=int, default=25)
+    p.add_argument("--no-deterministic", dest="deterministic", action="store_false",
+                   help="let cuBLAS and PyTorch pick non-deterministic kernels (a retrain then differs in its last bits)")
     p.add_argument("--max-seconds", type=float, default=0,
                    help="stop after this many training seconds, the schedule paced by the elapsed share too (0: no limit; with a limit the run depends on the GPU's speed)")
     args = p.parse_args()
@@ -389,8 +394,26 @@ def main():
         sys.exit("train.py: the saved chat template does not render as extraction.render_chat")
     log(f"tokenizer: {tok.get_vocab_size()} tokens in {t_tok:.1f}s; specials {ids}")
 
+    if args.deterministic:
+        # cuBLAS reads this when its first handle is made, so before torch touches the GPU.
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     import torch
 
+    nondeterministic = set()
+    if args.deterministic:
+        import warnings
+
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        shown = warnings.showwarning
+
+        def keep_nondeterministic(message, category, filename, lineno, file=None, line=None):
+            text = str(message)
+            if "determinis" in text:
+                nondeterministic.add(text.split("\n")[0][:300])
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = keep_nondeterministic
     torch.manual_seed(args.seed)
     torch.cuda.manual_seed_all(args.seed)
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -557,6 +580,11 @@ def main():
             break
     torch.cuda.synchronize()
     t_train = time.time() - t_train0
+    settings["nondeterministic_ops"] = sorted(nondeterministic)
+    if nondeterministic:
+        log("operations without a deterministic kernel (a retrain may differ in its last bits):\n  " + "\n  ".join(sorted(nondeterministic)))
+    elif args.deterministic:
+        log("every operation ran a deterministic kernel: a retrain on the same GPU and software gives the same bits")
     log(f"trained {step} steps, {docs_seen} documents, {real_tokens:,} tokens ({padded_tokens:,} padded) in {t_train:.1f}s "
         f"({padded_tokens / t_train:,.0f} padded tokens/s; waited {wait_s:.1f}s for batches)")
 
