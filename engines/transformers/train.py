@@ -8,13 +8,11 @@ Offline and deterministic for a seed: the documents come from
 seed 1 (the default corpus, corpus/default, which is never seen; any training
 document whose text equals one of its documents is dropped all the same), the
 tokenizer and the model are initialised and fed in a fixed order, and the GPU
-runs PyTorch's deterministic algorithms (torch.use_deterministic_algorithms,
-CUBLAS_WORKSPACE_CONFIG=:4096:8; --no-deterministic turns that off). That
-mode only warns where an operation has no deterministic kernel: the warnings
-are kept in training-log.json (settings.nondeterministic_ops), and when that
-list is not empty a retrained model can differ in its last bits from the
-committed one. The committed weights, with their SHA256SUMS, are what the
-model card describes.
+runs PyTorch's deterministic algorithms, strictly (torch.use_deterministic_algorithms(True),
+CUBLAS_WORKSPACE_CONFIG=:4096:8; --no-deterministic turns that off): the same
+recipe on the same GPU and software gives the same bits (device-reference.sh
+checks it with two short trainings). The committed weights, with their
+SHA256SUMS, are what the model card describes.
 
 The task: the prompt is the protocols' chat prompt (extraction.SYSTEM and
 extraction.USER with the document substituted) in the Llama 3 chat layout of
@@ -399,21 +397,11 @@ def main():
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     import torch
 
-    nondeterministic = set()
     if args.deterministic:
-        import warnings
-
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        shown = warnings.showwarning
-
-        def keep_nondeterministic(message, category, filename, lineno, file=None, line=None):
-            text = str(message)
-            if "determinis" in text:
-                nondeterministic.add(text.split("\n")[0][:300])
-            else:
-                shown(message, category, filename, lineno, file, line)
-
-        warnings.showwarning = keep_nondeterministic
+        # Strict: an operation without a deterministic kernel raises rather than warns. (With
+        # warn_only, PyTorch's flash attention backward keeps its faster atomic-add algorithm,
+        # and two trainings differ in their last bits; strict, it accumulates in a fixed order.)
+        torch.use_deterministic_algorithms(True, warn_only=False)
     torch.manual_seed(args.seed)
     torch.cuda.manual_seed_all(args.seed)
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -580,11 +568,6 @@ def main():
             break
     torch.cuda.synchronize()
     t_train = time.time() - t_train0
-    settings["nondeterministic_ops"] = sorted(nondeterministic)
-    if nondeterministic:
-        log("operations without a deterministic kernel (a retrain may differ in its last bits):\n  " + "\n  ".join(sorted(nondeterministic)))
-    elif args.deterministic:
-        log("every operation ran a deterministic kernel: a retrain on the same GPU and software gives the same bits")
     log(f"trained {step} steps, {docs_seen} documents, {real_tokens:,} tokens ({padded_tokens:,} padded) in {t_train:.1f}s "
         f"({padded_tokens / t_train:,.0f} padded tokens/s; waited {wait_s:.1f}s for batches)")
 
