@@ -87,7 +87,10 @@ type Variant struct {
 
 // Engine says how to reach (and optionally start) an engine.
 type Engine struct {
-	URL           string          `json:"url"`
+	URL string `json:"url,omitempty"`
+	// URLs are replicas of one engine (engine.urls): each request goes to
+	// the least-loaded one. Exactly one of URL and URLs is set.
+	URLs          []string        `json:"urls,omitempty"`
 	Model         string          `json:"model"`
 	Revision      string          `json:"revision,omitempty"`
 	Kind          string          `json:"kind,omitempty"`
@@ -119,7 +122,16 @@ type BuiltinOptions struct {
 }
 
 // IsBuiltin reports whether the variant runs on the in-process built-in engine.
-func (e Engine) IsBuiltin() bool { return e.URL == "builtin" }
+func (e Engine) IsBuiltin() bool { return e.URL == "builtin" && len(e.URLs) == 0 }
+
+// Endpoints are the URLs the variant's requests go to, as the protocol
+// writes them: engine.urls, or the one engine.url.
+func (e Engine) Endpoints() []string {
+	if len(e.URLs) > 0 {
+		return e.URLs
+	}
+	return []string{e.URL}
+}
 
 // Duration is a time.Duration written as "120s" in a protocol.
 type Duration time.Duration
@@ -239,9 +251,7 @@ func (p *Protocol) check(doc *yaml.Node) error {
 			problems = append(problems, fmt.Sprintf("%s:%d: variants.%d.name: duplicate variant name %q", p.Source, lineOf(doc, fmt.Sprintf("variants.%d.name", i)), i, v.Name))
 		}
 		seen[v.Name] = true
-		if !v.Engine.IsBuiltin() && !strings.HasPrefix(v.Engine.URL, "http://") && !strings.HasPrefix(v.Engine.URL, "https://") {
-			problems = append(problems, fmt.Sprintf("%s:%d: variants.%d.engine.url: %q is neither builtin nor an http(s) URL", p.Source, lineOf(doc, fmt.Sprintf("variants.%d.engine.url", i)), i, v.Engine.URL))
-		}
+		problems = append(problems, p.checkEngineURLs(doc, i, v.Engine)...)
 	}
 	sw := p.Sweep
 	if sw.Mode != results.ModeRate {
