@@ -237,7 +237,7 @@ func (rs *runState) score(v *Variant, e *engine, endpoint string, d corpus.Docum
 	rec := eval.Record{
 		RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, DocID: d.ID, LengthClass: string(d.LengthClass),
 		Response: resp, Endpoint: endpoint,
-		Outcome:  eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
+		Outcome: eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
 	onTime := rs.proto.Acceptance.OnTime(&rec)
 	rec.OnTime = &onTime

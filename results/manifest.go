@@ -63,8 +63,8 @@ type EngineInfo struct {
 	// in the protocol's order: the names requests.endpoint and
 	// telemetry.endpoint use. Empty for one engine (URL).
 	Endpoints []string `json:"endpoints,omitempty"`
-	Kind    string `json:"kind"`
-	Version string `json:"version,omitempty"`
+	Kind      string   `json:"kind"`
+	Version   string   `json:"version,omitempty"`
 	// VersionSource is the endpoint Version came from (/version, /info, ...);
 	// About is that endpoint's answer, secrets and long strings left out.
 	VersionSource string          `json:"version_source,omitempty"`
