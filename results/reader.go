@@ -369,36 +369,3 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
-
-// EndpointRequests is how many measured requests of a variant went to one
-// of its engine replicas, and how many of them were accepted.
-type EndpointRequests struct {
-	Endpoint string `json:"endpoint"`
-	Requests int64  `json:"requests"`
-	Accepted int64  `json:"accepted"`
-}
-
-// EndpointRequests counts the run's measured requests per variant and
-// endpoint (requests.endpoint), endpoints in the order of their first
-// request; rows written before schema version 6 have no endpoint and are
-// left out.
-func (rd *Reader) EndpointRequests(ctx context.Context, runID string) (map[string][]EndpointRequests, error) {
-	rows, err := rd.rdb.QueryContext(ctx, `SELECT variant, endpoint, COUNT(*), SUM(accepted), MIN(rowid) AS first
-		FROM requests WHERE run_id = ? AND endpoint IS NOT NULL AND `+measured+`
-		GROUP BY variant, endpoint ORDER BY variant, first`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("count requests per endpoint of run %s: %w", runID, err)
-	}
-	defer rows.Close()
-	out := map[string][]EndpointRequests{}
-	for rows.Next() {
-		var variant string
-		var e EndpointRequests
-		var first int64
-		if err := rows.Scan(&variant, &e.Endpoint, &e.Requests, &e.Accepted, &first); err != nil {
-			return nil, fmt.Errorf("count requests per endpoint of run %s: %w", runID, err)
-		}
-		out[variant] = append(out[variant], e)
-	}
-	return out, rows.Err()
-}

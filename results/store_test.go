@@ -55,6 +55,7 @@ func testRecord(key PassKey, i int) eval.Record {
 	r.Timings = eval.Timings{SchedNS: base, SendNS: base + 10, FirstByteNS: base + 500, FirstTokenNS: base + 900, LastTokenNS: base + 5000, DoneNS: base + 5100}
 	r.PromptTokens, r.CompletionTokens, r.UsageReported = 300+i, 40, true
 	r.FinishReason, r.HTTPStatus = "stop", 200
+	r.Endpoint = []string{"http://10.0.0.1:8000", "http://10.0.0.2:8000", ""}[i%3] // "": a row written before schema version 6
 	r.Output = fmt.Sprintf(`{"date": "2025-01-%02d", "amount": %d.50, "category": "rent"}`, i%28+1, i)
 	switch i % 4 {
 	case 0:
