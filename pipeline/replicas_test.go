@@ -97,6 +97,13 @@ func (e *replicaEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the replicas and returns the results directory.
 func runReplicas(t *testing.T, n, level, warmup int, reps ...*replicaEngine) string {
 	t.Helper()
+	return runReplicasSweep(t, n, fmt.Sprintf("{mode: concurrency, levels: [%d], repetitions: 1, warmup: %d}", level, warmup), reps...)
+}
+
+// runReplicasSweep runs the sweep over n documents against the replicas
+// and returns the results directory.
+func runReplicasSweep(t *testing.T, n int, sweep string, reps ...*replicaEngine) string {
+	t.Helper()
 	dir := t.TempDir()
 	var urls []string
 	for _, r := range reps {
@@ -107,12 +114,12 @@ corpus: %s
 prompt: {user: "Extract date, amount and category as JSON.\n\n{{document}}"}
 generation: {max_tokens: 64, temperature: 0, seed: 7}
 acceptance: {min_accepted: 0}
-sweep: {mode: concurrency, levels: [%d], repetitions: 1, warmup: %d}
+sweep: %s
 telemetry_interval: 10ms
 variants:
   - name: r
     engine: {urls: [%s], model: sim-8b}
-`, writeSmallCorpus(t, dir, n), level, warmup, strings.Join(urls, ", "))
+`, writeSmallCorpus(t, dir, n), sweep, strings.Join(urls, ", "))
 	proto := filepath.Join(dir, "replicas.yaml")
 	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
 		t.Fatal(err)
@@ -222,6 +229,56 @@ func TestRun_Replicas(t *testing.T) {
 	}
 	if counts[a.srv.URL] != base[a.srv.URL]+two[a.srv.URL] || counts[b.srv.URL] != base[b.srv.URL]+two[b.srv.URL] {
 		t.Errorf("requests.parquet rows per endpoint = %v, want results.db's", counts)
+	}
+}
+
+// TestRun_ReplicasRate: the open-loop dispatcher sends each arrival to the
+// least-loaded replica: both get requests, max_in_flight bounds the total
+// over both, and the synchronous baseline takes turns.
+func TestRun_ReplicasRate(t *testing.T) {
+	const docs = 24
+	total := &inFlightTotal{}
+	a := startReplica(t, total, 40*time.Millisecond, 0)
+	b := startReplica(t, total, 40*time.Millisecond, 0)
+	db := openDB(t, runReplicasSweep(t, docs, "{mode: rate, levels: [50], repetitions: 1, warmup: 0, max_in_flight: 2}", a, b))
+	if got, want := perEndpoint(t, db, 0), map[string]int{a.srv.URL: docs / 2, b.srv.URL: docs / 2}; !mapsEqual(got, want) {
+		t.Errorf("synchronous baseline rows per endpoint = %v, want %v", got, want)
+	}
+	got := perEndpoint(t, db, 50)
+	if got[a.srv.URL]+got[b.srv.URL] != docs {
+		t.Fatalf("rate 50/s rows per endpoint = %v, want all %d documents on the two replicas", got, docs)
+	}
+	for _, r := range []*replicaEngine{a, b} {
+		if got[r.srv.URL] < docs/4 {
+			t.Errorf("rate 50/s: %s got %d of %d requests; equal replicas share the arrivals", r.srv.URL, got[r.srv.URL], docs)
+		}
+	}
+	if most := total.most.Load(); most > 2 {
+		t.Errorf("%d requests in flight over both replicas, above max_in_flight 2: the cap is the total", most)
+	}
+}
+
+// TestRun_ReplicasBatch: a batch goes to one replica whole; batches take
+// turns between idle replicas.
+func TestRun_ReplicasBatch(t *testing.T) {
+	const docs = 16
+	total := &inFlightTotal{}
+	a := startReplica(t, total, 0, 0)
+	b := startReplica(t, total, 0, 0)
+	db := openDB(t, runReplicasSweep(t, docs, "{mode: batch, levels: [4], repetitions: 1, warmup: 0}", a, b))
+	for _, level := range []int{1, 4} {
+		if got, want := perEndpoint(t, db, level), map[string]int{a.srv.URL: docs / 2, b.srv.URL: docs / 2}; !mapsEqual(got, want) {
+			t.Errorf("batch %d rows per endpoint = %v, want %v: batches take turns", level, got, want)
+		}
+	}
+	var transport string
+	if err := db.QueryRow(`SELECT batch_transport FROM passes WHERE level = 4`).Scan(&transport); err != nil || transport != "completions_list" {
+		t.Fatalf("batch transport %q (%v), want completions_list: one call per batch", transport, err)
+	}
+	// A batch's rows are stored together, in the order of its prompts.
+	if got := queryInt(t, db, `SELECT max(n) FROM (SELECT count(DISTINCT endpoint) AS n FROM
+		(SELECT endpoint, (row_number() OVER (ORDER BY rowid) - 1) / 4 AS batch FROM requests WHERE level = 4) GROUP BY batch)`); got != 1 {
+		t.Errorf("a batch of 4 spread over %d endpoints, want 1: one /v1/completions call goes to one replica", got)
 	}
 }
 
