@@ -128,19 +128,6 @@ func (s *replicaSet) names() []string {
 	return out
 }
 
-// live lists the names of the replicas still dispatched to.
-func (s *replicaSet) live() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, r := range s.all {
-		if !r.dead {
-			out = append(out, r.name)
-		}
-	}
-	return out
-}
-
 // failed is told of a request to r that failed in transport in a way a dead
 // engine causes (refused, reset, cut). With several replicas, r takes no
 // new request while its health is checked; if it does not answer it is
