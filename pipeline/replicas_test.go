@@ -51,14 +51,17 @@ func (t *inFlightTotal) enter() {
 	}
 }
 
-func startReplica(t *testing.T, total *inFlightTotal, hold time.Duration, dieAt int64) *replicaEngine {
+func startReplica(t *testing.T, total *inFlightTotal, hold time.Duration, dieAt int64, models ...string) *replicaEngine {
 	t.Helper()
 	p, err := builtin.LookupProfile("sim-8b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.TimeScale = 0 // answers at once: hold sets the pace
-	s, err := builtin.NewServer(builtin.Config{Profile: p, Models: []string{"sim-8b"}})
+	if len(models) == 0 {
+		models = []string{"sim-8b"}
+	}
+	s, err := builtin.NewServer(builtin.Config{Profile: p, Models: models})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,6 +393,41 @@ func runContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// TestRun_ReplicasChecked: before anything is sent, a replica that does not
+// accept connections is named with its line; a replica that serves other
+// models than the first is refused before the first measured request.
+func TestRun_ReplicasChecked(t *testing.T) {
+	total := &inFlightTotal{}
+	a := startReplica(t, total, 0, 0)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	corpusPath := writeSmallCorpus(t, dir, 4)
+	proto := write("down.yaml", fmt.Sprintf("corpus: %s\nvariants:\n  - name: r\n    engine:\n      model: sim-8b\n      urls: [%q, \"http://127.0.0.1:1\"]\n", corpusPath, a.srv.URL))
+	_, err := pipeline.Run(runContext(t), pipeline.Options{ProtocolPath: proto, OutDir: filepath.Join(dir, "down"), Quiet: true})
+	if err == nil || !strings.Contains(err.Error(), proto+":6: variants.0.engine.urls.1: variant r: replica http://127.0.0.1:1 does not answer") {
+		t.Errorf("run with a replica down: %v, want it named with its line before anything runs", err)
+	}
+	if a.chats.Load() != 0 {
+		t.Errorf("%d requests sent although a replica was down", a.chats.Load())
+	}
+
+	other := startReplica(t, total, 0, 0, "sim-8b", "sim-1b")
+	proto = write("differ.yaml", fmt.Sprintf("corpus: %s\nsweep: {mode: concurrency, levels: [1], repetitions: 1, warmup: 1}\nvariants:\n  - name: r\n    engine: {urls: [%q, %q], model: sim-8b}\n", corpusPath, a.srv.URL, other.srv.URL))
+	_, err = pipeline.Run(runContext(t), pipeline.Options{ProtocolPath: proto, OutDir: filepath.Join(dir, "differ"), Quiet: true})
+	if err == nil || !strings.Contains(err.Error(), "replica "+other.srv.URL+" is not the engine "+a.srv.URL+" is") {
+		t.Errorf("run with replicas that differ: %v, want them refused", err)
+	}
+	if n := a.chats.Load() + other.chats.Load(); n != 0 {
+		t.Errorf("%d requests sent to replicas that differ", n)
+	}
 }
 
 func mapsEqual(a, b map[string]int) bool {
