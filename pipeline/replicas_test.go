@@ -472,3 +472,33 @@ func parquetStrings(t *testing.T, path, column string) []string {
 	}
 	return out
 }
+
+// TestRun_BuiltinOneEndpoint: a variant of one in-process engine records
+// "builtin" as every row's endpoint and keeps the engine's own facts (its
+// profile's card) in the manifest; its passes count one endpoint.
+func TestRun_BuiltinOneEndpoint(t *testing.T) {
+	const docs = 6
+	out, _ := runRate(t, docs, "{mode: concurrency, levels: [2], repetitions: 1, warmup: 1}", "{min_accepted: 0}", "{time_scale: 0}", nil)
+	db := openDB(t, out)
+	if got := perEndpoint(t, db, 2); !mapsEqual(got, map[string]int{"builtin": docs}) {
+		t.Errorf("rows per endpoint = %v, want all on builtin", got)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM passes WHERE endpoints = 1 AND endpoint_requests_min = docs AND endpoint_requests_max = docs`); got != 2 {
+		t.Errorf("%d of 2 passes count one endpoint with every document", got)
+	}
+	if got := queryInt(t, db, `SELECT count(DISTINCT endpoint) FROM telemetry WHERE metric = 'vllm:num_requests_running' AND endpoint = 'builtin'`); got != 1 {
+		t.Error("no telemetry sample of the builtin endpoint")
+	}
+	var manifest string
+	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
+		t.Fatal(err)
+	}
+	var m pipeline.Manifest
+	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatal(err)
+	}
+	if v := m.Variants[0]; v.GPU.Source != "builtin-profile" || len(v.Extra) == 0 || v.Engine.Endpoints != nil || v.Engine.URL != "builtin" {
+		t.Errorf("manifest variant: gpu source %q, profile %d bytes, endpoints %v, url %q; want the in-process engine's own facts, no endpoints list",
+			v.GPU.Source, len(v.Extra), v.Engine.Endpoints, v.Engine.URL)
+	}
+}

@@ -245,6 +245,7 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 		if err != nil {
 			return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
 		}
+		e.inproc = ie
 		e.replicas = newReplicaSet([]*replica{{name: v.Engine.URL, url: ie.URL}})
 	default:
 		var reps []*replica
