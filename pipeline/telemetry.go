@@ -59,8 +59,9 @@ type Telemetry struct {
 	Family  string
 	Sources map[string]string
 
-	// Figures of several replicas fold at each scrape (all replicas are
-	// scraped at one instant) as an engine's label sets do: counts and
+	// Figures of several replicas fold at each tick (the replicas are
+	// scraped concurrently and stamped with one instant) as an engine's
+	// label sets do: counts and
 	// bytes are summed over endpoints, the KV fraction takes the fullest;
 	// the peak is then taken over the pass. Counter and histogram growth is
 	// each endpoint's, summed.

@@ -359,7 +359,11 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 			if !rec.Accepted {
 				failed++
 				if d.ID == longest.ID {
-					longestFailure += fmt.Sprintf("; the longest document (%s) failed: %s %s", d.ID, rec.Failure, rec.FailureDetail)
+					on := ""
+					if e.replicas.multi() {
+						on = " on " + r.name
+					}
+					longestFailure += fmt.Sprintf("; the longest document (%s) failed%s: %s %s", d.ID, on, rec.Failure, rec.FailureDetail)
 				}
 			}
 		}
