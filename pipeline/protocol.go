@@ -90,7 +90,10 @@ type Engine struct {
 	URL string `json:"url,omitempty"`
 	// URLs are replicas of one engine (engine.urls): each request goes to
 	// the least-loaded one. Exactly one of URL and URLs is set.
-	URLs          []string        `json:"urls,omitempty"`
+	URLs []string `json:"urls,omitempty"`
+	// Replicas is how many built-in engines a url: builtin variant runs
+	// in-process as its replicas (0 or 1: one).
+	Replicas      int             `json:"replicas,omitempty"`
 	Model         string          `json:"model"`
 	Revision      string          `json:"revision,omitempty"`
 	Kind          string          `json:"kind,omitempty"`
@@ -123,6 +126,20 @@ type BuiltinOptions struct {
 
 // IsBuiltin reports whether the variant runs on the in-process built-in engine.
 func (e Engine) IsBuiltin() bool { return e.URL == "builtin" && len(e.URLs) == 0 }
+
+// ReplicaNames are the names of a variant's replicas, as its rows record
+// them: the URLs of engine.urls (credentials removed), or builtin/1 ...
+// builtin/N for engine.replicas; nil for one engine.
+func (e Engine) ReplicaNames() []string {
+	if e.IsBuiltin() && e.Replicas > 1 {
+		out := make([]string, e.Replicas)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s/%d", e.URL, i+1)
+		}
+		return out
+	}
+	return redactURLs(e.URLs)
+}
 
 // Endpoints are the URLs the variant's requests go to, as the protocol
 // writes them: engine.urls, or the one engine.url.

@@ -29,7 +29,12 @@ func (p *Protocol) checkEngineURLs(doc *yaml.Node, i int, e Engine) []string {
 		if !e.IsBuiltin() && !isHTTP(e.URL) {
 			return []string{fmt.Sprintf("%s: %q is neither builtin nor an http(s) URL", at("url"), e.URL)}
 		}
+		if !e.IsBuiltin() && e.Replicas != 0 {
+			return []string{at("replicas") + ": replicas: N starts N built-in engines (url: builtin); list the replicas of another engine in urls"}
+		}
 		return nil
+	case e.Replicas != 0:
+		return []string{at("replicas") + ": replicas: N starts N built-in engines (url: builtin); urls already lists the replicas"}
 	}
 	var problems []string
 	seen := map[string]int{}

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/extractbench/extractbench/engines/builtin"
+	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
 )
 
@@ -500,5 +501,54 @@ func TestRun_BuiltinOneEndpoint(t *testing.T) {
 	if v := m.Variants[0]; v.GPU.Source != "builtin-profile" || len(v.Extra) == 0 || v.Engine.Endpoints != nil || v.Engine.URL != "builtin" {
 		t.Errorf("manifest variant: gpu source %q, profile %d bytes, endpoints %v, url %q; want the in-process engine's own facts, no endpoints list",
 			v.GPU.Source, len(v.Extra), v.Engine.Endpoints, v.Engine.URL)
+	}
+}
+
+// TestRun_BuiltinReplicas: engine.replicas runs that many built-in engines
+// in-process, each a replica of its own: rows, telemetry and the manifest
+// name builtin/1 and builtin/2, and both get requests.
+func TestRun_BuiltinReplicas(t *testing.T) {
+	const docs = 12
+	dir := t.TempDir()
+	p := fmt.Sprintf(`name: builtin-replicas
+corpus: %s
+prompt: {user: "Extract date, amount and category as JSON.\n\n{{document}}"}
+generation: {max_tokens: 64, temperature: 0, seed: 7}
+acceptance: {min_accepted: 0}
+sweep: {mode: concurrency, levels: [2], repetitions: 1, warmup: 1}
+telemetry_interval: 10ms
+variants:
+  - name: r
+    engine: {url: builtin, model: sim-8b, replicas: 2, builtin: {time_scale: 0.01}}
+`, writeSmallCorpus(t, dir, docs))
+	proto := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if _, err := pipeline.Run(runContext(t), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, out)
+	if got, want := perEndpoint(t, db, 1), map[string]int{"builtin/1": docs / 2, "builtin/2": docs / 2}; !mapsEqual(got, want) {
+		t.Errorf("baseline rows per endpoint = %v, want %v", got, want)
+	}
+	two := perEndpoint(t, db, 2)
+	if len(two) != 2 || two["builtin/1"] == 0 || two["builtin/2"] == 0 {
+		t.Errorf("level 2 rows per endpoint = %v, want both built-in replicas used", two)
+	}
+	if got := queryInt(t, db, `SELECT count(DISTINCT endpoint) FROM telemetry WHERE metric = 'vllm:num_requests_running'`); got != 2 {
+		t.Errorf("telemetry of %d endpoints, want 2", got)
+	}
+	var manifest string
+	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
+		t.Fatal(err)
+	}
+	var m pipeline.Manifest
+	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatal(err)
+	}
+	if v := m.Variants[0]; !slices.Equal(v.Engine.Endpoints, []string{"builtin/1", "builtin/2"}) || v.GPU.Source != "builtin-profile" {
+		t.Errorf("manifest: endpoints %v, gpu source %q; want builtin/1, builtin/2 and the profile's card", v.Engine.Endpoints, v.GPU.Source)
 	}
 }

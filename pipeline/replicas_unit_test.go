@@ -182,6 +182,9 @@ func TestParseProtocol_Replicas(t *testing.T) {
 		{`{urls: ["http://a:1"], model: m, start: "vllm serve m"}`, "p.yaml:3: variants.0.engine.start: start: runs one engine"},
 		{`{urls: ["http://a:1"], model: m, metrics_url: "http://a:1/metrics"}`, "p.yaml:3: variants.0.engine.metrics_url: metrics_url names one endpoint"},
 		{`{urls: [], model: m}`, "p.yaml:3: variants.0.engine.urls"},
+		{`{url: "http://a:1", replicas: 2, model: m}`, "p.yaml:3: variants.0.engine.replicas: replicas: N starts N built-in engines (url: builtin)"},
+		{`{urls: ["http://a:1"], replicas: 2, model: m}`, "p.yaml:3: variants.0.engine.replicas: replicas: N starts N built-in engines (url: builtin); urls already lists"},
+		{`{url: builtin, replicas: 0, model: sim-8b}`, "p.yaml:3: variants.0.engine.replicas"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.engine, func(t *testing.T) {
@@ -190,6 +193,25 @@ func TestParseProtocol_Replicas(t *testing.T) {
 				t.Errorf("error = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestEngine_ReplicaNames: the names rows record for each kind of variant.
+func TestEngine_ReplicaNames(t *testing.T) {
+	tests := []struct {
+		e    Engine
+		want []string
+	}{
+		{Engine{URL: "builtin"}, nil},
+		{Engine{URL: "builtin", Replicas: 1}, nil},
+		{Engine{URL: "builtin", Replicas: 3}, []string{"builtin/1", "builtin/2", "builtin/3"}},
+		{Engine{URL: "http://a:1"}, nil},
+		{Engine{URLs: []string{"http://u:secret@a:1", "http://b:1"}}, []string{"http://a:1", "http://b:1"}},
+	}
+	for _, tt := range tests {
+		if got := tt.e.ReplicaNames(); !slices.Equal(got, tt.want) {
+			t.Errorf("%+v: ReplicaNames() = %v, want %v", tt.e, got, tt.want)
+		}
 	}
 }
 

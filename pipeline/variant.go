@@ -24,9 +24,10 @@ type engine struct {
 	url       string
 	client    *client.Client
 	replicas  *replicaSet
-	proc      *EngineProcess   // nil unless extractbench started it
-	inproc    *InProcessEngine // nil unless an EngineStarter started it
-	nvidiaSMI bool             // sample this machine's GPU during passes
+	proc      *EngineProcess     // nil unless extractbench started it
+	inproc    *InProcessEngine   // nil unless an EngineStarter started it (the first, with engine.replicas)
+	inprocs   []*InProcessEngine // every engine an EngineStarter started, stopped by close
+	nvidiaSMI bool               // sample this machine's GPU during passes
 	loadTime  time.Duration
 }
 
@@ -48,8 +49,8 @@ func (e *engine) deathDetail() string {
 // close stops the engine if extractbench started it; the error is a
 // protocol stop: command's failure.
 func (e *engine) close() error {
-	if e.inproc != nil {
-		_ = e.inproc.Stop()
+	for _, ie := range e.inprocs {
+		_ = ie.Stop()
 	}
 	return e.proc.Stop()
 }
@@ -240,13 +241,24 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 		if !ok {
 			return nil, &ConfigError{fmt.Errorf("variant %s: engine.url %s: this program has no in-process engine of that name", v.Name, v.Engine.URL)}
 		}
-		// The engine outlives an interruption: in-flight requests finish before it stops.
-		ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto)
-		if err != nil {
-			return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
+		// The engine outlives an interruption: in-flight requests finish
+		// before it stops. engine.replicas starts several, each its own.
+		names := v.Engine.ReplicaNames()
+		if names == nil {
+			names = []string{v.Engine.URL}
 		}
-		e.inproc = ie
-		e.replicas = newReplicaSet([]*replica{{name: v.Engine.URL, url: ie.URL}})
+		var reps []*replica
+		for _, name := range names {
+			ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto)
+			if err != nil {
+				e.close()
+				return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
+			}
+			e.inprocs = append(e.inprocs, ie)
+			reps = append(reps, &replica{name: name, url: ie.URL})
+		}
+		e.inproc = e.inprocs[0]
+		e.replicas = newReplicaSet(reps)
 	default:
 		var reps []*replica
 		for _, u := range v.Engine.Endpoints() {
