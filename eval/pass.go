@@ -159,6 +159,15 @@ type Pass struct {
 	OnTimeAccepted *int64
 	Goodput        *float64
 
+	// Replicas (engine.urls): how many endpoints the variant spreads its
+	// requests over, and the fewest and most requests of the pass one of
+	// them received (an endpoint that received none counts 0): the spread
+	// of the least-loaded dispatch. Set for every pass written since schema
+	// version 6 (1, docs, docs for a variant of one engine).
+	Endpoints           *int64
+	EndpointRequestsMin *int64
+	EndpointRequestsMax *int64
+
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.

@@ -98,6 +98,11 @@ type Record struct {
 	// protocol (Acceptance.OnTime); nil when not judged (rows written
 	// before schema version 5).
 	OnTime *bool
+	// Endpoint is the engine replica the request was sent to: the URL as
+	// the protocol writes it (engine.url, or one of engine.urls), "builtin"
+	// for the in-process engine; "" when unknown (rows written before
+	// schema version 6).
+	Endpoint string
 }
 
 // TPOT is MEASUREMENT.md's time per output token after the first,

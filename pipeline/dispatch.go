@@ -134,7 +134,11 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 		}
 		rs.beforeSend()
 		wg.Go(func() {
-			resp := rs.send(e, d, freed)
+			resp, endpoint, ok := rs.send(v, e, d, freed)
+			if !ok {
+				slots <- rs.clock.Now() // every replica is dead: never sent
+				return
+			}
 			done := resp.DoneNS
 			if done == 0 {
 				done = rs.clock.Now()
@@ -145,13 +149,13 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 				// waits for the evidence) before the slot frees, so that no
 				// request is sent to a dead engine. The next request's t_sched
 				// is still this one's t_done.
-				rec := rs.score(v, e, d, resp)
+				rec := rs.score(v, e, endpoint, d, resp)
 				slots <- done
 				rs.keep(key, rec, bar)
 				return
 			}
 			slots <- done // free the slot before scoring: scoring is not the engine's time
-			rs.keep(key, rs.score(v, e, d, resp), bar)
+			rs.keep(key, rs.score(v, e, endpoint, d, resp), bar)
 		})
 	}
 }
@@ -202,12 +206,15 @@ func (rs *runState) dispatchRate(ctx context.Context, v *Variant, e *engine, key
 			}
 		}
 		wg.Go(func() {
-			resp := rs.send(e, d, sched)
+			resp, endpoint, ok := rs.send(v, e, d, sched)
 			if slots != nil {
 				<-slots
 			}
+			if !ok {
+				return // every replica is dead: never sent
+			}
 			self.sent(resp.SendNS, due)
-			rs.keep(key, rs.score(v, e, d, resp), bar)
+			rs.keep(key, rs.score(v, e, endpoint, d, resp), bar)
 		})
 	}
 }

@@ -55,19 +55,23 @@ func checkPortFree(ctx context.Context, v *Variant, c *client.Client) error {
 // before any measured request: an engine that lists models without it
 // would answer every request 404. An engine without /v1/models is let
 // through with a warning.
-func (rs *runState) checkServedModel(ctx context.Context, v *Variant, c *client.Client) error {
+func (rs *runState) checkServedModel(ctx context.Context, v *Variant, r *replica) error {
 	mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	models, err := c.Models(mctx)
+	at := r.name
+	if v.Engine.IsBuiltin() {
+		at = redactURL(v.Engine.URL)
+	}
+	models, err := r.client.Models(mctx)
 	switch {
 	case errors.Is(err, client.ErrNotFound):
 		rs.logf("%s: warning: the engine has no /v1/models; cannot check that it serves %q", v.Name, v.Engine.Model)
 		return nil
 	case err != nil:
-		return fmt.Errorf("variant %s: ask the engine at %s which models it serves: %w", v.Name, v.Engine.URL, err)
+		return fmt.Errorf("variant %s: ask the engine at %s which models it serves: %w", v.Name, at, err)
 	case !slices.Contains(models, v.Engine.Model):
 		return fmt.Errorf("variant %s: the engine at %s serves %s, not the protocol's model %q: nothing was measured; fix engine.model or the engine",
-			v.Name, redactURL(v.Engine.URL), quoteList(models), v.Engine.Model)
+			v.Name, at, quoteList(models), v.Engine.Model)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func TestScore_HTTP404IsNotMemory(t *testing.T) {
 	rs := &runState{proto: &Protocol{}, evalOpts: eval.Options{Rule: eval.Strict, Schema: schemas.Extraction()}}
 	body := `{"object":"error","message":"The model ` + "`sim-8b`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}`
 	resp := eval.Response{Transport: eval.Transport{Kind: eval.TransportHTTPStatus, HTTPStatus: 404, ErrorBody: body, Detail: "HTTP 404: The model `sim-8b` does not exist."}}
-	rec := rs.score(&Variant{Name: "v"}, e, corpus.Document{ID: "d1"}, resp)
+	rec := rs.score(&Variant{Name: "v"}, e, "http://127.0.0.1:8000", corpus.Document{ID: "d1"}, resp)
 	if rec.Failure != eval.Error || rec.EngineDied {
 		t.Errorf("failure %q, engine_died %v; want error, false", rec.Failure, rec.EngineDied)
 	}

@@ -71,7 +71,8 @@ func (rs *runState) stopStale(ctx context.Context, v *Variant, pidPath, logPath 
 
 // IsLocal reports whether the engine runs on this machine, so that
 // nvidia-smi here describes its GPU: the protocol's engine.local when set,
-// else true for an engine extractbench starts or one on a loopback address.
+// else true for an engine extractbench starts or one on a loopback address
+// (every replica on one, for engine.urls).
 func (e Engine) IsLocal() bool {
 	if e.Local != nil {
 		return *e.Local
@@ -79,7 +80,17 @@ func (e Engine) IsLocal() bool {
 	if e.Start != "" {
 		return true
 	}
-	u, err := url.Parse(e.URL)
+	for _, raw := range e.Endpoints() {
+		if !isLoopback(raw) {
+			return false
+		}
+	}
+	return true
+}
+
+// isLoopback reports whether a URL names this machine.
+func isLoopback(raw string) bool {
+	u, err := url.Parse(raw)
 	if err != nil {
 		return false
 	}

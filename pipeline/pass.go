@@ -53,10 +53,12 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 		rs.logf("%s: resuming pass level %d repetition %d: %d of %d documents already recorded", v.Name, level, rep, len(done), len(docs))
 	}
 
-	if _, err := e.client.ResetPeaks(ctx); err != nil {
-		rs.logf("%s: warning: reset engine memory peaks: %v", v.Name, err)
+	for _, r := range e.replicas.all {
+		if _, err := r.client.ResetPeaks(ctx); err != nil {
+			rs.logf("%s: warning: reset engine memory peaks at %s: %v", v.Name, r.name, err)
+		}
 	}
-	sampler := StartSampler(ctx, rs.clock, SamplerConfig{MetricsURL: e.metricsURL(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI}, e.client.HTTPClient())
+	sampler := StartSampler(ctx, rs.clock, SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI}, e.client.HTTPClient())
 	bar := rs.newBar(v, level, rep, phase, len(docs), len(done))
 	transport := ""
 	self := startClientSelf(e.inproc != nil)
@@ -89,6 +91,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	complete := len(recs) == len(docs)
 	bar.finish(complete)
 	p := rs.passRow(key, phase, retryOf, level, recs, tel, transport, complete, self)
+	endpointSpread(&p, e.replicas.names(), recs)
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}
@@ -132,7 +135,7 @@ func (rs *runState) levels() []int {
 // more passes, and no retry, are sent to a dead engine; the run goes on
 // with the next variant.
 func (rs *runState) engineDead(ctx context.Context, v *Variant, e *engine, what string) error {
-	detail := what + "; no further pass or retry against it (" + e.proc.exitStatus() + ")"
+	detail := what + "; no further pass or retry against it (" + e.deathDetail() + ")"
 	rs.event(ctx, v.Name, results.EventEngineDead, 0, detail)
 	return fmt.Errorf("engine died %s", detail)
 }
@@ -150,15 +153,21 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 			for i, d := range group {
 				prompts[i] = rs.completionPrompt(d)
 			}
+			r := e.replicas.acquire(len(group))
+			if r == nil {
+				return transport // every replica is dead: nothing is sent
+			}
 			rs.intr.begin(len(group))
-			resps, err := e.client.Complete(rs.intr.reqs, rs.clock, sched, prompts, rs.generation())
+			resps, err := r.client.Complete(rs.intr.reqs, rs.clock, sched, prompts, rs.generation())
 			rs.intr.end(len(group))
+			e.replicas.release(r, len(group))
 			if errors.Is(err, client.ErrBatchUnsupported) {
 				transport = "barrier"
 				rs.decision(ctx, v.Name, results.DecisionBatchMode, level, level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
 			} else {
 				for i, d := range group {
-					rs.keep(key, rs.score(v, e, d, resps[i]), bar)
+					rs.checkReplica(v, e, r, resps[i].Transport)
+					rs.keep(key, rs.score(v, e, r.name, d, resps[i]), bar)
 				}
 				continue
 			}
@@ -166,7 +175,12 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 		var wg sync.WaitGroup
 		for _, d := range group {
 			wg.Go(func() {
-				rec := rs.exchange(rs.intr.reqs, v, e, d, sched)
+				r := e.replicas.acquire(1)
+				if r == nil {
+					return // every replica is dead: never sent
+				}
+				rec := rs.exchange(rs.intr.reqs, v, e, r, d, sched)
+				e.replicas.release(r, 1)
 				rs.keep(key, rec, bar)
 			})
 		}
@@ -175,24 +189,46 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 	return transport
 }
 
-// exchange sends one document and scores the answer.
-func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, d corpus.Document, sched int64) eval.Record {
+// exchange sends one document to replica r and scores the answer.
+func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, r *replica, d corpus.Document, sched int64) eval.Record {
 	rs.intr.begin(1)
 	defer rs.intr.end(1)
-	resp := e.client.Chat(ctx, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
-	return rs.score(v, e, d, resp)
+	resp := r.client.Chat(ctx, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
+	rs.checkReplica(v, e, r, resp.Transport)
+	return rs.score(v, e, r.name, d, resp)
 }
 
-// send is one measured request of a pass: on the run's request context (the
-// in-flight requests finish after a first signal and are cancelled when the
-// interrupt grace ends, then stored as interrupted), counted in flight.
-func (rs *runState) send(e *engine, d corpus.Document, sched int64) eval.Response {
+// send is one measured request of a pass, to the least-loaded replica: on
+// the run's request context (the in-flight requests finish after a first
+// signal and are cancelled when the interrupt grace ends, then stored as
+// interrupted), counted in flight. endpoint is the replica's name; ok is
+// false when every replica is dead and nothing was sent.
+func (rs *runState) send(v *Variant, e *engine, d corpus.Document, sched int64) (resp eval.Response, endpoint string, ok bool) {
+	r := e.replicas.acquire(1)
+	if r == nil {
+		return resp, "", false
+	}
+	defer e.replicas.release(r, 1)
 	rs.intr.begin(1)
 	defer rs.intr.end(1)
-	return e.client.Chat(rs.intr.reqs, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
+	resp = r.client.Chat(rs.intr.reqs, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
+	rs.checkReplica(v, e, r, resp.Transport)
+	return resp, r.name, true
 }
 
-func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Response) eval.Record {
+// checkReplica drops a replica that stopped answering from dispatch (one of
+// several: see replicaSet.failed) and records it; it returns once the
+// replica's health is known, so that the caller's next request goes to a
+// live one.
+func (rs *runState) checkReplica(v *Variant, e *engine, r *replica, tr eval.Transport) {
+	if dead, detail := e.replicas.failed(rs.intr.reqs, r, tr); dead {
+		rs.logf("%s: %s", v.Name, detail)
+		rs.event(context.Background(), v.Name, results.EventReplicaDead, 0, detail)
+	}
+}
+
+// score judges one answer of the replica named endpoint.
+func (rs *runState) score(v *Variant, e *engine, endpoint string, d corpus.Document, resp eval.Response) eval.Record {
 	d = rs.resolve(d)
 	// A failure the engine's death explains is memory only with evidence
 	// (engine.attribute); an HTTP answer, even a 404, came from a live server.
@@ -200,8 +236,8 @@ func (rs *runState) score(v *Variant, e *engine, d corpus.Document, resp eval.Re
 	resp.Transport, evidence = e.attribute(resp.Transport)
 	rec := eval.Record{
 		RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, DocID: d.ID, LengthClass: string(d.LengthClass),
-		Response: resp,
-		Outcome:  eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
+		Response: resp, Endpoint: endpoint,
+		Outcome: eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
 	onTime := rs.proto.Acceptance.OnTime(&rec)
 	rec.OnTime = &onTime
@@ -252,11 +288,17 @@ func (rs *runState) generation() client.Generation {
 		Seed: rs.proto.Generation.Seed, ResponseFormat: rs.responseFormat}
 }
 
-func (e *engine) metricsURL(v *Variant) string {
+// metricsEndpoints are the Prometheus endpoints sampled during a pass: the
+// engine's metrics_url, or each replica's URL + /metrics.
+func (e *engine) metricsEndpoints(v *Variant) []MetricsEndpoint {
 	if v.Engine.MetricsURL != "" {
-		return v.Engine.MetricsURL
+		return []MetricsEndpoint{{Name: e.replicas.all[0].name, URL: v.Engine.MetricsURL}}
 	}
-	return strings.TrimRight(e.url, "/") + "/metrics"
+	out := make([]MetricsEndpoint, len(e.replicas.all))
+	for i, r := range e.replicas.all {
+		out[i] = MetricsEndpoint{Name: r.name, URL: strings.TrimRight(r.url, "/") + "/metrics"}
+	}
+	return out
 }
 
 // ProgressInterval is how often a pass that is not drawn on a terminal

@@ -254,7 +254,7 @@ func maxInFlight(recs []eval.Record) int64 {
 func toSamples(in []Sample) []results.TelemetrySample {
 	out := make([]results.TelemetrySample, len(in))
 	for i, s := range in {
-		out[i] = results.TelemetrySample{TNS: s.TNS, Metric: s.Metric, Value: s.Value}
+		out[i] = results.TelemetrySample{TNS: s.TNS, Metric: s.Metric, Value: s.Value, Endpoint: s.Endpoint}
 	}
 	return out
 }
@@ -289,4 +289,31 @@ func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed
 	}
 	c, v, _ := eval.Invariance(baseRecs, recs)
 	return ptr(int64(c)), ptr(int64(v))
+}
+
+// endpointSpread fills the pass's replica figures from its records: how
+// many endpoints the variant spreads its requests over, and the fewest and
+// most requests one of them received (an endpoint that received none, a
+// dead replica, counts 0).
+func endpointSpread(p *results.Pass, endpoints []string, recs []eval.Record) {
+	count := make(map[string]int64, len(endpoints))
+	for _, e := range endpoints {
+		count[e] = 0
+	}
+	for _, r := range recs {
+		if r.Endpoint != "" {
+			count[r.Endpoint]++
+		}
+	}
+	if len(count) == 0 {
+		return
+	}
+	lo, hi := int64(-1), int64(0)
+	for _, n := range count {
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	p.Endpoints, p.EndpointRequestsMin, p.EndpointRequestsMax = ptr(int64(len(count))), &lo, &hi
 }

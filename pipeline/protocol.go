@@ -87,7 +87,13 @@ type Variant struct {
 
 // Engine says how to reach (and optionally start) an engine.
 type Engine struct {
-	URL           string          `json:"url"`
+	URL string `json:"url,omitempty"`
+	// URLs are replicas of one engine (engine.urls): each request goes to
+	// the least-loaded one. Exactly one of URL and URLs is set.
+	URLs []string `json:"urls,omitempty"`
+	// Replicas is how many built-in engines a url: builtin variant runs
+	// in-process as its replicas (0 or 1: one).
+	Replicas      int             `json:"replicas,omitempty"`
 	Model         string          `json:"model"`
 	Revision      string          `json:"revision,omitempty"`
 	Kind          string          `json:"kind,omitempty"`
@@ -119,7 +125,30 @@ type BuiltinOptions struct {
 }
 
 // IsBuiltin reports whether the variant runs on the in-process built-in engine.
-func (e Engine) IsBuiltin() bool { return e.URL == "builtin" }
+func (e Engine) IsBuiltin() bool { return e.URL == "builtin" && len(e.URLs) == 0 }
+
+// ReplicaNames are the names of a variant's replicas, as its rows record
+// them: the URLs of engine.urls (credentials removed), or builtin/1 ...
+// builtin/N for engine.replicas; nil for one engine.
+func (e Engine) ReplicaNames() []string {
+	if e.IsBuiltin() && e.Replicas > 1 {
+		out := make([]string, e.Replicas)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s/%d", e.URL, i+1)
+		}
+		return out
+	}
+	return redactURLs(e.URLs)
+}
+
+// Endpoints are the URLs the variant's requests go to, as the protocol
+// writes them: engine.urls, or the one engine.url.
+func (e Engine) Endpoints() []string {
+	if len(e.URLs) > 0 {
+		return e.URLs
+	}
+	return []string{e.URL}
+}
 
 // Duration is a time.Duration written as "120s" in a protocol.
 type Duration time.Duration
@@ -239,9 +268,7 @@ func (p *Protocol) check(doc *yaml.Node) error {
 			problems = append(problems, fmt.Sprintf("%s:%d: variants.%d.name: duplicate variant name %q", p.Source, lineOf(doc, fmt.Sprintf("variants.%d.name", i)), i, v.Name))
 		}
 		seen[v.Name] = true
-		if !v.Engine.IsBuiltin() && !strings.HasPrefix(v.Engine.URL, "http://") && !strings.HasPrefix(v.Engine.URL, "https://") {
-			problems = append(problems, fmt.Sprintf("%s:%d: variants.%d.engine.url: %q is neither builtin nor an http(s) URL", p.Source, lineOf(doc, fmt.Sprintf("variants.%d.engine.url", i)), i, v.Engine.URL))
-		}
+		problems = append(problems, p.checkEngineURLs(doc, i, v.Engine)...)
 	}
 	sw := p.Sweep
 	if sw.Mode != results.ModeRate {

@@ -287,7 +287,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 			m.Simulated = true
 		}
 		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
-			URL: v.Engine.URL, Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
+			URL: v.Engine.URL, Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
 			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,
 			Started: v.Engine.Start != "", Simulated: v.Engine.IsBuiltin(), RandomWeights: v.Engine.RandomWeights}})

@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,16 +23,27 @@ const (
 
 // SamplerConfig says what to sample during a pass.
 type SamplerConfig struct {
-	MetricsURL string        // the engine's Prometheus endpoint; "" for none
-	Interval   time.Duration // DefaultTelemetryInterval when zero
-	NvidiaSMI  bool          // also sample device memory with nvidia-smi, when it exists
+	MetricsURL string // the engine's Prometheus endpoint; "" for none
+	// Endpoints are the Prometheus endpoints of an engine's replicas, all
+	// scraped at each tick; when set, MetricsURL is not read.
+	Endpoints []MetricsEndpoint
+	Interval  time.Duration // DefaultTelemetryInterval when zero
+	NvidiaSMI bool          // also sample device memory with nvidia-smi, when it exists
+}
+
+// MetricsEndpoint is one replica's Prometheus endpoint: URL is scraped,
+// Name labels its samples (the replica's URL as the protocol writes it).
+type MetricsEndpoint struct {
+	Name string
+	URL  string
 }
 
 // Sample is one sampled value on the run's clock.
 type Sample struct {
-	TNS    int64
-	Metric string // the canonical metric name (vllm:num_requests_running, ...), or gpu_memory_used_bytes
-	Value  float64
+	TNS      int64
+	Metric   string // the canonical metric name (vllm:num_requests_running, ...), or gpu_memory_used_bytes
+	Value    float64
+	Endpoint string // the replica whose /metrics gave it; "" for nvidia-smi
 }
 
 // Telemetry is what a Sampler saw during one pass. A nil figure was not
@@ -46,6 +59,12 @@ type Telemetry struct {
 	Family  string
 	Sources map[string]string
 
+	// Figures of several replicas fold at each tick (the replicas are
+	// scraped concurrently and stamped with one instant) as an engine's
+	// label sets do: counts and
+	// bytes are summed over endpoints, the KV fraction takes the fullest;
+	// the peak is then taken over the pass. Counter and histogram growth is
+	// each endpoint's, summed.
 	MaxRunning       *float64 // peak of requests the engine ran at once (vllm:num_requests_running or the family's equivalent)
 	MaxWaiting       *float64 // peak of requests waiting in the engine's queue
 	PeakKVUsage      *float64 // peak KV-cache usage fraction, 0-1
@@ -67,7 +86,7 @@ type Telemetry struct {
 	PeakGPUMemUsed *float64 // nvidia-smi memory.used, bytes, summed over cards
 	GPUMemTotal    *float64 // nvidia-smi memory.total, bytes, summed over cards
 
-	Scrapes, ScrapeErrors int
+	Scrapes, ScrapeErrors int // one per endpoint per tick
 	LastScrapeError       string
 	GPUSamples, GPUErrors int
 	LastGPUError          string
@@ -86,16 +105,22 @@ type Sampler struct {
 	mu       sync.Mutex
 	samples  []Sample
 	peaks    map[string]float64
-	first    *scrape
-	last     *scrape
+	eps      []*endpointState
 	tel      Telemetry // counters and GPU figures, filled as samples come
 	stopped  bool
 	stopOnce sync.Once
 }
 
-// StartSampler scrapes cfg.MetricsURL once before returning, so that the
-// pass's deltas start before its first request, then keeps sampling every
-// cfg.Interval until Stop.
+// endpointState is one scraped endpoint and the first and last scrape of
+// it that succeeded during the pass.
+type endpointState struct {
+	MetricsEndpoint
+	first, last *scrape
+}
+
+// StartSampler scrapes the engine's metrics (cfg.Endpoints, else
+// cfg.MetricsURL) once before returning, so that the pass's deltas start
+// before its first request, then keeps sampling every cfg.Interval until Stop.
 func StartSampler(ctx context.Context, clock client.Clock, cfg SamplerConfig, httpClient *http.Client) *Sampler {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultTelemetryInterval
@@ -105,7 +130,13 @@ func StartSampler(ctx context.Context, clock client.Clock, cfg SamplerConfig, ht
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	s := &Sampler{clock: clock, cfg: cfg, hc: httpClient, parent: ctx, cancel: cancel, peaks: map[string]float64{}}
-	if cfg.MetricsURL != "" {
+	for _, ep := range cfg.Endpoints {
+		s.eps = append(s.eps, &endpointState{MetricsEndpoint: ep})
+	}
+	if len(s.eps) == 0 && cfg.MetricsURL != "" {
+		s.eps = []*endpointState{{MetricsEndpoint: MetricsEndpoint{URL: cfg.MetricsURL}}}
+	}
+	if len(s.eps) > 0 {
 		s.scrapeOnce(lctx)
 		s.wg.Add(1)
 		go s.every(lctx, cfg.Interval, s.scrapeOnce)
@@ -143,7 +174,7 @@ func (s *Sampler) Stop() Telemetry {
 	s.stopOnce.Do(func() {
 		s.cancel()
 		s.wg.Wait()
-		if s.cfg.MetricsURL != "" {
+		if len(s.eps) > 0 {
 			s.scrapeOnce(context.WithoutCancel(s.parent))
 		}
 		s.mu.Lock()
@@ -155,71 +186,97 @@ func (s *Sampler) Stop() Telemetry {
 	return s.summary()
 }
 
+// scrapeOnce scrapes every endpoint at once and records their samples at
+// one instant, so that the figures of several replicas add up per scrape.
 func (s *Sampler) scrapeOnce(ctx context.Context) {
-	sc, err := s.fetch(ctx)
+	scs := make([]scrape, len(s.eps))
+	errs := make([]error, len(s.eps))
+	if len(s.eps) == 1 {
+		scs[0], errs[0] = s.fetch(ctx, s.eps[0].URL)
+	} else {
+		var wg sync.WaitGroup
+		for i, ep := range s.eps {
+			wg.Go(func() { scs[i], errs[i] = s.fetch(ctx, ep.URL) })
+		}
+		wg.Wait()
+	}
 	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
 		return
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return // the sampler is stopping; not the engine's fault
-		}
-		s.tel.ScrapeErrors++
-		s.tel.LastScrapeError = err.Error()
-		return
-	}
-	s.tel.Scrapes++
-	if s.first == nil {
-		s.first = &sc
-	}
-	s.last = &sc
-	if s.tel.Family == "" {
-		s.tel.Family = sc.family
-	}
-	for canon, name := range sc.sources {
-		if _, seen := s.tel.Sources[canon]; !seen {
-			if s.tel.Sources == nil {
-				s.tel.Sources = map[string]string{}
+	folded := map[string]float64{}
+	for i, ep := range s.eps {
+		sc, err := scs[i], errs[i]
+		if err != nil {
+			if ctx.Err() != nil {
+				continue // the sampler is stopping; not the engine's fault
 			}
-			s.tel.Sources[canon] = name
-		}
-	}
-	// One sample per canonical metric per scrape, whichever of the engine's
-	// names (and aliases) it was read from.
-	for _, g := range gaugeMetrics {
-		v, ok := sc.values[g.name]
-		if !ok {
+			s.tel.ScrapeErrors++
+			s.tel.LastScrapeError = err.Error()
 			continue
 		}
-		s.samples = append(s.samples, Sample{TNS: now, Metric: g.name, Value: v})
-		if p, seen := s.peaks[g.name]; !seen || v > p {
-			s.peaks[g.name] = v
+		s.tel.Scrapes++
+		if ep.first == nil {
+			ep.first = &sc
+		}
+		ep.last = &sc
+		if s.tel.Family == "" {
+			s.tel.Family = sc.family
+		}
+		for canon, name := range sc.sources {
+			if _, seen := s.tel.Sources[canon]; !seen {
+				if s.tel.Sources == nil {
+					s.tel.Sources = map[string]string{}
+				}
+				s.tel.Sources[canon] = name
+			}
+		}
+		// One sample per canonical metric per scrape, whichever of the
+		// engine's names (and aliases) it was read from.
+		for _, g := range gaugeMetrics {
+			v, ok := sc.values[g.name]
+			if !ok {
+				continue
+			}
+			s.samples = append(s.samples, Sample{TNS: now, Metric: g.name, Value: v, Endpoint: ep.Name})
+			switch f, seen := folded[g.name]; {
+			case !seen:
+				folded[g.name] = v
+			case g.max:
+				folded[g.name] = max(f, v)
+			default:
+				folded[g.name] = f + v
+			}
+		}
+	}
+	for name, v := range folded {
+		if p, seen := s.peaks[name]; !seen || v > p {
+			s.peaks[name] = v
 		}
 	}
 }
 
-func (s *Sampler) fetch(ctx context.Context) (scrape, error) {
+func (s *Sampler) fetch(ctx context.Context, metricsURL string) (scrape, error) {
 	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.MetricsURL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
 	if err != nil {
 		return scrape{}, fmt.Errorf("build metrics request: %w", err)
 	}
 	res, err := s.hc.Do(req)
 	if err != nil {
-		return scrape{}, fmt.Errorf("scrape %s: %w", s.cfg.MetricsURL, err)
+		return scrape{}, fmt.Errorf("scrape %s: %w", metricsURL, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
-		return scrape{}, fmt.Errorf("scrape %s: HTTP %d", s.cfg.MetricsURL, res.StatusCode)
+		return scrape{}, fmt.Errorf("scrape %s: HTTP %d", metricsURL, res.StatusCode)
 	}
 	sc, err := parseMetrics(res.Body)
 	if err != nil {
-		return scrape{}, fmt.Errorf("scrape %s: %w", s.cfg.MetricsURL, err)
+		return scrape{}, fmt.Errorf("scrape %s: %w", metricsURL, err)
 	}
 	return sc, nil
 }
@@ -265,31 +322,35 @@ func (s *Sampler) summary() Telemetry {
 	t.PeakKVUsage = peak(metricKVUsage)
 	t.PeakTorchAllocated = peak(metricTorchAlloc)
 	t.PeakTorchReserved = peak(metricTorchReserve)
-	if s.first == nil || s.last == nil {
-		return t
-	}
 	// A counter or histogram the first scrape lacks counts from zero:
 	// Python's prometheus_client prints a labelled series only once it is
 	// first used and TGI's exporter a metric only once it is first recorded
 	// (SGLang's retraction counter appears at the first retraction). One read
 	// under another name than at the first scrape (an engine swapped
-	// mid-pass) is likewise counted from zero, as after a restart.
-	t.PreemptionsDelta = s.counterDelta(metricPreemptions)
-	t.CapturesDelta = s.counterDelta(metricCaptures)
-	for _, name := range histogramMetrics {
-		b, ok := s.last.histograms[name]
-		if !ok {
+	// mid-pass) is likewise counted from zero, as after a restart. Each
+	// endpoint's growth is its own; replicas' add up.
+	for _, ep := range s.eps {
+		if ep.first == nil || ep.last == nil {
 			continue
 		}
-		var a histogramSnapshot
-		if s.first.sources[name] == s.last.sources[name] {
-			a = s.first.histograms[name]
+		t.PreemptionsDelta = addPtr(t.PreemptionsDelta, ep.counterDelta(metricPreemptions))
+		t.CapturesDelta = addPtr(t.CapturesDelta, ep.counterDelta(metricCaptures))
+		for _, name := range histogramMetrics {
+			b, ok := ep.last.histograms[name]
+			if !ok {
+				continue
+			}
+			var a histogramSnapshot
+			if ep.first.sources[name] == ep.last.sources[name] {
+				a = ep.first.histograms[name]
+			}
+			if t.Histograms == nil {
+				t.Histograms = map[string]HistogramDelta{}
+			}
+			t.Histograms[name] = addHistograms(t.Histograms[name], histogramDelta(a, b))
 		}
-		d := histogramDelta(a, b)
-		if t.Histograms == nil {
-			t.Histograms = map[string]HistogramDelta{}
-		}
-		t.Histograms[name] = d
+	}
+	for name, d := range t.Histograms {
 		sum, count := d.Sum, d.Count
 		switch name {
 		case metricQueueTime:
@@ -303,16 +364,43 @@ func (s *Sampler) summary() Telemetry {
 	return t
 }
 
-// counterDelta is a counter's growth from the first to the last scrape of
-// the pass, nil when the last scrape lacks it; s.mu is held.
-func (s *Sampler) counterDelta(name string) *float64 {
-	b, ok := s.last.values[name]
+// addPtr adds two optional figures: nil only when both are.
+func addPtr(a, b *float64) *float64 {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	v := *a + *b
+	return &v
+}
+
+// addHistograms adds two endpoints' histogram growth, bucket by bucket.
+func addHistograms(a, b HistogramDelta) HistogramDelta {
+	out := HistogramDelta{Sum: a.Sum + b.Sum, Count: a.Count + b.Count}
+	counts := map[float64]float64{}
+	for _, bk := range append(slices.Clone(a.Buckets), b.Buckets...) {
+		counts[bk.UpperBound] += bk.Count
+	}
+	for ub, c := range counts {
+		out.Buckets = append(out.Buckets, BucketDelta{UpperBound: ub, Count: c})
+	}
+	slices.SortFunc(out.Buckets, func(x, y BucketDelta) int { return cmp.Compare(x.UpperBound, y.UpperBound) })
+	return out
+}
+
+// counterDelta is a counter's growth from the endpoint's first to its last
+// scrape of the pass, nil when the last scrape lacks it; the sampler's mu
+// is held.
+func (ep *endpointState) counterDelta(name string) *float64 {
+	b, ok := ep.last.values[name]
 	if !ok {
 		return nil
 	}
 	a := 0.0
-	if s.first.sources[name] == s.last.sources[name] {
-		a = s.first.values[name]
+	if ep.first.sources[name] == ep.last.sources[name] {
+		a = ep.first.values[name]
 	}
 	d := delta(a, b)
 	return &d

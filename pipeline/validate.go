@@ -110,9 +110,17 @@ func (rs *runState) checkVariants() []string {
 		if !e.IsBuiltin() && e.Start == "" {
 			// An engine the run does not start must already answer: an
 			// unreachable URL is found now, not after the variants before it.
-			if err := reachable(e.URL); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: variant %s: %s does not answer (%v): start the engine first, fix the URL, or give a start: command",
-					at("url"), v.Name, e.URL, err))
+			if len(e.URLs) == 0 {
+				if err := reachable(e.URL); err != nil {
+					problems = append(problems, fmt.Sprintf("%s: variant %s: %s does not answer (%v): start the engine first, fix the URL, or give a start: command",
+						at("url"), v.Name, e.URL, err))
+				}
+			}
+			for j, u := range e.URLs {
+				if err := reachable(u); err != nil {
+					problems = append(problems, fmt.Sprintf("%s: variant %s: replica %s does not answer (%v): start it first, fix the URL, or leave it out of urls",
+						at(fmt.Sprintf("urls.%d", j)), v.Name, redactURL(u), err))
+				}
 			}
 		}
 		for _, cmd := range []struct{ key, line string }{{"start", e.Start}, {"stop", e.Stop}} {

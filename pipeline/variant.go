@@ -16,23 +16,41 @@ import (
 	"github.com/extractbench/extractbench/results"
 )
 
-// engine is a variant's engine while it is measured.
+// engine is a variant's engine while it is measured. url and client are
+// its first replica's (the one engine of a variant with engine.url): what
+// the engine says of itself is asked there; requests go to the replica
+// replicas picks.
 type engine struct {
 	url       string
 	client    *client.Client
-	proc      *EngineProcess   // nil unless extractbench started it
-	inproc    *InProcessEngine // nil unless an EngineStarter started it
-	nvidiaSMI bool             // sample this machine's GPU during passes
+	replicas  *replicaSet
+	proc      *EngineProcess     // nil unless extractbench started it
+	inproc    *InProcessEngine   // nil unless an EngineStarter started it (the first, with engine.replicas)
+	inprocs   []*InProcessEngine // every engine an EngineStarter started, stopped by close
+	nvidiaSMI bool               // sample this machine's GPU during passes
 	loadTime  time.Duration
 }
 
-func (e *engine) died() bool { return e.proc.Exited() }
+// died reports whether the engine can take no more work: the process
+// extractbench started has exited, or every one of several replicas
+// stopped answering.
+func (e *engine) died() bool {
+	return e.proc.Exited() || (e.replicas != nil && e.replicas.multi() && e.replicas.allDead())
+}
+
+// deathDetail says how the engine died, for the engine_dead event.
+func (e *engine) deathDetail() string {
+	if e.proc.Exited() {
+		return e.proc.exitStatus()
+	}
+	return "every replica stopped answering: " + strings.Join(e.replicas.names(), ", ")
+}
 
 // close stops the engine if extractbench started it; the error is a
 // protocol stop: command's failure.
 func (e *engine) close() error {
-	if e.inproc != nil {
-		_ = e.inproc.Stop()
+	for _, ie := range e.inprocs {
+		_ = ie.Stop()
 	}
 	return e.proc.Stop()
 }
@@ -44,7 +62,7 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 		return err
 	}
 	defer func() {
-		if eng.died() { // it ended before we stopped it: a crash, an OOM kill
+		if eng.proc.Exited() { // it ended before we stopped it: a crash, an OOM kill
 			rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineExit, 0, eng.proc.exitDetail())
 		}
 		if err := eng.close(); err != nil {
@@ -223,33 +241,59 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 		if !ok {
 			return nil, &ConfigError{fmt.Errorf("variant %s: engine.url %s: this program has no in-process engine of that name", v.Name, v.Engine.URL)}
 		}
-		// The engine outlives an interruption: in-flight requests finish before it stops.
-		ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto)
-		if err != nil {
-			return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
+		// The engine outlives an interruption: in-flight requests finish
+		// before it stops. engine.replicas starts several, each its own.
+		names := v.Engine.ReplicaNames()
+		if names == nil {
+			names = []string{v.Engine.URL}
 		}
-		e.url, e.inproc = ie.URL, ie
+		var reps []*replica
+		for _, name := range names {
+			ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto)
+			if err != nil {
+				e.close()
+				return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
+			}
+			e.inprocs = append(e.inprocs, ie)
+			reps = append(reps, &replica{name: name, url: ie.URL})
+		}
+		e.inproc = e.inprocs[0]
+		e.replicas = newReplicaSet(reps)
 	default:
-		e.url = v.Engine.URL
+		var reps []*replica
+		for _, u := range v.Engine.Endpoints() {
+			reps = append(reps, &replica{name: redactURL(u), url: u})
+		}
+		e.replicas = newReplicaSet(reps)
 		e.nvidiaSMI = v.Engine.IsLocal()
 	}
-	e.client = client.New(client.Config{BaseURL: e.url, Model: v.Engine.Model, APIKey: apiKey,
-		Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1)})
+	for _, r := range e.replicas.all {
+		// Each replica may hold every request of a level: the dispatcher
+		// bounds the total, not how it falls.
+		r.client = client.New(client.Config{BaseURL: r.url, Model: v.Engine.Model, APIKey: apiKey,
+			Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1)})
+	}
+	e.url, e.client = e.replicas.all[0].url, e.replicas.all[0].client
 	if v.Engine.Start != "" {
 		if err := rs.startProcess(ctx, v, e); err != nil {
 			return nil, err
 		}
 	} else {
-		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := e.client.Health(hctx); err != nil {
-			e.close()
-			return nil, fmt.Errorf("variant %s: engine at %s is not answering: %w", v.Name, e.url, err)
+		for _, r := range e.replicas.all {
+			hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := r.client.Health(hctx)
+			cancel()
+			if err != nil {
+				e.close()
+				return nil, fmt.Errorf("variant %s: engine at %s is not answering: %w", v.Name, r.name, err)
+			}
 		}
 	}
-	if err := rs.checkServedModel(ctx, v, e.client); err != nil {
-		e.close()
-		return nil, err
+	for _, r := range e.replicas.all {
+		if err := rs.checkServedModel(ctx, v, r); err != nil {
+			e.close()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -263,6 +307,9 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	}
 	vm := &rs.manifest.Variants[idx]
 	info := e.client.Describe(ctx)
+	if err := sameEngine(ctx, v, e, info); err != nil {
+		return err
+	}
 	now := VariantManifest{Name: v.Name, Engine: vm.Engine}
 	now.Engine.ServedModels, now.Engine.Version = info.ServedModels, info.Version
 	now.Engine.VersionSource, now.Engine.About = info.VersionSource, info.About
@@ -314,19 +361,29 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 	start := time.Now()
 	failed := 0
 	var longestFailure string
-	for _, d := range picked {
-		if e.died() {
-			break
-		}
-		rec := rs.exchange(ctx, v, e, d, rs.clock.Now())
-		if !rec.Accepted {
-			failed++
-			if d.ID == longest.ID {
-				longestFailure = fmt.Sprintf("; the longest document (%s) failed: %s %s", d.ID, rec.Failure, rec.FailureDetail)
+	// Every replica is an engine of its own, warmed up on the same documents.
+	for _, r := range e.replicas.all {
+		for _, d := range picked {
+			if e.died() || e.replicas.isDead(r) {
+				break
+			}
+			rec := rs.exchange(ctx, v, e, r, d, rs.clock.Now())
+			if !rec.Accepted {
+				failed++
+				if d.ID == longest.ID {
+					on := ""
+					if e.replicas.multi() {
+						on = " on " + r.name
+					}
+					longestFailure += fmt.Sprintf("; the longest document (%s) failed%s: %s %s", d.ID, on, rec.Failure, rec.FailureDetail)
+				}
 			}
 		}
 	}
 	detail := fmt.Sprintf("%d warm-up requests (excluded), %d not accepted%s", len(picked), failed, longestFailure)
+	if e.replicas.multi() {
+		detail = fmt.Sprintf("%d warm-up requests on each of %d replicas (excluded), %d not accepted%s", len(picked), len(e.replicas.all), failed, longestFailure)
+	}
 	rs.event(ctx, v.Name, results.EventWarmup, time.Since(start).Nanoseconds(), detail)
 	if longestFailure != "" {
 		rs.logf("%s: warm-up: %s", v.Name, detail)

@@ -10,10 +10,13 @@ import (
 // TelemetrySample is one sampled engine or device metric during a pass:
 // vllm:num_requests_running, vllm:kv_cache_usage_perc, nvidia-smi memory
 // used (bytes), ... TNS is the instant on the run's monotonic clock.
+// Endpoint is the engine replica whose /metrics gave the sample ("" for
+// none: nvidia-smi describes this machine, not an endpoint).
 type TelemetrySample struct {
-	TNS    int64
-	Metric string
-	Value  float64
+	TNS      int64
+	Metric   string
+	Value    float64
+	Endpoint string
 }
 
 // The decision kinds stored in decisions.kind. Others may be added; these are
@@ -57,6 +60,7 @@ const (
 	EventLockStale   = "lock_taken_over"      // Detail: the holder a killed process left in the directory's lock file
 	EventAppended    = "appended"             // Detail: a new run appended (-append) to a directory holding runs of the same fingerprint
 	EventEngineDead  = "engine_dead"          // Detail: a started engine died mid-variant: dispatch stopped, what was left unsent
+	EventReplicaDead = "replica_dead"         // Detail: one of a variant's replicas (engine.urls) stopped answering: no further request goes to it
 	// EventBaselineDiffAccepted: -baseline compared this run with a baseline
 	// that measured something else (-accept-baseline-diff); Detail lists what.
 	EventBaselineDiffAccepted = "baseline_differences_accepted"
@@ -81,13 +85,13 @@ func (s *Store) AddTelemetry(ctx context.Context, key PassKey, samples []Telemet
 	}
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO telemetry
-			(run_id, variant, mode, level, repetition, t_ns, metric, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+			(run_id, variant, mode, level, repetition, t_ns, metric, value, endpoint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return fmt.Errorf("prepare telemetry of pass %s: %w", key, err)
 		}
 		defer stmt.Close()
 		for _, t := range samples {
-			if _, err := stmt.ExecContext(ctx, key.RunID, key.Variant, key.Mode, key.Level, key.Repetition, t.TNS, t.Metric, t.Value); err != nil {
+			if _, err := stmt.ExecContext(ctx, key.RunID, key.Variant, key.Mode, key.Level, key.Repetition, t.TNS, t.Metric, t.Value, nullStr(t.Endpoint)); err != nil {
 				return fmt.Errorf("add telemetry %s of pass %s: %w", t.Metric, key, err)
 			}
 		}

@@ -84,6 +84,7 @@ var requestsSchema = arrow.NewSchema([]arrow.Field{
 	utf8("expected_category", nullable),
 	i64("client_completion_chunks", nullable),
 	boolean("on_time", nullable),
+	utf8("endpoint", nullable),
 }, nil)
 
 // telemetrySchema is the schema of telemetry.parquet.
@@ -96,6 +97,7 @@ var telemetrySchema = arrow.NewSchema([]arrow.Field{
 	i64("t_ns", notNull),
 	utf8("metric", notNull),
 	f64("value", notNull),
+	utf8("endpoint", nullable),
 }, nil)
 
 // passesSchema is the schema of passes.parquet, one field per passColumns

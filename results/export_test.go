@@ -46,6 +46,7 @@ func fillStore(t *testing.T, s *Store, nRecords int) {
 		if err := s.PutPass(ctx, Pass{RunID: k.RunID, Variant: k.Variant, Mode: k.Mode, Level: k.Level, Repetition: k.Repetition,
 			Phase: PhaseSweep, Attempt: 1, SentConcurrency: int64(k.Level), Status: PassComplete, DurationNS: 5e9,
 			Docs: int64(nRecords / 2), Accepted: int64(nRecords / 8), E2EN: 3, E2EP50NS: i64p(123), OutputTokensPerS: f64p(math.Nextafter(0.3, 1)),
+			Endpoints: i64p(2), EndpointRequestsMin: i64p(int64(nRecords / 6)), EndpointRequestsMax: i64p(int64(nRecords / 6)),
 			Verdict: "not_usable", VerdictReason: "acceptance 25%, below 95%"}); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +62,8 @@ func fillStore(t *testing.T, s *Store, nRecords int) {
 	}
 	var samples []TelemetrySample
 	for i := range 50 {
-		samples = append(samples, TelemetrySample{TNS: int64(i) * 1e8, Metric: "vllm:kv_cache_usage_perc", Value: float64(i) / 50})
+		samples = append(samples, TelemetrySample{TNS: int64(i) * 1e8, Metric: "vllm:kv_cache_usage_perc", Value: float64(i) / 50,
+			Endpoint: []string{"", "http://10.0.0.1:8000"}[i%2]})
 	}
 	if err := s.AddTelemetry(ctx, keys[0], samples); err != nil {
 		t.Fatal(err)

@@ -58,9 +58,13 @@ type SchemaInfo struct {
 
 // EngineInfo is what is known of an engine: configured, and as it reported itself.
 type EngineInfo struct {
-	URL     string `json:"url"` // never with credentials
-	Kind    string `json:"kind"`
-	Version string `json:"version,omitempty"`
+	URL string `json:"url"` // never with credentials; "" for replicas (Endpoints)
+	// Endpoints are a variant's replicas (engine.urls), credentials removed,
+	// in the protocol's order: the names requests.endpoint and
+	// telemetry.endpoint use. Empty for one engine (URL).
+	Endpoints []string `json:"endpoints,omitempty"`
+	Kind      string   `json:"kind"`
+	Version   string   `json:"version,omitempty"`
 	// VersionSource is the endpoint Version came from (/version, /info, ...);
 	// About is that endpoint's answer, secrets and long strings left out.
 	VersionSource string          `json:"version_source,omitempty"`

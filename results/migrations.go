@@ -229,6 +229,16 @@ ALTER TABLE passes ADD COLUMN on_time_accepted INTEGER;
 ALTER TABLE passes ADD COLUMN goodput REAL;
 ALTER TABLE requests ADD COLUMN on_time INTEGER CHECK (on_time IN (0, 1));
 `,
+	// 6: replicas (engine.urls): the endpoint each request went to and each
+	// telemetry sample was read from, and per pass how many endpoints the
+	// variant spread its requests over and the fewest and most one got.
+	`
+ALTER TABLE requests ADD COLUMN endpoint TEXT;
+ALTER TABLE telemetry ADD COLUMN endpoint TEXT;
+ALTER TABLE passes ADD COLUMN endpoints INTEGER;
+ALTER TABLE passes ADD COLUMN endpoint_requests_min INTEGER;
+ALTER TABLE passes ADD COLUMN endpoint_requests_max INTEGER;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

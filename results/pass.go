@@ -115,6 +115,9 @@ var passColumns = withFailureColumns([]passColumn{
 	{"on_time", func(p *Pass) any { return &p.OnTime }},
 	{"on_time_accepted", func(p *Pass) any { return &p.OnTimeAccepted }},
 	{"goodput", func(p *Pass) any { return &p.Goodput }},
+	{"endpoints", func(p *Pass) any { return &p.Endpoints }},
+	{"endpoint_requests_min", func(p *Pass) any { return &p.EndpointRequestsMin }},
+	{"endpoint_requests_max", func(p *Pass) any { return &p.EndpointRequestsMax }},
 })
 
 // FailureColumn is the passes column counting documents of class f.

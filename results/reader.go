@@ -174,10 +174,20 @@ func (rd *Reader) TelemetryPasses(ctx context.Context, runID string) (map[PassKe
 	return out, rows.Err()
 }
 
+// fractionMetrics are the telemetry metrics that are a fraction of one
+// engine's capacity (0-1): over replicas they fold by the fullest, where
+// counts and bytes add up.
+var fractionMetrics = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}
+
 // Telemetry returns the samples of one pass for the given metrics (all
-// when none are given), in time order.
+// when none are given), in time order. Samples of one scrape of several
+// replicas share an instant and are folded into one, as the engine's own
+// label sets are: counts and bytes summed over endpoints, a fraction
+// (KV-cache usage) the fullest; Endpoint is then "".
 func (rd *Reader) Telemetry(ctx context.Context, key PassKey, metrics ...string) ([]TelemetrySample, error) {
-	q := `SELECT t_ns, metric, value FROM telemetry WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`
+	q := `SELECT t_ns, metric, CASE WHEN metric IN ('` + strings.Join(fractionMetrics, "', '") + `') THEN MAX(value) ELSE SUM(value) END,
+		CASE WHEN COUNT(*) = 1 THEN MAX(endpoint) ELSE '' END
+		FROM telemetry WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`
 	args := []any{key.RunID, key.Variant, key.Mode, key.Level, key.Repetition}
 	if len(metrics) > 0 {
 		q += ` AND metric IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(metrics)), ", ") + `)`
@@ -185,7 +195,7 @@ func (rd *Reader) Telemetry(ctx context.Context, key PassKey, metrics ...string)
 			args = append(args, m)
 		}
 	}
-	rows, err := rd.rdb.QueryContext(ctx, q+` ORDER BY t_ns`, args...)
+	rows, err := rd.rdb.QueryContext(ctx, q+` GROUP BY t_ns, metric ORDER BY t_ns, metric`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read telemetry of pass %s: %w", key, err)
 	}
@@ -193,9 +203,11 @@ func (rd *Reader) Telemetry(ctx context.Context, key PassKey, metrics ...string)
 	var out []TelemetrySample
 	for rows.Next() {
 		var s TelemetrySample
-		if err := rows.Scan(&s.TNS, &s.Metric, &s.Value); err != nil {
+		var endpoint sql.NullString
+		if err := rows.Scan(&s.TNS, &s.Metric, &s.Value, &endpoint); err != nil {
 			return nil, fmt.Errorf("read telemetry of pass %s: %w", key, err)
 		}
+		s.Endpoint = endpoint.String
 		out = append(out, s)
 	}
 	return out, rows.Err()

@@ -44,7 +44,7 @@ var requestColumns = []string{
 	"pred_date", "pred_amount", "pred_category",
 	"accepted", "output",
 	"expected_date", "expected_amount", "expected_category",
-	"client_completion_chunks", "on_time",
+	"client_completion_chunks", "on_time", "endpoint",
 }
 
 // insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
@@ -122,7 +122,7 @@ func requestValues(r eval.Record) []any {
 		nullPtr(r.Prediction.Date), nullPtr(r.Prediction.Amount), nullPtr(r.Prediction.Category),
 		r.Accepted, r.Output,
 		nullPtr(r.Expected.Date), nullPtr(r.Expected.Amount), nullPtr(r.Expected.Category),
-		r.ClientChunks, nullBool(r.OnTime),
+		r.ClientChunks, nullBool(r.OnTime), nullStr(r.Endpoint),
 	}
 }
 
@@ -212,7 +212,7 @@ func (s *Store) PassFigures(ctx context.Context, key PassKey) ([]eval.Record, er
 	err := s.eachRecord(ctx, func(r *eval.Record) {
 		r.Output = OutputDigest(r.Output)
 		r.RunID, r.Variant, r.Mode, r.LengthClass = in.s(r.RunID), in.s(r.Variant), in.s(r.Mode), in.s(r.LengthClass)
-		r.FinishReason = in.s(r.FinishReason)
+		r.FinishReason, r.Endpoint = in.s(r.FinishReason), in.s(r.Endpoint)
 		r.Kind, r.Failure = eval.TransportKind(in.s(string(r.Kind))), eval.Failure(in.s(string(r.Failure)))
 		r.Date, r.Amount, r.Category = eval.FieldResult(in.s(string(r.Date))), eval.FieldResult(in.s(string(r.Amount))), eval.FieldResult(in.s(string(r.Category)))
 		recs = append(recs, *r)
@@ -269,7 +269,7 @@ func (r *reader) eachRecord(ctx context.Context, fn func(*eval.Record), where st
 		failure, failure_detail, strict_parse_ok, lenient_parse_ok, schema_ok,
 		date_result, amount_result, category_result,
 		pred_date, pred_amount, pred_category, accepted, output,
-		expected_date, expected_amount, expected_category, client_completion_chunks, on_time
+		expected_date, expected_amount, expected_category, client_completion_chunks, on_time, endpoint
 		FROM requests WHERE `+measured+` AND (`+where+`) ORDER BY rowid`, args...)
 	if err != nil {
 		return err
@@ -297,6 +297,7 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		dateRes, amountRes, catRes           sql.NullString
 		chunks                               sql.NullInt64
 		onTime                               sql.NullBool
+		endpoint                             sql.NullString
 	)
 	err := rows.Scan(&r.RunID, &r.Variant, &r.Mode, &r.Level, &r.Repetition, &r.DocID, &r.LengthClass,
 		&sched, &send, &fbyte, &ftok, &ltok, &done,
@@ -305,7 +306,7 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		&failure, &failDetail, &r.StrictParseOK, &r.LenientParseOK, &r.SchemaOK,
 		&dateRes, &amountRes, &catRes,
 		&r.Prediction.Date, &r.Prediction.Amount, &r.Prediction.Category, &r.Accepted, &r.Output,
-		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks, &onTime)
+		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks, &onTime, &endpoint)
 	if err != nil {
 		return r, err
 	}
@@ -316,6 +317,7 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 	if onTime.Valid {
 		r.OnTime = &onTime.Bool
 	}
+	r.Endpoint = endpoint.String
 	r.HTTPStatus = int(httpStatus.Int64)
 	r.FinishReason = finish.String
 	r.Kind = eval.TransportKind(kind.String)

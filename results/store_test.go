@@ -55,6 +55,7 @@ func testRecord(key PassKey, i int) eval.Record {
 	r.Timings = eval.Timings{SchedNS: base, SendNS: base + 10, FirstByteNS: base + 500, FirstTokenNS: base + 900, LastTokenNS: base + 5000, DoneNS: base + 5100}
 	r.PromptTokens, r.CompletionTokens, r.UsageReported = 300+i, 40, true
 	r.FinishReason, r.HTTPStatus = "stop", 200
+	r.Endpoint = []string{"http://10.0.0.1:8000", "http://10.0.0.2:8000", ""}[i%3] // "": a row written before schema version 6
 	r.Output = fmt.Sprintf(`{"date": "2025-01-%02d", "amount": %d.50, "category": "rent"}`, i%28+1, i)
 	switch i % 4 {
 	case 0:
@@ -513,11 +514,13 @@ func TestOpenReadOnly_OlderSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Make it look like schema version 3: drop what migrations 4 and 5 added.
-	qs := []string{"PRAGMA user_version = 3", "ALTER TABLE requests DROP COLUMN client_completion_chunks", "ALTER TABLE requests DROP COLUMN on_time"}
+	// Make it look like schema version 3: drop what migrations 4 to 6 added.
+	qs := []string{"PRAGMA user_version = 3", "ALTER TABLE requests DROP COLUMN client_completion_chunks", "ALTER TABLE requests DROP COLUMN on_time",
+		"ALTER TABLE requests DROP COLUMN endpoint", "ALTER TABLE telemetry DROP COLUMN endpoint"}
 	for _, c := range []string{"prompt_tokens", "prompt_tokens_per_s", "total_tokens_per_s", "engine_captures", "outputs_changed", "verdicts_changed", "token_count_mismatches",
 		"offered_rate", "achieved_rate", "lateness_p50_ns", "lateness_p99_ns", "client_delay_p99_ns", "client_cpu_ns", "client_cpu_share", "client_bound",
-		"tpot_p90_ns", "tpot_p99_ns", "ttft_sched_p99_ns", "on_time", "on_time_accepted", "goodput"} {
+		"tpot_p90_ns", "tpot_p99_ns", "ttft_sched_p99_ns", "on_time", "on_time_accepted", "goodput",
+		"endpoints", "endpoint_requests_min", "endpoint_requests_max"} {
 		qs = append(qs, "ALTER TABLE passes DROP COLUMN "+c)
 	}
 	for _, q := range qs {

@@ -38,6 +38,9 @@ type fixture struct {
 	// variant is slower and gets some documents wrong under load, so the
 	// overlays have lines that differ.
 	Variants []string
+	// Replicas are the endpoints of every variant (engine.urls): each
+	// client slot sends to one of them, and each is sampled on its own.
+	Replicas []string
 }
 
 func (f fixture) variants() []string {
@@ -113,7 +116,11 @@ func (f fixture) write(tb testing.TB, dir string) {
 	}
 	var variants []any
 	for _, v := range f.variants() {
-		variants = append(variants, map[string]any{"name": v, "engine": map[string]any{"kind": "builtin", "version": f.Version, "model": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f", "context_window": 8192, "simulated": true}, "gpu": map[string]any{"name": "NVIDIA L4 (simulated)", "memory_total_bytes": int64(23034) << 20, "source": "builtin-profile"}})
+		engine := map[string]any{"kind": "builtin", "version": f.Version, "model": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f", "context_window": 8192, "simulated": true}
+		if len(f.Replicas) > 0 {
+			engine["endpoints"] = f.Replicas
+		}
+		variants = append(variants, map[string]any{"name": v, "engine": engine, "gpu": map[string]any{"name": "NVIDIA L4 (simulated)", "memory_total_bytes": int64(23034) << 20, "source": "builtin-profile"}})
 	}
 	manifest["variants"] = variants
 	mb, _ := json.Marshal(manifest)
@@ -185,6 +192,12 @@ func (f fixture) pass(runID, variant string, vi int, docs []corpus.Document, lv,
 		e2e := ttft + int64(tokens)*int64(18e6)*int64(8+lv)/8
 		r := eval.Record{RunID: runID, Variant: variant, Mode: "concurrency", Level: lv, Repetition: rep,
 			DocID: d.ID, LengthClass: string(d.LengthClass)}
+		if len(f.Replicas) > 0 { // one in three documents on the last replica, the rest on the first
+			r.Endpoint = f.Replicas[0]
+			if i%3 == 2 {
+				r.Endpoint = f.Replicas[len(f.Replicas)-1]
+			}
+		}
 		r.Expected = d.Expected // the scorer keeps every record's expectation, failed ones too
 		r.PromptTokens = corpus.ApproxTokens(d.Text) + 60
 		r.CompletionTokens = tokens
@@ -263,6 +276,21 @@ func (f fixture) passRow(runID, variant string, recs []eval.Record, lv, rep int)
 	p.PeakTorchReservedBytes = ptr(float64(int64(15)<<30) + kv*float64(int64(5)<<30))
 	running := int64(lv)
 	p.ObservedMaxRunning = &running
+	if len(f.Replicas) > 0 {
+		count := map[string]int64{}
+		for _, r := range recs {
+			count[r.Endpoint]++
+		}
+		lo, hi := int64(-1), int64(0)
+		for _, e := range f.Replicas {
+			if lo < 0 || count[e] < lo {
+				lo = count[e]
+			}
+			hi = max(hi, count[e])
+		}
+		n := int64(len(f.Replicas))
+		p.Endpoints, p.EndpointRequestsMin, p.EndpointRequestsMax = &n, &lo, &hi
+	}
 	if f.Bare {
 		p.PeakKVUsage, p.PeakGPUMemBytes, p.PeakTorchAllocatedBytes, p.PeakTorchReservedBytes, p.ObservedMaxRunning = nil, nil, nil, nil, nil
 	}
@@ -278,11 +306,26 @@ func (f fixture) telemetry(lv int, start, dur int64) []results.TelemetrySample {
 		phase := float64(i) / float64(f.Samples-1)
 		load := min(1, phase*5, (1-phase)*5)
 		running := float64(lv) * load
-		out = append(out,
-			results.TelemetrySample{TNS: t, Metric: "vllm:kv_cache_usage_perc", Value: min(1, 0.06*float64(lv)*load+0.02*float64(i%3))},
-			results.TelemetrySample{TNS: t, Metric: "vllm:num_requests_running", Value: float64(int(running))},
-			results.TelemetrySample{TNS: t, Metric: "vllm:num_requests_waiting", Value: float64(max(0, lv-12)) * load},
-		)
+		kv := min(1, 0.06*float64(lv)*load+0.02*float64(i%3))
+		run, wait := float64(int(running)), float64(max(0, lv-12))*load
+		if len(f.Replicas) == 0 {
+			out = append(out,
+				results.TelemetrySample{TNS: t, Metric: "vllm:kv_cache_usage_perc", Value: kv},
+				results.TelemetrySample{TNS: t, Metric: "vllm:num_requests_running", Value: run},
+				results.TelemetrySample{TNS: t, Metric: "vllm:num_requests_waiting", Value: wait},
+			)
+			continue
+		}
+		// Each replica holds an equal part of the requests; the first is
+		// the fuller one, so its KV usage is the one a fold keeps.
+		n := float64(len(f.Replicas))
+		for j, e := range f.Replicas {
+			out = append(out,
+				results.TelemetrySample{TNS: t, Metric: "vllm:kv_cache_usage_perc", Value: kv / float64(j+1), Endpoint: e},
+				results.TelemetrySample{TNS: t, Metric: "vllm:num_requests_running", Value: run / n, Endpoint: e},
+				results.TelemetrySample{TNS: t, Metric: "vllm:num_requests_waiting", Value: wait / n, Endpoint: e},
+			)
+		}
 	}
 	return out
 }

@@ -143,6 +143,12 @@ func build(ctx context.Context, dir string, opts Options) (*page, error) {
 			Sheet:     append(sheet(m, s), dc.lines(m, s)...),
 			Tables:    seriesTables(prefix, s, texts, textNote),
 			Decisions: decisionLines(d, s.Variant)}
+		if line := replicasLine(m, s); line != "" {
+			sp.Sheet = append(sp.Sheet, kv{"Replicas", line})
+		}
+		if t, ok := replicasTable(prefix, unitName(s.Mode), m, s); ok {
+			sp.Tables = append(sp.Tables, t)
+		}
 		sp.Charts, sp.Omitted = charts(prefix, s, d.Telemetry, gpu.MemoryTotalBytes, obj)
 		p.Series = append(p.Series, sp)
 		p.Data.Charts = append(p.Data.Charts, sp.Charts...)
