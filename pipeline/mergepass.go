@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
+)
+
+// mergeSpans is what activeSpan needs to time a merged pass: which shard
+// each record came from (results.ShardOf over the count) and each shard's
+// resume instants, shifted onto the merged clock.
+type mergeSpans struct {
+	count   int
+	resumes map[int][]int64 // by shard index
+}
+
+// span is a merged pass's active time: the union of every shard's
+// segments (first t_send to last t_done of each process's stretch), so
+// that shards that ran at the same time count their common time once and
+// their throughput adds up, and the time a shard was down is not counted.
+// first and last are the earliest send and the latest done of any shard.
+func (m *mergeSpans) span(recs []eval.Record) (first, last, dur int64) {
+	byShard := map[int][]eval.Record{}
+	for _, r := range recs {
+		i := results.ShardOf(r.DocID, m.count)
+		byShard[i] = append(byShard[i], r)
+	}
+	var ivs [][2]int64
+	for i, rs := range byShard {
+		ivs = append(ivs, segmentIntervals(rs, m.resumes[i])...)
+	}
+	if len(ivs) == 0 {
+		return 0, 0, 0
+	}
+	slices.SortFunc(ivs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	first, last = ivs[0][0], ivs[0][1]
+	lo, hi := ivs[0][0], ivs[0][1]
+	for _, iv := range ivs[1:] {
+		last = max(last, iv[1])
+		if iv[0] > hi {
+			dur += hi - lo
+			lo, hi = iv[0], iv[1]
+			continue
+		}
+		hi = max(hi, iv[1])
+	}
+	return first, last, dur + hi - lo
+}
+
+// shardPass is one shard's row of a pass being merged.
+type shardPass struct {
+	shard *mergeInput
+	row   results.Pass
+}
+
+// mergePass copies the rows of one pass from every shard into the merged
+// store (a document already copied from another shard is a duplicate:
+// counted, not copied), with its telemetry, and writes the pass's row,
+// computed by the runner's own passRow from the merged rows.
+func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []shardPass) (results.Pass, error) {
+	seen := make(map[string]struct{}, mg.manifest.Corpus.Count)
+	for _, in := range mg.shards {
+		sk := key
+		sk.RunID = in.run.RunID
+		off := in.offset
+		err := in.rd.EachRequest(ctx, sk, func(r *eval.Record) error {
+			if _, dup := seen[r.DocID]; dup {
+				in.info.Duplicates++
+				mg.sum.Duplicates++
+				if len(mg.sum.DuplicateRows) < maxDuplicateExamples {
+					mg.sum.DuplicateRows = append(mg.sum.DuplicateRows, fmt.Sprintf("%s/%s/level=%d/rep=%d doc %s (again in %s)", key.Variant, key.Mode, key.Level, key.Repetition, r.DocID, in.dir))
+				}
+				return nil
+			}
+			seen[r.DocID] = struct{}{}
+			r.RunID = key.RunID
+			shiftRecord(r, off)
+			in.info.Rows++
+			mg.sum.Rows++
+			mg.store.Add(*r)
+			return nil
+		})
+		if err != nil {
+			return results.Pass{}, err
+		}
+		samples, err := in.rd.Telemetry(ctx, sk)
+		if err != nil {
+			return results.Pass{}, fmt.Errorf("read telemetry of %s: %w", in.dir, err)
+		}
+		if len(samples) > 0 {
+			for i := range samples {
+				samples[i].TNS += off
+			}
+			if err := mg.store.AddTelemetry(ctx, key, samples); err != nil {
+				return results.Pass{}, fmt.Errorf("write merged telemetry of pass %s: %w", key, err)
+			}
+		}
+	}
+	recs, err := mg.store.PassFigures(ctx, key)
+	if err != nil {
+		return results.Pass{}, fmt.Errorf("read back merged pass %s: %w", key, err)
+	}
+	first := rows[0].row
+	complete := len(recs) == mg.expectedDocs(key)
+	p := mg.rs.passRow(key, first.Phase, 0, key.Level, recs, mergedTelemetry(rows), first.BatchTransport, complete, nil)
+	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
+	p.SentConcurrency = maxInFlight(recs)
+	if key.Mode != results.ModeRate {
+		per := key.Level
+		if key.Mode == results.ModeContext {
+			per = mg.rs.proto.Sweep.Concurrency
+		}
+		p.SentConcurrency = min(p.SentConcurrency, int64(per*len(rows))) // each shard keeps level in flight
+	}
+	mergeClientFigures(&p, rows)
+	if complete {
+		mg.rs.judgePass(&p) // again: the shards' client self-checks are part of the verdict
+	}
+	if err := mg.store.PutPass(ctx, p); err != nil {
+		return results.Pass{}, fmt.Errorf("write merged pass %s: %w", key, err)
+	}
+	return p, nil
+}
+
+// maxDuplicateExamples is how many duplicate rows a merge names.
+const maxDuplicateExamples = 20
+
+// expectedDocs is how many documents a complete merged pass holds: the
+// whole corpus, or in a context sweep the level's length class.
+func (mg *merger) expectedDocs(key results.PassKey) int {
+	if key.Mode == results.ModeContext {
+		return mg.manifest.Corpus.Classes[eval.LengthClassOf(key.Level)]
+	}
+	return mg.manifest.Corpus.Count
+}
+
+// shiftRecord moves a record's instants onto the merged clock; an instant
+// that never happened (0, stored NULL) stays 0.
+func shiftRecord(r *eval.Record, off int64) {
+	for _, t := range []*int64{&r.SchedNS, &r.SendNS, &r.FirstByteNS, &r.FirstTokenNS, &r.LastTokenNS, &r.DoneNS} {
+		if *t != 0 {
+			*t += off
+		}
+	}
+}
+
+// mergedTelemetry is the engine's side of a merged pass, from the shards'
+// rows of it: peaks (running, waiting, KV cache, memory) and counter
+// growth (preemptions, graph captures) are the highest any shard observed,
+// since shards that share an engine each see all of its load; the engine
+// queue mean is the shards' means weighted by their documents.
+func mergedTelemetry(rows []shardPass) Telemetry {
+	var t Telemetry
+	hi := func(dst **float64, v *int64) {
+		if v == nil {
+			return
+		}
+		f := float64(*v)
+		if *dst == nil || f > **dst {
+			*dst = &f
+		}
+	}
+	var qSum, qCount float64
+	for _, sp := range rows {
+		p := sp.row
+		hi(&t.MaxRunning, p.ObservedMaxRunning)
+		hi(&t.MaxWaiting, p.ObservedMaxWaiting)
+		hi(&t.PreemptionsDelta, p.Preemptions)
+		hi(&t.CapturesDelta, p.EngineCaptures)
+		hi(&t.PeakGPUMemUsed, p.PeakGPUMemBytes)
+		hi(&t.PeakTorchAllocated, p.PeakTorchAllocatedBytes)
+		hi(&t.PeakTorchReserved, p.PeakTorchReservedBytes)
+		if p.PeakKVUsage != nil && (t.PeakKVUsage == nil || *p.PeakKVUsage > *t.PeakKVUsage) {
+			t.PeakKVUsage = ptr(*p.PeakKVUsage)
+		}
+		if p.EngineQueueMeanNS != nil && p.Docs > 0 {
+			qSum += float64(*p.EngineQueueMeanNS) / 1e9 * float64(p.Docs)
+			qCount += float64(p.Docs)
+		}
+	}
+	if qCount > 0 {
+		t.QueueTimeSumDelta, t.QueueTimeCountDelta = &qSum, &qCount
+	}
+	return t
+}
+
+// mergeClientFigures sets the client's self-check of a merged pass from
+// the shards' (each measured by its own process): the highest client delay
+// p99 and CPU share, the CPU time summed, and client-bound when any shard
+// was.
+func mergeClientFigures(p *results.Pass, rows []shardPass) {
+	for _, sp := range rows {
+		r := sp.row
+		if r.ClientDelayP99NS != nil && (p.ClientDelayP99NS == nil || *r.ClientDelayP99NS > *p.ClientDelayP99NS) {
+			p.ClientDelayP99NS = ptr(*r.ClientDelayP99NS)
+		}
+		if r.ClientCPUNS != nil {
+			p.ClientCPUNS = ptr(*r.ClientCPUNS + orZero(p.ClientCPUNS))
+		}
+		if r.ClientCPUShare != nil && (p.ClientCPUShare == nil || *r.ClientCPUShare > *p.ClientCPUShare) {
+			p.ClientCPUShare = ptr(*r.ClientCPUShare)
+		}
+		if r.ClientBound != nil {
+			p.ClientBound = ptr(*r.ClientBound || (p.ClientBound != nil && *p.ClientBound))
+		}
+	}
+}
+
+func orZero[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
