@@ -349,7 +349,11 @@ func (mg *merger) fill(ctx context.Context) error {
 	if err := mg.copyEventsAndDecisions(ctx); err != nil {
 		return err
 	}
-	for _, key := range mg.passKeys() {
+	keys := mg.passKeys()
+	if err := mg.copyRows(ctx, keys); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	for _, key := range keys {
 		rows := mg.rowsOf(key)
 		if _, err := mg.mergePass(ctx, key, rows); err != nil {
 			return fmt.Errorf("merge: %w", err)

@@ -103,7 +103,7 @@ func writeSynthShard(tb testing.TB, dir string, m *Manifest, runID string, origi
 				Response: eval.Response{Timings: eval.Timings{SchedNS: send, SendNS: send + 1e3, FirstByteNS: send + 4e5, FirstTokenNS: send + 5e5, LastTokenNS: send + 15e5, DoneNS: send + 16e5},
 					PromptTokens: 310, CompletionTokens: 24, UsageReported: true, ClientChunks: 24,
 					Transport: eval.Transport{FinishReason: "stop", HTTPStatus: 200},
-					Output: `{"date": "2025-01-02", "amount": 1234.50, "category": "rent"}`},
+					Output:    `{"date": "2025-01-02", "amount": 1234.50, "category": "rent"}`},
 				Outcome: eval.Outcome{StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: eval.TP, Amount: eval.TP, Category: eval.TP, Accepted: true},
 				OnTime:  &yes})
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/extractbench/extractbench/eval"
@@ -57,49 +58,45 @@ type shardPass struct {
 	row   results.Pass
 }
 
-// mergePass copies the rows of one pass from every shard into the merged
-// store (a document already copied from another shard is a duplicate:
-// counted, not copied), with its telemetry, and writes the pass's row,
-// computed by the runner's own passRow from the merged rows.
-func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []shardPass) (results.Pass, error) {
-	seen := make(map[string]struct{}, mg.manifest.Corpus.Count)
+// copyRows copies every pass's request rows and telemetry from each shard
+// into the merged store, shard by shard in index order: a (pass,
+// document) already copied from an earlier shard is a duplicate, counted
+// and named, never copied.
+func (mg *merger) copyRows(ctx context.Context, keys []results.PassKey) error {
+	if err := mg.store.Flush(ctx); err != nil {
+		return fmt.Errorf("write the merged run: %w", err)
+	}
+	cp, err := results.OpenCopier(ctx, filepath.Dir(mg.store.Path()))
+	if err != nil {
+		return err
+	}
+	defer cp.Close()
 	for _, in := range mg.shards {
-		sk := key
-		sk.RunID = in.run.RunID
-		off := in.offset
-		err := in.rd.EachRequest(ctx, sk, func(r *eval.Record) error {
-			if _, dup := seen[r.DocID]; dup {
-				in.info.Duplicates++
-				mg.sum.Duplicates++
-				if len(mg.sum.DuplicateRows) < maxDuplicateExamples {
-					mg.sum.DuplicateRows = append(mg.sum.DuplicateRows, fmt.Sprintf("%s/%s/level=%d/rep=%d doc %s (again in %s)", key.Variant, key.Mode, key.Level, key.Repetition, r.DocID, in.dir))
-				}
-				return nil
-			}
-			seen[r.DocID] = struct{}{}
-			r.RunID = key.RunID
-			shiftRecord(r, off)
-			in.info.Rows++
-			mg.sum.Rows++
-			mg.store.Add(*r)
-			return nil
-		})
-		if err != nil {
-			return results.Pass{}, err
+		if err := cp.Attach(ctx, in.rd); err != nil {
+			return fmt.Errorf("read %s: %w", in.dir, err)
 		}
-		samples, err := in.rd.Telemetry(ctx, sk)
-		if err != nil {
-			return results.Pass{}, fmt.Errorf("read telemetry of %s: %w", in.dir, err)
-		}
-		if len(samples) > 0 {
-			for i := range samples {
-				samples[i].TNS += off
+		for _, key := range keys {
+			sk := key
+			sk.RunID = in.run.RunID
+			res, err := cp.CopyPass(ctx, sk, key, in.offset, maxDuplicateExamples-len(mg.sum.DuplicateRows))
+			if err != nil {
+				return fmt.Errorf("copy %s: %w", in.dir, err)
 			}
-			if err := mg.store.AddTelemetry(ctx, key, samples); err != nil {
-				return results.Pass{}, fmt.Errorf("write merged telemetry of pass %s: %w", key, err)
+			in.info.Rows += res.Copied
+			in.info.Duplicates += res.Duplicates
+			mg.sum.Rows += res.Copied
+			mg.sum.Duplicates += res.Duplicates
+			for _, id := range res.Examples {
+				mg.sum.DuplicateRows = append(mg.sum.DuplicateRows, fmt.Sprintf("%s/%s/level=%d/rep=%d doc %s (again in %s)", key.Variant, key.Mode, key.Level, key.Repetition, id, in.dir))
 			}
 		}
 	}
+	return nil
+}
+
+// mergePass writes the row of one merged pass, computed by the runner's own
+// passRow from the pass's merged request rows.
+func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []shardPass) (results.Pass, error) {
 	recs, err := mg.store.PassFigures(ctx, key)
 	if err != nil {
 		return results.Pass{}, fmt.Errorf("read back merged pass %s: %w", key, err)
@@ -136,16 +133,6 @@ func (mg *merger) expectedDocs(key results.PassKey) int {
 		return mg.manifest.Corpus.Classes[eval.LengthClassOf(key.Level)]
 	}
 	return mg.manifest.Corpus.Count
-}
-
-// shiftRecord moves a record's instants onto the merged clock; an instant
-// that never happened (0, stored NULL) stays 0.
-func shiftRecord(r *eval.Record, off int64) {
-	for _, t := range []*int64{&r.SchedNS, &r.SendNS, &r.FirstByteNS, &r.FirstTokenNS, &r.LastTokenNS, &r.DoneNS} {
-		if *t != 0 {
-			*t += off
-		}
-	}
 }
 
 // mergedTelemetry is the engine's side of a merged pass, from the shards'

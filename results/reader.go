@@ -156,27 +156,6 @@ func (rd *Reader) Requests(ctx context.Context, runID string, f RequestFilter) (
 	return recs, nil
 }
 
-// EachRequest calls fn with each measured request row of pass key, in
-// stored order, one row at a time (interrupted rows are left out, as every
-// reader leaves them out): a merge streams a shard's rows without holding
-// them. fn must not keep the record past its call.
-func (rd *Reader) EachRequest(ctx context.Context, key PassKey, fn func(*eval.Record) error) error {
-	var ferr error
-	err := rd.eachRecord(ctx, func(r *eval.Record) {
-		if ferr == nil {
-			ferr = fn(r)
-		}
-	}, `run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
-		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
-	if err == nil {
-		err = ferr
-	}
-	if err != nil {
-		return fmt.Errorf("read requests of pass %s in %s: %w", key, rd.dir, err)
-	}
-	return nil
-}
-
 // TelemetryPasses lists the passes of a run that have telemetry samples.
 func (rd *Reader) TelemetryPasses(ctx context.Context, runID string) (map[PassKey]bool, error) {
 	rows, err := rd.rdb.QueryContext(ctx, `SELECT DISTINCT variant, mode, level, repetition FROM telemetry WHERE run_id = ?`, runID)
