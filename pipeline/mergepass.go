@@ -204,3 +204,52 @@ func orZero[T any](p *T) T {
 	}
 	return *p
 }
+
+// passKeys are the merged run's passes: every pass any shard has, the
+// baseline passes first (later passes are judged against them), then by
+// variant, mode, level and repetition.
+func (mg *merger) passKeys() []results.PassKey {
+	type k struct {
+		key      results.PassKey
+		baseline bool
+	}
+	seen := map[results.PassKey]bool{}
+	var keys []k
+	for _, in := range mg.shards {
+		for _, p := range in.passes {
+			key := results.PassKey{RunID: mg.sum.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, k{key, p.Phase == results.PhaseBaseline})
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b k) int {
+		if a.baseline != b.baseline {
+			if a.baseline {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.key.Variant, b.key.Variant), cmp.Compare(a.key.Mode, b.key.Mode),
+			cmp.Compare(a.key.Level, b.key.Level), cmp.Compare(a.key.Repetition, b.key.Repetition))
+	})
+	out := make([]results.PassKey, len(keys))
+	for i, x := range keys {
+		out[i] = x.key
+	}
+	return out
+}
+
+// rowsOf are the shards' rows of the merged pass key, in shard order.
+func (mg *merger) rowsOf(key results.PassKey) []shardPass {
+	var out []shardPass
+	for _, in := range mg.shards {
+		for _, p := range in.passes {
+			if p.Variant == key.Variant && p.Mode == key.Mode && p.Level == key.Level && p.Repetition == key.Repetition {
+				out = append(out, shardPass{shard: in, row: p})
+			}
+		}
+	}
+	return out
+}
