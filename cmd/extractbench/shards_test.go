@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,12 +30,9 @@ const shardTestDocs = 60
 // shard can be killed while its pass is under way.
 const shardTestTimeScale = 0.005
 
-// shardEngine starts a built-in engine in this process behind a handler
-// that reports, on killAt, the moment the killed shard's documents have
-// been asked for killAfter times.
-type shardEngine struct {
-	URL       string
-	mu        sync.Mutex
+// killSwitch closes killAt once the documents of the shard to kill have
+// been asked for killAfter times, on whichever engine.
+type killSwitch struct {
 	watch     []string // texts of the documents of the shard to kill
 	killAfter int64
 	seen      atomic.Int64
@@ -42,7 +40,9 @@ type shardEngine struct {
 	once      sync.Once
 }
 
-func startShardEngine(t *testing.T) *shardEngine {
+// startShardEngine starts a built-in engine in this process behind a
+// handler that tells ks of every request, and returns its URL.
+func startShardEngine(t *testing.T, ks *killSwitch) string {
 	t.Helper()
 	p, err := builtin.LookupProfile("sim-8b")
 	if err != nil {
@@ -53,36 +53,31 @@ func startShardEngine(t *testing.T) *shardEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &shardEngine{killAt: make(chan struct{})}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/chat/completions" {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			e.note(body)
+			ks.note(body)
 		}
 		srv.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { hs.Close(); srv.Close() })
-	e.URL = hs.URL
-	return e
+	return hs.URL
 }
 
 // note counts a request for one of the watched documents.
-func (e *shardEngine) note(body []byte) {
+func (ks *killSwitch) note(body []byte) {
 	var req struct {
 		Messages []struct{ Content string } `json:"messages"`
 	}
 	if json.Unmarshal(body, &req) != nil {
 		return
 	}
-	e.mu.Lock()
-	watch := e.watch
-	e.mu.Unlock()
 	for _, m := range req.Messages {
-		for _, text := range watch {
+		for _, text := range ks.watch {
 			if strings.Contains(m.Content, text) {
-				if e.seen.Add(1) == e.killAfter {
-					e.once.Do(func() { close(e.killAt) })
+				if ks.seen.Add(1) == ks.killAfter {
+					ks.once.Do(func() { close(ks.killAt) })
 				}
 				return
 			}
@@ -111,12 +106,17 @@ func shardCorpus(t *testing.T, dir string, n int) (string, map[string]string) {
 }
 
 // shardProtocol is the protocol every shard and the unsharded run measure.
-// Its engine is a URL the test started, shared by the shards. With
-// replicas (engine.urls), a second engine is one more URL in that list.
+// Its engines are URLs the test started, shared by the shards: one URL is
+// engine.url; several are replicas, engine.urls.
 func shardProtocol(t *testing.T, dir, corpusPath string, engines []string) string {
 	t.Helper()
-	if len(engines) != 1 {
-		t.Fatalf("this branch measures one engine URL per variant; got %d", len(engines))
+	engine := fmt.Sprintf("url: %q", engines[0])
+	if len(engines) > 1 {
+		q := make([]string, len(engines))
+		for i, u := range engines {
+			q[i] = strconv.Quote(u)
+		}
+		engine = "urls: [" + strings.Join(q, ", ") + "]"
 	}
 	return writeFile(t, dir, "shards.yaml", fmt.Sprintf(`name: sharded
 corpus: %s
@@ -128,8 +128,8 @@ request_timeout: 30s
 interrupt_grace: 0s
 variants:
   - name: bf16
-    engine: {url: %q, model: sim-8b}
-`, corpusPath, engines[0]))
+    engine: {%s, model: sim-8b}
+`, corpusPath, engine))
 }
 
 // runShard runs `extractbench run` in this process with args; abandon, when
@@ -184,15 +184,18 @@ func requestsByDoc(t *testing.T, dir string) map[docKey]eval.Record {
 func TestShards_EndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	corpusPath, texts := shardCorpus(t, dir, shardTestDocs)
-	eng := startShardEngine(t)
-	proto := shardProtocol(t, dir, corpusPath, []string{eng.URL})
 	const shards, killed = 3, 1
+	ks := &killSwitch{killAt: make(chan struct{})}
 	for id, text := range texts {
 		if results.ShardOf(id, shards) == killed {
-			eng.watch = append(eng.watch, text)
+			ks.watch = append(ks.watch, text)
 		}
 	}
-	eng.killAfter = int64(len(eng.watch)) / 2 // mid-way through the killed shard's baseline
+	ks.killAfter = int64(len(ks.watch)) / 2 // mid-way through the killed shard's baseline
+	// One engine; with replicas (engine.urls), a second is one more element:
+	// []string{startShardEngine(t, ks), startShardEngine(t, ks)}.
+	engines := []string{startShardEngine(t, ks)}
+	proto := shardProtocol(t, dir, corpusPath, engines)
 	shardDir := func(i int) string { return filepath.Join(dir, "shards", fmt.Sprintf("shard-%d", i)) }
 
 	var wg sync.WaitGroup
@@ -210,7 +213,7 @@ func TestShards_EndToEnd(t *testing.T) {
 		})
 	}
 	select {
-	case <-eng.killAt:
+	case <-ks.killAt:
 		kill()         // the first signal: stop dispatching
 		close(abandon) // the second: cancel the requests in flight now
 	case <-time.After(30 * time.Second):
