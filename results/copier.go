@@ -20,10 +20,13 @@ var instantColumns = []string{"sched_ns", "send_ns", "first_byte_ns", "first_tok
 // own connection to the destination; the Store open on the same database
 // sees the copied rows once CopyPass returns. Not safe for concurrent use.
 type Copier struct {
-	db      *sql.DB
-	dir     string
-	cols    []string // requests columns of the destination, in table order
-	srcCols map[string]bool
+	db  *sql.DB
+	dir string
+	// The destination's columns of requests and telemetry, in table order,
+	// and the attached source's (a column the source lacks is copied as
+	// NULL; one it has beyond the destination's is not copied).
+	cols, telCols       []string
+	srcCols, srcTelCols map[string]bool
 }
 
 // copierCacheKiB is the Copier's page cache, KiB (SQLite's default is 2 MiB).
@@ -50,18 +53,21 @@ func OpenCopier(ctx context.Context, dir string) (*Copier, error) {
 		}
 	}
 	c := &Copier{db: db, dir: dir}
-	if c.cols, err = tableColumns(ctx, db, "main"); err != nil {
+	if c.cols, err = tableColumns(ctx, db, "main", "requests"); err == nil {
+		c.telCols, err = tableColumns(ctx, db, "main", "telemetry")
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("copy into %s: %w", dir, err)
 	}
 	return c, nil
 }
 
-// tableColumns lists schema's requests columns in table order.
-func tableColumns(ctx context.Context, db *sql.DB, schema string) ([]string, error) {
-	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info('requests', '`+schema+`') ORDER BY cid`)
+// tableColumns lists the columns of schema's table in table order.
+func tableColumns(ctx context.Context, db *sql.DB, schema, table string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?, ?) ORDER BY cid`, table, schema)
 	if err != nil {
-		return nil, fmt.Errorf("read the requests columns of %s: %w", schema, err)
+		return nil, fmt.Errorf("read the %s columns of %s: %w", table, schema, err)
 	}
 	defer rows.Close()
 	var cols []string
@@ -90,13 +96,15 @@ func (c *Copier) Attach(ctx context.Context, rd *Reader) error {
 	if _, err := c.db.ExecContext(ctx, `ATTACH DATABASE ? AS shard`, "file:"+abs+"?mode=ro"); err != nil {
 		return fmt.Errorf("attach %s: %w", path, err)
 	}
-	cols, err := tableColumns(ctx, c.db, "shard")
-	if err != nil {
-		return fmt.Errorf("attach %s: %w", path, err)
-	}
-	c.srcCols = map[string]bool{}
-	for _, col := range cols {
-		c.srcCols[col] = true
+	c.srcCols, c.srcTelCols = map[string]bool{}, map[string]bool{}
+	for table, set := range map[string]map[string]bool{"requests": c.srcCols, "telemetry": c.srcTelCols} {
+		cols, err := tableColumns(ctx, c.db, "shard", table)
+		if err != nil {
+			return fmt.Errorf("attach %s: %w", path, err)
+		}
+		for _, col := range cols {
+			set[col] = true
+		}
 	}
 	return nil
 }
@@ -160,25 +168,7 @@ func (c *Copier) CopyPass(ctx context.Context, src, dst PassKey, offsetNS int64,
 	if err := rows.Err(); err != nil {
 		return res, fmt.Errorf("copy pass %s: find duplicates: %w", src, err)
 	}
-	sel := make([]string, len(c.cols))
-	for i, col := range c.cols {
-		switch {
-		case col == "run_id":
-			sel[i] = "?"
-		case slices.Contains(instantColumns, col):
-			sel[i] = col + " + ?"
-		case c.srcCols[col]:
-			sel[i] = col
-		default:
-			sel[i] = "NULL"
-		}
-	}
-	args := []any{dst.RunID}
-	for _, col := range c.cols {
-		if slices.Contains(instantColumns, col) {
-			args = append(args, offsetNS)
-		}
-	}
+	sel, args := copySelect(c.cols, c.srcCols, instantColumns, dst.RunID, offsetNS)
 	r, err := tx.ExecContext(ctx, `INSERT INTO main.requests (`+strings.Join(c.cols, ", ")+`)
 		SELECT `+strings.Join(sel, ", ")+` FROM shard.requests
 		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ? AND `+measured+`
@@ -190,10 +180,11 @@ func (c *Copier) CopyPass(ctx context.Context, src, dst PassKey, offsetNS int64,
 	if res.Copied, err = r.RowsAffected(); err != nil {
 		return res, fmt.Errorf("copy requests of pass %s: %w", src, err)
 	}
-	r, err = tx.ExecContext(ctx, `INSERT INTO main.telemetry (run_id, variant, mode, level, repetition, t_ns, metric, value)
-		SELECT ?, variant, mode, level, repetition, t_ns + ?, metric, value FROM shard.telemetry
+	tsel, targs := copySelect(c.telCols, c.srcTelCols, []string{"t_ns"}, dst.RunID, offsetNS)
+	r, err = tx.ExecContext(ctx, `INSERT INTO main.telemetry (`+strings.Join(c.telCols, ", ")+`)
+		SELECT `+strings.Join(tsel, ", ")+` FROM shard.telemetry
 		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ? ORDER BY rowid`,
-		append([]any{dst.RunID, offsetNS}, srcKey...)...)
+		append(targs, srcKey...)...)
 	if err != nil {
 		return res, fmt.Errorf("copy telemetry of pass %s: %w", src, err)
 	}
@@ -204,4 +195,28 @@ func (c *Copier) CopyPass(ctx context.Context, src, dst PassKey, offsetNS int64,
 		return res, fmt.Errorf("copy pass %s: %w", src, err)
 	}
 	return res, nil
+}
+
+// copySelect is the select list that copies the source's columns into the
+// destination's cols: run_id becomes runID, the instants are shifted by
+// offsetNS (NULL stays NULL), a column the source lacks is NULL; args are
+// the list's parameters in order.
+func copySelect(cols []string, src map[string]bool, instants []string, runID string, offsetNS int64) ([]string, []any) {
+	sel := make([]string, len(cols))
+	var args []any
+	for i, col := range cols {
+		switch {
+		case col == "run_id":
+			sel[i] = "?"
+			args = append(args, runID)
+		case !src[col]:
+			sel[i] = "NULL"
+		case slices.Contains(instants, col):
+			sel[i] = col + " + ?"
+			args = append(args, offsetNS)
+		default:
+			sel[i] = col
+		}
+	}
+	return sel, args
 }
