@@ -269,6 +269,7 @@ func TestShards_EndToEnd(t *testing.T) {
 		}
 	}
 	checkMergedRun(t, merged, shards)
+	checkMergedTime(t, merged, shardDir, shards)
 
 	before := passesOf(t, merged)
 	if code, stdout, stderr := runCLI(t, "merge", "-out", merged, shardDir(2), shardDir(0), shardDir(1)); code != exitOK {
@@ -323,6 +324,36 @@ func checkMergedRun(t *testing.T, dir string, shards int) {
 	for i := range shards {
 		if !strings.Contains(string(md), fmt.Sprintf("| %d/%d |", i, shards)) {
 			t.Errorf("report.md does not list shard %d/%d", i, shards)
+		}
+	}
+}
+
+// checkMergedTime: a merged pass's active time is the union of the
+// shards' (at least the longest shard's, at most their sum, since they ran
+// at the same time), and its output tokens are the shards' sum.
+func checkMergedTime(t *testing.T, merged string, shardDir func(int) string, shards int) {
+	t.Helper()
+	ctx := context.Background()
+	m, err := results.LoadRun(ctx, merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Passes {
+		var longest, sum, tokens int64
+		for i := range shards {
+			d, err := results.LoadRun(ctx, shardDir(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sp := range d.Passes {
+				if sp.Level == p.Level && sp.Repetition == p.Repetition {
+					longest, sum, tokens = max(longest, sp.DurationNS), sum+sp.DurationNS, tokens+sp.OutputTokens
+				}
+			}
+		}
+		if p.DurationNS < longest || p.DurationNS > sum || p.OutputTokens != tokens {
+			t.Errorf("merged level %d: %d ns active, %d output tokens; want between the longest shard's %d and the sum %d, and the shards' %d tokens",
+				p.Level, p.DurationNS, p.OutputTokens, longest, sum, tokens)
 		}
 	}
 }
