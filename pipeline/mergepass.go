@@ -17,6 +17,20 @@ import (
 type mergeSpans struct {
 	count   int
 	resumes map[int][]int64 // by shard index
+	// base keeps the level-1 passes' lean records, which invariance compares
+	// every later pass of the same repetition with: a merge computes all of
+	// a run's passes at once, so it reads each of them once.
+	base map[results.PassKey][]eval.Record
+}
+
+// baseline is the kept records of pass key; false when not kept (nil m: a
+// run, which reads them from its store).
+func (m *mergeSpans) baseline(key results.PassKey) ([]eval.Record, bool) {
+	if m == nil {
+		return nil, false
+	}
+	recs, ok := m.base[key]
+	return recs, ok
 }
 
 // span is a merged pass's active time: the union of every shard's
@@ -103,6 +117,9 @@ func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []sha
 	}
 	first := rows[0].row
 	complete := len(recs) == mg.expectedDocs(key)
+	if key.Level == mg.rs.proto.Levels()[0] && complete {
+		mg.rs.merged.base[key] = recs
+	}
 	p := mg.rs.passRow(key, first.Phase, 0, key.Level, recs, mergedTelemetry(rows), first.BatchTransport, complete, nil)
 	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
 	p.SentConcurrency = maxInFlight(recs)

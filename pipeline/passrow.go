@@ -310,9 +310,12 @@ func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed
 	if bp, err := rs.store.Pass(ctx, bk); err != nil || bp == nil || !bp.Complete() {
 		return nil, nil
 	}
-	baseRecs, err := rs.store.PassFigures(ctx, bk) // digests compare as the outputs do
-	if err != nil {
-		return nil, nil
+	baseRecs, ok := rs.merged.baseline(bk)
+	if !ok {
+		var err error
+		if baseRecs, err = rs.store.PassFigures(ctx, bk); err != nil { // digests compare as the outputs do
+			return nil, nil
+		}
 	}
 	c, v, _ := eval.Invariance(baseRecs, recs)
 	return ptr(int64(c)), ptr(int64(v))

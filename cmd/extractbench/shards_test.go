@@ -309,6 +309,9 @@ func checkMergedRun(t *testing.T, dir string, shards int) {
 		if p.Docs != shardTestDocs || !p.Complete() || p.Verdict == "" || p.DurationNS <= 0 {
 			t.Errorf("merged pass level %d: docs %d status %s verdict %q duration %d", p.Level, p.Docs, p.Status, p.Verdict, p.DurationNS)
 		}
+		if p.Level > 1 && p.OutputsChanged == nil {
+			t.Errorf("merged pass level %d: no batch-invariance count against level 1", p.Level)
+		}
 	}
 	resumed := false
 	for _, e := range d.Events {
