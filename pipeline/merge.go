@@ -107,7 +107,7 @@ func Merge(ctx context.Context, opts MergeOptions) (*MergeSummary, error) {
 	if err := mg.plan(); err != nil {
 		return nil, err
 	}
-	lock, err := lockOutDir(Options{OutDir: opts.OutDir})
+	lock, err := lockDir(opts.OutDir, "merge")
 	if err != nil {
 		return nil, err
 	}
