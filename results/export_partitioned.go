@@ -158,7 +158,9 @@ func sameDir(a, b string) bool {
 // EscapePartitionValue escapes a value for a Hive partition directory name
 // as Hive's FileUtils.escapePathName does: control characters, DEL and
 // "#%'*/:=?\{[]^ become %XX (upper-case hex); an empty value is Hive's
-// default partition. DuckDB and Spark decode the same escapes.
+// default partition. Hive and Spark decode these escapes. A protocol's
+// variant names are [A-Za-z0-9._-] and run ids [0-9A-Za-z-], so the values
+// a run writes need none; the rule keeps any other value one path segment.
 func EscapePartitionValue(v string) string {
 	if v == "" {
 		return hiveDefaultPartition
