@@ -132,14 +132,20 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	p.PeakKVUsage = tel.PeakKVUsage
 
 	if complete {
-		baseline := -1.0
-		if phase != results.PhaseBaseline {
-			baseline = rs.baselineShare(key)
-		}
-		v := eval.JudgePass(&p, baseline, rs.proto.Acceptance)
-		p.Verdict, p.VerdictReason = v.Word(), v.Reason
+		rs.judgePass(&p)
 	}
 	return p
+}
+
+// judgePass sets a complete pass's own verdict (eval.JudgePass) against
+// the pooled share of its variant's complete baseline passes.
+func (rs *runState) judgePass(p *results.Pass) {
+	baseline := -1.0
+	if p.Phase != results.PhaseBaseline {
+		baseline = rs.baselineShare(results.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition})
+	}
+	v := eval.JudgePass(p, baseline, rs.proto.Acceptance)
+	p.Verdict, p.VerdictReason = v.Word(), v.Reason
 }
 
 // rates are a pass's offered rate (rate mode: its planned arrivals) and
@@ -175,7 +181,33 @@ func rates(key results.PassKey, recs []eval.Record) (offered, achieved *float64)
 // interruption it sums the spans of each segment, so that the time the
 // tool was down is not counted as pass duration.
 func (rs *runState) activeSpan(recs []eval.Record) (first, last, dur int64) {
-	bounds := append([]int64{0}, rs.resumes...)
+	if rs.merged != nil {
+		return rs.merged.span(recs)
+	}
+	return segmentSpan(recs, rs.resumes)
+}
+
+// segmentSpan is activeSpan for one process's records: resumes are the
+// run-clock instants its segments start at. The segments do not overlap
+// (a resume starts after the interrupted attempt's last request ended), so
+// their lengths add up.
+func segmentSpan(recs []eval.Record, resumes []int64) (first, last, dur int64) {
+	for _, iv := range segmentIntervals(recs, resumes) {
+		if first == 0 {
+			first = iv[0]
+		}
+		last = max(last, iv[1])
+		dur += iv[1] - iv[0]
+	}
+	return first, last, dur
+}
+
+// segmentIntervals are, per segment of a process (from 0, then from each
+// resume instant), the span from its first t_send to the last t_done of
+// the requests sent in it; segments that sent nothing are left out.
+func segmentIntervals(recs []eval.Record, resumes []int64) [][2]int64 {
+	bounds := append([]int64{0}, resumes...)
+	var out [][2]int64
 	for i, lo := range bounds {
 		hi := int64(1<<63 - 1)
 		if i+1 < len(bounds) {
@@ -191,16 +223,11 @@ func (rs *runState) activeSpan(recs []eval.Record) (first, last, dur int64) {
 			}
 			l = max(l, r.DoneNS)
 		}
-		if f == 0 {
-			continue
+		if f != 0 {
+			out = append(out, [2]int64{f, l})
 		}
-		if first == 0 {
-			first = f
-		}
-		last = max(last, l)
-		dur += l - f
 	}
-	return first, last, dur
+	return out
 }
 
 // baselineShare is the pooled accepted share of the variant's complete
@@ -283,9 +310,12 @@ func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed
 	if bp, err := rs.store.Pass(ctx, bk); err != nil || bp == nil || !bp.Complete() {
 		return nil, nil
 	}
-	baseRecs, err := rs.store.PassFigures(ctx, bk) // digests compare as the outputs do
-	if err != nil {
-		return nil, nil
+	baseRecs, ok := rs.merged.baseline(bk)
+	if !ok {
+		var err error
+		if baseRecs, err = rs.store.PassFigures(ctx, bk); err != nil { // digests compare as the outputs do
+			return nil, nil
+		}
 	}
 	c, v, _ := eval.Invariance(baseRecs, recs)
 	return ptr(int64(c)), ptr(int64(v))

@@ -43,6 +43,11 @@ type Options struct {
 	// deliberately, to prove that its delay shows as client queue and
 	// flags the pass client_bound.
 	BeforeSend func()
+	// Shard, when set, measures only the corpus's documents whose id
+	// hashes to it (results.ShardOf): `run -shard I/N` or an Indexed Job's
+	// JOB_COMPLETION_INDEX. A resumed run measures its own shard; a Shard
+	// that differs from it is refused.
+	Shard *results.Shard
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing
@@ -69,6 +74,7 @@ type Summary struct {
 	Passes      []results.Pass    `json:"passes"`
 	Exports     []string          `json:"exports"`
 	Elapsed     time.Duration     `json:"elapsed_ns"`
+	Shard       *results.Shard    `json:"shard,omitempty"` // the corpus's part the run measured; nil = all of it
 }
 
 // runState is one run in progress.
@@ -87,8 +93,12 @@ type runState struct {
 	progress    io.Writer
 	passNo      int // passes started so far by this invocation, for the progress line
 	simulated   bool
-	intr        *interrupts // the requests' context and the count in flight
-	appendedTo  string      // the runs already in the directory, when -append added this one
+	intr        *interrupts    // the requests' context and the count in flight
+	shard       *results.Shard // the corpus's part this run measures; nil = all of it
+	// merged: the shards' segments when passRow computes a merged pass
+	// (merge.go); nil in a run.
+	merged     *mergeSpans
+	appendedTo string // the runs already in the directory, when -append added this one
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
 	responseFormat json.RawMessage
@@ -165,7 +175,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	defer rs.intr.close()
 
 	sum := &Summary{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
-		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil}
+		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil, Shard: rs.shard}
 	var runErr error
 	for i := range rs.proto.Variants {
 		v := &rs.proto.Variants[i]
@@ -246,6 +256,13 @@ func (rs *runState) prepare(prev *results.Run) error {
 		problems = append(problems, problemsOf(err)...)
 	}
 	rs.printCorpusWarnings()
+	var full CorpusInfo
+	if rs.corpus != nil {
+		full = CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: len(rs.corpus.Documents), Classes: classCounts(rs.corpus)}
+		if err := rs.selectShard(prev); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	schemaSrc, schemaRaw := "default", schemas.Raw(schemas.ExtractionFile)
 	rs.schema = schemas.Extraction()
 	if rs.proto.OutputSchema != "default" {
@@ -273,7 +290,8 @@ func (rs *runState) prepare(prev *results.Run) error {
 		ProtocolName:   rs.proto.Name,
 		ProtocolSource: rs.proto.Source,
 		Protocol:       rs.proto.Canonical(),
-		Corpus:         CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: len(rs.corpus.Documents), Classes: classCounts(rs.corpus)},
+		Corpus:         full, // the whole corpus's, also for a shard: shards of one run share the fingerprint
+		Shard:          rs.shard,
 		OutputSchema:   SchemaInfo{Source: schemaSrc, SHA256: sha256Hex(schemaRaw)},
 		Prompt:         rs.proto.Prompt,
 		Generation:     rs.proto.Generation,

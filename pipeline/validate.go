@@ -205,20 +205,25 @@ func checkOutDir(dir string) []string {
 // lock: one writer per directory. A directory that cannot be written is a
 // configuration error that says so.
 func lockOutDir(opts Options) (*results.Lock, error) {
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, &ConfigError{fmt.Errorf("results directory %s: cannot create it: %w; choose a writable -out directory", opts.OutDir, unwrapPath(err))}
-	}
 	command := "run"
 	if opts.Resume {
 		command = "run -resume"
 	}
-	lock, err := results.LockDir(opts.OutDir, command)
+	return lockDir(opts.OutDir, command)
+}
+
+// lockDir creates dir if needed and takes its lock for command.
+func lockDir(dir, command string) (*results.Lock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, &ConfigError{fmt.Errorf("results directory %s: cannot create it: %w; choose a writable -out directory", dir, unwrapPath(err))}
+	}
+	lock, err := results.LockDir(dir, command)
 	var le *results.LockedError
 	switch {
 	case errors.As(err, &le):
 		return nil, &ConfigError{err}
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
-		return nil, &ConfigError{fmt.Errorf("results directory %s is not writable (%w); choose a writable -out directory", opts.OutDir, unwrapPath(err))}
+		return nil, &ConfigError{fmt.Errorf("results directory %s is not writable (%w); choose a writable -out directory", dir, unwrapPath(err))}
 	case err != nil:
 		return nil, err
 	}

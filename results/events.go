@@ -64,6 +64,9 @@ const (
 	// EventBaselineDiffAccepted: -baseline compared this run with a baseline
 	// that measured something else (-accept-baseline-diff); Detail lists what.
 	EventBaselineDiffAccepted = "baseline_differences_accepted"
+	// EventMerged: `merge` built this run from shards; Detail lists them,
+	// the missing indexes and the duplicate rows dropped.
+	EventMerged = "merged"
 )
 
 // Event is one row of events: something that happened to the run or a

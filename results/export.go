@@ -151,7 +151,7 @@ func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
 
 // writeParquet streams the rows of query, whose columns are schema's fields in
 // order, into a zstd Parquet file, one record batch of exportBatchRows at a time.
-func writeParquet(ctx context.Context, tx *sql.Tx, w io.Writer, schema *arrow.Schema, query string) (err error) {
+func writeParquet(ctx context.Context, tx *sql.Tx, w io.Writer, schema *arrow.Schema, query string, args ...any) (err error) {
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(exportBatchRows),
@@ -165,7 +165,7 @@ func writeParquet(ctx context.Context, tx *sql.Tx, w io.Writer, schema *arrow.Sc
 			err = fmt.Errorf("close parquet writer: %w", cerr)
 		}
 	}()
-	rows, err := tx.QueryContext(ctx, query)
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
 	}

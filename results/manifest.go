@@ -33,6 +33,12 @@ type Manifest struct {
 	Variants       []VariantManifest `json:"variants"`
 	Host           HostInfo          `json:"host"`
 	Fingerprint    string            `json:"fingerprint"`
+	// Shard is the part of the corpus a `run -shard I/N` measured; nil for
+	// a run over the whole corpus. Corpus stays the whole corpus's, and the
+	// fingerprint does not cover the shard: shards of one run share it.
+	Shard *Shard `json:"shard,omitempty"`
+	// Merge lists the shards a `merge` built this run from; nil otherwise.
+	Merge *Merge `json:"merge,omitempty"`
 }
 
 // ToolInfo names the measuring tool and its scoring rules.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/extractbench/extractbench/results/compare"
 )
@@ -80,4 +81,10 @@ func containsEq(s string) bool {
 	return false
 }
 
-func isBoolFlag(s string) bool { return s == "-json" || s == "--json" || s == "-h" || s == "-help" }
+func isBoolFlag(s string) bool {
+	switch strings.TrimLeft(s, "-") {
+	case "json", "h", "help", "partitioned":
+		return true
+	}
+	return false
+}

@@ -39,14 +39,19 @@ func (c *exportCommand) Synopsis() string {
 }
 
 func (c *exportCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("export DIR", c.Synopsis(), c.env)
-	if err := parseFlags(fs, args); err != nil {
+	fs := newFlags("export [-partitioned [-dataset ROOT]] DIR", c.Synopsis(), c.env)
+	partitioned := fs.Bool("partitioned", false, "also write the requests as a Hive-partitioned dataset, ROOT/requests/variant=V/level=L/part-RUN.parquet, for DuckDB (hive_partitioning) and Spark")
+	dataset := fs.String("dataset", "", "with -partitioned: the dataset's `ROOT`, shared by shards and nights (only this directory's runs' files are replaced); default DIR")
+	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return &usageError{msg: "export: want exactly one results directory"}
 	}
 	dir := fs.Arg(0)
+	if flagSet(fs, "dataset") && !*partitioned {
+		return &usageError{msg: "export: -dataset needs -partitioned"}
+	}
 	if err := requireResults("export", dir); err != nil {
 		return err
 	}
@@ -66,5 +71,17 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 	for _, f := range files {
 		fmt.Fprintln(c.stdout, f)
 	}
+	if !*partitioned {
+		return nil
+	}
+	root := *dataset
+	if root == "" {
+		root = dir
+	}
+	parts, err := results.ExportPartitioned(ctx, dir, root)
+	if err != nil {
+		return readError("export", err)
+	}
+	fmt.Fprintf(c.stdout, "%s (%d files, Hive-partitioned by variant and level)\n", filepath.Join(root, results.RequestsDataset), len(parts))
 	return nil
 }

@@ -52,6 +52,7 @@ func commands(e env) map[string]command {
 		"corpus":         &corpusCommand{env: e},
 		"engine":         &engineCommand{env: e},
 		"export":         &exportCommand{env: e},
+		"merge":          &mergeCommand{env: e},
 		"report":         &reportCommand{env: e},
 		"compare":        &compareCommand{env: e},
 		"memory":         &memoryCommand{env: e},
@@ -201,6 +202,7 @@ func exitCode(w io.Writer, err error) int {
 		va *pipeline.ValidationError
 		le *corpus.LoadError
 		ie *interruptedError
+		me *incompleteError
 	)
 	switch {
 	case errors.As(err, &ve):
@@ -209,7 +211,7 @@ func exitCode(w io.Writer, err error) int {
 	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &pe), errors.As(err, &le), errors.As(err, &va):
 		fmt.Fprintln(w, "extractbench:", err)
 		return exitUsage
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.As(err, &me):
 		fmt.Fprintln(w, "extractbench:", err)
 		return exitInfra
 	default:

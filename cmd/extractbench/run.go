@@ -40,14 +40,19 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	margin := fs.Float64("margin", 0.02, "with -baseline: largest allowed drop in accepted share")
 	latencyRatio := fs.Float64("latency-ratio", 1.25, "with -baseline: largest allowed growth of p95 E2E at the recommended level")
 	acceptDiffs := fs.Bool("accept-baseline-diff", false, "with -baseline: compare even when the baseline measured another prompt, schema, parse rule, generation or model (recorded as an event)")
+	shardSpec := fs.String("shard", "", "measure only shard `I/N` of the corpus: the documents whose id hashes to I (FNV-1a 64 mod N); default: $JOB_COMPLETION_INDEX of $"+envShardCount+" when set")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return &usageError{msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
 	}
+	shard, err := shardOf(*shardSpec, flagSet(fs, "shard"), os.Getenv)
+	if err != nil {
+		return err
+	}
 	opts := pipeline.Options{ProtocolPath: *protocol, OutDir: *out, Quiet: *quiet, Progress: c.stderr, TTY: isTerminal(c.stderr),
-		Starters: starter.Starters(), Append: *appendRun, Abandon: c.abandon}
+		Starters: starter.Starters(), Append: *appendRun, Abandon: c.abandon, Shard: shard}
 	if *resume != "" {
 		if flagSet(fs, "out") && filepath.Clean(*out) != filepath.Clean(*resume) {
 			return &usageError{msg: fmt.Sprintf("run: -resume %s resumes into its own directory; -out %s would be ignored: give one of them", *resume, *out)}
@@ -100,6 +105,9 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 		fmt.Fprintln(w, "SIMULATED: the built-in engine models a GPU; its times and memory are not measurements of hardware.")
 	}
 	fmt.Fprintf(w, "run %s  protocol %s  fingerprint %.12s  results %s  (%s)\n", s.RunID, s.Protocol, s.Fingerprint, s.OutDir, s.Elapsed.Round(time.Millisecond))
+	if s.Shard != nil {
+		fmt.Fprintf(w, "shard %s: %d documents of the corpus (%s); merge the shards with: extractbench merge -out DIR SHARD_DIR...\n", s.Shard, s.Shard.Documents, s.Shard.Hash)
+	}
 	fmt.Fprintln(w, "accepted and failures: pooled over repetitions; latency, tok/s and docs/h: median over repetitions; max run: highest.")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)

@@ -63,6 +63,7 @@ type page struct {
 	Run           []kv
 	Headline      string // the summary's first sentence: the best passing variant, or that none passed
 	Outcomes      table  // one row per variant: state, verdict and why, failed and interrupted variants included
+	Shards        *table // a merged run's shards; nil otherwise
 	Notes         []string
 	Series        []seriesPage
 	// Overlays draw every variant on one chart per figure, above the
@@ -116,7 +117,7 @@ func build(ctx context.Context, dir string, opts Options) (*page, error) {
 	dc := decide(ctx, d, opts)
 	m := &d.Manifest
 	outcomes := d.Outcomes()
-	p := &page{Title: "extractbench report: " + d.Run.RunID, Run: runLines(d, m), Outcomes: outcomeRows(m, outcomes), Headline: headline(m, outcomes)}
+	p := &page{Title: "extractbench report: " + d.Run.RunID, Run: runLines(d, m), Outcomes: outcomeRows(m, outcomes), Headline: headline(m, outcomes), Shards: shardTable(m)}
 	p.Simulated = d.Simulated() || m.Engine.Simulated
 	for _, v := range m.Variants {
 		p.Simulated = p.Simulated || v.Engine.Simulated

@@ -1,0 +1,208 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
+)
+
+// synthProtocol is the protocol of the synthetic shards: one variant, a
+// concurrency sweep whose levels give the passes.
+const synthProtocol = `name: synth
+corpus: default
+acceptance: {min_accepted: 0.5}
+sweep: {mode: concurrency, levels: [%s], repetitions: 1, warmup: 0}
+variants:
+  - name: bf16
+    engine: {url: "http://127.0.0.1:9", model: m}
+`
+
+// synthShards describes synthetic shards written straight through
+// results.Store (no engine): docs documents split by results.ShardOf over
+// count shards, one pass per level, every request accepted.
+type synthShards struct {
+	docs, count int
+	levels      []int
+	// extra: shard directories beyond the count's, each a copy of shard
+	// 0's documents (a retried shard written twice).
+	extra int
+}
+
+// write creates the shards' directories under root and returns them.
+func (s synthShards) write(tb testing.TB, root string) []string {
+	tb.Helper()
+	levels := ""
+	for i, l := range s.levels {
+		if i > 0 {
+			levels += ", "
+		}
+		levels += strconv.Itoa(l)
+	}
+	protoPath := filepath.Join(root, "synth.yaml")
+	if err := os.WriteFile(protoPath, []byte(fmt.Sprintf(synthProtocol, levels)), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	p, err := LoadProtocol(protoPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ids := make([][]string, s.count)
+	for i := range s.docs {
+		id := fmt.Sprintf("doc-%07d", i)
+		sh := results.ShardOf(id, s.count)
+		ids[sh] = append(ids[sh], id)
+	}
+	var dirs []string
+	for n := range s.count + s.extra {
+		idx := n
+		if n >= s.count {
+			idx = 0
+		}
+		dir := filepath.Join(root, fmt.Sprintf("shard-%d-%d", idx, n))
+		m := Manifest{Tool: ToolInfo{Name: "extractbench", Version: ToolVersion, ScorerVersion: ScorerVersion}, ProtocolName: p.Name,
+			ProtocolSource: protoPath, Protocol: p.Canonical(), Acceptance: p.Acceptance, Sweep: p.Sweep,
+			Corpus:   CorpusInfo{Path: "synthetic", SHA256: "synthetic", Count: s.docs, Classes: map[string]int{"short": s.docs}},
+			Variants: []VariantManifest{{Name: "bf16", Engine: EngineInfo{Model: "m"}}},
+			Shard:    &results.Shard{Index: idx, Count: s.count, Documents: len(ids[idx]), Hash: results.ShardHash}}
+		m.Fingerprint = Fingerprint(&m)
+		writeSynthShard(tb, dir, &m, fmt.Sprintf("synth-%d", n), int64(n)*int64(time.Millisecond), ids[idx], s.levels)
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+// writeSynthShard writes one shard run: each level's pass with one request
+// per document, 2 ms apart, its clock origin offset from the others'.
+func writeSynthShard(tb testing.TB, dir string, m *Manifest, runID string, origin int64, ids []string, levels []int) {
+	ctx := context.Background()
+	st, err := results.Open(ctx, dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.Close()
+	b, _ := json.Marshal(m)
+	if err := st.CreateRun(ctx, results.Run{RunID: runID, Fingerprint: m.Fingerprint, ProtocolName: m.ProtocolName, Manifest: b,
+		StartedAt: 1, EndedAt: 2, Status: results.RunComplete, ClockOriginNS: 1_700_000_000_000_000_000 + origin}); err != nil {
+		tb.Fatal(err)
+	}
+	yes := true
+	for li, level := range levels {
+		key := results.PassKey{RunID: runID, Variant: "bf16", Mode: results.ModeConcurrency, Level: level, Repetition: 1}
+		t0 := int64(li+1) * 1e12
+		for i, id := range ids {
+			send := t0 + int64(i)*2e6
+			st.Add(eval.Record{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1, DocID: id, LengthClass: "short",
+				Response: eval.Response{Timings: eval.Timings{SchedNS: send, SendNS: send + 1e3, FirstByteNS: send + 4e5, FirstTokenNS: send + 5e5, LastTokenNS: send + 15e5, DoneNS: send + 16e5},
+					PromptTokens: 310, CompletionTokens: 24, UsageReported: true, ClientChunks: 24,
+					Transport: eval.Transport{FinishReason: "stop", HTTPStatus: 200},
+					Output:    `{"date": "2025-01-02", "amount": 1234.50, "category": "rent"}`},
+				Outcome: eval.Outcome{StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: eval.TP, Amount: eval.TP, Category: eval.TP, Accepted: true},
+				OnTime:  &yes})
+		}
+		phase := results.PhaseSweep
+		if li == 0 {
+			phase = results.PhaseBaseline
+		}
+		if err := st.PutPass(ctx, results.Pass{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1,
+			Phase: phase, Attempt: 1, Status: results.PassComplete, Docs: int64(len(ids)), Accepted: int64(len(ids)), SentConcurrency: 1}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestMerge_Duplicates: a shard written twice (two directories claim index
+// 0) gives every row of it once; the repeats are counted and named, the
+// index reported, and the merged passes still hold each document once.
+func TestMerge_Duplicates(t *testing.T) {
+	root := t.TempDir()
+	dirs := synthShards{docs: 40, count: 2, levels: []int{1, 2}, extra: 1}.write(t, root)
+	sum, err := Merge(testContext(t), MergeOptions{OutDir: filepath.Join(root, "merged"), Dirs: dirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard0 := 0
+	for i := range 40 {
+		if results.ShardOf(fmt.Sprintf("doc-%07d", i), 2) == 0 {
+			shard0++
+		}
+	}
+	if sum.Rows != 80 || sum.Duplicates != int64(2*shard0) || len(sum.DuplicateIndexes) != 1 || sum.DuplicateIndexes[0] != 0 || len(sum.DuplicateRows) == 0 {
+		t.Errorf("rows %d duplicates %d (want 80 and %d) indexes %v examples %d", sum.Rows, sum.Duplicates, 2*shard0, sum.DuplicateIndexes, len(sum.DuplicateRows))
+	}
+	if sum.Status != results.RunComplete || len(sum.Missing) != 0 {
+		t.Errorf("status %s missing %v", sum.Status, sum.Missing)
+	}
+	for _, p := range sum.Passes {
+		if p.Docs != 40 || !p.Complete() || p.Accepted != 40 {
+			t.Errorf("merged pass level %d: %d docs, %d accepted, %s", p.Level, p.Docs, p.Accepted, p.Status)
+		}
+	}
+}
+
+// TestMergeSpans: the active time of a merged pass is the union of the
+// shards' segments: overlapping shards count their common time once, a
+// shard's downtime between its segments is not counted.
+func TestMergeSpans(t *testing.T) {
+	rec := func(id string, send, done int64) eval.Record {
+		return eval.Record{DocID: id, Response: eval.Response{Timings: eval.Timings{SendNS: send, DoneNS: done}}}
+	}
+	var a, b string // one id of each of two shards
+	for i := 0; a == "" || b == ""; i++ {
+		id := fmt.Sprintf("d%d", i)
+		if results.ShardOf(id, 2) == 0 && a == "" {
+			a = id
+		} else if results.ShardOf(id, 2) == 1 && b == "" {
+			b = id
+		}
+	}
+	m := &mergeSpans{count: 2, resumes: map[int][]int64{1: {500}}}
+	// shard 0: 100-300; shard 1: 200-400, then resumed at 500: 600-700.
+	first, last, dur := m.span([]eval.Record{rec(a, 100, 300), rec(b, 200, 400), rec(b, 600, 700)})
+	if first != 100 || last != 700 || dur != 400 {
+		t.Errorf("span = %d..%d, %d ns active; want 100..700, 400 (100-400 and 600-700)", first, last, dur)
+	}
+}
+
+// BenchmarkMerge merges synthetic shards of EXTRACTBENCH_MERGE_ROWS request
+// rows in all (default 1,000,000: 4 shards × 4 passes × 62,500 documents)
+// and reports rows per second, the whole merge included: reading the
+// shards, writing results.db, each pass's row, the Parquet and CSV export.
+// It is not run by go test without -bench, and not with -short:
+//
+//	go test ./pipeline -run '^$' -bench BenchmarkMerge -benchtime 1x
+func BenchmarkMerge(b *testing.B) {
+	if testing.Short() {
+		b.Skip("a 1M-row merge; run without -short")
+	}
+	rows := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("EXTRACTBENCH_MERGE_ROWS")); err == nil && v > 0 {
+		rows = v
+	}
+	levels := []int{1, 2, 4, 8}
+	root := b.TempDir()
+	start := time.Now()
+	dirs := synthShards{docs: rows / len(levels), count: 4, levels: levels}.write(b, root)
+	b.Logf("wrote %d shards of %d rows in all in %s", len(dirs), rows, time.Since(start).Round(time.Millisecond))
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		sum, err := Merge(context.Background(), MergeOptions{OutDir: filepath.Join(root, fmt.Sprintf("merged-%d", i)), Dirs: dirs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.Rows != int64(rows/len(levels)*len(levels)) {
+			b.Fatalf("merged %d rows, want %d", sum.Rows, rows)
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}

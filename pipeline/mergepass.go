@@ -1,0 +1,272 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
+)
+
+// mergeSpans is what activeSpan needs to time a merged pass: which shard
+// each record came from (results.ShardOf over the count) and each shard's
+// resume instants, shifted onto the merged clock.
+type mergeSpans struct {
+	count   int
+	resumes map[int][]int64 // by shard index
+	// base keeps the level-1 passes' lean records, which invariance compares
+	// every later pass of the same repetition with: a merge computes all of
+	// a run's passes at once, so it reads each of them once.
+	base map[results.PassKey][]eval.Record
+}
+
+// baseline is the kept records of pass key; false when not kept (nil m: a
+// run, which reads them from its store).
+func (m *mergeSpans) baseline(key results.PassKey) ([]eval.Record, bool) {
+	if m == nil {
+		return nil, false
+	}
+	recs, ok := m.base[key]
+	return recs, ok
+}
+
+// span is a merged pass's active time: the union of every shard's
+// segments (first t_send to last t_done of each process's stretch), so
+// that shards that ran at the same time count their common time once and
+// their throughput adds up, and the time a shard was down is not counted.
+// first and last are the earliest send and the latest done of any shard.
+func (m *mergeSpans) span(recs []eval.Record) (first, last, dur int64) {
+	byShard := map[int][]eval.Record{}
+	for _, r := range recs {
+		i := results.ShardOf(r.DocID, m.count)
+		byShard[i] = append(byShard[i], r)
+	}
+	var ivs [][2]int64
+	for i, rs := range byShard {
+		ivs = append(ivs, segmentIntervals(rs, m.resumes[i])...)
+	}
+	if len(ivs) == 0 {
+		return 0, 0, 0
+	}
+	slices.SortFunc(ivs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	first, last = ivs[0][0], ivs[0][1]
+	lo, hi := ivs[0][0], ivs[0][1]
+	for _, iv := range ivs[1:] {
+		last = max(last, iv[1])
+		if iv[0] > hi {
+			dur += hi - lo
+			lo, hi = iv[0], iv[1]
+			continue
+		}
+		hi = max(hi, iv[1])
+	}
+	return first, last, dur + hi - lo
+}
+
+// shardPass is one shard's row of a pass being merged.
+type shardPass struct {
+	shard *mergeInput
+	row   results.Pass
+}
+
+// copyRows copies every pass's request rows and telemetry from each shard
+// into the merged store, shard by shard in index order: a (pass,
+// document) already copied from an earlier shard is a duplicate, counted
+// and named, never copied.
+func (mg *merger) copyRows(ctx context.Context, keys []results.PassKey) error {
+	if err := mg.store.Flush(ctx); err != nil {
+		return fmt.Errorf("write the merged run: %w", err)
+	}
+	cp, err := results.OpenCopier(ctx, filepath.Dir(mg.store.Path()))
+	if err != nil {
+		return err
+	}
+	defer cp.Close()
+	for _, in := range mg.shards {
+		if err := cp.Attach(ctx, in.rd); err != nil {
+			return fmt.Errorf("read %s: %w", in.dir, err)
+		}
+		for _, key := range keys {
+			sk := key
+			sk.RunID = in.run.RunID
+			res, err := cp.CopyPass(ctx, sk, key, in.offset, maxDuplicateExamples-len(mg.sum.DuplicateRows))
+			if err != nil {
+				return fmt.Errorf("copy %s: %w", in.dir, err)
+			}
+			in.info.Rows += res.Copied
+			in.info.Duplicates += res.Duplicates
+			mg.sum.Rows += res.Copied
+			mg.sum.Duplicates += res.Duplicates
+			for _, id := range res.Examples {
+				mg.sum.DuplicateRows = append(mg.sum.DuplicateRows, fmt.Sprintf("%s/%s/level=%d/rep=%d doc %s (again in %s)", key.Variant, key.Mode, key.Level, key.Repetition, id, in.dir))
+			}
+		}
+	}
+	return nil
+}
+
+// mergePass writes the row of one merged pass, computed by the runner's own
+// passRow from the pass's merged request rows.
+func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []shardPass) (results.Pass, error) {
+	recs, err := mg.store.PassFigures(ctx, key)
+	if err != nil {
+		return results.Pass{}, fmt.Errorf("read back merged pass %s: %w", key, err)
+	}
+	first := rows[0].row
+	complete := len(recs) == mg.expectedDocs(key)
+	if key.Level == mg.rs.proto.Levels()[0] && complete {
+		mg.rs.merged.base[key] = recs
+	}
+	p := mg.rs.passRow(key, first.Phase, 0, key.Level, recs, mergedTelemetry(rows), first.BatchTransport, complete, nil)
+	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
+	p.SentConcurrency = maxInFlight(recs)
+	if key.Mode != results.ModeRate {
+		per := key.Level
+		if key.Mode == results.ModeContext {
+			per = mg.rs.proto.Sweep.Concurrency
+		}
+		p.SentConcurrency = min(p.SentConcurrency, int64(per*len(rows))) // each shard keeps level in flight
+	}
+	mergeClientFigures(&p, rows)
+	if complete {
+		mg.rs.judgePass(&p) // again: the shards' client self-checks are part of the verdict
+	}
+	if err := mg.store.PutPass(ctx, p); err != nil {
+		return results.Pass{}, fmt.Errorf("write merged pass %s: %w", key, err)
+	}
+	return p, nil
+}
+
+// maxDuplicateExamples is how many duplicate rows a merge names.
+const maxDuplicateExamples = 20
+
+// expectedDocs is how many documents a complete merged pass holds: the
+// whole corpus, or in a context sweep the level's length class.
+func (mg *merger) expectedDocs(key results.PassKey) int {
+	if key.Mode == results.ModeContext {
+		return mg.manifest.Corpus.Classes[eval.LengthClassOf(key.Level)]
+	}
+	return mg.manifest.Corpus.Count
+}
+
+// mergedTelemetry is the engine's side of a merged pass, from the shards'
+// rows of it: peaks (running, waiting, KV cache, memory) and counter
+// growth (preemptions, graph captures) are the highest any shard observed,
+// since shards that share an engine each see all of its load; the engine
+// queue mean is the shards' means weighted by their documents.
+func mergedTelemetry(rows []shardPass) Telemetry {
+	var t Telemetry
+	hi := func(dst **float64, v *int64) {
+		if v == nil {
+			return
+		}
+		f := float64(*v)
+		if *dst == nil || f > **dst {
+			*dst = &f
+		}
+	}
+	var qSum, qCount float64
+	for _, sp := range rows {
+		p := sp.row
+		hi(&t.MaxRunning, p.ObservedMaxRunning)
+		hi(&t.MaxWaiting, p.ObservedMaxWaiting)
+		hi(&t.PreemptionsDelta, p.Preemptions)
+		hi(&t.CapturesDelta, p.EngineCaptures)
+		hi(&t.PeakGPUMemUsed, p.PeakGPUMemBytes)
+		hi(&t.PeakTorchAllocated, p.PeakTorchAllocatedBytes)
+		hi(&t.PeakTorchReserved, p.PeakTorchReservedBytes)
+		if p.PeakKVUsage != nil && (t.PeakKVUsage == nil || *p.PeakKVUsage > *t.PeakKVUsage) {
+			t.PeakKVUsage = ptr(*p.PeakKVUsage)
+		}
+		if p.EngineQueueMeanNS != nil && p.Docs > 0 {
+			qSum += float64(*p.EngineQueueMeanNS) / 1e9 * float64(p.Docs)
+			qCount += float64(p.Docs)
+		}
+	}
+	if qCount > 0 {
+		t.QueueTimeSumDelta, t.QueueTimeCountDelta = &qSum, &qCount
+	}
+	return t
+}
+
+// mergeClientFigures sets the client's self-check of a merged pass from
+// the shards' (each measured by its own process): the highest client delay
+// p99 and CPU share, the CPU time summed, and client-bound when any shard
+// was.
+func mergeClientFigures(p *results.Pass, rows []shardPass) {
+	for _, sp := range rows {
+		r := sp.row
+		if r.ClientDelayP99NS != nil && (p.ClientDelayP99NS == nil || *r.ClientDelayP99NS > *p.ClientDelayP99NS) {
+			p.ClientDelayP99NS = ptr(*r.ClientDelayP99NS)
+		}
+		if r.ClientCPUNS != nil {
+			p.ClientCPUNS = ptr(*r.ClientCPUNS + orZero(p.ClientCPUNS))
+		}
+		if r.ClientCPUShare != nil && (p.ClientCPUShare == nil || *r.ClientCPUShare > *p.ClientCPUShare) {
+			p.ClientCPUShare = ptr(*r.ClientCPUShare)
+		}
+		if r.ClientBound != nil {
+			p.ClientBound = ptr(*r.ClientBound || (p.ClientBound != nil && *p.ClientBound))
+		}
+	}
+}
+
+func orZero[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// passKeys are the merged run's passes: every pass any shard has, the
+// baseline passes first (later passes are judged against them), then by
+// variant, mode, level and repetition.
+func (mg *merger) passKeys() []results.PassKey {
+	type k struct {
+		key      results.PassKey
+		baseline bool
+	}
+	seen := map[results.PassKey]bool{}
+	var keys []k
+	for _, in := range mg.shards {
+		for _, p := range in.passes {
+			key := results.PassKey{RunID: mg.sum.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, k{key, p.Phase == results.PhaseBaseline})
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b k) int {
+		if a.baseline != b.baseline {
+			if a.baseline {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.key.Variant, b.key.Variant), cmp.Compare(a.key.Mode, b.key.Mode),
+			cmp.Compare(a.key.Level, b.key.Level), cmp.Compare(a.key.Repetition, b.key.Repetition))
+	})
+	out := make([]results.PassKey, len(keys))
+	for i, x := range keys {
+		out[i] = x.key
+	}
+	return out
+}
+
+// rowsOf are the shards' rows of the merged pass key, in shard order.
+func (mg *merger) rowsOf(key results.PassKey) []shardPass {
+	var out []shardPass
+	for _, in := range mg.shards {
+		for _, p := range in.passes {
+			if p.Variant == key.Variant && p.Mode == key.Mode && p.Level == key.Level && p.Repetition == key.Repetition {
+				out = append(out, shardPass{shard: in, row: p})
+			}
+		}
+	}
+	return out
+}

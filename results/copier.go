@@ -1,0 +1,222 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// instantColumns are the requests columns that are instants on a run's
+// clock: a merge shifts them onto the merged run's clock. Durations
+// (ttft_ns, e2e_ns, ...) are differences and stay as they are.
+var instantColumns = []string{"sched_ns", "send_ns", "first_byte_ns", "first_token_ns", "last_token_ns", "done_ns"}
+
+// Copier copies request rows and telemetry from shard databases into a
+// merged results database, inside SQLite (ATTACH, INSERT ... SELECT): a
+// merge moves millions of rows without decoding each into Go. It has its
+// own connection to the destination; the Store open on the same database
+// sees the copied rows once CopyPass returns. Not safe for concurrent use.
+type Copier struct {
+	db  *sql.DB
+	dir string
+	// The destination's columns of requests and telemetry, in table order,
+	// and the attached source's (a column the source lacks is copied as
+	// NULL; one it has beyond the destination's is not copied).
+	cols, telCols       []string
+	srcCols, srcTelCols map[string]bool
+}
+
+// copierCacheKiB is the Copier's page cache, KiB (SQLite's default is 2 MiB).
+const copierCacheKiB = 256 << 10
+
+// OpenCopier opens dir/results.db (written by a Store, so migrated) for
+// copying into.
+func OpenCopier(ctx context.Context, dir string) (*Copier, error) {
+	db, err := openDB(filepath.Join(dir, DBName), "immediate")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1) // ATTACH belongs to a connection: keep exactly one
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	// The copy is the bulk of a merge's writes into a database being built
+	// (the merge moves it into place when done; a crash leaves a temporary
+	// directory that the next merge clears): no fsync per commit, and a
+	// cache that holds the indexes' pages while millions of rows go in.
+	for _, pragma := range []string{`PRAGMA synchronous = OFF`, fmt.Sprintf(`PRAGMA cache_size = -%d`, copierCacheKiB)} {
+		if _, err := db.ExecContext(ctx, pragma); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("copy into %s: %s: %w", dir, pragma, err)
+		}
+	}
+	c := &Copier{db: db, dir: dir}
+	if c.cols, err = tableColumns(ctx, db, "main", "requests"); err == nil {
+		c.telCols, err = tableColumns(ctx, db, "main", "telemetry")
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("copy into %s: %w", dir, err)
+	}
+	return c, nil
+}
+
+// tableColumns lists the columns of schema's table in table order.
+func tableColumns(ctx context.Context, db *sql.DB, schema, table string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?, ?) ORDER BY cid`, table, schema)
+	if err != nil {
+		return nil, fmt.Errorf("read the %s columns of %s: %w", table, schema, err)
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	return cols, rows.Err()
+}
+
+// Attach makes rd's database (its migrated copy, for an older schema) the
+// source of the next copies, in place of the previous one.
+func (c *Copier) Attach(ctx context.Context, rd *Reader) error {
+	c.detach(ctx)
+	path := filepath.Join(rd.dir, DBName)
+	if rd.tmp != "" {
+		path = rd.tmp
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if _, err := c.db.ExecContext(ctx, `ATTACH DATABASE ? AS shard`, "file:"+abs+"?mode=ro"); err != nil {
+		return fmt.Errorf("attach %s: %w", path, err)
+	}
+	c.srcCols, c.srcTelCols = map[string]bool{}, map[string]bool{}
+	for table, set := range map[string]map[string]bool{"requests": c.srcCols, "telemetry": c.srcTelCols} {
+		cols, err := tableColumns(ctx, c.db, "shard", table)
+		if err != nil {
+			return fmt.Errorf("attach %s: %w", path, err)
+		}
+		for _, col := range cols {
+			set[col] = true
+		}
+	}
+	return nil
+}
+
+func (c *Copier) detach(ctx context.Context) {
+	if c.srcCols != nil {
+		_, _ = c.db.ExecContext(ctx, `DETACH DATABASE shard`)
+		c.srcCols = nil
+	}
+}
+
+// Close detaches the source and closes the connection.
+func (c *Copier) Close() error {
+	c.detach(context.Background())
+	return c.db.Close()
+}
+
+// CopyResult is what one CopyPass did.
+type CopyResult struct {
+	Copied     int64    // rows inserted
+	Duplicates int64    // rows left out: the destination had the (pass, document) already
+	Examples   []string // the first duplicates' document ids
+	Telemetry  int64    // telemetry samples copied
+}
+
+// CopyPass copies the measured request rows (interrupted ones left out, as
+// every reader leaves them out) and the telemetry of pass src of the
+// attached database into pass dst of the destination, every instant shifted
+// by offsetNS. A (pass, document) the destination already holds is kept
+// and counted as a duplicate; maxExamples of them are named. Columns the
+// source lacks are NULL.
+func (c *Copier) CopyPass(ctx context.Context, src, dst PassKey, offsetNS int64, maxExamples int) (CopyResult, error) {
+	var res CopyResult
+	if c.srcCols == nil {
+		return res, fmt.Errorf("copy pass %s: no source attached", src)
+	}
+	srcKey := []any{src.RunID, src.Variant, src.Mode, src.Level, src.Repetition}
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return res, fmt.Errorf("copy pass %s: %w", src, err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT s.doc_id FROM shard.requests s JOIN main.requests m
+		ON m.run_id = ? AND m.variant = s.variant AND m.mode = s.mode AND m.level = s.level AND m.repetition = s.repetition AND m.doc_id = s.doc_id
+		WHERE s.run_id = ? AND s.variant = ? AND s.mode = ? AND s.level = ? AND s.repetition = ? AND s.`+measured+` ORDER BY s.rowid`,
+		append([]any{dst.RunID}, srcKey...)...)
+	if err != nil {
+		return res, fmt.Errorf("copy pass %s: find duplicates: %w", src, err)
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return res, fmt.Errorf("copy pass %s: find duplicates: %w", src, err)
+		}
+		if res.Duplicates++; len(res.Examples) < maxExamples {
+			res.Examples = append(res.Examples, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return res, fmt.Errorf("copy pass %s: find duplicates: %w", src, err)
+	}
+	sel, args := copySelect(c.cols, c.srcCols, instantColumns, dst.RunID, offsetNS)
+	r, err := tx.ExecContext(ctx, `INSERT INTO main.requests (`+strings.Join(c.cols, ", ")+`)
+		SELECT `+strings.Join(sel, ", ")+` FROM shard.requests
+		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ? AND `+measured+`
+		ORDER BY rowid
+		ON CONFLICT (run_id, variant, mode, level, repetition, doc_id) DO NOTHING`, append(args, srcKey...)...)
+	if err != nil {
+		return res, fmt.Errorf("copy requests of pass %s: %w", src, err)
+	}
+	if res.Copied, err = r.RowsAffected(); err != nil {
+		return res, fmt.Errorf("copy requests of pass %s: %w", src, err)
+	}
+	tsel, targs := copySelect(c.telCols, c.srcTelCols, []string{"t_ns"}, dst.RunID, offsetNS)
+	r, err = tx.ExecContext(ctx, `INSERT INTO main.telemetry (`+strings.Join(c.telCols, ", ")+`)
+		SELECT `+strings.Join(tsel, ", ")+` FROM shard.telemetry
+		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ? ORDER BY rowid`,
+		append(targs, srcKey...)...)
+	if err != nil {
+		return res, fmt.Errorf("copy telemetry of pass %s: %w", src, err)
+	}
+	if res.Telemetry, err = r.RowsAffected(); err != nil {
+		return res, fmt.Errorf("copy telemetry of pass %s: %w", src, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return res, fmt.Errorf("copy pass %s: %w", src, err)
+	}
+	return res, nil
+}
+
+// copySelect is the select list that copies the source's columns into the
+// destination's cols: run_id becomes runID, the instants are shifted by
+// offsetNS (NULL stays NULL), a column the source lacks is NULL; args are
+// the list's parameters in order.
+func copySelect(cols []string, src map[string]bool, instants []string, runID string, offsetNS int64) ([]string, []any) {
+	sel := make([]string, len(cols))
+	var args []any
+	for i, col := range cols {
+		switch {
+		case col == "run_id":
+			sel[i] = "?"
+			args = append(args, runID)
+		case !src[col]:
+			sel[i] = "NULL"
+		case slices.Contains(instants, col):
+			sel[i] = col + " + ?"
+			args = append(args, offsetNS)
+		default:
+			sel[i] = col
+		}
+	}
+	return sel, args
+}
