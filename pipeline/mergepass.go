@@ -122,6 +122,7 @@ func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []sha
 	}
 	p := mg.rs.passRow(key, first.Phase, 0, key.Level, recs, mergedTelemetry(rows), first.BatchTransport, complete, nil)
 	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
+	endpointSpread(&p, mg.endpoints(key.Variant), recs)
 	p.SentConcurrency = maxInFlight(recs)
 	if key.Mode != results.ModeRate {
 		per := key.Level
@@ -269,4 +270,15 @@ func (mg *merger) rowsOf(key results.PassKey) []shardPass {
 		}
 	}
 	return out
+}
+
+// endpoints are the replicas the shards' manifest lists for a variant (none
+// for a variant of one URL: its records name it).
+func (mg *merger) endpoints(variant string) []string {
+	for _, v := range mg.manifest.Variants {
+		if v.Name == variant {
+			return v.Engine.Endpoints
+		}
+	}
+	return nil
 }

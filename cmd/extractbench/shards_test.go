@@ -175,7 +175,7 @@ func requestsByDoc(t *testing.T, dir string) map[docKey]eval.Record {
 }
 
 // TestShards_EndToEnd: three shards of one run, measured at the same time
-// against one built-in engine; the second is killed mid-pass and resumed.
+// against two replicas of the built-in engine; the second is killed mid-pass and resumed.
 // The merge of the three holds every (pass, document) once, and each
 // document's outcome equals an unsharded run's of the same protocol at
 // level 1 (the built-in engine answers deterministically there). A merge
@@ -192,9 +192,8 @@ func TestShards_EndToEnd(t *testing.T) {
 		}
 	}
 	ks.killAfter = int64(len(ks.watch)) / 2 // mid-way through the killed shard's baseline
-	// One engine; with replicas (engine.urls), a second is one more element:
-	// []string{startShardEngine(t, ks), startShardEngine(t, ks)}.
-	engines := []string{startShardEngine(t, ks)}
+	// Two replicas of one engine (engine.urls): every shard dispatches to both.
+	engines := []string{startShardEngine(t, ks), startShardEngine(t, ks)}
 	proto := shardProtocol(t, dir, corpusPath, engines)
 	shardDir := func(i int) string { return filepath.Join(dir, "shards", fmt.Sprintf("shard-%d", i)) }
 
@@ -257,6 +256,13 @@ func TestShards_EndToEnd(t *testing.T) {
 	if len(got) != len(want) || len(want) != 2*shardTestDocs {
 		t.Fatalf("merged run has %d (pass, document) rows, unsharded %d; want %d each", len(got), len(want), 2*shardTestDocs)
 	}
+	perEndpoint := map[string]int{}
+	for _, r := range got {
+		perEndpoint[r.Endpoint]++
+	}
+	if len(perEndpoint) != len(engines) || perEndpoint[engines[0]] == 0 || perEndpoint[engines[1]] == 0 {
+		t.Errorf("merged rows per endpoint %v: want both replicas %v", perEndpoint, engines)
+	}
 	for k, w := range want {
 		g, ok := got[k]
 		switch {
@@ -309,6 +315,9 @@ func checkMergedRun(t *testing.T, dir string, shards int) {
 		if p.Docs != shardTestDocs || !p.Complete() || p.Verdict == "" || p.DurationNS <= 0 {
 			t.Errorf("merged pass level %d: docs %d status %s verdict %q duration %d", p.Level, p.Docs, p.Status, p.Verdict, p.DurationNS)
 		}
+		if p.Endpoints == nil || *p.Endpoints != 2 || *p.EndpointRequestsMin == 0 {
+			t.Errorf("merged pass level %d: endpoints %v, fewest requests on one %v; want 2 replicas, both used", p.Level, p.Endpoints, p.EndpointRequestsMin)
+		}
 		if p.Level > 1 && p.OutputsChanged == nil {
 			t.Errorf("merged pass level %d: no batch-invariance count against level 1", p.Level)
 		}
@@ -323,6 +332,9 @@ func checkMergedRun(t *testing.T, dir string, shards int) {
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "Replicas: requests per endpoint") {
+		t.Errorf("report.md does not show the replicas")
 	}
 	for i := range shards {
 		if !strings.Contains(string(md), fmt.Sprintf("| %d/%d |", i, shards)) {
