@@ -78,6 +78,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	tel := sampler.Stop()
 
 	bg := context.WithoutCancel(ctx) // an interruption still finishes the writes
+	rs.telemetryErrors(bg, v, level, rep, tel)
 	if err := rs.store.AddTelemetry(bg, key, toSamples(tel.Samples)); err != nil {
 		return nil, fmt.Errorf("record telemetry of pass %s: %w", key, err)
 	}
@@ -453,4 +454,25 @@ func (b *passBar) finish(complete bool) {
 		}
 		fmt.Fprintf(b.out, "%s  %s %d/%d%s\n", b.describe(), state, b.done, b.total, rate)
 	}
+}
+
+// telemetryErrors says, on stderr and as an event, that a pass's engine
+// metrics or device readings failed: the pass's engine figures (running,
+// waiting, KV cache, captures, peaks) then come from the scrapes that
+// worked, or are missing, and a reader must not take a missing figure for
+// a zero.
+func (rs *runState) telemetryErrors(ctx context.Context, v *Variant, level, rep int, tel Telemetry) {
+	var parts []string
+	if tel.ScrapeErrors > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d metrics scrapes failed (last: %s)", tel.ScrapeErrors, tel.ScrapeErrors+tel.Scrapes, tel.LastScrapeError))
+	}
+	if tel.GPUErrors > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d nvidia-smi readings failed (last: %s)", tel.GPUErrors, tel.GPUErrors+tel.GPUSamples, tel.LastGPUError))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	detail := fmt.Sprintf("pass at level %d, repetition %d: %s", level, rep, strings.Join(parts, "; "))
+	rs.logf("%s: warning: %s", v.Name, detail)
+	rs.event(ctx, v.Name, results.EventTelemetryErrors, 0, detail)
 }

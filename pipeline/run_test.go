@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -698,5 +699,70 @@ variants:
 	}
 	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'variant_failed' AND variant = 'broken'"); got != 1 {
 		t.Errorf("variant_failed events = %d, want 1", got)
+	}
+}
+
+// TestRun_TelemetryErrors: an engine whose /metrics stop parsing mid-run
+// (a family's TYPE line repeated, as the transformers server once wrote
+// vllm:request_success_total once per finish reason) is not silently left
+// without engine figures: each pass whose scrapes failed says so on stderr
+// and in a telemetry_errors event with the parser's message.
+func TestRun_TelemetryErrors(t *testing.T) {
+	dir := t.TempDir()
+	p, err := builtin.LookupProfile("sim-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.TimeScale = 0.02
+	eng, err := builtin.NewServer(builtin.Config{Profile: p, Models: []string{"sim-8b"}, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var chats atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/chat/completions":
+			chats.Add(1)
+		case r.URL.Path == "/metrics" && chats.Load() >= 6: // broken from the second pass on
+			rec := httptest.NewRecorder()
+			eng.ServeHTTP(rec, r)
+			fmt.Fprintf(w, "%s# TYPE vllm:request_success_total counter\nvllm:request_success_total{finished_reason=\"stop\"} 3\n# TYPE vllm:request_success_total counter\nvllm:request_success_total{finished_reason=\"length\"} 1\n", rec.Body.String())
+			return
+		}
+		eng.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	proto := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(proto, []byte(fmt.Sprintf(`name: scrape-errors
+corpus: %s
+prompt: {user: "Extract.\n\n{{document}}"}
+generation: {max_tokens: 64, temperature: 0}
+acceptance: {min_accepted: 0}
+sweep: {mode: concurrency, levels: [1, 2], repetitions: 1, warmup: 0}
+telemetry_interval: 20ms
+variants:
+  - name: v
+    engine: {url: %q, model: sim-8b}
+`, writeSmallCorpus(t, dir, 6), srv.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	var logBuf bytes.Buffer
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true, Progress: &logBuf}); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE level = 1 AND observed_max_running IS NOT NULL"); got != 1 {
+		t.Errorf("the first pass, scraped while /metrics parsed, has no engine figures")
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'telemetry_errors' AND detail LIKE '%level 2%second TYPE line%'"); got != 1 {
+		t.Errorf("telemetry_errors events for the pass at level 2 naming the parser's error = %d, want 1", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'telemetry_errors' AND detail LIKE '%level 1,%'"); got > 1 {
+		t.Errorf("%d telemetry_errors events for the pass at level 1", got)
+	}
+	if !strings.Contains(logBuf.String(), "v: warning: pass at level 2, repetition 1:") {
+		t.Errorf("stderr does not warn of the failed scrapes:\n%s", logBuf.String())
 	}
 }

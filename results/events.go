@@ -67,6 +67,10 @@ const (
 	// EventMerged: `merge` built this run from shards; Detail lists them,
 	// the missing indexes and the duplicate rows dropped.
 	EventMerged = "merged"
+	// EventTelemetryErrors: scrapes of the engine's /metrics (or nvidia-smi
+	// readings) failed during a pass, so its engine figures are partial or
+	// missing; Detail gives the pass, the counts and the last error.
+	EventTelemetryErrors = "telemetry_errors"
 )
 
 // Event is one row of events: something that happened to the run or a

@@ -176,8 +176,11 @@ class Server:
             gauge("vllm:num_preemptions_total", "Running requests evicted to free KV blocks.", st["preemptions"], "counter")
         gauge("vllm:prompt_tokens_total", "Prompt tokens of admitted requests.", self.prompt_tokens, "counter")
         gauge("vllm:generation_tokens_total", "Generated tokens.", self.generation_tokens, "counter")
-        for reason, n in sorted(self.finished.items()):
-            gauge("vllm:request_success_total", "Finished requests by reason.", n, "counter", f'{labels},finished_reason="{reason}"')
+        if self.finished:
+            # One HELP and TYPE for the family, then a sample per reason: a second TYPE line
+            # for a name makes Prometheus's text parser refuse the whole page.
+            out.extend(["# HELP vllm:request_success_total Finished requests by reason.", "# TYPE vllm:request_success_total counter"])
+            out.extend(f'vllm:request_success_total{{{labels},finished_reason="{reason}"}} {n}' for reason, n in sorted(self.finished.items()))
         for h in (self.queue_time, self.ttft, self.e2e):
             out.extend(h.lines(labels))
         captures = getattr(self.engine, "graph_captures", None)

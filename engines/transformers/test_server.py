@@ -173,6 +173,21 @@ class ServerTest(unittest.IsolatedAsyncioTestCase):
         c = await self.client(eng)
         self.assertEqual((await c.get("/health")).status, 503)
 
+    async def test_metrics_one_type_per_family(self):
+        # Prometheus's text parser refuses a page where a name has two TYPE lines: the
+        # server once wrote one per finish reason, and every scrape after a second
+        # reason failed (extractbench now reports such passes: telemetry_errors).
+        srv = server.Server(ScriptedEngine([5, 6]))
+        srv.finished.update(stop=3, length=1)
+        c = TestClient(TestServer(srv.app()))
+        await c.start_server()
+        self.addAsyncCleanup(c.close)
+        text = await (await c.get("/metrics")).text()
+        types = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")]
+        self.assertEqual(sorted(types), sorted(set(types)), "a metric family has two TYPE lines")
+        self.assertIn('vllm:request_success_total{model_name="scripted",finished_reason="length"} 1\n', text)
+        self.assertIn('vllm:request_success_total{model_name="scripted",finished_reason="stop"} 3\n', text)
+
     async def test_metrics_and_peaks(self):
         eng = ScriptedEngine([5, 6])
         c = await self.client(eng)
