@@ -82,19 +82,19 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err := rs.store.Flush(bg); err != nil {
 		return nil, fmt.Errorf("write requests of pass %s: %w", key, err)
 	}
-	recs, err := rs.store.PassFigures(bg, key) // outputs as digests: the row needs no answer text
+	tally, err := rs.tallyPass(bg, key) // streamed: no record of the pass is held
 	if err != nil {
 		return nil, fmt.Errorf("read back pass %s: %w", key, err)
 	}
-	complete := len(recs) == len(docs)
+	complete := tally.docs == int64(len(docs))
 	bar.finish(complete)
-	p := rs.passRow(key, phase, retryOf, level, recs, tel, transport, complete, self)
+	p := rs.passRow(key, phase, retryOf, level, tally, tel, transport, complete, self)
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}
 	if e.died() {
 		return &p, rs.engineDead(bg, v, e, fmt.Sprintf("during the pass at level %d, repetition %d: dispatch stopped at once, %d of %d documents not sent",
-			level, rep, len(docs)-len(recs), len(docs)))
+			level, rep, int64(len(docs))-tally.docs, len(docs)))
 	}
 	return &p, nil
 }

@@ -3,21 +3,86 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
 
-// passRow turns a pass's records and telemetry into its passes row. Every
+// passTally is what a pass's rows add up to, read one row at a time
+// (results.Store.EachPassRecord) with the order statistics SQLite computes
+// (results.Store.PassOrderStats): nothing grows with the pass's size but
+// the handful of resume segments.
+type passTally struct {
+	acc                                                    eval.PassAccumulator
+	order                                                  results.PassOrderStats
+	docs, outTokens, promptTokens, usage, onTime, onTimeOK int64
+	tokens                                                 tokenTally
+	sched, send                                            instantSpan
+	segments                                               []segment // activeSpan's, one per resume boundary
+}
+
+// segment is the first t_send and last t_done of the requests sent in
+// [lo, hi) of one invocation of the run.
+type segment struct{ lo, hi, first, last int64 }
+
+// tallyPass reads the pass's rows back from the store.
+func (rs *runState) tallyPass(ctx context.Context, key results.PassKey) (*passTally, error) {
+	t := &passTally{}
+	bounds := append([]int64{0}, rs.resumes...)
+	for i, lo := range bounds {
+		hi := int64(1<<63 - 1)
+		if i+1 < len(bounds) {
+			hi = bounds[i+1]
+		}
+		t.segments = append(t.segments, segment{lo: lo, hi: hi})
+	}
+	if err := rs.store.EachPassRecord(ctx, key, t.add); err != nil {
+		return nil, err
+	}
+	var err error
+	t.order, err = rs.store.PassOrderStats(ctx, key)
+	return t, err
+}
+
+// add counts one record.
+func (t *passTally) add(r *eval.Record) {
+	t.acc.Add(r)
+	t.docs++
+	if r.OnTime == nil || *r.OnTime {
+		t.onTime++
+		if r.Accepted {
+			t.onTimeOK++
+		}
+	}
+	t.promptTokens += int64(r.PromptTokens)
+	t.outTokens += int64(r.CompletionTokens)
+	if r.UsageReported {
+		t.usage++
+	}
+	t.tokens.add(r)
+	t.sched.add(r.SchedNS)
+	t.send.add(r.SendNS)
+	for i := range t.segments {
+		g := &t.segments[i]
+		if r.SendNS <= 0 || r.SendNS < g.lo || r.SendNS >= g.hi {
+			continue
+		}
+		if g.first == 0 || r.SendNS < g.first {
+			g.first = r.SendNS
+		}
+		g.last = max(g.last, r.DoneNS)
+	}
+}
+
+// passRow turns a pass's tally and telemetry into its passes row. Every
 // figure is computed from the stored records, so that a resumed pass gets
 // the same figures as one that ran through.
-func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level int, recs []eval.Record, tel Telemetry, transport string, complete bool, self *clientSelf) results.Pass {
-	agg := eval.Aggregate(recs)
+func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level int, t *passTally, tel Telemetry, transport string, complete bool, self *clientSelf) results.Pass {
+	agg := t.acc.Summary(t.order.UniqueDocs, t.order.Recovered, nil) // one row per (pass, document): no duplicate id
 	p := results.Pass{
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
 		Phase: phase, Attempt: 1, BatchTransport: transport,
-		Docs: int64(len(recs)), Accepted: int64(agg.Accepted), UniqueIDs: int64(agg.Recovered),
+		Docs: t.docs, Accepted: int64(agg.Accepted), UniqueIDs: int64(agg.Recovered),
 		Status: results.PassComplete,
 	}
 	for f, n := range agg.Failures {
@@ -33,7 +98,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		b := int64(level)
 		p.RequestedBatch = &b
 	}
-	p.SentConcurrency = maxInFlight(recs)
+	p.SentConcurrency = t.order.MaxInFlight
 	if key.Mode != results.ModeRate && key.Mode != results.ModeContext && (level < int(p.SentConcurrency) || key.Mode == results.ModeConcurrency) {
 		p.SentConcurrency = min(p.SentConcurrency, int64(level))
 	}
@@ -45,68 +110,45 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.CategoryConfusion = string(b)
 	}
 
-	var ttft, ttftSched, e2e, e2eSched, queue, tpot []int64
-	var outTokens, promptTokens, usage, onTime, onTimeAccepted int64
-	for _, r := range recs {
-		if r.OnTime == nil || *r.OnTime {
-			onTime++
-			if r.Accepted {
-				onTimeAccepted++
-			}
-		}
-		if r.FirstTokenNS > 0 && r.SchedNS > 0 {
-			ttftSched = append(ttftSched, r.FirstTokenNS-r.SchedNS)
-		}
-		promptTokens += int64(r.PromptTokens)
-		if r.FirstTokenNS > 0 && r.SendNS > 0 {
-			ttft = append(ttft, r.FirstTokenNS-r.SendNS)
-		}
-		if r.DoneNS > 0 && r.SendNS > 0 {
-			e2e = append(e2e, r.DoneNS-r.SendNS)
-			e2eSched = append(e2eSched, r.DoneNS-r.SchedNS)
-			queue = append(queue, r.SendNS-r.SchedNS)
-		}
-		if r.CompletionTokens > 1 && r.LastTokenNS > r.FirstTokenNS && r.FirstTokenNS > 0 {
-			tpot = append(tpot, (r.LastTokenNS-r.FirstTokenNS)/int64(r.CompletionTokens-1))
-		}
-		outTokens += int64(r.CompletionTokens)
-		if r.UsageReported {
-			usage++
-		}
-	}
+	outTokens, promptTokens := t.outTokens, t.promptTokens
 	p.OutputTokens, p.PromptTokens = outTokens, promptTokens
-	p.TokenCountMismatches = tokenCountMismatches(recs)
-	if len(recs) > 0 {
-		p.UsageReportedShare = ptr(float64(usage) / float64(len(recs)))
+	p.TokenCountMismatches = t.tokens.figure()
+	if t.docs > 0 {
+		p.UsageReportedShare = ptr(float64(t.usage) / float64(t.docs))
 	}
-	if s := eval.DescribeNS(ttft); s.N > 0 {
+	o := &t.order
+	if s := o.TTFT; s.N > 0 {
 		p.TTFTN = int64(s.N)
 		p.TTFTP50NS, p.TTFTP90NS, p.TTFTP95NS, p.TTFTP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P95)), ptr(int64(s.P99))
 		p.TTFTMinNS, p.TTFTMaxNS = ptr(int64(s.Min)), ptr(int64(s.Max))
 	}
-	if s := eval.DescribeNS(e2e); s.N > 0 {
+	if s := o.E2E; s.N > 0 {
 		p.E2EN = int64(s.N)
 		p.E2EP50NS, p.E2EP90NS, p.E2EP95NS, p.E2EP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P95)), ptr(int64(s.P99))
 		p.E2EMinNS, p.E2EMaxNS = ptr(int64(s.Min)), ptr(int64(s.Max))
 	}
-	if s := eval.DescribeNS(e2eSched); s.N > 0 {
+	if s := o.E2ESched; s.N > 0 {
 		p.E2ESchedP95NS = ptr(int64(s.P95))
 	}
-	if s := eval.DescribeNS(queue); s.N > 0 {
+	if s := o.Queue; s.N > 0 {
 		p.ClientQueueP95NS = ptr(int64(s.P95))
 		p.LatenessP50NS, p.LatenessP99NS = ptr(int64(s.P50)), ptr(int64(s.P99))
 	}
-	if s := eval.DescribeNS(tpot); s.N > 0 {
+	if s := o.TPOT; s.N > 0 {
 		p.TPOTP50NS, p.TPOTP90NS, p.TPOTP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P99))
 	}
-	if s := eval.DescribeNS(ttftSched); s.N > 0 {
+	if s := o.TTFTSched; s.N > 0 {
 		p.TTFTSchedP99NS = ptr(int64(s.P99))
 	}
+	onTime, onTimeAccepted := t.onTime, t.onTimeOK
 	p.OnTime, p.OnTimeAccepted = &onTime, &onTimeAccepted
-	p.OfferedRate, p.AchievedRate = rates(key, recs)
+	if key.Mode == results.ModeRate && key.Level != results.SyncLevel {
+		p.OfferedRate = t.sched.perSecond()
+	}
+	p.AchievedRate = t.send.perSecond()
 	self.judge(&p)
 
-	first, last, dur := rs.activeSpan(recs)
+	first, last, dur := t.activeSpan()
 	if dur > 0 {
 		p.StartedNS, p.EndedNS, p.DurationNS = &first, &last, dur
 		secs := float64(dur) / 1e9
@@ -122,7 +164,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	p.ObservedMaxWaiting = roundPtr(tel.MaxWaiting)
 	p.Preemptions = roundPtr(tel.PreemptionsDelta)
 	p.EngineCaptures = roundPtr(tel.CapturesDelta)
-	p.OutputsChanged, p.VerdictsChanged = rs.invariance(key, recs)
+	p.OutputsChanged, p.VerdictsChanged = rs.invariance(key)
 	if tel.QueueTimeCountDelta != nil && *tel.QueueTimeCountDelta > 0 && tel.QueueTimeSumDelta != nil {
 		p.EngineQueueMeanNS = ptr(int64(*tel.QueueTimeSumDelta / *tel.QueueTimeCountDelta * 1e9))
 	}
@@ -142,63 +184,45 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	return p
 }
 
-// rates are a pass's offered rate (rate mode: its planned arrivals) and
-// achieved send rate, each (requests − 1) over the span from the first to
-// the last instant, since n instants hold n − 1 gaps; nil under 2 instants
-// or for a pass without a schedule.
-func rates(key results.PassKey, recs []eval.Record) (offered, achieved *float64) {
-	perSecond := func(instants func(r *eval.Record) int64) *float64 {
-		var lo, hi, n int64
-		for i := range recs {
-			t := instants(&recs[i])
-			if t <= 0 {
-				continue
-			}
-			if n == 0 || t < lo {
-				lo = t
-			}
-			hi = max(hi, t)
-			n++
-		}
-		if n < 2 || hi <= lo {
-			return nil
-		}
-		return ptr(float64(n-1) / (float64(hi-lo) / 1e9))
+// instantSpan is the earliest and latest of a pass's instants of one kind
+// (planned arrivals, sends) and how many there were; 0 is never recorded.
+type instantSpan struct{ lo, hi, n int64 }
+
+func (s *instantSpan) add(t int64) {
+	if t <= 0 {
+		return
 	}
-	if key.Mode == results.ModeRate && key.Level != results.SyncLevel {
-		offered = perSecond(func(r *eval.Record) int64 { return r.SchedNS })
+	if s.n == 0 || t < s.lo {
+		s.lo = t
 	}
-	return offered, perSecond(func(r *eval.Record) int64 { return r.SendNS })
+	s.hi = max(s.hi, t)
+	s.n++
+}
+
+// perSecond is the span's rate, (instants − 1) over the span from the first
+// to the last, since n instants hold n − 1 gaps; nil under 2 instants. It is
+// a pass's offered rate (rate mode: its planned arrivals) or its achieved
+// send rate.
+func (s *instantSpan) perSecond() *float64 {
+	if s.n < 2 || s.hi <= s.lo {
+		return nil
+	}
+	return ptr(float64(s.n-1) / (float64(s.hi-s.lo) / 1e9))
 }
 
 // activeSpan is first t_send to last t_done; for a pass cut by an
 // interruption it sums the spans of each segment, so that the time the
 // tool was down is not counted as pass duration.
-func (rs *runState) activeSpan(recs []eval.Record) (first, last, dur int64) {
-	bounds := append([]int64{0}, rs.resumes...)
-	for i, lo := range bounds {
-		hi := int64(1<<63 - 1)
-		if i+1 < len(bounds) {
-			hi = bounds[i+1]
-		}
-		var f, l int64
-		for _, r := range recs {
-			if r.SendNS <= 0 || r.SendNS < lo || r.SendNS >= hi {
-				continue
-			}
-			if f == 0 || r.SendNS < f {
-				f = r.SendNS
-			}
-			l = max(l, r.DoneNS)
-		}
-		if f == 0 {
+func (t *passTally) activeSpan() (first, last, dur int64) {
+	for _, g := range t.segments {
+		if g.first == 0 {
 			continue
 		}
 		if first == 0 {
-			first = f
+			first = g.first
 		}
-		last = max(last, l)
-		dur += l - f
+		last = max(last, g.last)
+		dur += g.last - g.first
 	}
 	return first, last, dur
 }
@@ -222,35 +246,6 @@ func (rs *runState) baselineShare(key results.PassKey) float64 {
 	return float64(accepted) / float64(docs)
 }
 
-// maxInFlight is the most requests the client had in flight at once.
-func maxInFlight(recs []eval.Record) int64 {
-	type edge struct {
-		t     int64
-		delta int
-	}
-	var edges []edge
-	for _, r := range recs {
-		if r.SendNS > 0 && r.DoneNS >= r.SendNS {
-			edges = append(edges, edge{r.SendNS, 1}, edge{r.DoneNS, -1})
-		}
-	}
-	slices.SortFunc(edges, func(a, b edge) int {
-		if a.t != b.t {
-			if a.t < b.t {
-				return -1
-			}
-			return 1
-		}
-		return a.delta - b.delta // a request done at t frees its slot before one sent at t
-	})
-	cur, peak := 0, 0
-	for _, e := range edges {
-		cur += e.delta
-		peak = max(peak, cur)
-	}
-	return int64(peak)
-}
-
 func toSamples(in []Sample) []results.TelemetrySample {
 	out := make([]results.TelemetrySample, len(in))
 	for i, s := range in {
@@ -270,9 +265,9 @@ func roundPtr(v *float64) *int64 {
 }
 
 // invariance compares the pass's outputs with the level-1 pass of the same
-// variant, mode and repetition (eval.Invariance); nil for level 1 itself or
-// when that pass is not complete.
-func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed, verdicts *int64) {
+// variant, mode and repetition (eval.Invariance, computed in the store);
+// nil for level 1 itself or when that pass is not complete.
+func (rs *runState) invariance(key results.PassKey) (changed, verdicts *int64) {
 	base := rs.proto.Levels()[0]
 	if key.Level == base || key.Mode == results.ModeContext { // a context step's documents are not the baseline's
 		return nil, nil
@@ -283,10 +278,9 @@ func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed
 	if bp, err := rs.store.Pass(ctx, bk); err != nil || bp == nil || !bp.Complete() {
 		return nil, nil
 	}
-	baseRecs, err := rs.store.PassFigures(ctx, bk) // digests compare as the outputs do
+	c, v, err := rs.store.PassInvariance(ctx, key, base)
 	if err != nil {
 		return nil, nil
 	}
-	c, v, _ := eval.Invariance(baseRecs, recs)
 	return ptr(int64(c)), ptr(int64(v))
 }

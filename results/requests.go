@@ -2,7 +2,6 @@ package results
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"strings"
@@ -195,59 +194,6 @@ func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, er
 		return nil, fmt.Errorf("records of pass %s: %w", key, err)
 	}
 	return recs, nil
-}
-
-// PassFigures returns the pass's rows as PassRecords does, lean: each
-// Output is replaced by a 16-byte digest of it (equal outputs, equal
-// digests: what eval.Invariance compares) and the strings every row repeats
-// (run, variant, mode, class, finish reason, kinds, results) are shared, so
-// that the records of a large pass take a small, fixed size each instead
-// of holding every answer's text. It is what a passes row is computed from.
-func (s *Store) PassFigures(ctx context.Context, key PassKey) ([]eval.Record, error) {
-	if err := s.Flush(ctx); err != nil {
-		return nil, fmt.Errorf("records of pass %s: %w", key, err)
-	}
-	in := interner{}
-	var recs []eval.Record
-	err := s.eachRecord(ctx, func(r *eval.Record) {
-		r.Output = OutputDigest(r.Output)
-		r.RunID, r.Variant, r.Mode, r.LengthClass = in.s(r.RunID), in.s(r.Variant), in.s(r.Mode), in.s(r.LengthClass)
-		r.FinishReason = in.s(r.FinishReason)
-		r.Kind, r.Failure = eval.TransportKind(in.s(string(r.Kind))), eval.Failure(in.s(string(r.Failure)))
-		r.Date, r.Amount, r.Category = eval.FieldResult(in.s(string(r.Date))), eval.FieldResult(in.s(string(r.Amount))), eval.FieldResult(in.s(string(r.Category)))
-		recs = append(recs, *r)
-	}, `run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
-		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
-	if err != nil {
-		return nil, fmt.Errorf("records of pass %s: %w", key, err)
-	}
-	return recs, nil
-}
-
-// OutputDigest is what PassFigures keeps of an output: "" for none, else
-// the first 16 bytes of its sha256.
-func OutputDigest(output string) string {
-	if output == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(output))
-	return string(sum[:16])
-}
-
-// interner shares equal strings; the values a column repeats are few.
-type interner map[string]string
-
-func (in interner) s(v string) string {
-	if v == "" {
-		return ""
-	}
-	if w, ok := in[v]; ok {
-		return w
-	}
-	if len(in) < 1024 {
-		in[v] = v
-	}
-	return v
 }
 
 // records reads the measured requests rows matching where (a SQL condition

@@ -541,38 +541,3 @@ func TestOpenReadOnly_OlderSchema(t *testing.T) {
 		t.Errorf("missing results.db: got %v, want an error wrapping os.ErrNotExist", err)
 	}
 }
-
-// TestStore_PassFiguresLean checks the records a passes row is computed
-// from: every field as PassRecords has it, but the output as a fixed-size
-// digest (equal for equal outputs), so a large pass holds no answer text.
-func TestStore_PassFiguresLean(t *testing.T) {
-	ctx := context.Background()
-	s, _ := MustOpen(t)
-	for i := range 8 {
-		s.Add(testRecord(testKey, i))
-	}
-	full, err := s.PassRecords(ctx, testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lean, err := s.PassFigures(ctx, testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lean) != len(full) {
-		t.Fatalf("PassFigures returned %d records, want %d", len(lean), len(full))
-	}
-	for i := range full {
-		want := full[i]
-		want.Output = OutputDigest(want.Output)
-		if !reflect.DeepEqual(lean[i], want) {
-			t.Errorf("record %d:\n got %+v\nwant %+v", i, lean[i], want)
-		}
-		if full[i].Output != "" && len(lean[i].Output) != 16 {
-			t.Errorf("record %d: output kept as %d bytes, want a 16-byte digest", i, len(lean[i].Output))
-		}
-	}
-	if OutputDigest(`{"a":1}`) != OutputDigest(`{"a":1}`) || OutputDigest(`{"a":1}`) == OutputDigest(`{"a":2}`) {
-		t.Error("digests do not compare as the outputs do")
-	}
-}
