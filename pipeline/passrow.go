@@ -36,13 +36,22 @@ func (rs *runState) tallyPass(ctx context.Context, key results.PassKey) (*passTa
 		}
 		t.segments = append(t.segments, segment{lo: lo, hi: hi})
 	}
-	if err := rs.store.EachPassRecord(ctx, key, t.add); err != nil {
+	err := rs.store.EachPassRecord(ctx, key, func(r *eval.Record) {
+		t.add(r)
+		if tallyRowHook != nil {
+			tallyRowHook(t.docs)
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
-	var err error
 	t.order, err = rs.store.PassOrderStats(ctx, key)
 	return t, err
 }
+
+// tallyRowHook, set by a test only, runs after each row tallyPass reads (to
+// sample the live heap while a pass streams through).
+var tallyRowHook func(rows int64)
 
 // add counts one record.
 func (t *passTally) add(r *eval.Record) {
