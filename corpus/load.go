@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -70,7 +72,7 @@ func (e *LoadError) Error() string {
 // *LoadError listing all of them; other errors are I/O errors.
 func Load(path string) (*Corpus, error) {
 	var docs []Document
-	s, err := read(path, func(d *Document, _ int, _ int64, _ int) { docs = append(docs, *d) })
+	s, err := read(path, func(d *Document, _ int, _ int64, _ int) { docs = append(docs, *d) }, func() { docs = nil })
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +87,9 @@ func Load(path string) (*Corpus, error) {
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // scan is everything read learns about a corpus, good or bad. It keeps
-// nothing per document but two compact sets (16 bytes of hash and a line
-// number per id and per text), so memory stays flat in the corpus size.
+// nothing per document but 8 bytes of hash per id and per text (readFS),
+// or, read again when two hashes are equal, exact sets of 16 bytes of hash
+// and a line number per id and per text.
 type scan struct {
 	corpus         *Corpus
 	problems       []Problem
@@ -116,14 +119,40 @@ type pendingText struct {
 type DocFunc func(d *Document, line int, offset int64, length int)
 
 // read loads path without stopping at the first problem.
-func read(path string, onDoc DocFunc) (*scan, error) {
-	return readFS(osFS{}, path, onDoc)
+func read(path string, onDoc DocFunc, reset func()) (*scan, error) {
+	return readFS(osFS{}, path, onDoc, reset)
 }
 
 // readFS is read over any file system: the disk, or the default corpus
 // embedded in the binary. It streams documents.jsonl line by line and hands
 // each valid document to onDoc (nil: none kept).
-func readFS(fsys fs.FS, path string, onDoc DocFunc) (*scan, error) {
+//
+// Duplicate ids and texts are looked for first with 8 bytes of hash per id
+// and per text, sorted at the end (16 bytes a document in all). Equal ids or
+// texts always have equal hashes, so when no two hashes are equal there is
+// no duplicate, and that is the answer for a valid corpus. When two are
+// equal (a duplicate, or a rare collision of hashes), the corpus is read
+// again with exact sets that say which lines repeat which (reset is called
+// first, so that onDoc's receiver drops what it got; nil when there is none).
+func readFS(fsys fs.FS, path string, onDoc DocFunc, reset func()) (*scan, error) {
+	s, err := scanCorpus(fsys, path, onDoc, false)
+	if !errors.Is(err, errHashesRepeat) {
+		return s, err
+	}
+	if reset != nil {
+		reset()
+	}
+	return scanCorpus(fsys, path, onDoc, true)
+}
+
+// errHashesRepeat says that two ids or two texts of a corpus share a hash:
+// the lines that repeat are found by an exact second read.
+var errHashesRepeat = errors.New("two ids or two texts share a hash")
+
+// scanCorpus reads the corpus once; exact keeps a set of 16-byte hashes
+// with their line per id and text and names every duplicate, else the
+// compact hashes are kept and errHashesRepeat returned when two are equal.
+func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, exact bool) (*scan, error) {
 	info, err := fs.Stat(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus %s: %w", path, err)
@@ -155,7 +184,10 @@ func readFS(fsys fs.FS, path string, onDoc DocFunc) (*scan, error) {
 		}
 	}
 	mb := newManifestBuilder(categories, fields, false)
-	if err := s.records(docsPath, manPath, f, categories, mb, onDoc); err != nil {
+	if err := s.records(docsPath, manPath, f, categories, mb, onDoc, exact); err != nil {
+		if errors.Is(err, errHashesRepeat) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
 	}
 	if len(s.pendingTexts) > 0 {
@@ -246,13 +278,15 @@ func (s *scan) parseManifest(file string, raw []byte) *Manifest {
 }
 
 // records streams every line of documents.jsonl.
-func (s *scan) records(file, manPath string, r io.Reader, categories []string, mb *manifestBuilder, onDoc DocFunc) error {
+func (s *scan) records(file, manPath string, r io.Reader, categories []string, mb *manifestBuilder, onDoc DocFunc, exact bool) error {
 	enum := make(map[string]bool, len(categories))
 	for _, c := range categories {
 		enum[c] = true
 	}
-	ids := map[[16]byte]uint32{}   // id hash → line
-	texts := map[[16]byte]uint32{} // text hash → line of its first document
+	ids := map[[16]byte]uint32{}      // exact: id hash → line
+	texts := map[[16]byte]uint32{}    // exact: text hash → line of its first document
+	var idHashes, textHashes []uint64 // compact: 8 bytes of hash per id and per text
+	seed := maphash.MakeSeed()
 	lr := newLineReader(r)
 	for n := 1; ; n++ {
 		raw, offset, size, ok, err := lr.next()
@@ -280,23 +314,26 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		if d == nil {
 			continue
 		}
-		idKey := hash16(d.ID)
-		if first, dup := ids[idKey]; dup {
+		if !exact {
+			idHashes = append(idHashes, maphash.String(seed, d.ID))
+		} else if first, dup := ids[hash16(d.ID)]; dup {
 			s.add(file, n, "id", "duplicate id %q, first on line %d; every id must be unique", d.ID, first)
 			s.duplicateIDs = append(s.duplicateIDs, fmt.Sprintf("%s (lines %d, %d)", d.ID, first, n))
 			continue
+		} else {
+			ids[hash16(d.ID)] = uint32(n)
 		}
-		ids[idKey] = uint32(n)
 		if len(probs) > 0 {
 			continue
 		}
-		textKey := hash16(d.Text)
-		if first, dup := texts[textKey]; dup {
+		if !exact {
+			textHashes = append(textHashes, maphash.String(seed, d.Text))
+		} else if first, dup := texts[hash16(d.Text)]; dup {
 			s.pendingTexts = append(s.pendingTexts, pendingText{warning: len(s.corpus.Warnings), duplicate: len(s.duplicateTexts), firstLine: int(first), line: n, id: d.ID})
 			s.corpus.Warnings = append(s.corpus.Warnings, "")
 			s.duplicateTexts = append(s.duplicateTexts, "")
 		} else {
-			texts[textKey] = uint32(n)
+			texts[hash16(d.Text)] = uint32(n)
 		}
 		if tokens := ApproxTokens(d.Text); !inClass(d.LengthClass, tokens) {
 			s.corpus.Warnings = append(s.corpus.Warnings, fmt.Sprintf("%s:%d: length_class: %q but the text is about %d tokens", file, n, d.LengthClass, tokens))
@@ -316,10 +353,24 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 			onDoc(d, n, offset, size)
 		}
 	}
+	if repeats(idHashes) || repeats(textHashes) {
+		return errHashesRepeat
+	}
 	if s.lines == 0 {
 		s.add(file, 0, "(file)", "no records: a corpus needs at least one document")
 	}
 	return nil
+}
+
+// repeats sorts hashes and reports whether two are equal.
+func repeats(hashes []uint64) bool {
+	slices.Sort(hashes)
+	for i := 1; i < len(hashes); i++ {
+		if hashes[i] == hashes[i-1] {
+			return true
+		}
+	}
+	return false
 }
 
 // hash16 is the first 16 bytes of the sha256 of s: a compact set key.
@@ -493,7 +544,7 @@ func Open(path string) (*Corpus, error) {
 	var docs []Document
 	s, err := read(path, func(d *Document, _ int, offset int64, size int) {
 		docs = append(docs, Document{ID: d.ID, LengthClass: internClass(d.LengthClass), ref: lineRef{offset: offset, size: int32(size)}})
-	})
+	}, func() { docs = nil })
 	if err != nil {
 		return nil, err
 	}

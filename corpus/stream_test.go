@@ -1,9 +1,11 @@
 package corpus
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -139,5 +141,55 @@ func TestOpen_Dir(t *testing.T) {
 	}
 	if c.TextSize(c.Documents[0]) < len(docs[0].Text) {
 		t.Errorf("TextSize %d below the text's %d bytes", c.TextSize(c.Documents[0]), len(docs[0].Text))
+	}
+}
+
+// TestScan_CompactHashesThenExact checks the two ways duplicates are looked
+// for: on a corpus without any, the compact hashes give the same result as
+// the exact sets; with a duplicate text (a warning, the corpus still loads)
+// the corpus is read again exactly, and Load and Open keep each document
+// once, not once per read.
+func TestScan_CompactHashesThenExact(t *testing.T) {
+	docs := sampleDocs()
+	file := filepath.Join(t.TempDir(), "c.jsonl")
+	write := func(docs []Document) {
+		data, err := EncodeDocuments(docs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(docs)
+	fast, err := scanCorpus(osFS{}, file, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := scanCorpus(osFS{}, file, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fast, exact) {
+		t.Errorf("compact hashes and exact sets disagree:\n%+v\n%+v", fast, exact)
+	}
+
+	dup := docs[0]
+	dup.ID = "doc-dup"
+	write(append(docs, dup))
+	if _, err := scanCorpus(osFS{}, file, nil, false); !errors.Is(err, errHashesRepeat) {
+		t.Fatalf("a repeated text read with compact hashes: %v, want errHashesRepeat", err)
+	}
+	for name, load := range map[string]func(string) (*Corpus, error){"Load": Load, "Open": Open} {
+		c, err := load(file)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(c.Documents) != len(docs)+1 || len(c.Warnings) != 1 { // same text as doc-0001
+			t.Errorf("%s: %d documents, warnings %q; want %d and the repeated text named", name, len(c.Documents), c.Warnings, len(docs)+1)
+		}
+	}
+	if !repeats([]uint64{5, 1, 3, 1}) || repeats([]uint64{5, 1, 3}) || repeats(nil) {
+		t.Error("repeats: wrong answer")
 	}
 }
