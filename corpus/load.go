@@ -24,11 +24,12 @@ import (
 // Corpus is a loaded, validated corpus.
 type Corpus struct {
 	Path      string     // the directory or .jsonl file it was loaded from
-	Documents []Document // in file order
+	Documents []Document // in file order; nil for a corpus opened by reference (Open): use Len and Doc
 	Manifest  Manifest   // recomputed from the records; enum and field definitions from manifest.json
 	Warnings  []string   // problems that do not stop a run (a duplicate text, a class that disagrees with the length)
 
-	docsPath string // documents.jsonl of a corpus opened by reference (Open)
+	docsPath string    // documents.jsonl of a corpus opened by reference (Open)
+	index    *docIndex // its documents, by reference
 }
 
 // Problem is one thing wrong with a corpus, located as precisely as the
@@ -536,22 +537,29 @@ func enumList(enum map[string]bool) string {
 }
 
 // Open reads and validates a corpus like Load but holds its documents by
-// reference: each Document keeps its id, length class and the place of its
-// line in documents.jsonl, and Resolve reads its text and expectations when
-// it is sent. Memory then stays flat in the size of the corpus, whose texts
-// are read once to validate and hash them and once more when dispatched.
+// reference: it keeps each document's id, length class and the place of its
+// line in documents.jsonl (a compact index: Len and Doc read it; Documents
+// stays nil), and Resolve reads its text and expectations when it is sent.
+// Memory then grows by about 30 bytes a document, whose texts are read once
+// to validate and hash them and once more when dispatched.
 func Open(path string) (*Corpus, error) {
-	var docs []Document
+	x := &docIndex{}
+	var indexErr error
 	s, err := read(path, func(d *Document, _ int, offset int64, size int) {
-		docs = append(docs, Document{ID: d.ID, LengthClass: internClass(d.LengthClass), ref: lineRef{offset: offset, size: int32(size)}})
-	}, func() { docs = nil })
+		if err := x.add(d.ID, d.LengthClass, offset, size); err != nil && indexErr == nil {
+			indexErr = err
+		}
+	}, func() { x = &docIndex{} })
 	if err != nil {
 		return nil, err
 	}
 	if len(s.problems) > 0 {
 		return nil, &LoadError{Path: path, Problems: s.problems}
 	}
-	s.corpus.Documents = docs
+	if indexErr != nil {
+		return nil, fmt.Errorf("open corpus %s: %w", path, indexErr)
+	}
+	s.corpus.index = x
 	docsPath := path
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		docsPath = filepath.Join(path, DocumentsFile)

@@ -97,11 +97,12 @@ func TestOpen_ByReference(t *testing.T) {
 	if got, want := opened.Manifest.SHA256, loaded.Manifest.SHA256; got != want {
 		t.Errorf("sha256 = %s, want %s", got, want)
 	}
-	if len(opened.Documents) != len(docs) {
-		t.Fatalf("documents = %d, want %d", len(opened.Documents), len(docs))
+	if opened.Len() != len(docs) || opened.Documents != nil {
+		t.Fatalf("documents = %d (%d held whole), want %d by reference", opened.Len(), len(opened.Documents), len(docs))
 	}
-	for i, d := range opened.Documents {
-		if d.Text != "" || d.Expected.Amount != nil {
+	for i := range opened.Len() {
+		d := opened.Doc(i)
+		if d.ID != loaded.Documents[i].ID || d.Text != "" || d.Expected.Amount != nil {
 			t.Errorf("document %s holds its text or expectations in memory", d.ID)
 		}
 		full, err := opened.Resolve(d)
@@ -116,7 +117,7 @@ func TestOpen_ByReference(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Repeat("x", len(data))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := opened.Resolve(opened.Documents[1]); err == nil || !strings.Contains(err.Error(), "changed") {
+	if _, err := opened.Resolve(opened.Doc(1)); err == nil || !strings.Contains(err.Error(), "changed") {
 		t.Errorf("Resolve after the file changed: err = %v, want one saying the file changed", err)
 	}
 }
@@ -130,8 +131,11 @@ func TestOpen_Dir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, d := range c.Documents {
-		full, err := c.Resolve(d)
+	if c.Len() != len(docs) {
+		t.Fatalf("documents = %d, want %d", c.Len(), len(docs))
+	}
+	for i := range c.Len() {
+		full, err := c.Resolve(c.Doc(i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,8 +143,8 @@ func TestOpen_Dir(t *testing.T) {
 			t.Errorf("document %d read back as %q, want %q", i, full.Text, docs[i].Text)
 		}
 	}
-	if c.TextSize(c.Documents[0]) < len(docs[0].Text) {
-		t.Errorf("TextSize %d below the text's %d bytes", c.TextSize(c.Documents[0]), len(docs[0].Text))
+	if c.TextSize(c.Doc(0)) < len(docs[0].Text) {
+		t.Errorf("TextSize %d below the text's %d bytes", c.TextSize(c.Doc(0)), len(docs[0].Text))
 	}
 }
 
@@ -185,8 +189,8 @@ func TestScan_CompactHashesThenExact(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if len(c.Documents) != len(docs)+1 || len(c.Warnings) != 1 { // same text as doc-0001
-			t.Errorf("%s: %d documents, warnings %q; want %d and the repeated text named", name, len(c.Documents), c.Warnings, len(docs)+1)
+		if c.Len() != len(docs)+1 || len(c.Warnings) != 1 { // same text as doc-0001
+			t.Errorf("%s: %d documents, warnings %q; want %d and the repeated text named", name, c.Len(), c.Warnings, len(docs)+1)
 		}
 	}
 	if !repeats([]uint64{5, 1, 3, 1}) || repeats([]uint64{5, 1, 3}) || repeats(nil) {

@@ -273,7 +273,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		ProtocolName:   rs.proto.Name,
 		ProtocolSource: rs.proto.Source,
 		Protocol:       rs.proto.Canonical(),
-		Corpus:         CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: len(rs.corpus.Documents), Classes: classCounts(rs.corpus)},
+		Corpus:         CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: rs.corpus.Len(), Classes: classCounts(rs.corpus)},
 		OutputSchema:   SchemaInfo{Source: schemaSrc, SHA256: sha256Hex(schemaRaw)},
 		Prompt:         rs.proto.Prompt,
 		Generation:     rs.proto.Generation,
@@ -405,8 +405,8 @@ func responseFormat(schema []byte) json.RawMessage {
 
 func classCounts(c *corpus.Corpus) map[string]int {
 	m := map[string]int{}
-	for _, d := range c.Documents {
-		m[string(d.LengthClass)]++
+	for i := range c.Len() {
+		m[string(c.Doc(i).LengthClass)]++
 	}
 	return m
 }
