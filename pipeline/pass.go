@@ -56,7 +56,10 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if _, err := e.client.ResetPeaks(ctx); err != nil {
 		rs.logf("%s: warning: reset engine memory peaks: %v", v.Name, err)
 	}
-	sampler := StartSampler(ctx, rs.clock, SamplerConfig{MetricsURL: e.metricsURL(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI}, e.client.HTTPClient())
+	flush := func(samples []Sample) error { // a long pass's samples are written as they come
+		return rs.store.AddTelemetry(context.WithoutCancel(ctx), key, toSamples(samples))
+	}
+	sampler := StartSampler(ctx, rs.clock, SamplerConfig{MetricsURL: e.metricsURL(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI, Flush: flush}, e.client.HTTPClient())
 	bar := rs.newBar(v, level, rep, phase, docs.Len(), len(done))
 	transport := ""
 	self := startClientSelf(e.inproc != nil)
@@ -76,7 +79,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	tel := sampler.Stop()
 
 	bg := context.WithoutCancel(ctx) // an interruption still finishes the writes
-	if err := rs.store.AddTelemetry(bg, key, toSamples(tel.Samples)); err != nil {
+	if err := errors.Join(tel.FlushErr, rs.store.AddTelemetry(bg, key, toSamples(tel.Samples))); err != nil {
 		return nil, fmt.Errorf("record telemetry of pass %s: %w", key, err)
 	}
 	if err := rs.store.Flush(bg); err != nil {

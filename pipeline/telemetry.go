@@ -24,7 +24,17 @@ type SamplerConfig struct {
 	MetricsURL string        // the engine's Prometheus endpoint; "" for none
 	Interval   time.Duration // DefaultTelemetryInterval when zero
 	NvidiaSMI  bool          // also sample device memory with nvidia-smi, when it exists
+	// Flush, when set, receives the samples each time TelemetryFlushSamples
+	// of them are pending (they are then dropped from memory), so that a
+	// long pass does not hold hours of samples; Stop returns the rest. The
+	// first error it returns is kept in Telemetry.FlushErr.
+	Flush func([]Sample) error
 }
+
+// TelemetryFlushSamples is how many samples a Sampler with a Flush holds
+// before handing them over: about a minute of a scrape of six metrics
+// every 100 ms.
+var TelemetryFlushSamples = 4096
 
 // Sample is one sampled value on the run's clock.
 type Sample struct {
@@ -37,7 +47,8 @@ type Sample struct {
 // available (no endpoint, metric absent, no successful scrape); it is never
 // reported as 0.
 type Telemetry struct {
-	Samples []Sample
+	Samples  []Sample // those not handed to SamplerConfig.Flush already
+	FlushErr error    // the first error of SamplerConfig.Flush
 
 	// Family is the engine family whose metric names were read ("vllm-v1",
 	// "vllm-v0", "sglang", "tgi", "llamacpp"), from the first scrape that
@@ -199,6 +210,19 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 			s.peaks[g.name] = v
 		}
 	}
+	s.flushFull()
+}
+
+// flushFull hands the pending samples to the Flush, once there are
+// TelemetryFlushSamples of them; s.mu is held.
+func (s *Sampler) flushFull() {
+	if s.cfg.Flush == nil || len(s.samples) < TelemetryFlushSamples {
+		return
+	}
+	if err := s.cfg.Flush(s.samples); err != nil && s.tel.FlushErr == nil {
+		s.tel.FlushErr = err
+	}
+	s.samples = make([]Sample, 0, TelemetryFlushSamples)
 }
 
 func (s *Sampler) fetch(ctx context.Context) (scrape, error) {
@@ -243,6 +267,7 @@ func (s *Sampler) sampleGPU(ctx context.Context, bin string) {
 	s.tel.GPUSamples++
 	u, t := float64(used), float64(total)
 	s.samples = append(s.samples, Sample{TNS: now, Metric: metricGPUMemUsed, Value: u})
+	s.flushFull()
 	if s.tel.PeakGPUMemUsed == nil || u > *s.tel.PeakGPUMemUsed {
 		s.tel.PeakGPUMemUsed = &u
 	}
