@@ -36,10 +36,10 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	}
 	docs := rs.passDocs(level)
 	todo := docs // shared, not copied, when nothing is done yet
-	if len(done) > 0 {
+	if done.Len() > 0 {
 		todo = docList{c: rs.corpus, idx: []int32{}}
 		for i := range docs.Len() {
-			if !done[docs.At(i).ID] {
+			if !done.Has(docs.At(i).ID) {
 				todo.idx = append(todo.idx, docs.pos(i))
 			}
 		}
@@ -49,8 +49,8 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 			return p, nil // finished before an interruption
 		}
 	}
-	if len(done) > 0 {
-		rs.logf("%s: resuming pass level %d repetition %d: %d of %d documents already recorded", v.Name, level, rep, len(done), docs.Len())
+	if done.Len() > 0 {
+		rs.logf("%s: resuming pass level %d repetition %d: %d of %d documents already recorded", v.Name, level, rep, done.Len(), docs.Len())
 	}
 
 	if _, err := e.client.ResetPeaks(ctx); err != nil {
@@ -60,7 +60,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 		return rs.store.AddTelemetry(context.WithoutCancel(ctx), key, toSamples(samples))
 	}
 	sampler := StartSampler(ctx, rs.clock, SamplerConfig{MetricsURL: e.metricsURL(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI, Flush: flush}, e.client.HTTPClient())
-	bar := rs.newBar(v, level, rep, phase, docs.Len(), len(done))
+	bar := rs.newBar(v, level, rep, phase, docs.Len(), done.Len())
 	transport := ""
 	self := startClientSelf(e.inproc != nil)
 	switch {

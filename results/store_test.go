@@ -218,8 +218,13 @@ func TestStore_AddFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(done) != n/2 || !done["doc-00000"] || !done[fmt.Sprintf("doc-%05d", n/2-1)] || done["doc-99999"] {
-		t.Errorf("DoneDocs has %d docs, want the %d of the pass", len(done), n/2)
+	if done.Len() != n/2 || done.Has("doc-99999") || done.Has("") || done.Has("doc-0000") || done.Has("doc-000000") {
+		t.Errorf("DoneDocs has %d docs, want the %d of the pass", done.Len(), n/2)
+	}
+	for i := range n {
+		if id := fmt.Sprintf("doc-%05d", i); done.Has(id) != (i < n/2) {
+			t.Errorf("DoneDocs.Has(%s) = %v, want %v", id, done.Has(id), i < n/2)
+		}
 	}
 }
 
