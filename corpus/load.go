@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -88,9 +87,8 @@ func Load(path string) (*Corpus, error) {
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // scan is everything read learns about a corpus, good or bad. It keeps
-// nothing per document but 8 bytes of hash per id and per text (readFS),
-// or, read again when two hashes are equal, exact sets of 16 bytes of hash
-// and a line number per id and per text.
+// nothing per document: the hashes that find duplicates are sorted on disk
+// past 2 MiB (readFS).
 type scan struct {
 	corpus         *Corpus
 	problems       []Problem
@@ -128,32 +126,40 @@ func read(path string, onDoc DocFunc, reset func()) (*scan, error) {
 // embedded in the binary. It streams documents.jsonl line by line and hands
 // each valid document to onDoc (nil: none kept).
 //
-// Duplicate ids and texts are looked for first with 8 bytes of hash per id
-// and per text, sorted at the end (16 bytes a document in all). Equal ids or
-// texts always have equal hashes, so when no two hashes are equal there is
-// no duplicate, and that is the answer for a valid corpus. When two are
-// equal (a duplicate, or a rare collision of hashes), the corpus is read
-// again with exact sets that say which lines repeat which (reset is called
-// first, so that onDoc's receiver drops what it got; nil when there is none).
+// Duplicate ids and texts are looked for in two steps, so that memory does
+// not grow with the corpus. The first read keeps 8 bytes of hash per id and
+// per text and sorts them (hashSorter: in a temporary file past 2 MiB).
+// Equal ids or texts have equal hashes, so when no two hashes are equal
+// there is no duplicate, and that is the answer for most corpora. When some
+// are equal (a duplicate, or a rare collision of hashes), the corpus is read
+// again, and the ids and texts with those hashes alone are kept in exact
+// sets (16 bytes of hash and a line each) that say which lines repeat which;
+// reset is called first, so that onDoc's receiver drops what it got (nil
+// when there is none).
 func readFS(fsys fs.FS, path string, onDoc DocFunc, reset func()) (*scan, error) {
-	s, err := scanCorpus(fsys, path, onDoc, false)
-	if !errors.Is(err, errHashesRepeat) {
+	seed := maphash.MakeSeed()
+	s, err := scanCorpus(fsys, path, onDoc, seed, nil)
+	var rep *hashesRepeat
+	if !errors.As(err, &rep) {
 		return s, err
 	}
 	if reset != nil {
 		reset()
 	}
-	return scanCorpus(fsys, path, onDoc, true)
+	return scanCorpus(fsys, path, onDoc, seed, rep)
 }
 
-// errHashesRepeat says that two ids or two texts of a corpus share a hash:
-// the lines that repeat are found by an exact second read.
-var errHashesRepeat = errors.New("two ids or two texts share a hash")
+// hashesRepeat is the first read's answer when two ids or two texts share a
+// hash: which hashes, for the second read to look at.
+type hashesRepeat struct{ ids, texts map[uint64]bool }
 
-// scanCorpus reads the corpus once; exact keeps a set of 16-byte hashes
-// with their line per id and text and names every duplicate, else the
-// compact hashes are kept and errHashesRepeat returned when two are equal.
-func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, exact bool) (*scan, error) {
+func (*hashesRepeat) Error() string { return "two ids or two texts share a hash" }
+
+// scanCorpus reads the corpus once. With suspects nil it sorts the hashes
+// of every id and text and returns a *hashesRepeat when some repeat; with
+// suspects it names every duplicate among the ids and texts whose hashes
+// suspects holds.
+func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat) (*scan, error) {
 	info, err := fs.Stat(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus %s: %w", path, err)
@@ -185,8 +191,9 @@ func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, exact bool) (*scan, erro
 		}
 	}
 	mb := newManifestBuilder(categories, fields, false)
-	if err := s.records(docsPath, manPath, f, categories, mb, onDoc, exact); err != nil {
-		if errors.Is(err, errHashesRepeat) {
+	if err := s.records(docsPath, manPath, f, categories, mb, onDoc, seed, suspects); err != nil {
+		var rep *hashesRepeat
+		if errors.As(err, &rep) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
@@ -279,15 +286,17 @@ func (s *scan) parseManifest(file string, raw []byte) *Manifest {
 }
 
 // records streams every line of documents.jsonl.
-func (s *scan) records(file, manPath string, r io.Reader, categories []string, mb *manifestBuilder, onDoc DocFunc, exact bool) error {
+func (s *scan) records(file, manPath string, r io.Reader, categories []string, mb *manifestBuilder, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat) error {
 	enum := make(map[string]bool, len(categories))
 	for _, c := range categories {
 		enum[c] = true
 	}
-	ids := map[[16]byte]uint32{}      // exact: id hash → line
-	texts := map[[16]byte]uint32{}    // exact: text hash → line of its first document
-	var idHashes, textHashes []uint64 // compact: 8 bytes of hash per id and per text
-	seed := maphash.MakeSeed()
+	exact := suspects != nil
+	ids := map[[16]byte]uint32{}   // exact, suspects only: id hash → line
+	texts := map[[16]byte]uint32{} // exact, suspects only: text hash → line of its first document
+	var idHashes, textHashes hashSorter
+	defer idHashes.close()
+	defer textHashes.close()
 	lr := newLineReader(r)
 	for n := 1; ; n++ {
 		raw, offset, size, ok, err := lr.next()
@@ -315,8 +324,9 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		if d == nil {
 			continue
 		}
-		if !exact {
-			idHashes = append(idHashes, maphash.String(seed, d.ID))
+		if h := maphash.String(seed, d.ID); !exact {
+			idHashes.add(h)
+		} else if !suspects.ids[h] { // no other id has its hash: not a duplicate
 		} else if first, dup := ids[hash16(d.ID)]; dup {
 			s.add(file, n, "id", "duplicate id %q, first on line %d; every id must be unique", d.ID, first)
 			s.duplicateIDs = append(s.duplicateIDs, fmt.Sprintf("%s (lines %d, %d)", d.ID, first, n))
@@ -327,8 +337,9 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		if len(probs) > 0 {
 			continue
 		}
-		if !exact {
-			textHashes = append(textHashes, maphash.String(seed, d.Text))
+		if h := maphash.String(seed, d.Text); !exact {
+			textHashes.add(h)
+		} else if !suspects.texts[h] { // no other text has its hash: not a duplicate
 		} else if first, dup := texts[hash16(d.Text)]; dup {
 			s.pendingTexts = append(s.pendingTexts, pendingText{warning: len(s.corpus.Warnings), duplicate: len(s.duplicateTexts), firstLine: int(first), line: n, id: d.ID})
 			s.corpus.Warnings = append(s.corpus.Warnings, "")
@@ -354,24 +365,23 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 			onDoc(d, n, offset, size)
 		}
 	}
-	if repeats(idHashes) || repeats(textHashes) {
-		return errHashesRepeat
+	if !exact {
+		repIDs, err := idHashes.repeated()
+		if err != nil {
+			return err
+		}
+		repTexts, err := textHashes.repeated()
+		if err != nil {
+			return err
+		}
+		if repIDs != nil || repTexts != nil {
+			return &hashesRepeat{ids: repIDs, texts: repTexts}
+		}
 	}
 	if s.lines == 0 {
 		s.add(file, 0, "(file)", "no records: a corpus needs at least one document")
 	}
 	return nil
-}
-
-// repeats sorts hashes and reports whether two are equal.
-func repeats(hashes []uint64) bool {
-	slices.Sort(hashes)
-	for i := 1; i < len(hashes); i++ {
-		if hashes[i] == hashes[i-1] {
-			return true
-		}
-	}
-	return false
 }
 
 // hash16 is the first 16 bytes of the sha256 of s: a compact set key.
@@ -540,7 +550,7 @@ func enumList(enum map[string]bool) string {
 // reference: it keeps each document's id, length class and the place of its
 // line in documents.jsonl (a compact index: Len and Doc read it; Documents
 // stays nil), and Resolve reads its text and expectations when it is sent.
-// Memory then grows by about 30 bytes a document, whose texts are read once
+// Memory then grows by about 27 bytes a document, whose texts are read once
 // to validate and hash them and once more when dispatched.
 func Open(path string) (*Corpus, error) {
 	x := &docIndex{}

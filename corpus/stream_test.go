@@ -3,6 +3,8 @@ package corpus
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -148,12 +150,14 @@ func TestOpen_Dir(t *testing.T) {
 	}
 }
 
-// TestScan_CompactHashesThenExact checks the two ways duplicates are looked
-// for: on a corpus without any, the compact hashes give the same result as
-// the exact sets; with a duplicate text (a warning, the corpus still loads)
-// the corpus is read again exactly, and Load and Open keep each document
-// once, not once per read.
-func TestScan_CompactHashesThenExact(t *testing.T) {
+// TestScan_HashesThenExact checks the two reads that look for duplicates:
+// on a corpus without any, the first read's sorted hashes give the same
+// result as the exact sets; with a duplicate id and a duplicate text the
+// first read names their hashes, the second the lines (as one exact read
+// does), and Load and Open keep each document once, not once per read.
+func TestScan_HashesThenExact(t *testing.T) {
+	defer func(n int) { hashRun = n }(hashRun)
+	hashRun = 2 // several runs in a temporary file, merged
 	docs := sampleDocs()
 	file := filepath.Join(t.TempDir(), "c.jsonl")
 	write := func(docs []Document) {
@@ -165,35 +169,92 @@ func TestScan_CompactHashesThenExact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	seed := maphash.MakeSeed()
+	all := func(docs []Document) *hashesRepeat { // every hash a suspect: the exact read of every line
+		rep := &hashesRepeat{ids: map[uint64]bool{}, texts: map[uint64]bool{}}
+		for _, d := range docs {
+			rep.ids[maphash.String(seed, d.ID)], rep.texts[maphash.String(seed, d.Text)] = true, true
+		}
+		return rep
+	}
 	write(docs)
-	fast, err := scanCorpus(osFS{}, file, nil, false)
+	fast, err := scanCorpus(osFS{}, file, nil, seed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := scanCorpus(osFS{}, file, nil, true)
+	exact, err := scanCorpus(osFS{}, file, nil, seed, all(docs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(fast, exact) {
-		t.Errorf("compact hashes and exact sets disagree:\n%+v\n%+v", fast, exact)
+		t.Errorf("sorted hashes and exact sets disagree:\n%+v\n%+v", fast, exact)
 	}
 
-	dup := docs[0]
-	dup.ID = "doc-dup"
-	write(append(docs, dup))
-	if _, err := scanCorpus(osFS{}, file, nil, false); !errors.Is(err, errHashesRepeat) {
-		t.Fatalf("a repeated text read with compact hashes: %v, want errHashesRepeat", err)
+	dupText, dupID := docs[0], docs[2]
+	dupText.ID = "doc-dup"
+	dupID.Text += " (again)"
+	docs = append(docs, dupText, dupID)
+	write(docs)
+	_, err = scanCorpus(osFS{}, file, nil, seed, nil)
+	var rep *hashesRepeat
+	if !errors.As(err, &rep) || len(rep.ids) != 1 || len(rep.texts) != 1 {
+		t.Fatalf("a repeated id and text read with sorted hashes: %v (%+v), want one id and one text named", err, rep)
 	}
+	second, err := scanCorpus(osFS{}, file, nil, seed, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err = scanCorpus(osFS{}, file, nil, seed, all(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(second, exact) || len(second.duplicateIDs) != 1 || len(second.pendingTexts) != 1 {
+		t.Errorf("second read of the suspects:\n%+v\nexact read of every line:\n%+v", second, exact)
+	}
+
+	docs = docs[:len(docs)-1] // a repeated text only: a warning, the corpus loads
+	write(docs)
 	for name, load := range map[string]func(string) (*Corpus, error){"Load": Load, "Open": Open} {
 		c, err := load(file)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if c.Len() != len(docs)+1 || len(c.Warnings) != 1 { // same text as doc-0001
-			t.Errorf("%s: %d documents, warnings %q; want %d and the repeated text named", name, c.Len(), c.Warnings, len(docs)+1)
+		if c.Len() != len(docs) || len(c.Warnings) != 1 { // same text as doc-0001
+			t.Errorf("%s: %d documents, warnings %q; want %d and the repeated text named", name, c.Len(), c.Warnings, len(docs))
 		}
 	}
-	if !repeats([]uint64{5, 1, 3, 1}) || repeats([]uint64{5, 1, 3}) || repeats(nil) {
-		t.Error("repeats: wrong answer")
+}
+
+// TestHashSorter checks the external sort that finds repeated hashes, in
+// memory and across runs in a temporary file (removed after), against a map.
+func TestHashSorter(t *testing.T) {
+	defer func(n int) { hashRun = n }(hashRun)
+	rng := rand.New(rand.NewPCG(7, 9))
+	for _, run := range []int{1 << 18, 7, 1} {
+		hashRun = run
+		for _, n := range []int{0, 1, 2, 50, 1000} {
+			var h hashSorter
+			seen, want := map[uint64]int{}, map[uint64]bool{}
+			for range n {
+				v := rng.Uint64N(uint64(n)*3 + 1) // some repeat, some three times
+				h.add(v)
+				if seen[v]++; seen[v] > 1 {
+					want[v] = true
+				}
+			}
+			file := h.file
+			got, err := h.repeated()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 && got != nil || len(want) > 0 && !reflect.DeepEqual(got, want) {
+				t.Errorf("run %d, %d hashes: repeated %v, want %v", run, n, got, want)
+			}
+			if file != nil {
+				if _, err := os.Stat(file.Name()); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("temporary file %s left behind: %v", file.Name(), err)
+				}
+			}
+		}
 	}
 }
