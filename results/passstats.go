@@ -20,7 +20,7 @@ import (
 // PassOrderStats are the figures of a pass that need its rows at once.
 type PassOrderStats struct {
 	// Latency summaries, as eval.DescribeNS would make them from the pass's
-	// records (which requests count is in PassLatencies).
+	// records (which requests count is in passLatencies).
 	TTFT      eval.Summary // first token − send
 	TTFTSched eval.Summary // first token − scheduled
 	E2E       eval.Summary // done − send
@@ -38,11 +38,11 @@ type PassOrderStats struct {
 	UniqueDocs, Recovered int
 }
 
-// PassLatencies lists each latency of a pass: the rows it is defined for
+// passLatencies lists each latency of a pass: the rows it is defined for
 // (the instants it needs were recorded; NULL reads as 0, never recorded)
 // and its value in nanoseconds. They are the definitions of
 // MEASUREMENT.md section 4 as the passes row's columns use them.
-var PassLatencies = []struct {
+var passLatencies = []struct {
 	Name      string
 	Where     string // SQL condition on a requests row
 	Value     string // SQL expression, integer nanoseconds
@@ -91,7 +91,7 @@ func (s *Store) PassOrderStats(ctx context.Context, key PassKey) (PassOrderStats
 		return st, fmt.Errorf("order statistics of pass %s: %w", key, err)
 	}
 	defer func() { _ = tx.Rollback() }() // read only: nothing to keep
-	for _, l := range PassLatencies {
+	for _, l := range passLatencies {
 		sum, err := sortedSummary(ctx, tx, `SELECT `+l.Value+` AS v FROM requests r WHERE `+passWhere+` AND `+l.Where, passArgs(key))
 		if err != nil {
 			return st, fmt.Errorf("order statistics of pass %s: %s: %w", key, l.Name, err)
