@@ -16,10 +16,12 @@
 # which still read a pass's records back whole for its passes row; "streamed": pass rows from
 # streamed rows and SQLite's order statistics, a compact corpus index, duplicates found with an
 # external sort of 8-byte hashes, telemetry written as it comes.
-#   documents  corpus check: whole file / held records / streamed   run: whole file / held records / streamed
-#      10,000                 261 /  44 /  57                              248 /  79 /  80
-#     100,000               2,138 /  54 /  62                            2,140 / 264 /  94
-#   1,000,000                   - / 220 / 101                                - /   - / see README
+#   documents  corpus check: whole file / held records / streamed    run: whole file / held records / streamed
+#      10,000                 261 /  44 /  41                               248 /  79 /  70
+#     100,000               2,138 /  54 /  44                             2,140 / 264 /  85
+#   1,000,000           (~21 GB) / 220 /  58                         (not run) / (not run) / 112 *
+# * opening the corpus and the first 30,000 documents of the pass (interrupted there); the whole
+#   one-pass run at 1,000,000 documents (~45 min) is in the README.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(2000 10000 100000)
