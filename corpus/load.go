@@ -1,7 +1,6 @@
 package corpus
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -212,40 +210,6 @@ func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, seed maphash.Seed, suspe
 		}
 	}
 	return s, nil
-}
-
-// lineReader reads lines of any length, with the byte offset of each.
-type lineReader struct {
-	r   *bufio.Reader
-	buf []byte
-	off int64
-}
-
-// next returns the next line without its "\n", its offset and its length in
-// the file including the "\n"; ok is false at the end of the file.
-func (lr *lineReader) next() (line []byte, offset int64, size int, ok bool, err error) {
-	lr.buf = lr.buf[:0]
-	for {
-		chunk, err := lr.r.ReadSlice('\n')
-		lr.buf = append(lr.buf, chunk...)
-		switch {
-		case err == bufio.ErrBufferFull:
-			continue
-		case err == io.EOF:
-			if len(lr.buf) == 0 {
-				return nil, lr.off, 0, false, nil
-			}
-		case err != nil:
-			return nil, lr.off, 0, false, err
-		}
-		offset, size = lr.off, len(lr.buf)
-		lr.off += int64(size)
-		return bytes.TrimSuffix(lr.buf, []byte("\n")), offset, size, true, nil
-	}
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<20)}
 }
 
 func (s *scan) add(file string, line int, field, format string, args ...any) {
@@ -544,87 +508,4 @@ func enumList(enum map[string]bool) string {
 		sort.Strings(names)
 	}
 	return "[" + strings.Join(names, ", ") + "]"
-}
-
-// Open reads and validates a corpus like Load but holds its documents by
-// reference: it keeps each document's id, length class and the place of its
-// line in documents.jsonl (a compact index: Len and Doc read it; Documents
-// stays nil), and Resolve reads its text and expectations when it is sent.
-// Memory then grows by about 27 bytes a document, whose texts are read once
-// to validate and hash them and once more when dispatched.
-func Open(path string) (*Corpus, error) {
-	x := &docIndex{}
-	var indexErr error
-	s, err := read(path, func(d *Document, _ int, offset int64, size int) {
-		if err := x.add(d.ID, d.LengthClass, offset, size); err != nil && indexErr == nil {
-			indexErr = err
-		}
-	}, func() { x = &docIndex{} })
-	if err != nil {
-		return nil, err
-	}
-	if len(s.problems) > 0 {
-		return nil, &LoadError{Path: path, Problems: s.problems}
-	}
-	if indexErr != nil {
-		return nil, fmt.Errorf("open corpus %s: %w", path, indexErr)
-	}
-	s.corpus.index = x
-	docsPath := path
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		docsPath = filepath.Join(path, DocumentsFile)
-	}
-	if abs, err := filepath.Abs(docsPath); err == nil {
-		docsPath = abs // read back from the same file whatever the working directory becomes
-	}
-	s.corpus.docsPath = docsPath
-	return s.corpus, nil
-}
-
-// internClass returns the package's constant for a known class, so that a
-// million documents share three strings.
-func internClass(c LengthClass) LengthClass {
-	for _, k := range []LengthClass{Short, Usual, Long} {
-		if c == k {
-			return k
-		}
-	}
-	return c
-}
-
-// Resolve returns d with its text and expectations, reading its line from
-// the file for a corpus opened by reference; other documents are returned
-// as they are.
-func (c *Corpus) Resolve(d Document) (Document, error) {
-	if d.ref.size == 0 || c.docsPath == "" {
-		return d, nil
-	}
-	f, err := os.Open(c.docsPath)
-	if err != nil {
-		return d, fmt.Errorf("read document %s: %w", d.ID, err)
-	}
-	defer f.Close()
-	buf := make([]byte, d.ref.size)
-	if _, err := f.ReadAt(buf, d.ref.offset); err != nil {
-		return d, fmt.Errorf("read document %s from %s: %w", d.ID, c.docsPath, err)
-	}
-	buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
-	if d.ref.offset == 0 {
-		buf = bytes.TrimPrefix(buf, utf8BOM)
-	}
-	var full Document
-	if err := json.Unmarshal(buf, &full); err != nil || full.ID != d.ID {
-		return d, fmt.Errorf("read document %s from %s: the line at byte %d no longer holds it: the file changed after it was loaded", d.ID, c.docsPath, d.ref.offset)
-	}
-	full.LengthClass = d.LengthClass
-	return full, nil
-}
-
-// TextSize is the length of d's text, or of its line for a document held by
-// reference (a close upper bound), without reading it.
-func (c *Corpus) TextSize(d Document) int {
-	if d.ref.size > 0 {
-		return int(d.ref.size)
-	}
-	return len(d.Text)
 }
