@@ -80,7 +80,7 @@ type CheckReport struct {
 // stopping at problems. The error is only for a corpus that cannot be read
 // at all; a corpus with problems returns a report whose OK is false.
 func Check(path string) (*CheckReport, error) {
-	s, err := read(path, nil)
+	s, err := read(path, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,15 +1,14 @@
 package corpus
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,11 +21,12 @@ import (
 // Corpus is a loaded, validated corpus.
 type Corpus struct {
 	Path      string     // the directory or .jsonl file it was loaded from
-	Documents []Document // in file order
+	Documents []Document // in file order; nil for a corpus opened by reference (Open): use Len and Doc
 	Manifest  Manifest   // recomputed from the records; enum and field definitions from manifest.json
 	Warnings  []string   // problems that do not stop a run (a duplicate text, a class that disagrees with the length)
 
-	docsPath string // documents.jsonl of a corpus opened by reference (Open)
+	docsPath string    // documents.jsonl of a corpus opened by reference (Open)
+	index    *docIndex // its documents, by reference
 }
 
 // Problem is one thing wrong with a corpus, located as precisely as the
@@ -70,7 +70,7 @@ func (e *LoadError) Error() string {
 // *LoadError listing all of them; other errors are I/O errors.
 func Load(path string) (*Corpus, error) {
 	var docs []Document
-	s, err := read(path, func(d *Document, _ int, _ int64, _ int) { docs = append(docs, *d) })
+	s, err := read(path, func(d *Document, _ int, _ int64, _ int) { docs = append(docs, *d) }, func() { docs = nil })
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +85,8 @@ func Load(path string) (*Corpus, error) {
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // scan is everything read learns about a corpus, good or bad. It keeps
-// nothing per document but two compact sets (16 bytes of hash and a line
-// number per id and per text), so memory stays flat in the corpus size.
+// nothing per document: the hashes that find duplicates are sorted on disk
+// past 2 MiB (readFS).
 type scan struct {
 	corpus         *Corpus
 	problems       []Problem
@@ -116,14 +116,48 @@ type pendingText struct {
 type DocFunc func(d *Document, line int, offset int64, length int)
 
 // read loads path without stopping at the first problem.
-func read(path string, onDoc DocFunc) (*scan, error) {
-	return readFS(osFS{}, path, onDoc)
+func read(path string, onDoc DocFunc, reset func()) (*scan, error) {
+	return readFS(osFS{}, path, onDoc, reset)
 }
 
 // readFS is read over any file system: the disk, or the default corpus
 // embedded in the binary. It streams documents.jsonl line by line and hands
 // each valid document to onDoc (nil: none kept).
-func readFS(fsys fs.FS, path string, onDoc DocFunc) (*scan, error) {
+//
+// Duplicate ids and texts are looked for in two steps, so that memory does
+// not grow with the corpus. The first read keeps 8 bytes of hash per id and
+// per text and sorts them (hashSorter: in a temporary file past 2 MiB).
+// Equal ids or texts have equal hashes, so when no two hashes are equal
+// there is no duplicate, and that is the answer for most corpora. When some
+// are equal (a duplicate, or a rare collision of hashes), the corpus is read
+// again, and the ids and texts with those hashes alone are kept in exact
+// sets (16 bytes of hash and a line each) that say which lines repeat which;
+// reset is called first, so that onDoc's receiver drops what it got (nil
+// when there is none).
+func readFS(fsys fs.FS, path string, onDoc DocFunc, reset func()) (*scan, error) {
+	seed := maphash.MakeSeed()
+	s, err := scanCorpus(fsys, path, onDoc, seed, nil)
+	var rep *hashesRepeat
+	if !errors.As(err, &rep) {
+		return s, err
+	}
+	if reset != nil {
+		reset()
+	}
+	return scanCorpus(fsys, path, onDoc, seed, rep)
+}
+
+// hashesRepeat is the first read's answer when two ids or two texts share a
+// hash: which hashes, for the second read to look at.
+type hashesRepeat struct{ ids, texts map[uint64]bool }
+
+func (*hashesRepeat) Error() string { return "two ids or two texts share a hash" }
+
+// scanCorpus reads the corpus once. With suspects nil it sorts the hashes
+// of every id and text and returns a *hashesRepeat when some repeat; with
+// suspects it names every duplicate among the ids and texts whose hashes
+// suspects holds.
+func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat) (*scan, error) {
 	info, err := fs.Stat(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus %s: %w", path, err)
@@ -155,7 +189,11 @@ func readFS(fsys fs.FS, path string, onDoc DocFunc) (*scan, error) {
 		}
 	}
 	mb := newManifestBuilder(categories, fields, false)
-	if err := s.records(docsPath, manPath, f, categories, mb, onDoc); err != nil {
+	if err := s.records(docsPath, manPath, f, categories, mb, onDoc, seed, suspects); err != nil {
+		var rep *hashesRepeat
+		if errors.As(err, &rep) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
 	}
 	if len(s.pendingTexts) > 0 {
@@ -172,40 +210,6 @@ func readFS(fsys fs.FS, path string, onDoc DocFunc) (*scan, error) {
 		}
 	}
 	return s, nil
-}
-
-// lineReader reads lines of any length, with the byte offset of each.
-type lineReader struct {
-	r   *bufio.Reader
-	buf []byte
-	off int64
-}
-
-// next returns the next line without its "\n", its offset and its length in
-// the file including the "\n"; ok is false at the end of the file.
-func (lr *lineReader) next() (line []byte, offset int64, size int, ok bool, err error) {
-	lr.buf = lr.buf[:0]
-	for {
-		chunk, err := lr.r.ReadSlice('\n')
-		lr.buf = append(lr.buf, chunk...)
-		switch {
-		case err == bufio.ErrBufferFull:
-			continue
-		case err == io.EOF:
-			if len(lr.buf) == 0 {
-				return nil, lr.off, 0, false, nil
-			}
-		case err != nil:
-			return nil, lr.off, 0, false, err
-		}
-		offset, size = lr.off, len(lr.buf)
-		lr.off += int64(size)
-		return bytes.TrimSuffix(lr.buf, []byte("\n")), offset, size, true, nil
-	}
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<20)}
 }
 
 func (s *scan) add(file string, line int, field, format string, args ...any) {
@@ -246,13 +250,17 @@ func (s *scan) parseManifest(file string, raw []byte) *Manifest {
 }
 
 // records streams every line of documents.jsonl.
-func (s *scan) records(file, manPath string, r io.Reader, categories []string, mb *manifestBuilder, onDoc DocFunc) error {
+func (s *scan) records(file, manPath string, r io.Reader, categories []string, mb *manifestBuilder, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat) error {
 	enum := make(map[string]bool, len(categories))
 	for _, c := range categories {
 		enum[c] = true
 	}
-	ids := map[[16]byte]uint32{}   // id hash → line
-	texts := map[[16]byte]uint32{} // text hash → line of its first document
+	exact := suspects != nil
+	ids := map[[16]byte]uint32{}   // exact, suspects only: id hash → line
+	texts := map[[16]byte]uint32{} // exact, suspects only: text hash → line of its first document
+	var idHashes, textHashes hashSorter
+	defer idHashes.close()
+	defer textHashes.close()
 	lr := newLineReader(r)
 	for n := 1; ; n++ {
 		raw, offset, size, ok, err := lr.next()
@@ -280,23 +288,28 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		if d == nil {
 			continue
 		}
-		idKey := hash16(d.ID)
-		if first, dup := ids[idKey]; dup {
+		if h := maphash.String(seed, d.ID); !exact {
+			idHashes.add(h)
+		} else if !suspects.ids[h] { // no other id has its hash: not a duplicate
+		} else if first, dup := ids[hash16(d.ID)]; dup {
 			s.add(file, n, "id", "duplicate id %q, first on line %d; every id must be unique", d.ID, first)
 			s.duplicateIDs = append(s.duplicateIDs, fmt.Sprintf("%s (lines %d, %d)", d.ID, first, n))
 			continue
+		} else {
+			ids[hash16(d.ID)] = uint32(n)
 		}
-		ids[idKey] = uint32(n)
 		if len(probs) > 0 {
 			continue
 		}
-		textKey := hash16(d.Text)
-		if first, dup := texts[textKey]; dup {
+		if h := maphash.String(seed, d.Text); !exact {
+			textHashes.add(h)
+		} else if !suspects.texts[h] { // no other text has its hash: not a duplicate
+		} else if first, dup := texts[hash16(d.Text)]; dup {
 			s.pendingTexts = append(s.pendingTexts, pendingText{warning: len(s.corpus.Warnings), duplicate: len(s.duplicateTexts), firstLine: int(first), line: n, id: d.ID})
 			s.corpus.Warnings = append(s.corpus.Warnings, "")
 			s.duplicateTexts = append(s.duplicateTexts, "")
 		} else {
-			texts[textKey] = uint32(n)
+			texts[hash16(d.Text)] = uint32(n)
 		}
 		if tokens := ApproxTokens(d.Text); !inClass(d.LengthClass, tokens) {
 			s.corpus.Warnings = append(s.corpus.Warnings, fmt.Sprintf("%s:%d: length_class: %q but the text is about %d tokens", file, n, d.LengthClass, tokens))
@@ -314,6 +327,19 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		}
 		if onDoc != nil {
 			onDoc(d, n, offset, size)
+		}
+	}
+	if !exact {
+		repIDs, err := idHashes.repeated()
+		if err != nil {
+			return err
+		}
+		repTexts, err := textHashes.repeated()
+		if err != nil {
+			return err
+		}
+		if repIDs != nil || repTexts != nil {
+			return &hashesRepeat{ids: repIDs, texts: repTexts}
 		}
 	}
 	if s.lines == 0 {
@@ -482,80 +508,4 @@ func enumList(enum map[string]bool) string {
 		sort.Strings(names)
 	}
 	return "[" + strings.Join(names, ", ") + "]"
-}
-
-// Open reads and validates a corpus like Load but holds its documents by
-// reference: each Document keeps its id, length class and the place of its
-// line in documents.jsonl, and Resolve reads its text and expectations when
-// it is sent. Memory then stays flat in the size of the corpus, whose texts
-// are read once to validate and hash them and once more when dispatched.
-func Open(path string) (*Corpus, error) {
-	var docs []Document
-	s, err := read(path, func(d *Document, _ int, offset int64, size int) {
-		docs = append(docs, Document{ID: d.ID, LengthClass: internClass(d.LengthClass), ref: lineRef{offset: offset, size: int32(size)}})
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(s.problems) > 0 {
-		return nil, &LoadError{Path: path, Problems: s.problems}
-	}
-	s.corpus.Documents = docs
-	docsPath := path
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		docsPath = filepath.Join(path, DocumentsFile)
-	}
-	if abs, err := filepath.Abs(docsPath); err == nil {
-		docsPath = abs // read back from the same file whatever the working directory becomes
-	}
-	s.corpus.docsPath = docsPath
-	return s.corpus, nil
-}
-
-// internClass returns the package's constant for a known class, so that a
-// million documents share three strings.
-func internClass(c LengthClass) LengthClass {
-	for _, k := range []LengthClass{Short, Usual, Long} {
-		if c == k {
-			return k
-		}
-	}
-	return c
-}
-
-// Resolve returns d with its text and expectations, reading its line from
-// the file for a corpus opened by reference; other documents are returned
-// as they are.
-func (c *Corpus) Resolve(d Document) (Document, error) {
-	if d.ref.size == 0 || c.docsPath == "" {
-		return d, nil
-	}
-	f, err := os.Open(c.docsPath)
-	if err != nil {
-		return d, fmt.Errorf("read document %s: %w", d.ID, err)
-	}
-	defer f.Close()
-	buf := make([]byte, d.ref.size)
-	if _, err := f.ReadAt(buf, d.ref.offset); err != nil {
-		return d, fmt.Errorf("read document %s from %s: %w", d.ID, c.docsPath, err)
-	}
-	buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
-	if d.ref.offset == 0 {
-		buf = bytes.TrimPrefix(buf, utf8BOM)
-	}
-	var full Document
-	if err := json.Unmarshal(buf, &full); err != nil || full.ID != d.ID {
-		return d, fmt.Errorf("read document %s from %s: the line at byte %d no longer holds it: the file changed after it was loaded", d.ID, c.docsPath, d.ref.offset)
-	}
-	full.LengthClass = d.LengthClass
-	return full, nil
-}
-
-// TextSize is the length of d's text, or of its line for a document held by
-// reference (a close upper bound), without reading it.
-func (c *Corpus) TextSize(d Document) int {
-	if d.ref.size > 0 {
-		return int(d.ref.size)
-	}
-	return len(d.Text)
 }

@@ -1,9 +1,13 @@
 package corpus
 
 import (
+	"errors"
 	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -95,11 +99,12 @@ func TestOpen_ByReference(t *testing.T) {
 	if got, want := opened.Manifest.SHA256, loaded.Manifest.SHA256; got != want {
 		t.Errorf("sha256 = %s, want %s", got, want)
 	}
-	if len(opened.Documents) != len(docs) {
-		t.Fatalf("documents = %d, want %d", len(opened.Documents), len(docs))
+	if opened.Len() != len(docs) || opened.Documents != nil {
+		t.Fatalf("documents = %d (%d held whole), want %d by reference", opened.Len(), len(opened.Documents), len(docs))
 	}
-	for i, d := range opened.Documents {
-		if d.Text != "" || d.Expected.Amount != nil {
+	for i := range opened.Len() {
+		d := opened.Doc(i)
+		if d.ID != loaded.Documents[i].ID || d.Text != "" || d.Expected.Amount != nil {
 			t.Errorf("document %s holds its text or expectations in memory", d.ID)
 		}
 		full, err := opened.Resolve(d)
@@ -114,7 +119,7 @@ func TestOpen_ByReference(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Repeat("x", len(data))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := opened.Resolve(opened.Documents[1]); err == nil || !strings.Contains(err.Error(), "changed") {
+	if _, err := opened.Resolve(opened.Doc(1)); err == nil || !strings.Contains(err.Error(), "changed") {
 		t.Errorf("Resolve after the file changed: err = %v, want one saying the file changed", err)
 	}
 }
@@ -128,8 +133,11 @@ func TestOpen_Dir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, d := range c.Documents {
-		full, err := c.Resolve(d)
+	if c.Len() != len(docs) {
+		t.Fatalf("documents = %d, want %d", c.Len(), len(docs))
+	}
+	for i := range c.Len() {
+		full, err := c.Resolve(c.Doc(i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +145,116 @@ func TestOpen_Dir(t *testing.T) {
 			t.Errorf("document %d read back as %q, want %q", i, full.Text, docs[i].Text)
 		}
 	}
-	if c.TextSize(c.Documents[0]) < len(docs[0].Text) {
-		t.Errorf("TextSize %d below the text's %d bytes", c.TextSize(c.Documents[0]), len(docs[0].Text))
+	if c.TextSize(c.Doc(0)) < len(docs[0].Text) {
+		t.Errorf("TextSize %d below the text's %d bytes", c.TextSize(c.Doc(0)), len(docs[0].Text))
+	}
+}
+
+// TestScan_HashesThenExact checks the two reads that look for duplicates:
+// on a corpus without any, the first read's sorted hashes give the same
+// result as the exact sets; with a duplicate id and a duplicate text the
+// first read names their hashes, the second the lines (as one exact read
+// does), and Load and Open keep each document once, not once per read.
+func TestScan_HashesThenExact(t *testing.T) {
+	defer func(n int) { hashRun = n }(hashRun)
+	hashRun = 2 // several runs in a temporary file, merged
+	docs := sampleDocs()
+	file := filepath.Join(t.TempDir(), "c.jsonl")
+	write := func(docs []Document) {
+		data, err := EncodeDocuments(docs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed := maphash.MakeSeed()
+	all := func(docs []Document) *hashesRepeat { // every hash a suspect: the exact read of every line
+		rep := &hashesRepeat{ids: map[uint64]bool{}, texts: map[uint64]bool{}}
+		for _, d := range docs {
+			rep.ids[maphash.String(seed, d.ID)], rep.texts[maphash.String(seed, d.Text)] = true, true
+		}
+		return rep
+	}
+	write(docs)
+	fast, err := scanCorpus(osFS{}, file, nil, seed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := scanCorpus(osFS{}, file, nil, seed, all(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fast, exact) {
+		t.Errorf("sorted hashes and exact sets disagree:\n%+v\n%+v", fast, exact)
+	}
+
+	dupText, dupID := docs[0], docs[2]
+	dupText.ID = "doc-dup"
+	dupID.Text += " (again)"
+	docs = append(docs, dupText, dupID)
+	write(docs)
+	_, err = scanCorpus(osFS{}, file, nil, seed, nil)
+	var rep *hashesRepeat
+	if !errors.As(err, &rep) || len(rep.ids) != 1 || len(rep.texts) != 1 {
+		t.Fatalf("a repeated id and text read with sorted hashes: %v (%+v), want one id and one text named", err, rep)
+	}
+	second, err := scanCorpus(osFS{}, file, nil, seed, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err = scanCorpus(osFS{}, file, nil, seed, all(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(second, exact) || len(second.duplicateIDs) != 1 || len(second.pendingTexts) != 1 {
+		t.Errorf("second read of the suspects:\n%+v\nexact read of every line:\n%+v", second, exact)
+	}
+
+	docs = docs[:len(docs)-1] // a repeated text only: a warning, the corpus loads
+	write(docs)
+	for name, load := range map[string]func(string) (*Corpus, error){"Load": Load, "Open": Open} {
+		c, err := load(file)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c.Len() != len(docs) || len(c.Warnings) != 1 { // same text as doc-0001
+			t.Errorf("%s: %d documents, warnings %q; want %d and the repeated text named", name, c.Len(), c.Warnings, len(docs))
+		}
+	}
+}
+
+// TestHashSorter checks the external sort that finds repeated hashes, in
+// memory and across runs in a temporary file (removed after), against a map.
+func TestHashSorter(t *testing.T) {
+	defer func(n int) { hashRun = n }(hashRun)
+	rng := rand.New(rand.NewPCG(7, 9))
+	for _, run := range []int{1 << 18, 7, 1} {
+		hashRun = run
+		for _, n := range []int{0, 1, 2, 50, 1000} {
+			var h hashSorter
+			seen, want := map[uint64]int{}, map[uint64]bool{}
+			for range n {
+				v := rng.Uint64N(uint64(n)*3 + 1) // some repeat, some three times
+				h.add(v)
+				if seen[v]++; seen[v] > 1 {
+					want[v] = true
+				}
+			}
+			file := h.file
+			got, err := h.repeated()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 && got != nil || len(want) > 0 && !reflect.DeepEqual(got, want) {
+				t.Errorf("run %d, %d hashes: repeated %v, want %v", run, n, got, want)
+			}
+			if file != nil {
+				if _, err := os.Stat(file.Name()); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("temporary file %s left behind: %v", file.Name(), err)
+				}
+			}
+		}
 	}
 }

@@ -109,52 +109,84 @@ func (p PassSummary) Field(name string) (FieldStats, bool) {
 // Aggregate summarises the records of one pass. It assumes the records were
 // scored by Evaluate (Outcome.Expected filled).
 func Aggregate(recs []Record) PassSummary {
-	s := PassSummary{
-		Docs:      len(recs),
-		Failures:  make(map[Failure]int, len(Failures)),
-		Confusion: map[string]map[string]int{},
-	}
-	for _, f := range Failures {
-		s.Failures[f] = 0
-	}
+	var a PassAccumulator
 	seen := map[string]int{}
 	recovered := map[string]bool{}
-	for _, r := range recs {
+	for i := range recs {
+		r := &recs[i]
+		a.Add(r)
 		seen[r.DocID]++
 		if r.Accepted {
-			s.Accepted++
 			recovered[r.DocID] = true
 		}
-		if r.Failure != None {
-			s.Failures[r.Failure]++
-		}
-		if r.StrictParseOK {
-			s.StrictOK++
-		}
-		if r.LenientParseOK {
-			s.LenientOK++
-		}
-		e := r.Outcome.Expected
-		s.Date.add(r.Outcome.Date, e.Date == nil)
-		s.Amount.add(r.Outcome.Amount, e.Amount == nil)
-		s.Category.add(r.Outcome.Category, e.Category == nil)
-
-		want, got := confusionLabels(r.Outcome)
-		row := s.Confusion[want]
-		if row == nil {
-			row = map[string]int{}
-			s.Confusion[want] = row
-		}
-		row[got]++
 	}
-	s.UniqueDocs = len(seen)
-	s.Recovered = len(recovered)
+	var dups []string
 	for id, n := range seen {
 		if n > 1 {
-			s.DuplicateIDs = append(s.DuplicateIDs, id)
+			dups = append(dups, id)
 		}
 	}
-	sort.Strings(s.DuplicateIDs)
+	sort.Strings(dups)
+	return a.Summary(len(seen), len(recovered), dups)
+}
+
+// PassAccumulator is Aggregate one record at a time, for a pass too large
+// to hold: every count of a PassSummary but the ones that need the set of
+// DocIDs, which its caller counts (a store counts distinct ids in SQL) and
+// hands to Summary. The zero value is ready.
+type PassAccumulator struct {
+	s PassSummary
+}
+
+// Add counts one record.
+func (a *PassAccumulator) Add(r *Record) {
+	s := &a.s
+	if s.Failures == nil {
+		s.Failures = make(map[Failure]int, len(Failures))
+		for _, f := range Failures {
+			s.Failures[f] = 0
+		}
+		s.Confusion = map[string]map[string]int{}
+	}
+	s.Docs++
+	if r.Accepted {
+		s.Accepted++
+	}
+	if r.Failure != None {
+		s.Failures[r.Failure]++
+	}
+	if r.StrictParseOK {
+		s.StrictOK++
+	}
+	if r.LenientParseOK {
+		s.LenientOK++
+	}
+	e := r.Outcome.Expected
+	s.Date.add(r.Outcome.Date, e.Date == nil)
+	s.Amount.add(r.Outcome.Amount, e.Amount == nil)
+	s.Category.add(r.Outcome.Category, e.Category == nil)
+
+	want, got := confusionLabels(r.Outcome)
+	row := s.Confusion[want]
+	if row == nil {
+		row = map[string]int{}
+		s.Confusion[want] = row
+	}
+	row[got]++
+}
+
+// Summary is the pass's summary, given its distinct DocIDs, the distinct
+// DocIDs with an accepted record and the DocIDs seen more than once (sorted).
+func (a *PassAccumulator) Summary(uniqueDocs, recovered int, duplicateIDs []string) PassSummary {
+	s := a.s
+	if s.Failures == nil {
+		s.Failures = make(map[Failure]int, len(Failures))
+		for _, f := range Failures {
+			s.Failures[f] = 0
+		}
+		s.Confusion = map[string]map[string]int{}
+	}
+	s.UniqueDocs, s.Recovered, s.DuplicateIDs = uniqueDocs, recovered, duplicateIDs
 	if s.Docs > 0 {
 		s.AcceptedRate = float64(s.Accepted) / float64(s.Docs)
 	}

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -21,17 +22,31 @@ const bootstrapStream = 0x9e3779b97f4a7c15
 // x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]). It returns NaN for no values; p
 // outside [0, 100] is clamped. The slice must be sorted ascending.
 func Percentile(sorted []float64, p float64) float64 {
-	n := len(sorted)
+	return percentileOf(len(sorted), p, func(i int) float64 { return sorted[i] })
+}
+
+// percentileOf is Percentile over n sorted values read by rank: the one
+// place the type-7 arithmetic is written, for a slice and for a sorted
+// stream (SortedSummary) alike, so that both give the same bits.
+func percentileOf(n int, p float64, at func(i int) float64) float64 {
 	if n == 0 || math.IsNaN(p) {
 		return math.NaN()
 	}
+	lo, frac := percentileRank(n, p)
+	if lo >= n-1 {
+		return at(n - 1)
+	}
+	x := at(lo)
+	return x + frac*(at(lo+1)-x)
+}
+
+// percentileRank is the lower rank ⌊h⌋ and the fraction h − ⌊h⌋ of the
+// p-th percentile of n values (n > 0), h = (n−1)·p/100, p clamped to [0, 100].
+func percentileRank(n int, p float64) (lo int, frac float64) {
 	p = math.Max(0, math.Min(100, p))
 	h := float64(n-1) * p / 100
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+	lo = int(math.Floor(h))
+	return lo, h - float64(lo)
 }
 
 // Summary describes a sample the way MEASUREMENT.md section 3 asks: the
@@ -68,25 +83,87 @@ func Describe(values []float64) Summary {
 			v = append(v, x)
 		}
 	}
-	if len(v) == 0 {
-		return Summary{}
-	}
 	slices.Sort(v)
-	sum := 0.0
+	s := NewSortedSummary(len(v))
 	for _, x := range v {
-		sum += x
+		s.Add(x)
 	}
+	sum, _ := s.Summary() // sorted and counted just above
+	return sum
+}
+
+// summaryPercentiles are the percentiles a Summary reads (P25 and P75 for
+// the IQR).
+var summaryPercentiles = []float64{25, 50, 75, 90, 95, 99}
+
+// SortedSummary makes Describe's Summary from n values that arrive one at a
+// time in ascending order (a sorted SQL query, say), keeping only the dozen
+// ranks the percentiles read: a summary of a million values then holds no
+// slice of them. Its figures are Describe's, bit for bit: Describe itself
+// goes through it.
+type SortedSummary struct {
+	n, seen  int
+	sum      float64
+	last     float64
+	unsorted bool
+	keep     map[int]float64 // rank -> value, for the ranks a percentile reads
+}
+
+// NewSortedSummary expects n values.
+func NewSortedSummary(n int) *SortedSummary {
+	s := &SortedSummary{n: n, keep: map[int]float64{}}
+	for _, p := range summaryPercentiles {
+		if n == 0 {
+			break
+		}
+		lo, _ := percentileRank(n, p)
+		s.keep[lo] = 0
+		if lo+1 < n {
+			s.keep[lo+1] = 0
+		}
+	}
+	s.keep[0], s.keep[max(n-1, 0)] = 0, 0
+	return s
+}
+
+// Add takes the next value; it must not be below the previous one, nor NaN.
+func (s *SortedSummary) Add(x float64) {
+	if s.seen > 0 && x < s.last || math.IsNaN(x) {
+		s.unsorted = true
+	}
+	if _, ok := s.keep[s.seen]; ok {
+		s.keep[s.seen] = x
+	}
+	s.sum += x
+	s.last = x
+	s.seen++
+}
+
+// Summary is the values' Summary (all zero for none); an error when they
+// were not the n announced or not in ascending order.
+func (s *SortedSummary) Summary() (Summary, error) {
+	if s.seen != s.n {
+		return Summary{}, fmt.Errorf("summary of %d sorted values: %d arrived", s.n, s.seen)
+	}
+	if s.unsorted {
+		return Summary{}, fmt.Errorf("summary of %d sorted values: a value below the one before it, or NaN", s.n)
+	}
+	if s.n == 0 {
+		return Summary{}, nil
+	}
+	at := func(i int) float64 { return s.keep[i] }
+	pct := func(p float64) float64 { return percentileOf(s.n, p, at) }
 	return Summary{
-		N:    len(v),
-		Min:  v[0],
-		Max:  v[len(v)-1],
-		P50:  Percentile(v, 50),
-		P90:  Percentile(v, 90),
-		P95:  Percentile(v, 95),
-		P99:  Percentile(v, 99),
-		IQR:  Percentile(v, 75) - Percentile(v, 25),
-		Mean: sum / float64(len(v)),
-	}
+		N:    s.n,
+		Min:  at(0),
+		Max:  at(s.n - 1),
+		P50:  pct(50),
+		P90:  pct(90),
+		P95:  pct(95),
+		P99:  pct(99),
+		IQR:  pct(75) - pct(25),
+		Mean: s.sum / float64(s.n),
+	}, nil
 }
 
 // DescribeNS summarises durations in nanoseconds; the Summary is in

@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -103,6 +105,53 @@ func TestBootstrapCI(t *testing.T) {
 	}{{nil, 10, 0.9}, {v, 0, 0.9}, {v, 10, 1}, {v, 10, 0}} {
 		if lo, hi := BootstrapCI(c.v, Mean, c.n, c.level, 1); !math.IsNaN(lo) || !math.IsNaN(hi) {
 			t.Errorf("BootstrapCI(len %d, %d, %v): got [%v, %v], want NaN", len(c.v), c.n, c.level, lo, hi)
+		}
+	}
+}
+
+// TestSortedSummary checks the streamed summary against Percentile on the
+// whole sorted slice, for exact equality, at every size from 1 to 120 with
+// many ties; that it keeps a dozen values whatever the count; and that
+// values out of order, NaN or a wrong count are an error, not a figure.
+func TestSortedSummary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n <= 120; n++ {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(rng.IntN(n/3+1) * 1000)
+		}
+		slices.Sort(v)
+		s := NewSortedSummary(n)
+		for _, x := range v {
+			s.Add(x)
+		}
+		got, err := s.Summary()
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		want := Summary{N: n, Min: v[0], Max: v[n-1], P50: Percentile(v, 50), P90: Percentile(v, 90), P95: Percentile(v, 95),
+			P99: Percentile(v, 99), IQR: Percentile(v, 75) - Percentile(v, 25), Mean: sum / float64(n)}
+		if got != want {
+			t.Errorf("n=%d: got %+v, want %+v", n, got, want)
+		}
+	}
+	if s := NewSortedSummary(1_000_000); len(s.keep) > 2*len(summaryPercentiles)+2 {
+		t.Errorf("a summary of a million values keeps %d of them, want at most %d", len(s.keep), 2*len(summaryPercentiles)+2)
+	}
+	if got, err := NewSortedSummary(0).Summary(); err != nil || got != (Summary{}) {
+		t.Errorf("no values: got %+v, %v; want the zero Summary", got, err)
+	}
+	for name, feed := range map[string][]float64{"unsorted": {2, 1, 3}, "NaN": {1, math.NaN(), 3}, "too few": {1, 2}, "too many": {1, 2, 3, 4}} {
+		s := NewSortedSummary(3)
+		for _, x := range feed {
+			s.Add(x)
+		}
+		if _, err := s.Summary(); err == nil {
+			t.Errorf("%s: no error", name)
 		}
 	}
 }

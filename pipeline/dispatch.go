@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
@@ -111,7 +110,7 @@ func (rs *runState) beforeSend() {
 // A request's t_sched is the instant its slot freed (the previous request's
 // t_done, or the pass's start), so that whatever the client does before
 // sending shows in client_queue rather than vanishing.
-func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo []corpus.Document, bar *passBar, self *clientSelf) {
+func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo docList, bar *passBar, self *clientSelf) {
 	slots := make(chan int64, level)
 	start := rs.clock.Now()
 	for range level {
@@ -119,10 +118,11 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, d := range todo {
+	for i := range todo.Len() {
 		if ctx.Err() != nil || e.died() {
 			return
 		}
+		d := todo.At(i)
 		var freed int64
 		select {
 		case freed = <-slots:
@@ -166,9 +166,9 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 // managed to send it then. With sweep.max_in_flight, a request that finds
 // every slot taken waits for one, keeping its planned t_sched, so the wait
 // shows as client queue.
-func (rs *runState) dispatchRate(ctx context.Context, v *Variant, e *engine, key results.PassKey, todo []corpus.Document, bar *passBar, self *clientSelf) {
+func (rs *runState) dispatchRate(ctx context.Context, v *Variant, e *engine, key results.PassKey, todo docList, bar *passBar, self *clientSelf) {
 	sw := rs.proto.Sweep
-	offsets := Arrivals(arrivalSeed(rs.proto.Generation.Seed, key.Level, key.Repetition), float64(key.Level), len(todo), sw.Arrival, sw.Burstiness)
+	offsets := Arrivals(arrivalSeed(rs.proto.Generation.Seed, key.Level, key.Repetition), float64(key.Level), todo.Len(), sw.Arrival, sw.Burstiness)
 	var slots chan struct{}
 	if sw.MaxInFlight > 0 {
 		slots = make(chan struct{}, sw.MaxInFlight)
@@ -178,7 +178,8 @@ func (rs *runState) dispatchRate(ctx context.Context, v *Variant, e *engine, key
 	defer wg.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	for i, d := range todo {
+	for i := range todo.Len() {
+		d := todo.At(i)
 		sched := start + offsets[i]
 		if wait := sched - rs.clock.Now(); wait > 0 {
 			timer.Reset(time.Duration(wait))

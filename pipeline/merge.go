@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -346,7 +345,7 @@ func (mg *merger) fill(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("merge: read the shards' protocol: %w", err)
 	}
-	mg.rs = &runState{proto: proto, store: mg.store, runID: sum.RunID, merged: &mergeSpans{count: m.Merge.Count, resumes: map[int][]int64{}, base: map[results.PassKey][]eval.Record{}}}
+	mg.rs = &runState{proto: proto, store: mg.store, runID: sum.RunID, merged: &mergeSpans{count: m.Merge.Count, resumes: map[int][]int64{}}}
 	if err := mg.copyEventsAndDecisions(ctx); err != nil {
 		return err
 	}

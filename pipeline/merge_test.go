@@ -166,9 +166,13 @@ func TestMergeSpans(t *testing.T) {
 			b = id
 		}
 	}
-	m := &mergeSpans{count: 2, resumes: map[int][]int64{1: {500}}}
+	rs := &runState{merged: &mergeSpans{count: 2, resumes: map[int][]int64{1: {500}}}}
 	// shard 0: 100-300; shard 1: 200-400, then resumed at 500: 600-700.
-	first, last, dur := m.span([]eval.Record{rec(a, 100, 300), rec(b, 200, 400), rec(b, 600, 700)})
+	tally := rs.newTally()
+	for _, r := range []eval.Record{rec(a, 100, 300), rec(b, 200, 400), rec(b, 600, 700)} {
+		tally.add(&r)
+	}
+	first, last, dur := tally.activeSpan()
 	if first != 100 || last != 700 || dur != 400 {
 		t.Errorf("span = %d..%d, %d ns active; want 100..700, 400 (100-400 and 600-700)", first, last, dur)
 	}

@@ -17,53 +17,6 @@ import (
 type mergeSpans struct {
 	count   int
 	resumes map[int][]int64 // by shard index
-	// base keeps the level-1 passes' lean records, which invariance compares
-	// every later pass of the same repetition with: a merge computes all of
-	// a run's passes at once, so it reads each of them once.
-	base map[results.PassKey][]eval.Record
-}
-
-// baseline is the kept records of pass key; false when not kept (nil m: a
-// run, which reads them from its store).
-func (m *mergeSpans) baseline(key results.PassKey) ([]eval.Record, bool) {
-	if m == nil {
-		return nil, false
-	}
-	recs, ok := m.base[key]
-	return recs, ok
-}
-
-// span is a merged pass's active time: the union of every shard's
-// segments (first t_send to last t_done of each process's stretch), so
-// that shards that ran at the same time count their common time once and
-// their throughput adds up, and the time a shard was down is not counted.
-// first and last are the earliest send and the latest done of any shard.
-func (m *mergeSpans) span(recs []eval.Record) (first, last, dur int64) {
-	byShard := map[int][]eval.Record{}
-	for _, r := range recs {
-		i := results.ShardOf(r.DocID, m.count)
-		byShard[i] = append(byShard[i], r)
-	}
-	var ivs [][2]int64
-	for i, rs := range byShard {
-		ivs = append(ivs, segmentIntervals(rs, m.resumes[i])...)
-	}
-	if len(ivs) == 0 {
-		return 0, 0, 0
-	}
-	slices.SortFunc(ivs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
-	first, last = ivs[0][0], ivs[0][1]
-	lo, hi := ivs[0][0], ivs[0][1]
-	for _, iv := range ivs[1:] {
-		last = max(last, iv[1])
-		if iv[0] > hi {
-			dur += hi - lo
-			lo, hi = iv[0], iv[1]
-			continue
-		}
-		hi = max(hi, iv[1])
-	}
-	return first, last, dur + hi - lo
 }
 
 // shardPass is one shard's row of a pass being merged.
@@ -111,19 +64,16 @@ func (mg *merger) copyRows(ctx context.Context, keys []results.PassKey) error {
 // mergePass writes the row of one merged pass, computed by the runner's own
 // passRow from the pass's merged request rows.
 func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []shardPass) (results.Pass, error) {
-	recs, err := mg.store.PassFigures(ctx, key)
+	tally, err := mg.rs.tallyPass(ctx, key)
 	if err != nil {
 		return results.Pass{}, fmt.Errorf("read back merged pass %s: %w", key, err)
 	}
 	first := rows[0].row
-	complete := len(recs) == mg.expectedDocs(key)
-	if key.Level == mg.rs.proto.Levels()[0] && complete {
-		mg.rs.merged.base[key] = recs
-	}
-	p := mg.rs.passRow(key, first.Phase, 0, key.Level, recs, mergedTelemetry(rows), first.BatchTransport, complete, nil)
+	complete := tally.docs == int64(mg.expectedDocs(key))
+	p := mg.rs.passRow(key, first.Phase, 0, key.Level, tally, mergedTelemetry(rows), first.BatchTransport, complete, nil)
 	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
-	endpointSpread(&p, mg.endpoints(key.Variant), recs)
-	p.SentConcurrency = maxInFlight(recs)
+	endpointSpread(&p, mg.endpoints(key.Variant), tally.endpoints)
+	p.SentConcurrency = tally.order.MaxInFlight
 	if key.Mode != results.ModeRate {
 		per := key.Level
 		if key.Mode == results.ModeContext {

@@ -36,21 +36,21 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	}
 	docs := rs.passDocs(level)
 	todo := docs // shared, not copied, when nothing is done yet
-	if len(done) > 0 {
-		todo = nil
-		for _, d := range docs {
-			if !done[d.ID] {
-				todo = append(todo, d)
+	if done.Len() > 0 {
+		todo = docList{c: rs.corpus, idx: []int32{}}
+		for i := range docs.Len() {
+			if !done.Has(docs.At(i).ID) {
+				todo.idx = append(todo.idx, docs.pos(i))
 			}
 		}
 	}
-	if len(todo) == 0 {
+	if todo.Len() == 0 {
 		if p, err := rs.store.Pass(ctx, key); err == nil && p != nil && p.Status == "complete" {
 			return p, nil // finished before an interruption
 		}
 	}
-	if len(done) > 0 {
-		rs.logf("%s: resuming pass level %d repetition %d: %d of %d documents already recorded", v.Name, level, rep, len(done), len(docs))
+	if done.Len() > 0 {
+		rs.logf("%s: resuming pass level %d repetition %d: %d of %d documents already recorded", v.Name, level, rep, done.Len(), docs.Len())
 	}
 
 	for _, r := range e.replicas.all {
@@ -58,8 +58,11 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 			rs.logf("%s: warning: reset engine memory peaks at %s: %v", v.Name, r.name, err)
 		}
 	}
-	sampler := StartSampler(ctx, rs.clock, SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI}, e.client.HTTPClient())
-	bar := rs.newBar(v, level, rep, phase, len(docs), len(done))
+	flush := func(samples []Sample) error { // a long pass's samples are written as they come
+		return rs.store.AddTelemetry(context.WithoutCancel(ctx), key, toSamples(samples))
+	}
+	sampler := StartSampler(ctx, rs.clock, SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI, Flush: flush}, e.client.HTTPClient())
+	bar := rs.newBar(v, level, rep, phase, docs.Len(), done.Len())
 	transport := ""
 	self := startClientSelf(e.inproc != nil)
 	switch {
@@ -79,26 +82,26 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 
 	bg := context.WithoutCancel(ctx) // an interruption still finishes the writes
 	rs.telemetryErrors(bg, v, level, rep, tel)
-	if err := rs.store.AddTelemetry(bg, key, toSamples(tel.Samples)); err != nil {
+	if err := errors.Join(tel.FlushErr, rs.store.AddTelemetry(bg, key, toSamples(tel.Samples))); err != nil {
 		return nil, fmt.Errorf("record telemetry of pass %s: %w", key, err)
 	}
 	if err := rs.store.Flush(bg); err != nil {
 		return nil, fmt.Errorf("write requests of pass %s: %w", key, err)
 	}
-	recs, err := rs.store.PassFigures(bg, key) // outputs as digests: the row needs no answer text
+	tally, err := rs.tallyPass(bg, key) // streamed: no record of the pass is held
 	if err != nil {
 		return nil, fmt.Errorf("read back pass %s: %w", key, err)
 	}
-	complete := len(recs) == len(docs)
+	complete := tally.docs == int64(docs.Len())
 	bar.finish(complete)
-	p := rs.passRow(key, phase, retryOf, level, recs, tel, transport, complete, self)
-	endpointSpread(&p, e.replicas.names(), recs)
+	p := rs.passRow(key, phase, retryOf, level, tally, tel, transport, complete, self)
+	endpointSpread(&p, e.replicas.names(), tally.endpoints)
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}
 	if e.died() {
 		return &p, rs.engineDead(bg, v, e, fmt.Sprintf("during the pass at level %d, repetition %d: dispatch stopped at once, %d of %d documents not sent",
-			level, rep, len(docs)-len(recs), len(docs)))
+			level, rep, int64(docs.Len())-tally.docs, docs.Len()))
 	}
 	return &p, nil
 }
@@ -107,18 +110,45 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 // whole corpus, or in a context sweep the documents of the level's length
 // class only. A pass is complete, and resume sends what is left, against
 // this set.
-func (rs *runState) passDocs(level int) []corpus.Document {
+func (rs *runState) passDocs(level int) docList {
 	if rs.proto.Sweep.Mode != results.ModeContext {
-		return rs.corpus.Documents
+		return docList{c: rs.corpus}
 	}
 	class := eval.LengthClassOf(level)
-	var out []corpus.Document
-	for _, d := range rs.corpus.Documents {
-		if string(d.LengthClass) == class {
-			out = append(out, d)
+	out := docList{c: rs.corpus, idx: []int32{}}
+	for i := range rs.corpus.Len() {
+		if string(rs.corpus.Doc(i).LengthClass) == class {
+			out.idx = append(out.idx, int32(i))
 		}
 	}
 	return out
+}
+
+// docList is a list of the corpus's documents in corpus order: all of them
+// (idx nil) or those at idx. It holds 4 bytes a document at most, never a
+// Document each: corpus.Corpus.Doc makes one when it is sent.
+type docList struct {
+	c   *corpus.Corpus
+	idx []int32
+}
+
+// Len is the number of documents listed.
+func (l docList) Len() int {
+	if l.idx == nil {
+		return l.c.Len()
+	}
+	return len(l.idx)
+}
+
+// At is the i-th document listed.
+func (l docList) At(i int) corpus.Document { return l.c.Doc(int(l.pos(i))) }
+
+// pos is the i-th document's place in the corpus.
+func (l docList) pos(i int) int32 {
+	if l.idx == nil {
+		return int32(i)
+	}
+	return l.idx[i]
 }
 
 // levels is the pass plan's levels for this corpus: the protocol's, less a
@@ -128,7 +158,7 @@ func (rs *runState) levels() []int {
 	if rs.proto.Sweep.Mode != results.ModeContext {
 		return levels
 	}
-	return slices.DeleteFunc(levels, func(l int) bool { return len(rs.passDocs(l)) == 0 })
+	return slices.DeleteFunc(levels, func(l int) bool { return rs.passDocs(l).Len() == 0 })
 }
 
 // engineDead records that a started engine died (the requests it failed
@@ -144,10 +174,13 @@ func (rs *runState) engineDead(ctx context.Context, v *Variant, e *engine, what 
 // dispatchBatches sends the documents in groups of level: one
 // /v1/completions call with a list of prompts where the engine accepts it,
 // else level simultaneous chat requests with a barrier. It returns which.
-func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo []corpus.Document, bar *passBar) string {
+func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo docList, bar *passBar) string {
 	transport := "completions_list"
-	for start := 0; start < len(todo) && ctx.Err() == nil && !e.died(); start += level {
-		group := todo[start:min(start+level, len(todo))]
+	for start := 0; start < todo.Len() && ctx.Err() == nil && !e.died(); start += level {
+		group := make([]corpus.Document, 0, level)
+		for i := start; i < min(start+level, todo.Len()); i++ {
+			group = append(group, todo.At(i))
+		}
 		sched := rs.clock.Now()
 		if transport == "completions_list" {
 			prompts := make([]string, len(group))

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -9,15 +10,116 @@ import (
 	"github.com/extractbench/extractbench/results"
 )
 
-// passRow turns a pass's records and telemetry into its passes row. Every
+// passTally is what a pass's rows add up to, read one row at a time
+// (results.Store.EachPassRecord) with the order statistics SQLite computes
+// (results.Store.PassOrderStats): nothing grows with the pass's size but
+// the handful of resume segments.
+type passTally struct {
+	acc                                                    eval.PassAccumulator
+	order                                                  results.PassOrderStats
+	docs, outTokens, promptTokens, usage, onTime, onTimeOK int64
+	tokens                                                 tokenTally
+	sched, send                                            instantSpan
+	segments                                               []segment        // activeSpan's, one per resume boundary (of each shard, in a merge)
+	shards                                                 int              // a merge's shard count (segments per shard); 0 for a run
+	endpoints                                              map[string]int64 // requests per replica that answered them (a few keys)
+}
+
+// segment is the first t_send and last t_done of the requests sent in
+// [lo, hi) of one invocation of the run (of shard shard, in a merge).
+type segment struct{ shard, lo, hi, first, last int64 }
+
+// tallyPass reads the pass's rows back from the store.
+func (rs *runState) tallyPass(ctx context.Context, key results.PassKey) (*passTally, error) {
+	t := rs.newTally()
+	err := rs.store.EachPassRecord(ctx, key, func(r *eval.Record) {
+		t.add(r)
+		if tallyRowHook != nil {
+			tallyRowHook(t.docs)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.order, err = rs.store.PassOrderStats(ctx, key)
+	return t, err
+}
+
+// newTally is an empty tally with the run's segments: one per invocation
+// (the first, then each resume); in a merge, those of every shard.
+func (rs *runState) newTally() *passTally {
+	t := &passTally{endpoints: map[string]int64{}}
+	segments := func(shard int, resumes []int64) {
+		bounds := append([]int64{0}, resumes...)
+		for i, lo := range bounds {
+			hi := int64(1<<63 - 1)
+			if i+1 < len(bounds) {
+				hi = bounds[i+1]
+			}
+			t.segments = append(t.segments, segment{shard: int64(shard), lo: lo, hi: hi})
+		}
+	}
+	if rs.merged != nil { // each shard's process had its own resumes, shifted onto the merged clock
+		t.shards = rs.merged.count
+		for i := range rs.merged.count {
+			segments(i, rs.merged.resumes[i])
+		}
+	} else {
+		segments(0, rs.resumes)
+	}
+	return t
+}
+
+// tallyRowHook, set by a test only, runs after each row tallyPass reads (to
+// sample the live heap while a pass streams through).
+var tallyRowHook func(rows int64)
+
+// add counts one record.
+func (t *passTally) add(r *eval.Record) {
+	t.acc.Add(r)
+	t.docs++
+	if r.OnTime == nil || *r.OnTime {
+		t.onTime++
+		if r.Accepted {
+			t.onTimeOK++
+		}
+	}
+	t.promptTokens += int64(r.PromptTokens)
+	t.outTokens += int64(r.CompletionTokens)
+	if r.UsageReported {
+		t.usage++
+	}
+	t.tokens.add(r)
+	t.sched.add(r.SchedNS)
+	t.send.add(r.SendNS)
+	if r.Endpoint != "" {
+		t.endpoints[r.Endpoint]++
+	}
+	shard := int64(0)
+	if t.shards > 0 {
+		shard = int64(results.ShardOf(r.DocID, t.shards))
+	}
+	for i := range t.segments {
+		g := &t.segments[i]
+		if g.shard != shard || r.SendNS <= 0 || r.SendNS < g.lo || r.SendNS >= g.hi {
+			continue
+		}
+		if g.first == 0 || r.SendNS < g.first {
+			g.first = r.SendNS
+		}
+		g.last = max(g.last, r.DoneNS)
+	}
+}
+
+// passRow turns a pass's tally and telemetry into its passes row. Every
 // figure is computed from the stored records, so that a resumed pass gets
 // the same figures as one that ran through.
-func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level int, recs []eval.Record, tel Telemetry, transport string, complete bool, self *clientSelf) results.Pass {
-	agg := eval.Aggregate(recs)
+func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level int, t *passTally, tel Telemetry, transport string, complete bool, self *clientSelf) results.Pass {
+	agg := t.acc.Summary(t.order.UniqueDocs, t.order.Recovered, nil) // one row per (pass, document): no duplicate id
 	p := results.Pass{
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
 		Phase: phase, Attempt: 1, BatchTransport: transport,
-		Docs: int64(len(recs)), Accepted: int64(agg.Accepted), UniqueIDs: int64(agg.Recovered),
+		Docs: t.docs, Accepted: int64(agg.Accepted), UniqueIDs: int64(agg.Recovered),
 		Status: results.PassComplete,
 	}
 	for f, n := range agg.Failures {
@@ -33,7 +135,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		b := int64(level)
 		p.RequestedBatch = &b
 	}
-	p.SentConcurrency = maxInFlight(recs)
+	p.SentConcurrency = t.order.MaxInFlight
 	if key.Mode != results.ModeRate && key.Mode != results.ModeContext && (level < int(p.SentConcurrency) || key.Mode == results.ModeConcurrency) {
 		p.SentConcurrency = min(p.SentConcurrency, int64(level))
 	}
@@ -45,68 +147,45 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.CategoryConfusion = string(b)
 	}
 
-	var ttft, ttftSched, e2e, e2eSched, queue, tpot []int64
-	var outTokens, promptTokens, usage, onTime, onTimeAccepted int64
-	for _, r := range recs {
-		if r.OnTime == nil || *r.OnTime {
-			onTime++
-			if r.Accepted {
-				onTimeAccepted++
-			}
-		}
-		if r.FirstTokenNS > 0 && r.SchedNS > 0 {
-			ttftSched = append(ttftSched, r.FirstTokenNS-r.SchedNS)
-		}
-		promptTokens += int64(r.PromptTokens)
-		if r.FirstTokenNS > 0 && r.SendNS > 0 {
-			ttft = append(ttft, r.FirstTokenNS-r.SendNS)
-		}
-		if r.DoneNS > 0 && r.SendNS > 0 {
-			e2e = append(e2e, r.DoneNS-r.SendNS)
-			e2eSched = append(e2eSched, r.DoneNS-r.SchedNS)
-			queue = append(queue, r.SendNS-r.SchedNS)
-		}
-		if r.CompletionTokens > 1 && r.LastTokenNS > r.FirstTokenNS && r.FirstTokenNS > 0 {
-			tpot = append(tpot, (r.LastTokenNS-r.FirstTokenNS)/int64(r.CompletionTokens-1))
-		}
-		outTokens += int64(r.CompletionTokens)
-		if r.UsageReported {
-			usage++
-		}
-	}
+	outTokens, promptTokens := t.outTokens, t.promptTokens
 	p.OutputTokens, p.PromptTokens = outTokens, promptTokens
-	p.TokenCountMismatches = tokenCountMismatches(recs)
-	if len(recs) > 0 {
-		p.UsageReportedShare = ptr(float64(usage) / float64(len(recs)))
+	p.TokenCountMismatches = t.tokens.figure()
+	if t.docs > 0 {
+		p.UsageReportedShare = ptr(float64(t.usage) / float64(t.docs))
 	}
-	if s := eval.DescribeNS(ttft); s.N > 0 {
+	o := &t.order
+	if s := o.TTFT; s.N > 0 {
 		p.TTFTN = int64(s.N)
 		p.TTFTP50NS, p.TTFTP90NS, p.TTFTP95NS, p.TTFTP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P95)), ptr(int64(s.P99))
 		p.TTFTMinNS, p.TTFTMaxNS = ptr(int64(s.Min)), ptr(int64(s.Max))
 	}
-	if s := eval.DescribeNS(e2e); s.N > 0 {
+	if s := o.E2E; s.N > 0 {
 		p.E2EN = int64(s.N)
 		p.E2EP50NS, p.E2EP90NS, p.E2EP95NS, p.E2EP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P95)), ptr(int64(s.P99))
 		p.E2EMinNS, p.E2EMaxNS = ptr(int64(s.Min)), ptr(int64(s.Max))
 	}
-	if s := eval.DescribeNS(e2eSched); s.N > 0 {
+	if s := o.E2ESched; s.N > 0 {
 		p.E2ESchedP95NS = ptr(int64(s.P95))
 	}
-	if s := eval.DescribeNS(queue); s.N > 0 {
+	if s := o.Queue; s.N > 0 {
 		p.ClientQueueP95NS = ptr(int64(s.P95))
 		p.LatenessP50NS, p.LatenessP99NS = ptr(int64(s.P50)), ptr(int64(s.P99))
 	}
-	if s := eval.DescribeNS(tpot); s.N > 0 {
+	if s := o.TPOT; s.N > 0 {
 		p.TPOTP50NS, p.TPOTP90NS, p.TPOTP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P99))
 	}
-	if s := eval.DescribeNS(ttftSched); s.N > 0 {
+	if s := o.TTFTSched; s.N > 0 {
 		p.TTFTSchedP99NS = ptr(int64(s.P99))
 	}
+	onTime, onTimeAccepted := t.onTime, t.onTimeOK
 	p.OnTime, p.OnTimeAccepted = &onTime, &onTimeAccepted
-	p.OfferedRate, p.AchievedRate = rates(key, recs)
+	if key.Mode == results.ModeRate && key.Level != results.SyncLevel {
+		p.OfferedRate = t.sched.perSecond()
+	}
+	p.AchievedRate = t.send.perSecond()
 	self.judge(&p)
 
-	first, last, dur := rs.activeSpan(recs)
+	first, last, dur := t.activeSpan()
 	if dur > 0 {
 		p.StartedNS, p.EndedNS, p.DurationNS = &first, &last, dur
 		secs := float64(dur) / 1e9
@@ -122,7 +201,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	p.ObservedMaxWaiting = roundPtr(tel.MaxWaiting)
 	p.Preemptions = roundPtr(tel.PreemptionsDelta)
 	p.EngineCaptures = roundPtr(tel.CapturesDelta)
-	p.OutputsChanged, p.VerdictsChanged = rs.invariance(key, recs)
+	p.OutputsChanged, p.VerdictsChanged = rs.invariance(key)
 	if tel.QueueTimeCountDelta != nil && *tel.QueueTimeCountDelta > 0 && tel.QueueTimeSumDelta != nil {
 		p.EngineQueueMeanNS = ptr(int64(*tel.QueueTimeSumDelta / *tel.QueueTimeCountDelta * 1e9))
 	}
@@ -148,86 +227,67 @@ func (rs *runState) judgePass(p *results.Pass) {
 	p.Verdict, p.VerdictReason = v.Word(), v.Reason
 }
 
-// rates are a pass's offered rate (rate mode: its planned arrivals) and
-// achieved send rate, each (requests − 1) over the span from the first to
-// the last instant, since n instants hold n − 1 gaps; nil under 2 instants
-// or for a pass without a schedule.
-func rates(key results.PassKey, recs []eval.Record) (offered, achieved *float64) {
-	perSecond := func(instants func(r *eval.Record) int64) *float64 {
-		var lo, hi, n int64
-		for i := range recs {
-			t := instants(&recs[i])
-			if t <= 0 {
-				continue
-			}
-			if n == 0 || t < lo {
-				lo = t
-			}
-			hi = max(hi, t)
-			n++
-		}
-		if n < 2 || hi <= lo {
-			return nil
-		}
-		return ptr(float64(n-1) / (float64(hi-lo) / 1e9))
+// instantSpan is the earliest and latest of a pass's instants of one kind
+// (planned arrivals, sends) and how many there were; 0 is never recorded.
+type instantSpan struct{ lo, hi, n int64 }
+
+func (s *instantSpan) add(t int64) {
+	if t <= 0 {
+		return
 	}
-	if key.Mode == results.ModeRate && key.Level != results.SyncLevel {
-		offered = perSecond(func(r *eval.Record) int64 { return r.SchedNS })
+	if s.n == 0 || t < s.lo {
+		s.lo = t
 	}
-	return offered, perSecond(func(r *eval.Record) int64 { return r.SendNS })
+	s.hi = max(s.hi, t)
+	s.n++
+}
+
+// perSecond is the span's rate, (instants − 1) over the span from the first
+// to the last, since n instants hold n − 1 gaps; nil under 2 instants. It is
+// a pass's offered rate (rate mode: its planned arrivals) or its achieved
+// send rate.
+func (s *instantSpan) perSecond() *float64 {
+	if s.n < 2 || s.hi <= s.lo {
+		return nil
+	}
+	return ptr(float64(s.n-1) / (float64(s.hi-s.lo) / 1e9))
 }
 
 // activeSpan is first t_send to last t_done; for a pass cut by an
 // interruption it sums the spans of each segment, so that the time the
 // tool was down is not counted as pass duration.
-func (rs *runState) activeSpan(recs []eval.Record) (first, last, dur int64) {
-	if rs.merged != nil {
-		return rs.merged.span(recs)
+func (t *passTally) activeSpan() (first, last, dur int64) {
+	var ivs [][2]int64
+	for _, g := range t.segments {
+		if g.first != 0 {
+			ivs = append(ivs, [2]int64{g.first, g.last})
+		}
 	}
-	return segmentSpan(recs, rs.resumes)
+	return unionSpan(ivs)
 }
 
-// segmentSpan is activeSpan for one process's records: resumes are the
-// run-clock instants its segments start at. The segments do not overlap
-// (a resume starts after the interrupted attempt's last request ended), so
-// their lengths add up.
-func segmentSpan(recs []eval.Record, resumes []int64) (first, last, dur int64) {
-	for _, iv := range segmentIntervals(recs, resumes) {
-		if first == 0 {
-			first = iv[0]
-		}
+// unionSpan is the first start, the last end and the length of the union
+// of intervals: one process's segments do not overlap (a resume starts
+// after the interrupted attempt's last request ended), so their lengths add
+// up; a merge's shards ran at the same time, so their common time counts
+// once and their throughput adds up.
+func unionSpan(ivs [][2]int64) (first, last, dur int64) {
+	if len(ivs) == 0 {
+		return 0, 0, 0
+	}
+	slices.SortFunc(ivs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	first, last = ivs[0][0], ivs[0][1]
+	lo, hi := ivs[0][0], ivs[0][1]
+	for _, iv := range ivs[1:] {
 		last = max(last, iv[1])
-		dur += iv[1] - iv[0]
+		if iv[0] > hi {
+			dur += hi - lo
+			lo, hi = iv[0], iv[1]
+			continue
+		}
+		hi = max(hi, iv[1])
 	}
-	return first, last, dur
-}
-
-// segmentIntervals are, per segment of a process (from 0, then from each
-// resume instant), the span from its first t_send to the last t_done of
-// the requests sent in it; segments that sent nothing are left out.
-func segmentIntervals(recs []eval.Record, resumes []int64) [][2]int64 {
-	bounds := append([]int64{0}, resumes...)
-	var out [][2]int64
-	for i, lo := range bounds {
-		hi := int64(1<<63 - 1)
-		if i+1 < len(bounds) {
-			hi = bounds[i+1]
-		}
-		var f, l int64
-		for _, r := range recs {
-			if r.SendNS <= 0 || r.SendNS < lo || r.SendNS >= hi {
-				continue
-			}
-			if f == 0 || r.SendNS < f {
-				f = r.SendNS
-			}
-			l = max(l, r.DoneNS)
-		}
-		if f != 0 {
-			out = append(out, [2]int64{f, l})
-		}
-	}
-	return out
+	return first, last, dur + hi - lo
 }
 
 // baselineShare is the pooled accepted share of the variant's complete
@@ -249,35 +309,6 @@ func (rs *runState) baselineShare(key results.PassKey) float64 {
 	return float64(accepted) / float64(docs)
 }
 
-// maxInFlight is the most requests the client had in flight at once.
-func maxInFlight(recs []eval.Record) int64 {
-	type edge struct {
-		t     int64
-		delta int
-	}
-	var edges []edge
-	for _, r := range recs {
-		if r.SendNS > 0 && r.DoneNS >= r.SendNS {
-			edges = append(edges, edge{r.SendNS, 1}, edge{r.DoneNS, -1})
-		}
-	}
-	slices.SortFunc(edges, func(a, b edge) int {
-		if a.t != b.t {
-			if a.t < b.t {
-				return -1
-			}
-			return 1
-		}
-		return a.delta - b.delta // a request done at t frees its slot before one sent at t
-	})
-	cur, peak := 0, 0
-	for _, e := range edges {
-		cur += e.delta
-		peak = max(peak, cur)
-	}
-	return int64(peak)
-}
-
 func toSamples(in []Sample) []results.TelemetrySample {
 	out := make([]results.TelemetrySample, len(in))
 	for i, s := range in {
@@ -297,9 +328,9 @@ func roundPtr(v *float64) *int64 {
 }
 
 // invariance compares the pass's outputs with the level-1 pass of the same
-// variant, mode and repetition (eval.Invariance); nil for level 1 itself or
-// when that pass is not complete.
-func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed, verdicts *int64) {
+// variant, mode and repetition (eval.Invariance, computed in the store);
+// nil for level 1 itself or when that pass is not complete.
+func (rs *runState) invariance(key results.PassKey) (changed, verdicts *int64) {
 	base := rs.proto.Levels()[0]
 	if key.Level == base || key.Mode == results.ModeContext { // a context step's documents are not the baseline's
 		return nil, nil
@@ -310,30 +341,24 @@ func (rs *runState) invariance(key results.PassKey, recs []eval.Record) (changed
 	if bp, err := rs.store.Pass(ctx, bk); err != nil || bp == nil || !bp.Complete() {
 		return nil, nil
 	}
-	baseRecs, ok := rs.merged.baseline(bk)
-	if !ok {
-		var err error
-		if baseRecs, err = rs.store.PassFigures(ctx, bk); err != nil { // digests compare as the outputs do
-			return nil, nil
-		}
+	c, v, err := rs.store.PassInvariance(ctx, key, base)
+	if err != nil {
+		return nil, nil
 	}
-	c, v, _ := eval.Invariance(baseRecs, recs)
 	return ptr(int64(c)), ptr(int64(v))
 }
 
-// endpointSpread fills the pass's replica figures from its records: how
-// many endpoints the variant spreads its requests over, and the fewest and
-// most requests one of them received (an endpoint that received none, a
-// dead replica, counts 0).
-func endpointSpread(p *results.Pass, endpoints []string, recs []eval.Record) {
-	count := make(map[string]int64, len(endpoints))
+// endpointSpread fills the pass's replica figures from its requests per
+// endpoint (passTally.endpoints): how many endpoints the variant spreads its
+// requests over, and the fewest and most requests one of them received (an
+// endpoint that received none, a dead replica, counts 0).
+func endpointSpread(p *results.Pass, endpoints []string, perEndpoint map[string]int64) {
+	count := make(map[string]int64, len(endpoints)+len(perEndpoint))
 	for _, e := range endpoints {
 		count[e] = 0
 	}
-	for _, r := range recs {
-		if r.Endpoint != "" {
-			count[r.Endpoint]++
-		}
+	for e, n := range perEndpoint {
+		count[e] += n
 	}
 	if len(count) == 0 {
 		return

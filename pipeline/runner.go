@@ -258,7 +258,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 	rs.printCorpusWarnings()
 	var full CorpusInfo
 	if rs.corpus != nil {
-		full = CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: len(rs.corpus.Documents), Classes: classCounts(rs.corpus)}
+		full = CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: rs.corpus.Len(), Classes: classCounts(rs.corpus)}
 		if err := rs.selectShard(prev); err != nil {
 			problems = append(problems, err.Error())
 		}
@@ -423,8 +423,8 @@ func responseFormat(schema []byte) json.RawMessage {
 
 func classCounts(c *corpus.Corpus) map[string]int {
 	m := map[string]int{}
-	for _, d := range c.Documents {
-		m[string(d.LengthClass)]++
+	for i := range c.Len() {
+		m[string(c.Doc(i).LengthClass)]++
 	}
 	return m
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -33,17 +32,12 @@ func (rs *runState) selectShard(prev *results.Run) error {
 	}
 	sh := *want
 	sh.Hash = results.ShardHash
-	docs := make([]corpus.Document, 0, len(rs.corpus.Documents)/max(sh.Count, 1)+1)
-	for _, d := range rs.corpus.Documents {
-		if sh.Holds(d.ID) {
-			docs = append(docs, d)
-		}
+	whole := rs.corpus.Len()
+	n := rs.corpus.Keep(sh.Holds)
+	if n == 0 {
+		return fmt.Errorf("shard %s: none of the corpus's %d documents hashes to shard %d (%s); use fewer shards", sh, whole, sh.Index, results.ShardHash)
 	}
-	if len(docs) == 0 {
-		return fmt.Errorf("shard %s: none of the corpus's %d documents hashes to shard %d (%s); use fewer shards", sh, len(rs.corpus.Documents), sh.Index, results.ShardHash)
-	}
-	sh.Documents = len(docs)
-	rs.corpus.Documents = docs
+	sh.Documents = n
 	rs.shard = &sh
 	return nil
 }

@@ -29,6 +29,11 @@ type SamplerConfig struct {
 	Endpoints []MetricsEndpoint
 	Interval  time.Duration // DefaultTelemetryInterval when zero
 	NvidiaSMI bool          // also sample device memory with nvidia-smi, when it exists
+	// Flush, when set, receives the samples each time TelemetryFlushSamples
+	// of them are pending (they are then dropped from memory), so that a
+	// long pass does not hold hours of samples; Stop returns the rest. The
+	// first error it returns is kept in Telemetry.FlushErr.
+	Flush func([]Sample) error
 }
 
 // MetricsEndpoint is one replica's Prometheus endpoint: URL is scraped,
@@ -37,6 +42,11 @@ type MetricsEndpoint struct {
 	Name string
 	URL  string
 }
+
+// TelemetryFlushSamples is how many samples a Sampler with a Flush holds
+// before handing them over: about a minute of a scrape of six metrics
+// every 100 ms.
+var TelemetryFlushSamples = 4096
 
 // Sample is one sampled value on the run's clock.
 type Sample struct {
@@ -50,7 +60,8 @@ type Sample struct {
 // available (no endpoint, metric absent, no successful scrape); it is never
 // reported as 0.
 type Telemetry struct {
-	Samples []Sample
+	Samples  []Sample // those not handed to SamplerConfig.Flush already
+	FlushErr error    // the first error of SamplerConfig.Flush
 
 	// Family is the engine family whose metric names were read ("vllm-v1",
 	// "vllm-v0", "sglang", "tgi", "llamacpp"), from the first scrape that
@@ -256,6 +267,19 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 			s.peaks[name] = v
 		}
 	}
+	s.flushFull()
+}
+
+// flushFull hands the pending samples to the Flush, once there are
+// TelemetryFlushSamples of them; s.mu is held.
+func (s *Sampler) flushFull() {
+	if s.cfg.Flush == nil || len(s.samples) < TelemetryFlushSamples {
+		return
+	}
+	if err := s.cfg.Flush(s.samples); err != nil && s.tel.FlushErr == nil {
+		s.tel.FlushErr = err
+	}
+	s.samples = make([]Sample, 0, TelemetryFlushSamples)
 }
 
 func (s *Sampler) fetch(ctx context.Context, metricsURL string) (scrape, error) {
@@ -300,6 +324,7 @@ func (s *Sampler) sampleGPU(ctx context.Context, bin string) {
 	s.tel.GPUSamples++
 	u, t := float64(used), float64(total)
 	s.samples = append(s.samples, Sample{TNS: now, Metric: metricGPUMemUsed, Value: u})
+	s.flushFull()
 	if s.tel.PeakGPUMemUsed == nil || u > *s.tel.PeakGPUMemUsed {
 		s.tel.PeakGPUMemUsed = &u
 	}

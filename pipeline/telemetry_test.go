@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -258,4 +260,46 @@ func TestSampler_Concurrent(t *testing.T) {
 	}
 	wg.Wait()
 	cancel()
+}
+
+// TestSampler_Flush checks that a sampler with a Flush holds at most
+// TelemetryFlushSamples samples: the rest went to Flush, in order, none
+// lost or repeated, and Flush's first error is kept.
+func TestSampler_Flush(t *testing.T) {
+	defer func(n int) { TelemetryFlushSamples = n }(TelemetryFlushSamples)
+	TelemetryFlushSamples = 5
+	srv, n := sequenceServer(t, vllmMetrics(1, 0, 0.1, 0, 0, 0))
+	var flushed []Sample
+	calls := 0
+	flush := func(batch []Sample) error {
+		calls++
+		if len(batch) < TelemetryFlushSamples {
+			t.Errorf("flushed %d samples, want at least %d", len(batch), TelemetryFlushSamples)
+		}
+		flushed = append(flushed, batch...)
+		if calls == 2 {
+			return fmt.Errorf("disk full")
+		}
+		return nil
+	}
+	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, Flush: flush}, nil)
+	deadline := time.Now().Add(5 * time.Second)
+	for n.Load() < 12 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	tel := s.Stop()
+	if calls < 2 || len(tel.Samples) >= TelemetryFlushSamples {
+		t.Errorf("%d flushes, %d samples held; want 2 or more and under %d held", calls, len(tel.Samples), TelemetryFlushSamples)
+	}
+	all := append(flushed, tel.Samples...)
+	perScrape := countSamples(Telemetry{Samples: all}, metricRunning)
+	if perScrape != tel.Scrapes {
+		t.Errorf("%d running samples flushed or held, want one per scrape: %d", perScrape, tel.Scrapes)
+	}
+	if !slices.IsSortedFunc(all, func(a, b Sample) int { return cmp.Compare(a.TNS, b.TNS) }) {
+		t.Error("samples out of order")
+	}
+	if tel.FlushErr == nil || tel.FlushErr.Error() != "disk full" {
+		t.Errorf("FlushErr = %v, want the second flush's error", tel.FlushErr)
+	}
 }

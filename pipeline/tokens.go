@@ -22,20 +22,32 @@ const (
 // and client-counted chunks disagree beyond the tolerance; nil when no
 // record carries the engine's usage (there is nothing to compare).
 func tokenCountMismatches(recs []eval.Record) *int64 {
-	var compared, mismatched int64
-	for _, r := range recs {
-		if !r.UsageReported {
-			continue
-		}
-		compared++
-		if !tokenCountsAgree(r.CompletionTokens, r.ClientChunks) {
-			mismatched++
-		}
+	var t tokenTally
+	for i := range recs {
+		t.add(&recs[i])
 	}
-	if compared == 0 {
+	return t.figure()
+}
+
+// tokenTally is tokenCountMismatches one record at a time.
+type tokenTally struct{ compared, mismatched int64 }
+
+func (t *tokenTally) add(r *eval.Record) {
+	if !r.UsageReported {
+		return
+	}
+	t.compared++
+	if !tokenCountsAgree(r.CompletionTokens, r.ClientChunks) {
+		t.mismatched++
+	}
+}
+
+func (t *tokenTally) figure() *int64 {
+	if t.compared == 0 {
 		return nil
 	}
-	return &mismatched
+	m := t.mismatched
+	return &m
 }
 
 func tokenCountsAgree(usage, chunks int) bool {

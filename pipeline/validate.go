@@ -296,7 +296,7 @@ func (rs *runState) checkLevels() []string {
 		}
 		return nil // the levels are length classes; the concurrency may exceed a class's documents
 	}
-	p, n := rs.proto, len(rs.corpus.Documents)
+	p, n := rs.proto, rs.corpus.Len()
 	var problems []string
 	for j, l := range p.Sweep.Levels {
 		if l > n {

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -162,7 +161,7 @@ func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]
 		return nil, fmt.Errorf("levels: auto: no complete synchronous pass to measure the synchronous rate from")
 	}
 	syncRate := eval.Describe(syncRates).P50
-	probe := AutoProbeLevel(syncRate, len(rs.corpus.Documents))
+	probe := AutoProbeLevel(syncRate, rs.corpus.Len())
 	if ctx.Err() != nil {
 		return nil, nil
 	}
@@ -229,7 +228,7 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 		maxLevel = rs.proto.Sweep.Concurrency
 	}
 	if rs.proto.Sweep.Auto && rs.corpus != nil {
-		maxLevel = max(maxLevel, len(rs.corpus.Documents)) // the probe sends them all at once
+		maxLevel = max(maxLevel, rs.corpus.Len()) // the probe sends them all at once
 	}
 	apiKey := "" // validate checked that a named variable is set
 	if v.Engine.APIKeyEnv != "" {
@@ -347,14 +346,16 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 	if n <= 0 || ctx.Err() != nil {
 		return nil
 	}
-	docs := rs.corpus.Documents
-	longest := slices.MaxFunc(docs, func(a, b corpus.Document) int { return cmp.Compare(rs.corpus.TextSize(a), rs.corpus.TextSize(b)) })
-	picked := []corpus.Document{longest}
-	for _, d := range docs {
-		if len(picked) >= n {
-			break
+	c := rs.corpus
+	longest := c.Doc(0) // the first of the longest, as slices.MaxFunc picks
+	for i := 1; i < c.Len(); i++ {
+		if d := c.Doc(i); c.TextSize(d) > c.TextSize(longest) {
+			longest = d
 		}
-		if d.ID != longest.ID {
+	}
+	picked := []corpus.Document{longest}
+	for i := 0; i < c.Len() && len(picked) < n; i++ {
+		if d := c.Doc(i); d.ID != longest.ID {
 			picked = append(picked, d)
 		}
 	}

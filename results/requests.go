@@ -2,9 +2,9 @@ package results
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/extractbench/extractbench/eval"
@@ -157,29 +157,57 @@ func (s *Store) insertRecords(recs []eval.Record) (err error) {
 
 // DoneDocs returns the ids of the documents the pass has a measured row for, after
 // flushing what was added before. A resumed pass sends only the others.
-func (s *Store) DoneDocs(ctx context.Context, key PassKey) (map[string]bool, error) {
+func (s *Store) DoneDocs(ctx context.Context, key PassKey) (*DocSet, error) {
 	if err := s.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
 	}
+	// The unique key (run, variant, mode, level, repetition, doc_id) gives
+	// the ids in byte order, SQLite's BINARY collation, which is Go's.
 	rows, err := s.rdb.QueryContext(ctx, `SELECT doc_id FROM requests
-		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ? AND `+measured,
+		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ? AND `+measured+` ORDER BY doc_id`,
 		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
 	if err != nil {
 		return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
 	}
 	defer rows.Close()
-	done := make(map[string]bool)
+	done := &DocSet{}
 	for rows.Next() {
-		var id string
+		var id []byte
 		if err := rows.Scan(&id); err != nil {
 			return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
 		}
-		done[id] = true
+		done.ids = append(done.ids, id...)
+		done.ends = append(done.ends, len(done.ids))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
 	}
 	return done, nil
+}
+
+// DocSet is a set of document ids held packed and sorted (one byte array
+// and an end per id), so that the documents a resumed pass of a million
+// has already measured take their ids' bytes and 8 bytes each, not a map.
+type DocSet struct {
+	ids  []byte
+	ends []int // id i is ids[ends[i-1]:ends[i]], in ascending byte order
+}
+
+// Len is the number of ids.
+func (d *DocSet) Len() int { return len(d.ends) }
+
+func (d *DocSet) at(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = d.ends[i-1]
+	}
+	return d.ids[start:d.ends[i]]
+}
+
+// Has reports whether id is in the set.
+func (d *DocSet) Has(id string) bool {
+	i := sort.Search(len(d.ends), func(i int) bool { return string(d.at(i)) >= id })
+	return i < len(d.ends) && string(d.at(i)) == id
 }
 
 // PassRecords returns the pass's rows as Records, in the order they were
@@ -195,59 +223,6 @@ func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, er
 		return nil, fmt.Errorf("records of pass %s: %w", key, err)
 	}
 	return recs, nil
-}
-
-// PassFigures returns the pass's rows as PassRecords does, lean: each
-// Output is replaced by a 16-byte digest of it (equal outputs, equal
-// digests: what eval.Invariance compares) and the strings every row repeats
-// (run, variant, mode, class, finish reason, kinds, results) are shared, so
-// that the records of a large pass take a small, fixed size each instead
-// of holding every answer's text. It is what a passes row is computed from.
-func (s *Store) PassFigures(ctx context.Context, key PassKey) ([]eval.Record, error) {
-	if err := s.Flush(ctx); err != nil {
-		return nil, fmt.Errorf("records of pass %s: %w", key, err)
-	}
-	in := interner{}
-	var recs []eval.Record
-	err := s.eachRecord(ctx, func(r *eval.Record) {
-		r.Output = OutputDigest(r.Output)
-		r.RunID, r.Variant, r.Mode, r.LengthClass = in.s(r.RunID), in.s(r.Variant), in.s(r.Mode), in.s(r.LengthClass)
-		r.FinishReason, r.Endpoint = in.s(r.FinishReason), in.s(r.Endpoint)
-		r.Kind, r.Failure = eval.TransportKind(in.s(string(r.Kind))), eval.Failure(in.s(string(r.Failure)))
-		r.Date, r.Amount, r.Category = eval.FieldResult(in.s(string(r.Date))), eval.FieldResult(in.s(string(r.Amount))), eval.FieldResult(in.s(string(r.Category)))
-		recs = append(recs, *r)
-	}, `run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
-		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
-	if err != nil {
-		return nil, fmt.Errorf("records of pass %s: %w", key, err)
-	}
-	return recs, nil
-}
-
-// OutputDigest is what PassFigures keeps of an output: "" for none, else
-// the first 16 bytes of its sha256.
-func OutputDigest(output string) string {
-	if output == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(output))
-	return string(sum[:16])
-}
-
-// interner shares equal strings; the values a column repeats are few.
-type interner map[string]string
-
-func (in interner) s(v string) string {
-	if v == "" {
-		return ""
-	}
-	if w, ok := in[v]; ok {
-		return w
-	}
-	if len(in) < 1024 {
-		in[v] = v
-	}
-	return v
 }
 
 // records reads the measured requests rows matching where (a SQL condition

@@ -6,19 +6,33 @@
 # cycled, each copy with its own id and a unique last line (no duplicates).
 #
 # Usage: scripts/rss-scale.sh [N ...]   (default: 2000 10000 100000; RUN=0 skips the run,
-#        LEVELS="1, 16" sets the sweep's levels (default 1), WORK=DIR keeps the corpora for a rerun)
+#        LEVELS="1, 16" sets the sweep's levels (default 1), WORK=DIR keeps the corpora for a
+#        rerun; without WORK they are made in a temporary directory removed at the end)
+# Each command runs from a fresh copy of the binary: a file the kernel has already backed with
+# transparent huge pages counts up to ~17 MB more RSS for the same work.
 #
-# Measured on 2 cores (issue 17, item 8; before = the whole-file loader):
-#   documents  check RSS MB before/after  run RSS MB (levels [1]) before/after
-#      10,000        261 /  53                 248 /  81
-#     100,000      2,138 /  69               2,140 / 278
-#   1,000,000    (~21 GB, not run) / 220     (not run: ~40 min a pass on 2 cores)
-# The run's remainder grows ~2 KB a document: a pass's records (without
-# outputs) are still read back whole to compute its passes row.
+# Peak RSS (MB) on 2 cores, one level, one repetition, built-in engine at time_scale 0 (issue 17,
+# item 8). "whole file": the loader before issue 17; "held records": the first streaming corpus,
+# which still read a pass's records back whole for its passes row; "streamed": pass rows from
+# streamed rows and SQLite's order statistics, a compact corpus index, duplicates found with an
+# external sort of 8-byte hashes, telemetry written as it comes.
+#   documents  corpus check: whole file / held records / streamed    run: whole file / held records / streamed
+#      10,000                 261 /  44 /  41                               248 /  79 /  70
+#     100,000               2,138 /  54 /  44                             2,140 / 264 /  85
+#   1,000,000           (~21 GB) / 220 /  58                         (not run) / (not run) / 112 *
+# * opening the corpus and the first 30,000 documents of the pass (interrupted there). A whole
+#   one-pass run at 1,000,000 documents (2,693 s) peaked at 178 MB with an earlier build of this
+#   change whose corpus reader kept 8-byte hashes in memory (171 MB while opening, its check 113
+#   MB); its pass added ~20 MB (8 bytes a request of client delays, and the GC's share) and its
+#   end (pass row, Parquet export) ~30 MB.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(2000 10000 100000)
-work=${WORK:-$(mktemp -d /tmp/rss-scale.XXXXXX)}
+if [ -n "${WORK:-}" ]; then
+  work=$WORK; mkdir -p "$work"
+else
+  work=$(mktemp -d /tmp/rss-scale.XXXXXX); trap 'rm -rf "$work"' EXIT # corpora of GBs: never left behind
+fi
 go build -o "$work/extractbench" ./cmd/extractbench
 printf '%10s %12s %12s %14s %10s %14s\n' documents "file MB" "check s" "check RSS MB" "run s" "run RSS MB"
 for n in "${sizes[@]}"; do
@@ -36,7 +50,9 @@ with open(out, "w", encoding="utf-8") as w:
 PY
   mb=$(( $(stat -c %s "$f") / 1000000 ))
   t0=$(date +%s%N)
-  /usr/bin/time -o "$work/rss" -f %M "$work/extractbench" corpus check "$f" >/dev/null 2>&1 || true
+  cp "$work/extractbench" "$work/eb-check"
+  /usr/bin/time -o "$work/rss" -f %M "$work/eb-check" corpus check "$f" >/dev/null 2>&1 || true
+  rm -f "$work/eb-check"
   check_kb=$(tail -1 "$work/rss")
   check_s=$(( ($(date +%s%N) - t0) / 1000000000 ))
   run_mb=- run_s=-
@@ -54,7 +70,9 @@ variants:
 YAML
     rm -rf "$work/out$n"
     t0=$(date +%s%N)
-    /usr/bin/time -o "$work/rss" -f %M "$work/extractbench" run -quiet -protocol "$work/p$n.yaml" -out "$work/out$n" >/dev/null 2>&1 || true
+    cp "$work/extractbench" "$work/eb-run"
+    /usr/bin/time -o "$work/rss" -f %M "$work/eb-run" run -quiet -protocol "$work/p$n.yaml" -out "$work/out$n" >/dev/null 2>&1 || true
+    rm -f "$work/eb-run"
     run_kb=$(tail -1 "$work/rss")
     run_mb=$(( run_kb / 1024 ))
     run_s=$(( ($(date +%s%N) - t0) / 1000000000 ))

@@ -1,0 +1,200 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// docIndex holds the documents of a corpus opened by reference (Open) in a
+// few flat slices instead of a Document each: per document its id's bytes,
+// the id's end (4 bytes), its line's offset (8) and length (4) in
+// documents.jsonl and its length class (1): about 27 bytes for an id of ten
+// characters, against about 100 for a Document and its id string. Doc makes
+// a Document of one entry when it is needed.
+type docIndex struct {
+	ids     []byte   // every id, one after the other
+	idEnds  []uint32 // document i's id is ids[idEnds[i-1]:idEnds[i]]
+	offsets []int64  // where its line starts in documents.jsonl
+	sizes   []int32  // its line's length, "\n" included
+	classes []uint8  // its length class, an index in classNames
+	names   []LengthClass
+}
+
+// add appends one document.
+func (x *docIndex) add(id string, class LengthClass, offset int64, size int) error {
+	c := -1
+	for i, n := range x.names {
+		if n == class {
+			c = i
+		}
+	}
+	if c < 0 {
+		if len(x.names) > 255 {
+			return fmt.Errorf("more than 256 length classes")
+		}
+		c = len(x.names)
+		x.names = append(x.names, internClass(class))
+	}
+	if len(x.ids)+len(id) > math.MaxUint32 {
+		return fmt.Errorf("the ids take more than 4 GiB")
+	}
+	x.ids = append(x.ids, id...)
+	x.idEnds = append(x.idEnds, uint32(len(x.ids)))
+	x.offsets = append(x.offsets, offset)
+	x.sizes = append(x.sizes, int32(size))
+	x.classes = append(x.classes, uint8(c))
+	return nil
+}
+
+func (x *docIndex) len() int { return len(x.idEnds) }
+
+// doc is document i held by reference: its id, class and line, no text.
+func (x *docIndex) doc(i int) Document {
+	var start uint32
+	if i > 0 {
+		start = x.idEnds[i-1]
+	}
+	return Document{
+		ID:          string(x.ids[start:x.idEnds[i]]),
+		LengthClass: x.names[x.classes[i]],
+		ref:         lineRef{offset: x.offsets[i], size: x.sizes[i]},
+	}
+}
+
+// Len is the number of documents.
+func (c *Corpus) Len() int {
+	if c.index != nil {
+		return c.index.len()
+	}
+	return len(c.Documents)
+}
+
+// Doc is document i (0 ≤ i < Len), in file order. For a corpus opened by
+// reference its text and expectations are empty until Resolve reads them.
+func (c *Corpus) Doc(i int) Document {
+	if c.index != nil {
+		return c.index.doc(i)
+	}
+	return c.Documents[i]
+}
+
+// Open reads and validates a corpus like Load but holds its documents by
+// reference: it keeps each document's id, length class and the place of its
+// line in documents.jsonl (a compact index: Len and Doc read it; Documents
+// stays nil), and Resolve reads its text and expectations when it is sent.
+// Memory then grows by about 27 bytes a document, whose texts are read once
+// to validate and hash them and once more when dispatched.
+func Open(path string) (*Corpus, error) {
+	x := &docIndex{}
+	var indexErr error
+	s, err := read(path, func(d *Document, _ int, offset int64, size int) {
+		if err := x.add(d.ID, d.LengthClass, offset, size); err != nil && indexErr == nil {
+			indexErr = err
+		}
+	}, func() { x = &docIndex{} })
+	if err != nil {
+		return nil, err
+	}
+	if len(s.problems) > 0 {
+		return nil, &LoadError{Path: path, Problems: s.problems}
+	}
+	if indexErr != nil {
+		return nil, fmt.Errorf("open corpus %s: %w", path, indexErr)
+	}
+	s.corpus.index = x
+	docsPath := path
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		docsPath = filepath.Join(path, DocumentsFile)
+	}
+	if abs, err := filepath.Abs(docsPath); err == nil {
+		docsPath = abs // read back from the same file whatever the working directory becomes
+	}
+	s.corpus.docsPath = docsPath
+	return s.corpus, nil
+}
+
+// internClass returns the package's constant for a known class, so that a
+// million documents share three strings.
+func internClass(c LengthClass) LengthClass {
+	for _, k := range []LengthClass{Short, Usual, Long} {
+		if c == k {
+			return k
+		}
+	}
+	return c
+}
+
+// Resolve returns d with its text and expectations, reading its line from
+// the file for a corpus opened by reference; other documents are returned
+// as they are.
+func (c *Corpus) Resolve(d Document) (Document, error) {
+	if d.ref.size == 0 || c.docsPath == "" {
+		return d, nil
+	}
+	f, err := os.Open(c.docsPath)
+	if err != nil {
+		return d, fmt.Errorf("read document %s: %w", d.ID, err)
+	}
+	defer f.Close()
+	buf := make([]byte, d.ref.size)
+	if _, err := f.ReadAt(buf, d.ref.offset); err != nil {
+		return d, fmt.Errorf("read document %s from %s: %w", d.ID, c.docsPath, err)
+	}
+	buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+	if d.ref.offset == 0 {
+		buf = bytes.TrimPrefix(buf, utf8BOM)
+	}
+	var full Document
+	if err := json.Unmarshal(buf, &full); err != nil || full.ID != d.ID {
+		return d, fmt.Errorf("read document %s from %s: the line at byte %d no longer holds it: the file changed after it was loaded", d.ID, c.docsPath, d.ref.offset)
+	}
+	full.LengthClass = d.LengthClass
+	return full, nil
+}
+
+// TextSize is the length of d's text, or of its line for a document held by
+// reference (a close upper bound), without reading it.
+func (c *Corpus) TextSize(d Document) int {
+	if d.ref.size > 0 {
+		return int(d.ref.size)
+	}
+	return len(d.Text)
+}
+
+// Keep keeps the documents whose id keep accepts, in file order, and says
+// how many are left (a run's shard: the rest are not its documents). The
+// corpus's Manifest still describes the whole file.
+func (c *Corpus) Keep(keep func(id string) bool) int {
+	if c.index == nil {
+		kept := c.Documents[:0]
+		for _, d := range c.Documents {
+			if keep(d.ID) {
+				kept = append(kept, d)
+			}
+		}
+		c.Documents = kept
+		return len(kept)
+	}
+	x, sub := c.index, &docIndex{names: c.index.names}
+	for i := range x.len() {
+		var start uint32
+		if i > 0 {
+			start = x.idEnds[i-1]
+		}
+		id := x.ids[start:x.idEnds[i]]
+		if !keep(string(id)) {
+			continue
+		}
+		sub.ids = append(sub.ids, id...)
+		sub.idEnds = append(sub.idEnds, uint32(len(sub.ids)))
+		sub.offsets = append(sub.offsets, x.offsets[i])
+		sub.sizes = append(sub.sizes, x.sizes[i])
+		sub.classes = append(sub.classes, x.classes[i])
+	}
+	c.index = sub
+	return sub.len()
+}

@@ -1,0 +1,216 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/extractbench/extractbench/engines/builtin/starter"
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
+)
+
+// TestRun_PassRowsMatchRecords runs a sweep with every failure class and
+// checks each stored passes row, made from streamed rows and SQLite's order
+// statistics, against the same figures made in memory from the pass's
+// records, as the row was made before it streamed: counts, F1, percentiles,
+// rates, peak in flight, span and batch invariance, exactly.
+func TestRun_PassRowsMatchRecords(t *testing.T) {
+	dir := t.TempDir()
+	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, 40), "{mode: concurrency, levels: [1, 4], repetitions: 2, warmup: 0, on_memory_failure: record}",
+		"{time_scale: 0, faults: {oom: 0.05, truncate: 0.1, garbage: 0.1, wrong_value: 0.1, reset: 0.05}}")
+	out := filepath.Join(dir, "out")
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := results.Open(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run, err := s.LatestRun(ctx)
+	if err != nil || run == nil {
+		t.Fatalf("latest run: %v, %v", run, err)
+	}
+	passes, err := s.Passes(ctx, run.RunID)
+	if err != nil || len(passes) != 4 {
+		t.Fatalf("%d passes, %v; want 4", len(passes), err)
+	}
+	for _, p := range passes {
+		key := results.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+		recs, err := s.PassRecords(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var base []eval.Record
+		if p.Level != 1 {
+			bk := key
+			bk.Level = 1
+			if base, err = s.PassRecords(ctx, bk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, want := storedFigures(p), inMemoryFigures(recs, base, p.Level)
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("pass %s: %s = %s, from the records in memory %s", key, name, got[name], w)
+			}
+		}
+	}
+}
+
+func str[T any](p *T) string {
+	if p == nil {
+		return "NULL"
+	}
+	return j(*p)
+}
+
+// storedFigures are the record-derived columns of a stored passes row.
+func storedFigures(p results.Pass) map[string]string {
+	return map[string]string{
+		"docs": j(p.Docs), "accepted": j(p.Accepted), "unique_ids": j(p.UniqueIDs),
+		"failures": j(p.Failures), "sent_concurrency": j(p.SentConcurrency),
+		"ttft":          j(p.TTFTN, str(p.TTFTP50NS), str(p.TTFTP90NS), str(p.TTFTP95NS), str(p.TTFTP99NS), str(p.TTFTMinNS), str(p.TTFTMaxNS)),
+		"e2e":           j(p.E2EN, str(p.E2EP50NS), str(p.E2EP90NS), str(p.E2EP95NS), str(p.E2EP99NS), str(p.E2EMinNS), str(p.E2EMaxNS)),
+		"e2e_sched_p95": str(p.E2ESchedP95NS), "queue": j(str(p.ClientQueueP95NS), str(p.LatenessP50NS), str(p.LatenessP99NS)),
+		"tpot": j(str(p.TPOTP50NS), str(p.TPOTP90NS), str(p.TPOTP99NS)), "ttft_sched_p99": str(p.TTFTSchedP99NS),
+		"tokens":  j(p.OutputTokens, p.PromptTokens, str(p.UsageReportedShare), str(p.TokenCountMismatches)),
+		"on_time": j(str(p.OnTime), str(p.OnTimeAccepted)), "achieved_rate": str(p.AchievedRate),
+		"span": j(str(p.StartedNS), str(p.EndedNS), p.DurationNS),
+		"f1":   j(str(p.DateF1), str(p.AmountF1), str(p.CategoryF1)), "confusion": p.CategoryConfusion,
+		"invariance": j(str(p.OutputsChanged), str(p.VerdictsChanged)),
+	}
+}
+
+// inMemoryFigures makes the same columns from records held in memory.
+func inMemoryFigures(recs, base []eval.Record, level int) map[string]string {
+	compare := level != 1
+	agg := eval.Aggregate(recs)
+	var failures eval.FailureCounts
+	for f, n := range agg.Failures {
+		failures.Add(f, int64(n))
+	}
+	var ttft, ttftSched, e2e, e2eSched, queue, tpot, edges [][2]int64
+	var out, prompt, usage, onTime, onTimeOK, compared, mismatched int64
+	var first, last, sends, lo, hi int64
+	for _, r := range recs {
+		if r.FirstTokenNS > 0 && r.SchedNS > 0 {
+			ttftSched = append(ttftSched, [2]int64{r.FirstTokenNS - r.SchedNS})
+		}
+		if r.FirstTokenNS > 0 && r.SendNS > 0 {
+			ttft = append(ttft, [2]int64{r.FirstTokenNS - r.SendNS})
+		}
+		if r.DoneNS > 0 && r.SendNS > 0 {
+			e2e = append(e2e, [2]int64{r.DoneNS - r.SendNS})
+			e2eSched = append(e2eSched, [2]int64{r.DoneNS - r.SchedNS})
+			queue = append(queue, [2]int64{r.SendNS - r.SchedNS})
+		}
+		if r.CompletionTokens > 1 && r.LastTokenNS > r.FirstTokenNS && r.FirstTokenNS > 0 {
+			tpot = append(tpot, [2]int64{(r.LastTokenNS - r.FirstTokenNS) / int64(r.CompletionTokens-1)})
+		}
+		if r.SendNS > 0 && r.DoneNS >= r.SendNS {
+			edges = append(edges, [2]int64{r.SendNS, 1}, [2]int64{r.DoneNS, -1})
+		}
+		out, prompt = out+int64(r.CompletionTokens), prompt+int64(r.PromptTokens)
+		if r.UsageReported {
+			usage++
+			compared++
+			tol := max(float64(pipeline.TokenCountSlack), math.Ceil(pipeline.TokenCountShare*float64(r.CompletionTokens)))
+			if math.Abs(float64(r.CompletionTokens-r.ClientChunks)) > tol {
+				mismatched++
+			}
+		}
+		if r.OnTime == nil || *r.OnTime {
+			onTime++
+			if r.Accepted {
+				onTimeOK++
+			}
+		}
+		if r.SendNS > 0 {
+			if first == 0 || r.SendNS < first {
+				first = r.SendNS
+			}
+			last = max(last, r.DoneNS)
+			if sends == 0 || r.SendNS < lo {
+				lo = r.SendNS
+			}
+			hi = max(hi, r.SendNS)
+			sends++
+		}
+	}
+	describe := func(v [][2]int64) eval.Summary {
+		ns := make([]int64, len(v))
+		for i := range v {
+			ns[i] = v[i][0]
+		}
+		return eval.DescribeNS(ns)
+	}
+	pct := func(s eval.Summary, v float64) string {
+		if s.N == 0 {
+			return "NULL"
+		}
+		return j(int64(v))
+	}
+	slices.SortFunc(edges, func(a, b [2]int64) int {
+		if a[0] != b[0] {
+			return int(a[0] - b[0])
+		}
+		return int(a[1] - b[1])
+	})
+	var cur, peak int64
+	for _, e := range edges {
+		cur += e[1]
+		peak = max(peak, cur)
+	}
+	t, e, es, q, tp, ts := describe(ttft), describe(e2e), describe(e2eSched), describe(queue), describe(tpot), describe(ttftSched)
+	share, mism, rate := "NULL", "NULL", "NULL"
+	if len(recs) > 0 {
+		share = j(float64(usage) / float64(len(recs)))
+	}
+	if compared > 0 {
+		mism = j(mismatched)
+	}
+	if sends >= 2 && hi > lo {
+		rate = j(float64(sends-1) / (float64(hi-lo) / 1e9))
+	}
+	span := "NULL NULL 0"
+	if last-first > 0 {
+		span = j(first, last, last-first)
+	}
+	inv := "NULL NULL"
+	if compare {
+		c, v, _ := eval.Invariance(base, recs)
+		inv = j(c, v)
+	}
+	return map[string]string{
+		"docs": j(len(recs)), "accepted": j(agg.Accepted), "unique_ids": j(agg.Recovered),
+		"failures": j(failures), "sent_concurrency": j(min(peak, int64(level))),
+		"ttft":          j(t.N, pct(t, t.P50), pct(t, t.P90), pct(t, t.P95), pct(t, t.P99), pct(t, t.Min), pct(t, t.Max)),
+		"e2e":           j(e.N, pct(e, e.P50), pct(e, e.P90), pct(e, e.P95), pct(e, e.P99), pct(e, e.Min), pct(e, e.Max)),
+		"e2e_sched_p95": pct(es, es.P95), "queue": j(pct(q, q.P95), pct(q, q.P50), pct(q, q.P99)),
+		"tpot": j(pct(tp, tp.P50), pct(tp, tp.P90), pct(tp, tp.P99)), "ttft_sched_p99": pct(ts, ts.P99),
+		"tokens":  j(out, prompt, share, mism),
+		"on_time": j(onTime, onTimeOK), "achieved_rate": rate, "span": span,
+		"f1":        j(agg.Date.F1, agg.Amount.F1, agg.Category.F1),
+		"confusion": confusionJSON(agg.Confusion), "invariance": inv,
+	}
+}
+
+func confusionJSON(m map[string]map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// j is fmt.Sprintln without the newline: operands always spaced.
+func j(args ...any) string { return strings.TrimSuffix(fmt.Sprintln(args...), "\n") }

@@ -1,0 +1,190 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/extractbench/extractbench/eval"
+)
+
+// A passes row is computed from its requests rows without holding them: the
+// counts stream through EachPassRecord one row at a time, and the figures
+// that need every row at once (percentiles, peak in flight, distinct ids,
+// batch invariance) are read from SQLite, which sorts and joins on disk
+// (its sorter spills to temporary files past a few MB). Memory is then the
+// same for a pass of 300 documents and of a million, and the figures are
+// exact: the order statistics are eval.SortedSummary over the sorted values,
+// which is eval.Describe bit for bit.
+
+// PassOrderStats are the figures of a pass that need its rows at once.
+type PassOrderStats struct {
+	// Latency summaries, as eval.DescribeNS would make them from the pass's
+	// records (which requests count is in passLatencies).
+	TTFT      eval.Summary // first token − send
+	TTFTSched eval.Summary // first token − scheduled
+	E2E       eval.Summary // done − send
+	E2ESched  eval.Summary // done − scheduled
+	Queue     eval.Summary // send − scheduled (client queue, lateness)
+	TPOT      eval.Summary // (last token − first token) / (completion tokens − 1)
+
+	// MaxInFlight is the most requests the client had in flight at once: a
+	// request is in flight from t_send to t_done, and one done at t frees its
+	// slot before one sent at t.
+	MaxInFlight int64
+	// UniqueDocs are the pass's distinct document ids; Recovered those with
+	// an accepted row (eval.PassSummary's). requests holds one row per
+	// (pass, document), so neither exceeds the row count.
+	UniqueDocs, Recovered int
+}
+
+// passLatencies lists each latency of a pass: the rows it is defined for
+// (the instants it needs were recorded; NULL reads as 0, never recorded)
+// and its value in nanoseconds. They are the definitions of
+// MEASUREMENT.md section 4 as the passes row's columns use them.
+var passLatencies = []struct {
+	Name      string
+	Where     string // SQL condition on a requests row
+	Value     string // SQL expression, integer nanoseconds
+	summaryOf func(*PassOrderStats) *eval.Summary
+}{
+	{"ttft", `first_token_ns > 0 AND send_ns > 0`, `first_token_ns - send_ns`, func(p *PassOrderStats) *eval.Summary { return &p.TTFT }},
+	{"ttft_sched", `first_token_ns > 0 AND sched_ns > 0`, `first_token_ns - sched_ns`, func(p *PassOrderStats) *eval.Summary { return &p.TTFTSched }},
+	{"e2e", `done_ns > 0 AND send_ns > 0`, `done_ns - send_ns`, func(p *PassOrderStats) *eval.Summary { return &p.E2E }},
+	{"e2e_sched", `done_ns > 0 AND send_ns > 0`, `done_ns - COALESCE(sched_ns, 0)`, func(p *PassOrderStats) *eval.Summary { return &p.E2ESched }},
+	{"queue", `done_ns > 0 AND send_ns > 0`, `send_ns - COALESCE(sched_ns, 0)`, func(p *PassOrderStats) *eval.Summary { return &p.Queue }},
+	{"tpot", `completion_tokens > 1 AND first_token_ns > 0 AND last_token_ns > first_token_ns`,
+		`(last_token_ns - first_token_ns) / (completion_tokens - 1)`, func(p *PassOrderStats) *eval.Summary { return &p.TPOT }},
+}
+
+// passWhere selects one pass's measured rows of requests (alias r).
+const passWhere = `r.run_id = ? AND r.variant = ? AND r.mode = ? AND r.level = ? AND r.repetition = ? AND r.transport_kind IS NOT '` +
+	string(eval.TransportInterrupted) + `'`
+
+func passArgs(key PassKey) []any {
+	return []any{key.RunID, key.Variant, key.Mode, key.Level, key.Repetition}
+}
+
+// EachPassRecord calls fn with each measured row of the pass, in the order
+// they were stored, after flushing what was added before. The record is
+// fn's only for the call: nothing of the pass is kept.
+func (s *Store) EachPassRecord(ctx context.Context, key PassKey, fn func(*eval.Record)) error {
+	if err := s.Flush(ctx); err != nil {
+		return fmt.Errorf("records of pass %s: %w", key, err)
+	}
+	err := s.eachRecord(ctx, fn, `run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`, passArgs(key)...)
+	if err != nil {
+		return fmt.Errorf("records of pass %s: %w", key, err)
+	}
+	return nil
+}
+
+// PassOrderStats computes the pass's order statistics in SQLite, in one
+// read transaction (one snapshot), after flushing what was added before.
+func (s *Store) PassOrderStats(ctx context.Context, key PassKey) (PassOrderStats, error) {
+	var st PassOrderStats
+	if err := s.Flush(ctx); err != nil {
+		return st, fmt.Errorf("order statistics of pass %s: %w", key, err)
+	}
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return st, fmt.Errorf("order statistics of pass %s: %w", key, err)
+	}
+	defer func() { _ = tx.Rollback() }() // read only: nothing to keep
+	for _, l := range passLatencies {
+		sum, err := sortedSummary(ctx, tx, `SELECT `+l.Value+` AS v FROM requests r WHERE `+passWhere+` AND `+l.Where, passArgs(key))
+		if err != nil {
+			return st, fmt.Errorf("order statistics of pass %s: %s: %w", key, l.Name, err)
+		}
+		*l.summaryOf(&st) = sum
+	}
+	if st.MaxInFlight, err = maxInFlight(ctx, tx, key); err != nil {
+		return st, fmt.Errorf("order statistics of pass %s: requests in flight: %w", key, err)
+	}
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT doc_id), COUNT(DISTINCT CASE WHEN accepted THEN doc_id END)
+		FROM requests r WHERE `+passWhere, passArgs(key)...).Scan(&st.UniqueDocs, &st.Recovered)
+	if err != nil {
+		return st, fmt.Errorf("order statistics of pass %s: distinct documents: %w", key, err)
+	}
+	return st, nil
+}
+
+// sortedSummary is eval.Describe of the integers query selects (one column,
+// v), read in ascending order from SQLite: a count first, then the sorted
+// values streamed through eval.SortedSummary.
+func sortedSummary(ctx context.Context, q querier, query string, args []any) (eval.Summary, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+query+`)`, args...).Scan(&n); err != nil {
+		return eval.Summary{}, err
+	}
+	if n == 0 {
+		return eval.Summary{}, nil
+	}
+	rows, err := q.QueryContext(ctx, query+` ORDER BY v`, args...)
+	if err != nil {
+		return eval.Summary{}, err
+	}
+	defer rows.Close()
+	s := eval.NewSortedSummary(n)
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return eval.Summary{}, err
+		}
+		s.Add(float64(v))
+	}
+	if err := rows.Err(); err != nil {
+		return eval.Summary{}, err
+	}
+	return s.Summary()
+}
+
+// maxInFlight walks the pass's send (+1) and done (−1) instants in time
+// order, a done before a send at the same instant, and keeps the peak.
+func maxInFlight(ctx context.Context, q querier, key PassKey) (int64, error) {
+	const sent = `FROM requests r WHERE ` + passWhere + ` AND r.send_ns > 0 AND r.done_ns >= r.send_ns`
+	args := append(passArgs(key), passArgs(key)...)
+	rows, err := q.QueryContext(ctx, `SELECT send_ns AS t, 1 AS d `+sent+` UNION ALL SELECT done_ns, -1 `+sent+` ORDER BY t, d`, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var cur, peak int64
+	for rows.Next() {
+		var t, d int64
+		if err := rows.Scan(&t, &d); err != nil {
+			return 0, err
+		}
+		cur += d
+		peak = max(peak, cur)
+	}
+	return peak, rows.Err()
+}
+
+// PassInvariance compares the pass's raw outputs with those of the pass at
+// baseLevel of the same run, variant, mode and repetition, document by
+// document (eval.Invariance, in SQL: a join on the requests' unique key, so
+// no output is held): the documents whose output differs, and of those the
+// ones whose verdict (accepted or not) differs too. A document missing from
+// either pass is not compared.
+func (s *Store) PassInvariance(ctx context.Context, key PassKey, baseLevel int) (changed, verdicts int, err error) {
+	if err := s.Flush(ctx); err != nil {
+		return 0, 0, fmt.Errorf("batch invariance of pass %s: %w", key, err)
+	}
+	args := append([]any{baseLevel}, passArgs(key)...)
+	err = s.rdb.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(b.accepted IS NOT r.accepted), 0)
+		FROM requests r JOIN requests b ON b.run_id = r.run_id AND b.variant = r.variant AND b.mode = r.mode
+			AND b.level = ? AND b.repetition = r.repetition AND b.doc_id = r.doc_id
+		WHERE `+passWhere+` AND b.transport_kind IS NOT '`+string(eval.TransportInterrupted)+`'
+			AND b.output IS NOT r.output`, args...).Scan(&changed, &verdicts)
+	if err != nil {
+		return 0, 0, fmt.Errorf("batch invariance of pass %s against level %d: %w", key, baseLevel, err)
+	}
+	return changed, verdicts, nil
+}
+
+// querier is what sortedSummary and maxInFlight read through: a DB or a Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
