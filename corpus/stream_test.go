@@ -258,3 +258,47 @@ func TestHashSorter(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpus_Keep: a corpus loaded whole and one held by reference keep the
+// same documents, in file order, and the kept ones still resolve.
+func TestCorpus_Keep(t *testing.T) {
+	docs := sampleDocs()
+	data, err := EncodeDocuments(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "c.jsonl")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	odd := func(id string) bool { return id[len(id)-1]%2 == 1 }
+	var want []string
+	for _, d := range docs {
+		if odd(d.ID) {
+			want = append(want, d.ID)
+		}
+	}
+	if len(want) == 0 || len(want) == len(docs) {
+		t.Fatalf("the sample's ids %v do not split", want)
+	}
+	loaded, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*Corpus{"loaded": loaded, "opened": opened} {
+		if n := c.Keep(odd); n != len(want) || c.Len() != n {
+			t.Fatalf("%s: Keep = %d, Len %d; want %d", name, n, c.Len(), len(want))
+		}
+		for i, id := range want {
+			d := c.Doc(i)
+			full, err := c.Resolve(d)
+			if d.ID != id || err != nil || full.Text == "" {
+				t.Errorf("%s: document %d = %q (text %d bytes, %v), want %q", name, i, d.ID, len(full.Text), err, id)
+			}
+		}
+	}
+}
