@@ -178,6 +178,10 @@ func (rs *runState) dispatchRate(ctx context.Context, v *Variant, e *engine, key
 	defer wg.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	// heldUntil is when the last wait for a slot ended: this loop was held
+	// there, so a later request planned before it was late because the
+	// engine was saturated, not because the client was slow.
+	var heldUntil int64
 	for i := range todo.Len() {
 		d := todo.At(i)
 		sched := start + offsets[i]
@@ -193,14 +197,15 @@ func (rs *runState) dispatchRate(ctx context.Context, v *Variant, e *engine, key
 			return
 		}
 		rs.beforeSend()
-		due := sched
+		due := max(sched, heldUntil)
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:
 			default: // every slot is taken: wait, and count the wait as the engine's, not the client's
 				select {
 				case slots <- struct{}{}:
-					due = max(sched, rs.clock.Now())
+					heldUntil = rs.clock.Now()
+					due = max(sched, heldUntil)
 				case <-ctx.Done():
 					return
 				}
