@@ -142,6 +142,23 @@ func runLines(d *dataset, m *results.Manifest) []kv {
 		{"Run wall time", wall},
 		{"Corpus", fmt.Sprintf("%s (%d documents, sha256 %s)", orNone(m.Corpus.Path), m.Corpus.Count, orNone(shortHash(m.Corpus.SHA256)))},
 	}
+	// Passes whose engine scrapes failed: their engine figures are partial
+	// or missing (–), and the reader must see why before reading them.
+	telErrors, lastTelError := map[string]int{}, map[string]string{}
+	var telVariants []string
+	for _, e := range d.Events {
+		if e.Kind != results.EventTelemetryErrors {
+			continue
+		}
+		if telErrors[e.Variant] == 0 {
+			telVariants = append(telVariants, e.Variant)
+		}
+		telErrors[e.Variant]++
+		lastTelError[e.Variant] = e.Detail
+	}
+	for _, v := range telVariants {
+		lines = append(lines, kv{"Telemetry errors" + variantSuffix(v), fmt.Sprintf("%d passes with failed scrapes, engine figures partial or missing; last: %s", telErrors[v], lastTelError[v])})
+	}
 	for _, e := range d.Events {
 		if e.ValueNS == 0 {
 			continue

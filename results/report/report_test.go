@@ -510,3 +510,24 @@ func TestBuild_RenterLines(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLines_TelemetryErrors: passes whose engine scrapes failed are
+// named in the run's lines, per variant, with the last error, so that a
+// missing engine figure is not read as an unmeasured one.
+func TestRunLines_TelemetryErrors(t *testing.T) {
+	d := &dataset{RunData: &results.RunData{Events: []results.Event{
+		{Variant: "bf16", Kind: results.EventTelemetryErrors, Detail: "pass at level 2, repetition 1: 3 of 3 metrics scrapes failed (last: a)"},
+		{Variant: "bf16", Kind: results.EventTelemetryErrors, Detail: "pass at level 8, repetition 1: 2 of 2 metrics scrapes failed (last: b)"},
+		{Variant: "fp8", Kind: results.EventWarmup, ValueNS: 1e9},
+	}}}
+	var got []string
+	for _, l := range runLines(d, &results.Manifest{}) {
+		if strings.HasPrefix(l.K, "Telemetry errors") {
+			got = append(got, l.K+": "+l.V)
+		}
+	}
+	want := "Telemetry errors (bf16): 2 passes with failed scrapes, engine figures partial or missing; last: pass at level 8, repetition 1: 2 of 2 metrics scrapes failed (last: b)"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("telemetry lines = %q, want [%q]", got, want)
+	}
+}
