@@ -40,28 +40,14 @@ const exportBatchRows = 4096
 // so no other export is writing them. The database may be open by a
 // running Store.
 func Export(ctx context.Context, dir string) ([]string, error) {
-	path := filepath.Join(dir, DBName)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("export %s: %w", dir, err)
-	}
 	if err := removeStaleTemps(dir); err != nil {
 		return nil, fmt.Errorf("export %s: %w", dir, err)
 	}
-	if err := migrateFile(ctx, path); err != nil {
-		return nil, fmt.Errorf("export %s: %w", dir, err)
-	}
-	db, err := openDB(path, "deferred")
+	tx, done, err := exportSnapshot(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("export %s: %w", dir, err)
+		return nil, err
 	}
-	defer db.Close()
-	// A read transaction pins one snapshot: passes and requests agree even
-	// while a run is still writing.
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("export %s: begin read: %w", dir, err)
-	}
-	defer tx.Rollback()
+	defer done()
 
 	var paths []string
 	for _, t := range exportTables() {
@@ -77,6 +63,29 @@ func Export(ctx context.Context, dir string) ([]string, error) {
 		return paths, fmt.Errorf("export %s: %w", p, err)
 	}
 	return append(paths, p), nil
+}
+
+// exportSnapshot opens dir's results.db for an export, brought to this
+// binary's schema first, and begins the read transaction the export reads
+// through: one snapshot, so that passes and requests agree even while a
+// run is still writing. done ends it and closes the database.
+func exportSnapshot(ctx context.Context, dir string) (tx *sql.Tx, done func(), err error) {
+	path := filepath.Join(dir, DBName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, fmt.Errorf("export %s: %w", dir, err)
+	}
+	if err := migrateFile(ctx, path); err != nil {
+		return nil, nil, fmt.Errorf("export %s: %w", dir, err)
+	}
+	db, err := openDB(path, "deferred")
+	if err != nil {
+		return nil, nil, fmt.Errorf("export %s: %w", dir, err)
+	}
+	if tx, err = db.BeginTx(ctx, nil); err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("export %s: begin read: %w", dir, err)
+	}
+	return tx, func() { tx.Rollback(); db.Close() }, nil
 }
 
 // removeStaleTemps removes the temporary files (".requests.parquet.tmp-*",

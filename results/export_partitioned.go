@@ -34,23 +34,11 @@ var PartitionColumns = []string{"variant", "level"}
 // when root is dir itself, the whole requests tree is rewritten (it
 // derives from this results.db alone). It returns the files written.
 func ExportPartitioned(ctx context.Context, dir, root string) ([]string, error) {
-	path := filepath.Join(dir, DBName)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("export %s: %w", dir, err)
-	}
-	if err := migrateFile(ctx, path); err != nil {
-		return nil, fmt.Errorf("export %s: %w", dir, err)
-	}
-	db, err := openDB(path, "deferred")
+	tx, done, err := exportSnapshot(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("export %s: %w", dir, err)
+		return nil, err
 	}
-	defer db.Close()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("export %s: begin read: %w", dir, err)
-	}
-	defer tx.Rollback()
+	defer done()
 
 	type part struct {
 		run, variant string
