@@ -64,7 +64,7 @@ func (mg *merger) copyRows(ctx context.Context, keys []results.PassKey) error {
 // mergePass writes the row of one merged pass, computed by the runner's own
 // passRow from the pass's merged request rows.
 func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []shardPass) (results.Pass, error) {
-	tally, err := mg.rs.tallyPass(ctx, key)
+	tally, err := mg.rs.tallyPass(ctx, key, mg.endpoints(key.Variant))
 	if err != nil {
 		return results.Pass{}, fmt.Errorf("read back merged pass %s: %w", key, err)
 	}
@@ -72,7 +72,6 @@ func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []sha
 	complete := tally.docs == int64(mg.expectedDocs(key))
 	p := mg.rs.passRow(key, first.Phase, 0, key.Level, tally, mergedTelemetry(rows), first.BatchTransport, complete, nil)
 	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
-	endpointSpread(&p, mg.endpoints(key.Variant), tally.endpoints)
 	p.SentConcurrency = tally.order.MaxInFlight
 	if key.Mode != results.ModeRate {
 		per := key.Level

@@ -88,14 +88,13 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err := rs.store.Flush(bg); err != nil {
 		return nil, fmt.Errorf("write requests of pass %s: %w", key, err)
 	}
-	tally, err := rs.tallyPass(bg, key) // streamed: no record of the pass is held
+	tally, err := rs.tallyPass(bg, key, e.replicas.names()) // streamed: no record of the pass is held
 	if err != nil {
 		return nil, fmt.Errorf("read back pass %s: %w", key, err)
 	}
 	complete := tally.docs == int64(docs.Len())
 	bar.finish(complete)
 	p := rs.passRow(key, phase, retryOf, level, tally, tel, transport, complete, self)
-	endpointSpread(&p, e.replicas.names(), tally.endpoints)
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}

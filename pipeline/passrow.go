@@ -20,18 +20,18 @@ type passTally struct {
 	docs, outTokens, promptTokens, usage, onTime, onTimeOK int64
 	tokens                                                 tokenTally
 	sched, send                                            instantSpan
-	segments                                               []segment        // activeSpan's, one per resume boundary (of each shard, in a merge)
-	shards                                                 int              // a merge's shard count (segments per shard); 0 for a run
-	endpoints                                              map[string]int64 // requests per replica that answered them (a few keys)
+	segments                                               [][]segment      // activeSpan's: by shard (one for a run), one per resume boundary
+	endpoints                                              map[string]int64 // requests per replica (a few keys); the variant's replicas start at 0
 }
 
 // segment is the first t_send and last t_done of the requests sent in
-// [lo, hi) of one invocation of the run (of shard shard, in a merge).
-type segment struct{ shard, lo, hi, first, last int64 }
+// [lo, hi) of one invocation of the run.
+type segment struct{ lo, hi, first, last int64 }
 
-// tallyPass reads the pass's rows back from the store.
-func (rs *runState) tallyPass(ctx context.Context, key results.PassKey) (*passTally, error) {
-	t := rs.newTally()
+// tallyPass reads the pass's rows back from the store; endpoints are the
+// variant's replicas, so that one that answered nothing counts 0.
+func (rs *runState) tallyPass(ctx context.Context, key results.PassKey, endpoints []string) (*passTally, error) {
+	t := rs.newTally(endpoints)
 	err := rs.store.EachPassRecord(ctx, key, func(r *eval.Record) {
 		t.add(r)
 		if tallyRowHook != nil {
@@ -47,25 +47,29 @@ func (rs *runState) tallyPass(ctx context.Context, key results.PassKey) (*passTa
 
 // newTally is an empty tally with the run's segments: one per invocation
 // (the first, then each resume); in a merge, those of every shard.
-func (rs *runState) newTally() *passTally {
-	t := &passTally{endpoints: map[string]int64{}}
-	segments := func(shard int, resumes []int64) {
+func (rs *runState) newTally(endpoints []string) *passTally {
+	t := &passTally{endpoints: make(map[string]int64, len(endpoints))}
+	for _, e := range endpoints {
+		t.endpoints[e] = 0
+	}
+	segments := func(resumes []int64) []segment {
 		bounds := append([]int64{0}, resumes...)
+		out := make([]segment, len(bounds))
 		for i, lo := range bounds {
 			hi := int64(1<<63 - 1)
 			if i+1 < len(bounds) {
 				hi = bounds[i+1]
 			}
-			t.segments = append(t.segments, segment{shard: int64(shard), lo: lo, hi: hi})
+			out[i] = segment{lo: lo, hi: hi}
 		}
+		return out
 	}
-	if rs.merged != nil { // each shard's process had its own resumes, shifted onto the merged clock
-		t.shards = rs.merged.count
-		for i := range rs.merged.count {
-			segments(i, rs.merged.resumes[i])
-		}
-	} else {
-		segments(0, rs.resumes)
+	if rs.merged == nil {
+		t.segments = [][]segment{segments(rs.resumes)}
+		return t
+	}
+	for i := range rs.merged.count { // each shard's process had its own resumes, shifted onto the merged clock
+		t.segments = append(t.segments, segments(rs.merged.resumes[i]))
 	}
 	return t
 }
@@ -95,13 +99,13 @@ func (t *passTally) add(r *eval.Record) {
 	if r.Endpoint != "" {
 		t.endpoints[r.Endpoint]++
 	}
-	shard := int64(0)
-	if t.shards > 0 {
-		shard = int64(results.ShardOf(r.DocID, t.shards))
+	segs := t.segments[0]
+	if len(t.segments) > 1 {
+		segs = t.segments[results.ShardOf(r.DocID, len(t.segments))]
 	}
-	for i := range t.segments {
-		g := &t.segments[i]
-		if g.shard != shard || r.SendNS <= 0 || r.SendNS < g.lo || r.SendNS >= g.hi {
+	for i := range segs {
+		g := &segs[i]
+		if r.SendNS <= 0 || r.SendNS < g.lo || r.SendNS >= g.hi {
 			continue
 		}
 		if g.first == 0 || r.SendNS < g.first {
@@ -135,6 +139,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		b := int64(level)
 		p.RequestedBatch = &b
 	}
+	endpointSpread(&p, t.endpoints)
 	p.SentConcurrency = t.order.MaxInFlight
 	if key.Mode != results.ModeRate && key.Mode != results.ModeContext && (level < int(p.SentConcurrency) || key.Mode == results.ModeConcurrency) {
 		p.SentConcurrency = min(p.SentConcurrency, int64(level))
@@ -258,9 +263,11 @@ func (s *instantSpan) perSecond() *float64 {
 // tool was down is not counted as pass duration.
 func (t *passTally) activeSpan() (first, last, dur int64) {
 	var ivs [][2]int64
-	for _, g := range t.segments {
-		if g.first != 0 {
-			ivs = append(ivs, [2]int64{g.first, g.last})
+	for _, segs := range t.segments {
+		for _, g := range segs {
+			if g.first != 0 {
+				ivs = append(ivs, [2]int64{g.first, g.last})
+			}
 		}
 	}
 	return unionSpan(ivs)
@@ -352,14 +359,7 @@ func (rs *runState) invariance(key results.PassKey) (changed, verdicts *int64) {
 // endpoint (passTally.endpoints): how many endpoints the variant spreads its
 // requests over, and the fewest and most requests one of them received (an
 // endpoint that received none, a dead replica, counts 0).
-func endpointSpread(p *results.Pass, endpoints []string, perEndpoint map[string]int64) {
-	count := make(map[string]int64, len(endpoints)+len(perEndpoint))
-	for _, e := range endpoints {
-		count[e] = 0
-	}
-	for e, n := range perEndpoint {
-		count[e] += n
-	}
+func endpointSpread(p *results.Pass, count map[string]int64) {
 	if len(count) == 0 {
 		return
 	}

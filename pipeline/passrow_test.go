@@ -50,7 +50,7 @@ func tallyGrowth(t *testing.T, n int) (int64, *passTally) {
 		}
 	}
 	defer func() { tallyRowHook = nil }()
-	tally, err := rs.tallyPass(ctx, key)
+	tally, err := rs.tallyPass(ctx, key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
