@@ -120,7 +120,7 @@ func Merge(ctx context.Context, opts MergeOptions) (*MergeSummary, error) {
 	sum := mg.sum
 	data, err := results.LoadRun(ctx, opts.OutDir)
 	if err != nil {
-		return sum, fmt.Errorf("read the merged run back: %w", err)
+		return sum, fmt.Errorf("merge: read the merged run back: %w", err)
 	}
 	sum.Passes, sum.Variants = data.Passes, data.Outcomes()
 	sum.Passed = !sum.Incomplete() && len(sum.Variants) == len(mg.manifest.Variants)
@@ -131,7 +131,7 @@ func Merge(ctx context.Context, opts MergeOptions) (*MergeSummary, error) {
 	sum.Exports = files
 	sum.Elapsed = time.Since(started)
 	if err != nil {
-		return sum, fmt.Errorf("export the merged run: %w", err)
+		return sum, fmt.Errorf("merge: export the merged run: %w", err)
 	}
 	return sum, nil
 }

@@ -31,23 +31,23 @@ type shardPass struct {
 // and named, never copied.
 func (mg *merger) copyRows(ctx context.Context, keys []results.PassKey) error {
 	if err := mg.store.Flush(ctx); err != nil {
-		return fmt.Errorf("write the merged run: %w", err)
+		return fmt.Errorf("merge: write the merged run: %w", err)
 	}
 	cp, err := results.OpenCopier(ctx, filepath.Dir(mg.store.Path()))
 	if err != nil {
-		return err
+		return fmt.Errorf("merge: %w", err)
 	}
 	defer cp.Close()
 	for _, in := range mg.shards {
 		if err := cp.Attach(ctx, in.rd); err != nil {
-			return fmt.Errorf("read %s: %w", in.dir, err)
+			return fmt.Errorf("merge: read %s: %w", in.dir, err)
 		}
 		for _, key := range keys {
 			sk := key
 			sk.RunID = in.run.RunID
 			res, err := cp.CopyPass(ctx, sk, key, in.offset, maxDuplicateExamples-len(mg.sum.DuplicateRows))
 			if err != nil {
-				return fmt.Errorf("copy %s: %w", in.dir, err)
+				return fmt.Errorf("merge: copy %s: %w", in.dir, err)
 			}
 			in.info.Rows += res.Copied
 			in.info.Duplicates += res.Duplicates
@@ -66,7 +66,7 @@ func (mg *merger) copyRows(ctx context.Context, keys []results.PassKey) error {
 func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []shardPass) (results.Pass, error) {
 	tally, err := mg.rs.tallyPass(ctx, key, mg.endpoints(key.Variant))
 	if err != nil {
-		return results.Pass{}, fmt.Errorf("read back merged pass %s: %w", key, err)
+		return results.Pass{}, fmt.Errorf("merge: read back merged pass %s: %w", key, err)
 	}
 	first := rows[0].row
 	complete := tally.docs == int64(mg.expectedDocs(key))
@@ -85,7 +85,7 @@ func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []sha
 		mg.rs.judgePass(&p) // again: the shards' client self-checks are part of the verdict
 	}
 	if err := mg.store.PutPass(ctx, p); err != nil {
-		return results.Pass{}, fmt.Errorf("write merged pass %s: %w", key, err)
+		return results.Pass{}, fmt.Errorf("merge: write merged pass %s: %w", key, err)
 	}
 	return p, nil
 }

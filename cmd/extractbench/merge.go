@@ -33,7 +33,7 @@ func (c *mergeCommand) Run(ctx context.Context, args []string) error {
 	}
 	sum, err := pipeline.Merge(ctx, pipeline.MergeOptions{OutDir: *out, Dirs: dirs, Progress: c.stderr})
 	if err != nil {
-		return fmt.Errorf("merge: %w", err)
+		return err // pipeline.Merge's errors already say "merge: ..."
 	}
 	if err := report.Write(ctx, *out); err != nil {
 		return readError("merge: report", err)
