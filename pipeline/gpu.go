@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -52,14 +53,41 @@ func GPUInfo(ctx context.Context) (GPU, bool) {
 	return g, true
 }
 
+// runSMI runs nvidia-smi on the cards CUDA_VISIBLE_DEVICES names, when it
+// names any (see smiSelection).
 func runSMI(ctx context.Context, bin string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, smiTimeout)
 	defer cancel()
+	if id := smiSelection(os.Getenv("CUDA_VISIBLE_DEVICES")); id != "" {
+		args = append(args, "--id="+id)
+	}
 	out, err := exec.CommandContext(ctx, bin, args...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("run nvidia-smi %s: %w", strings.Join(args, " "), err)
 	}
 	return out, nil
+}
+
+// smiSelection turns CUDA_VISIBLE_DEVICES into nvidia-smi's --id list. A
+// local engine inherits extractbench's environment, so on a host of several
+// cards a run started with CUDA_VISIBLE_DEVICES=1 measures card 1 only, not
+// the sum of every card (another job's memory included). nvidia-smi ignores
+// the variable itself. Entries are indices or GPU-/MIG- UUIDs; as CUDA does,
+// the list ends at the first entry that is neither. "" means no selection
+// (variable unset, empty, or nothing usable in it). nvidia-smi numbers cards
+// in PCI bus order, CUDA by default fastest first: on a host of identical
+// cards, the ones these runs are for, the two orders agree.
+func smiSelection(visible string) string {
+	var ids []string
+	for _, e := range strings.Split(visible, ",") {
+		e = strings.TrimSpace(e)
+		_, err := strconv.ParseUint(e, 10, 32)
+		if err != nil && !strings.HasPrefix(e, "GPU-") && !strings.HasPrefix(e, "MIG-") {
+			break
+		}
+		ids = append(ids, e)
+	}
+	return strings.Join(ids, ",")
 }
 
 // parseSMIInfo reads "name, memory.total, driver_version" rows.

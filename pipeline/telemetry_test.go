@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -203,8 +204,9 @@ func TestSampler_Ticks(t *testing.T) {
 }
 
 // fakeSMI puts an nvidia-smi script first on PATH that prints the given
-// outputs for the memory query, the info query and the plain header.
-func fakeSMI(t *testing.T, memory, info, plain string) {
+// outputs for the memory query, the info query and the plain header, and
+// returns its directory.
+func fakeSMI(t *testing.T, memory, info, plain string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range map[string]string{"memory.csv": memory, "info.csv": info, "plain.txt": plain} {
@@ -212,11 +214,14 @@ func fakeSMI(t *testing.T, memory, info, plain string) {
 			t.Fatal(err)
 		}
 	}
+	// The arguments of each call are appended to args.txt (the --id a
+	// CUDA_VISIBLE_DEVICES selection adds comes last).
 	script := fmt.Sprintf(`#!/bin/sh
+echo "$*" >>%[1]s/args.txt
 case "$1" in
 --query-gpu=name,memory.used,memory.total) cat %[1]s/memory.csv ;;
 --query-gpu=name,memory.total,driver_version) cat %[1]s/info.csv ;;
-"") cat %[1]s/plain.txt ;;
+""|--id=*) cat %[1]s/plain.txt ;;
 *) echo "unknown option $1" >&2; exit 2 ;;
 esac
 `, dir)
@@ -224,6 +229,7 @@ esac
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return dir
 }
 
 func TestSampler_NvidiaSMI(t *testing.T) {
@@ -234,6 +240,43 @@ func TestSampler_NvidiaSMI(t *testing.T) {
 	}
 	if tel.GPUSamples != 1 || countSamples(tel, metricGPUMemUsed) != 1 {
 		t.Errorf("GPUSamples = %d, samples %+v", tel.GPUSamples, tel.Samples)
+	}
+}
+
+// TestSampler_NvidiaSMIVisibleDevices: on a host of two cards, a run with
+// CUDA_VISIBLE_DEVICES=1 asks nvidia-smi about card 1 only, in every query.
+func TestSampler_NvidiaSMIVisibleDevices(t *testing.T) {
+	dir := fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", string(mustRead(t, "testdata/nvidia-smi/h200-plain.txt")))
+	t.Setenv("CUDA_VISIBLE_DEVICES", "1")
+	StartSampler(testContext(t), client.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	if _, ok := GPUInfo(testContext(t)); !ok {
+		t.Fatal("GPUInfo failed")
+	}
+	calls := strings.Split(strings.TrimSpace(string(mustRead(t, filepath.Join(dir, "args.txt")))), "\n")
+	if len(calls) != 3 {
+		t.Fatalf("nvidia-smi calls = %q, want memory, info and header", calls)
+	}
+	for _, c := range calls {
+		if !strings.HasSuffix(c, "--id=1") {
+			t.Errorf("nvidia-smi %q: want --id=1 last", c)
+		}
+	}
+}
+
+func TestSMISelection(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"1", "1"},
+		{"0, 2", "0,2"},
+		{"GPU-8f2e5a4c-1d2b-4e6f-9a0b-123456789abc,3", "GPU-8f2e5a4c-1d2b-4e6f-9a0b-123456789abc,3"},
+		{"MIG-0e1f2a3b-4c5d-6e7f-8091-a2b3c4d5e6f7", "MIG-0e1f2a3b-4c5d-6e7f-8091-a2b3c4d5e6f7"},
+		{"1,x,2", "1"}, // CUDA stops at the first entry it cannot read
+		{"-1", ""},
+		{"none", ""},
+	} {
+		if got := smiSelection(c.in); got != c.want {
+			t.Errorf("smiSelection(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 
