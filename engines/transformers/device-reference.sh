@@ -1,38 +1,97 @@
 #!/usr/bin/env bash
-# device-reference.sh OUTDIR PACKDIR: the whole reference run in one detached session on the
-# H200 (it outlives one 10-minute device call): retrain the model (TRAIN_ARGS below), then
-# run-real-h200.sh (sweep, ceiling of bf16, ratio, report, compare, memory, plan), then pack
-# what is committed into PACKDIR as at most 8 files under 16 MiB: the two weight shards, the
-# rest of the model directory as a tar, the run as a tar.xz, and the log. Between training and
-# sweep, the determinism check: two short trainings whose weights must hash the same
-# (determinism-a.txt, determinism-b.txt). DONE marks the end.
+# device-reference.sh OUTDIR PACKDIR [RECIPE...]: the whole reference run in one detached session
+# on the H200 (it outlives one 10-minute device call), packed into PACKDIR as at most 8 files
+# under 16 MiB (what a device call can bring back): the two weight shards, the rest of the model
+# directory as a tar, the run as a tar.xz, the search's logs as a tar.xz, the reproduction check,
+# the GPU and software, and the log. DONE marks the end.
 #
-#   mkdir -p /tmp/ref && setsid bash engines/transformers/device-reference.sh /tmp/ref /tmp/pack &
+# 1. The model. With RECIPEs (train.py flags over run-real-h200.sh's recipe): recipe-search.sh
+#    trains them, one per GPU, in order, until one reaches STOP_AT (default 0.9) of the held-out
+#    corpus accepted, and takes the best; below MIN_ACCEPTED (default 0.8) nothing is swept.
+#    Without: the model directory as it is (the committed weights), or run-real-h200.sh's recipe
+#    when it is missing or RETRAIN=1.
+# 2. The reproduction check (REPRODUCE=0 skips it): the model's recipe trained again from
+#    scratch, its weights' sha256 against the model's (reproduce.txt). With two GPUs or more it
+#    runs on the last GPU while the sweep runs on the first, each pinned to its own half of the
+#    CPU cores; with one, after the sweep.
+# 3. run-real-h200.sh: sweep, ceiling of bf16, ratio, report, compare, memory, plan.
+#
+#   mkdir -p /tmp/ref && setsid bash engines/transformers/device-reference.sh /tmp/ref /tmp/pack '--steps 3000' &
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${1:?usage: device-reference.sh OUTDIR PACKDIR}
-pack=${2:?usage: device-reference.sh OUTDIR PACKDIR}
+out=${1:?usage: device-reference.sh OUTDIR PACKDIR [RECIPE...]}
+pack=${2:?usage: device-reference.sh OUTDIR PACKDIR [RECIPE...]}
+shift 2
 mkdir -p "$out" "$pack"
 model=engines/transformers/model/extract-llama-15m
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+cores=$(nproc)
 {
-	# Train first (run-real-h200.sh's reference recipe) and copy the weights out at once: a
-	# later device call re-sends the working tree, and the model must not depend on surviving it.
-	RETRAIN=1 TRAIN_ONLY=1 bash engines/transformers/run-real-h200.sh "$out/run"
+	echo "== device-reference.sh $(date +%T): $gpus GPU(s), $cores cores"
+	flags=
+	if [ $# -gt 0 ]; then
+		STOP_AT=${STOP_AT:-0.9} bash engines/transformers/recipe-search.sh "$out/search" "$@"
+		tar -C "$out/search" -cJf "$pack/search.tar.xz" --exclude=data --exclude='*.safetensors' .
+		if [ ! -f "$out/search/winner" ]; then
+			echo "== no recipe finished"
+			touch "$pack/DONE"
+			exit 1
+		fi
+		read -r win flags <"$out/search/winner"
+		acc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["heldout"]["summary"]["all"]["accepted_share"])' "$out/search/$win/extract-llama-15m/training-log.json")
+		echo "== winner $win (held-out accepted $acc): $flags"
+		if ! python3 -c 'import sys; sys.exit(float(sys.argv[1]) < float(sys.argv[2]))' "$acc" "${MIN_ACCEPTED:-0.8}"; then
+			echo "== below MIN_ACCEPTED ${MIN_ACCEPTED:-0.8}: no sweep"
+			touch "$pack/DONE"
+			exit 1
+		fi
+		rm -rf "$model" && mkdir -p "$(dirname "$model")" && cp -r "$out/search/$win/extract-llama-15m" "$model"
+		export TRAIN_DATA=$out/search/data
+	elif [ ! -f "$model/SHA256SUMS" ] || [ -n "${RETRAIN:-}" ]; then
+		RETRAIN=1 TRAIN_ONLY=1 bash engines/transformers/run-real-h200.sh "$out/run"
+	fi
+	# Copy the weights out at once: a later device call re-sends the working tree, and the
+	# model must not depend on surviving it.
 	cp "$model"/model-0000*-of-0000*.safetensors "$pack/"
 	tar -C "$model" -cf "$pack/model-rest.tar" --exclude='model-0000*' .
-	# The determinism check, before the sweep (nothing else on the GPU): the recipe's first 300
-	# steps twice; strict deterministic algorithms must give the same weights both times.
-	for t in a b; do
-		MODEL=/tmp/determinism-$t/extract-llama-15m RETRAIN=1 TRAIN_ONLY=1 TRAIN_ARGS="--steps 300 --heldout-limit 9" \
-			bash engines/transformers/run-real-h200.sh /tmp/determinism-$t/log >/dev/null 2>&1
-		(cd /tmp/determinism-$t/extract-llama-15m && sha256sum model-0000*.safetensors) >"$pack/determinism-$t.txt" 2>&1
-	done
-	cmp "$pack/determinism-a.txt" "$pack/determinism-b.txt" && echo "== determinism: two 300-step trainings gave the same weights" ||
-		echo "== determinism: two 300-step trainings gave DIFFERENT weights"
-	cat "$pack/determinism-a.txt" "$pack/determinism-b.txt"
-	CEILING_VARIANTS=bf16 CEILING_CONCURRENCY=1,2,8,32,128 CEILING_LIMIT=100 CEILING_REPETITIONS=3 SWEEP_TIMEOUT=480 \
-		bash engines/transformers/run-real-h200.sh "$out/run"
+
+	reproduce() { # the model's recipe again, from scratch, into /tmp/reproduce
+		rm -rf /tmp/reproduce
+		MODEL=/tmp/reproduce/extract-llama-15m RETRAIN=1 TRAIN_ONLY=1 TRAIN_ARGS="--heldout-limit 9 --workdir ${TRAIN_DATA:-/tmp/extract-train} $flags" \
+			bash engines/transformers/run-real-h200.sh /tmp/reproduce/log >/tmp/reproduce.log 2>&1
+		{
+			echo "recipe: run-real-h200.sh's + ${flags:-(nothing)}; GPU ${CUDA_VISIBLE_DEVICES:-0} of $gpus"
+			(cd "$model" && sha256sum model-0000*.safetensors) | sed 's/^/model      /'
+			(cd /tmp/reproduce/extract-llama-15m && sha256sum model-0000*.safetensors) 2>&1 | sed 's/^/retrained  /'
+			if cmp -s <(cd "$model" && sha256sum model-0000*.safetensors) <(cd /tmp/reproduce/extract-llama-15m && sha256sum model-0000*.safetensors); then
+				echo "SAME weights, bit for bit"
+			else
+				echo "DIFFERENT weights"
+				tail -5 /tmp/reproduce.log
+			fi
+		} >"$pack/reproduce.txt"
+		echo "== reproduction: $(tail -1 "$pack/reproduce.txt") $(date +%T)"
+	}
+	sweep_cpus= reproducing=
+	if [ "${REPRODUCE:-1}" != 0 ] && [ "$gpus" -ge 2 ] && command -v taskset >/dev/null; then
+		sweep_cpus="taskset -c 0-$((cores / 2 - 1))"
+		(
+			export CUDA_VISIBLE_DEVICES=$((gpus - 1))
+			taskset -cp "$((cores / 2))-$((cores - 1))" "$BASHPID" >/dev/null # its children inherit the cores
+			reproduce
+		) &
+		reproducing=$!
+		echo "== reproducing on GPU $((gpus - 1)), cores $((cores / 2))-$((cores - 1)), while the sweep runs on GPU 0, cores 0-$((cores / 2 - 1))"
+	fi
+	# shellcheck disable=SC2086 # sweep_cpus is a command prefix or nothing
+	CUDA_VISIBLE_DEVICES=0 CEILING_VARIANTS=bf16 CEILING_CONCURRENCY=1,2,8,32,128 CEILING_LIMIT=100 CEILING_REPETITIONS=3 SWEEP_TIMEOUT=480 \
+		$sweep_cpus bash engines/transformers/run-real-h200.sh "$out/run"
 	echo "== run-real-h200.sh exit $? $(date +%T)"
+	if [ -n "$reproducing" ]; then
+		wait "$reproducing"
+	elif [ "${REPRODUCE:-1}" != 0 ]; then
+		CUDA_VISIBLE_DEVICES=0 reproduce
+	fi
 	rm -f "$out/run/sweep/results.db-wal" "$out/run/sweep/results.db-shm"
 	tar -C "$out/run" -cJf "$pack/run.tar.xz" .
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$pack/gpu.txt" 2>&1
