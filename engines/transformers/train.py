@@ -183,21 +183,51 @@ def save_tokenizer(tok, out):
 
 
 class Example:
-    __slots__ = ("ids", "prompt_len", "cls")
+    __slots__ = ("ids", "prompt_len", "cls", "weights")
 
-    def __init__(self, ids, prompt_len, cls):
+    def __init__(self, ids, prompt_len, cls, weights=None):
         self.ids, self.prompt_len, self.cls = ids, prompt_len, cls
+        self.weights = weights  # per answer token (eot included), or None: all 1
 
 
-def encode_examples(tok, docs, eot_id):
-    """encode_examples tokenises documents into (prompt + answer + eot) examples."""
+DATE_PREFIX = '{"date": "'
+
+
+def date_span(answer):
+    """date_span is the character span of the date's value in an answer
+    render_answer wrote ("2025-03-12" in {"date": "2025-03-12", ...}), or None
+    when the date is null."""
+    if not answer.startswith(DATE_PREFIX):
+        return None
+    start = len(DATE_PREFIX)
+    end = answer.index('"', start)
+    return start, end
+
+
+def token_weights(offsets, span, weight):
+    """token_weights gives each answer token the weight `weight` when its
+    characters overlap span, else 1, plus 1 for the <|eot_id|> that follows;
+    None when nothing is weighted."""
+    if span is None or weight == 1:
+        return None
+    w = [weight if a < span[1] and b > span[0] else 1.0 for a, b in offsets]
+    if weight not in w:
+        return None
+    return w + [1.0]
+
+
+def encode_examples(tok, docs, eot_id, date_weight=1.0):
+    """encode_examples tokenises documents into (prompt + answer + eot)
+    examples; with date_weight != 1 the date's tokens weigh that much in the
+    answer loss."""
     prompts = [ex.prompt_text(d["text"]) for d in docs]
     answers = [ex.render_answer(d["expected"]) for d in docs]
     pe = tok.encode_batch(prompts, add_special_tokens=False)
     ae = tok.encode_batch(answers, add_special_tokens=False)
     out = []
-    for d, p, a in zip(docs, pe, ae):
-        out.append(Example(p.ids + a.ids + [eot_id], len(p.ids), d.get("length_class")))
+    for d, ans, p, a in zip(docs, answers, pe, ae):
+        w = token_weights(a.offsets, date_span(ans), date_weight)
+        out.append(Example(p.ids + a.ids + [eot_id], len(p.ids), d.get("length_class"), w))
     return out
 
 
@@ -227,7 +257,9 @@ def collate(batch, pad_id):
     token is an answer token; returns CPU tensors: ids [B, L], the flat
     indices of those positions in row-major order, their target tokens, and
     the prompt's own next-token targets [B, L] (IGNORE outside the prompt,
-    for the auxiliary language-model loss)."""
+    for the auxiliary language-model loss), and the targets' loss weights.
+    The targets run row by row, each row's answer tokens in order, so the
+    weights are the rows' own lists end to end."""
     import torch
 
     L = max(len(e.ids) for e in batch)
@@ -240,18 +272,29 @@ def collate(batch, pad_id):
         mask[i, e.prompt_len - 1 : len(e.ids) - 1] = True
         prompt_next[i, : e.prompt_len - 1] = row[1 : e.prompt_len]
     targets = ids[:, 1:][mask[:, :-1]]
-    return ids, mask.view(-1).nonzero().squeeze(1), targets, prompt_next
+    weights = []
+    for e in batch:
+        weights.extend(e.weights if e.weights is not None else [1.0] * (len(e.ids) - e.prompt_len))
+    weights = torch.tensor(weights, dtype=torch.float32)
+    assert weights.numel() == targets.numel()
+    return ids, mask.view(-1).nonzero().squeeze(1), targets, prompt_next, weights
 
 
-def losses(logits, answer_pos, answer_targets, prompt_next):
-    """losses returns (answer loss, prompt language-model loss): mean
-    cross-entropy over the answer tokens, and over the prompt's tokens.
-    logits are [B*L, V] for every position."""
+def answer_losses(logits, targets, weights):
+    """answer_losses returns (mean cross-entropy of the answer tokens, the
+    same weighted by weights: what is optimised)."""
     import torch.nn.functional as F
 
-    answer = F.cross_entropy(logits.index_select(0, answer_pos), answer_targets)
-    prompt = F.cross_entropy(logits, prompt_next.view(-1), ignore_index=IGNORE)
-    return answer, prompt
+    ce = F.cross_entropy(logits, targets, reduction="none")
+    return ce.mean(), (ce * weights).sum() / weights.sum()
+
+
+def prompt_loss(logits, prompt_next):
+    """prompt_loss is the mean next-token cross-entropy over the prompt's
+    tokens; logits are [B*L, V] for every position."""
+    import torch.nn.functional as F
+
+    return F.cross_entropy(logits, prompt_next.view(-1), ignore_index=IGNORE)
 
 
 # ---------------------------------------------------------------- model
@@ -343,6 +386,8 @@ def main():
     p.add_argument("--lm-weight", type=float, default=1.0,
                    help="weight of the auxiliary next-token loss on the prompt's tokens (0: answer tokens only); it decays linearly to --lm-weight-floor of itself")
     p.add_argument("--lm-weight-floor", type=float, default=0.1)
+    p.add_argument("--date-weight", type=float, default=1.0,
+                   help="weight of the date's tokens in the answer loss (the day is what the model learns last: it must point at the issue date among the document's dates)")
     p.add_argument("--steps", type=int, default=0,
                    help="optimiser steps: the schedule decays over them and training stops there (0: one pass over the seeds' documents)")
     p.add_argument("--log-every", type=int, default=25)
@@ -391,6 +436,15 @@ def main():
     if via_template != ex.render_chat(probe):
         sys.exit("train.py: the saved chat template does not render as extraction.render_chat")
     log(f"tokenizer: {tok.get_vocab_size()} tokens in {t_tok:.1f}s; specials {ids}")
+    if args.date_weight != 1:
+        # The weighted tokens of a probe answer must spell its date, nothing more.
+        probe_answer = ex.render_answer({"date": "2025-03-12", "amount": "1234.56", "category": "software"})
+        enc = tok.encode(probe_answer, add_special_tokens=False)
+        w = token_weights(enc.offsets, date_span(probe_answer), args.date_weight)
+        weighted = tok.decode([i for i, x in zip(enc.ids, w) if x != 1])
+        if weighted.strip() != "2025-03-12":
+            sys.exit(f"train.py: the date's weighted tokens decode to {weighted!r}, not 2025-03-12")
+        log(f"date tokens weigh {args.date_weight} in the answer loss: {[tok.id_to_token(i) for i, x in zip(enc.ids, w) if x != 1]}")
 
     if args.deterministic:
         # cuBLAS reads this when its first handle is made, so before torch touches the GPU.
@@ -448,7 +502,7 @@ def main():
                             continue
                         docs.append(d)
                 exs = []
-                for e in encode_examples(tok, docs, ids["eot"]):
+                for e in encode_examples(tok, docs, ids["eot"], args.date_weight):
                     c = e.cls or "?"
                     stats["max_prompt_tokens"][c] = max(stats["max_prompt_tokens"].get(c, 0), e.prompt_len)
                     stats["prompt_tokens_sum"][c] = stats["prompt_tokens_sum"].get(c, 0) + e.prompt_len
@@ -459,8 +513,8 @@ def main():
                     exs.append(e)
                 stats["documents"] += len(exs)
                 for b in make_batches(exs, args.tokens_per_step, args.max_batch, chunk_rngs[ci]):
-                    x, m, t, pn = collate(b, ids["end_of_text"])
-                    q.put((x.pin_memory(), m.pin_memory(), t.pin_memory(), pn.pin_memory(), len(b), sum(len(e.ids) for e in b), max(len(e.ids) for e in b)))
+                    x, m, t, pn, w = collate(b, ids["end_of_text"])
+                    q.put((x.pin_memory(), m.pin_memory(), t.pin_memory(), pn.pin_memory(), w.pin_memory(), len(b), sum(len(e.ids) for e in b), max(len(e.ids) for e in b)))
         except BaseException as e:  # noqa: BLE001 - surface it in the training thread
             q.put(e)
             return
@@ -499,8 +553,8 @@ def main():
             break
         if isinstance(item, BaseException):
             raise item
-        x, m, t, pn, n_docs, n_real, longest = item
-        x, m, t = x.cuda(non_blocking=True), m.cuda(non_blocking=True), t.cuda(non_blocking=True)
+        x, m, t, pn, w, n_docs, n_real, longest = item
+        x, m, t, w = x.cuda(non_blocking=True), m.cuda(non_blocking=True), t.cuda(non_blocking=True), w.cuda(non_blocking=True)
         frac = step / args.steps if args.steps else docs_seen / total_docs
         if args.max_seconds:  # a time cap also paces the schedule, so it ends decayed (and the run depends on speed)
             frac = max(frac, (time.time() - t_train0) / args.max_seconds)
@@ -517,12 +571,12 @@ def main():
                 all_logits = None
                 logits = model.lm_head(h.index_select(0, m)).float()
         if all_logits is not None:
-            loss, doc_loss = losses(all_logits, m, t, pn.cuda(non_blocking=True))
-            total = loss + lam * doc_loss
             logits = all_logits.index_select(0, m)
+            doc_loss = prompt_loss(all_logits, pn.cuda(non_blocking=True))
         else:
-            loss = torch.nn.functional.cross_entropy(logits, t)
-            doc_loss, total = None, loss
+            doc_loss = None
+        loss, weighted = answer_losses(logits, t, w)  # loss (unweighted) is what the log reports
+        total = weighted + lam * doc_loss if doc_loss is not None else weighted
         opt.zero_grad(set_to_none=True)
         total.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
