@@ -7,8 +7,8 @@
 #
 # 1. The model. With RECIPEs (train.py flags over run-real-h200.sh's recipe): recipe-search.sh
 #    trains them, one per GPU, in order, until one reaches STOP_AT (default 0.9) of the held-out
-#    corpus accepted, and takes the best; below MIN_ACCEPTED (default 0.8) nothing is swept.
-#    Without: the model directory as it is (the committed weights), or run-real-h200.sh's recipe
+#    corpus accepted, and takes the best, the committed model (its training log's held-out
+#    figures) competing as r0; below MIN_ACCEPTED (default 0.8) nothing is swept. Without: the model directory as it is (the committed weights), or run-real-h200.sh's recipe
 #    when it is missing or RETRAIN=1.
 # 2. The reproduction check (REPRODUCE=0 skips it): the model's recipe trained again from
 #    scratch, its weights' sha256 against the model's (reproduce.txt). With two GPUs or more it
@@ -16,7 +16,7 @@
 #    CPU cores; with one, after the sweep.
 # 3. run-real-h200.sh: sweep, ceiling of bf16, ratio, report, compare, memory, plan.
 #
-#   mkdir -p /tmp/ref && setsid bash engines/transformers/device-reference.sh /tmp/ref /tmp/pack '--steps 3000' &
+#   mkdir -p /tmp/ref && setsid bash engines/transformers/device-reference.sh /tmp/ref /tmp/pack '--seed 2' '--seed 3' &
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: device-reference.sh OUTDIR PACKDIR [RECIPE...]}
@@ -30,6 +30,11 @@ cores=$(nproc)
 	echo "== device-reference.sh $(date +%T): $gpus GPU(s), $cores cores"
 	flags=
 	if [ $# -gt 0 ]; then
+		if [ -f "$model/training-log.json" ] && [ -z "${RETRAIN:-}" ]; then
+			# The committed model competes as r0 (run-real-h200.sh's recipe, so no flags; its
+			# held-out figures are in its training log): a recipe must do better to replace it.
+			mkdir -p "$out/search/r0" && cp -r "$model" "$out/search/r0/" && : >"$out/search/r0/flags"
+		fi
 		STOP_AT=${STOP_AT:-0.9} bash engines/transformers/recipe-search.sh "$out/search" "$@"
 		tar -C "$out/search" -cJf "$pack/search.tar.xz" --exclude=data --exclude='*.safetensors' .
 		if [ ! -f "$out/search/winner" ]; then
