@@ -8,8 +8,8 @@
 # 1. The model. With RECIPEs (train.py flags over run-real-h200.sh's recipe): recipe-search.sh
 #    trains them, one per GPU, in order, until one reaches STOP_AT (default 0.9) of the held-out
 #    corpus accepted, and takes the best, the committed model (its training log's held-out
-#    figures) competing as r0; below MIN_ACCEPTED (default 0.8) nothing is swept. Without: the model directory as it is (the committed weights), or run-real-h200.sh's recipe
-#    when it is missing or RETRAIN=1.
+#    figures) competing as r0; below MIN_ACCEPTED (default 0.8) nothing is swept. Without: the
+#    committed model, or run-real-h200.sh's recipe when it is missing or RETRAIN=1.
 # 2. The reproduction check (REPRODUCE=0 skips it): the model's recipe trained again from
 #    scratch, its weights' sha256 against the model's (reproduce.txt). With two GPUs or more it
 #    runs on the last GPU while the sweep runs on the first, each pinned to its own half of the
@@ -50,13 +50,18 @@ cores=$(nproc)
 			touch "$pack/DONE"
 			exit 1
 		fi
-		rm -rf "$model" && mkdir -p "$(dirname "$model")" && cp -r "$out/search/$win/extract-llama-15m" "$model"
+		model=$out/search/$win/extract-llama-15m
 		export TRAIN_DATA=$out/search/data
 	elif [ ! -f "$model/SHA256SUMS" ] || [ -n "${RETRAIN:-}" ]; then
-		RETRAIN=1 TRAIN_ONLY=1 bash engines/transformers/run-real-h200.sh "$out/run"
+		model=$out/model/extract-llama-15m
+		MODEL=$model RETRAIN=1 TRAIN_ONLY=1 bash engines/transformers/run-real-h200.sh "$out/run"
 	fi
-	# Copy the weights out at once: a later device call re-sends the working tree, and the
-	# model must not depend on surviving it.
+	# A model other than the committed one never lives in the repository's tracked model
+	# directory: a later device call re-sends the working tree and would put the committed
+	# files back under a running sweep. It is served from where it was trained (MODEL, which
+	# run-real-h200.sh passes on to the servers as EXTRACT_MODEL), and copied out at once.
+	export MODEL=$model
+	echo "== the model: $model"
 	cp "$model"/model-0000*-of-0000*.safetensors "$pack/"
 	tar -C "$model" -cf "$pack/model-rest.tar" --exclude='model-0000*' .
 

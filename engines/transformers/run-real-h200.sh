@@ -15,8 +15,9 @@
 #
 #   TRAIN_ARGS           more train.py flags when training (RETRAIN=1 or no model)
 #   TRAIN_ONLY           stop after training
-#   MODEL                the model directory (default engines/transformers/model/extract-llama-15m;
-#                        the sweep's protocol serves that default, so set MODEL only with TRAIN_ONLY)
+#   MODEL                the model directory (default engines/transformers/model/extract-llama-15m,
+#                        the committed one); the sweep's servers load it (EXTRACT_MODEL in
+#                        protocol-real.yaml's start commands), as do the ceiling and the calculator
 #   CEILING_VARIANTS     variants whose ceiling is measured (default: bf16 fp8 int8)
 #   CEILING_REPETITIONS  passes per ceiling level (default 3)
 #   CEILING_LIMIT        documents per ceiling pass, in the corpus's class proportions
@@ -29,6 +30,8 @@ cd "$(dirname "$0")/../.."
 out=${1:?usage: run-real-h200.sh OUTDIR}
 here=engines/transformers
 model=${MODEL:-$here/model/extract-llama-15m}
+export EXTRACT_MODEL=$model
+root=$(pwd)
 proto=$here/protocol-real.yaml
 corpus=corpus/default/documents.jsonl
 levels=${CEILING_CONCURRENCY:-1,2,8,32,128}
@@ -56,7 +59,7 @@ fi
 echo "== checking $model against its SHA256SUMS"
 (cd "$model" && sha256sum --check --quiet SHA256SUMS) || { echo "run-real-h200.sh: $model differs from its SHA256SUMS" >&2; exit 2; }
 echo "model sha256 (of SHA256SUMS, as /version reports it): $(sha256sum "$model/SHA256SUMS" | cut -d' ' -f1)"
-if (cd "$model" && sha256sum --check --quiet --status <(grep -v '^#' ../../reference-weights.sha256)); then
+if (cd "$model" && sha256sum --check --quiet --status <(grep -v '^#' "$root/$here/reference-weights.sha256")); then
 	echo "the weights are the reference run's (reference-weights.sha256)"
 else
 	echo "NOTE: the weights differ from the reference run's (reference-weights.sha256): a retrain, not a bit-for-bit reproduction"
