@@ -1,0 +1,98 @@
+"""Tests of cpu_reference.py against the committed model: its BPE against
+figures the tokenizers library produced on the H200, and (where transformers
+is installed) its Llama forward against transformers' LlamaForCausalLM. They
+skip without the `regex` module (the BPE) or torch (the forward).
+
+    /usr/bin/python3 -m unittest engines/transformers/test_cpu_reference.py
+"""
+
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import cpu_reference as ref  # noqa: E402
+import extraction as ex  # noqa: E402
+
+MODEL = os.path.join(HERE, "model", "extract-llama-15m")
+DEFAULT = os.path.join(HERE, "..", "..", "corpus", "default", "documents.jsonl")
+
+try:
+    import regex  # noqa: F401
+except ImportError:
+    regex = None
+try:
+    import torch
+except ImportError:
+    torch = None
+try:
+    import transformers
+except ImportError:
+    transformers = None
+
+
+@unittest.skipIf(regex is None, "the regex module is missing")
+class BPETest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tok = ref.BPE(os.path.join(MODEL, "tokenizer.json"))
+
+    def test_answer_date_tokens(self):
+        # train.py logged these pieces, cut by the tokenizers library, on the H200.
+        a = ex.render_answer({"date": "2025-03-12", "amount": "1234.56", "category": "software"})
+        pieces = [self.tok.inv[i] for i in self.tok.encode(a)]
+        i = pieces.index("025")
+        self.assertEqual(pieces[i - 1 : i + 5], ["2", "025", "-", "03", "-", "12"])
+
+    def test_longest_default_prompt(self):
+        # The model card's figure, from the tokenizers library (apply_chat_template) on the H200.
+        docs = ex.load_jsonl(DEFAULT)
+        lengths = [len(self.tok.encode(ex.render_chat(ex.messages_for(d["text"])))) for d in docs]
+        self.assertEqual(max(lengths), 6961)
+
+    def test_specials_and_round_trip(self):
+        d = ex.load_jsonl(DEFAULT)[0]
+        text = ex.render_chat(ex.messages_for(d["text"]))
+        ids = self.tok.encode(text)
+        self.assertEqual(ids[0], self.tok.specials[ex.BOS])
+        self.assertEqual(ids.count(self.tok.specials[ex.START_HEADER]), 3)  # system, user, assistant
+        # Decoding drops the specials and gives back the normalised text.
+        want = self.tok.collapse.sub(" ", text)
+        for s in ex.SPECIAL_TOKENS:
+            want = want.replace(s, "")
+        self.assertEqual(self.tok.decode(ids), want)
+
+
+@unittest.skipIf(torch is None or transformers is None, "torch or transformers is missing")
+class ForwardTest(unittest.TestCase):
+    def test_logits_match_transformers(self):
+        from transformers import LlamaForCausalLM
+
+        ours = ref.Llama(MODEL)
+        theirs = LlamaForCausalLM.from_pretrained(MODEL, dtype=torch.float32).eval()
+        ids = list(range(5, 300))  # any ids; 295 tokens, prefilled in chunks of 128
+        cache = []
+        for a in range(0, len(ids), 128):
+            got = ours.forward(ids[a : a + 128], a, cache)
+        with torch.no_grad():
+            want = theirs(torch.tensor([ids])).logits[0, -1]
+        self.assertLess(float((got - want).abs().max()), 1e-3 * float(want.abs().max()))
+
+
+@unittest.skipIf(torch is None, "torch is missing")
+class WeightsTest(unittest.TestCase):
+    def test_bf16_widening(self):
+        with open(os.path.join(MODEL, "model.safetensors.index.json")) as f:
+            index = json.load(f)
+        w = ref.load_safetensors(MODEL)
+        self.assertEqual(set(w), set(index["weight_map"]))
+        self.assertEqual(sum(t.numel() for t in w.values()), index["metadata"]["total_parameters"])
+        # Widened bf16 is exact: converting back to bf16 changes nothing.
+        t = w["model.norm.weight"]
+        self.assertTrue(torch.equal(t.to(torch.bfloat16).float(), t))
+
+
+if __name__ == "__main__":
+    unittest.main()
