@@ -94,7 +94,7 @@ cores=$(nproc)
 		echo "== reproducing on GPU $((gpus - 1)), cores $((cores / 2))-$((cores - 1)), while the sweep runs on GPU 0, cores 0-$((cores / 2 - 1))"
 	fi
 	# shellcheck disable=SC2086 # sweep_cpus is a command prefix or nothing
-	CUDA_VISIBLE_DEVICES=0 CEILING_VARIANTS=bf16 CEILING_CONCURRENCY=1,2,8,32,128 CEILING_LIMIT=100 CEILING_REPETITIONS=3 SWEEP_TIMEOUT=480 \
+	CUDA_VISIBLE_DEVICES=0 CEILING_VARIANTS=bf16 CEILING_CONCURRENCY=1,2,8,32,128 CEILING_LIMIT=100 CEILING_REPETITIONS=3 SWEEP_TIMEOUT=600 \
 		$sweep_cpus bash engines/transformers/run-real-h200.sh "$out/run"
 	echo "== run-real-h200.sh exit $? $(date +%T)"
 	if [ -n "$reproducing" ]; then
