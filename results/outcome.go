@@ -2,6 +2,8 @@ package results
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/extractbench/extractbench/eval"
 )
@@ -68,6 +70,11 @@ func (d *RunData) Outcomes() []Outcome {
 		switch {
 		case d.VariantFailure(name) != "":
 			o.State, o.Reason = OutcomeError, d.VariantFailure(name)
+		case d.missingShards() != "" && !baseComplete:
+			// A merge without every shard holds no whole pass of documents:
+			// name the shards rather than an interruption that never happened.
+			o.State = OutcomeInterrupted
+			o.Reason = fmt.Sprintf("%s: %d of %d planned passes whole, no verdict; merge again when they land", d.missingShards(), o.PassesDone, planned)
 		case o.PassesDone == 0 && d.Run.Status != RunComplete:
 			o.State, o.Reason = OutcomeNotRun, fmt.Sprintf("the run was %s before this variant was measured", d.stopped())
 		case !baseComplete && d.Run.Status != RunComplete:
@@ -92,6 +99,21 @@ func (d *RunData) Outcomes() []Outcome {
 }
 
 // stopped names how a run that did not complete ended.
+// missingShards says which shard indexes a merged run lacks ("shard indexes
+// 1, 3 of 4 are missing from this merge"), or "" when it lacks none or is
+// no merge.
+func (d *RunData) missingShards() string {
+	m := d.Manifest.Merge
+	if m == nil || len(m.Missing) == 0 {
+		return ""
+	}
+	idx := make([]string, len(m.Missing))
+	for i, x := range m.Missing {
+		idx[i] = strconv.Itoa(x)
+	}
+	return fmt.Sprintf("shard indexes %s of %d are missing from this merge", strings.Join(idx, ", "), m.Count)
+}
+
 func (d *RunData) stopped() string {
 	switch d.Run.Status {
 	case RunInterrupted:

@@ -123,6 +123,10 @@ func TestShards_CLI(t *testing.T) {
 	if code != exitInfra || !strings.Contains(stdout, "MISSING shard indexes 0 of 2") || !strings.Contains(stderr, "missing") {
 		t.Errorf("merge of 1 of 2 shards: exit %d, want %d\n%s%s", code, exitInfra, stdout, stderr)
 	}
+	// Each variant says which shard the merge lacks, not that a run was interrupted.
+	if !strings.Contains(stdout, "shard indexes 0 of 2 are missing from this merge") || strings.Contains(stdout, "NOT RUN") {
+		t.Errorf("merge of 1 of 2 shards: the variants' lines do not name the missing shard:\n%s", stdout)
+	}
 	md, _ := os.ReadFile(filepath.Join(at("m"), "report.md"))
 	if !strings.Contains(string(md), "| 0/2 | – | – | MISSING |") {
 		t.Errorf("report.md does not show the missing shard:\n%s", md)
