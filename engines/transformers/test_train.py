@@ -1,4 +1,6 @@
-"""Tests of train.py's pure-Python parts (the date's loss weights)."""
+"""Tests of train.py's pure-Python parts: the answer values' loss weights, on
+hand-made cuts and on the committed tokenizer's own cuts (through
+cpu_reference.py's BPE, where the regex module exists)."""
 
 import os
 import sys
@@ -8,30 +10,84 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import extraction as ex  # noqa: E402
 import train  # noqa: E402
 
+try:
+    import regex  # noqa: F401
 
-class DateWeightTest(unittest.TestCase):
-    def test_span_is_the_date_value(self):
-        a = ex.render_answer({"date": "2025-03-12", "amount": "1234.56", "category": "software"})
-        s, e = train.date_span(a)
-        self.assertEqual(a[s:e], "2025-03-12")
-        self.assertIsNone(train.date_span(ex.render_answer({"date": None, "amount": "1", "category": None})))
+    import cpu_reference
+except ImportError:
+    regex = None
 
-    def test_weights_cover_overlapping_tokens_and_eot(self):
-        a = ex.render_answer({"date": "2025-03-12", "amount": "7", "category": None})
-        span = train.date_span(a)
-        # Tokens as the tokenizer cuts them: '{"', 'date', '":', ' "', '2', '025', '-', '03', '-', '12', '",' ...
+TOKENIZER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "extract-llama-15m", "tokenizer.json")
+
+
+def answer(date, amount, category=None):
+    return ex.render_answer({"date": date, "amount": amount, "category": category})
+
+
+class ValueSpansTest(unittest.TestCase):
+    def test_spans(self):
+        a = answer("2025-03-12", "1234.56", "software")
+        spans = train.value_spans(a, train.Weights(date=10, amount=5))
+        self.assertEqual([(a[s:e], w) for s, e, w in spans], [("2025-03-12", 10), ("1234.56", 5)])
+        a = answer(None, "-7.5")
+        spans = train.value_spans(a, train.Weights(date=10, date_null=3, amount=5))
+        self.assertEqual([(a[s:e], w) for s, e, w in spans], [("null", 3), ("-7.5", 5)])
+
+    def test_weight_one_is_left_out(self):
+        a = answer(None, None)
+        self.assertEqual(train.value_spans(a, train.Weights(date=10)), [])
+        self.assertEqual(train.value_spans(answer("2025-03-12", None), train.Weights(amount=5)), [])
+
+    def test_not_the_layout(self):
+        with self.assertRaises(ValueError):
+            train.value_spans('{"amount": 1}', train.Weights(date=2))
+
+    def test_token_weights_on_hand_cuts(self):
+        a = answer("2025-03-12", "7")
+        # '{"', 'date', '":', ' "', '2', '025', '-', '03', '-', '12', '",' ...
         cuts = [0, 2, 6, 8, 10, 11, 14, 15, 17, 18, 20, 22, len(a)]
         offsets = list(zip(cuts, cuts[1:]))
-        w = train.token_weights(offsets, span, 5.0)
+        w = train.token_weights(offsets, train.value_spans(a, train.Weights(date=5)))
         self.assertEqual(len(w), len(offsets) + 1)  # + <|eot_id|>
-        weighted = "".join(a[s:e] for (s, e), x in zip(offsets, w) if x == 5.0)
-        self.assertEqual(weighted, "2025-03-12")
+        self.assertEqual("".join(a[s:e] for (s, e), x in zip(offsets, w) if x == 5), "2025-03-12")
         self.assertEqual(w[-1], 1.0)
+        self.assertIsNone(train.token_weights(offsets, []))
+        self.assertIsNone(train.token_weights([(0, 2)], train.value_spans(a, train.Weights(date=5))))
 
-    def test_no_weights_when_nothing_to_weigh(self):
-        self.assertIsNone(train.token_weights([(0, 1)], (10, 20), 5.0))
-        self.assertIsNone(train.token_weights([(10, 12)], (10, 20), 1.0))
-        self.assertIsNone(train.token_weights([(10, 12)], None, 5.0))
+
+@unittest.skipIf(regex is None, "the regex module is missing")
+class CommittedTokenizerTest(unittest.TestCase):
+    """The weighted tokens, as the committed tokenizer cuts answers (ASCII, so
+    a token's offsets are its decoded length), spell the values."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tok = cpu_reference.BPE(TOKENIZER)
+
+    def weighted(self, a, weights):
+        ids = self.tok.encode(a)
+        pieces = [self.tok.decode([i]) for i in ids]
+        self.assertEqual("".join(pieces), a)
+        at, offsets = 0, []
+        for p in pieces:
+            offsets.append((at, at + len(p)))
+            at += len(p)
+        w = train.token_weights(offsets, train.value_spans(a, weights)) or [1.0] * (len(ids) + 1)
+        return {x: "".join(p for p, y in zip(pieces, w) if y == x) for x in set(w) if x != 1}
+
+    def test_date_and_amount(self):
+        got = self.weighted(answer("2025-03-12", "1234.56", "software"), train.Weights(date=10, amount=5))
+        self.assertEqual(got, {10: "2025-03-12", 5: "1234.56"})
+
+    def test_null_date_and_negative_amount(self):
+        # A value's token may carry the space before it (" null", " -"): it is weighted whole.
+        got = self.weighted(answer(None, "-40.70", "meals"), train.Weights(date=10, date_null=3, amount=5))
+        self.assertEqual({k: v.strip() for k, v in got.items()}, {3: "null", 5: "-40.70"})
+
+    def test_committed_recipe_weighs_only_string_dates(self):
+        w = train.Weights(date=10)
+        self.assertEqual(self.weighted(answer("2024-02-29", "110.25", "utilities"), w), {10: "2024-02-29"})
+        self.assertEqual(self.weighted(answer(None, "110.25", "utilities"), w), {})
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ import math
 import os
 import queue
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -190,35 +191,57 @@ class Example:
         self.weights = weights  # per answer token (eot included), or None: all 1
 
 
-DATE_PREFIX = '{"date": "'
+# The layout render_answer writes: {"date": X, "amount": Y, "category": Z}.
+ANSWER_LAYOUT = re.compile(r'^\{"date": (null|"[^"]*"), "amount": (null|[^,]+), "category": ')
 
 
-def date_span(answer):
-    """date_span is the character span of the date's value in an answer
-    render_answer wrote ("2025-03-12" in {"date": "2025-03-12", ...}), or None
-    when the date is null."""
-    if not answer.startswith(DATE_PREFIX):
+class Weights:
+    """Weights says how much each answer value's tokens weigh in the answer
+    loss (1: as any token): date, the date's null when the document has no
+    issue date, and amount."""
+
+    def __init__(self, date=1.0, date_null=1.0, amount=1.0):
+        self.date, self.date_null, self.amount = date, date_null, amount
+
+    def any(self):
+        return (self.date, self.date_null, self.amount) != (1.0, 1.0, 1.0)
+
+
+def value_spans(answer, weights):
+    """value_spans lists (start, end, weight) for the weighted values of an
+    answer render_answer wrote: the date's characters inside its quotes
+    ("2025-03-12"), or its null; the amount's number. Values of weight 1 are
+    left out."""
+    m = ANSWER_LAYOUT.match(answer)
+    if m is None:
+        raise ValueError(f"answer {answer!r} is not render_answer's layout")
+    spans = []
+    if m.group(1) == "null":
+        spans.append((m.start(1), m.end(1), weights.date_null))
+    else:
+        spans.append((m.start(1) + 1, m.end(1) - 1, weights.date))
+    if m.group(2) != "null":
+        spans.append((m.start(2), m.end(2), weights.amount))
+    return [x for x in spans if x[2] != 1]
+
+
+def token_weights(offsets, spans):
+    """token_weights gives each answer token the weight of the span its
+    characters overlap (1 outside every span), plus 1 for the <|eot_id|> that
+    follows; None when nothing is weighted."""
+    if not spans:
         return None
-    start = len(DATE_PREFIX)
-    end = answer.index('"', start)
-    return start, end
-
-
-def token_weights(offsets, span, weight):
-    """token_weights gives each answer token the weight `weight` when its
-    characters overlap span, else 1, plus 1 for the <|eot_id|> that follows;
-    None when nothing is weighted."""
-    if span is None or weight == 1:
-        return None
-    w = [weight if a < span[1] and b > span[0] else 1.0 for a, b in offsets]
-    if weight not in w:
+    w = []
+    for a, b in offsets:
+        w.append(next((x for s, e, x in spans if a < e and b > s), 1.0))
+    if all(x == 1 for x in w):
         return None
     return w + [1.0]
 
 
-def encode_examples(tok, docs, eot_id, date_weight=1.0):
+def encode_examples(tok, docs, eot_id, weights=None):
     """encode_examples tokenises documents into (prompt + answer + eot)
-    examples; with date_weight != 1 the date's tokens weigh that much in the
+    examples; weights (Weights) make the values' tokens weigh more in the
     answer loss."""
     prompts = [ex.prompt_text(d["text"]) for d in docs]
     answers = [ex.render_answer(d["expected"]) for d in docs]
@@ -226,7 +249,7 @@ def encode_examples(tok, docs, eot_id, date_weight=1.0):
     ae = tok.encode_batch(answers, add_special_tokens=False)
     out = []
     for d, ans, p, a in zip(docs, answers, pe, ae):
-        w = token_weights(a.offsets, date_span(ans), date_weight)
+        w = token_weights(a.offsets, value_spans(ans, weights)) if weights and weights.any() else None
         out.append(Example(p.ids + a.ids + [eot_id], len(p.ids), d.get("length_class"), w))
     return out
 
@@ -388,6 +411,9 @@ def main():
     p.add_argument("--lm-weight-floor", type=float, default=0.1)
     p.add_argument("--date-weight", type=float, default=1.0,
                    help="weight of the date's tokens in the answer loss (the day is what the model learns last: it must point at the issue date among the document's dates)")
+    p.add_argument("--date-null-weight", type=float, default=1.0,
+                   help="weight of the date's null (a document without an issue date) in the answer loss")
+    p.add_argument("--amount-weight", type=float, default=1.0, help="weight of the amount's tokens in the answer loss")
     p.add_argument("--steps", type=int, default=0,
                    help="optimiser steps: the schedule decays over them and training stops there (0: one pass over the seeds' documents)")
     p.add_argument("--log-every", type=int, default=25)
@@ -436,15 +462,20 @@ def main():
     if via_template != ex.render_chat(probe):
         sys.exit("train.py: the saved chat template does not render as extraction.render_chat")
     log(f"tokenizer: {tok.get_vocab_size()} tokens in {t_tok:.1f}s; specials {ids}")
-    if args.date_weight != 1:
-        # The weighted tokens of a probe answer must spell its date, nothing more.
-        probe_answer = ex.render_answer({"date": "2025-03-12", "amount": "1234.56", "category": "software"})
-        enc = tok.encode(probe_answer, add_special_tokens=False)
-        w = token_weights(enc.offsets, date_span(probe_answer), args.date_weight)
-        weighted = tok.decode([i for i, x in zip(enc.ids, w) if x != 1])
-        if weighted.strip() != "2025-03-12":
-            sys.exit(f"train.py: the date's weighted tokens decode to {weighted!r}, not 2025-03-12")
-        log(f"date tokens weigh {args.date_weight} in the answer loss: {[tok.id_to_token(i) for i, x in zip(enc.ids, w) if x != 1]}")
+    weights = Weights(args.date_weight, args.date_null_weight, args.amount_weight)
+    if weights.any():
+        # The weighted tokens of probe answers must spell their values, nothing more.
+        for probe, want in (({"date": "2025-03-12", "amount": "1234.56", "category": "software"}, ("2025-03-12", "1234.56")),
+                            ({"date": None, "amount": "-7.5", "category": None}, ("null", "-7.5"))):
+            probe_answer = ex.render_answer(probe)
+            enc = tok.encode(probe_answer, add_special_tokens=False)
+            w = token_weights(enc.offsets, value_spans(probe_answer, weights)) or [1.0] * (len(enc.ids) + 1)
+            pieces = [(tok.id_to_token(i), x) for i, x in zip(enc.ids, w) if x != 1]
+            spelled = "".join(tok.decode([i]) for i, x in zip(enc.ids, w) if x != 1).replace(" ", "")
+            expect = "".join(v for v, wt in zip(want, (args.date_weight if probe["date"] else args.date_null_weight, args.amount_weight)) if wt != 1)
+            if spelled != expect:
+                sys.exit(f"train.py: the weighted tokens of {probe_answer!r} spell {spelled!r}, not {expect!r}")
+            log(f"weighted tokens of {probe_answer}: {pieces}")
 
     if args.deterministic:
         # cuBLAS reads this when its first handle is made, so before torch touches the GPU.
@@ -502,7 +533,7 @@ def main():
                             continue
                         docs.append(d)
                 exs = []
-                for e in encode_examples(tok, docs, ids["eot"], args.date_weight):
+                for e in encode_examples(tok, docs, ids["eot"], weights):
                     c = e.cls or "?"
                     stats["max_prompt_tokens"][c] = max(stats["max_prompt_tokens"].get(c, 0), e.prompt_len)
                     stats["prompt_tokens_sum"][c] = stats["prompt_tokens_sum"].get(c, 0) + e.prompt_len
