@@ -172,7 +172,8 @@ class BatchTest(unittest.TestCase):
         batches = train.make_batches(exs, 24, 8, random.Random(1))
         self.assertEqual(sorted(sorted(len(e.ids) for e in b) for b in batches), [[4, 6], [20]])
         for b in batches:
-            ids, pos, tgt, prompt_next = train.collate(b, 0)
+            ids, pos, tgt, prompt_next, weights = train.collate(b, 0)
+            self.assertEqual(weights.tolist(), [1.0] * tgt.numel(), "no weights given: every answer token weighs 1")
             self.assertLessEqual(ids.numel(), 24)
             flat = ids.view(-1)
             self.assertEqual(flat[pos + 1].tolist(), tgt.tolist(), "each position predicts the next token")
@@ -186,16 +187,35 @@ class BatchTest(unittest.TestCase):
     def test_losses(self):
         import train
 
-        ids, pos, tgt, prompt_next = train.collate([train.Example([1, 2, 3, 4, 5, 6], 3, "short")], 0)
+        ids, pos, tgt, prompt_next, weights = train.collate([train.Example([1, 2, 3, 4, 5, 6], 3, "short")], 0)
         logits = torch.zeros(6, 8)
         logits[torch.arange(5), ids[0, 1:]] = 10.0  # every next token predicted confidently
-        answer, prompt = train.losses(logits, pos, tgt, prompt_next)
+        answer, weighted = train.answer_losses(logits.index_select(0, pos), tgt, weights)
+        prompt = train.prompt_loss(logits, prompt_next)
         self.assertLess(float(answer), 1e-3)
+        self.assertAlmostEqual(float(weighted), float(answer), places=6)
         self.assertLess(float(prompt), 1e-3)
         logits[0] = 0.0  # position 0 (predicting 2, a prompt token) now uniform
-        answer2, prompt2 = train.losses(logits, pos, tgt, prompt_next)
+        answer2, _ = train.answer_losses(logits.index_select(0, pos), tgt, weights)
         self.assertAlmostEqual(float(answer2), float(answer), places=5)
-        self.assertGreater(float(prompt2), 1.0)
+        self.assertGreater(float(train.prompt_loss(logits, prompt_next)), 1.0)
+
+    def test_weighted_answer_loss(self):
+        import train
+
+        # Answer [4, 5, 6] (+ the last id as eot): token 5 weighs 3; position 3 predicts 5 badly.
+        e = train.Example([1, 2, 3, 4, 5, 6, 7], 3, "short", weights=[1.0, 3.0, 1.0, 1.0])
+        ids, pos, tgt, _, weights = train.collate([e], 0)
+        self.assertEqual(tgt.tolist(), [4, 5, 6, 7])
+        self.assertEqual(weights.tolist(), [1.0, 3.0, 1.0, 1.0])
+        logits = torch.zeros(7, 8)
+        logits[torch.arange(6), ids[0, 1:]] = 10.0
+        logits[3] = 0.0  # uniform where 5 is predicted
+        ce = torch.nn.functional.cross_entropy(logits.index_select(0, pos), tgt, reduction="none")
+        answer, weighted = train.answer_losses(logits.index_select(0, pos), tgt, weights)
+        self.assertAlmostEqual(float(answer), float(ce.mean()), places=5)
+        self.assertAlmostEqual(float(weighted), float((ce * weights).sum() / 6.0), places=5)
+        self.assertGreater(float(weighted), float(answer))
 
     def test_lr_schedule(self):
         import train
