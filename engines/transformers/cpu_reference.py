@@ -267,6 +267,15 @@ class Llama:
 # ---------------------------------------------------------------- main
 
 
+def model_sha256(model_dir):
+    """model_sha256 is the sha256 of the model's SHA256SUMS, the server's
+    /version model_sha256: it names the weights these answers came from."""
+    import hashlib
+
+    with open(os.path.join(model_dir, "SHA256SUMS"), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help="train.py model directory")
@@ -334,8 +343,8 @@ def main():
         print(f"   {r['id']} {r['class']} {r['score']['failure']}: {r['score']['detail']} | got {r['output']!r} want {ex.render_answer(r['expected'])}")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"model": args.model, "corpus": args.corpus, "implementation": "cpu_reference.py float32",
-                       "summary": summary, "records": records}, f, indent=1)
+            json.dump({"model": args.model, "model_sha256": model_sha256(args.model), "corpus": args.corpus,
+                       "implementation": "cpu_reference.py float32", "summary": summary, "records": records}, f, indent=1)
 
 
 if __name__ == "__main__":

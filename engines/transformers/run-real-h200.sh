@@ -9,7 +9,8 @@
 # 3. The engine's own ceiling (ceiling.py) per variant over the same levels, in process,
 #    CEILING_REPETITIONS passes per level; then ratio.py --median per variant: the
 #    harness/ceiling ratio per level as a median and a range.
-# 4. The report (extractbench report).
+# 4. The report (extractbench report), compare, memory, plan, and agree.py against the CPU
+#    reference's answers when one is committed for these weights.
 # Run from anywhere; it works in the repository root, where ./extractbench must already be
 # (CGO_ENABLED=1 go build -o extractbench ./cmd/extractbench), or .devcarry/extractbench.gz.
 #
@@ -88,6 +89,18 @@ for q in fp8 int8; do
 	echo "== compare bf16 vs $q: exit $rc (0 equivalent, 1 not)"
 	./extractbench compare -json "$out/sweep:bf16" "$out/sweep:$q" >"$out/compare-bf16-$q.json" 2>/dev/null || true
 done
+# A second opinion on the engine's answers: the CPU reference's for the same weights, when one
+# is committed (cpu_reference.py --out; its model_sha256 must be this model's).
+cpu=${CPU_REFERENCE:-results/reference/h200/extract-llama-15m/training/cpu-default.json}
+sha=$(sha256sum "$model/SHA256SUMS" | cut -d' ' -f1)
+if [ -f "$cpu" ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("model_sha256") != sys.argv[2])' "$cpu" "$sha"; then
+	for q in bf16 fp8 int8; do
+		python3 $here/agree.py "$out/sweep" "$cpu" --variant "$q" --level 1 >"$out/agree-$q.txt" 2>&1 || true
+		head -3 "$out/agree-$q.txt"
+	done
+else
+	echo "== no CPU reference for these weights ($cpu): agree.py not run"
+fi
 ./extractbench memory -model "$model" -context 8192 "$out/sweep" >"$out/memory.txt" 2>&1 || status=1
 ./extractbench plan "$out/sweep" >"$out/plan.txt" 2>&1 || true
 exit $status
