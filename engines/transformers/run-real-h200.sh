@@ -63,7 +63,7 @@ echo "model sha256 (of SHA256SUMS, as /version reports it): $(sha256sum "$model/
 if (cd "$model" && sha256sum --check --quiet --status <(grep -v '^#' "$root/$here/reference-weights.sha256")); then
 	echo "the weights are the reference run's (reference-weights.sha256)"
 else
-	echo "NOTE: the weights differ from the reference run's (reference-weights.sha256): a retrain, not a bit-for-bit reproduction"
+	echo "NOTE: these are not the weights the committed reference run measured (reference-weights.sha256): its figures are not theirs"
 fi
 
 status=0
