@@ -1,6 +1,9 @@
 package sizing
 
 import (
+	"encoding/binary"
+	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -330,4 +333,76 @@ func TestInferPrecision(t *testing.T) {
 			t.Errorf("InferPrecision(%q): got %s, want %s", in, got, want)
 		}
 	}
+}
+
+// TestCalculate_CommittedModel checks the calculator against real weights:
+// the trained model in engines/transformers (its config.json, and the
+// tensors its safetensors shards hold, read from their headers). Parameters
+// and bf16 weight bytes must be exact.
+func TestCalculate_CommittedModel(t *testing.T) {
+	dir := filepath.Join("..", "engines", "transformers", "model", "extract-llama-15m")
+	m, err := LoadHFConfig(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards, _ := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	if len(shards) == 0 {
+		t.Fatalf("no safetensors shards in %s", dir)
+	}
+	var params, bytes int64
+	for _, path := range shards {
+		n, b := safetensorsSizes(t, path)
+		params, bytes = params+n, bytes+b
+	}
+	est, err := Calculate(Inputs{Model: m, Weights: BF16, KV: BF16, ContextTokens: 8192, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("calculator %d parameters, %d bytes; shards %d, %d", est.Params, est.ModelWeightBytes, params, bytes)
+	if est.Params != params || est.ModelWeightBytes != bytes {
+		t.Errorf("calculator: %d parameters, %d weight bytes; the shards hold %d parameters in %d bytes", est.Params, est.ModelWeightBytes, params, bytes)
+	}
+}
+
+// safetensorsSizes reads a safetensors header (an 8-byte little-endian
+// length, then JSON) and returns the parameters and bytes its tensors hold.
+func safetensorsSizes(t *testing.T, path string) (params, size int64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var n uint64
+	if err := binary.Read(f, binary.LittleEndian, &n); err != nil || n > 1<<24 {
+		t.Fatalf("%s: header length %d (%v)", path, n, err)
+	}
+	raw := make([]byte, n)
+	if _, err := io.ReadFull(f, raw); err != nil {
+		t.Fatal(err)
+	}
+	var header map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &header); err != nil {
+		t.Fatalf("%s: header: %v", path, err)
+	}
+	for name, v := range header {
+		if name == "__metadata__" {
+			continue
+		}
+		var tensor struct {
+			DType   string  `json:"dtype"`
+			Shape   []int64 `json:"shape"`
+			Offsets []int64 `json:"data_offsets"`
+		}
+		if err := json.Unmarshal(v, &tensor); err != nil || len(tensor.Offsets) != 2 {
+			t.Fatalf("%s: tensor %s: %s (%v)", path, name, v, err)
+		}
+		count := int64(1)
+		for _, d := range tensor.Shape {
+			count *= d
+		}
+		params += count
+		size += tensor.Offsets[1] - tensor.Offsets[0]
+	}
+	return params, size
 }
