@@ -3,7 +3,8 @@
 # on the H200 (it outlives one 10-minute device call), packed into PACKDIR as at most 8 files
 # under 16 MiB (what a device call can bring back): the two weight shards, the rest of the model
 # directory as a tar, the run as a tar.xz, the search's logs as a tar.xz, the reproduction check,
-# the GPU and software, and the log. DONE marks the end.
+# the GPU and software, and the log. PACKDIR.done (beside it, so that PACKDIR holds only what
+# comes back) marks the end.
 #
 # 1. The model. With RECIPEs (train.py flags over run-real-h200.sh's recipe): recipe-search.sh
 #    trains them, one per GPU, in order, until one reaches STOP_AT (default 0.9) of the held-out
@@ -23,6 +24,7 @@ out=${1:?usage: device-reference.sh OUTDIR PACKDIR [RECIPE...]}
 pack=${2:?usage: device-reference.sh OUTDIR PACKDIR [RECIPE...]}
 shift 2
 mkdir -p "$out" "$pack"
+rm -f "${pack%/}.done"
 model=engines/transformers/model/extract-llama-15m
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
 cores=$(nproc)
@@ -39,7 +41,7 @@ cores=$(nproc)
 		tar -C "$out/search" -cJf "$pack/search.tar.xz" --exclude=data --exclude='*.safetensors' .
 		if [ ! -f "$out/search/winner" ]; then
 			echo "== no recipe finished"
-			touch "$pack/DONE"
+			touch "${pack%/}.done"
 			exit 1
 		fi
 		read -r win flags <"$out/search/winner"
@@ -47,7 +49,7 @@ cores=$(nproc)
 		echo "== winner $win (held-out accepted $acc): $flags"
 		if ! python3 -c 'import sys; sys.exit(float(sys.argv[1]) < float(sys.argv[2]))' "$acc" "${MIN_ACCEPTED:-0.8}"; then
 			echo "== below MIN_ACCEPTED ${MIN_ACCEPTED:-0.8}: no sweep"
-			touch "$pack/DONE"
+			touch "${pack%/}.done"
 			exit 1
 		fi
 		model=$out/search/$win/extract-llama-15m
@@ -108,4 +110,4 @@ cores=$(nproc)
 	python3 -c 'import torch, transformers; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__)' >>"$pack/gpu.txt" 2>&1
 	ls -la "$pack"
 } >"$pack/device.log" 2>&1
-touch "$pack/DONE"
+touch "${pack%/}.done"
