@@ -339,12 +339,16 @@ def main():
         fa, fl = v["field_accuracy"], v["failures"]
         print(f"{k:>6} {v['documents']:>5} {v['accepted_share']:>9.3f} {fa['date']:>6.3f} {fa['amount']:>7.3f} {fa['category']:>8.3f} "
               f"{fl['format']:>6} {fl['quality']:>7} {fl['truncation']:>5}")
+    kinds = ex.error_kinds(records)
+    if kinds:
+        print("   failures by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
     for r in [r for r in records if not r["score"]["accepted"]][: args.failures]:
         print(f"   {r['id']} {r['class']} {r['score']['failure']}: {r['score']['detail']} | got {r['output']!r} want {ex.render_answer(r['expected'])}")
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"model": args.model, "model_sha256": model_sha256(args.model), "corpus": args.corpus,
-                       "implementation": "cpu_reference.py float32", "summary": summary, "records": records}, f, indent=1)
+                       "implementation": "cpu_reference.py float32", "summary": summary, "error_kinds": kinds,
+                       "records": records}, f, indent=1)
 
 
 if __name__ == "__main__":

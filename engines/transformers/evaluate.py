@@ -150,6 +150,7 @@ def evaluate(model_dir, quant, docs, max_tokens=48, level=64, engine=None):
         "output_tokens": out_tokens,
         "prompt_tokens_max": max(r["prompt_tokens"] for r in records) if records else 0,
         "summary": summary,
+        "error_kinds": ex.error_kinds(records),
         "records": records,
     }
 
@@ -163,6 +164,8 @@ def print_summary(res):
         fa = v["field_accuracy"]
         print(f"{k:>6} {v['documents']:>5} {v['accepted_share']:>9.3f} {fa['date']:>6.3f} {fa['amount']:>7.3f} {fa['category']:>8.3f} "
               f"{v['failures']['format']:>6} {v['failures']['quality']:>7} {v['failures']['truncation']:>5}")
+    if res.get("error_kinds"):
+        print("   failures by kind: " + ", ".join(f"{k} {n}" for k, n in res["error_kinds"].items()))
     sys.stdout.flush()
 
 

@@ -261,6 +261,45 @@ def summarize(records):
     return out
 
 
+def error_kinds(records):
+    """error_kinds counts what went wrong in failed records ({"output",
+    "expected", "score"}), a record counted once per kind: format,
+    truncation or error as scored; otherwise per field, "date where none"
+    (a date for a document without one), "date missed", "date: day",
+    "date: month", "date: year" (the only part wrong; "date: other" when
+    more than one is), "amount where none", "amount missed", "amount:
+    digits", "category". Returns {kind: count}, most frequent first."""
+    counts = {}
+
+    def add(kind):
+        counts[kind] = counts.get(kind, 0) + 1
+
+    for r in records:
+        sc = r["score"]
+        if sc["accepted"]:
+            continue
+        if sc["failure"] in ("format", "truncation", "error") or r.get("output") is None:
+            add(sc["failure"] or "format")
+            continue
+        obj, _ = parse_strict(r["output"])
+        want = r["expected"]
+        if not sc["fields"]["date"]:
+            got, exp = obj.get("date"), want.get("date")
+            if exp is None:
+                add("date where none")
+            elif got is None:
+                add("date missed")
+            else:
+                wrong = [part for part, a, b in zip(("year", "month", "day"), exp.split("-"), got.split("-")) if a != b]
+                add("date: " + wrong[0] if len(wrong) == 1 else "date: other")
+        if not sc["fields"]["amount"]:
+            got, exp = obj.get("amount"), want.get("amount")
+            add("amount where none" if exp is None else "amount missed" if got is None else "amount: digits")
+        if not sc["fields"]["category"]:
+            add("category")
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 class StreamDecoder:
     """StreamDecoder turns token ids arriving a few at a time into text
     pieces: it decodes everything so far and emits what is new, holding back a

@@ -46,25 +46,26 @@ for r in sorted((d for d in os.listdir(out) if d[:1] == "r" and d[1:].isdigit())
     log = json.load(open(path)) if os.path.exists(path) else {}
     held = log.get("heldout", {}).get("summary")
     loss = log["loss_curve"][-1]["loss"] if log.get("loss_curve") else float("nan")
-    rows.append((r, flags, loss, held))
+    rows.append((r, flags, loss, held, log.get("heldout", {}).get("error_kinds") or {}))
 if mode == "reached":  # exit 0 when a finished recipe reached the threshold
-    sys.exit(0 if any(h and h["all"]["accepted_share"] >= stop_at for _, _, _, h in rows) else 1)
+    sys.exit(0 if any(h and h["all"]["accepted_share"] >= stop_at for _, _, _, h, _ in rows) else 1)
 if mode == "winner":
     done = [x for x in rows if x[3]]
     if not done:
         sys.exit(1)
-    r, flags, _, _ = max(done, key=lambda x: (x[3]["all"]["accepted_share"], -x[2]))
+    r, flags = max(done, key=lambda x: (x[3]["all"]["accepted_share"], -x[2]))[:2]
     print(r, flags)
     sys.exit(0)
 print(f"{'recipe':<6} {'loss':>6} {'all':>6} {'short':>6} {'usual':>6} {'long':>6} {'date':>6} {'amount':>6} {'categ':>6}  flags")
-for r, flags, loss, held in rows:
+for r, flags, loss, held, kinds in rows:
     if not held:
         print(f"{r:<6} {loss:>6.3f} no held-out evaluation (see {os.path.join(out, r, 'run.log')})  {flags}")
         continue
     share = lambda c: held.get(c, {}).get("accepted_share", float("nan"))
     fa = held["all"]["field_accuracy"]
+    top = ", ".join(f"{k} {n}" for k, n in list(kinds.items())[:3])
     print(f"{r:<6} {loss:>6.3f} {share('all'):>6.3f} {share('short'):>6.3f} {share('usual'):>6.3f} {share('long'):>6.3f} "
-          f"{fa['date']:>6.3f} {fa['amount']:>6.3f} {fa['category']:>6.3f}  {flags}")
+          f"{fa['date']:>6.3f} {fa['amount']:>6.3f} {fa['category']:>6.3f}  {flags}" + (f"  [{top}]" if top else ""))
 EOF
 }
 

@@ -147,6 +147,24 @@ class ScoreTest(unittest.TestCase):
         self.assertTrue(ex._date_ok("0000-01-01"))
         self.assertFalse(ex._date_ok("2025-13-01"))
 
+    def test_error_kinds(self):
+        def rec(output, w):
+            return {"output": output, "expected": w, "score": ex.score(output, w)}
+
+        w = want("2025-03-12", "1234.56", "software")
+        records = [
+            rec('{"date": "2025-03-12", "amount": 1234.56, "category": "software"}', w),  # accepted: not counted
+            rec('{"date": "2025-03-02", "amount": 1234.56, "category": "software"}', w),
+            rec('{"date": "2024-03-12", "amount": 1239.56, "category": "software"}', w),
+            rec('{"date": "2024-04-12", "amount": null, "category": "travel"}', w),
+            rec('{"date": "2025-06-02", "amount": 5, "category": null}', want(None, None, None)),
+            rec('{"date": null, "amount": 1234.56, "category": "software"}', w),
+            rec('{"date": "2025-03-12"', w),
+        ]
+        self.assertEqual(ex.error_kinds(records), {
+            "amount missed": 1, "amount where none": 1, "amount: digits": 1, "category": 1, "date missed": 1,
+            "date where none": 1, "date: day": 1, "date: other": 1, "date: year": 1, "format": 1})
+
 
 class StreamDecoderTest(unittest.TestCase):
     def test_holds_back_split_characters(self):

@@ -709,6 +709,7 @@ def main():
     log(f"held-out evaluation: seed {args.heldout_seed}, {len(held)} documents, bf16")
     res = evaluate.evaluate(args.out, "bf16", held, max_tokens=48)
     logdata["heldout"] = {"seed": args.heldout_seed, "quantization": "bf16", "max_tokens": 48, "summary": res["summary"],
+                          "error_kinds": res["error_kinds"],
                           "prompt_tokens_max": res["prompt_tokens_max"]}
     write_log()
     evaluate.print_summary(res)
