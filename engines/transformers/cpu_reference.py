@@ -243,25 +243,134 @@ class Llama:
             x = x + (torch.nn.functional.silu(h @ L["gate"].T) * (h @ L["up"].T)) @ L["down"].T
         return self._rms(x[-1], self.norm) @ self.head.T
 
-    def generate(self, ids, max_tokens, chunk=1024):
-        """generate decodes greedily after the prompt ids; returns the new
-        ids (ending with an end-of-sequence id when the model stopped)."""
+    def stream(self, ids, max_tokens, chunk=1024):
+        """stream decodes greedily after the prompt ids, yielding each new id
+        (the last one an end-of-sequence id when the model stopped)."""
         import torch
 
         with torch.no_grad():
             cache = []
             for a in range(0, len(ids), chunk):
                 logits = self.forward(ids[a : a + chunk], a, cache)
-            out = []
             pos = len(ids)
             for _ in range(max_tokens):
                 t = int(torch.argmax(logits))
-                out.append(t)
+                yield t
                 if t in self.eos:
-                    break
+                    return
                 logits = self.forward([t], pos, cache)
                 pos += 1
-            return out
+
+    def generate(self, ids, max_tokens, chunk=1024):
+        """generate is stream's ids as a list."""
+        return list(self.stream(ids, max_tokens, chunk))
+
+
+# ---------------------------------------------------------------- engine
+
+
+class CPUEngine:
+    """CPUEngine is server.py's engine interface (submit, cancel, stats,
+    info, ...) over Llama: one request at a time in a worker thread, the
+    others waiting in its queue, events delivered on the caller's event loop.
+    It serves the trained model over HTTP where there is no GPU, so that
+    extractbench measures the model's answers end to end (not its speed: a
+    float32 forward on the CPU)."""
+
+    def __init__(self, model_dir):
+        import queue
+        import threading
+
+        import torch
+
+        t0 = time.time()
+        self.model_dir = model_dir
+        self.served = os.path.basename(os.path.normpath(model_dir))
+        self.tok = BPE(os.path.join(model_dir, "tokenizer.json"))
+        self.llama = Llama(model_dir)
+        self.max_context = self.llama.c["max_position_embeddings"]
+        self.eos_ids = set(self.llama.eos)
+        self.model_sha256 = model_sha256(model_dir)
+        self.torch_version = torch.__version__
+        self.build_s = time.time() - t0
+        self.quant = None
+        self._jobs = queue.Queue()
+        self._cancelled = set()
+        self._running = 0
+        self._kv_tokens = 0
+        self._worker = threading.Thread(target=self._work, name="cpu-reference", daemon=True)
+        self._worker.start()
+
+    def encode_chat(self, messages):
+        return self.tok.encode(ex.render_chat(messages))
+
+    def decoder(self):
+        return ex.StreamDecoder(self.tok.decode)
+
+    def alive(self):
+        return self._worker.is_alive()
+
+    def submit(self, rid, ids, max_new_tokens, on_event):
+        """submit queues one request; on_event(Event) runs on the caller's event loop."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        self._jobs.put((rid, list(ids), max_new_tokens, time.perf_counter(), lambda ev: loop.call_soon_threadsafe(on_event, ev)))
+
+    def cancel(self, rid):
+        self._cancelled.add(rid)
+
+    def _work(self):
+        from events import Event
+
+        while True:
+            rid, ids, max_new, queued, deliver = self._jobs.get()
+            if rid in self._cancelled:
+                self._cancelled.discard(rid)
+                continue
+            self._running, waited, n = 1, time.perf_counter() - queued, 0
+            try:
+                for t in self.llama.stream(ids, max_new):
+                    n += 1
+                    self._kv_tokens = len(ids) + n
+                    done = t in self.eos_ids or n == max_new
+                    deliver(Event([t], n, done, None, waited if n == 1 else None))
+                    if rid in self._cancelled:
+                        break
+            except Exception as e:  # noqa: BLE001 - the client gets the error, the worker goes on
+                deliver(Event([], n, True, f"cpu reference: {e}", waited if n == 0 else None))
+            finally:
+                self._cancelled.discard(rid)
+                self._running, self._kv_tokens = 0, 0
+
+    def stats(self):
+        return {"running": self._running, "waiting": self._jobs.qsize(), "kv_usage": self._kv_tokens / self.max_context, "preemptions": None}
+
+    def memory(self):
+        return {}  # no GPU: no allocator peaks to report
+
+    def reset_peaks(self):
+        pass
+
+    def info(self):
+        return {
+            "engine": "cpu_reference (float32 on the CPU, one request at a time)",
+            "transformers": "none",
+            "torch": self.torch_version,
+            "served_model": self.served,
+            "model_dir": self.model_dir,
+            "model_sha256": self.model_sha256,
+            "parameters": sum(t.numel() for t in [self.llama.embed, self.llama.norm] + [w for L in self.llama.layers for w in L.values()]),
+            "max_context": self.max_context,
+            "quantization": "none (bf16 weights widened to float32)",
+            "build_seconds": round(self.build_s, 2),
+            "random_weights": False,
+            "tokenizer": f"{self.served} tokenizer.json (cpu_reference.BPE)",
+            "chat_template": ex.CHAT_TEMPLATE,
+        }
+
+    def close(self):
+        pass
 
 
 # ---------------------------------------------------------------- main

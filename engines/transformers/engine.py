@@ -38,6 +38,7 @@ from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
 import extraction
 import tokenizer as tk
+from events import Event  # noqa: F401 - engine.Event is what submit delivers
 from attention import TORCH_FLASH, install_torch_flash, set_attention
 
 log = logging.getLogger("engine")
@@ -191,17 +192,6 @@ def init_manager(model, sizing, eos_ids=(tk.EOT,), pad_id=tk.END_OF_TEXT, bos_id
             raise RuntimeError("continuous batching manager did not start")
         time.sleep(0.05)
     return manager, warm
-
-
-@dataclasses.dataclass
-class Event:
-    """Event is one delivery from the engine for one request."""
-
-    new_tokens: list  # token ids generated since the previous event
-    total: int  # tokens generated so far
-    finished: bool
-    error: str | None = None
-    queue_time: float | None = None  # engine-side wait before scheduling, on the first event when known
 
 
 class EngineDown(RuntimeError):

@@ -16,6 +16,9 @@ manager warmed up: the runner's load time is the time until /health answers.
 
     python3 engines/transformers/server.py --shape 8b --port 8000
     python3 engines/transformers/server.py --model engines/transformers/model/extract-llama-15m --quant fp8 --port 8000
+
+--cpu serves a trained model through cpu_reference.py instead (no GPU, no
+transformers): float32 on the CPU, one request at a time, for its answers.
 """
 
 import argparse
@@ -330,6 +333,8 @@ def parse_args(argv):
     p.add_argument("--num-blocks", type=int, default=None, help="KV cache blocks (default: sized from --max-memory)")
     p.add_argument("--max-batch-tokens", type=int, default=8192, help="tokens per forward step (prefill chunk budget)")
     p.add_argument("--max-memory", type=float, default=0.9, help="fraction of GPU memory the CB manager may size itself to")
+    p.add_argument("--cpu", action="store_true",
+                   help="serve the --model through cpu_reference.py: float32 on the CPU, one request at a time, no GPU, torch and regex only (its answers, not its speed)")
     p.add_argument("--cuda-graphs", choices=["auto", "on", "off"], default="auto",
                    help="auto: transformers' default for a random-weight shape, off for a trained model (see README: no capture inside a measured pass)")
     args = p.parse_args(argv)
@@ -339,6 +344,8 @@ def parse_args(argv):
         args.shape = "8b"
     if args.quant != "bf16" and not args.model:
         p.error("--quant needs --model (random-weight shapes are bf16)")
+    if args.cpu and (not args.model or args.quant != "bf16"):
+        p.error("--cpu needs --model and serves its bf16 weights (widened to float32)")
     return args
 
 
@@ -363,10 +370,15 @@ def sizing_of(args, eng):
 def main(argv=None):
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    import engine as eng
-
     t0 = time.perf_counter()
-    engine = eng.CBEngine(args.shape, attn=args.attn, sizing=sizing_of(args, eng), model_dir=args.model, quant=args.quant)
+    if args.cpu:
+        import cpu_reference
+
+        engine = cpu_reference.CPUEngine(args.model)
+    else:
+        import engine as eng
+
+        engine = eng.CBEngine(args.shape, attn=args.attn, sizing=sizing_of(args, eng), model_dir=args.model, quant=args.quant)
     info = engine.info()
     log.info("ready in %.1fs: %s", time.perf_counter() - t0, json.dumps({k: v for k, v in info.items() if k != "chat_template"}))
     app = Server(engine).app()

@@ -81,6 +81,41 @@ class ForwardTest(unittest.TestCase):
         self.assertLess(float((got - want).abs().max()), 1e-3 * float(want.abs().max()))
 
 
+try:
+    from aiohttp.test_utils import TestClient, TestServer
+
+    import server
+except ImportError:
+    server = None
+
+
+@unittest.skipIf(regex is None or torch is None or server is None, "regex, torch or aiohttp is missing")
+class ServeTest(unittest.IsolatedAsyncioTestCase):
+    """server.py --cpu: the answer streamed over HTTP is cpu_reference's own."""
+
+    async def test_streamed_answer_is_the_references(self):
+        import asyncio
+
+        eng = await asyncio.to_thread(ref.CPUEngine, MODEL)
+        doc = min(ex.load_jsonl(DEFAULT), key=lambda d: len(d["text"]))
+        ids = await asyncio.to_thread(eng.llama.generate, eng.encode_chat(ex.messages_for(doc["text"])), 48)
+        want = eng.tok.decode(ids)
+        client = TestClient(TestServer(server.Server(eng).app()))
+        await client.start_server()
+        try:
+            body = {"model": eng.served, "messages": ex.messages_for(doc["text"]), "max_tokens": 48, "temperature": 0,
+                    "stream": True, "stream_options": {"include_usage": True}}
+            resp = await client.post("/v1/chat/completions", json=body)
+            self.assertEqual(resp.status, 200)
+            chunks = [json.loads(line[6:]) for line in (await resp.text()).split("\n") if line.startswith("data: {")]
+            text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+            self.assertEqual(text, want)
+            self.assertEqual(chunks[-1]["usage"]["completion_tokens"], len(ids))
+            self.assertIn(ex.score(text, doc["expected"])["failure"], (None, "quality"))  # parsed: a real answer
+        finally:
+            await client.close()
+
+
 @unittest.skipIf(torch is None, "torch is missing")
 class WeightsTest(unittest.TestCase):
     def test_bf16_widening(self):

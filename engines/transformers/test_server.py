@@ -9,11 +9,11 @@ import json
 import os
 import sys
 import unittest
-from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tokenizer as tk  # noqa: E402
+from events import Event  # noqa: E402
 
 try:
     from aiohttp.test_utils import TestClient, TestServer
@@ -21,15 +21,6 @@ try:
     import server
 except ImportError:  # aiohttp missing: only the tokenizer tests run
     server = None
-
-
-@dataclass
-class Event:
-    new_tokens: list
-    total: int
-    finished: bool
-    error: str | None = None
-    queue_time: float | None = None
 
 
 class ScriptedEngine:
