@@ -355,6 +355,7 @@ class CPUEngine:
     def info(self):
         return {
             "engine": "cpu_reference (float32 on the CPU, one request at a time)",
+            "version": f"cpu_reference+torch-{self.torch_version}",
             "transformers": "none",
             "torch": self.torch_version,
             "served_model": self.served,
