@@ -259,17 +259,9 @@ func (mg *merger) plan() error {
 // measured run.
 func (mg *merger) checkOut(ctx context.Context) error {
 	dir := mg.opts.OutDir
-	if _, err := os.Stat(filepath.Join(dir, results.DBName)); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	rd, err := results.OpenReadOnly(ctx, dir)
+	runs, err := runsIn(ctx, dir, "-out "+dir)
 	if err != nil {
-		return &ConfigError{fmt.Errorf("merge: -out %s: %w; use another -out directory", dir, err)}
-	}
-	defer rd.Close()
-	runs, err := rd.Runs(ctx)
-	if err != nil {
-		return fmt.Errorf("merge: read the runs in %s: %w", dir, err)
+		return fmt.Errorf("merge: %w", err) // still a ConfigError where it is one
 	}
 	for _, r := range runs {
 		var m Manifest
