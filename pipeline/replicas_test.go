@@ -211,14 +211,7 @@ func TestRun_Replicas(t *testing.T) {
 		t.Errorf("observed_max_running %d over both replicas: more than the 2 requests ever in flight", got)
 	}
 
-	var manifest string
-	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
-		t.Fatal(err)
-	}
-	var m pipeline.Manifest
-	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := runManifest(t, db)
 	if got := m.Variants[0].Engine.Endpoints; !slices.Equal(got, []string{a.srv.URL, b.srv.URL}) {
 		t.Errorf("manifest endpoints = %v, want both replicas", got)
 	}
@@ -490,14 +483,7 @@ func TestRun_BuiltinOneEndpoint(t *testing.T) {
 	if got := queryInt(t, db, `SELECT count(DISTINCT endpoint) FROM telemetry WHERE metric = 'vllm:num_requests_running' AND endpoint = 'builtin'`); got != 1 {
 		t.Error("no telemetry sample of the builtin endpoint")
 	}
-	var manifest string
-	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
-		t.Fatal(err)
-	}
-	var m pipeline.Manifest
-	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := runManifest(t, db)
 	if v := m.Variants[0]; v.GPU.Source != "builtin-profile" || len(v.Extra) == 0 || v.Engine.Endpoints != nil || v.Engine.URL != "builtin" {
 		t.Errorf("manifest variant: gpu source %q, profile %d bytes, endpoints %v, url %q; want the in-process engine's own facts, no endpoints list",
 			v.GPU.Source, len(v.Extra), v.Engine.Endpoints, v.Engine.URL)
@@ -540,6 +526,15 @@ variants:
 	if got := queryInt(t, db, `SELECT count(DISTINCT endpoint) FROM telemetry WHERE metric = 'vllm:num_requests_running'`); got != 2 {
 		t.Errorf("telemetry of %d endpoints, want 2", got)
 	}
+	m := runManifest(t, db)
+	if v := m.Variants[0]; !slices.Equal(v.Engine.Endpoints, []string{"builtin/1", "builtin/2"}) || v.GPU.Source != "builtin-profile" {
+		t.Errorf("manifest: endpoints %v, gpu source %q; want builtin/1, builtin/2 and the profile's card", v.Engine.Endpoints, v.GPU.Source)
+	}
+}
+
+// runManifest decodes the manifest of the one run in db.
+func runManifest(t *testing.T, db *sql.DB) pipeline.Manifest {
+	t.Helper()
 	var manifest string
 	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
 		t.Fatal(err)
@@ -548,7 +543,5 @@ variants:
 	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
 		t.Fatal(err)
 	}
-	if v := m.Variants[0]; !slices.Equal(v.Engine.Endpoints, []string{"builtin/1", "builtin/2"}) || v.GPU.Source != "builtin-profile" {
-		t.Errorf("manifest: endpoints %v, gpu source %q; want builtin/1, builtin/2 and the profile's card", v.Engine.Endpoints, v.GPU.Source)
-	}
+	return m
 }
