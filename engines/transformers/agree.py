@@ -62,8 +62,11 @@ def main():
     db = os.path.join(args.results, "results.db")
     if not os.path.exists(db):
         sys.exit(f"agree.py: {db} not found (is {args.results} an extractbench results directory?)")
-    with open(args.cpu) as f:
-        cpu = {r["id"]: r for r in json.load(f)["records"] if r.get("output") is not None}
+    try:
+        with open(args.cpu) as f:
+            cpu = {r["id"]: r for r in json.load(f)["records"] if r.get("output") is not None}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"agree.py: {args.cpu}: not a cpu_reference.py --out file ({type(e).__name__}: {e})")
     engine = load_engine(db, args.variant, args.level)
     if not engine:
         sys.exit(f"agree.py: no {args.variant} rows at level {args.level} in {db}")

@@ -402,6 +402,9 @@ def main():
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    missing = [f for f in ("tokenizer.json", "config.json", "SHA256SUMS") if not os.path.isfile(os.path.join(args.model, f))]
+    if missing:
+        sys.exit(f"cpu_reference.py: {args.model} is not a train.py model directory (no {', '.join(missing)})")
     tok = BPE(os.path.join(args.model, "tokenizer.json"))
     docs = ex.load_jsonl(args.corpus)
     if args.limit:
