@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # recipe-search.sh OUTDIR 'FLAGS 1' 'FLAGS 2' ...: trains one model per set of train.py flags
-# (added to run-real-h200.sh's reference recipe, so they override it), in the order given, and
+# (added to run-real-h200.sh's first-stage recipe, so they override it; a second stage is
+# a recipe with --init DIR), in the order given, and
 # prints the held-out accepted share of each (all of held-out seed 999: 300 documents), per
 # length class and per field, beside its final answer loss. As many trainings run at once as
 # there are GPUs times PER_GPU (default 1: a training keeps one H200 busy, two on one card take
@@ -98,7 +99,7 @@ for flags in "$@"; do
 	# ~390k instead of ~620k padded tokens/s, each process keeping 16 cores busy. Thread counts do not change the weights (the
 	# CPU only builds integer batches).
 	OMP_NUM_THREADS=$(($(nproc) / slots > 0 ? $(nproc) / slots : 1)) RAYON_NUM_THREADS=$(($(nproc) / slots > 0 ? $(nproc) / slots : 1)) \
-		CUDA_VISIBLE_DEVICES=$gpu MODEL=$dir/extract-llama-15m RETRAIN=1 TRAIN_ONLY=1 \
+		CUDA_VISIBLE_DEVICES=$gpu MODEL=$dir/extract-llama-15m RETRAIN=1 TRAIN_ONLY=1 STAGES=1 \
 		TRAIN_ARGS="--heldout-limit 0 --workdir $data $flags" bash engines/transformers/run-real-h200.sh "$dir/log" >"$dir/run.log" 2>&1 &
 	slot_pid[$slot]=$!
 	echo "r$k started $(date +%T) on GPU $gpu: $flags"

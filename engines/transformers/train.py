@@ -365,6 +365,47 @@ def save_model(model, out, max_shard_bytes):
     return files
 
 
+def init_source(init_dir, heldout_seed):
+    """init_source checks a model directory training may start from (--init)
+    and returns what the training log records of it: its path, the sha256 of
+    its SHA256SUMS (the server's model_sha256), its training seeds and the
+    file sums it lists, verified. It refuses a directory whose weights do not
+    match their SHA256SUMS, and one whose own training saw the held-out seed
+    or seed 1 (the held-out figures would not be held out any more)."""
+    sums_path = os.path.join(init_dir, "SHA256SUMS")
+    for name in ("config.json", "tokenizer.json", "SHA256SUMS"):
+        if not os.path.isfile(os.path.join(init_dir, name)):
+            raise ValueError(f"--init {init_dir}: no {name}: not a model directory train.py wrote")
+    with open(sums_path, "rb") as f:
+        raw = f.read()
+    for line in raw.decode().splitlines():
+        want, name = line.split(None, 1)
+        h = hashlib.sha256()
+        with open(os.path.join(init_dir, name.strip()), "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        if h.hexdigest() != want:
+            raise ValueError(f"--init {init_dir}: {name.strip()} does not match its SHA256SUMS line")
+    # The seeds every stage behind these weights trained on: this log's, and its own --init's.
+    ranges = []
+    log_path = os.path.join(init_dir, "training-log.json")
+    if os.path.isfile(log_path):
+        with open(log_path) as f:
+            log_data = json.load(f)
+        data = log_data.get("data", {})
+        spec = data.get("training_seeds") or []
+        if len(spec) == 2 and data.get("training_seed_count", 0) == spec[1] - spec[0] + 1:
+            ranges.append(spec)
+        else:
+            ranges.extend([s, s] for s in spec)
+        earlier = (log_data.get("init") or {}).get("training_seeds") or []
+        ranges.extend([earlier] if earlier and isinstance(earlier[0], int) else earlier)  # one range, or several
+        for bad in (heldout_seed, 1):
+            if any(lo <= bad <= hi for lo, hi in ranges):
+                raise ValueError(f"--init {init_dir}: its training saw seed {bad}; it cannot start a training held out on seed {heldout_seed}")
+    return {"from": init_dir, "model_sha256": hashlib.sha256(raw).hexdigest(), "training_seeds": ranges}
+
+
 def write_sums(out, exclude=("SHA256SUMS", "training-log.json")):
     """write_sums writes SHA256SUMS (sha256sum's format) for every file of out."""
     lines = []
@@ -397,6 +438,9 @@ def main():
     p.add_argument("--default-corpus", default=os.path.join(HERE, "..", "..", "corpus", "default", "documents.jsonl"),
                    help="the default corpus: its documents are excluded from training")
     p.add_argument("--seed", type=int, default=20261130, help="initialisation and data-order seed")
+    p.add_argument("--init", default="",
+                   help="start from this model directory's weights and tokenizer (a second stage: --seeds should be new "
+                        "seeds, --lr lower) instead of a random initialisation and a newly trained tokenizer")
     p.add_argument("--tokens-per-step", type=int, default=65536, help="padded tokens per optimiser step")
     p.add_argument("--max-batch", type=int, default=256, help="documents per step at most")
     p.add_argument("--chunk-seeds", type=int, default=16, help="seeds tokenised and shuffled together")
@@ -446,13 +490,27 @@ def main():
     else:
         log(f"warning: {args.default_corpus} not found; no exclusion check")
     t_gen = time.time() - t_start
+    init = None
+    if args.init:
+        try:
+            init = init_source(args.init, args.heldout_seed)
+        except ValueError as e:
+            sys.exit(f"train.py: {e}")
+        settings["init_model_sha256"] = init["model_sha256"]
+        log(f"starting from {args.init} (model_sha256 {init['model_sha256'][:12]}, trained on seed ranges {init['training_seeds']})")
 
-    # Tokenizer: documents of the first seeds, plus every prompt and answer shape.
+    # Tokenizer: documents of the first seeds, plus every prompt and answer shape
+    # (or, with --init, the initial model's).
     tok_docs = [d for path in paths[: args.tokenizer_seeds] for d in ex.load_jsonl(path) if text_hash(d["text"]) not in banned]
-    texts = [ex.prompt_text(d["text"]) + ex.render_answer(d["expected"]) for d in tok_docs]
-    log(f"training the tokenizer on {len(texts)} documents")
     t0 = time.time()
-    tok = build_tokenizer(texts)
+    if init:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(os.path.join(args.init, "tokenizer.json"))
+    else:
+        texts = [ex.prompt_text(d["text"]) + ex.render_answer(d["expected"]) for d in tok_docs]
+        log(f"training the tokenizer on {len(texts)} documents")
+        tok = build_tokenizer(texts)
     hf_tok, tok_files = save_tokenizer(tok, args.out)
     t_tok = time.time() - t0
     ids = {k: tok.token_to_id(v) for k, v in (("bos", ex.BOS), ("eot", ex.EOT), ("end_of_text", ex.EOS_TEXT))}
@@ -493,8 +551,17 @@ def main():
     from transformers import LlamaForCausalLM
 
     cfg = llama_config(tok.get_vocab_size(), ids)
-    with torch.device("cuda"):
-        model = LlamaForCausalLM(cfg)
+    if init:
+        # float32 master weights from the bf16 checkpoint; the optimiser starts afresh.
+        model = LlamaForCausalLM.from_pretrained(args.init, dtype=torch.float32).cuda()
+        keys = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim")
+        shape = lambda c: {k: getattr(c, k, None) for k in keys}
+        if shape(model.config) != shape(cfg):
+            sys.exit(f"train.py: --init {args.init} is not train.py's model: {shape(model.config)} != {shape(cfg)}")
+        cfg = model.config
+    else:
+        with torch.device("cuda"):
+            model = LlamaForCausalLM(cfg)
     try:
         model.set_attn_implementation("sdpa")
     except Exception:  # noqa: BLE001
@@ -669,6 +736,7 @@ def main():
         "parameters": n_params,
         "embedding_parameters": n_embed,
         "settings": settings,
+        "init": init,
         "config": cfg.to_dict(),
         "versions": {"torch": torch.__version__, "transformers": __import__("transformers").__version__,
                      "tokenizers": __import__("tokenizers").__version__, "gpu": torch.cuda.get_device_name(0)},
