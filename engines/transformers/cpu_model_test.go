@@ -3,8 +3,10 @@ package transformers_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -24,8 +26,8 @@ import (
 // extractbench itself: server.py --cpu (cpu_reference.py) started by the
 // runner, the five shortest corpus/default documents at level 1. Every
 // answer and verdict must be the one the committed offline CPU run recorded
-// for the document (results/reference/h200/extract-llama-15m/training/
-// cpu-default.json): the Go client, SSE, parsing and scoring against the
+// for the document (results/reference/cpu/extract-llama-15m/cpu-default.json,
+// whose model_sha256 must be the committed model's): the Go client, SSE, parsing and scoring against the
 // Python path, on real answers. It needs a python3 with torch, aiohttp and
 // regex ($PYTHON, or Debian's /usr/bin/python3 with python3-torch,
 // python3-aiohttp and python3-regex) and skips without one.
@@ -74,7 +76,8 @@ func TestCPUModel_EndToEnd(t *testing.T) {
 	}
 
 	var ref struct {
-		Records []struct {
+		ModelSHA256 string `json:"model_sha256"`
+		Records     []struct {
 			ID     string `json:"id"`
 			Output string `json:"output"`
 			Score  struct {
@@ -82,12 +85,22 @@ func TestCPUModel_EndToEnd(t *testing.T) {
 			} `json:"score"`
 		} `json:"records"`
 	}
-	data, err := os.ReadFile(filepath.Join(root, "results", "reference", "h200", "extract-llama-15m", "training", "cpu-default.json"))
+	// The committed CPU reference must answer for these weights.
+	sums, err := os.ReadFile(filepath.Join("model", "extract-llama-15m", "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	modelSHA := fmt.Sprintf("%x", sha256.Sum256(sums))
+	refPath := filepath.Join(root, "results", "reference", "cpu", "extract-llama-15m", "cpu-default.json")
+	data, err := os.ReadFile(refPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(data, &ref); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", refPath, err)
+	}
+	if ref.ModelSHA256 != modelSHA {
+		t.Fatalf("%s answers for model_sha256 %.12s, the committed model is %.12s: run cpu_reference.py --out on it", refPath, ref.ModelSHA256, modelSHA)
 	}
 	type answer struct {
 		output   string

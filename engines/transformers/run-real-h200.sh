@@ -3,7 +3,7 @@
 #
 # 1. The model (engines/transformers/model/extract-llama-15m, committed): its files are checked
 #    against SHA256SUMS; when the directory is missing (or RETRAIN=1) train.py makes it again
-#    first, offline, with the recipe below (about 4.5 minutes; see README.md, "Reproducing").
+#    first, offline, with the two-stage recipe below (about 7 minutes; README.md, "Reproducing").
 # 2. The sweep: ./extractbench run with protocol-real.yaml (bf16, fp8, int8 in turn, each a
 #    fresh server.py on port 8000; levels 1-128, 3 repetitions, strict parsing).
 # 3. The engine's own ceiling (ceiling.py) per variant over the same levels, in process,
@@ -14,7 +14,8 @@
 # Run from anywhere; it works in the repository root, where ./extractbench must already be
 # (CGO_ENABLED=1 go build -o extractbench ./cmd/extractbench), or .devcarry/extractbench.gz.
 #
-#   TRAIN_ARGS           more train.py flags when training (RETRAIN=1 or no model)
+#   TRAIN_ARGS           more train.py flags when training (RETRAIN=1 or no model), both stages
+#   STAGES               1: train the first stage only (default 2)
 #   TRAIN_ONLY           stop after training
 #   MODEL                the model directory (default engines/transformers/model/extract-llama-15m,
 #                        the committed one); the sweep's servers load it (EXTRACT_MODEL in
@@ -50,11 +51,23 @@ mkdir -p "$out"
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 if [ ! -f "$model/SHA256SUMS" ] || [ -n "${RETRAIN:-}" ]; then
-	echo "== training $model $(date +%T)"
-	# TRAIN_ARGS come last, so they override these (argparse keeps the last value).
-	# The committed model's recipe (README, "The trained model"): about 4.5 minutes on an H200.
-	python3 $here/train.py --extractbench ./extractbench --out "$model" --seeds 1000:2000 --long-skip-chunks 40 --steps 2400 \
+	# The committed model's recipe (README, "The trained model"), two stages, about 7 minutes
+	# on an H200. TRAIN_ARGS come last in each, so they override it (argparse keeps the last
+	# value). STAGES=1: the first stage only, into $model (recipe-search.sh's from-scratch
+	# recipes; the weights the committed reference run measured).
+	stage1=$model
+	[ "${STAGES:-2}" = 1 ] || stage1=$out/stage-1/$(basename "$model")
+	echo "== training $stage1 (stage 1: from scratch) $(date +%T)"
+	python3 $here/train.py --extractbench ./extractbench --out "$stage1" --seeds 1000:2000 --long-skip-chunks 40 --steps 2400 \
 		--lm-weight 0.3 --date-weight 10 --seed 1 --heldout-limit 0 ${TRAIN_ARGS:-} 2>&1 | tee "$out/train.log"
+	if [ "${STAGES:-2}" != 1 ]; then
+		# Stage 2: from stage 1's weights, on 400 new corpora, long documents from the start,
+		# the amount and the null date weighted too (held-out accepted 87.3% -> 95.7%).
+		echo "== training $model (stage 2: from $stage1) $(date +%T)"
+		python3 $here/train.py --extractbench ./extractbench --out "$model" --init "$stage1" --seeds 2000:2400 --steps 1000 \
+			--warmup 50 --lr 5e-4 --min-lr 1e-5 --long-skip-chunks 0 --lm-weight 0.3 --date-weight 10 --date-null-weight 5 \
+			--amount-weight 5 --seed 1 --heldout-limit 0 ${TRAIN_ARGS:-} 2>&1 | tee "$out/train-stage-2.log"
+	fi
 	[ -z "${TRAIN_ONLY:-}" ] || exit 0
 fi
 echo "== checking $model against its SHA256SUMS"
@@ -90,16 +103,23 @@ for q in fp8 int8; do
 	./extractbench compare -json "$out/sweep:bf16" "$out/sweep:$q" >"$out/compare-bf16-$q.json" 2>/dev/null || true
 done
 # A second opinion on the engine's answers: the CPU reference's for the same weights, when one
-# is committed (cpu_reference.py --out; its model_sha256 must be this model's).
-cpu=${CPU_REFERENCE:-results/reference/h200/extract-llama-15m/training/cpu-default.json}
+# is committed (cpu_reference.py --out; its model_sha256 must be this model's): the committed
+# model's, or the first stage's (the weights of the committed H200 reference run).
 sha=$(sha256sum "$model/SHA256SUMS" | cut -d' ' -f1)
-if [ -f "$cpu" ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("model_sha256") != sys.argv[2])' "$cpu" "$sha"; then
+cpu=
+for c in ${CPU_REFERENCE:-results/reference/cpu/extract-llama-15m/cpu-default.json results/reference/h200/extract-llama-15m/training/cpu-default.json}; do
+	if [ -f "$c" ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("model_sha256") != sys.argv[2])' "$c" "$sha"; then
+		cpu=$c
+		break
+	fi
+done
+if [ -n "$cpu" ]; then
 	for q in bf16 fp8 int8; do
 		python3 $here/agree.py "$out/sweep" "$cpu" --variant "$q" --level 1 >"$out/agree-$q.txt" 2>&1 || true
 		head -3 "$out/agree-$q.txt"
 	done
 else
-	echo "== no CPU reference for these weights ($cpu): agree.py not run"
+	echo "== no committed CPU reference for these weights (model_sha256 ${sha:0:12}): agree.py not run"
 fi
 ./extractbench memory -model "$model" -context 8192 "$out/sweep" >"$out/memory.txt" 2>&1 || status=1
 ./extractbench plan "$out/sweep" >"$out/plan.txt" 2>&1 || true

@@ -1,9 +1,13 @@
 """Tests of train.py's pure-Python parts: the answer values' loss weights, on
 hand-made cuts and on the committed tokenizer's own cuts (through
-cpu_reference.py's BPE, where the regex module exists)."""
+cpu_reference.py's BPE, where the regex module exists), and --init's checks of
+the model a second stage starts from."""
 
+import hashlib
 import os
+import shutil
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -18,6 +22,7 @@ except ImportError:
     regex = None
 
 TOKENIZER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "extract-llama-15m", "tokenizer.json")
+MODEL_DIR = os.path.dirname(TOKENIZER)
 
 
 def answer(date, amount, category=None):
@@ -88,6 +93,43 @@ class CommittedTokenizerTest(unittest.TestCase):
         w = train.Weights(date=10)
         self.assertEqual(self.weighted(answer("2024-02-29", "110.25", "utilities"), w), {10: "2024-02-29"})
         self.assertEqual(self.weighted(answer(None, "110.25", "utilities"), w), {})
+
+
+class InitSourceTest(unittest.TestCase):
+    """--init: the committed model is a valid start; a model whose training saw
+    the held-out seed, or whose files do not match their sums, is refused."""
+
+    def copy_model(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        dst = os.path.join(d, "m")
+        shutil.copytree(MODEL_DIR, dst)
+        return dst
+
+    def test_committed_model(self):
+        # The second stage: its own seeds, then its first stage's.
+        got = train.init_source(MODEL_DIR, 999)
+        with open(os.path.join(MODEL_DIR, "SHA256SUMS"), "rb") as f:
+            self.assertEqual(got["model_sha256"], hashlib.sha256(f.read()).hexdigest())
+        self.assertEqual(got["training_seeds"], [[2000, 2399], [1000, 1999]])
+
+    def test_heldout_seed_seen_in_training(self):
+        for seen in (2100, 1500):  # the second stage's seeds, and the first's
+            with self.assertRaisesRegex(ValueError, f"saw seed {seen}"):
+                train.init_source(MODEL_DIR, seen)
+
+    def test_tampered_weights(self):
+        m = self.copy_model()
+        with open(os.path.join(m, "config.json"), "a") as f:
+            f.write(" ")
+        with self.assertRaisesRegex(ValueError, "config.json does not match"):
+            train.init_source(m, 999)
+
+    def test_not_a_model_directory(self):
+        m = self.copy_model()
+        os.remove(os.path.join(m, "tokenizer.json"))
+        with self.assertRaisesRegex(ValueError, "no tokenizer.json"):
+            train.init_source(m, 999)
 
 
 if __name__ == "__main__":
