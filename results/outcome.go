@@ -2,8 +2,6 @@ package results
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/extractbench/extractbench/eval"
 )
@@ -98,7 +96,6 @@ func (d *RunData) Outcomes() []Outcome {
 	return out
 }
 
-// stopped names how a run that did not complete ended.
 // missingShards says which shard indexes a merged run lacks ("shard indexes
 // 1, 3 of 4 are missing from this merge"), or "" when it lacks none or is
 // no merge.
@@ -107,13 +104,10 @@ func (d *RunData) missingShards() string {
 	if m == nil || len(m.Missing) == 0 {
 		return ""
 	}
-	idx := make([]string, len(m.Missing))
-	for i, x := range m.Missing {
-		idx[i] = strconv.Itoa(x)
-	}
-	return fmt.Sprintf("shard indexes %s of %d are missing from this merge", strings.Join(idx, ", "), m.Count)
+	return fmt.Sprintf("shard indexes %s of %d are missing from this merge", ShardList(m.Missing), m.Count)
 }
 
+// stopped names how a run that did not complete ended.
 func (d *RunData) stopped() string {
 	switch d.Run.Status {
 	case RunInterrupted:

@@ -82,6 +82,15 @@ type Merge struct {
 	ClockOriginNS int64 `json:"clock_origin_unix_ns"`
 }
 
+// ShardList writes shard indexes as a reader expects them: "1, 3".
+func ShardList(indexes []int) string {
+	s := make([]string, len(indexes))
+	for i, x := range indexes {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
 // MergedShard is one shard directory a merge read.
 type MergedShard struct {
 	Index         int    `json:"index"`

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/report"
 )
 
@@ -96,10 +97,10 @@ func printMerge(c *mergeCommand, s *pipeline.MergeSummary) {
 	}
 	writeTable(w, []string{"shard", "directory", "run", "status", "documents", "rows", "duplicates"}, rows)
 	if len(s.Missing) > 0 {
-		fmt.Fprintf(w, "MISSING shard indexes %s of %d: the merged run is incomplete; merge again when they land\n", joinInts(s.Missing), s.Count)
+		fmt.Fprintf(w, "MISSING shard indexes %s of %d: the merged run is incomplete; merge again when they land\n", results.ShardList(s.Missing), s.Count)
 	}
 	if len(s.DuplicateIndexes) > 0 {
-		fmt.Fprintf(w, "REPEATED shard indexes %s: more than one directory holds them; the first (by directory name) keeps each row\n", joinInts(s.DuplicateIndexes))
+		fmt.Fprintf(w, "REPEATED shard indexes %s: more than one directory holds them; the first (by directory name) keeps each row\n", results.ShardList(s.DuplicateIndexes))
 	}
 	if s.Duplicates > 0 {
 		fmt.Fprintf(w, "DUPLICATES: %d (pass, document) rows were found in more than one shard; the first was kept:\n", s.Duplicates)
@@ -114,14 +115,6 @@ func printMerge(c *mergeCommand, s *pipeline.MergeSummary) {
 		Status: s.Status, Simulated: s.Simulated, Variants: s.Variants, Passes: s.Passes, Exports: s.Exports, Elapsed: s.Elapsed})
 }
 
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
-
 // incompleteError is a merge that lacks a shard or holds an unfinished
 // one: exit 3, like an interrupted run; merging again completes it.
 type incompleteError struct{ sum *pipeline.MergeSummary }
@@ -129,7 +122,7 @@ type incompleteError struct{ sum *pipeline.MergeSummary }
 func (e *incompleteError) Error() string {
 	msg := fmt.Sprintf("the merged run in %s is %s", e.sum.OutDir, e.sum.Status)
 	if len(e.sum.Missing) > 0 {
-		msg += fmt.Sprintf(" (shard indexes %s of %d missing)", joinInts(e.sum.Missing), e.sum.Count)
+		msg += fmt.Sprintf(" (shard indexes %s of %d missing)", results.ShardList(e.sum.Missing), e.sum.Count)
 	}
 	return msg + "; merge again when the retried shards land (the merge is replaced, never appended)"
 }

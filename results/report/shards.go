@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/extractbench/extractbench/results"
 )
@@ -27,11 +26,7 @@ func shardTable(m *results.Manifest) *table {
 		t.Rows = append(t.Rows, []string{fmt.Sprintf("%d/%d", i, mg.Count), none, none, "MISSING", none, "0", "0"})
 	}
 	if len(mg.Missing) > 0 {
-		idx := make([]string, len(mg.Missing))
-		for i, v := range mg.Missing {
-			idx[i] = fmt.Sprint(v)
-		}
-		t.Note += " Missing shard indexes " + strings.Join(idx, ", ") + ": the run is incomplete until they are merged in."
+		t.Note += " Missing shard indexes " + results.ShardList(mg.Missing) + ": the run is incomplete until they are merged in."
 	}
 	if mg.Duplicates > 0 {
 		t.Note += fmt.Sprintf(" %d (pass, document) rows were found in more than one shard; the first, by shard index, was kept.", mg.Duplicates)
