@@ -31,6 +31,7 @@ import unicodedata
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import extraction as ex  # noqa: E402
+import modeldir  # noqa: E402
 
 
 # ---------------------------------------------------------------- tokenizer
@@ -290,7 +291,7 @@ class CPUEngine:
         self.llama = Llama(model_dir)
         self.max_context = self.llama.c["max_position_embeddings"]
         self.eos_ids = set(self.llama.eos)
-        self.model_sha256 = model_sha256(model_dir)
+        self.model_sha256 = modeldir.model_sha256(model_dir)
         self.torch_version = torch.__version__
         self.build_s = time.time() - t0
         self.quant = None
@@ -377,15 +378,6 @@ class CPUEngine:
 # ---------------------------------------------------------------- main
 
 
-def model_sha256(model_dir):
-    """model_sha256 is the sha256 of the model's SHA256SUMS, the server's
-    /version model_sha256: it names the weights these answers came from."""
-    import hashlib
-
-    with open(os.path.join(model_dir, "SHA256SUMS"), "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help="train.py model directory")
@@ -429,37 +421,25 @@ def main():
     for i, (d, ids) in enumerate(zip(docs, prompts)):
         rec = {"id": d.get("id"), "class": d.get("length_class"), "prompt_tokens": len(ids), "expected": d["expected"]}
         if len(ids) + args.max_tokens > model.c["max_position_embeddings"]:
-            rec.update(output=None, finish="context", score={"parsed": False, "schema_ok": False,
-                       "fields": {"date": False, "amount": False, "category": False}, "accepted": False,
-                       "failure": "truncation", "detail": "prompt + max_tokens over the context"})
+            rec.update(output=None, finish="context", score=ex.unscored("truncation", "prompt + max_tokens over the context"))
         else:
             gen = model.generate(ids, args.max_tokens)
             stopped = bool(gen) and gen[-1] in model.eos
             text = tok.decode(gen)
-            sc = ex.score(text, d["expected"])
-            if not stopped and not sc["accepted"]:
-                sc["failure"] = "truncation"
-            rec.update(output=text, completion_tokens=len(gen), finish="stop" if stopped else "length", score=sc)
+            rec.update(output=text, completion_tokens=len(gen), finish="stop" if stopped else "length",
+                       score=ex.score_generation(text, d["expected"], stopped))
         records.append(rec)
         if (i + 1) % 25 == 0:
             print(f"{i + 1}/{len(docs)} documents, {time.time() - t0:.0f}s", file=sys.stderr, flush=True)
-    summary = ex.summarize(records)
-    for k, v in summary.items():
-        v["failures"]["truncation"] = sum(1 for r in records if (k == "all" or r["class"] == k) and r["score"]["failure"] == "truncation")
+    summary = ex.count_failures(ex.summarize(records), records, ("truncation",))
     print(f"== {os.path.basename(os.path.normpath(args.model))} float32 on the CPU (cpu_reference.py), {len(docs)} documents of {args.corpus}, {time.time() - t0:.0f}s")
-    print(f"{'class':>6} {'docs':>5} {'accepted':>9} {'date':>6} {'amount':>7} {'category':>8} {'format':>6} {'quality':>7} {'trunc':>5}")
-    for k, v in summary.items():
-        fa, fl = v["field_accuracy"], v["failures"]
-        print(f"{k:>6} {v['documents']:>5} {v['accepted_share']:>9.3f} {fa['date']:>6.3f} {fa['amount']:>7.3f} {fa['category']:>8.3f} "
-              f"{fl['format']:>6} {fl['quality']:>7} {fl['truncation']:>5}")
     kinds = ex.error_kinds(records)
-    if kinds:
-        print("   failures by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
+    ex.print_table(summary, kinds)
     for r in [r for r in records if not r["score"]["accepted"]][: args.failures]:
         print(f"   {r['id']} {r['class']} {r['score']['failure']}: {r['score']['detail']} | got {r['output']!r} want {ex.render_answer(r['expected'])}")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"model": args.model, "model_sha256": model_sha256(args.model), "corpus": args.corpus,
+            json.dump({"model": args.model, "model_sha256": modeldir.model_sha256(args.model), "corpus": args.corpus,
                        "implementation": "cpu_reference.py float32", "summary": summary, "error_kinds": kinds,
                        "records": records}, f, indent=1)
 

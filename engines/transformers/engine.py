@@ -23,7 +23,6 @@ triggers them: /metrics reports the count as engine_graph_captures_total.
 """
 
 import dataclasses
-import hashlib
 import inspect
 import json
 import logging
@@ -37,6 +36,7 @@ import transformers
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
 import extraction
+import modeldir
 import tokenizer as tk
 from events import Event  # noqa: F401 - engine.Event is what submit delivers
 from attention import TORCH_FLASH, install_torch_flash, set_attention
@@ -469,36 +469,6 @@ def capture_all(runner, model, FutureRequestState, RequestState, RequestStatus):
         log.warning("graph warm-up failed for %s", f)
 
 
-def file_sha256(path):
-    """file_sha256 is the hex sha256 of a file."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def verify_model_dir(model_dir):
-    """verify_model_dir checks every file SHA256SUMS lists against its hash and
-    returns (sums {name: sha256}, sha256 of SHA256SUMS itself). A missing
-    SHA256SUMS or a mismatch raises: the server never serves weights other
-    than the ones the model card describes."""
-    path = os.path.join(model_dir, "SHA256SUMS")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    sums = {}
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        digest, name = line.split(maxsplit=1)
-        name = name.lstrip("*").strip()
-        got = file_sha256(os.path.join(model_dir, name))
-        if got != digest:
-            raise RuntimeError(f"{model_dir}/{name}: sha256 {got} differs from SHA256SUMS ({digest})")
-        sums[name] = digest
-    return sums, hashlib.sha256(text.encode()).hexdigest()
-
-
 class TrainedTokenizer:
     """TrainedTokenizer is the model's own BPE tokenizer (transformers'
     AutoTokenizer over tokenizer.json), prompts rendered with its chat
@@ -592,7 +562,10 @@ class CBEngine:
         else:
             self.served = os.path.basename(os.path.normpath(model_dir))
             self.quant = quant
-            sums, self.model_sha256 = verify_model_dir(model_dir)
+            try:  # the server never serves weights other than the ones the model card describes
+                sums, self.model_sha256 = modeldir.verify(model_dir)
+            except ValueError as e:
+                raise RuntimeError(f"{model_dir}: {e}") from None
             self.weights_sha256 = {k: v for k, v in sums.items() if k.endswith(".safetensors")}
             self.tokenizer = TrainedTokenizer(model_dir)
             self.eos_ids = set(self.tokenizer.eos_ids)

@@ -96,9 +96,7 @@ def evaluate(model_dir, quant, docs, max_tokens=48, level=64, engine=None):
             rec = {"id": d.get("id"), "class": d.get("length_class"), "prompt_tokens": len(ids), "expected": d["expected"]}
             records.append(rec)
             if len(ids) + max_tokens > engine.max_context:
-                rec.update(output=None, finish="context", score={
-                    "parsed": False, "schema_ok": False, "fields": {"date": False, "amount": False, "category": False},
-                    "accepted": False, "failure": "truncation", "detail": "prompt + max_tokens over the context"})
+                rec.update(output=None, finish="context", score=ex.unscored("truncation", "prompt + max_tokens over the context"))
                 continue
             runnable.append(len(records) - 1)
             prompts.append(ids)
@@ -115,15 +113,9 @@ def evaluate(model_dir, quant, docs, max_tokens=48, level=64, engine=None):
             rec["output"], rec["completion_tokens"] = text, len(gen)
             rec["finish"] = "error" if out["error"] else "stop" if stopped else "length"
             if out["error"]:
-                rec["score"] = {"parsed": False, "schema_ok": False, "fields": {"date": False, "amount": False, "category": False},
-                                "accepted": False, "failure": "error", "detail": out["error"][:200]}
-            elif not stopped:
-                sc = ex.score(text, rec["expected"])
-                if not sc["accepted"]:
-                    sc["failure"] = "truncation"
-                rec["score"] = sc
+                rec["score"] = ex.unscored("error", out["error"][:200])
             else:
-                rec["score"] = ex.score(text, rec["expected"])
+                rec["score"] = ex.score_generation(text, rec["expected"], stopped)
         info = engine.info()
         mem = engine.memory()
     finally:
@@ -132,10 +124,7 @@ def evaluate(model_dir, quant, docs, max_tokens=48, level=64, engine=None):
             del engine
             gc.collect()
             torch.cuda.empty_cache()
-    summary = ex.summarize(records)
-    for k, v in summary.items():
-        v["failures"]["truncation"] = sum(1 for r in records if (k == "all" or r["class"] == k) and r["score"]["failure"] == "truncation")
-        v["failures"]["error"] = sum(1 for r in records if (k == "all" or r["class"] == k) and r["score"]["failure"] == "error")
+    summary = ex.count_failures(ex.summarize(records), records, ("truncation", "error"))
     return {
         "model": os.path.basename(os.path.normpath(model_dir)),
         "quantization": quant,
@@ -159,13 +148,7 @@ def print_summary(res):
     """print_summary prints one variant's table."""
     print(f"== {res['model']} {res['quantization']}: load {res['load_seconds']}s, generate {res['generate_seconds']}s, "
           f"weights {res['weights_bytes'] / 2**20:.1f} MiB {res.get('weight_bytes_by_dtype')}, longest prompt {res['prompt_tokens_max']} tokens")
-    print(f"{'class':>6} {'docs':>5} {'accepted':>9} {'date':>6} {'amount':>7} {'category':>8} {'format':>6} {'quality':>7} {'trunc':>5}")
-    for k, v in res["summary"].items():
-        fa = v["field_accuracy"]
-        print(f"{k:>6} {v['documents']:>5} {v['accepted_share']:>9.3f} {fa['date']:>6.3f} {fa['amount']:>7.3f} {fa['category']:>8.3f} "
-              f"{v['failures']['format']:>6} {v['failures']['quality']:>7} {v['failures']['truncation']:>5}")
-    if res.get("error_kinds"):
-        print("   failures by kind: " + ", ".join(f"{k} {n}" for k, n in res["error_kinds"].items()))
+    ex.print_table(res["summary"], res.get("error_kinds"))
     sys.stdout.flush()
 
 

@@ -235,6 +235,23 @@ def score(output, expected):
     return res
 
 
+def unscored(failure, detail):
+    """unscored is the score of an answer there is nothing of to judge (a
+    prompt over the context, an engine error): every field wrong."""
+    return {"parsed": False, "schema_ok": False, "fields": {"date": False, "amount": False, "category": False},
+            "accepted": False, "failure": failure, "detail": detail}
+
+
+def score_generation(output, expected, stopped):
+    """score_generation is score for a generation that stopped at an end
+    token or not (max_tokens): a failed answer cut by max_tokens is a
+    truncation, whatever the cut text looks like."""
+    sc = score(output, expected)
+    if not stopped and not sc["accepted"]:
+        sc["failure"] = "truncation"
+    return sc
+
+
 def summarize(records):
     """summarize aggregates scored records ({"class", "score"}) per length
     class and overall: documents, accepted share, per-field accuracy and
@@ -259,6 +276,27 @@ def summarize(records):
             "failures": {k: sum(1 for x in s if x["failure"] == k) for k in ("format", "quality")},
         }
     return out
+
+
+def count_failures(summary, records, kinds):
+    """count_failures adds to summarize's failure counts those of the given
+    kinds ("truncation", "error": scored outside score), per class."""
+    for k, v in summary.items():
+        for kind in kinds:
+            v["failures"][kind] = sum(1 for r in records if (k == "all" or r["class"] == k) and r["score"]["failure"] == kind)
+    return summary
+
+
+def print_table(summary, kinds):
+    """print_table prints summarize's table (a row per class, then all) and
+    error_kinds's counts, as evaluate.py and cpu_reference.py report them."""
+    print(f"{'class':>6} {'docs':>5} {'accepted':>9} {'date':>6} {'amount':>7} {'category':>8} {'format':>6} {'quality':>7} {'trunc':>5}")
+    for k, v in summary.items():
+        fa, fl = v["field_accuracy"], v["failures"]
+        print(f"{k:>6} {v['documents']:>5} {v['accepted_share']:>9.3f} {fa['date']:>6.3f} {fa['amount']:>7.3f} {fa['category']:>8.3f} "
+              f"{fl['format']:>6} {fl['quality']:>7} {fl['truncation']:>5}")
+    if kinds:
+        print("   failures by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
 
 
 def error_kinds(records):

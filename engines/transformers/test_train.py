@@ -12,6 +12,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import extraction as ex  # noqa: E402
+import modeldir  # noqa: E402
 import train  # noqa: E402
 
 try:
@@ -124,6 +125,14 @@ class InitSourceTest(unittest.TestCase):
             f.write(" ")
         with self.assertRaisesRegex(ValueError, "config.json does not match"):
             train.init_source(m, 999)
+
+    def test_sums_written_as_committed(self):
+        # modeldir.write_sums on a copy of the committed model writes its SHA256SUMS again.
+        m = self.copy_model()
+        os.remove(os.path.join(m, "SHA256SUMS"))
+        modeldir.write_sums(m)
+        with open(os.path.join(MODEL_DIR, "SHA256SUMS")) as want, open(os.path.join(m, "SHA256SUMS")) as got:
+            self.assertEqual(got.read(), want.read())
 
     def test_not_a_model_directory(self):
         m = self.copy_model()

@@ -52,6 +52,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import extraction as ex  # noqa: E402
+import modeldir  # noqa: E402
 
 MAX_CONTEXT = 8192
 
@@ -368,24 +369,17 @@ def save_model(model, out, max_shard_bytes):
 def init_source(init_dir, heldout_seed):
     """init_source checks a model directory training may start from (--init)
     and returns what the training log records of it: its path, the sha256 of
-    its SHA256SUMS (the server's model_sha256), its training seeds and the
-    file sums it lists, verified. It refuses a directory whose weights do not
+    its SHA256SUMS (the server's model_sha256) and its training seeds, once
+    the files it lists are verified. It refuses a directory whose files do not
     match their SHA256SUMS, and one whose own training saw the held-out seed
     or seed 1 (the held-out figures would not be held out any more)."""
-    sums_path = os.path.join(init_dir, "SHA256SUMS")
-    for name in ("config.json", "tokenizer.json", "SHA256SUMS"):
+    for name in ("config.json", "tokenizer.json", modeldir.SUMS):
         if not os.path.isfile(os.path.join(init_dir, name)):
             raise ValueError(f"--init {init_dir}: no {name}: not a model directory train.py wrote")
-    with open(sums_path, "rb") as f:
-        raw = f.read()
-    for line in raw.decode().splitlines():
-        want, name = line.split(None, 1)
-        h = hashlib.sha256()
-        with open(os.path.join(init_dir, name.strip()), "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        if h.hexdigest() != want:
-            raise ValueError(f"--init {init_dir}: {name.strip()} does not match its SHA256SUMS line")
+    try:
+        _, sha = modeldir.verify(init_dir)
+    except ValueError as e:
+        raise ValueError(f"--init {init_dir}: {e}") from None
     # The seeds every stage behind these weights trained on: this log's, and its own --init's.
     ranges = []
     log_path = os.path.join(init_dir, "training-log.json")
@@ -403,24 +397,7 @@ def init_source(init_dir, heldout_seed):
         for bad in (heldout_seed, 1):
             if any(lo <= bad <= hi for lo, hi in ranges):
                 raise ValueError(f"--init {init_dir}: its training saw seed {bad}; it cannot start a training held out on seed {heldout_seed}")
-    return {"from": init_dir, "model_sha256": hashlib.sha256(raw).hexdigest(), "training_seeds": ranges}
-
-
-def write_sums(out, exclude=("SHA256SUMS", "training-log.json")):
-    """write_sums writes SHA256SUMS (sha256sum's format) for every file of out."""
-    lines = []
-    for name in sorted(os.listdir(out)):
-        p = os.path.join(out, name)
-        if name in exclude or not os.path.isfile(p):
-            continue
-        h = hashlib.sha256()
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        lines.append(f"{h.hexdigest()}  {name}")
-    with open(os.path.join(out, "SHA256SUMS"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return lines
+    return {"from": init_dir, "model_sha256": sha, "training_seeds": ranges}
 
 
 # ---------------------------------------------------------------- main
@@ -726,7 +703,7 @@ def main():
     model.eval()
     model.to(torch.bfloat16)
     files = save_model(model, args.out, 15_000_000)
-    sums = write_sums(args.out)
+    sums = modeldir.write_sums(args.out)
     log("saved:", files, "\n" + "\n".join(sums))
     del model, opt
     torch.cuda.empty_cache()
