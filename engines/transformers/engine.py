@@ -24,7 +24,6 @@ triggers them: /metrics reports the count as engine_graph_captures_total.
 
 import dataclasses
 import inspect
-import json
 import logging
 import os
 import sys

@@ -10,7 +10,6 @@ a test checks that the two agree, so the prompts train.py trains on are the
 prompts server.py builds with tokenizer.apply_chat_template.
 """
 
-import datetime
 import json
 from decimal import Decimal, InvalidOperation
 
