@@ -19,7 +19,8 @@ import sys
 
 def load_engine(db_path, variant, level):
     """load_engine returns {(repetition, doc_id): (output, accepted)} of the
-    variant's complete rows at level (first row per document)."""
+    variant's sent rows at level (one per document and repetition in a run;
+    with -append runs in the directory, the last run's in row order)."""
     con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     try:
         rows = con.execute(
