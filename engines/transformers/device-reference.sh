@@ -13,9 +13,9 @@
 #    committed model, or run-real-h200.sh's recipe when it is missing or RETRAIN=1.
 # 2. The reproduction check (REPRODUCE=0 skips it): the model's recipe trained again from
 #    scratch (both stages for the committed model, whose first stage is also checked against
-#    reference-weights.sha256), its weights' sha256 against the model's (reproduce.txt). With two GPUs or more it
-#    runs on the last GPU while the sweep runs on the first, each pinned to its own half of the
-#    CPU cores; with one, after the sweep.
+#    stage1-weights.sha256), its weights' sha256 against the model's (reproduce.txt). With two
+#    GPUs or more it runs on the last GPU while the sweep runs on the first, each pinned to its
+#    own half of the CPU cores; with one, after the sweep.
 # 3. run-real-h200.sh: sweep, ceiling of bf16, ratio, report, compare, memory, plan.
 #
 #   mkdir -p /tmp/ref && setsid bash engines/transformers/device-reference.sh /tmp/ref /tmp/pack '--seed 2' '--seed 3' &
@@ -70,7 +70,7 @@ cores=$(nproc)
 
 	reproduce() { # the model's recipe again, from scratch, into /tmp/reproduce
 		rm -rf /tmp/reproduce
-		local ref_sums=$PWD/engines/transformers/reference-weights.sha256
+		local stage1_sums=$PWD/engines/transformers/stage1-weights.sha256
 		# The committed model: both stages of run-real-h200.sh's recipe; a searched recipe: its one stage.
 		MODEL=/tmp/reproduce/extract-llama-15m RETRAIN=1 TRAIN_ONLY=1 STAGES=$([ -n "$flags" ] && echo 1 || echo 2) \
 			TRAIN_ARGS="--heldout-limit 9 --workdir ${TRAIN_DATA:-/tmp/extract-train} $flags" \
@@ -86,9 +86,9 @@ cores=$(nproc)
 				tail -5 /tmp/reproduce.log
 			fi
 			stage1=/tmp/reproduce/log/stage-1/extract-llama-15m
-			if [ -d "$stage1" ]; then # the first stage: the weights of the committed reference run?
-				(cd "$stage1" && sha256sum --check --quiet --status <(grep -v '^#' "$ref_sums")) &&
-					echo "stage 1: the weights of reference-weights.sha256, bit for bit" || echo "stage 1: not the weights of reference-weights.sha256"
+			if [ -d "$stage1" ]; then # the first stage, which the second starts from: the pinned weights?
+				(cd "$stage1" && sha256sum --check --quiet --status <(grep -v '^#' "$stage1_sums")) &&
+					echo "stage 1: the weights of stage1-weights.sha256, bit for bit" || echo "stage 1: not the weights of stage1-weights.sha256"
 			fi
 		} >"$pack/reproduce.txt"
 		echo "== reproduction: $(grep -E '^(SAME|DIFFERENT)|^stage 1' "$pack/reproduce.txt" | tr '\n' ' ')$(date +%T)"

@@ -264,6 +264,18 @@ class CommittedModelTest(unittest.TestCase):
             shards = set(json.load(f)["weight_map"].values())
         self.assertTrue(shards and shards <= names)
 
+    def test_reference_run_measured_these_weights(self):
+        # reference-weights.sha256 pins what results/reference/h200/extract-llama-15m swept: a
+        # model replaced without a new sweep must fail here, not leave the reference's figures
+        # under weights they were not measured on.
+        def pins(path):
+            with open(path) as f:
+                return {name: digest for digest, name in (line.split() for line in f if line.strip() and not line.startswith("#"))}
+
+        self.assertEqual(pins(os.path.join(HERE, "reference-weights.sha256")), pins(os.path.join(MODEL, "SHA256SUMS")))
+        stage1 = pins(os.path.join(HERE, "stage1-weights.sha256"))
+        self.assertEqual(stage1["tokenizer.json"], pins(os.path.join(MODEL, "SHA256SUMS"))["tokenizer.json"], "stage 2 carries stage 1's tokenizer")
+
     def test_tokenizer_config_has_the_template(self):
         with open(os.path.join(MODEL, "tokenizer_config.json")) as f:
             cfg = json.load(f)
