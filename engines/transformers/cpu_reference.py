@@ -270,6 +270,17 @@ class Llama:
 # ---------------------------------------------------------------- engine
 
 
+def verified_sha256(model_dir):
+    """verified_sha256 checks model_dir against its SHA256SUMS, as the GPU
+    engine does, and returns the model's name (the sha256 of that file): the
+    CPU reference never answers, or records answers, for weights other than
+    the ones it names. A mismatch raises RuntimeError naming the file."""
+    try:
+        return modeldir.verify(model_dir)[1]
+    except ValueError as e:
+        raise RuntimeError(f"{model_dir}: {e}") from None
+
+
 class CPUEngine:
     """CPUEngine is server.py's engine interface (submit, cancel, stats,
     info, ...) over Llama: one request at a time in a worker thread, the
@@ -287,11 +298,11 @@ class CPUEngine:
         t0 = time.time()
         self.model_dir = model_dir
         self.served = os.path.basename(os.path.normpath(model_dir))
+        self.model_sha256 = verified_sha256(model_dir)
         self.tok = BPE(os.path.join(model_dir, "tokenizer.json"))
         self.llama = Llama(model_dir)
         self.max_context = self.llama.c["max_position_embeddings"]
         self.eos_ids = set(self.llama.eos)
-        self.model_sha256 = modeldir.model_sha256(model_dir)
         self.torch_version = torch.__version__
         self.build_s = time.time() - t0
         self.quant = None
@@ -397,6 +408,10 @@ def main():
     missing = [f for f in ("tokenizer.json", "config.json", "SHA256SUMS") if not os.path.isfile(os.path.join(args.model, f))]
     if missing:
         sys.exit(f"cpu_reference.py: {args.model} is not a train.py model directory (no {', '.join(missing)})")
+    try:
+        model_sha256 = verified_sha256(args.model)
+    except RuntimeError as e:
+        sys.exit(f"cpu_reference.py: {e}")
     tok = BPE(os.path.join(args.model, "tokenizer.json"))
     docs = ex.load_jsonl(args.corpus)
     if args.limit:
@@ -439,7 +454,7 @@ def main():
         print(f"   {r['id']} {r['class']} {r['score']['failure']}: {r['score']['detail']} | got {r['output']!r} want {ex.render_answer(r['expected'])}")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"model": args.model, "model_sha256": modeldir.model_sha256(args.model), "corpus": args.corpus,
+            json.dump({"model": args.model, "model_sha256": model_sha256, "corpus": args.corpus,
                        "implementation": "cpu_reference.py float32", "summary": summary, "error_kinds": kinds,
                        "records": records}, f, indent=1)
 

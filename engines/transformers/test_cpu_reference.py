@@ -116,6 +116,26 @@ class ServeTest(unittest.IsolatedAsyncioTestCase):
             await client.close()
 
 
+class VerifyTest(unittest.TestCase):
+    """The CPU reference refuses weights its SHA256SUMS does not describe, as the GPU engine does."""
+
+    def test_tampered_copy_is_refused(self):
+        import shutil
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            d = os.path.join(tmp, "extract-llama-15m")
+            shutil.copytree(MODEL, d)
+            self.assertEqual(len(ref.verified_sha256(d)), 64)
+            with open(os.path.join(d, "config.json"), "a") as f:
+                f.write(" ")
+            with self.assertRaisesRegex(RuntimeError, "config.json does not match its SHA256SUMS"):
+                ref.verified_sha256(d)
+            if torch is not None:
+                with self.assertRaisesRegex(RuntimeError, "config.json does not match"):
+                    ref.CPUEngine(d)
+
+
 @unittest.skipIf(torch is None, "torch is missing")
 class WeightsTest(unittest.TestCase):
     def test_bf16_widening(self):
