@@ -275,10 +275,7 @@ def verified_sha256(model_dir):
     engine does, and returns the model's name (the sha256 of that file): the
     CPU reference never answers, or records answers, for weights other than
     the ones it names. A mismatch raises RuntimeError naming the file."""
-    try:
-        return modeldir.verify(model_dir)[1]
-    except ValueError as e:
-        raise RuntimeError(f"{model_dir}: {e}") from None
+    return modeldir.check(model_dir)[1]
 
 
 class CPUEngine:
@@ -405,7 +402,7 @@ def main():
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    missing = [f for f in ("tokenizer.json", "config.json", "SHA256SUMS") if not os.path.isfile(os.path.join(args.model, f))]
+    missing = modeldir.missing(args.model)
     if missing:
         sys.exit(f"cpu_reference.py: {args.model} is not a train.py model directory (no {', '.join(missing)})")
     try:

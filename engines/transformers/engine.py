@@ -37,7 +37,7 @@ from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 import extraction
 import modeldir
 import tokenizer as tk
-from events import Event  # noqa: F401 - engine.Event is what submit delivers
+from events import Event
 from attention import TORCH_FLASH, install_torch_flash, set_attention
 
 log = logging.getLogger("engine")
@@ -561,10 +561,7 @@ class CBEngine:
         else:
             self.served = os.path.basename(os.path.normpath(model_dir))
             self.quant = quant
-            try:  # the server never serves weights other than the ones the model card describes
-                sums, self.model_sha256 = modeldir.verify(model_dir)
-            except ValueError as e:
-                raise RuntimeError(f"{model_dir}: {e}") from None
+            sums, self.model_sha256 = modeldir.check(model_dir)  # never weights other than the model card's
             self.weights_sha256 = {k: v for k, v in sums.items() if k.endswith(".safetensors")}
             self.tokenizer = TrainedTokenizer(model_dir)
             self.eos_ids = set(self.tokenizer.eos_ids)

@@ -58,3 +58,19 @@ def verify(model_dir):
             raise ValueError(f"{name} does not match its SHA256SUMS line (sha256 {got}, listed {digest})")
         sums[name] = digest
     return sums, hashlib.sha256(raw).hexdigest()
+
+
+def check(model_dir):
+    """check is verify for what serves a model (engine.py, cpu_reference.py):
+    a mismatch raises RuntimeError naming the directory and the file, so that
+    nothing answers for weights other than the ones model_sha256 names."""
+    try:
+        return verify(model_dir)
+    except ValueError as e:
+        raise RuntimeError(f"{model_dir}: {e}") from None
+
+
+def missing(model_dir):
+    """missing lists the files every train.py model directory has
+    (config.json, tokenizer.json, SHA256SUMS) that model_dir lacks."""
+    return [n for n in ("config.json", "tokenizer.json", SUMS) if not os.path.isfile(os.path.join(model_dir, n))]

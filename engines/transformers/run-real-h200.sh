@@ -54,7 +54,7 @@ if [ ! -f "$model/SHA256SUMS" ] || [ -n "${RETRAIN:-}" ]; then
 	# The committed model's recipe (README, "The trained model"), two stages, about 7 minutes
 	# on an H200. TRAIN_ARGS come last in each, so they override it (argparse keeps the last
 	# value). STAGES=1: the first stage only, into $model (recipe-search.sh's from-scratch
-	# recipes; the weights the committed reference run measured).
+	# recipes; the weights of stage1-weights.sha256).
 	stage1=$model
 	[ "${STAGES:-2}" = 1 ] || stage1=$out/stage-1/$(basename "$model")
 	echo "== training $stage1 (stage 1: from scratch) $(date +%T)"
@@ -104,7 +104,7 @@ for q in fp8 int8; do
 done
 # A second opinion on the engine's answers: the CPU reference's for the same weights, when one
 # is committed (cpu_reference.py --out; its model_sha256 must be this model's): the committed
-# model's, or the first stage's (the weights of the committed H200 reference run).
+# model's, or the first stage's.
 sha=$(sha256sum "$model/SHA256SUMS" | cut -d' ' -f1)
 cpu=
 for c in ${CPU_REFERENCE:-results/reference/cpu/extract-llama-15m/cpu-default.json results/reference/h200/extract-llama-15m/training/cpu-default.json}; do

@@ -373,9 +373,9 @@ def init_source(init_dir, heldout_seed):
     the files it lists are verified. It refuses a directory whose files do not
     match their SHA256SUMS, and one whose own training saw the held-out seed
     or seed 1 (the held-out figures would not be held out any more)."""
-    for name in ("config.json", "tokenizer.json", modeldir.SUMS):
-        if not os.path.isfile(os.path.join(init_dir, name)):
-            raise ValueError(f"--init {init_dir}: no {name}: not a model directory train.py wrote")
+    gone = modeldir.missing(init_dir)
+    if gone:
+        raise ValueError(f"--init {init_dir}: no {', '.join(gone)}: not a model directory train.py wrote")
     try:
         _, sha = modeldir.verify(init_dir)
     except ValueError as e:
@@ -499,18 +499,18 @@ def main():
     log(f"tokenizer: {tok.get_vocab_size()} tokens in {t_tok:.1f}s; specials {ids}")
     weights = Weights(args.date_weight, args.date_null_weight, args.amount_weight)
     if weights.any():
-        # The weighted tokens of probe answers must spell their values, nothing more.
-        for probe, want in (({"date": "2025-03-12", "amount": "1234.56", "category": "software"}, ("2025-03-12", "1234.56")),
-                            ({"date": None, "amount": "-7.5", "category": None}, ("null", "-7.5"))):
-            probe_answer = ex.render_answer(probe)
-            enc = tok.encode(probe_answer, add_special_tokens=False)
-            w = token_weights(enc.offsets, value_spans(probe_answer, weights)) or [1.0] * (len(enc.ids) + 1)
-            pieces = [(tok.id_to_token(i), x) for i, x in zip(enc.ids, w) if x != 1]
+        # The weighted tokens of probe answers must spell the weighted values, nothing more:
+        # this tokenizer cuts the answer at the values' edges.
+        for probe in ({"date": "2025-03-12", "amount": "1234.56", "category": "software"}, {"date": None, "amount": "-7.5", "category": None}):
+            answer = ex.render_answer(probe)
+            spans = value_spans(answer, weights)
+            enc = tok.encode(answer, add_special_tokens=False)
+            w = token_weights(enc.offsets, spans) or [1.0] * (len(enc.ids) + 1)
             spelled = "".join(tok.decode([i]) for i, x in zip(enc.ids, w) if x != 1).replace(" ", "")
-            expect = "".join(v for v, wt in zip(want, (args.date_weight if probe["date"] else args.date_null_weight, args.amount_weight)) if wt != 1)
+            expect = "".join(answer[a:b] for a, b, _ in spans)
             if spelled != expect:
-                sys.exit(f"train.py: the weighted tokens of {probe_answer!r} spell {spelled!r}, not {expect!r}")
-            log(f"weighted tokens of {probe_answer}: {pieces}")
+                sys.exit(f"train.py: the weighted tokens of {answer!r} spell {spelled!r}, not {expect!r}")
+            log(f"weighted tokens of {answer}: {[(tok.id_to_token(i), x) for i, x in zip(enc.ids, w) if x != 1]}")
 
     if args.deterministic:
         # cuBLAS reads this when its first handle is made, so before torch touches the GPU.

@@ -46,6 +46,7 @@ for f in reproduce.txt gpu.txt; do
 	if [ -f "$pack/$f" ]; then cp "$pack/$f" "$dest/"; fi
 done
 cp "$pack/device.log" "$dest/run.log"
+chmod u+w "$dest"/* # a device call's files come back read-only
 if ls "$tmp"/train*.log >/dev/null 2>&1; then
 	mkdir -p "$dest/training" && cp "$tmp"/train*.log "$dest/training/"
 fi
