@@ -39,8 +39,12 @@ type Document struct {
 	ref lineRef
 }
 
-// lineRef locates one line of documents.jsonl; size 0 means none.
+// lineRef locates one line of documents.jsonl; size 0 means none. line
+// and sum are its line number and its record's hash when it was indexed:
+// what Resolve checks the bytes it reads back against.
 type lineRef struct {
 	offset int64
 	size   int32
+	line   uint32
+	sum    uint64
 }

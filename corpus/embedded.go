@@ -17,7 +17,7 @@ var defaultFS embed.FS
 // "default"; its manifest hash is the same as the directory's.
 func LoadDefault() (*Corpus, error) {
 	var docs []Document
-	s, err := readFS(defaultFS, "default", func(d *Document, _ int, _ int64, _ int) { docs = append(docs, *d) }, func() { docs = nil })
+	s, err := readFS(defaultFS, "default", func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil })
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,10 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/maphash"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,21 +14,28 @@ import (
 
 // docIndex holds the documents of a corpus opened by reference (Open) in a
 // few flat slices instead of a Document each: per document its id's bytes,
-// the id's end (4 bytes), its line's offset (8) and length (4) in
-// documents.jsonl and its length class (1): about 27 bytes for an id of ten
-// characters, against about 100 for a Document and its id string. Doc makes
-// a Document of one entry when it is needed.
+// the id's end (4 bytes), its line's offset (8), length (4) and number (4)
+// in documents.jsonl, its record's hash (8) and its length class (1): about
+// 39 bytes for an id of ten characters, against about 100 for a Document
+// and its id string. Doc makes a Document of one entry when it is needed.
 type docIndex struct {
 	ids     []byte   // every id, one after the other
 	idEnds  []uint32 // document i's id is ids[idEnds[i-1]:idEnds[i]]
 	offsets []int64  // where its line starts in documents.jsonl
 	sizes   []int32  // its line's length, "\n" included
+	lines   []uint32 // its line's number, from 1
+	sums    []uint64 // its record's hash (recordSum): Resolve checks what it reads back
 	classes []uint8  // its length class, an index in classNames
 	names   []LengthClass
+	seed    maphash.Seed
 }
 
+// recordSum is the hash of a record's bytes as the index keeps it. It
+// lives as long as the process's index, so a process's own seed does.
+func (x *docIndex) recordSum(record []byte) uint64 { return maphash.Bytes(x.seed, record) }
+
 // add appends one document.
-func (x *docIndex) add(id string, class LengthClass, offset int64, size int) error {
+func (x *docIndex) add(id string, class LengthClass, line int, offset int64, size int, record []byte) error {
 	c := -1
 	for i, n := range x.names {
 		if n == class {
@@ -42,10 +52,15 @@ func (x *docIndex) add(id string, class LengthClass, offset int64, size int) err
 	if len(x.ids)+len(id) > math.MaxUint32 {
 		return fmt.Errorf("the ids take more than 4 GiB")
 	}
+	if line > math.MaxUint32 {
+		return fmt.Errorf("more than %d lines", uint32(math.MaxUint32))
+	}
 	x.ids = append(x.ids, id...)
 	x.idEnds = append(x.idEnds, uint32(len(x.ids)))
 	x.offsets = append(x.offsets, offset)
 	x.sizes = append(x.sizes, int32(size))
+	x.lines = append(x.lines, uint32(line))
+	x.sums = append(x.sums, x.recordSum(record))
 	x.classes = append(x.classes, uint8(c))
 	return nil
 }
@@ -61,7 +76,7 @@ func (x *docIndex) doc(i int) Document {
 	return Document{
 		ID:          string(x.ids[start:x.idEnds[i]]),
 		LengthClass: x.names[x.classes[i]],
-		ref:         lineRef{offset: x.offsets[i], size: x.sizes[i]},
+		ref:         lineRef{offset: x.offsets[i], size: x.sizes[i], line: x.lines[i], sum: x.sums[i]},
 	}
 }
 
@@ -86,16 +101,17 @@ func (c *Corpus) Doc(i int) Document {
 // reference: it keeps each document's id, length class and the place of its
 // line in documents.jsonl (a compact index: Len and Doc read it; Documents
 // stays nil), and Resolve reads its text and expectations when it is sent.
-// Memory then grows by about 27 bytes a document, whose texts are read once
+// Memory then grows by about 39 bytes a document, whose texts are read once
 // to validate and hash them and once more when dispatched.
 func Open(path string) (*Corpus, error) {
-	x := &docIndex{}
+	seed := maphash.MakeSeed()
+	x := &docIndex{seed: seed}
 	var indexErr error
-	s, err := read(path, func(d *Document, _ int, offset int64, size int) {
-		if err := x.add(d.ID, d.LengthClass, offset, size); err != nil && indexErr == nil {
+	s, err := read(path, func(d *Document, line int, offset int64, size int, record []byte) {
+		if err := x.add(d.ID, d.LengthClass, line, offset, size, record); err != nil && indexErr == nil {
 			indexErr = err
 		}
-	}, func() { x = &docIndex{} })
+	}, func() { x = &docIndex{seed: seed} })
 	if err != nil {
 		return nil, err
 	}
@@ -128,29 +144,61 @@ func internClass(c LengthClass) LengthClass {
 	return c
 }
 
+// ErrChanged says that a document's line no longer holds the record the
+// corpus indexed: the file changed after it was loaded.
+var ErrChanged = errors.New("its line no longer holds the record indexed when the run loaded the corpus: the file changed after it was loaded")
+
+// ReadError is a document of a corpus opened by reference that could not be
+// read back as it was indexed: its file could not be read (Err is the I/O
+// error), or it changed (Err is ErrChanged). Path and Line are where the
+// document was when the corpus was loaded.
+type ReadError struct {
+	ID   string
+	Path string
+	Line int
+	Err  error
+}
+
+func (e *ReadError) Error() string {
+	return fmt.Sprintf("%s:%d: read back document %s: %v", e.Path, e.Line, e.ID, e.Err)
+}
+
+func (e *ReadError) Unwrap() error { return e.Err }
+
 // Resolve returns d with its text and expectations, reading its line from
 // the file for a corpus opened by reference; other documents are returned
-// as they are.
+// as they are. The line read back must hold the very record indexed (its
+// hash): a file that changed, or could not be read, gives a *ReadError and
+// never another document, or an empty one.
 func (c *Corpus) Resolve(d Document) (Document, error) {
-	if d.ref.size == 0 || c.docsPath == "" {
+	if d.ref.size == 0 || c.docsPath == "" || c.index == nil {
 		return d, nil
+	}
+	fail := func(err error) (Document, error) {
+		return d, &ReadError{ID: d.ID, Path: c.docsPath, Line: int(d.ref.line), Err: err}
 	}
 	f, err := os.Open(c.docsPath)
 	if err != nil {
-		return d, fmt.Errorf("read document %s: %w", d.ID, err)
+		return fail(err)
 	}
 	defer f.Close()
 	buf := make([]byte, d.ref.size)
 	if _, err := f.ReadAt(buf, d.ref.offset); err != nil {
-		return d, fmt.Errorf("read document %s from %s: %w", d.ID, c.docsPath, err)
+		if errors.Is(err, io.EOF) {
+			return fail(ErrChanged) // the file is shorter than it was
+		}
+		return fail(err)
 	}
 	buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
 	if d.ref.offset == 0 {
 		buf = bytes.TrimPrefix(buf, utf8BOM)
 	}
+	if c.index.recordSum(buf) != d.ref.sum {
+		return fail(ErrChanged)
+	}
 	var full Document
 	if err := json.Unmarshal(buf, &full); err != nil || full.ID != d.ID {
-		return d, fmt.Errorf("read document %s from %s: the line at byte %d no longer holds it: the file changed after it was loaded", d.ID, c.docsPath, d.ref.offset)
+		return fail(ErrChanged) // the same bytes parsed when indexed: not reached unless the hashes collide
 	}
 	full.LengthClass = d.LengthClass
 	return full, nil
@@ -179,7 +227,7 @@ func (c *Corpus) Keep(keep func(id string) bool) int {
 		c.Documents = kept
 		return len(kept)
 	}
-	x, sub := c.index, &docIndex{names: c.index.names}
+	x, sub := c.index, &docIndex{names: c.index.names, seed: c.index.seed}
 	for i := range x.len() {
 		var start uint32
 		if i > 0 {
@@ -193,6 +241,8 @@ func (c *Corpus) Keep(keep func(id string) bool) int {
 		sub.idEnds = append(sub.idEnds, uint32(len(sub.ids)))
 		sub.offsets = append(sub.offsets, x.offsets[i])
 		sub.sizes = append(sub.sizes, x.sizes[i])
+		sub.lines = append(sub.lines, x.lines[i])
+		sub.sums = append(sub.sums, x.sums[i])
 		sub.classes = append(sub.classes, x.classes[i])
 	}
 	c.index = sub

@@ -70,7 +70,7 @@ func (e *LoadError) Error() string {
 // *LoadError listing all of them; other errors are I/O errors.
 func Load(path string) (*Corpus, error) {
 	var docs []Document
-	s, err := read(path, func(d *Document, _ int, _ int64, _ int) { docs = append(docs, *d) }, func() { docs = nil })
+	s, err := read(path, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil })
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +112,10 @@ type pendingText struct {
 }
 
 // DocFunc receives each valid document of a streamed corpus with its line
-// number and the byte offset and length of its line in the file.
-type DocFunc func(d *Document, line int, offset int64, length int)
+// number, the byte offset and length of its line in the file, and the
+// record's bytes as parsed (the line less its "\n", "\r" and, on the first
+// line, byte-order mark; valid only during the call).
+type DocFunc func(d *Document, line int, offset int64, length int, record []byte)
 
 // read loads path without stopping at the first problem.
 func read(path string, onDoc DocFunc, reset func()) (*scan, error) {
@@ -281,7 +283,8 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 			}
 		}
 		s.lines = n
-		d, probs := ParseLine(bytes.TrimSuffix(raw, []byte("\r")), enum)
+		record := bytes.TrimSuffix(raw, []byte("\r"))
+		d, probs := ParseLine(record, enum)
 		for _, p := range probs {
 			s.add(file, n, p.Field, "%s", p.Message)
 		}
@@ -326,7 +329,7 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 			delete(s.declared.RecordSHA256, d.ID)
 		}
 		if onDoc != nil {
-			onDoc(d, n, offset, size)
+			onDoc(d, n, offset, size, record)
 		}
 	}
 	if !exact {

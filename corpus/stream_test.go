@@ -124,6 +124,63 @@ func TestOpen_ByReference(t *testing.T) {
 	}
 }
 
+// TestResolve_ChangedOrUnreadable checks that a document read back must be
+// the record indexed: a same-length edit of its text (the line still parses
+// and holds its id) and a file that is gone are *ReadErrors naming the
+// document and where it was, never a document.
+func TestResolve_ChangedOrUnreadable(t *testing.T) {
+	data, err := EncodeDocuments(sampleDocs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "c.jsonl")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), "Total due: USD 1,234.56", "Total due: USD 9,234.56", 1)
+	if edited == string(data) {
+		t.Fatal("the sample's first text has no total to edit")
+	}
+	if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(file)
+	for _, tc := range []struct {
+		name string
+		doc  int
+		want error
+		prep func()
+	}{
+		{"edited in place", 0, ErrChanged, func() {}},
+		{"unchanged line", 1, nil, func() {}},
+		{"gone", 2, os.ErrNotExist, func() { os.Remove(file) }},
+	} {
+		tc.prep()
+		d := opened.Doc(tc.doc)
+		full, err := opened.Resolve(d)
+		if tc.want == nil {
+			if err != nil || full.Text == "" {
+				t.Errorf("%s: %v (text %q)", tc.name, err, full.Text)
+			}
+			continue
+		}
+		var re *ReadError
+		if !errors.As(err, &re) || !errors.Is(err, tc.want) {
+			t.Fatalf("%s: err = %v, want a *ReadError wrapping %v", tc.name, err, tc.want)
+		}
+		if at := fmt.Sprintf("%s:%d", abs, tc.doc+1); re.ID != d.ID || !strings.Contains(err.Error(), at) || !strings.Contains(err.Error(), d.ID) {
+			t.Errorf("%s: %q does not name document %s at %s", tc.name, err, d.ID, at)
+		}
+		if full.Text != "" {
+			t.Errorf("%s: a text came with the error: %q", tc.name, full.Text)
+		}
+	}
+}
+
 // TestOpen_Dir checks a corpus directory opened by reference: the manifest
 // is compared and texts are read back from its documents.jsonl.
 func TestOpen_Dir(t *testing.T) {

@@ -122,7 +122,10 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 		if ctx.Err() != nil || e.died() {
 			return
 		}
-		d := todo.At(i)
+		d, ok := rs.readDoc(todo.At(i)) // while the slots are busy
+		if !ok {
+			return // the corpus cannot be read back: nothing more is sent
+		}
 		var freed int64
 		select {
 		case freed = <-slots:
@@ -183,7 +186,10 @@ func (rs *runState) dispatchRate(ctx context.Context, v *Variant, e *engine, key
 	// engine was saturated, not because the client was slow.
 	var heldUntil int64
 	for i := range todo.Len() {
-		d := todo.At(i)
+		d, ok := rs.readDoc(todo.At(i)) // before its instant, not after
+		if !ok {
+			return // the corpus cannot be read back: nothing more is sent
+		}
 		sched := start + offsets[i]
 		if wait := sched - rs.clock.Now(); wait > 0 {
 			timer.Reset(time.Duration(wait))

@@ -277,15 +277,30 @@ func runStopCommandTo(command, logPath string) error {
 	return runStopCommand(command, f)
 }
 
+// stopCommandContext bounds one stop: command (stopCommandTimeout); a
+// test replaces it to end a hanging command when it chooses.
+var stopCommandContext = func() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), stopCommandTimeout)
+}
+
 // runStopCommand runs a protocol's stop: command with sh -c, its output
-// appended to the engine's log.
+// appended to the engine's log. The command runs in its own process group:
+// one that hangs past stopCommandTimeout is killed with everything it
+// started (a docker CLI, a helper sleeping), not its shell alone, which
+// would leave them orphaned.
 func runStopCommand(command string, log *os.File) error {
-	ctx, cancel := context.WithTimeout(context.Background(), stopCommandTimeout)
+	ctx, cancel := stopCommandContext()
 	defer cancel()
 	fmt.Fprintf(log, "\n[extractbench] running the stop command: %s\n", command)
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	err := cmd.Run()
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("engine stop command %q did not end within %s: killed, with every process it started (%v)", command, stopCommandTimeout, err)
+	}
+	if err != nil {
 		return fmt.Errorf("engine stop command %q: %w", command, err)
 	}
 	return nil

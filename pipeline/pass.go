@@ -98,6 +98,9 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}
+	if err := rs.readFailure.err(); err != nil {
+		return &p, fmt.Errorf("pass at level %d, repetition %d: dispatch stopped, %d of %d documents not sent: %w", level, rep, int64(docs.Len())-tally.docs, docs.Len(), err)
+	}
 	if e.died() {
 		return &p, rs.engineDead(bg, v, e, fmt.Sprintf("during the pass at level %d, repetition %d: dispatch stopped at once, %d of %d documents not sent",
 			level, rep, int64(docs.Len())-tally.docs, docs.Len()))
@@ -178,7 +181,11 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 	for start := 0; start < todo.Len() && ctx.Err() == nil && !e.died(); start += level {
 		group := make([]corpus.Document, 0, level)
 		for i := start; i < min(start+level, todo.Len()); i++ {
-			group = append(group, todo.At(i))
+			d, ok := rs.readDoc(todo.At(i))
+			if !ok {
+				return transport // the corpus cannot be read back: nothing more is sent
+			}
+			group = append(group, d)
 		}
 		sched := rs.clock.Now()
 		if transport == "completions_list" {
@@ -222,7 +229,8 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 	return transport
 }
 
-// exchange sends one document to replica r and scores the answer.
+// exchange sends one document (read back: readDoc) to replica r and
+// scores the answer.
 func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, r *replica, d corpus.Document, sched int64) eval.Record {
 	rs.intr.begin(1)
 	defer rs.intr.end(1)
@@ -231,10 +239,10 @@ func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, r *repl
 	return rs.score(v, e, r.name, d, resp)
 }
 
-// send is one measured request of a pass, to the least-loaded replica: on
-// the run's request context (the in-flight requests finish after a first
-// signal and are cancelled when the interrupt grace ends, then stored as
-// interrupted), counted in flight. endpoint is the replica's name; ok is
+// send is one measured request of a pass (d read back: readDoc), to the
+// least-loaded replica: on the run's request context (the in-flight
+// requests finish after a first signal and are cancelled when the interrupt
+// grace ends, then stored as interrupted), counted in flight. endpoint is the replica's name; ok is
 // false when every replica is dead and nothing was sent.
 func (rs *runState) send(v *Variant, e *engine, d corpus.Document, sched int64) (resp eval.Response, endpoint string, ok bool) {
 	r := e.replicas.acquire(1)
@@ -260,9 +268,9 @@ func (rs *runState) checkReplica(v *Variant, e *engine, r *replica, tr eval.Tran
 	}
 }
 
-// score judges one answer of the replica named endpoint.
+// score judges one answer of the replica named endpoint to document d,
+// read back (readDoc) before it was sent.
 func (rs *runState) score(v *Variant, e *engine, endpoint string, d corpus.Document, resp eval.Response) eval.Record {
-	d = rs.resolve(d)
 	// A failure the engine's death explains is memory only with evidence
 	// (engine.attribute); an HTTP answer, even a 404, came from a live server.
 	var evidence string
@@ -292,19 +300,47 @@ func (rs *runState) keep(key results.PassKey, rec eval.Record, bar *passBar) {
 }
 
 func (rs *runState) userPrompt(d corpus.Document) string {
-	return strings.ReplaceAll(rs.proto.Prompt.User, "{{document}}", rs.resolve(d).Text)
+	return strings.ReplaceAll(rs.proto.Prompt.User, "{{document}}", d.Text)
 }
 
-// resolve reads a document held by reference (its text and expectations)
-// when it is sent or scored. A corpus file changed under the run cannot be
-// measured: the first such failure is reported, and the document goes out
-// as it is known (no text), which the record shows.
-func (rs *runState) resolve(d corpus.Document) corpus.Document {
+// readDoc reads a document held by reference (its text and expectations)
+// before it is sent. A document that cannot be read back as the run indexed
+// it (the corpus file changed under the run, or reading it failed) cannot be
+// measured: it is not sent and has no row, the first such failure is kept
+// in rs.readFailure, and every dispatcher stops sending (ok false): the run
+// ends as an infrastructure failure that -resume completes once the file is
+// restored.
+func (rs *runState) readDoc(d corpus.Document) (full corpus.Document, ok bool) {
+	if rs.readFailure.err() != nil {
+		return d, false
+	}
 	full, err := rs.corpus.Resolve(d)
 	if err != nil {
-		rs.resolveOnce.Do(func() { rs.logf("error: %v", err) })
+		rs.readFailure.set(err)
+		return d, false
 	}
-	return full
+	return full, true
+}
+
+// docFault is the run's first document that could not be read back; every
+// dispatcher reads it before it sends.
+type docFault struct {
+	mu    sync.Mutex
+	first error
+}
+
+func (f *docFault) set(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.first == nil {
+		f.first = err
+	}
+}
+
+func (f *docFault) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.first
 }
 
 // completionPrompt is the plain-text prompt of batch mode's /v1/completions

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/xeipuuv/gojsonschema"
@@ -82,7 +81,7 @@ type runState struct {
 	opts        Options
 	proto       *Protocol
 	corpus      *corpus.Corpus
-	resolveOnce sync.Once // the first document that could not be read back is reported
+	readFailure docFault // the first document that could not be read back: the run stops
 	schema      *gojsonschema.Schema
 	evalOpts    eval.Options
 	store       *results.Store
@@ -179,7 +178,20 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	var runErr error
 	for i := range rs.proto.Variants {
 		v := &rs.proto.Variants[i]
-		if err := rs.runVariant(ctx, v); err != nil {
+		err := rs.runVariant(ctx, v)
+		var re *corpus.ReadError
+		if errors.As(err, &re) {
+			// The corpus, not the variant, failed: nothing more can be
+			// measured against it, and nothing measured is lost.
+			err = fmt.Errorf("%s: %w; the run stopped with every answer so far recorded: restore the file, then extractbench run -resume %s", v.Name, err, opts.OutDir)
+			rs.logf("error: %v", err)
+			rs.event(context.WithoutCancel(ctx), "", results.EventCorpusReadFailed, 0, err.Error())
+			if runErr == nil {
+				runErr = err
+			}
+			break
+		}
+		if err != nil {
 			// One variant's broken engine does not cost the others their
 			// measurements: record it and go on; the run still fails.
 			rs.logf("%s: %v", v.Name, err)

@@ -368,6 +368,10 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 			if e.died() || e.replicas.isDead(r) {
 				break
 			}
+			d, ok := rs.readDoc(d)
+			if !ok {
+				return fmt.Errorf("warm-up: %w", rs.readFailure.err())
+			}
 			rec := rs.exchange(ctx, v, e, r, d, rs.clock.Now())
 			if !rec.Accepted {
 				failed++

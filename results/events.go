@@ -61,6 +61,11 @@ const (
 	EventAppended    = "appended"             // Detail: a new run appended (-append) to a directory holding runs of the same fingerprint
 	EventEngineDead  = "engine_dead"          // Detail: a started engine died mid-variant: dispatch stopped, what was left unsent
 	EventReplicaDead = "replica_dead"         // Detail: one of a variant's replicas (engine.urls) stopped answering: no further request goes to it
+	// EventCorpusReadFailed: a document of the corpus could not be read
+	// back as the run indexed it (the file changed, or reading failed), so
+	// the run stopped before sending it; Detail names the document and its
+	// file:line. -resume completes the run once the file is restored.
+	EventCorpusReadFailed = "corpus_read_failed"
 	// EventBaselineDiffAccepted: -baseline compared this run with a baseline
 	// that measured something else (-accept-baseline-diff); Detail lists what.
 	EventBaselineDiffAccepted = "baseline_differences_accepted"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,9 @@ import (
 // LockName is the lock file of a results directory. Whoever writes the
 // directory (a run, a resume, an export) holds an exclusive flock on it for
 // as long as it writes, and keeps its LockHolder in it; the kernel releases
-// the flock when the holder's process ends, however it ends.
+// the flock when the holder's process ends, however it ends. It lies beside
+// the directory's results.db where that really is (symbolic links
+// followed): two directories sharing one database share its lock.
 const LockName = ".extractbench.lock"
 
 // LockHolder says who holds (or last held) a results directory's lock.
@@ -33,6 +36,7 @@ func (h LockHolder) String() string {
 // directory: two writers would measure the same passes under doubled load.
 type LockedError struct {
 	Dir    string
+	DB     string     // the database's real path, when Dir's results.db is a link to another directory's
 	Holder LockHolder // zero when the holder's file could not be read
 }
 
@@ -41,7 +45,11 @@ func (e *LockedError) Error() string {
 	if e.Holder.PID != 0 {
 		who = e.Holder.String()
 	}
-	return fmt.Sprintf("results directory %s is in use by %s: one writer per directory; wait for it to end, or use another -out directory", e.Dir, who)
+	shared := ""
+	if e.DB != "" {
+		shared = fmt.Sprintf(" (its %s is %s)", DBName, e.DB)
+	}
+	return fmt.Sprintf("results directory %s%s is in use by %s: one writer per database; wait for it to end, or use another -out directory", e.Dir, shared, who)
 }
 
 // Lock is a held results-directory lock.
@@ -53,11 +61,18 @@ type Lock struct {
 	Stale *LockHolder
 }
 
-// LockDir takes dir's lock without waiting, creating the lock file when
-// missing; command says what the holder does. It returns *LockedError when
-// another process holds it. Release it with Unlock.
+// LockDir takes the lock of dir's database without waiting, creating the
+// lock file when missing; command says what the holder does. The lock is
+// the database's, not the directory's: a results.db that is a symbolic link
+// (or lies in a linked directory) is locked where it really is (lockPath),
+// so two directories sharing one database never have two writers. It
+// returns *LockedError when another process holds it. Release it with
+// Unlock.
 func LockDir(dir, command string) (*Lock, error) {
-	path := filepath.Join(dir, LockName)
+	path, db, err := lockPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
@@ -66,6 +81,9 @@ func LockDir(dir, command string) (*Lock, error) {
 		defer f.Close()
 		if errors.Is(err, errLocked) {
 			le := &LockedError{Dir: dir}
+			if abs, _ := filepath.Abs(filepath.Join(dir, DBName)); abs != db {
+				le.DB = db
+			}
 			if h, _ := readHolder(f); h != nil {
 				le.Holder = *h
 			}
@@ -100,6 +118,57 @@ func (l *Lock) Unlock() error {
 	}
 	l.f = nil
 	return err
+}
+
+// maxLinks bounds the symbolic links lockPath follows, as the kernel's
+// ELOOP does.
+const maxLinks = 40
+
+// lockPath is the lock file of dir's database and that database's real
+// path: its directory's LockName when it is named results.db, else
+// ".NAME.lock" beside it. The database need not exist yet (a new run, or a
+// dangling link that SQLite will create the target of): its directory is
+// resolved, and a link is followed to where it points.
+func lockPath(dir string) (lock, db string, err error) {
+	p := filepath.Join(dir, DBName)
+	for range maxLinks {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return lockBeside(real)
+		}
+		info, lerr := os.Lstat(p)
+		switch {
+		case lerr == nil && info.Mode()&fs.ModeSymlink != 0: // a link to nothing yet
+			target, err := os.Readlink(p)
+			if err != nil {
+				return "", "", err
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(p), target)
+			}
+			p = target
+			continue
+		case !errors.Is(lerr, fs.ErrNotExist):
+			return "", "", err
+		}
+		d, err := filepath.EvalSymlinks(filepath.Dir(p)) // no database yet
+		if err != nil {
+			return "", "", err
+		}
+		return lockBeside(filepath.Join(d, filepath.Base(p)))
+	}
+	return "", "", fmt.Errorf("%s: more than %d symbolic links", filepath.Join(dir, DBName), maxLinks)
+}
+
+// lockBeside is the lock file of the database at db, and db made absolute.
+func lockBeside(db string) (lock, abs string, err error) {
+	if abs, err = filepath.Abs(db); err != nil {
+		return "", "", err
+	}
+	if filepath.Base(abs) == DBName {
+		return filepath.Join(filepath.Dir(abs), LockName), abs, nil
+	}
+	return filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+".lock"), abs, nil
 }
 
 func readHolder(f *os.File) (*LockHolder, error) {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/extractbench/extractbench/eval"
@@ -337,16 +338,38 @@ func (d *RunData) VariantNames() []string {
 	return names
 }
 
-// VariantFailure is the recorded reason a variant could not be measured
-// (a variant_failed event), or "".
+// VariantFailure is the recorded reason a variant could not be measured in
+// the run's last attempt (a variant_failed event since the last resume), or
+// "". A failure before a resume is history, not the variant's state: the
+// resumed attempt measured it again (or, cut short, says so), and the event
+// stays in the table. A merged run's events are its shards' (their detail
+// prefixed "shard I/N: "): a shard's resume ends that shard's failures only.
 func (d *RunData) VariantFailure(variant string) string {
-	reason := ""
+	type failure struct{ attempt, detail string }
+	var open []failure
 	for _, e := range d.Events {
-		if e.Kind == EventVariantFail && e.Variant == variant {
-			reason = e.Detail
+		switch {
+		case e.Kind == EventResumed:
+			src := d.eventSource(e)
+			open = slices.DeleteFunc(open, func(f failure) bool { return f.attempt == src })
+		case e.Kind == EventVariantFail && e.Variant == variant:
+			open = append(open, failure{d.eventSource(e), e.Detail})
 		}
 	}
-	return reason
+	if len(open) == 0 {
+		return ""
+	}
+	return open[len(open)-1].detail
+}
+
+// eventSource is the run an event was recorded by: "" for the run's own,
+// a merged run's shard prefix ("shard 2/4: ") for a shard's.
+func (d *RunData) eventSource(e Event) string {
+	if d.Manifest.Merge == nil || !strings.HasPrefix(e.Detail, "shard ") {
+		return ""
+	}
+	prefix, _, _ := strings.Cut(e.Detail, ": ")
+	return prefix
 }
 
 // LastEventNS is the value of the latest event of a kind for a variant (or

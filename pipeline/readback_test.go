@@ -1,0 +1,106 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
+)
+
+// TestRun_CorpusChangedMidRunStops is the hardening issue's item 1: a
+// corpus file rewritten while the run measures it (here: its lines rotated
+// by one after the third request, through the dispatcher's test hook) stops
+// the run as an infrastructure failure naming the document and its
+// file:line; the documents it could not read back are never sent nor
+// scored (they used to go out without their text and be judged against
+// null expectations, accepted), and -resume after the file is restored
+// completes the run without a duplicate.
+func TestRun_CorpusChangedMidRunStops(t *testing.T) {
+	dir := t.TempDir()
+	const docs, sentBefore = 8, 3
+	file := writeSmallCorpus(t, dir, docs)
+	proto := writeProtocol(t, dir, file, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", "{time_scale: 0}")
+	out := filepath.Join(dir, "out")
+	original := mustReadFile(t, file)
+	lines := bytes.SplitAfter(original, []byte("\n"))
+	lines = lines[:len(lines)-1] // the empty rest after the last "\n"
+	if len(lines) != docs {
+		t.Fatalf("%d lines, want %d", len(lines), docs)
+	}
+	var next struct{ ID string }
+	if err := json.Unmarshal(lines[sentBefore], &next); err != nil {
+		t.Fatal(err)
+	}
+	sends := 0
+	_, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out, BeforeSend: func() {
+		if sends++; sends == sentBefore { // documents 1..3 are read back; the fourth is read next
+			rotated := append(bytes.Join(lines[1:], nil), lines[0]...)
+			if err := os.WriteFile(file, rotated, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	var (
+		re *corpus.ReadError
+		ce *pipeline.ConfigError
+		ve *pipeline.ValidationError
+	)
+	if !errors.As(err, &re) || errors.As(err, &ce) || errors.As(err, &ve) {
+		t.Fatalf("run on a corpus changed mid-run: err = %v (%T), want an infrastructure error wrapping *corpus.ReadError", err, err)
+	}
+	abs, _ := filepath.Abs(file)
+	at := fmt.Sprintf("%s:%d", abs, sentBefore+1)
+	if re.ID != next.ID || !strings.Contains(err.Error(), at) || !strings.Contains(err.Error(), next.ID) || !errors.Is(err, corpus.ErrChanged) {
+		t.Errorf("err = %q, want document %s at %s, changed", err, next.ID, at)
+	}
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != sentBefore {
+		t.Errorf("%d rows, want the %d documents read back before the change", got, sentBefore)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE doc_id = ?", next.ID); got != 0 {
+		t.Errorf("document %s, never read back, has %d row(s)", next.ID, got)
+	}
+	var status string
+	if err := db.QueryRow("SELECT status FROM runs").Scan(&status); err != nil || status != results.RunFailed {
+		t.Errorf("run status %q (%v), want %s", status, err, results.RunFailed)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = ? AND detail LIKE ?", results.EventCorpusReadFailed, "%"+at+"%"); got != 1 {
+		t.Errorf("%d %s events naming %s, want 1", got, results.EventCorpusReadFailed, at)
+	}
+	db.Close()
+
+	if err := os.WriteFile(file, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := run(t, pipeline.Options{OutDir: out, Resume: true})
+	if err != nil {
+		t.Fatalf("resume after the file was restored: %v", err)
+	}
+	if sum.Status != results.RunComplete {
+		t.Errorf("resumed status %q, want %s", sum.Status, results.RunComplete)
+	}
+	db = openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != docs {
+		t.Errorf("%d rows after resume, want %d", got, docs)
+	}
+	if got := queryInt(t, db, "SELECT count(DISTINCT doc_id) FROM requests"); got != docs {
+		t.Errorf("%d documents after resume, want %d, each once", got, docs)
+	}
+}
+
+func mustReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
