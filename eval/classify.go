@@ -64,6 +64,8 @@ var contextMarkers = []string{
 //     rejected for its size, as one over the context window is.
 //   - finish_reason=length is truncation even when the text happens to parse:
 //     the engine says it stopped for the budget, not because it had finished.
+//   - too_large is truncation: the client cut an answer that went past any
+//     size max_tokens allows (max_answer_bytes), as length is the engine's cut.
 func classifyTransport(tr Transport, output string) (Failure, string) {
 	if tr.Kind == TransportInterrupted {
 		return None, "" // the run cut it, not the engine: no class at all (Evaluate says not measured)
@@ -80,6 +82,9 @@ func classifyTransport(tr Transport, output string) (Failure, string) {
 	}
 	if tr.FinishReason == "length" {
 		return Truncation, "finish_reason=length"
+	}
+	if tr.Kind == TransportTooLarge {
+		return Truncation, "answer cut at the client's size cap: " + clip(tr.Detail)
 	}
 	if tr.ErrorBody != "" {
 		if m := firstMarker(body, contextMarkers); m != "" {
@@ -101,6 +106,9 @@ func classifyTransport(tr Transport, output string) (Failure, string) {
 		}
 		if tr.Kind == TransportReset {
 			return Error, fmt.Sprintf("reset after %d bytes of output", len(output))
+		}
+		if _, err := findObject(output); err == nil {
+			return Error, string(tr.Kind) + " after a complete JSON object, before [DONE]"
 		}
 		return Error, string(tr.Kind) + " with no partial JSON object"
 	case failed:

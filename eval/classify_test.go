@@ -31,6 +31,8 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 
 		// truncation
 		{"finish_reason=length", partial, Transport{FinishReason: "length"}, Truncation, "finish_reason=length"},
+		{"answer over the client's cap", partial, Transport{HTTPStatus: 200, Kind: TransportTooLarge, Detail: "answer passed its 65536-byte cap at content chunk 2"}, Truncation, "size cap: answer passed its 65536-byte cap"},
+		{"over the cap even when it parses", good, Transport{HTTPStatus: 200, Kind: TransportTooLarge, FinishReason: "stop"}, Truncation, "size cap"},
 		{"length and invalid JSON", `{"date": 2025-`, Transport{FinishReason: "length"}, Truncation, ""},
 		{"length even when it parses", good, Transport{FinishReason: "length"}, Truncation, ""},
 		{"vLLM context 400", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: `{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8744 in the messages, 256 in the completion).","type":"BadRequestError","code":400}`}, Truncation, "maximum context"},
@@ -47,7 +49,7 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 		{"timeout mid-object", partial, Transport{Kind: TransportTimeout, Detail: "context deadline exceeded"}, Error, "timeout: context deadline exceeded"},
 		{"reset with no output", "", Transport{Kind: TransportReset}, Error, "reset with no output"},
 		{"cut with no partial JSON", "The answer is", Transport{Kind: TransportCut}, Error, "no partial JSON object"},
-		{"cut after a complete object", good, Transport{Kind: TransportCut}, Error, "no partial JSON object"},
+		{"cut after a complete object", good, Transport{Kind: TransportCut}, Error, "stream_cut after a complete JSON object, before [DONE]"},
 		{"refused, engine alive", "", Transport{Kind: TransportRefused, Detail: "connection refused"}, Error, "refused"},
 		{"malformed SSE", good, Transport{Kind: TransportMalformed, Detail: "data: {bad"}, Error, "malformed_sse"},
 		{"HTML 200", "", Transport{HTTPStatus: 200, Kind: TransportContentType, Detail: "text/html"}, Error, "content_type"},
@@ -93,7 +95,7 @@ func TestEvaluate_InterruptedIsNotMeasured(t *testing.T) {
 func TestEvaluate_NeverAcceptedOnTransportFailure(t *testing.T) {
 	const good = `{"date":"2025-03-14","amount":1234.56,"category":"software"}`
 	kinds := []TransportKind{TransportHTTPStatus, TransportTimeout, TransportReset, TransportRefused,
-		TransportMalformed, TransportCut, TransportContentType, TransportOther}
+		TransportMalformed, TransportCut, TransportContentType, TransportTooLarge, TransportOther}
 	for _, k := range kinds {
 		got := Evaluate(good, invoice, Transport{Kind: k, FinishReason: "stop"}, Options{})
 		if got.Accepted || got.Failure == None {

@@ -41,7 +41,8 @@ const (
 	TransportRefused     TransportKind = "refused"       // connection refused
 	TransportMalformed   TransportKind = "malformed_sse" // a line or chunk that is not valid SSE / JSON
 	TransportCut         TransportKind = "stream_cut"    // the stream ended before [DONE]
-	TransportContentType TransportKind = "content_type"  // a 200 whose body is not an event stream or JSON (an HTML page)
+	TransportContentType TransportKind = "content_type"  // a 200 whose body is not an event stream or JSON (an HTML page, a compressed body)
+	TransportTooLarge    TransportKind = "too_large"     // the answer, one event or a non-streamed body passed the client's cap (max_answer_bytes): the client cancelled the request
 	TransportInterrupted TransportKind = "interrupted"   // the run was interrupted and cancelled the request: not a measurement, nor a failure of the engine
 	TransportOther       TransportKind = "transport"     // any other client-side error
 )

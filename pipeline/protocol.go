@@ -61,7 +61,12 @@ type Protocol struct {
 	TelemetryInterval Duration        `json:"telemetry_interval"`
 	// InterruptGrace is left out of the canonical form when unset, so that
 	// the fingerprints of protocols written before it do not change.
-	InterruptGrace Duration  `json:"interrupt_grace,omitempty"`
+	InterruptGrace Duration `json:"interrupt_grace,omitempty"`
+	// MaxAnswerBytes caps one answer's content (max_answer_bytes): past it
+	// the client cancels the request, recorded as too_large (truncation).
+	// Zero: client.MaxAnswerBytes of generation.max_tokens. Left out of the
+	// canonical form when unset, as InterruptGrace is.
+	MaxAnswerBytes int       `json:"max_answer_bytes,omitempty"`
 	Variants       []Variant `json:"variants"`
 
 	// Source is where the protocol came from ("(embedded default)" or a path);

@@ -60,6 +60,25 @@ func TestParseProtocol_JSON(t *testing.T) {
 	}
 }
 
+// TestParseProtocol_MaxAnswerBytes: the key is read, and a protocol that
+// leaves it out keeps its canonical form (and fingerprint) as before.
+func TestParseProtocol_MaxAnswerBytes(t *testing.T) {
+	p, err := ParseProtocol([]byte(validProtocol+"max_answer_bytes: 1048576\n"), "p.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MaxAnswerBytes != 1<<20 || !strings.Contains(string(p.Canonical()), `"max_answer_bytes":1048576`) {
+		t.Errorf("max_answer_bytes = %d, canonical %s", p.MaxAnswerBytes, p.Canonical())
+	}
+	q, err := ParseProtocol([]byte(validProtocol), "p.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.MaxAnswerBytes != 0 || strings.Contains(string(q.Canonical()), "max_answer_bytes") {
+		t.Errorf("unset max_answer_bytes = %d, canonical %s; want 0 and left out", q.MaxAnswerBytes, q.Canonical())
+	}
+}
+
 func TestParseProtocol_Errors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -84,6 +103,10 @@ func TestParseProtocol_Errors(t *testing.T) {
 			[]string{"p.yaml:10: variants.0.engine.url:", "neither builtin nor an http(s) URL"}},
 		{"bad duration", func(s string) string { return s + "request_timeout: 2 minutes\n" },
 			[]string{"p.yaml:11: request_timeout:"}},
+		{"answer cap too small", func(s string) string { return s + "max_answer_bytes: 100\n" },
+			[]string{"p.yaml:11: max_answer_bytes:"}},
+		{"answer cap not a count", func(s string) string { return s + "max_answer_bytes: 64KiB\n" },
+			[]string{"p.yaml:11: max_answer_bytes:"}},
 		{"not YAML", func(string) string { return "name: [unclosed\n" }, []string{"p.yaml:"}},
 		{"several problems, all reported", func(s string) string {
 			return strings.Replace(strings.Replace(s, "mode: concurrency", "mode: x", 1), "max_tokens: 128", "max_tokens: 0", 1)

@@ -270,7 +270,7 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 		// Each replica may hold every request of a level: the dispatcher
 		// bounds the total, not how it falls.
 		r.client = client.New(client.Config{BaseURL: r.url, Model: v.Engine.Model, APIKey: apiKey,
-			Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1)})
+			Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1), MaxAnswerBytes: rs.proto.MaxAnswerBytes})
 	}
 	e.url, e.client = e.replicas.all[0].url, e.replicas.all[0].client
 	if v.Engine.Start != "" {

@@ -28,9 +28,6 @@ import (
 	"github.com/extractbench/extractbench/eval"
 )
 
-// maxJSONBody bounds a non-streamed JSON answer.
-const maxJSONBody = 64 << 20
-
 // DefaultTimeout bounds one request, from send to the last byte, when
 // Config.Timeout is zero.
 const DefaultTimeout = 120 * time.Second
@@ -52,6 +49,10 @@ type Config struct {
 	APIKey   string        // sent as a Bearer token; never logged
 	Timeout  time.Duration // per request; DefaultTimeout when zero
 	MaxConns int           // the highest concurrency the run will use
+	// MaxAnswerBytes caps one answer's content (each prompt's, in a batch);
+	// past it the request is cancelled as eval.TransportTooLarge. Zero:
+	// MaxAnswerBytes of each request's max_tokens.
+	MaxAnswerBytes int
 }
 
 // Client talks to an OpenAI-compatible engine. It is safe for concurrent
@@ -170,6 +171,9 @@ func (x *exchangeResult) response(i int, single bool) eval.Response {
 		r.PromptTokens, r.CompletionTokens, r.UsageReported = x.acc.total.PromptTokens, x.acc.total.CompletionTokens, true
 	default:
 		r.CompletionTokens = ch.chunks
+		if single {
+			r.PromptTokens = x.acc.rejectedPrompt
+		}
 	}
 	return r
 }
@@ -177,7 +181,7 @@ func (x *exchangeResult) response(i int, single bool) eval.Response {
 // exchange POSTs payload to path and reads the answer, streamed or not,
 // into n choices.
 func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path string, payload any, n int) *exchangeResult {
-	x := &exchangeResult{acc: newStreamAcc(clock, n)}
+	x := &exchangeResult{acc: c.newAcc(clock, payload, n)}
 	x.timings.SchedNS = schedNS
 	defer func() {
 		if x.timings.DoneNS == 0 {
@@ -199,6 +203,7 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream, application/json")
+	req.Header.Set("Accept-Encoding", "identity") // said, not only implied by DisableCompression
 	c.authorize(req)
 
 	x.timings.SendNS = clock.Now()
@@ -222,6 +227,11 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 		x.transport.Kind = eval.TransportHTTPStatus
 		x.transport.ErrorBody = c.redact(string(b))
 		x.transport.Detail = c.redact(fmt.Sprintf("HTTP %d: %s", res.StatusCode, errorMessage(b)))
+		x.acc.rejectedPrompt = errorPromptTokens(b)
+		return x
+	}
+	if f := encodingFault(res.Header.Get("Content-Encoding")); f != nil {
+		x.setFault(c, f)
 		return x
 	}
 	switch bodyFormat(res.Header.Get("Content-Type"), br) {
@@ -267,12 +277,16 @@ var bodyReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64
 func (c *Client) readSSE(ctx, rctx context.Context, r io.Reader, x *exchangeResult) {
 	sr := newSSEReader(r)
 	sr.borrow = true // consume copies what it keeps
+	sr.maxEvent = x.acc.lim.event
 	for !x.acc.done {
 		ev, err := sr.Next()
 		switch {
 		case errors.Is(err, io.EOF):
 			x.transport.Kind = eval.TransportCut
-			x.transport.Detail = "stream ended before [DONE]"
+			x.transport.Detail = x.acc.cutDetail()
+			return
+		case errors.Is(err, errTooLarge):
+			x.setFault(c, x.acc.lim.tooLarge("one event passed "+x.acc.lim.eventCapText(sr.maxEvent)+" before its end"))
 			return
 		case errors.Is(err, errIncompleteEvent):
 			x.transport.Kind = eval.TransportCut
@@ -294,10 +308,15 @@ func (c *Client) readSSE(ctx, rctx context.Context, r io.Reader, x *exchangeResu
 }
 
 // readJSON accepts a non-streamed answer: some servers ignore stream:true.
+// The body is read up to its cap (limits.body), never whole.
 func (c *Client) readJSON(ctx, rctx context.Context, r io.Reader, x *exchangeResult) {
-	b, err := io.ReadAll(io.LimitReader(r, maxJSONBody))
+	b, err := io.ReadAll(io.LimitReader(r, int64(x.acc.lim.body)+1))
 	if err != nil {
 		x.transport = c.failure(ctx, rctx, "read body", err, x.transport.HTTPStatus)
+		return
+	}
+	if len(b) > x.acc.lim.body {
+		x.setFault(c, x.acc.lim.tooLarge("non-streamed body passed "+x.acc.lim.eventCapText(x.acc.lim.body)))
 		return
 	}
 	if f := x.acc.consume("", b); f != nil {

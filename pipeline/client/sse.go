@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-)
+	"strings"
 
-// maxSSELine bounds one SSE line. Engines put a whole chunk on one line; a
-// chunk with logprobs or a long non-streamed body can reach megabytes, and
-// bufio's 64 KiB default would cut those.
-const maxSSELine = 8 << 20
+	"github.com/extractbench/extractbench/eval"
+)
 
 // errIncompleteEvent says the body ended in the middle of an event (for
 // example half a JSON chunk and no blank line): the stream was cut.
@@ -20,6 +18,10 @@ var errIncompleteEvent = errors.New("stream ended inside an event")
 
 // errSSESyntax says a line is neither an SSE field nor a comment.
 var errSSESyntax = errors.New("not an event-stream line")
+
+// errTooLarge says one event (or one line) passed the reader's cap before
+// its end: the client reports it as eval.TransportTooLarge.
+var errTooLarge = errors.New("one event passed its cap before its end")
 
 // sseEvent is one dispatched server-sent event.
 type sseEvent struct {
@@ -29,11 +31,15 @@ type sseEvent struct {
 
 // sseReader splits an event stream into events. It follows the WHATWG
 // event-stream rules (data lines accumulate, a blank line dispatches,
-// ":" starts a comment, "data:" with or without the space, CRLF or LF) with
-// two tolerances for servers that bend them: a data line that follows a
-// complete JSON document dispatches that document first (servers that
-// separate chunks with a single newline), and at the end of the body a
-// pending complete document is dispatched even without its blank line.
+// ":" starts a comment, "data:" with or without the space, lines ended by
+// CRLF, LF or a bare CR) with three tolerances for servers that bend them:
+// a data line that follows a complete JSON document dispatches that
+// document first (servers that separate chunks with a single newline); at
+// the end of the body a pending complete document is dispatched even
+// without its blank line; and llama.cpp's "error: {...}" line, a field
+// WHATWG would ignore, is read as an event named error carrying that data.
+// Any other unknown field is an error: a body that is not an event stream
+// (an HTML page) must not read as an empty one.
 type sseReader struct {
 	r       *bufio.Reader
 	name    string
@@ -41,6 +47,13 @@ type sseReader struct {
 	pending bool // data holds at least one data line
 	line    []byte
 	eof     bool
+	afterCR bool // the last line ended with CR: an LF next completes its CRLF
+	// maxEvent bounds one event: its lines until the blank line, or any
+	// one line (a comment, a field), since data lines accumulate and a
+	// line limit alone bounds nothing. Engines put a whole chunk on one
+	// line, up to a whole answer for a non-streamed body sent as an event,
+	// so the cap follows the answer's (limits.event).
+	maxEvent int
 	// borrow makes an event's Data a view of the reader's buffer, valid
 	// until the next call to Next, instead of a copy: the client decodes
 	// each event before reading the next one.
@@ -48,12 +61,13 @@ type sseReader struct {
 }
 
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 64<<10)}
+	return &sseReader{r: bufio.NewReaderSize(r, 64<<10), maxEvent: newLimits(DefaultAnswerBytes, 1).event}
 }
 
 // Next returns the next event. At a clean end of body it returns io.EOF; if
 // the body ended mid-event it returns errIncompleteEvent; a line that is not
-// SSE gives an error wrapping errSSESyntax; read errors are returned as is.
+// SSE gives an error wrapping errSSESyntax, an event past maxEvent one
+// wrapping errTooLarge; read errors are returned as is.
 func (s *sseReader) Next() (sseEvent, error) {
 	for {
 		if s.eof {
@@ -97,16 +111,22 @@ func (s *sseReader) processLine(line []byte) (sseEvent, bool, error) {
 		value = bytes.TrimPrefix(value, []byte(" "))
 	}
 	switch string(field) {
-	case "data":
-		if s.pending && completeDocument(s.data.Bytes()) {
-			ev := s.dispatch()
+	case "data", "error":
+		var ev sseEvent
+		ok := s.pending && completeDocument(s.data.Bytes())
+		if ok {
+			ev = s.dispatch()
 			if s.borrow {
 				ev.Data = bytes.Clone(ev.Data) // appendData reuses the buffer
 			}
-			s.appendData(value)
-			return ev, true, nil
 		}
 		s.appendData(value)
+		if field[0] == 'e' {
+			// llama.cpp's server writes a failed task as "error: {json}"
+			// (server_sent_event(sink, "error", ...)), then data: [DONE].
+			s.name = "error"
+		}
+		return ev, ok, nil
 	case "event":
 		s.name = string(value)
 	case "id", "retry":
@@ -147,22 +167,50 @@ func (s *sseReader) flushAtEOF() (sseEvent, error) {
 	return sseEvent{}, errIncompleteEvent
 }
 
-// readLine returns one line without its LF or CRLF. A final line with no
-// newline is returned together with io.EOF.
+// readLine returns one line without its end: CRLF, LF or a bare CR (the
+// LF of a CRLF is skipped at the start of the next line, so that a line
+// ended by CR is returned without waiting for the byte after it). A final
+// line with no end is returned together with io.EOF. A line longer than
+// what is left of maxEvent is an error wrapping errTooLarge.
 func (s *sseReader) readLine() ([]byte, error) {
 	s.line = s.line[:0]
-	for {
-		frag, err := s.r.ReadSlice('\n')
-		s.line = append(s.line, frag...)
-		if len(s.line) > maxSSELine {
-			return nil, fmt.Errorf("%w: line longer than %d bytes", errSSESyntax, maxSSELine)
+	if s.afterCR {
+		s.afterCR = false
+		if b, err := s.r.Peek(1); err == nil && b[0] == '\n' {
+			s.r.Discard(1)
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
+	}
+	room := s.maxEvent - s.data.Len()
+	for {
+		if s.r.Buffered() == 0 {
+			if _, err := s.r.Peek(1); err != nil {
+				return s.line, err
+			}
+		}
+		buf, _ := s.r.Peek(s.r.Buffered())
+		end := bytes.IndexByte(buf, '\n')
+		scan := buf
+		if end >= 0 {
+			scan = buf[:end]
+		}
+		if cr := bytes.IndexByte(scan, '\r'); cr >= 0 {
+			end = cr
+		}
+		n := len(buf)
+		if end >= 0 {
+			n = end
+		}
+		if len(s.line)+n > room {
+			return nil, errTooLarge
+		}
+		s.line = append(s.line, buf[:n]...)
+		if end < 0 {
+			s.r.Discard(n)
 			continue
 		}
-		line := bytes.TrimSuffix(s.line, []byte("\n"))
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		return line, err
+		s.afterCR = buf[end] == '\r'
+		s.r.Discard(end + 1)
+		return s.line, nil
 	}
 }
 
@@ -185,3 +233,19 @@ func truncate(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// encodingFault refuses a 2xx body in a Content-Encoding other than
+// identity. The client asks for identity (Accept-Encoding, and no
+// transparent decompression): a server or proxy that compresses a stream
+// holds events back until a block fills, so its token times would be the
+// compressor's. The body is reported, not decoded, so that the operator
+// turns compression off rather than measures through it.
+func encodingFault(contentEncoding string) *streamFault {
+	enc := strings.ToLower(strings.TrimSpace(contentEncoding))
+	if enc == "" || enc == "identity" {
+		return nil
+	}
+	return &streamFault{kind: eval.TransportContentType,
+		detail: fmt.Sprintf("body is %s-compressed (Content-Encoding: %s) although the client asked for identity: turn compression off at the engine or at the proxy in front of it",
+			enc, truncate(contentEncoding, 60))}
+}

@@ -70,11 +70,17 @@ type streamAcc struct {
 	choices []choiceAcc
 	total   *usage // usage of the whole call (the usage-only chunk)
 	done    bool   // [DONE] seen, or a complete non-streamed body read
-	scratch chunkScratch
+	events  int    // payloads consumed, [DONE] and keep-alives aside
+	lim     limits
+	// rejectedPrompt is the prompt size an error named (llama.cpp's
+	// exceed_context_size_error carries n_prompt_tokens): the only prompt
+	// count a rejected request gets, as it has no usage.
+	rejectedPrompt int
+	scratch        chunkScratch
 }
 
 func newStreamAcc(clock Clock, n int) *streamAcc {
-	return &streamAcc{clock: clock, choices: make([]choiceAcc, n)}
+	return &streamAcc{clock: clock, choices: make([]choiceAcc, n), lim: newLimits(DefaultAnswerBytes, n)}
 }
 
 // streamFault is what ended a stream early, in eval.Transport terms.
@@ -83,6 +89,14 @@ type streamFault struct {
 	status int    // for an in-stream error: the status the engine declared
 	body   string // for an in-stream error: the error payload
 	detail string
+}
+
+// cutDetail says how a stream that ended cleanly before [DONE] ended.
+func (a *streamAcc) cutDetail() string {
+	if a.events == 0 {
+		return "stream ended before any chunk, and before [DONE]"
+	}
+	return "stream ended after a complete chunk, before [DONE]"
 }
 
 // consume applies one event's data. It returns a fault when the stream
@@ -96,13 +110,17 @@ func (a *streamAcc) consume(name string, data []byte) *streamFault {
 	if len(d) == 0 {
 		return nil // an empty data line is a keep-alive for some proxies
 	}
+	a.events++
 	var c chunk
 	if err := decodeChunk(d, &c, &a.scratch); err != nil {
+		if name == "error" {
+			return a.inStreamError(d, nil) // `event: error` with a text payload
+		}
 		return &streamFault{kind: eval.TransportMalformed,
 			detail: fmt.Sprintf("decode chunk %q: %v", truncate(string(d), 120), err)}
 	}
-	if hasError(c.Error) || name == "error" {
-		return inStreamError(d, c.Error)
+	if hasError(c.Error) || name == "error" || c.Choices == nil && c.Usage == nil && isErrorObject(d) {
+		return a.inStreamError(d, c.Error)
 	}
 	now := a.clock.Now()
 	// vLLM (continuous_usage_stats) puts a choice's own usage on the chunk
@@ -122,16 +140,25 @@ func (a *streamAcc) consume(name string, data []byte) *streamFault {
 				detail: fmt.Sprintf("chunk for choice index %d, expected fewer than %d", ch.Index, len(a.choices))}
 		}
 		acc := &a.choices[ch.Index]
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			acc.finish = *ch.FinishReason
+		}
 		if s := ch.content(); s != "" {
 			if acc.firstTokenNS == 0 {
 				acc.firstTokenNS = now
 			}
 			acc.lastTokenNS = now
 			acc.chunks++
+			if room := a.lim.answer - acc.out.Len(); len(s) > room {
+				acc.out.WriteString(truncate(s, room))
+				what := "answer"
+				if len(a.choices) > 1 {
+					what = fmt.Sprintf("answer of prompt %d", ch.Index)
+				}
+				return a.lim.tooLarge(fmt.Sprintf("%s passed its %d-byte cap at content chunk %d, output kept up to it",
+					what, a.lim.answer, acc.chunks))
+			}
 			acc.out.WriteString(s)
-		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			acc.finish = *ch.FinishReason
 		}
 	}
 	return nil
@@ -144,42 +171,106 @@ func hasError(raw json.RawMessage) bool {
 	return len(r) > 0 && !bytes.Equal(r, []byte("null"))
 }
 
-// inStreamError turns `data: {"error": ...}` into a fault. vLLM and SGLang
-// send an object {message, type, code} whose code is the HTTP status the
-// error would have had; TGI sends {"error": "text", "error_type": "..."}.
-// The classifier reads it like a non-2xx answer with that status (500 when
-// the engine gave none); Detail says it came inside a 200 stream.
-func inStreamError(payload []byte, raw json.RawMessage) *streamFault {
-	status, msg := 0, ""
-	var obj struct {
-		Message string          `json:"message"`
-		Code    json.RawMessage `json:"code"`
+// isErrorObject reports whether data is an error object standing alone,
+// {"object": "error", "message": ..., "code": 400}: vLLM's ErrorResponse as
+// its non-streamed answers write it, which a server streaming it as is
+// would send. Only a chunk with neither choices nor usage is asked, so a
+// stream's own chunks cost nothing more.
+func isErrorObject(data []byte) bool {
+	var v struct {
+		Object string `json:"object"`
 	}
+	return json.Unmarshal(data, &v) == nil && v.Object == "error"
+}
+
+// inStreamError turns an error inside a 200 stream into a fault, with the
+// prompt size the error names recorded as the request's. The shapes:
+//
+//	vLLM, SGLang  data: {"error": {"message", "type", "code": 500}}, code the HTTP status it would have had
+//	llama.cpp     data: {"error": {"code": 400, "message", "type": "exceed_context_size_error", "n_prompt_tokens", "n_ctx"}}
+//	llama.cpp     error: {"code": 400, "message", "type", ...} then data: [DONE] (server.cpp's server_sent_event, before server-context.cpp)
+//	vLLM's body   data: {"object": "error", "message", "type", "code": 400} (ErrorResponse standing alone)
+//	TGI           data: {"error": "text", "error_type": "validation"}
+//	others        event: error + data: a JSON object, a JSON string or plain text
+//
+// raw is the chunk's "error" member, nil when the payload itself is the
+// error. The classifier reads the fault like a non-2xx answer with that
+// status (500 when the engine gave none); Detail says it came inside a 200
+// stream.
+func (a *streamAcc) inStreamError(payload []byte, raw json.RawMessage) *streamFault {
+	var e errorValue
 	var text string
 	switch {
+	case !hasError(raw):
+		e = readErrorValue(payload)
 	case json.Unmarshal(raw, &text) == nil:
-		msg = text
+		e.message = text
 		var tgi struct {
 			ErrorType string `json:"error_type"`
 		}
 		json.Unmarshal(payload, &tgi)
-		status = tgiStatus[tgi.ErrorType]
-	case json.Unmarshal(raw, &obj) == nil:
-		msg = obj.Message
-		var code int
-		if json.Unmarshal(obj.Code, &code) == nil && code >= 400 && code <= 599 {
-			status = code
-		}
+		e.status = tgiStatus[tgi.ErrorType]
+	default:
+		e = readErrorValue(raw)
 	}
-	if status == 0 {
-		status = 500
+	if e.status == 0 {
+		e.status = 500
+	}
+	if e.prompt > 0 {
+		a.rejectedPrompt = e.prompt
 	}
 	return &streamFault{
 		kind:   eval.TransportHTTPStatus,
-		status: status,
+		status: e.status,
 		body:   truncate(string(payload), maxErrorBody),
-		detail: "error event inside a 200 stream: " + truncate(msg, 300),
+		detail: "error event inside a 200 stream: " + truncate(e.message, 300),
 	}
+}
+
+// errorValue is what an error object says.
+type errorValue struct {
+	message string
+	status  int // its code when that is an HTTP error status, else 0
+	prompt  int // n_prompt_tokens (llama.cpp, context exceeded), else 0
+}
+
+// readErrorValue reads an error object {message, code, n_prompt_tokens},
+// a JSON string, or anything else as its text.
+func readErrorValue(v []byte) errorValue {
+	var obj struct {
+		Message       string          `json:"message"`
+		Code          json.RawMessage `json:"code"`
+		NPromptTokens int             `json:"n_prompt_tokens"`
+	}
+	var text string
+	switch {
+	case json.Unmarshal(v, &text) == nil:
+		return errorValue{message: text}
+	case json.Unmarshal(v, &obj) == nil:
+		e := errorValue{message: obj.Message, prompt: max(obj.NPromptTokens, 0)}
+		var code int
+		if json.Unmarshal(obj.Code, &code) == nil && code >= 400 && code <= 599 {
+			e.status = code
+		}
+		return e
+	}
+	return errorValue{message: strings.TrimSpace(string(v))}
+}
+
+// errorPromptTokens returns the n_prompt_tokens an error body names
+// (llama.cpp's 400 for a prompt over the context window), nested under
+// "error" or not; 0 when it names none.
+func errorPromptTokens(body []byte) int {
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return 0
+	}
+	if hasError(v.Error) {
+		return readErrorValue(v.Error).prompt
+	}
+	return readErrorValue(body).prompt
 }
 
 // tgiStatus is the HTTP status TGI gives each error_type when it can still

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // readEvents reads every event of in, and checks that a borrowing reader
@@ -44,6 +45,11 @@ func TestSSEReader(t *testing.T) {
 		{"basic", "data: a\n\ndata: b\n\n", []string{"a", "b"}, nil},
 		{"no space", "data:{}\n\n", []string{"{}"}, nil},
 		{"crlf", "data: {}\r\n\r\ndata: [DONE]\r\n\r\n", []string{"{}", "[DONE]"}, nil},
+		{"bare cr", "data: a\r\rdata: b\r\r", []string{"a", "b"}, nil},
+		{"bare cr multi-line data", ": ping\rdata: a\rdata: b\r\r", []string{"a\nb"}, nil},
+		{"mixed line ends", "data: a\r\n\r\ndata: b\r\rdata: c\n\ndata: d\r\n\n", []string{"a", "b", "c", "d"}, nil},
+		{"cr then lf is one line end", "data: a\r\ndata: b\r\n\r\n", []string{"a\nb"}, nil},
+		{"llama.cpp error field", "error: {\"code\":400}\n\ndata: [DONE]\n\n", []string{`{"code":400}`, "[DONE]"}, nil},
 		{"comments and fields", ": ping\nevent: message\nid: 3\nretry: 10\ndata: x\n\n", []string{"x"}, nil},
 		{"multi-line data", "data: a\ndata: b\n\n", []string{"a\nb"}, nil},
 		{"json separated by single newlines", "data: {\"a\":1}\ndata: {\"b\":2}\n", []string{`{"a":1}`, `{"b":2}`}, nil},
@@ -74,6 +80,64 @@ func TestSSEReader_EventName(t *testing.T) {
 	if err != nil || len(evs) != 2 || evs[0].Name != "error" || evs[1].Name != "" {
 		t.Errorf("events = %+v, %v", evs, err)
 	}
+	// llama.cpp's "error: {json}" line is an event named error.
+	evs, err = readEvents(t, "data: {}\nerror: {\"code\":500}\n\ndata: [DONE]\n\n")
+	if err != nil || len(evs) != 3 || evs[0].Name != "" || evs[1].Name != "error" || string(evs[1].Data) != `{"code":500}` || evs[2].Name != "" {
+		t.Errorf("events = %+v, %v", evs, err)
+	}
+}
+
+// TestSSEReader_SplitLineEnds reads one byte at a time, so that the LF of a
+// CRLF comes in a read of its own: it must end nothing (no blank line).
+func TestSSEReader_SplitLineEnds(t *testing.T) {
+	in := "data: a\r\ndata: b\r\n\r\ndata: c\r\rdata: [DONE]\r\n\r\n"
+	r := newSSEReader(iotest.OneByteReader(strings.NewReader(in)))
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+		got = append(got, string(ev.Data))
+	}
+	if want := []string{"a\nb", "c", "[DONE]"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+}
+
+// TestSSEReader_EventCap: data lines accumulate until the blank line, so the
+// cap bounds the event, not only each line; a comment line is bounded too.
+func TestSSEReader_EventCap(t *testing.T) {
+	x := strings.Repeat("x", 60)
+	tests := []struct {
+		name    string
+		in      string
+		wantErr error
+	}{
+		{"one line within the cap", "data: " + x + x[:30] + "\n\n", io.EOF},
+		{"lines that pass it together", "data: " + x + "\ndata: " + x + "\n\n", errTooLarge},
+		{"one line past it", "data: " + x + x + "\n\n", errTooLarge},
+		{"a comment past it", ":" + x + x + "\n\n", errTooLarge},
+		{"events within it, one after another", "data: " + x + "\n\ndata: " + x + "\n\n", io.EOF},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSSEReader(strings.NewReader(tt.in))
+			r.maxEvent = 100
+			var err error
+			for range 4 {
+				if _, err = r.Next(); err != nil {
+					break
+				}
+			}
+			if !errors.Is(err, tt.wantErr) {
+				t.Errorf("error = %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
 }
 
 // FuzzSSE feeds arbitrary bytes to the reader and the chunk accumulator:
@@ -84,6 +148,10 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte(": ping\r\n\r\ndata:{\"error\":{\"message\":\"oom\",\"code\":500}}\r\n\r\n"), "[DONE]")
 	f.Add([]byte("data: {\"choi"), "x")
 	f.Add([]byte("event: error\ndata: \"boom\"\n\n"), "")
+	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\r\rdata: [DONE]\r\r"), "{}")
+	f.Add([]byte(": ping\r\ndata: a\rdata: b\r\n\r\ndata: c\n\r\n"), "a")
+	f.Add([]byte("error: {\"code\":400,\"message\":\"exceeds the available context size\",\"n_prompt_tokens\":9}\n\ndata: [DONE]\n\n"), "")
+	f.Add([]byte("event: error\rdata: CUDA out of memory\r\r"), "")
 	f.Fuzz(func(t *testing.T, raw []byte, payload string) {
 		r := newSSEReader(bytes.NewReader(raw))
 		acc := newStreamAcc(NewClock(), 2)
