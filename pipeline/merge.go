@@ -22,6 +22,12 @@ type MergeOptions struct {
 	OutDir   string    // the merged run's results directory
 	Dirs     []string  // the shards' results directories
 	Progress io.Writer // one line per shard and what was found; nil = none
+	// Derived are files in OutDir that the caller makes from results.db
+	// after Merge returns (the report): removed, with the Parquet and CSV
+	// exports, before the new results.db replaces the previous one, so that
+	// a merge killed in between never leaves them beside a db they do not
+	// describe.
+	Derived []string
 }
 
 // MergeSummary is what a merge built and found.
@@ -40,12 +46,15 @@ type MergeSummary struct {
 	Rows             int64 `json:"rows"`       // request rows in the merged run
 	Duplicates       int64 `json:"duplicates"` // (pass, document) rows dropped: another shard had them first
 	// DuplicateRows name the first duplicates (pass, document, where).
-	DuplicateRows []string          `json:"duplicate_rows,omitempty"`
-	Passes        []results.Pass    `json:"passes"`
-	Variants      []results.Outcome `json:"variants"`
-	Passed        bool              `json:"passed"`
-	Exports       []string          `json:"exports"`
-	Elapsed       time.Duration     `json:"elapsed_ns"`
+	DuplicateRows []string `json:"duplicate_rows,omitempty"`
+	// Unsealed name the shards that have no digest of their rows (written
+	// before digests, or killed mid-run): checked, but an edit is not seen.
+	Unsealed []string          `json:"unsealed,omitempty"`
+	Passes   []results.Pass    `json:"passes"`
+	Variants []results.Outcome `json:"variants"`
+	Passed   bool              `json:"passed"`
+	Exports  []string          `json:"exports"`
+	Elapsed  time.Duration     `json:"elapsed_ns"`
 }
 
 // Incomplete reports whether the merged run lacks a shard or holds one
@@ -104,6 +113,9 @@ func Merge(ctx context.Context, opts MergeOptions) (*MergeSummary, error) {
 		return nil, err
 	}
 	if err := mg.plan(); err != nil {
+		return nil, err
+	}
+	if err := mg.audit(ctx); err != nil {
 		return nil, err
 	}
 	lock, err := lockDir(opts.OutDir, "merge")
@@ -297,6 +309,9 @@ func (mg *merger) build(ctx context.Context) error {
 		return err
 	}
 	dst := filepath.Join(mg.opts.OutDir, results.DBName)
+	if err := mg.removeDerived(); err != nil {
+		return err
+	}
 	for _, suffix := range []string{"-wal", "-shm"} {
 		if err := os.Remove(dst + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("merge: replace %s: %w", dst, err)
@@ -304,6 +319,22 @@ func (mg *merger) build(ctx context.Context) error {
 	}
 	if err := os.Rename(filepath.Join(tmp, results.DBName), dst); err != nil {
 		return fmt.Errorf("merge: replace %s: %w", dst, err)
+	}
+	fmt.Fprintf(mg.opts.Progress, "merge: wrote %s; exporting\n", dst)
+	return nil
+}
+
+// removeDerived removes what the previous merge in OutDir made from its
+// results.db (exports, Derived): from here until they are written again, a
+// kill leaves the directory without them rather than with files that
+// describe another merge.
+func (mg *merger) removeDerived() error {
+	names := append([]string{results.RequestsParquet, results.PassesParquet, results.TelemetryParquet, results.RawTableCSV}, mg.opts.Derived...)
+	for _, name := range names {
+		path := filepath.Join(mg.opts.OutDir, name)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("merge: remove the previous merge's %s: %w", path, err)
+		}
 	}
 	return nil
 }

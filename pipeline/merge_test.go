@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +37,9 @@ type synthShards struct {
 	// extra: shard directories beyond the count's, each a copy of shard
 	// 0's documents (a retried shard written twice).
 	extra int
+	// sealed: each shard's digests written, as a shard's run writes them
+	// when it ends.
+	sealed bool
 }
 
 // write creates the shards' directories under root and returns them.
@@ -73,7 +79,7 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 			Variants: []VariantManifest{{Name: "bf16", Engine: EngineInfo{Model: "m"}}},
 			Shard:    &results.Shard{Index: idx, Count: s.count, Documents: len(ids[idx]), Hash: results.ShardHash}}
 		m.Fingerprint = Fingerprint(&m)
-		writeSynthShard(tb, dir, &m, fmt.Sprintf("synth-%d", n), int64(n)*int64(time.Millisecond), ids[idx], s.levels)
+		writeSynthShard(tb, dir, &m, fmt.Sprintf("synth-%d", n), int64(n)*int64(time.Millisecond), ids[idx], s.levels, s.sealed)
 		dirs = append(dirs, dir)
 	}
 	return dirs
@@ -81,7 +87,7 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 
 // writeSynthShard writes one shard run: each level's pass with one request
 // per document, 2 ms apart, its clock origin offset from the others'.
-func writeSynthShard(tb testing.TB, dir string, m *Manifest, runID string, origin int64, ids []string, levels []int) {
+func writeSynthShard(tb testing.TB, dir string, m *Manifest, runID string, origin int64, ids []string, levels []int, sealed bool) {
 	ctx := context.Background()
 	st, err := results.Open(ctx, dir)
 	if err != nil {
@@ -113,6 +119,11 @@ func writeSynthShard(tb testing.TB, dir string, m *Manifest, runID string, origi
 		}
 		if err := st.PutPass(ctx, results.Pass{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1,
 			Phase: phase, Attempt: 1, Status: results.PassComplete, Docs: int64(len(ids)), Accepted: int64(len(ids)), SentConcurrency: 1}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if sealed {
+		if err := st.SealRun(ctx, runID); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -181,7 +192,9 @@ func TestMergeSpans(t *testing.T) {
 // BenchmarkMerge merges synthetic shards of EXTRACTBENCH_MERGE_ROWS request
 // rows in all (default 1,000,000: 4 shards × 4 passes × 62,500 documents)
 // and reports rows per second, the whole merge included: reading the
-// shards, writing results.db, each pass's row, the Parquet and CSV export.
+// shards and checking them against their digests (each shard is sealed,
+// as a shard's run seals itself), writing results.db, each pass's row, the
+// Parquet and CSV export.
 // It is not run by go test without -bench, and not with -short:
 //
 //	go test ./pipeline -run '^$' -bench BenchmarkMerge -benchtime 1x
@@ -196,7 +209,7 @@ func BenchmarkMerge(b *testing.B) {
 	levels := []int{1, 2, 4, 8}
 	root := b.TempDir()
 	start := time.Now()
-	dirs := synthShards{docs: rows / len(levels), count: 4, levels: levels}.write(b, root)
+	dirs := synthShards{docs: rows / len(levels), count: 4, levels: levels, sealed: true}.write(b, root)
 	b.Logf("wrote %d shards of %d rows in all in %s", len(dirs), rows, time.Since(start).Round(time.Millisecond))
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -209,4 +222,129 @@ func BenchmarkMerge(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// crashAt is a Progress writer that panics at the first line containing
+// at, as a kill -9 would stop the merge there (the panic is recovered by
+// the test; nothing after that point runs).
+type crashAt struct{ at string }
+
+func (c crashAt) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), c.at) {
+		panic("killed: " + c.at)
+	}
+	return len(p), nil
+}
+
+// TestMerge_KilledAfterReplace: a merge killed once its new results.db is
+// in place, before it exported and reported, leaves no report or export of
+// the previous merge beside the new db: they are removed before the db is
+// replaced.
+func TestMerge_KilledAfterReplace(t *testing.T) {
+	root := t.TempDir()
+	dirs := synthShards{docs: 40, count: 2, levels: []int{1, 2}}.write(t, root)
+	out := filepath.Join(root, "merged")
+	derived := []string{"report.html", "report.md"}
+	first, err := Merge(testContext(t), MergeOptions{OutDir: out, Dirs: dirs[:1], Derived: derived})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range derived { // what cmd's report.Write makes of the first merge
+		if err := os.WriteFile(filepath.Join(out, name), []byte("the merge of shard 0 alone"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := append([]string{results.RequestsParquet, results.PassesParquet, results.TelemetryParquet, results.RawTableCSV}, derived...)
+	for _, name := range stale {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Fatalf("the first merge left no %s: %v", name, err)
+		}
+	}
+
+	func() {
+		defer func() {
+			if r := recover(); r == nil {
+				t.Fatal("the merge never announced its new results.db")
+			}
+		}()
+		_, _ = Merge(testContext(t), MergeOptions{OutDir: out, Dirs: dirs, Derived: derived, Progress: crashAt{"wrote " + filepath.Join(out, results.DBName)}})
+	}()
+	d, err := results.LoadRun(testContext(t), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Run.RunID == first.RunID || d.Manifest.Merge == nil || len(d.Manifest.Merge.Shards) != 2 {
+		t.Fatalf("results.db holds run %s, want the second merge's (both shards), not %s", d.Run.RunID, first.RunID)
+	}
+	for _, name := range stale {
+		if _, err := os.Stat(filepath.Join(out, name)); !os.IsNotExist(err) {
+			t.Errorf("%s of the previous merge is still beside the new results.db (stat: %v)", name, err)
+		}
+	}
+}
+
+// TestMerge_Audit: shards sealed as a shard's run seals itself merge to the
+// same passes as unsealed ones (which are named as such); an unsealed
+// shard whose row's verdict contradicts its scores, or whose row is of a
+// document outside it, is refused naming the shard, the pass and the row.
+func TestMerge_Audit(t *testing.T) {
+	ctx := testContext(t)
+	merge := func(t *testing.T, dirs []string) (*MergeSummary, error) {
+		return Merge(ctx, MergeOptions{OutDir: filepath.Join(t.TempDir(), "merged"), Dirs: dirs})
+	}
+	plain := synthShards{docs: 40, count: 2, levels: []int{1, 2}}.write(t, t.TempDir())
+	unsealed, err := merge(t, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unsealed.Unsealed) != 2 {
+		t.Errorf("unsealed shards named %q, want both", unsealed.Unsealed)
+	}
+	got, err := merge(t, synthShards{docs: 40, count: 2, levels: []int{1, 2}, sealed: true}.write(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Unsealed) != 0 {
+		t.Errorf("sealed shards named unsealed: %q", got.Unsealed)
+	}
+	a, _ := json.Marshal(unsealed.Passes)
+	b, _ := json.Marshal(got.Passes)
+	if string(a) != string(b) {
+		t.Errorf("sealed and unsealed shards of the same rows merge differently:\n%s\n%s", a, b)
+	}
+
+	var other string // a document id of shard 0
+	for i := 0; other == ""; i++ {
+		if id := fmt.Sprintf("doc-%07d", i); results.ShardOf(id, 2) == 0 {
+			other = id
+		}
+	}
+	tests := []struct{ name, stmt, want string }{
+		{"verdict contradicts its scores", `UPDATE requests SET failure = 'quality' WHERE rowid = (SELECT min(rowid) FROM requests WHERE level = 2)`,
+			"level=2/rep=1: 1 row whose verdict contradicts their scores: doc-"},
+		{"document outside the shard", `UPDATE requests SET doc_id = '` + other + `' WHERE rowid = (SELECT min(rowid) FROM requests WHERE level = 1)`,
+			"level=1/rep=1: 1 row of documents outside shard 1/2 (fnv1a64(id) mod count): " + other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dirs := synthShards{docs: 40, count: 2, levels: []int{1, 2}}.write(t, t.TempDir())
+			db, err := sql.Open("sqlite3", filepath.Join(dirs[1], results.DBName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(tt.stmt); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			_, err = merge(t, dirs)
+			var te *TamperedError
+			var ce *ConfigError
+			if !errors.As(err, &te) || !errors.As(err, &ce) || len(te.Shards) != 1 || te.Shards[0].Dir != dirs[1] {
+				t.Fatalf("err = %v, want a ConfigError refusing shard 1/2 in %s", err, dirs[1])
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to say %q", err, tt.want)
+			}
+		})
+	}
 }

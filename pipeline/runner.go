@@ -217,6 +217,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		rs.event(context.WithoutCancel(ctx), "", results.EventInterrupted, 0, "signal received; resume with: extractbench run -resume "+opts.OutDir)
 	}
 	bg := context.WithoutCancel(ctx)
+	if rs.shard != nil { // merge checks a shard's rows against what it left
+		if err := store.SealRun(bg, rs.runID); err != nil && runErr == nil {
+			runErr = fmt.Errorf("record the digests of the shard's rows: %w", err)
+		}
+	}
 	if err := store.SetRunStatus(bg, rs.runID, status, time.Now().UnixMilli()); err != nil && runErr == nil {
 		runErr = fmt.Errorf("record run status: %w", err)
 	}

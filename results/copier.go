@@ -64,7 +64,7 @@ func OpenCopier(ctx context.Context, dir string) (*Copier, error) {
 }
 
 // tableColumns lists the columns of schema's table in table order.
-func tableColumns(ctx context.Context, db *sql.DB, schema, table string) ([]string, error) {
+func tableColumns(ctx context.Context, db querier, schema, table string) ([]string, error) {
 	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?, ?) ORDER BY cid`, table, schema)
 	if err != nil {
 		return nil, fmt.Errorf("read the %s columns of %s: %w", table, schema, err)

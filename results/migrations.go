@@ -239,6 +239,22 @@ ALTER TABLE passes ADD COLUMN endpoints INTEGER;
 ALTER TABLE passes ADD COLUMN endpoint_requests_min INTEGER;
 ALTER TABLE passes ADD COLUMN endpoint_requests_max INTEGER;
 `,
+	// 7: a digest of each pass's measured request rows, written by a shard's
+	// run as it ends, so that merge tells a shard's rows deleted, added or
+	// edited since from the rows its run left.
+	`
+CREATE TABLE digests (
+	run_id     TEXT NOT NULL,
+	variant    TEXT NOT NULL,
+	mode       TEXT NOT NULL,
+	level      INTEGER NOT NULL,
+	repetition INTEGER NOT NULL,
+	row_count  INTEGER NOT NULL,
+	sha256     TEXT NOT NULL,
+	columns    TEXT NOT NULL,
+	PRIMARY KEY (run_id, variant, mode, level, repetition)
+);
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

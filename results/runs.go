@@ -126,8 +126,9 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 }
 
 // SetRunStatus sets the status of run runID and its end time (Unix ms; 0
-// stores NULL, as when a resumed run goes back to running). It is an error if
-// the run does not exist.
+// stores NULL, as when a resumed run goes back to running). A run set back
+// to running loses its digests (SealRun). It is an error if the run does not
+// exist.
 func (s *Store) SetRunStatus(ctx context.Context, runID, status string, endedAt int64) error {
 	if !validRunStatus(status) {
 		return fmt.Errorf("set status of run %s: status %q is not running, interrupted, complete or failed", runID, status)
@@ -142,6 +143,12 @@ func (s *Store) SetRunStatus(ctx context.Context, runID, status string, endedAt 
 			return fmt.Errorf("set status of run %s: %w", runID, err)
 		} else if n == 0 {
 			return fmt.Errorf("set status of run %s: no such run", runID)
+		}
+		if status == RunRunning {
+			// Its digests describe the rows as it ended; it is about to write more.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM digests WHERE run_id = ?`, runID); err != nil {
+				return fmt.Errorf("set status of run %s: drop its digests: %w", runID, err)
+			}
 		}
 		return nil
 	})

@@ -22,6 +22,10 @@ type Check struct {
 	PassDocsMismatch  int              `json:"pass_docs_mismatch"` // passes whose docs column differs from their stored rows
 	Telemetry         int              `json:"telemetry"`
 	Parquet           map[string]int64 `json:"parquet_rows"` // rows per exported file; -1 when it cannot be read
+	// DigestMismatch counts the passes whose rows differ from the digest
+	// their run left as it ended (a shard's run writes them: SealRun), and
+	// the digests whose pass is gone.
+	DigestMismatch int `json:"digest_mismatch"`
 }
 
 // Verify reads dir's results.db (through a read-only connection) and its
@@ -59,6 +63,9 @@ func Verify(ctx context.Context, dir string) (*Check, error) {
 	}
 	for _, r := range runs {
 		c.Statuses[r.Status]++
+		if c.DigestMismatch, err = rd.digestMismatches(ctx, r.RunID, c.DigestMismatch); err != nil {
+			return nil, fmt.Errorf("verify %s: %w", dir, err)
+		}
 	}
 	for _, name := range []string{RequestsParquet, PassesParquet, TelemetryParquet} {
 		c.Parquet[name] = parquetRows(filepath.Join(dir, name))
@@ -73,4 +80,33 @@ func parquetRows(path string) int64 {
 	}
 	defer r.Close()
 	return r.NumRows()
+}
+
+// digestMismatches adds to n the passes of run runID whose rows differ
+// from their digest, and the digests without a pass.
+func (rd *Reader) digestMismatches(ctx context.Context, runID string, n int) (int, error) {
+	digests, err := rd.Digests(ctx, runID)
+	if err != nil || len(digests) == 0 {
+		return n, err
+	}
+	keys, err := passKeys(ctx, rd.rdb, runID)
+	if err != nil {
+		return n, err
+	}
+	for _, key := range keys {
+		d, ok := digests[key]
+		delete(digests, key)
+		if !ok {
+			n++
+			continue
+		}
+		a, err := rd.AuditPass(ctx, key, d.Columns, nil, 0)
+		if err != nil {
+			return n, err
+		}
+		if a.Rows != d.Rows || a.SHA256 != d.SHA256 {
+			n++
+		}
+	}
+	return n + len(digests), nil
 }

@@ -32,7 +32,8 @@ func (c *mergeCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sum, err := pipeline.Merge(ctx, pipeline.MergeOptions{OutDir: *out, Dirs: dirs, Progress: c.stderr})
+	sum, err := pipeline.Merge(ctx, pipeline.MergeOptions{OutDir: *out, Dirs: dirs, Progress: c.stderr,
+		Derived: []string{report.HTMLFile, report.MarkdownFile}})
 	if err != nil {
 		return err // pipeline.Merge's errors already say "merge: ..."
 	}
