@@ -78,6 +78,10 @@ type Response struct {
 	UsageReported    bool   // false: the engine sent no usage; CompletionTokens counts content chunks
 	ClientChunks     int    // content-bearing chunks the client counted, whatever the engine reported
 	Output           string // the raw content, concatenated as streamed
+	// UsageRefused says what impossible usage the engine sent, when
+	// RefuseImpossibleUsage refused it (UsageReported is then false); ""
+	// when it did not. It is not stored: the pass records it as an event.
+	UsageRefused string
 	Transport
 }
 
