@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
 )
 
 // hostileProtocol writes a one-pass protocol over docs documents against
@@ -98,5 +100,58 @@ func TestRun_EngineNumbersRefused(t *testing.T) {
 				t.Errorf("stderr does not warn of the refused numbers:\n%s", log.String())
 			}
 		})
+	}
+}
+
+// TestRun_AutoLevelsCountsServedRequests is item 4 of the hardening issue:
+// against an engine that answers 429 at once above 2 requests in flight,
+// the saturation probe's throughput counts the requests the engine served,
+// not the refusals (which made it "saturated 850/s" against a real ~90/s,
+// and every chosen rate above capacity), and the probe, where refusals
+// dominate, is flagged: its 1 ms latencies are the 429s'.
+func TestRun_AutoLevelsCountsServedRequests(t *testing.T) {
+	const docs = 30
+	srv := hostile.MustNew(t, hostile.Numbers429AboveN, hostile.Options{N: 2})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	proto := hostileProtocol(t, dir, docs, "{mode: rate, arrival: constant, levels: auto, auto_levels: 3, repetitions: 1, warmup: 0}", srv.URL)
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := results.LoadRun(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto := data.Manifest.Variant("v").AutoLevels
+	if auto == nil {
+		t.Fatal("no auto_levels in the variant's manifest")
+	}
+	db := openDB(t, out)
+	var served, sent, durNS int
+	if err := db.QueryRow(`SELECT
+		(SELECT count(*) FROM requests WHERE level = ? AND http_status BETWEEN 200 AND 299 AND transport_kind IS NULL),
+		(SELECT count(*) FROM requests WHERE level = ?),
+		(SELECT duration_ns FROM passes WHERE level = ? AND phase = 'probe')`, auto.ProbeLevel, auto.ProbeLevel, auto.ProbeLevel).Scan(&served, &sent, &durNS); err != nil {
+		t.Fatal(err)
+	}
+	if sent != docs || served == 0 || served >= docs {
+		t.Fatalf("probe at %d/s: %d of %d requests served: the engine did not refuse any (or served none), nothing to test", auto.ProbeLevel, served, sent)
+	}
+	secs := float64(durNS) / 1e9
+	if limit := float64(served) / secs; auto.SaturatedRate > limit*(1+1e-9) {
+		t.Errorf("saturated throughput %.1f/s > the %d requests served over the probe's %.3fs (%.1f/s): refusals counted as capacity (%d sent: %.1f/s)",
+			auto.SaturatedRate, served, secs, limit, sent, float64(sent)/secs)
+	}
+	// The rates lie between the synchronous rate and what was served.
+	if top, bound := slices.Max(auto.Levels), max(auto.SyncRate, float64(served)/secs); float64(top) > bound+0.5 {
+		t.Errorf("highest chosen rate %d/s above both the synchronous rate %.1f/s and what the engine served in the probe (%.1f/s)", top, auto.SyncRate, float64(served)/secs)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM decisions WHERE kind = 'auto_levels' AND reason LIKE ?", fmt.Sprintf("%%%d of %d requests served%%", served, docs)); got != 1 {
+		t.Errorf("the auto_levels decision does not say how many of the probe's requests were served")
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE phase = 'probe' AND verdict = 'not_usable' AND verdict_reason LIKE '%requests failed (error)%'"); got != 1 {
+		var reason string
+		_ = db.QueryRow("SELECT verdict || ': ' || verdict_reason FROM passes WHERE phase = 'probe'").Scan(&reason)
+		t.Errorf("the probe, %d of %d requests refused, is not flagged as failure-dominated: %s", docs-served, docs, reason)
 	}
 }
