@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"reflect"
 	"regexp"
@@ -142,3 +143,26 @@ func FuzzAmount(f *testing.F) {
 
 // jsonText writes a decimal the way a JSON encoder would: plain digits.
 func jsonText(d decimal.Decimal) string { return d.String() }
+
+// FuzzParseLenient checks the linear lenient search against the reference
+// (the candidate-by-candidate scan it replaced) on inputs small enough for
+// the reference, and that it is deterministic on any input.
+func FuzzParseLenient(f *testing.F) {
+	for _, s := range []string{
+		`{"k":"v"}`, "```json\n{\"k\":\"v\"}\n```", `{not json} then {"k":"v"}`, `{"k":"v"} {"k":"w"}`,
+		`{"a":"}{\""}`, `"{"}`, `\"{"}"}`, `{"a":"\\"}"}`, `{{{`, `{}{}`, "{\"a\":\"\xff\"} {\"b\":1}",
+		noisyOutput(300),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, output string) {
+		a, aerr := ParseLenient(output)
+		b, berr := ParseLenient(output)
+		if fmt.Sprint(aerr) != fmt.Sprint(berr) || !reflect.DeepEqual(a, b) {
+			t.Fatalf("ParseLenient(%q) gave %v, %v then %v, %v", output, a, aerr, b, berr)
+		}
+		if len(output) <= 4096 {
+			agreeWithReference(t, output)
+		}
+	})
+}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -64,35 +66,36 @@ func NormalizeCategory(s string) string {
 // inside an object already found starts a candidate; a candidate that is not
 // a valid object is skipped, so prose such as "{see below}" does not hide the
 // answer after it.
+//
+// Where each candidate closes is found for all of them in one pass over the
+// text (indexBraces), so the search is linear in the text: trying candidates
+// one by one, each scanning to its close, costs the square of the text when
+// the braces never close (a run of "{" took seconds per document).
 func findObject(text string) (map[string]any, error) {
 	var (
 		found    map[string]any
 		count    int
 		firstErr error
 	)
-	for i := 0; i < len(text); {
-		j := strings.IndexByte(text[i:], '{')
-		if j < 0 {
-			break
+	ix := indexBraces(text)
+	for k := 0; k < len(ix.open); k++ {
+		start, end := ix.open[k], ix.end[k]
+		if end < 0 {
+			continue // cut: the text ends first
 		}
-		start := i + j
-		end, closed := matchBrace(text, start)
-		if closed {
-			obj, err := decodeObject(text[start:end])
-			if err == nil {
-				count++
-				if count > 1 {
-					return nil, errors.New("more than one JSON object in the output")
-				}
-				found = obj
-				i = end
-				continue
+		obj, err := ix.decode(text, start, end)
+		if err == nil {
+			count++
+			if count > 1 {
+				return nil, errors.New("more than one JSON object in the output")
 			}
-			if firstErr == nil {
-				firstErr = err
-			}
+			found = obj
+			k = ix.after(end) - 1 // the candidates inside it are part of it
+			continue
 		}
-		i = start + 1
+		if firstErr == nil {
+			firstErr = err
+		}
 	}
 	if found != nil {
 		return found, nil
@@ -103,59 +106,147 @@ func findObject(text string) (map[string]any, error) {
 	return nil, errNoObject
 }
 
-// matchBrace returns the index just past the '}' that closes the '{' at
-// text[start], skipping braces inside JSON strings. closed is false when the
-// text ends first: the object was cut.
-func matchBrace(text string, start int) (end int, closed bool) {
-	depth := 0
-	inString, escaped := false, false
-	for i := start; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{':
-			depth++
-		case c == '}':
-			depth--
-			if depth == 0 {
-				return i + 1, true
-			}
-		}
-	}
-	return len(text), false
-}
-
 // EndsInsideObject reports whether the output opens a JSON object that the
 // text never closes: the signature of output cut mid-JSON.
 func EndsInsideObject(output string) bool {
-	for i := 0; i < len(output); {
-		j := strings.IndexByte(output[i:], '{')
-		if j < 0 {
-			return false
-		}
-		start := i + j
-		end, closed := matchBrace(output, start)
-		if !closed {
+	ix := indexBraces(output)
+	for k := 0; k < len(ix.open); k++ {
+		start, end := ix.open[k], ix.end[k]
+		if end < 0 {
 			return true
 		}
-		if _, err := decodeObject(output[start:end]); err == nil {
-			i = end
-		} else {
-			i = start + 1
+		if _, err := ix.decode(output, start, end); err == nil {
+			k = ix.after(end) - 1
 		}
 	}
 	return false
 }
+
+// braceIndex says, for every '{' of a text, where the object it would open
+// closes: the index just past the '}' that brings the brace count back to
+// zero, braces inside JSON strings not counted, the string state followed
+// from that '{' as if the text began there. It also keeps where the text's
+// UTF-8 is broken, so that a candidate's validity is a look-up.
+type braceIndex struct {
+	open    []int // the positions of '{', ascending
+	end     []int // end[k]: just past the '}' closing open[k]; -1 when the text ends first
+	invalid []int // positions where invalid UTF-8 starts, ascending
+}
+
+// braceScanBytes counts the bytes brace matching has read, for the test that
+// proves the search linear (an allocation or a duration would not say it).
+var braceScanBytes atomic.Int64
+
+// Scan states: outside a string, inside one, just after a backslash inside one.
+const (
+	scanOut = iota
+	scanIn
+	scanEscaped
+)
+
+// indexBraces matches every '{' of text in one pass.
+//
+// A scan from one '{' is in one of three states at each byte (outside a
+// string, inside, just after a backslash), and two scans in the same state
+// at the same byte go on alike. So the scans still open are kept in three
+// threads, one per state; a thread is a stack of depths (top: depth 1),
+// each depth holding the scans that close at the thread's next depth-1 '}'.
+// Each byte moves the threads between states; where two threads land in one
+// state they merge, the shorter stack into the longer depth by depth. A merge
+// costs the shorter stack's height and removes that many depths, and each
+// '{' adds one, so the whole pass is linear in the text.
+func indexBraces(text string) braceIndex {
+	braceScanBytes.Add(int64(len(text)))
+	var ix braceIndex
+	n := strings.Count(text, "{")
+	if n == 0 {
+		return ix
+	}
+	ix.open = make([]int, 0, n)
+	ix.end = make([]int, n)
+	// A depth is a list of scans, linked through next and named by the
+	// scan that created it; last[d] is its last scan.
+	next := make([]int, n)
+	last := make([]int, n)
+	var threads [3][]int // per state, the stack of depths, top last
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch c {
+		case '{':
+			k := len(ix.open)
+			ix.open = append(ix.open, i)
+			ix.end[k], next[k], last[k] = -1, -1, k
+			threads[scanOut] = append(threads[scanOut], k)
+		case '}':
+			if out := threads[scanOut]; len(out) > 0 {
+				for k := out[len(out)-1]; k >= 0; k = next[k] {
+					ix.end[k] = i + 1
+				}
+				threads[scanOut] = out[:len(out)-1]
+			}
+		}
+		if threads[scanIn] == nil && threads[scanEscaped] == nil && c != '"' {
+			continue // only the outside thread, which stays outside
+		}
+		switch c {
+		case '"':
+			threads[scanOut], threads[scanIn], threads[scanEscaped] =
+				threads[scanIn], mergeDepths(threads[scanOut], threads[scanEscaped], next, last), nil
+		case '\\':
+			threads[scanIn], threads[scanEscaped] = threads[scanEscaped], threads[scanIn]
+		default:
+			threads[scanIn], threads[scanEscaped] = mergeDepths(threads[scanIn], threads[scanEscaped], next, last), nil
+		}
+	}
+	if !utf8.ValidString(text) {
+		for i := 0; i < len(text); {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if r == utf8.RuneError && size == 1 {
+				ix.invalid = append(ix.invalid, i)
+			}
+			i += size
+		}
+	}
+	return ix
+}
+
+// mergeDepths merges two threads that have come to the same state: depth d
+// of the result holds the scans at depth d of either. The shorter stack is
+// merged into the longer, so the cost is the shorter's height.
+func mergeDepths(a, b []int, next, last []int) []int {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	for i := 1; i <= len(b); i++ {
+		x, y := a[len(a)-i], b[len(b)-i]
+		next[last[x]] = y
+		last[x] = last[y]
+	}
+	if len(a) == 0 {
+		return nil
+	}
+	return a
+}
+
+// after returns the first brace at or after position p.
+func (ix braceIndex) after(p int) int {
+	return sort.SearchInts(ix.open, p)
+}
+
+// decode is decodeObject of text[start:end], a candidate of the index, with
+// the UTF-8 check looked up: start and end sit on ASCII bytes, where every
+// decoding of the text agrees, so the candidate is valid UTF-8 exactly when
+// no invalid sequence of the whole text starts inside it.
+func (ix braceIndex) decode(text string, start, end int) (map[string]any, error) {
+	if j := sort.SearchInts(ix.invalid, start); j < len(ix.invalid) && ix.invalid[j] < end {
+		return nil, errInvalidUTF8
+	}
+	return decodeUTF8Object(text[start:end])
+}
+
+// errInvalidUTF8 refuses an output that is not UTF-8; encoding/json would
+// silently replace the bad bytes.
+var errInvalidUTF8 = errors.New("output is not valid UTF-8")
 
 // decodeObject decodes text that must be exactly one JSON object.
 func decodeObject(text string) (map[string]any, error) {
@@ -163,8 +254,14 @@ func decodeObject(text string) (map[string]any, error) {
 		return nil, errNoObject
 	}
 	if !utf8.ValidString(text) {
-		return nil, errors.New("output is not valid UTF-8")
+		return nil, errInvalidUTF8
 	}
+	return decodeUTF8Object(text)
+}
+
+// decodeUTF8Object is decodeObject of text already known to start with '{'
+// and to be valid UTF-8.
+func decodeUTF8Object(text string) (map[string]any, error) {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	v, err := decodeValue(dec, 0)

@@ -58,6 +58,16 @@ type Transport struct {
 	EngineDied   bool          // set by the runner: the engine process had exited or stopped answering health checks
 }
 
+// Served reports whether the engine served the request through: the
+// exchange completed with a 2xx answer (or the in-process engine's, which
+// has no status) and no error object, whatever the answer says and however
+// it finished (finish_reason=length included). What an engine completes per
+// second counts these only: a request it refused at once (HTTP 429, a 503)
+// took none of its capacity, however fast it came back.
+func (t Transport) Served() bool {
+	return t.Kind == TransportOK && t.ErrorBody == "" && (t.HTTPStatus == 0 || t.HTTPStatus >= 200 && t.HTTPStatus < 300)
+}
+
 // Timings are monotonic instants of one request, in nanoseconds since the
 // run's clock origin (pipeline.Clock). Zero means the instant never happened
 // (no first byte, no content token...), and is stored as NULL.
@@ -79,6 +89,10 @@ type Response struct {
 	UsageReported    bool   // false: the engine sent no usage; CompletionTokens counts content chunks
 	ClientChunks     int    // content-bearing chunks the client counted, whatever the engine reported
 	Output           string // the raw content, concatenated as streamed
+	// UsageRefused says what impossible usage the engine sent, when
+	// RefuseImpossibleUsage refused it (UsageReported is then false); ""
+	// when it did not. It is not stored: the pass records it as an event.
+	UsageRefused string
 	Transport
 }
 

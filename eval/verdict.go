@@ -75,6 +75,11 @@ const (
 	CauseBaseline   Cause = "baseline"     // accepted share below 99% of the baseline's
 	CauseLatency    Cause = "latency"      // p95 E2E, or a latency objective's percentile, above the objective
 	CauseClient     Cause = "client_bound" // the client could not keep the schedule: the figures are the client's, not the engine's
+	// CauseFailures: most of the level's requests failed in the error class
+	// (refused, 429, reset…). Its latency percentiles and rates are then
+	// mostly the failures' (a 429 comes back in a millisecond), not the
+	// time the engine takes to serve a document.
+	CauseFailures Cause = "failures"
 )
 
 // The verdict words stored in passes.verdict and shown in every table.
@@ -142,6 +147,9 @@ func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
 	if l.ClientBound > 0 {
 		add(CauseClient, "client-bound in %d of %d repetitions (client delay p99 %s%s; bound: its own delay or CPU): the client, not the engine, set the pace",
 			l.ClientBound, l.Repetitions, FormatDuration(int64(l.ClientDelayP99NS.Median)), l.ClientDelayP99NS.Qualifier())
+	}
+	if n := l.Failures.Of(Error); 2*n > l.Docs {
+		add(CauseFailures, "%d of %d requests failed (error): its latency percentiles and rates are mostly those of the failures", n, l.Docs)
 	}
 	v.Usable = len(v.Causes) == 0
 	v.Reason = strings.Join(reasons, "; ")

@@ -82,6 +82,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 
 	bg := context.WithoutCancel(ctx) // an interruption still finishes the writes
 	rs.telemetryErrors(bg, v, level, rep, tel)
+	rs.numbersRefused(bg, v, key, tel)
 	if err := errors.Join(tel.FlushErr, rs.store.AddTelemetry(bg, key, toSamples(tel.Samples))); err != nil {
 		return nil, fmt.Errorf("record telemetry of pass %s: %w", key, err)
 	}
@@ -275,6 +276,7 @@ func (rs *runState) score(v *Variant, e *engine, endpoint string, d corpus.Docum
 	// (engine.attribute); an HTTP answer, even a 404, came from a live server.
 	var evidence string
 	resp.Transport, evidence = e.attribute(resp.Transport)
+	resp.RefuseImpossibleUsage() // before anything reads its tokens (OnTime's TPOT)
 	rec := eval.Record{
 		RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, DocID: d.ID, LengthClass: string(d.LengthClass),
 		Response: resp, Endpoint: endpoint,
@@ -293,6 +295,7 @@ func (rs *runState) score(v *Variant, e *engine, endpoint string, d corpus.Docum
 // resume sends the document again and replaces the row.
 func (rs *runState) keep(key results.PassKey, rec eval.Record, bar *passBar) {
 	rec.Level, rec.Repetition = key.Level, key.Repetition
+	rs.refusedUsage.note(key, &rec)
 	rs.store.Add(rec)
 	if rec.Kind != eval.TransportInterrupted {
 		bar.add(rec)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 
 	"github.com/extractbench/extractbench/eval"
@@ -88,8 +89,15 @@ func (t *passTally) add(r *eval.Record) {
 			t.onTimeOK++
 		}
 	}
-	t.promptTokens += int64(r.PromptTokens)
-	t.outTokens += int64(r.CompletionTokens)
+	// A record's usage was checked when it was made
+	// (eval.Response.RefuseImpossibleUsage); one stored by an older build
+	// may still hold an impossible count, which is not summed.
+	if eval.PlausibleTokens(r.PromptTokens) {
+		t.promptTokens += int64(r.PromptTokens)
+	}
+	if eval.PlausibleTokens(r.CompletionTokens) {
+		t.outTokens += int64(r.CompletionTokens)
+	}
 	if r.UsageReported {
 		t.usage++
 	}
@@ -208,7 +216,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	p.EngineCaptures = roundPtr(tel.CapturesDelta)
 	p.OutputsChanged, p.VerdictsChanged = rs.invariance(key)
 	if tel.QueueTimeCountDelta != nil && *tel.QueueTimeCountDelta > 0 && tel.QueueTimeSumDelta != nil {
-		p.EngineQueueMeanNS = ptr(int64(*tel.QueueTimeSumDelta / *tel.QueueTimeCountDelta * 1e9))
+		p.EngineQueueMeanNS = int64Of(math.Trunc(*tel.QueueTimeSumDelta / *tel.QueueTimeCountDelta * 1e9))
 	}
 	p.PeakGPUMemBytes = roundPtr(tel.PeakGPUMemUsed)
 	p.PeakTorchAllocatedBytes = roundPtr(tel.PeakTorchAllocated)
@@ -326,12 +334,24 @@ func toSamples(in []Sample) []results.TelemetrySample {
 
 func ptr[T any](v T) *T { return &v }
 
+// roundPtr is an engine figure rounded to the nearest integer, halves away
+// from zero (math.Round); nil when there is none or it does not fit an
+// int64 (NaN, infinite, beyond ±2^63), so that no conversion wraps it.
 func roundPtr(v *float64) *int64 {
 	if v == nil {
 		return nil
 	}
-	r := int64(*v + 0.5)
-	return &r
+	return int64Of(math.Round(*v))
+}
+
+// int64Of converts an integral float64 that fits an int64; nil otherwise
+// (float64 → int64 of a value out of range is implementation-defined in Go).
+func int64Of(r float64) *int64 {
+	if !(r >= -(1<<63) && r < 1<<63) { // false for NaN
+		return nil
+	}
+	n := int64(r)
+	return &n
 }
 
 // invariance compares the pass's outputs with the level-1 pass of the same

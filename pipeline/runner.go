@@ -101,6 +101,8 @@ type runState struct {
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
 	responseFormat json.RawMessage
+	// refusedUsage: the usages refused in each pass, for its event.
+	refusedUsage refusedUsage
 }
 
 // Run executes a protocol end to end: per variant, load, warm-up, baseline,

@@ -101,6 +101,19 @@ type Telemetry struct {
 	LastScrapeError       string
 	GPUSamples, GPUErrors int
 	LastGPUError          string
+
+	// Refused counts, per canonical metric, the scrapes (one per endpoint
+	// per tick) whose value could not be true (NaN, infinite, outside the
+	// figure's domain: readScrape) and was left out, so that the figure is
+	// NULL or made of the other scrapes; the pass records an event.
+	Refused map[string]RefusedFigure
+}
+
+// RefusedFigure is how often one metric's value was refused during a pass,
+// and the first value refused.
+type RefusedFigure struct {
+	Scrapes int
+	First   float64
 }
 
 // Sampler samples engine metrics and device memory in the background from
@@ -218,6 +231,7 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 		return
 	}
 	folded := map[string]float64{}
+	refusedNow := map[string]bool{} // figures an endpoint refused at this tick: the others' do not make the tick's figure
 	for i, ep := range s.eps {
 		sc, err := scs[i], errs[i]
 		if err != nil {
@@ -235,6 +249,18 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 		ep.last = &sc
 		if s.tel.Family == "" {
 			s.tel.Family = sc.family
+		}
+		for canon, x := range sc.refused {
+			r, seen := s.tel.Refused[canon]
+			if !seen {
+				if s.tel.Refused == nil {
+					s.tel.Refused = map[string]RefusedFigure{}
+				}
+				r.First = x
+			}
+			r.Scrapes++
+			s.tel.Refused[canon] = r
+			refusedNow[canon] = true
 		}
 		for canon, name := range sc.sources {
 			if _, seen := s.tel.Sources[canon]; !seen {
@@ -263,6 +289,9 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 		}
 	}
 	for name, v := range folded {
+		if refusedNow[name] {
+			continue
+		}
 		if p, seen := s.peaks[name]; !seen || v > p {
 			s.peaks[name] = v
 		}
@@ -336,6 +365,7 @@ func (s *Sampler) summary() Telemetry {
 	t := s.tel
 	t.Samples = append([]Sample(nil), s.samples...)
 	t.Sources = maps.Clone(s.tel.Sources)
+	t.Refused = maps.Clone(s.tel.Refused)
 	peak := func(name string) *float64 {
 		if v, ok := s.peaks[name]; ok {
 			return &v
@@ -362,8 +392,8 @@ func (s *Sampler) summary() Telemetry {
 		t.CapturesDelta = addPtr(t.CapturesDelta, ep.counterDelta(metricCaptures))
 		for _, name := range histogramMetrics {
 			b, ok := ep.last.histograms[name]
-			if !ok {
-				continue
+			if _, refused := ep.first.refused[name]; !ok || refused {
+				continue // unknown at the end, or at the start: not counted from zero
 			}
 			var a histogramSnapshot
 			if ep.first.sources[name] == ep.last.sources[name] {
@@ -416,12 +446,12 @@ func addHistograms(a, b HistogramDelta) HistogramDelta {
 }
 
 // counterDelta is a counter's growth from the endpoint's first to its last
-// scrape of the pass, nil when the last scrape lacks it; the sampler's mu
-// is held.
+// scrape of the pass, nil when the last scrape lacks it or the first one
+// refused it; the sampler's mu is held.
 func (ep *endpointState) counterDelta(name string) *float64 {
 	b, ok := ep.last.values[name]
-	if !ok {
-		return nil
+	if _, refused := ep.first.refused[name]; !ok || refused {
+		return nil // unknown at the end, or at the start: not counted from zero
 	}
 	a := 0.0
 	if ep.first.sources[name] == ep.last.sources[name] {

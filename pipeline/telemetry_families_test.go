@@ -246,8 +246,8 @@ llamacpp:requests_deferred 0
 	}
 }
 
-// FuzzParseMetrics: any input either fails to parse or yields finite
-// canonical figures, each read from one of its family's names.
+// FuzzParseMetrics: any input either fails to parse or yields finite,
+// non-negative canonical figures, each read from one of its family's names.
 func FuzzParseMetrics(f *testing.F) {
 	for _, name := range []string{"vllm_v1.txt", "vllm_v0.txt", "sglang.txt", "tgi.txt", "llamacpp.txt"} {
 		f.Add(readFixture(f, name))
@@ -275,8 +275,11 @@ func FuzzParseMetrics(f *testing.F) {
 			}
 		}
 		for name, v := range sc.values {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 				t.Errorf("%s = %v", name, v)
+			}
+			if _, refused := sc.refused[name]; refused {
+				t.Errorf("%s both kept and refused", name)
 			}
 			if !known[sc.sources[name]] {
 				t.Errorf("%s read from unknown name %q", name, sc.sources[name])

@@ -43,16 +43,30 @@ const (
 var gaugeMetrics = []struct {
 	name string
 	max  bool
+	hi   float64 // the largest possible value; the smallest is 0
 }{
-	{metricRunning, false},
-	{metricWaiting, false},
-	{metricKVUsage, true},
-	{metricKVTokens, false},
-	{metricPreemptions, false},
-	{metricTorchAlloc, false},
-	{metricTorchReserve, false},
-	{metricCaptures, false},
+	{metricRunning, false, maxCount},
+	{metricWaiting, false, maxCount},
+	{metricKVUsage, true, 1},
+	{metricKVTokens, false, maxCount},
+	{metricPreemptions, false, maxCount},
+	{metricTorchAlloc, false, maxBytes},
+	{metricTorchReserve, false, maxBytes},
+	{metricCaptures, false, maxCount},
 }
+
+// The domains of engine figures. A value outside its figure's domain (or
+// NaN, or infinite) cannot be a measurement: the figure is left out of the
+// scrape (NULL, never summed into a peak or a delta) and the scrape notes it
+// in refused, which the pass records as an event.
+const (
+	maxCount   = 1 << 40 // requests, tokens, preemptions, captures, histogram observations
+	maxBytes   = 1 << 53 // memory: exact in a float64, and 8 PiB
+	maxSeconds = 1 << 40 // a histogram's sum of seconds
+)
+
+// possible reports whether v lies in [0, hi].
+func possible(v, hi float64) bool { return v >= 0 && v <= hi } // false for NaN
 
 // histogramMetrics are read as _sum/_count (and buckets) at the first and
 // last scrape; their difference covers the pass.
@@ -64,6 +78,7 @@ type scrape struct {
 	values     map[string]float64           // canonical gauge or counter -> folded value
 	histograms map[string]histogramSnapshot // canonical histogram -> folded snapshot
 	sources    map[string]string            // canonical metric -> the engine's name it was read from
+	refused    map[string]float64           // canonical metric -> an impossible value it carried (not in values or histograms)
 }
 
 // histogramSnapshot is a histogram summed over its label sets.
@@ -88,7 +103,7 @@ func parseMetrics(r io.Reader) (scrape, error) {
 // readScrape folds the detected family's series onto the canonical names,
 // each read from one source name only.
 func readScrape(fams map[string]*dto.MetricFamily) scrape {
-	s := scrape{values: map[string]float64{}, histograms: map[string]histogramSnapshot{}, sources: map[string]string{}}
+	s := scrape{values: map[string]float64{}, histograms: map[string]histogramSnapshot{}, sources: map[string]string{}, refused: map[string]float64{}}
 	f, label := detectFamily(fams)
 	s.family = label
 	names := func(canon string) []string {
@@ -101,14 +116,22 @@ func readScrape(fams map[string]*dto.MetricFamily) scrape {
 	}
 	for _, g := range gaugeMetrics {
 		name, mf := firstPresent(fams, names(g.name))
-		if v, ok := foldValues(mf, g.max); ok {
+		v, ok, bad := foldValues(mf, g.max, g.hi)
+		switch {
+		case bad != nil:
+			s.refused[g.name] = *bad
+		case ok:
 			s.values[g.name] = v
 			s.sources[g.name] = name
 		}
 	}
 	for _, canon := range histogramMetrics {
 		name, mf := firstPresent(fams, names(canon))
-		if h, ok := foldHistogram(mf); ok {
+		h, ok, bad := foldHistogram(mf)
+		switch {
+		case bad != nil:
+			s.refused[canon] = *bad
+		case ok:
 			s.histograms[canon] = h
 			s.sources[canon] = name
 		}
@@ -188,32 +211,42 @@ func labelValue(m *dto.Metric, name string) (string, bool) {
 	return "", false
 }
 
+// metricValue is a gauge's, counter's or untyped sample's value; false for
+// a series of another type.
 func metricValue(m *dto.Metric) (float64, bool) {
-	var v float64
 	switch {
 	case m.Gauge != nil:
-		v = m.GetGauge().GetValue()
+		return m.GetGauge().GetValue(), true
 	case m.Counter != nil:
-		v = m.GetCounter().GetValue()
+		return m.GetCounter().GetValue(), true
 	case m.Untyped != nil:
-		v = m.GetUntyped().GetValue()
-	default:
-		return 0, false
+		return m.GetUntyped().GetValue(), true
 	}
-	return v, !math.IsNaN(v) && !math.IsInf(v, 0)
+	return 0, false
 }
 
 // foldValues folds a gauge or counter family to one value: replicas of one
-// scheduler by max, schedulers by sum (or by max when useMax).
-func foldValues(mf *dto.MetricFamily, useMax bool) (float64, bool) {
+// scheduler by max, schedulers by sum (or by max when useMax). A series
+// whose value is not in [0, hi] (NaN and infinities included) makes the
+// whole figure unknown for this scrape: the folded figure would be wrong,
+// and one engine's impossible number must not pass as part of a sum. bad is
+// then that value.
+func foldValues(mf *dto.MetricFamily, useMax bool, hi float64) (float64, bool, *float64) {
 	if !present(mf) {
-		return 0, false
+		return 0, false, nil
 	}
 	acc, n := 0.0, 0
 	for _, g := range schedulerGroups(mf) {
 		v, ok := 0.0, false
 		for _, m := range g {
-			if x, finite := metricValue(m); finite && (!ok || x > v) {
+			x, has := metricValue(m)
+			if !has {
+				continue
+			}
+			if !possible(x, hi) {
+				return 0, false, &x
+			}
+			if !ok || x > v {
 				v, ok = x, true
 			}
 		}
@@ -230,23 +263,29 @@ func foldValues(mf *dto.MetricFamily, useMax bool) (float64, bool) {
 		}
 		n++
 	}
-	return acc, n > 0
+	return acc, n > 0, nil
 }
 
 // foldHistogram sums a histogram family over its schedulers, taking one
-// series (the one with most observations) for the replicas of each.
-func foldHistogram(mf *dto.MetricFamily) (histogramSnapshot, bool) {
+// series (the one with most observations) for the replicas of each. A
+// series with an impossible sum (NaN, infinite, negative, over maxSeconds)
+// or count (over maxCount, its own or a bucket's) makes the histogram
+// unknown for this scrape, as in foldValues; bad is then that number.
+func foldHistogram(mf *dto.MetricFamily) (h histogramSnapshot, ok bool, bad *float64) {
 	if mf == nil || mf.GetType() != dto.MetricType_HISTOGRAM {
-		return histogramSnapshot{}, false
+		return histogramSnapshot{}, false, nil
 	}
-	h := histogramSnapshot{Buckets: map[float64]float64{}}
+	h = histogramSnapshot{Buckets: map[float64]float64{}}
 	n := 0
 	for _, g := range schedulerGroups(mf) {
 		var best *dto.Histogram
 		for _, m := range g {
 			hm := m.GetHistogram()
-			if hm == nil || math.IsNaN(hm.GetSampleSum()) || math.IsInf(hm.GetSampleSum(), 0) {
+			if hm == nil {
 				continue
+			}
+			if x := impossibleHistogram(hm); x != nil {
+				return histogramSnapshot{}, false, x
 			}
 			if best == nil || hm.GetSampleCount() > best.GetSampleCount() {
 				best = hm
@@ -262,7 +301,24 @@ func foldHistogram(mf *dto.MetricFamily) (histogramSnapshot, bool) {
 		}
 		n++
 	}
-	return h, n > 0
+	return h, n > 0, nil
+}
+
+// impossibleHistogram returns the first number of hm outside its domain,
+// nil when every one is possible.
+func impossibleHistogram(hm *dto.Histogram) *float64 {
+	if x := hm.GetSampleSum(); !possible(x, maxSeconds) {
+		return &x
+	}
+	if x := float64(hm.GetSampleCount()); !possible(x, maxCount) {
+		return &x
+	}
+	for _, b := range hm.GetBucket() {
+		if x := float64(b.GetCumulativeCount()); !possible(x, maxCount) {
+			return &x
+		}
+	}
+	return nil
 }
 
 // BucketDelta is one histogram bucket's growth over a pass.

@@ -138,7 +138,8 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 // autoLevels is an auto rate sweep's step between its synchronous baseline
 // and its rates: a saturation probe (one recorded pass, phase probe, at a
 // rate far above capacity: every document arrives within about one
-// synchronous request's time) measures the saturated throughput; then
+// synchronous request's time) measures the saturated throughput, the
+// requests it served per second (a request refused at once is not served); then
 // sweep.auto_levels rates are spaced from the synchronous rate up to it
 // (results.ChooseAutoLevels), recorded as a decision and in the variant's
 // manifest. It returns nil, nil when interrupted before the rates are known.
@@ -175,7 +176,22 @@ func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]
 		}
 		return nil, fmt.Errorf("levels: auto: the saturation probe at %d/s did not complete", probe)
 	}
-	satRate := float64(p.Docs) / (float64(p.DurationNS) / 1e9)
+	// Capacity is what the engine served: a request it refused at once
+	// (429 above a few in flight) comes back fast and would pass for
+	// throughput.
+	served, err := rs.servedRequests(bg, rs.passKey(v, probe, 1))
+	if err != nil {
+		return nil, fmt.Errorf("levels: auto: read the saturation probe's requests: %w", err)
+	}
+	satRate := float64(served) / (float64(p.DurationNS) / 1e9)
+	probeWhat := "one pass"
+	if served < p.Docs {
+		probeWhat = fmt.Sprintf("one pass: %d of %d requests served, the %d the engine refused or failed (%s) are not capacity",
+			served, p.Docs, p.Docs-served, failureList(p.Failures))
+	}
+	if served == 0 {
+		return nil, fmt.Errorf("levels: auto: the saturation probe at %d/s had no request served (%s): no saturated throughput to space rates up to", probe, probeWhat)
+	}
 	n := rs.proto.Sweep.AutoLevels
 	chosen := results.ChooseAutoLevels(syncRate, satRate, n, probe)
 	if len(chosen) == 0 {
@@ -186,8 +202,8 @@ func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]
 		names[i] = eval.LevelName(results.ModeRate, l)
 	}
 	rs.decision(bg, v.Name, results.DecisionAutoLevels, probe, slices.Max(chosen), fmt.Sprintf(
-		"levels: auto: synchronous rate %.2f/s, saturated throughput %.2f/s (probe at %d/s, one pass); %d rates spaced evenly up to it (sweep.auto_levels=%d, whole requests/s): %s",
-		syncRate, satRate, probe, len(chosen), n, strings.Join(names, ", ")))
+		"levels: auto: synchronous rate %.2f/s, saturated throughput %.2f/s (probe at %d/s, %s); %d rates spaced evenly up to it (sweep.auto_levels=%d, whole requests/s): %s",
+		syncRate, satRate, probe, probeWhat, len(chosen), n, strings.Join(names, ", ")))
 	if idx := slices.IndexFunc(rs.manifest.Variants, func(m VariantManifest) bool { return m.Name == v.Name }); idx >= 0 {
 		rs.manifest.Variants[idx].AutoLevels = &results.AutoLevels{SyncRate: syncRate, ProbeLevel: probe, SaturatedRate: satRate, Levels: chosen}
 		if err := rs.store.UpdateManifest(bg, rs.runID, rs.manifest); err != nil {
@@ -195,6 +211,32 @@ func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]
 		}
 	}
 	return chosen, nil
+}
+
+// servedRequests counts the pass's requests the engine served through
+// (eval.Transport.Served).
+func (rs *runState) servedRequests(ctx context.Context, key results.PassKey) (int64, error) {
+	var n int64
+	err := rs.store.EachPassRecord(ctx, key, func(r *eval.Record) {
+		if r.Served() {
+			n++
+		}
+	})
+	return n, err
+}
+
+// failureList is "error 296, memory 1": the classes a pass's failures fell in.
+func failureList(c eval.FailureCounts) string {
+	var parts []string
+	for _, f := range eval.Failures {
+		if n := c.Of(f); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", f, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "no failure class"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // AutoProbeFactor bounds an auto sweep's saturation probe from below: its

@@ -76,6 +76,13 @@ const (
 	// readings) failed during a pass, so its engine figures are partial or
 	// missing; Detail gives the pass, the counts and the last error.
 	EventTelemetryErrors = "telemetry_errors"
+	// EventEngineNumbersRefused: during a pass the engine reported numbers
+	// that cannot be true (a negative or absurd token count in a usage; a
+	// NaN, infinite or out-of-domain /metrics value), which were refused:
+	// NULL (or, for completion tokens, the client's count), never summed.
+	// One per pass; Detail names the pass and each refused figure, how
+	// often, and the first value.
+	EventEngineNumbersRefused = "engine_numbers_refused"
 )
 
 // Event is one row of events: something that happened to the run or a

@@ -1,0 +1,26 @@
+package eval
+
+import "fmt"
+
+// MaxTokenCount is the largest token count an engine's usage may report
+// (2^40, a thousand billion tokens for one request): a count above it, or a
+// negative one, cannot be true, and summing it would overflow a pass's total
+// or turn its tokens per second negative.
+const MaxTokenCount = 1 << 40
+
+// PlausibleTokens reports whether n can be a request's token count.
+func PlausibleTokens(n int) bool { return n >= 0 && n <= MaxTokenCount }
+
+// RefuseImpossibleUsage drops an engine usage that cannot be true (a
+// negative count, or one above MaxTokenCount) from r before it becomes a
+// record: the prompt tokens become unknown (NULL), the completion tokens are
+// the client's own count, as when the engine sends no usage, UsageReported
+// is false and UsageRefused says what the engine sent. A usage one of whose
+// counts is impossible is not trusted for the other either.
+func (r *Response) RefuseImpossibleUsage() {
+	if !r.UsageReported || PlausibleTokens(r.PromptTokens) && PlausibleTokens(r.CompletionTokens) {
+		return
+	}
+	r.UsageRefused = fmt.Sprintf("usage prompt_tokens %d, completion_tokens %d", r.PromptTokens, r.CompletionTokens)
+	r.PromptTokens, r.CompletionTokens, r.UsageReported = 0, r.ClientChunks, false
+}
