@@ -92,7 +92,9 @@ func (t *passTally) add(r *eval.Record) {
 	// A record's usage was checked when it was made
 	// (eval.Response.RefuseImpossibleUsage); one stored by an older build
 	// may still hold an impossible count, which is not summed.
-	if eval.PlausibleTokens(r.PromptTokens) {
+	// A prompt the engine refused (its n_prompt_tokens kept without usage)
+	// was never prefilled: it is not the pass's prompt throughput.
+	if r.UsageReported && eval.PlausibleTokens(r.PromptTokens) {
 		t.promptTokens += int64(r.PromptTokens)
 	}
 	if eval.PlausibleTokens(r.CompletionTokens) {

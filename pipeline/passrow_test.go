@@ -76,3 +76,16 @@ func TestTallyPass_HeapFlat(t *testing.T) {
 		t.Errorf("tallying 20,000 rows holds %d KB more than 2,000 (%d KB against %d KB): a pass's records are held", (large-small)>>10, large>>10, small>>10)
 	}
 }
+
+// A prompt the engine refused keeps its n_prompt_tokens on the record
+// (usage_reported 0) but was never prefilled: the pass's prompt tokens, and
+// so its prompt tokens/s, leave it out.
+func TestPassTally_RefusedPromptNotPrefilled(t *testing.T) {
+	rs := &runState{}
+	tally := rs.newTally(nil)
+	tally.add(&eval.Record{DocID: "a", Response: eval.Response{PromptTokens: 100, CompletionTokens: 10, UsageReported: true}})
+	tally.add(&eval.Record{DocID: "b", Response: eval.Response{PromptTokens: 9000}}) // a context-exceeded 400's n_prompt_tokens
+	if got, want := tally.promptTokens, int64(100); got != want {
+		t.Fatalf("prompt tokens = %d, want %d", got, want)
+	}
+}
