@@ -65,8 +65,8 @@ var contextMarkers = []string{
 //   - finish_reason=length is truncation even when the text happens to parse:
 //     the engine says it stopped for the budget, not because it had finished.
 func classifyTransport(tr Transport, output string) (Failure, string) {
-	if tr.Kind == TransportInterrupted {
-		return None, "" // the run cut it, not the engine: no class at all (Evaluate says not measured)
+	if !tr.Kind.Measured() {
+		return None, "" // the run or the client cut it, not the engine: no class at all (Evaluate says not measured)
 	}
 	body := strings.ToLower(tr.ErrorBody)
 	failed := tr.Kind != TransportOK
