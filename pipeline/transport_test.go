@@ -174,7 +174,7 @@ func TestRun_ClientFaultsNotCharged(t *testing.T) {
 		t.Errorf("pass: %d documents, %d error failures, status %q; want %d, 0, complete", p.Docs, p.Failures.Of(eval.Error), p.Status, sent)
 	}
 	if p.ClientBound == nil || !*p.ClientBound {
-		t.Errorf("pass client_bound = %v, want true", p.ClientBound)
+		t.Errorf("pass client_bound = %v, want true", p.ClientBound != nil && *p.ClientBound)
 	}
 	if got := queryInt(t, db, `SELECT count(*) FROM events WHERE kind = ? AND detail LIKE ?`, results.EventClientFaults, fmt.Sprintf("%% %d of %d requests %%", docs-sent, docs)); got != 1 {
 		t.Errorf("%d %s events naming %d of %d, want 1", got, results.EventClientFaults, docs-sent, docs)

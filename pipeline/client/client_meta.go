@@ -127,6 +127,9 @@ func (c *Client) Describe(ctx context.Context) EngineReport {
 	}
 	missed(err)
 	for _, path := range versionProbes {
+		if ctx.Err() != nil {
+			break // the caller's deadline passed: every probe would miss
+		}
 		b, err := c.call(ctx, http.MethodGet, path)
 		if err != nil {
 			missed(err)
