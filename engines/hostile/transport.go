@@ -33,7 +33,8 @@ const (
 	TransportSilentResetPeaks Mode = "transport-silent-reset-peaks"
 	// TransportRedirect302 and TransportRedirect307 redirect every path but
 	// /health to the same path on a second server, the mode's Sink (SinkOf),
-	// which answers as Normal does and counts what reaches it.
+	// which answers as Normal does and counts what reaches it. Requests
+	// counts the requests redirected.
 	TransportRedirect302 Mode = "transport-redirect-302"
 	TransportRedirect307 Mode = "transport-redirect-307"
 	// TransportBinary500 answers chat with a 500 whose body is binary: every
