@@ -185,16 +185,16 @@ type exchangeResult struct {
 	timings   eval.Timings
 	transport eval.Transport
 	acc       *streamAcc
-	clean     func(string) string // the client's: content is an engine's bytes too
+	red       *Redactor // the client's: content is an engine's bytes too
 }
 
 // response builds the Response of choice i. single says the call had one
 // prompt, so the call's total usage is that prompt's own.
 func (x *exchangeResult) response(i int, single bool) eval.Response {
 	ch := &x.acc.choices[i]
-	r := eval.Response{Timings: x.timings, Transport: x.transport, Output: x.clean(ch.out.String())}
+	r := eval.Response{Timings: x.timings, Transport: x.transport, Output: cleanText(x.red, ch.out.String())}
 	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
-	r.FinishReason = x.clean(ch.finish)
+	r.FinishReason = cleanText(x.red, ch.finish)
 	r.ClientChunks = ch.chunks
 	switch {
 	case ch.usage != nil:
@@ -210,7 +210,7 @@ func (x *exchangeResult) response(i int, single bool) eval.Response {
 // exchange POSTs payload to path and reads the answer, streamed or not,
 // into n choices.
 func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path string, payload any, n int) *exchangeResult {
-	x := &exchangeResult{acc: newStreamAcc(clock, n), clean: c.clean}
+	x := &exchangeResult{acc: newStreamAcc(clock, n), red: c.red}
 	x.timings.SchedNS = schedNS
 	defer func() {
 		if x.timings.DoneNS == 0 {
@@ -434,8 +434,10 @@ func (c *Client) authorize(req *http.Request) {
 // UTF-8 (an invalid byte becomes U+FFFD; DuckDB refuses a Parquet string
 // column that is not UTF-8) and without the API key in any encoding, nor a
 // URL's userinfo.
-func (c *Client) clean(s string) string {
-	return c.red.Redact(strings.ToValidUTF8(s, "\uFFFD")) // no copy when valid
+func (c *Client) clean(s string) string { return cleanText(c.red, s) }
+
+func cleanText(red *Redactor, s string) string {
+	return red.Redact(strings.ToValidUTF8(s, "\uFFFD")) // no copy when valid
 }
 
 // firstByteReader records when the first body byte was read.

@@ -22,14 +22,12 @@ import (
 // on a new connection, or after the first byte of an answer, is the
 // engine's and is never sent again.
 func (c *Client) do(req *http.Request, beforeRetry func()) (res *http.Response, lost, err error) {
-	var stale, answered atomic.Bool
-	trace := &httptrace.ClientTrace{
-		GotConn:              func(i httptrace.GotConnInfo) { stale.Store(i.Reused && i.WasIdle) },
-		GotFirstResponseByte: func() { answered.Store(true) },
-	}
+	t := &connTrace{}
+	t.GotConn = func(i httptrace.GotConnInfo) { t.stale.Store(i.Reused && i.WasIdle) }
+	t.GotFirstResponseByte = func() { t.answered.Store(true) }
 	ctx := req.Context()
-	res, err = c.hc.Do(req.WithContext(httptrace.WithClientTrace(ctx, trace)))
-	if err == nil || !stale.Load() || answered.Load() || ctx.Err() != nil {
+	res, err = c.hc.Do(req.WithContext(httptrace.WithClientTrace(ctx, &t.ClientTrace)))
+	if err == nil || !t.stale.Load() || t.answered.Load() || ctx.Err() != nil {
 		return res, nil, err
 	}
 	again := req.Clone(ctx)
@@ -45,6 +43,14 @@ func (c *Client) do(req *http.Request, beforeRetry func()) (res *http.Response, 
 	}
 	res, err2 := c.fresh.Do(again)
 	return res, err, err2
+}
+
+// connTrace is what do learns of the connection a request went on: a
+// reused idle one (stale: the server may have closed it), and whether any
+// byte of an answer came back on it.
+type connTrace struct {
+	httptrace.ClientTrace
+	stale, answered atomic.Bool
 }
 
 // retriedNote is the transport detail that says a request was sent twice,
