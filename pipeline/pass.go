@@ -99,9 +99,9 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	faults, lastFault := bar.clientFaults()
 	complete := tally.docs+int64(faults) == int64(docs.Len())
 	bar.finish(complete)
+	self.faults = faults
 	p := rs.passRow(key, phase, retryOf, level, tally, tel, transport, complete, self)
 	if faults > 0 {
-		p.ClientBound = ptr(true)
 		detail := fmt.Sprintf("pass level %d, repetition %d: %d of %d requests failed in the client itself (last: %s): left out of the engine's figures, the pass is client_bound, and -resume sends them again",
 			level, rep, faults, docs.Len(), lastFault)
 		rs.logf("%s: warning: %s", v.Name, detail)

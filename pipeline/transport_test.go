@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -173,8 +174,8 @@ func TestRun_ClientFaultsNotCharged(t *testing.T) {
 	if p.Docs != sent || p.Failures.Of(eval.Error) != 0 || p.Status != results.PassComplete {
 		t.Errorf("pass: %d documents, %d error failures, status %q; want %d, 0, complete", p.Docs, p.Failures.Of(eval.Error), p.Status, sent)
 	}
-	if p.ClientBound == nil || !*p.ClientBound {
-		t.Errorf("pass client_bound = %v, want true", p.ClientBound != nil && *p.ClientBound)
+	if p.ClientBound == nil || !*p.ClientBound || p.Verdict != "not_usable" || !strings.Contains(p.VerdictReason, "client-bound") {
+		t.Errorf("pass client_bound = %v, verdict %q (%s); want client-bound, not usable", p.ClientBound != nil && *p.ClientBound, p.Verdict, p.VerdictReason)
 	}
 	if got := queryInt(t, db, `SELECT count(*) FROM events WHERE kind = ? AND detail LIKE ?`, results.EventClientFaults, fmt.Sprintf("%% %d of %d requests %%", docs-sent, docs)); got != 1 {
 		t.Errorf("%d %s events naming %d of %d, want 1", got, results.EventClientFaults, docs-sent, docs)
