@@ -67,8 +67,8 @@ var contextMarkers = []string{
 //   - too_large is truncation: the client cut an answer that went past any
 //     size max_tokens allows (max_answer_bytes), as length is the engine's cut.
 func classifyTransport(tr Transport, output string) (Failure, string) {
-	if tr.Kind == TransportInterrupted {
-		return None, "" // the run cut it, not the engine: no class at all (Evaluate says not measured)
+	if !tr.Kind.Measured() {
+		return None, "" // the run or the client cut it, not the engine: no class at all (Evaluate says not measured)
 	}
 	body := strings.ToLower(tr.ErrorBody)
 	failed := tr.Kind != TransportOK

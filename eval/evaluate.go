@@ -36,9 +36,10 @@ type Options struct {
 // forgets them cannot make a malformed answer count.
 func Evaluate(output string, exp corpus.Expected, tr Transport, opt Options) Outcome {
 	o := Outcome{Expected: exp}
-	if tr.Kind == TransportInterrupted {
-		// Cancelled by the run's interruption: not a measurement, so no
-		// failure class and no verdict; the row waits for -resume.
+	if !tr.Kind.Measured() {
+		// Cancelled by the run's interruption, or failed in the client
+		// itself: not a measurement, so no failure class and no verdict;
+		// the row waits for -resume.
 		return o
 	}
 

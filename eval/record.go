@@ -44,8 +44,15 @@ const (
 	TransportContentType TransportKind = "content_type"  // a 200 whose body is not an event stream or JSON (an HTML page, a compressed body)
 	TransportTooLarge    TransportKind = "too_large"     // the answer, one event or a non-streamed body passed the client's cap (max_answer_bytes): the client cancelled the request
 	TransportInterrupted TransportKind = "interrupted"   // the run was interrupted and cancelled the request: not a measurement, nor a failure of the engine
+	TransportClient      TransportKind = "client"        // the client ran out of its own resources (file descriptors, ports, buffers): the engine never saw the request; not a measurement, nor a failure of the engine
 	TransportOther       TransportKind = "transport"     // any other client-side error
 )
+
+// Measured reports whether a request of kind k measured the engine: every
+// kind but the run's own interruption and the client's own failure, which
+// no figure of the engine counts (no failure class, left out of the pass,
+// sent again by -resume).
+func (k TransportKind) Measured() bool { return k != TransportInterrupted && k != TransportClient }
 
 // Transport is everything the engine client observed about one request that
 // the classifier needs: the HTTP answer, the stream's end and any error.

@@ -145,7 +145,7 @@ func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
 	objective("p99 TPOT", l.TPOTP99NS, acc.TPOTP99MS)
 	objective("p95 E2E from scheduled", l.E2ESchedP95NS, acc.E2EP95MS)
 	if l.ClientBound > 0 {
-		add(CauseClient, "client-bound in %d of %d repetitions (client delay p99 %s%s; bound: its own delay or CPU): the client, not the engine, set the pace",
+		add(CauseClient, "client-bound in %d of %d repetitions (client delay p99 %s%s; bound: its own delay, CPU or failures): the client, not the engine, set the pace",
 			l.ClientBound, l.Repetitions, FormatDuration(int64(l.ClientDelayP99NS.Median)), l.ClientDelayP99NS.Qualifier())
 	}
 	if n := l.Failures.Of(Error); 2*n > l.Docs {

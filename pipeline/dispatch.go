@@ -46,6 +46,7 @@ type clientSelf struct {
 	cpuNS    int64
 	wallNS   int64
 	inProcEn bool // the engine runs in this process: CPU is not the client's alone
+	faults   int  // requests that failed in the client itself (transport kind client)
 }
 
 func startClientSelf(inProcEngine bool) *clientSelf {
@@ -74,7 +75,9 @@ func (c *clientSelf) stop() {
 	}
 }
 
-// judge fills the pass's self-check columns.
+// judge fills the pass's self-check columns. A request that failed in the
+// client itself makes the pass client_bound too: its figures miss documents
+// for the client's want, not the engine's.
 func (c *clientSelf) judge(p *results.Pass) {
 	if c == nil {
 		return
@@ -90,9 +93,12 @@ func (c *clientSelf) judge(p *results.Pass) {
 		p.ClientCPUShare = share
 	}
 	if p.ClientDelayP99NS == nil {
+		if c.faults > 0 {
+			p.ClientBound = ptr(true)
+		}
 		return
 	}
-	bound := *p.ClientDelayP99NS > ClientDelayBound.Nanoseconds() ||
+	bound := c.faults > 0 || *p.ClientDelayP99NS > ClientDelayBound.Nanoseconds() ||
 		(p.E2EP50NS != nil && d.P50 > ClientOverheadShare*float64(*p.E2EP50NS) && d.P50 > float64(ClientDelayFloor)) ||
 		(!c.inProcEn && share != nil && *share >= ClientCPUSaturated)
 	p.ClientBound = &bound

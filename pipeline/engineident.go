@@ -12,6 +12,7 @@ import (
 
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/results"
 )
 
 // portProbeTimeout bounds the check that nothing answers on an engine's
@@ -67,6 +68,9 @@ func (rs *runState) checkServedModel(ctx context.Context, v *Variant, r *replica
 	case errors.Is(err, client.ErrNotFound):
 		rs.logf("%s: warning: the engine has no /v1/models; cannot check that it serves %q", v.Name, v.Engine.Model)
 		return nil
+	case errors.Is(err, client.ErrNoAnswer):
+		rs.noAnswer(ctx, v, at, err.Error(), fmt.Sprintf("cannot check that it serves %q", v.Engine.Model))
+		return nil
 	case err != nil:
 		return fmt.Errorf("variant %s: ask the engine at %s which models it serves: %w", v.Name, at, err)
 	case !slices.Contains(models, v.Engine.Model):
@@ -74,6 +78,15 @@ func (rs *runState) checkServedModel(ctx context.Context, v *Variant, r *replica
 			v.Name, at, quoteList(models), v.Engine.Model)
 	}
 	return nil
+}
+
+// noAnswer records a metadata call the engine at endpoint left without an
+// answer past its deadline (client.ErrNoAnswer): a warning and an event;
+// the run goes on without what the call would have said (so).
+func (rs *runState) noAnswer(ctx context.Context, v *Variant, endpoint, what, so string) {
+	detail := fmt.Sprintf("%s: %s; %s", endpoint, what, so)
+	rs.logf("%s: warning: the engine at %s", v.Name, detail)
+	rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineCallTimeout, 0, detail)
 }
 
 func quoteList(s []string) string {

@@ -54,7 +54,11 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	}
 
 	for _, r := range e.replicas.all {
-		if _, err := r.client.ResetPeaks(ctx); err != nil {
+		_, err := r.client.ResetPeaks(ctx)
+		switch {
+		case errors.Is(err, client.ErrNoAnswer):
+			rs.noAnswer(ctx, v, r.name, err.Error(), fmt.Sprintf("the pass at level %d, repetition %d goes on: its memory peaks may include what came before", level, rep))
+		case err != nil:
 			rs.logf("%s: warning: reset engine memory peaks at %s: %v", v.Name, r.name, err)
 		}
 	}
@@ -93,9 +97,17 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err != nil {
 		return nil, fmt.Errorf("read back pass %s: %w", key, err)
 	}
-	complete := tally.docs == int64(docs.Len())
+	faults, lastFault := bar.clientFaults()
+	complete := tally.docs+int64(faults) == int64(docs.Len())
 	bar.finish(complete)
+	self.faults = faults
 	p := rs.passRow(key, phase, retryOf, level, tally, tel, transport, complete, self)
+	if faults > 0 {
+		detail := fmt.Sprintf("pass level %d, repetition %d: %d of %d requests failed in the client itself (last: %s): left out of the engine's figures, the pass is client_bound, and -resume sends them again",
+			level, rep, faults, docs.Len(), lastFault)
+		rs.logf("%s: warning: %s", v.Name, detail)
+		rs.event(bg, v.Name, results.EventClientFaults, 0, detail)
+	}
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
 	}
@@ -290,14 +302,18 @@ func (rs *runState) score(v *Variant, e *engine, endpoint string, d corpus.Docum
 	return rec
 }
 
-// keep stores a record. A request cut by the run's own interruption is
-// stored as interrupted (no class, no verdict): readers leave it out, and
-// resume sends the document again and replaces the row.
+// keep stores a record. A request cut by the run's own interruption, or
+// failed in the client itself, is stored as it is (no class, no verdict):
+// readers leave it out, and resume sends the document again and replaces
+// the row. The client's failures are counted for the pass (client_bound).
 func (rs *runState) keep(key results.PassKey, rec eval.Record, bar *passBar) {
 	rec.Level, rec.Repetition = key.Level, key.Repetition
 	rs.refusedUsage.note(key, &rec)
 	rs.store.Add(rec)
-	if rec.Kind != eval.TransportInterrupted {
+	switch {
+	case rec.Kind == eval.TransportClient:
+		bar.clientFault(rec.Detail)
+	case rec.Kind.Measured():
 		bar.add(rec)
 	}
 }
@@ -395,6 +411,24 @@ type passBar struct {
 	label    string
 	accepted int
 	failures map[eval.Failure]int
+	faults   int    // requests that failed in the client itself: no document of the engine's
+	fault    string // the last one's detail
+}
+
+// clientFault counts a request that failed in the client itself.
+func (b *passBar) clientFault(detail string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.faults++
+	b.fault = detail
+}
+
+// clientFaults is how many requests of this invocation of the pass failed in
+// the client itself, and the last one's detail.
+func (b *passBar) clientFaults() (int, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.faults, b.fault
 }
 
 // plannedPasses is the run's passes as planned: variants × levels ×

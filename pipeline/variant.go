@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -312,7 +313,7 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 		// Each replica may hold every request of a level: the dispatcher
 		// bounds the total, not how it falls.
 		r.client = client.New(client.Config{BaseURL: r.url, Model: v.Engine.Model, APIKey: apiKey,
-			Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1), MaxAnswerBytes: rs.proto.MaxAnswerBytes})
+			Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1), MaxAnswerBytes: rs.proto.MaxAnswerBytes, Dial: clientDial})
 	}
 	e.url, e.client = e.replicas.all[0].url, e.replicas.all[0].client
 	if v.Engine.Start != "" {
@@ -339,6 +340,10 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 	return e, nil
 }
 
+// clientDial, set by a test only, opens the engine clients' connections
+// (to make the client itself fail); nil: the client's own dialer.
+var clientDial func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // pinEngine records what the engine says of itself (served models, version,
 // GPU) in the manifest; on resume it refuses an engine that changed.
 func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error {
@@ -348,6 +353,9 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	}
 	vm := &rs.manifest.Variants[idx]
 	info := e.client.Describe(ctx)
+	for _, m := range info.Missed {
+		rs.noAnswer(ctx, v, e.replicas.all[0].name, m, "the manifest leaves out what it would have said")
+	}
 	if err := sameEngine(ctx, v, e, info); err != nil {
 		return err
 	}

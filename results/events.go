@@ -83,6 +83,15 @@ const (
 	// One per pass; Detail names the pass and each refused figure, how
 	// often, and the first value.
 	EventEngineNumbersRefused = "engine_numbers_refused"
+	// EventEngineCallTimeout: a metadata call to the engine (/v1/models, a
+	// version probe, POST /reset_peaks) got no answer within its deadline;
+	// the run went on without it. Detail: the endpoint, the call, what was
+	// done without it.
+	EventEngineCallTimeout = "engine_call_timeout"
+	// EventClientFaults: requests of a pass failed in the client itself
+	// (transport_kind client: out of file descriptors, ports, buffers).
+	// Detail: the pass, their count and the last error.
+	EventClientFaults = "client_faults"
 )
 
 // Event is one row of events: something that happened to the run or a

@@ -58,8 +58,7 @@ var passLatencies = []struct {
 }
 
 // passWhere selects one pass's measured rows of requests (alias r).
-const passWhere = `r.run_id = ? AND r.variant = ? AND r.mode = ? AND r.level = ? AND r.repetition = ? AND r.transport_kind IS NOT '` +
-	string(eval.TransportInterrupted) + `'`
+const passWhere = `r.run_id = ? AND r.variant = ? AND r.mode = ? AND r.level = ? AND r.repetition = ? AND r.` + measured
 
 func passArgs(key PassKey) []any {
 	return []any{key.RunID, key.Variant, key.Mode, key.Level, key.Repetition}
@@ -175,7 +174,7 @@ func (s *Store) PassInvariance(ctx context.Context, key PassKey, baseLevel int) 
 	err = s.rdb.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(b.accepted IS NOT r.accepted), 0)
 		FROM requests r JOIN requests b ON b.run_id = r.run_id AND b.variant = r.variant AND b.mode = r.mode
 			AND b.level = ? AND b.repetition = r.repetition AND b.doc_id = r.doc_id
-		WHERE `+passWhere+` AND b.transport_kind IS NOT '`+string(eval.TransportInterrupted)+`'
+		WHERE `+passWhere+` AND b.`+measured+`
 			AND b.output IS NOT r.output`, args...).Scan(&changed, &verdicts)
 	if err != nil {
 		return 0, 0, fmt.Errorf("batch invariance of pass %s against level %d: %w", key, baseLevel, err)

@@ -49,16 +49,24 @@ var requestColumns = []string{
 
 // insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
 // document again keeps the first row, which is the primary result. The one
-// row it replaces is an interrupted one (transport_kind = interrupted): the
-// run cancelled that request, so it was never a measurement.
+// row it replaces is one that was never a measurement (eval's
+// TransportKind.Measured): the run cancelled that request (interrupted),
+// or the client failed before the engine saw it (client).
 var insertRequestSQL = `INSERT INTO requests (` + strings.Join(requestColumns, ", ") + `)
 	VALUES (` + strings.TrimSuffix(strings.Repeat("?, ", len(requestColumns)), ", ") + `)
 	ON CONFLICT (run_id, variant, mode, level, repetition, doc_id) DO UPDATE SET ` + upsertSet() + `
-	WHERE requests.transport_kind = '` + string(eval.TransportInterrupted) + `'`
+	WHERE requests.` + unmeasured
 
-// measured is the SQL condition that leaves out interrupted rows: no
-// reader sees them as records, and resume sends their documents again.
-const measured = `transport_kind IS NOT '` + string(eval.TransportInterrupted) + `'`
+// unmeasured is the SQL condition of the rows that are no measurement:
+// transport_kind interrupted or client (eval.TransportKind.Measured).
+const unmeasured = `transport_kind IN ('` + string(eval.TransportInterrupted) + `', '` + string(eval.TransportClient) + `')`
+
+// measured is the SQL condition that leaves out the unmeasured rows: no
+// reader sees them as records, and resume sends their documents again. A
+// NULL kind (a completed exchange) is measured: NULL IN (...) is NULL,
+// which IS NOT 1. Written with the column first, so that a table alias
+// can prefix it ("s." + measured).
+const measured = unmeasured + ` IS NOT 1`
 
 func upsertSet() string {
 	set := make([]string, 0, len(requestColumns))
@@ -107,6 +115,12 @@ func nullPtr(p *string) any {
 	return *p
 }
 
+// validText is s as valid UTF-8, an invalid byte as U+FFFD: the texts an
+// engine's bytes make (its output, error body, the client's detail) are
+// stored so, since DuckDB refuses a Parquet string that is not UTF-8. The
+// engine client cleans them already; this is the store's own guarantee.
+func validText(s string) string { return strings.ToValidUTF8(s, "\uFFFD") } // no copy when valid
+
 // requestValues returns the row of r, in the order of requestColumns.
 func requestValues(r eval.Record) []any {
 	return []any{
@@ -114,13 +128,13 @@ func requestValues(r eval.Record) []any {
 		nullInt(r.SchedNS), nullInt(r.SendNS), nullInt(r.FirstByteNS), nullInt(r.FirstTokenNS), nullInt(r.LastTokenNS), nullInt(r.DoneNS),
 		span(r.SendNS, r.FirstTokenNS), span(r.SendNS, r.DoneNS), span(r.SchedNS, r.DoneNS), span(r.SchedNS, r.SendNS), tpot(r),
 		nullInt(r.PromptTokens), r.CompletionTokens, r.UsageReported,
-		nullStr(r.FinishReason), nullInt(r.HTTPStatus), nullStr(r.Kind), nullStr(r.Detail), r.EngineDied, nullStr(r.ErrorBody),
-		nullStr(r.Failure), nullStr(r.FailureDetail),
+		nullStr(validText(r.FinishReason)), nullInt(r.HTTPStatus), nullStr(r.Kind), nullStr(validText(r.Detail)), r.EngineDied, nullStr(validText(r.ErrorBody)),
+		nullStr(r.Failure), nullStr(validText(r.FailureDetail)),
 		r.StrictParseOK, r.LenientParseOK, r.SchemaOK,
 		nullStr(r.Date), nullStr(r.Amount), nullStr(r.Category),
 		fieldOK(r.Date), fieldOK(r.Amount), fieldOK(r.Category),
 		nullPtr(r.Prediction.Date), nullPtr(r.Prediction.Amount), nullPtr(r.Prediction.Category),
-		r.Accepted, r.Output,
+		r.Accepted, validText(r.Output),
 		nullPtr(r.Expected.Date), nullPtr(r.Expected.Amount), nullPtr(r.Expected.Category),
 		r.ClientChunks, nullBool(r.OnTime), nullStr(r.Endpoint),
 	}

@@ -4,8 +4,11 @@
 // and TGI, and returns what happened as an eval.Response: the instants on
 // the run's monotonic Clock, the tokens, the raw output and the transport
 // outcome. It also asks an engine what it serves and what it is (Health,
-// Models, Describe). It never scores, stores or retries: a failed request is
-// a Response whose Transport says why, never a Go error.
+// Models, Describe). It never scores or stores, and retries only what never
+// reached the engine (a request a stale pooled connection lost, see do): a
+// failed request is a Response whose Transport says why, never a Go error.
+// Every string it returns from an engine's bytes is valid UTF-8 and has the
+// API key removed (Redactor); it never follows a redirect.
 package client
 
 import (
@@ -32,6 +35,12 @@ import (
 // Config.Timeout is zero.
 const DefaultTimeout = 120 * time.Second
 
+// DefaultCallTimeout bounds one metadata call (/health, /v1/models, the
+// version probes, POST /reset_peaks) when Config.CallTimeout is zero: an
+// engine answers them at once or not at all, and one that never answers
+// must not hold the run.
+const DefaultCallTimeout = 10 * time.Second
+
 // Generation is what every request asks the engine for: the protocol's
 // sampling settings and, for guided decoding, the OpenAI response_format
 // object (nil: none).
@@ -53,15 +62,24 @@ type Config struct {
 	// past it the request is cancelled as eval.TransportTooLarge. Zero:
 	// MaxAnswerBytes of each request's max_tokens.
 	MaxAnswerBytes int
+	// CallTimeout bounds one metadata call; DefaultCallTimeout when zero,
+	// and never longer than Timeout.
+	CallTimeout time.Duration
+	// Dial, when set, opens the client's connections in place of a
+	// net.Dialer: how a test makes the client itself fail (out of file
+	// descriptors) without exhausting the machine.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Client talks to an OpenAI-compatible engine. It is safe for concurrent
 // use; one Client serves every level of a run so that connections are
 // reused and never re-dialled between requests.
 type Client struct {
-	cfg  Config
-	base string
-	hc   *http.Client
+	cfg   Config
+	base  string
+	hc    *http.Client // the pool every request goes through
+	fresh *http.Client // a new connection per request: do's one retry
+	red   *Redactor
 }
 
 // New returns a Client with one connection pool sized for
@@ -70,17 +88,22 @@ func New(cfg Config) *Client {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	cfg.CallTimeout = min(cfg.CallTimeout, cfg.Timeout)
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	idle := cfg.MaxConns + 4 // health checks and scrapes share the pool
 	if idle < 8 {
 		idle = 8
 	}
 	tr := &http.Transport{
 		// No proxy: a proxy between client and engine would be measured too.
-		Proxy: nil,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		Proxy:               nil,
+		DialContext:         dial,
 		MaxIdleConns:        idle,
 		MaxIdleConnsPerHost: idle, // the default 2 would re-dial at every level above 2
 		MaxConnsPerHost:     0,    // never queue requests inside the client
@@ -91,12 +114,21 @@ func New(cfg Config) *Client {
 		ForceAttemptHTTP2: false,
 		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
 	}
+	once := tr.Clone()
+	once.DisableKeepAlives = true // the retry's connection is closed after it, never pooled
 	return &Client{
-		cfg:  cfg,
-		base: strings.TrimSuffix(cfg.BaseURL, "/"),
-		hc:   &http.Client{Transport: tr},
+		cfg:   cfg,
+		base:  strings.TrimSuffix(cfg.BaseURL, "/"),
+		hc:    &http.Client{Transport: tr, CheckRedirect: noRedirect},
+		fresh: &http.Client{Transport: once, CheckRedirect: noRedirect},
+		red:   NewRedactor(cfg.APIKey, URLSecret(cfg.BaseURL)),
 	}
 }
+
+// noRedirect keeps a redirect as the answer: following one would turn a
+// POST into a bodyless GET (302) or measure another server (307), and send
+// the API key to wherever the Location points.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // HTTPClient returns the client's http.Client, for telemetry scrapes that
 // should share its transport.
@@ -154,15 +186,16 @@ type exchangeResult struct {
 	timings   eval.Timings
 	transport eval.Transport
 	acc       *streamAcc
+	red       *Redactor // the client's: content is an engine's bytes too
 }
 
 // response builds the Response of choice i. single says the call had one
 // prompt, so the call's total usage is that prompt's own.
 func (x *exchangeResult) response(i int, single bool) eval.Response {
 	ch := &x.acc.choices[i]
-	r := eval.Response{Timings: x.timings, Transport: x.transport, Output: ch.out.String()}
+	r := eval.Response{Timings: x.timings, Transport: x.transport, Output: cleanText(x.red, ch.out.String())}
 	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
-	r.FinishReason = ch.finish
+	r.FinishReason = cleanText(x.red, ch.finish)
 	r.ClientChunks = ch.chunks
 	switch {
 	case ch.usage != nil:
@@ -181,7 +214,7 @@ func (x *exchangeResult) response(i int, single bool) eval.Response {
 // exchange POSTs payload to path and reads the answer, streamed or not,
 // into n choices.
 func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path string, payload any, n int) *exchangeResult {
-	x := &exchangeResult{acc: c.newAcc(clock, payload, n)}
+	x := &exchangeResult{acc: c.newAcc(clock, payload, n), red: c.red}
 	x.timings.SchedNS = schedNS
 	defer func() {
 		if x.timings.DoneNS == 0 {
@@ -198,7 +231,7 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.base+path, bytes.NewReader(body))
 	if err != nil {
-		x.transport = eval.Transport{Kind: eval.TransportOther, Detail: c.redact("build request: " + err.Error())}
+		x.transport = eval.Transport{Kind: eval.TransportOther, Detail: c.clean("build request: " + err.Error())}
 		return x
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -207,9 +240,14 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 	c.authorize(req)
 
 	x.timings.SendNS = clock.Now()
-	res, err := c.hc.Do(req)
+	res, lost, err := c.do(req, func() { x.timings.SendNS = clock.Now() })
+	if lost != nil {
+		x.transport.Detail = c.clean(retriedNote(lost))
+	}
 	if err != nil {
-		x.transport = c.failure(ctx, rctx, "send request", err)
+		t := c.failure(ctx, rctx, "send request", err)
+		t.Detail = joinDetail(t.Detail, x.transport.Detail)
+		x.transport = t
 		return x
 	}
 	defer res.Body.Close()
@@ -225,8 +263,8 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(br, maxErrorBody))
 		x.transport.Kind = eval.TransportHTTPStatus
-		x.transport.ErrorBody = c.redact(string(b))
-		x.transport.Detail = c.redact(fmt.Sprintf("HTTP %d: %s", res.StatusCode, errorMessage(b)))
+		x.transport.ErrorBody = c.clean(string(b))
+		x.transport.Detail = joinDetail(c.clean(statusDetail(res, b)), x.transport.Detail)
 		x.acc.rejectedPrompt = errorPromptTokens(b)
 		return x
 	}
@@ -242,8 +280,8 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 	default:
 		b, _ := br.Peek(200)
 		x.transport.Kind = eval.TransportContentType
-		x.transport.Detail = c.redact(fmt.Sprintf("200 with Content-Type %q, not an event stream: %q",
-			res.Header.Get("Content-Type"), truncate(string(b), 120)))
+		x.transport.Detail = joinDetail(c.clean(fmt.Sprintf("200 with Content-Type %q, not an event stream: %q",
+			res.Header.Get("Content-Type"), truncate(string(b), 120))), x.transport.Detail)
 	}
 	x.timings.DoneNS = clock.Now()
 	if x.transport.Kind == eval.TransportOK {
@@ -283,18 +321,18 @@ func (c *Client) readSSE(ctx, rctx context.Context, r io.Reader, x *exchangeResu
 		switch {
 		case errors.Is(err, io.EOF):
 			x.transport.Kind = eval.TransportCut
-			x.transport.Detail = x.acc.cutDetail()
+			x.transport.Detail = joinDetail(x.acc.cutDetail(), x.transport.Detail)
 			return
 		case errors.Is(err, errTooLarge):
 			x.setFault(c, x.acc.lim.tooLarge("one event passed "+x.acc.lim.eventCapText(sr.maxEvent)+" before its end"))
 			return
 		case errors.Is(err, errIncompleteEvent):
 			x.transport.Kind = eval.TransportCut
-			x.transport.Detail = "stream ended inside an event, before [DONE]"
+			x.transport.Detail = joinDetail("stream ended inside an event, before [DONE]", x.transport.Detail)
 			return
 		case errors.Is(err, errSSESyntax):
 			x.transport.Kind = eval.TransportMalformed
-			x.transport.Detail = c.redact(err.Error())
+			x.transport.Detail = joinDetail(c.clean(err.Error()), x.transport.Detail)
 			return
 		case err != nil:
 			x.transport = c.failure(ctx, rctx, "read stream", err, x.transport.HTTPStatus)
@@ -328,9 +366,9 @@ func (c *Client) readJSON(ctx, rctx context.Context, r io.Reader, x *exchangeRes
 
 func (x *exchangeResult) setFault(c *Client, f *streamFault) {
 	x.transport.Kind = f.kind
-	x.transport.Detail = c.redact(f.detail)
+	x.transport.Detail = joinDetail(c.clean(f.detail), x.transport.Detail)
 	if f.body != "" {
-		x.transport.ErrorBody = c.redact(f.body)
+		x.transport.ErrorBody = c.clean(f.body)
 	}
 	if f.status != 0 {
 		x.transport.HTTPStatus = f.status
@@ -377,7 +415,7 @@ func bodyFormat(contentType string, br *bufio.Reader) format {
 // is the caller's context (canceled: the run was interrupted); rctx carries
 // the per-request timeout.
 func (c *Client) failure(parent, rctx context.Context, doing string, err error, status ...int) eval.Transport {
-	t := eval.Transport{Kind: classifyError(parent, rctx, err), Detail: c.redact(doing + ": " + err.Error())}
+	t := eval.Transport{Kind: classifyError(parent, rctx, err), Detail: c.clean(doing + ": " + err.Error())}
 	if len(status) > 0 {
 		t.HTTPStatus = status[0]
 	}
@@ -391,6 +429,8 @@ func classifyError(parent, rctx context.Context, err error) eval.TransportKind {
 		return eval.TransportInterrupted
 	case errors.Is(rctx.Err(), context.DeadlineExceeded):
 		return eval.TransportTimeout
+	case clientSide(err):
+		return eval.TransportClient
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return eval.TransportRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
@@ -409,13 +449,14 @@ func (c *Client) authorize(req *http.Request) {
 	}
 }
 
-// redact removes the API key from text that may be stored or printed: an
-// engine may echo a rejected key in its error body.
-func (c *Client) redact(s string) string {
-	if c.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+// clean makes text from an engine's bytes fit to store and print: valid
+// UTF-8 (an invalid byte becomes U+FFFD; DuckDB refuses a Parquet string
+// column that is not UTF-8) and without the API key in any encoding, nor a
+// URL's userinfo.
+func (c *Client) clean(s string) string { return cleanText(c.red, s) }
+
+func cleanText(red *Redactor, s string) string {
+	return red.Redact(strings.ToValidUTF8(s, "\uFFFD")) // no copy when valid
 }
 
 // firstByteReader records when the first body byte was read.

@@ -10,11 +10,17 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ErrNotFound says the engine has no such endpoint (404 or 405): Health,
 // Models and ResetPeaks wrap it.
 var ErrNotFound = errors.New("endpoint not found")
+
+// ErrNoAnswer says a metadata call got no answer within its deadline
+// (Config.CallTimeout, or the caller's, the sooner): Health, Models and
+// ResetPeaks wrap it, and Describe lists such calls in EngineReport.Missed.
+var ErrNoAnswer = errors.New("no answer within the deadline")
 
 // Health reports whether the engine answers: GET /health, or GET /v1/models
 // on engines without /health.
@@ -87,6 +93,9 @@ type EngineReport struct {
 	VersionSource string          // the endpoint Version came from (see Describe)
 	About         json.RawMessage // that endpoint's whole answer, secrets and long strings left out
 	ContextWindow int
+	// Missed lists the calls that got no answer within their deadline
+	// (ErrNoAnswer), each with its error: the report goes on without them.
+	Missed []string
 }
 
 // versionProbes are the endpoints where engines say which version they are,
@@ -104,15 +113,26 @@ var versionProbes = []string{"/version", "/get_server_info", "/info", "/props", 
 // Failures leave fields empty.
 func (c *Client) Describe(ctx context.Context) EngineReport {
 	var r EngineReport
-	if m, err := c.models(ctx); err == nil {
+	missed := func(err error) {
+		if errors.Is(err, ErrNoAnswer) {
+			r.Missed = append(r.Missed, err.Error())
+		}
+	}
+	m, err := c.models(ctx)
+	if err == nil {
 		r.ServedModels = m.ids()
 		if len(m.Data) > 0 {
 			r.ContextWindow = m.Data[0].MaxModelLen
 		}
 	}
+	missed(err)
 	for _, path := range versionProbes {
+		if ctx.Err() != nil {
+			break // the caller's deadline passed: every probe would miss
+		}
 		b, err := c.call(ctx, http.MethodGet, path)
 		if err != nil {
+			missed(err)
 			continue
 		}
 		var v struct {
@@ -130,9 +150,9 @@ func (c *Client) Describe(ctx context.Context) EngineReport {
 		if version == "" {
 			continue
 		}
-		r.Version, r.VersionSource = version, path
+		r.Version, r.VersionSource = c.clean(version), path
 		if about := scrub(b); about != nil {
-			r.About = json.RawMessage(c.redact(string(about)))
+			r.About = json.RawMessage(c.red.Redact(string(about))) // json.Marshal wrote it: valid UTF-8
 		}
 		if r.ContextWindow == 0 {
 			r.ContextWindow = cmp.Or(v.MaxTotalTokens, v.Defaults.NCtx)
@@ -192,37 +212,54 @@ func scrubValue(v any) any {
 	return v
 }
 
-// call sends a small request and returns the body of a 2xx answer.
+// call sends a small request and returns the body of a 2xx answer, within
+// the client's CallTimeout: an engine that holds the call costs the run that
+// long, never more (ErrNoAnswer). A stale pooled connection is retried as a
+// chat request's is (see do).
 func (c *Client) call(ctx context.Context, method, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, method, c.base+path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("build %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("build %s %s: %w", method, path, c.cleanErr(err))
 	}
 	c.authorize(req)
-	res, err := c.hc.Do(req)
+	res, _, err := c.do(req, nil)
 	if err != nil {
-		return nil, &redactedError{msg: c.redact(fmt.Sprintf("%s %s: %v", method, path, err)), err: err}
+		return nil, c.callError(cctx, start, method+" "+path, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 	if err != nil {
-		return nil, &redactedError{msg: c.redact(fmt.Sprintf("%s %s: read body: %v", method, path, err)), err: err}
+		return nil, c.callError(cctx, start, method+" "+path+": read body", err)
 	}
 	switch {
 	case res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusMethodNotAllowed:
 		return nil, fmt.Errorf("%s %s: HTTP %d: %w", method, path, res.StatusCode, ErrNotFound)
 	case res.StatusCode < 200 || res.StatusCode > 299:
-		return nil, errors.New(c.redact(fmt.Sprintf("%s %s: HTTP %d: %s", method, path, res.StatusCode, errorMessage(b))))
+		return nil, errors.New(c.clean(method + " " + path + ": " + statusDetail(res, b)))
 	}
 	return b, nil
 }
 
-// redactedError keeps the chain of an error (errors.Is still sees a
-// canceled context) while its text has the API key removed.
-type redactedError struct {
+// callError is a metadata call's failure, its text cleaned; a missed
+// deadline wraps ErrNoAnswer.
+func (c *Client) callError(cctx context.Context, start time.Time, what string, err error) error {
+	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return &cleanError{msg: c.clean(fmt.Sprintf("%s: no answer after %s", what, time.Since(start).Round(time.Millisecond))), err: ErrNoAnswer}
+	}
+	return &cleanError{msg: c.clean(what + ": " + err.Error()), err: err}
+}
+
+func (c *Client) cleanErr(err error) error { return &cleanError{msg: c.clean(err.Error()), err: err} }
+
+// cleanError keeps the chain of an error (errors.Is still sees a canceled
+// context) while its text is clean (see Client.clean).
+type cleanError struct {
 	msg string
 	err error
 }
 
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
+func (e *cleanError) Error() string { return e.msg }
+func (e *cleanError) Unwrap() error { return e.err }

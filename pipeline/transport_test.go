@@ -1,0 +1,245 @@
+//go:build linux
+
+package pipeline_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/extractbench/extractbench/engines/hostile"
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
+)
+
+// urlProtocol writes a protocol of one variant v on the engine at url
+// (serving hostile.Model) over docs documents, one pass at concurrency 1;
+// requestTimeout bounds a request and, at most, a metadata call.
+func urlProtocol(t *testing.T, dir, url string, docs int, requestTimeout string) string {
+	t.Helper()
+	p := fmt.Sprintf(`name: transport
+corpus: %s
+prompt: {user: "Extract date, amount and category.\n\n{{document}}"}
+generation: {max_tokens: 64, temperature: 0}
+acceptance: {min_accepted: 0}
+sweep: %s
+request_timeout: %s
+variants:
+  - name: v
+    engine: {url: %q, model: %s}
+`, writeSmallCorpus(t, dir, docs), oneLevel, requestTimeout, url, hostile.Model)
+	path := filepath.Join(dir, "transport.yaml")
+	if err := os.WriteFile(path, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runWithin runs opts and fails the test if the run has not ended after
+// limit: a generous bound on a run that must not hang, not a speed check.
+func runWithin(t *testing.T, limit time.Duration, opts pipeline.Options) *pipeline.Summary {
+	t.Helper()
+	type result struct {
+		sum *pipeline.Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := run(t, opts)
+		done <- result{sum, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.sum
+	case <-time.After(limit):
+		t.Fatalf("the run has not ended after %s", limit)
+		return nil
+	}
+}
+
+// TestRun_SilentMetadataCalls is item 6 at the run: an engine that never
+// answers /version, /v1/models or POST /reset_peaks does not hold the run;
+// each miss is an event, and every document is measured.
+func TestRun_SilentMetadataCalls(t *testing.T) {
+	for mode, call := range map[hostile.Mode]string{
+		hostile.TransportSilentVersion:    "GET /version",
+		hostile.TransportSilentModels:     "GET /v1/models",
+		hostile.TransportSilentResetPeaks: "POST /reset_peaks",
+	} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := hostile.MustNew(t, mode, hostile.Options{})
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			sum := runWithin(t, 2*time.Minute, pipeline.Options{ProtocolPath: urlProtocol(t, dir, s.URL, 3, "1s"), OutDir: out})
+			if sum.Status != "complete" {
+				t.Errorf("run status %q, want complete", sum.Status)
+			}
+			db := openDB(t, out)
+			if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE transport_kind IS NULL`); got != 3 {
+				t.Errorf("%d requests completed, want 3", got)
+			}
+			if got := queryInt(t, db, `SELECT count(*) FROM events WHERE kind = ? AND detail LIKE ?`,
+				results.EventEngineCallTimeout, "%"+call+"%no answer%"); got == 0 {
+				t.Errorf("no %s event names %s", results.EventEngineCallTimeout, call)
+			}
+		})
+	}
+}
+
+// TestRun_EngineClosesAfterEveryStream is the llama.cpp issue at the run:
+// the engine closes its connection after every streamed answer while it
+// advertises keep-alive; no request is charged to it.
+func TestRun_EngineClosesAfterEveryStream(t *testing.T) {
+	s := hostile.MustNew(t, hostile.TransportCloseAfterStream, hostile.Options{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	const docs = 8
+	runWithin(t, 2*time.Minute, pipeline.Options{ProtocolPath: urlProtocol(t, dir, s.URL, docs, "20s"), OutDir: out})
+	db := openDB(t, out)
+	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE transport_kind IS NULL AND failure IS NOT 'error'`); got != docs {
+		t.Errorf("%d of %d requests completed; want every one (transport kinds: %s)", got, docs,
+			queryString(t, db, `SELECT group_concat(COALESCE(transport_kind, 'ok') || ': ' || COALESCE(transport_detail, ''), '; ') FROM requests`))
+	}
+	if got := s.Requests.Load(); got != docs {
+		t.Errorf("the engine answered %d chat requests, want %d", got, docs)
+	}
+}
+
+// TestRun_ClientFaultsNotCharged is item 11 at the run: requests that fail
+// in the client itself (a dial refused with EMFILE, as under ulimit -n 150)
+// are stored as transport kind client, counted in no figure of the engine
+// (no failure class, not in the pass's documents), and flag the pass client_bound
+// with an event.
+func TestRun_ClientFaultsNotCharged(t *testing.T) {
+	// An engine that closes every connection after its answer, so that each
+	// request dials and the dial fault hits the requests meant to be hit.
+	mux := hostile.BaseMux(hostile.Options{})
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { hostile.StreamAnswer(w, hostile.Answer) })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		mux.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	var armed atomic.Bool
+	var d net.Dialer
+	defer pipeline.SetClientDial(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if armed.Load() {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("socket", syscall.EMFILE)}
+		}
+		return d.DialContext(ctx, network, addr)
+	})()
+	const docs, sent = 6, 2 // the first two requests go out, the others fail in the client
+	var n atomic.Int64
+	before := func() {
+		if n.Add(1) > sent {
+			armed.Store(true)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	sum := runWithin(t, 2*time.Minute, pipeline.Options{ProtocolPath: urlProtocol(t, dir, srv.URL, docs, "20s"), OutDir: out, BeforeSend: before})
+
+	db := openDB(t, out)
+	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE transport_kind = 'client' AND failure IS NULL AND accepted = 0`); got != docs-sent {
+		t.Errorf("%d requests of kind client without a failure class, want %d", got, docs-sent)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE transport_kind = 'client' AND transport_detail LIKE '%too many open files%'`); got != docs-sent {
+		t.Errorf("%d client requests name the error, want %d", got, docs-sent)
+	}
+	if len(sum.Passes) != 1 {
+		t.Fatalf("%d passes, want 1", len(sum.Passes))
+	}
+	p := sum.Passes[0]
+	if p.Docs != sent || p.Failures.Of(eval.Error) != 0 || p.Status != results.PassComplete {
+		t.Errorf("pass: %d documents, %d error failures, status %q; want %d, 0, complete", p.Docs, p.Failures.Of(eval.Error), p.Status, sent)
+	}
+	if p.ClientBound == nil || !*p.ClientBound || p.Verdict != "not_usable" || !strings.Contains(p.VerdictReason, "client-bound") {
+		t.Errorf("pass client_bound = %v, verdict %q (%s); want client-bound, not usable", p.ClientBound != nil && *p.ClientBound, p.Verdict, p.VerdictReason)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM events WHERE kind = ? AND detail LIKE ?`, results.EventClientFaults, fmt.Sprintf("%% %d of %d requests %%", docs-sent, docs)); got != 1 {
+		t.Errorf("%d %s events naming %d of %d, want 1", got, results.EventClientFaults, docs-sent, docs)
+	}
+}
+
+// TestRun_BinaryErrorBodyExportsUTF8 is item 9 at the run: an engine
+// answering a 500 with a binary body leaves every string of
+// requests.parquet valid UTF-8 (DuckDB refuses the file otherwise).
+func TestRun_BinaryErrorBodyExportsUTF8(t *testing.T) {
+	s := hostile.MustNew(t, hostile.TransportBinary500, hostile.Options{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	runWithin(t, 2*time.Minute, pipeline.Options{ProtocolPath: urlProtocol(t, dir, s.URL, 3, "20s"), OutDir: out})
+	if got := queryInt(t, openDB(t, out), `SELECT count(*) FROM requests WHERE http_status = 500 AND error_body IS NOT NULL`); got != 3 {
+		t.Fatalf("%d requests kept the 500's body, want 3", got)
+	}
+	checkParquetUTF8(t, filepath.Join(out, results.RequestsParquet))
+}
+
+// checkParquetUTF8 reads a Parquet file back and fails on any string that
+// is not valid UTF-8.
+func checkParquetUTF8(t *testing.T, path string) {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	strs := 0
+	for i, f := range tbl.Schema().Fields() {
+		for _, chunk := range tbl.Column(i).Data().Chunks() {
+			col, ok := chunk.(*array.String)
+			if !ok {
+				continue
+			}
+			for j := range col.Len() {
+				strs++
+				if v := col.Value(j); !utf8.ValidString(v) {
+					t.Errorf("%s row %d column %s is not valid UTF-8: %q", filepath.Base(path), j, f.Name, v)
+				}
+			}
+		}
+	}
+	if strs == 0 {
+		t.Errorf("%s has no string value", path)
+	}
+}
+
+// queryString is one text value (NULL reads "").
+func queryString(t *testing.T, db *sql.DB, q string, args ...any) string {
+	t.Helper()
+	var s sql.NullString
+	if err := db.QueryRow(q, args...).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s.String
+}
