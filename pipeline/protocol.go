@@ -377,9 +377,17 @@ func (p *Protocol) ResolvePath(path string) string {
 	return filepath.Join(p.Dir, path)
 }
 
-// Canonical is the protocol as stored in the run manifest: JSON with defaults filled.
+// Canonical is the protocol as stored in the run manifest: JSON with
+// defaults filled, and the credentials of its URLs replaced by a marker
+// (the manifest never keeps a secret).
 func (p *Protocol) Canonical() json.RawMessage {
-	b, err := json.Marshal(p)
+	c := *p
+	c.Variants = make([]Variant, len(p.Variants))
+	for i, v := range p.Variants {
+		v.Engine = v.Engine.withoutCredentials()
+		c.Variants[i] = v
+	}
+	b, err := json.Marshal(&c)
 	if err != nil {
 		panic(fmt.Sprintf("marshal protocol: %v", err)) // only plain types: cannot fail
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,6 +92,7 @@ type runState struct {
 	clock       client.Clock
 	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress    io.Writer
+	secrets     *results.Secrets // what the run never writes (Protocol.Secrets)
 	passNo      int // passes started so far by this invocation, for the progress line
 	simulated   bool
 	intr        *interrupts    // the requests' context and the count in flight
@@ -155,6 +157,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, err
 		}
 	}
+	store.SetSecrets(rs.secrets)
 	if prev != nil {
 		if err := rs.resume(ctx, prev); err != nil {
 			return nil, err
@@ -238,6 +241,11 @@ func (rs *runState) prepare(prev *results.Run) error {
 			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
 		}
 		rs.proto, err = ParseProtocol(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocolDir(&m))
+		if err == nil {
+			if fields := rs.proto.removedCredentials(); len(fields) > 0 {
+				return &ConfigError{fmt.Errorf("resume: the protocol of run %s has credentials in %s, which its manifest does not keep: resume with -protocol FILE, the protocol file that has them", prev.RunID, strings.Join(fields, ", "))}
+			}
+		}
 	default:
 		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
 	}
@@ -305,13 +313,15 @@ func (rs *runState) prepare(prev *results.Run) error {
 			m.Simulated = true
 		}
 		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
-			URL: v.Engine.URL, Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
+			URL: redactURL(v.Engine.URL), Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
 			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,
 			Started: v.Engine.Start != "", Simulated: v.Engine.IsBuiltin(), RandomWeights: v.Engine.RandomWeights}})
 	}
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
 	m.Fingerprint = Fingerprint(m)
+	rs.secrets = rs.proto.newSecrets()
+	rs.progress = rs.secrets.Writer(rs.opts.Progress) // a line ends with no part of a secret: nothing is held back
 	rs.manifest, rs.simulated = m, m.Simulated
 	return nil
 }

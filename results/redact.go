@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode/utf16"
 	unicodeutf8 "unicode/utf8"
@@ -261,10 +262,12 @@ func hexValue(c byte) int {
 
 // RedactingWriter writes through to w with every secret replaced, even one
 // split across writes: the bytes that may begin a secret are held until
-// the next write shows whether they do, or until Close.
+// the next write shows whether they do, or until Close. It is safe for
+// concurrent use.
 type RedactingWriter struct {
 	s       *Secrets
 	w       io.Writer
+	mu      sync.Mutex
 	pending string
 }
 
@@ -277,6 +280,8 @@ func (rw *RedactingWriter) Write(p []byte) (int, error) {
 	if rw.s.Empty() {
 		return rw.w.Write(p)
 	}
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
 	text := rw.pending + string(p)
 	out, held := rw.s.scan(text, false)
 	rw.pending = text[len(text)-held:]
@@ -288,6 +293,8 @@ func (rw *RedactingWriter) Write(p []byte) (int, error) {
 
 // Close writes what was held back.
 func (rw *RedactingWriter) Close() error {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
 	if rw.pending == "" {
 		return nil
 	}
