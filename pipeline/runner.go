@@ -93,7 +93,7 @@ type runState struct {
 	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress    io.Writer
 	secrets     *results.Secrets // what the run never writes (Protocol.Secrets)
-	passNo      int // passes started so far by this invocation, for the progress line
+	passNo      int              // passes started so far by this invocation, for the progress line
 	simulated   bool
 	intr        *interrupts    // the requests' context and the count in flight
 	shard       *results.Shard // the corpus's part this run measures; nil = all of it
