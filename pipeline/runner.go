@@ -92,8 +92,7 @@ type runState struct {
 	clock       client.Clock
 	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress    io.Writer
-	secrets     *results.Secrets // what the run never writes (Protocol.Secrets)
-	passNo      int              // passes started so far by this invocation, for the progress line
+	passNo      int // passes started so far by this invocation, for the progress line
 	simulated   bool
 	intr        *interrupts    // the requests' context and the count in flight
 	shard       *results.Shard // the corpus's part this run measures; nil = all of it
@@ -104,6 +103,8 @@ type runState struct {
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
 	responseFormat json.RawMessage
+
+	secrets *results.Secrets // what the run never writes (Protocol.Secrets)
 }
 
 // Run executes a protocol end to end: per variant, load, warm-up, baseline,
