@@ -168,6 +168,10 @@ func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, seed maphash.Seed, suspe
 		manPath = filepath.Join(path, ManifestFile)
 	}
 	f, err := fsys.Open(docsPath)
+	if errors.Is(err, fs.ErrNotExist) && info.IsDir() {
+		return nil, fmt.Errorf("corpus directory %s has no %s: a corpus directory holds %s (one JSON record per line) and %s; give the directory that has them, or a .jsonl file (%w)",
+			path, DocumentsFile, DocumentsFile, ManifestFile, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
 	}

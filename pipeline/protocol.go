@@ -201,22 +201,23 @@ func LoadProtocol(path string) (*Protocol, error) {
 // rejecting unknown keys and bad values with source:line: field: problem,
 // then fills defaults.
 func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(raw, &root); err != nil {
-		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
+	doc, docProbs := decodeDocument(raw, source)
+	if doc == nil {
+		return nil, &ProtocolError{Problems: docProbs}
 	}
-	if len(root.Content) == 0 {
-		return nil, &ProtocolError{Problems: []string{source + ":1: (root): the protocol is empty"}}
-	}
-	doc := root.Content[0]
 	var generic any
 	if err := doc.Decode(&generic); err != nil {
 		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
 	}
+	valueProbs, fatal, suspects := valueProblems(doc, source)
+	if fatal { // a NaN cannot even be validated
+		sort.SliceStable(valueProbs, func(i, j int) bool { return lineNumber(valueProbs[i]) < lineNumber(valueProbs[j]) })
+		return nil, &ProtocolError{Problems: valueProbs}
+	}
 	generic = normaliseYAML(generic)
 	fillMinimal(generic, source)
-	if problems := schemas.Validate(schemas.Protocol(), generic); len(problems) > 0 {
-		out := make([]string, 0, len(problems))
+	if problems := schemas.Validate(schemas.Protocol(), generic); len(problems) > 0 || len(valueProbs) > 0 {
+		out := append(make([]string, 0, len(problems)+len(valueProbs)), valueProbs...)
 		for _, p := range problems {
 			field, msg, _ := strings.Cut(p, ": ")
 			var key string
@@ -249,7 +250,7 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 	}
 	var p Protocol
 	if err := json.Unmarshal(js, &p); err != nil {
-		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %v", source, err)}}
+		return nil, &ProtocolError{Problems: decodeProblems(err, doc, source, suspects)}
 	}
 	p.Source, p.Dir, p.doc = source, dir, doc
 	if err := p.check(doc); err != nil {

@@ -419,7 +419,12 @@ func loadCorpus(p *Protocol) (*corpus.Corpus, error) {
 		}
 		return nil, fmt.Errorf("%s: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.At("corpus"), path)
 	}
-	return corpus.Open(path) // by reference: texts are read when sent
+	c, err := corpus.Open(path) // by reference: texts are read when sent
+	var le *corpus.LoadError
+	if err != nil && !errors.As(err, &le) {
+		return nil, fmt.Errorf("%s: %w", p.At("corpus"), err) // a LoadError names the corpus's own lines
+	}
+	return c, err
 }
 
 // responseFormat wraps the output schema as OpenAI's json_schema response
