@@ -98,19 +98,25 @@ func TestParseProtocol_Errors(t *testing.T) {
 		// Values the schema passes and a decode could not place (hardening issue item 15).
 		{"seed beyond an integer", func(s string) string { return strings.Replace(s, "seed: 7", "seed: 1e23", 1) },
 			[]string{"p.yaml:5: generation.seed: 1e23 is beyond what an integer key can hold"}},
-		{"params beyond an integer", func(s string) string { return strings.Replace(s, "model: sim-8b", "model: sim-8b, params: 99999999999999999999", 1) },
+		{"params beyond an integer", func(s string) string {
+			return strings.Replace(s, "model: sim-8b", "model: sim-8b, params: 99999999999999999999", 1)
+		},
 			[]string{"p.yaml:10: variants.0.engine.params: 99999999999999999999 is beyond"}},
 		{"duration too long", func(s string) string { return s + "request_timeout: 9999999999h\n" },
 			[]string{"p.yaml:11: request_timeout: 9999999999h is longer than a duration can be"}},
 		{"temperature NaN", func(s string) string { return strings.Replace(s, "temperature: 0", "temperature: .nan", 1) },
 			[]string{"p.yaml:5: generation.temperature: .nan is not a number"}},
-		{"infinite objective", func(s string) string { return strings.Replace(s, "min_accepted: 0.95", "min_accepted: 0.95, latency_p95_ms: .inf", 1) },
+		{"infinite objective", func(s string) string {
+			return strings.Replace(s, "min_accepted: 0.95", "min_accepted: 0.95, latency_p95_ms: .inf", 1)
+		},
 			[]string{"p.yaml:6: acceptance.latency_p95_ms: .inf is not a number"}},
 		{"second document", func(s string) string { return s + "---\nname: ignored\n" },
 			[]string{"p.yaml:11: (root): a second YAML document"}},
 		{"no request timeout", func(s string) string { return s + "request_timeout: 0s\n" },
 			[]string{"p.yaml:11: request_timeout: 0s: no timeout is not allowed; give a duration"}},
-		{"no ready timeout", func(s string) string { return strings.Replace(s, "model: sim-8b", "model: sim-8b, ready_timeout: 0m0s", 1) },
+		{"no ready timeout", func(s string) string {
+			return strings.Replace(s, "model: sim-8b", "model: sim-8b, ready_timeout: 0m0s", 1)
+		},
 			[]string{"p.yaml:10: variants.0.engine.ready_timeout: 0m0s: no timeout is not allowed"}},
 		{"no telemetry interval", func(s string) string { return s + "telemetry_interval: 0.0ms\n" },
 			[]string{"p.yaml:11: telemetry_interval: 0.0ms is not an interval"}},
