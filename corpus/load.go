@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -422,18 +423,16 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 	}
 	var probs []LineProblem
 	badUTF8 := !utf8.Valid(raw)
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, []LineProblem{{"(line)", "not valid JSON: " + err.Error()}}
+	if !json.Valid(raw) {
+		return nil, []LineProblem{syntaxProblem(raw)}
 	}
-	if dec.More() {
-		return nil, []LineProblem{{"(line)", "more than one JSON value on the line"}}
+	v, duplicates := decodeRecord(raw)
+	d := documentOf(v) // best effort: the schema below says what is wrong
+	own := map[string]bool{} // fields with a clearer message than the schema's
+	for _, field := range duplicates {
+		probs = append(probs, LineProblem{field, "key given twice in one object: JSON leaves which one counts undefined (an answer with a duplicate key is refused too); keep one"})
+		own[field] = true
 	}
-	var d Document
-	_ = json.Unmarshal(raw, &d) // best effort: the schema below says what is wrong
-	own := map[string]bool{}    // fields with a clearer message than the schema's
 	if badUTF8 {
 		field := "(line)"
 		for name, val := range map[string]string{"text": d.Text, "id": d.ID} {
@@ -452,13 +451,19 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 		probs = append(probs, LineProblem{"expected.category", fmt.Sprintf("%q is not in the category enum %s", c, enumList(enum))})
 		own["expected.category"] = true
 	}
+	if as, isString := fieldOf(fieldOf(v, "expected"), "amount").(string); isString && decimalRe.MatchString(as) && !own["expected.amount"] {
+		if digits := integerDigits(as); digits > MaxAmountDigits {
+			probs = append(probs, LineProblem{"expected.amount", fmt.Sprintf("%d digits before the point, more than %d: the scorer takes an answer that large for a wrong number, so no answer could match it", digits, MaxAmountDigits)})
+			own["expected.amount"] = true
+		}
+	}
 	if ds, isString := fieldOf(fieldOf(v, "expected"), "date").(string); isString {
 		if _, err := time.Parse("2006-01-02", ds); err != nil && len(ds) == 10 {
 			probs = append(probs, LineProblem{"expected.date", fmt.Sprintf("%q is not a real calendar day (YYYY-MM-DD)", ds)})
 			own["expected.date"] = true
 		}
 	}
-	for _, msg := range schemas.Validate(schemas.CorpusRecord(), v) {
+	for _, msg := range schemas.ValidateDecoded(schemas.CorpusRecord(), v) {
 		field, text, _ := strings.Cut(msg, ": ")
 		if own[field] {
 			continue
@@ -474,7 +479,57 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 	if _, isString := fieldOf(v, "id").(string); !isString {
 		return nil, probs
 	}
-	return &d, probs
+	return d, probs
+}
+
+// syntaxProblem says why a line is not one JSON value, as a decoder does.
+func syntaxProblem(raw []byte) LineProblem {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return LineProblem{"(line)", "not valid JSON: " + err.Error()}
+	}
+	if dec.More() {
+		return LineProblem{"(line)", "more than one JSON value on the line"}
+	}
+	return LineProblem{"(line)", "not valid JSON: text after the JSON value"}
+}
+
+// documentOf is the document a decoded line describes, its fields of the
+// wrong type left empty.
+func documentOf(v any) *Document {
+	str := func(x any) string { s, _ := x.(string); return s }
+	ptr := func(x any) *string {
+		if s, ok := x.(string); ok {
+			return &s
+		}
+		return nil
+	}
+	d := &Document{ID: str(fieldOf(v, "id")), Text: str(fieldOf(v, "text")), LengthClass: LengthClass(str(fieldOf(v, "length_class")))}
+	e := fieldOf(v, "expected")
+	d.Expected = Expected{Date: ptr(fieldOf(e, "date")), Amount: ptr(fieldOf(e, "amount")), Category: ptr(fieldOf(e, "category"))}
+	return d
+}
+
+// MaxAmountDigits bounds the digits before the point of an expected
+// amount (leading zeros aside), as schemas/corpus-record.schema.json does:
+// eval's scorer reads an answer of 10^41 or more as a wrong number
+// whatever the expectation (eval.ParseAmount's Huge), so a larger
+// expectation could never be met.
+const MaxAmountDigits = 41
+
+// decimalRe is the corpus-record schema's form of an amount: the other
+// forms get the schema's message.
+var decimalRe = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+// integerDigits counts the digits before the point of a decimal string,
+// leading zeros aside.
+func integerDigits(s string) int {
+	s = strings.TrimPrefix(s, "-")
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		s = s[:i]
+	}
+	return len(strings.TrimLeft(s, "0"))
 }
 
 // fieldOf returns v[key] when v is a JSON object, else nil.
