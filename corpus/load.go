@@ -427,7 +427,7 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 		return nil, []LineProblem{syntaxProblem(raw)}
 	}
 	v, duplicates := decodeRecord(raw)
-	d := documentOf(v) // best effort: the schema below says what is wrong
+	d := documentOf(v)       // best effort: the schema below says what is wrong
 	own := map[string]bool{} // fields with a clearer message than the schema's
 	for _, field := range duplicates {
 		probs = append(probs, LineProblem{field, "key given twice in one object: JSON leaves which one counts undefined (an answer with a duplicate key is refused too); keep one"})
