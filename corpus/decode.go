@@ -3,6 +3,8 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -142,4 +144,54 @@ func (w *jsonWalk) key(quoted []byte) string {
 	var s string
 	_ = json.Unmarshal(quoted, &s)
 	return s
+}
+
+// syntaxProblem says why a line is not one JSON value, as a decoder does.
+func syntaxProblem(raw []byte) LineProblem {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return LineProblem{"(line)", "not valid JSON: " + err.Error()}
+	}
+	if dec.More() {
+		return LineProblem{"(line)", "more than one JSON value on the line"}
+	}
+	return LineProblem{"(line)", "not valid JSON: text after the JSON value"}
+}
+
+// documentOf is the document a decoded line describes, its fields of the
+// wrong type left empty.
+func documentOf(v any) *Document {
+	str := func(x any) string { s, _ := x.(string); return s }
+	ptr := func(x any) *string {
+		if s, ok := x.(string); ok {
+			return &s
+		}
+		return nil
+	}
+	d := &Document{ID: str(fieldOf(v, "id")), Text: str(fieldOf(v, "text")), LengthClass: LengthClass(str(fieldOf(v, "length_class")))}
+	e := fieldOf(v, "expected")
+	d.Expected = Expected{Date: ptr(fieldOf(e, "date")), Amount: ptr(fieldOf(e, "amount")), Category: ptr(fieldOf(e, "category"))}
+	return d
+}
+
+// MaxAmountDigits bounds the digits before the point of an expected
+// amount (leading zeros aside), as schemas/corpus-record.schema.json does:
+// eval's scorer reads an answer of 10^41 or more as a wrong number
+// whatever the expectation (eval.ParseAmount's Huge), so a larger
+// expectation could never be met.
+const MaxAmountDigits = 41
+
+// decimalRe is the corpus-record schema's form of an amount: the other
+// forms get the schema's message.
+var decimalRe = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+// integerDigits counts the digits before the point of a decimal string,
+// leading zeros aside.
+func integerDigits(s string) int {
+	s = strings.TrimPrefix(s, "-")
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		s = s[:i]
+	}
+	return len(strings.TrimLeft(s, "0"))
 }
