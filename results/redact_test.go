@@ -148,3 +148,33 @@ func TestStore_SetSecrets(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRedactingWriter: whatever the text and wherever the writes split it,
+// the writer writes what Redact gives for the whole, and no plain key.
+func FuzzRedactingWriter(f *testing.F) {
+	f.Add("x "+secretKey+" y", 3, 20)
+	f.Add(`\u0073k-test`+secretKey[7:], 1, 2)
+	f.Add(base64.StdEncoding.EncodeToString([]byte("Bearer "+secretKey)), 5, 40)
+	s := NewSecrets(secretKey)
+	f.Fuzz(func(t *testing.T, text string, a, b int) {
+		if len(text) > 4096 {
+			return
+		}
+		cuts := []int{0, min(max(a, 0), len(text)), len(text)}
+		cuts[1] = min(cuts[1], len(text))
+		c2 := min(max(b, cuts[1]), len(text))
+		var out strings.Builder
+		w := s.Writer(&out)
+		for _, part := range []string{text[:cuts[1]], text[cuts[1]:c2], text[c2:]} {
+			w.Write([]byte(part))
+		}
+		w.Close()
+		want := s.Redact(text)
+		if out.String() != want {
+			t.Fatalf("writer wrote %q, Redact gives %q", out.String(), want)
+		}
+		if strings.Contains(want, secretKey) {
+			t.Fatalf("Redact(%q) = %q holds the key", text, want)
+		}
+	})
+}
