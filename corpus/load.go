@@ -170,6 +170,10 @@ func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, seed maphash.Seed, suspe
 		manPath = filepath.Join(path, ManifestFile)
 	}
 	f, err := fsys.Open(docsPath)
+	if errors.Is(err, fs.ErrNotExist) && info.IsDir() {
+		return nil, fmt.Errorf("corpus directory %s has no %s: a corpus directory holds %s (one JSON record per line) and %s; give the directory that has them, or a .jsonl file (%w)",
+			path, DocumentsFile, DocumentsFile, ManifestFile, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
 	}
@@ -421,18 +425,16 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 	}
 	var probs []LineProblem
 	badUTF8 := !utf8.Valid(raw)
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, []LineProblem{{"(line)", "not valid JSON: " + err.Error()}}
+	if !json.Valid(raw) {
+		return nil, []LineProblem{syntaxProblem(raw)}
 	}
-	if dec.More() {
-		return nil, []LineProblem{{"(line)", "more than one JSON value on the line"}}
+	v, duplicates := decodeRecord(raw)
+	d := documentOf(v)       // best effort: the schema below says what is wrong
+	own := map[string]bool{} // fields with a clearer message than the schema's
+	for _, field := range duplicates {
+		probs = append(probs, LineProblem{field, "key given twice in one object: JSON leaves which one counts undefined (an answer with a duplicate key is refused too); keep one"})
+		own[field] = true
 	}
-	var d Document
-	_ = json.Unmarshal(raw, &d) // best effort: the schema below says what is wrong
-	own := map[string]bool{}    // fields with a clearer message than the schema's
 	if badUTF8 {
 		field := "(line)"
 		for name, val := range map[string]string{"text": d.Text, "id": d.ID} {
@@ -451,13 +453,19 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 		probs = append(probs, LineProblem{"expected.category", fmt.Sprintf("%q is not in the category enum %s", c, enumList(enum))})
 		own["expected.category"] = true
 	}
+	if as, isString := fieldOf(fieldOf(v, "expected"), "amount").(string); isString && decimalRe.MatchString(as) && !own["expected.amount"] {
+		if digits := integerDigits(as); digits > MaxAmountDigits {
+			probs = append(probs, LineProblem{"expected.amount", fmt.Sprintf("%d digits before the point, more than %d: the scorer takes an answer that large for a wrong number, so no answer could match it", digits, MaxAmountDigits)})
+			own["expected.amount"] = true
+		}
+	}
 	if ds, isString := fieldOf(fieldOf(v, "expected"), "date").(string); isString {
 		if _, err := time.Parse("2006-01-02", ds); err != nil && len(ds) == 10 {
 			probs = append(probs, LineProblem{"expected.date", fmt.Sprintf("%q is not a real calendar day (YYYY-MM-DD)", ds)})
 			own["expected.date"] = true
 		}
 	}
-	for _, msg := range schemas.Validate(schemas.CorpusRecord(), v) {
+	for _, msg := range schemas.ValidateDecoded(schemas.CorpusRecord(), v) {
 		field, text, _ := strings.Cut(msg, ": ")
 		if own[field] {
 			continue
@@ -473,7 +481,7 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 	if _, isString := fieldOf(v, "id").(string); !isString {
 		return nil, probs
 	}
-	return &d, probs
+	return d, probs
 }
 
 // fieldOf returns v[key] when v is a JSON object, else nil.

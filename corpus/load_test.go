@@ -253,6 +253,17 @@ func TestParseLine(t *testing.T) {
 		{"unknown class", `{"id":"a","text":"x","length_class":"huge","expected":{"date":null,"amount":null,"category":"software"}}`, []string{"length_class"}},
 		{"extra key", `{"id":"a","text":"x","length_class":"short","lang":"pt","expected":{"date":null,"amount":null,"category":"software"}}`, []string{"(root)"}},
 		{"blank text", `{"id":"a","text":"  \n ","length_class":"short","expected":{"date":null,"amount":null,"category":"software"}}`, []string{"text"}},
+		{"closing brace after", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":null,"category":"software"}}}`, []string{"(line)"}},
+		// Duplicate keys: eval refuses an answer with one; a record is refused too.
+		{"duplicate key", `{"id":"a","text":"x","text":"y","length_class":"short","expected":{"date":null,"amount":null,"category":"software"}}`, []string{"text"}},
+		{"duplicate key, escaped", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":null,"category":"software","c\u0061tegory":null}}`, []string{"expected.category"}},
+		{"duplicate nested key", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":"1.00","amount":"2.00","category":"software"}}`, []string{"expected.amount"}},
+		{"same key in two objects", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":null,"category":"software"},"x":[{"id":1},{"id":2}]}`, []string{"(root)"}},
+		// Amounts the scorer could never accept an answer for (over 41 digits before the point).
+		{"amount of 10^60", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":"1` + strings.Repeat("0", 60) + `","category":"software"}}`, []string{"expected.amount"}},
+		{"amount of 42 digits", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":"-` + strings.Repeat("9", 42) + `.5","category":"software"}}`, []string{"expected.amount"}},
+		{"amount of 41 digits", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":"-` + strings.Repeat("9", 41) + `.99","category":"software"}}`, nil},
+		{"amount with leading zeros", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":"` + strings.Repeat("0", 60) + `12.50","category":"software"}}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash"
+	"io"
+	"unicode/utf8"
 )
 
 // ManifestFormat names the manifest layout; a reader refuses others.
@@ -44,18 +46,48 @@ type Manifest struct {
 	RecordSHA256   map[string]string   `json:"record_sha256"` // id → hash of that record; nil in a loaded corpus (compared while streaming, not kept)
 }
 
-// hashedRecord is the canonical form a record hash covers.
-type hashedRecord struct {
-	ID       string   `json:"id"`
-	Text     string   `json:"text"`
-	Expected Expected `json:"expected"`
-}
-
 // RecordHash returns the hex sha256 of a document's id, text and expectations
 // (see HashRule); the length class is derived from the text and not covered.
 func RecordHash(d Document) string {
-	sum := sha256.Sum256(canonicalJSON(hashedRecord{ID: d.ID, Text: d.Text, Expected: d.Expected}))
-	return hex.EncodeToString(sum[:])
+	h := sha256.New()
+	writeHashedRecord(h, d)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hashPiece is how much of a text is encoded at a time for its hash.
+const hashPiece = 64 << 10
+
+// writeHashedRecord writes what a record hash covers to w: the compact JSON
+// {"id","text","expected"} of d without HTML escaping (HashRule), the
+// text a piece at a time, so that a long text is never encoded whole. JSON
+// escapes a string rune by rune, and the pieces end before a byte that
+// starts a rune, so their encodings joined are the whole's.
+func writeHashedRecord(w io.Writer, d Document) {
+	var buf jsonBuffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	encode := func(v any) []byte {
+		buf.b = buf.b[:0]
+		if err := enc.Encode(v); err != nil {
+			panic("corpus: encode record: " + err.Error()) // only strings and pointers to strings
+		}
+		return buf.b[:len(buf.b)-1] // the newline Encode adds
+	}
+	io.WriteString(w, `{"id":`)
+	w.Write(encode(d.ID))
+	io.WriteString(w, `,"text":"`)
+	for rest := d.Text; rest != ""; {
+		n := min(len(rest), hashPiece)
+		for n < len(rest) && !utf8.RuneStart(rest[n]) {
+			n++
+		}
+		b := encode(rest[:n])
+		w.Write(b[1 : len(b)-1]) // without its quotes
+		rest = rest[n:]
+	}
+	io.WriteString(w, `","expected":`)
+	w.Write(encode(d.Expected))
+	io.WriteString(w, "}")
 }
 
 // ComputeManifest describes docs, in order, with the given category enum and
@@ -132,17 +164,6 @@ func (b *manifestBuilder) done() Manifest {
 	m := b.m
 	m.SHA256 = hex.EncodeToString(b.whole.Sum(nil))
 	return m
-}
-
-// canonicalJSON encodes v compactly without HTML escaping, and without the
-// trailing newline json.Encoder adds.
-func canonicalJSON(v any) []byte {
-	b, err := marshalNoEscape(v)
-	if err != nil {
-		// Only plain strings and pointers to strings reach here.
-		panic("corpus: encode record: " + err.Error())
-	}
-	return b
 }
 
 func marshalNoEscape(v any) ([]byte, error) {

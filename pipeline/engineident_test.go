@@ -17,7 +17,7 @@ import (
 // exitedEngine starts command as an engine and waits for it to end.
 func exitedEngine(t *testing.T, command string) *EngineProcess {
 	t.Helper()
-	p, err := StartEngine(command, "", filepath.Join(t.TempDir(), "engine.log"), "")
+	p, err := StartEngine(command, "", filepath.Join(t.TempDir(), "engine.log"), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestEngine_Attribute(t *testing.T) {
 // TestEngineScript_KillsGroupOnHangup: the start command's shell kills the
 // engine's whole process group when it gets SIGHUP, Pdeathsig's signal.
 func TestEngineScript_KillsGroupOnHangup(t *testing.T) {
-	p, err := StartEngine("sleep 30 & sleep 30", "", filepath.Join(t.TempDir(), "engine.log"), "")
+	p, err := StartEngine("sleep 30 & sleep 30", "", filepath.Join(t.TempDir(), "engine.log"), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

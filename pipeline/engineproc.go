@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/extractbench/extractbench/results"
 )
 
 // Engine process timing bounds.
@@ -46,6 +48,8 @@ type EngineProcess struct {
 	command     string
 	stopCommand string // the protocol's stop:, run by Stop; "" for none
 	logFile     *os.File
+	log         *engineLog       // the redacting copy of the output to logFile; nil: written directly
+	secrets     *results.Secrets // redacted from the log
 	pidPath     string
 	exited      atomic.Bool
 	stopping    atomic.Bool // Stop began: a later exit is ours, not a crash
@@ -56,35 +60,48 @@ type EngineProcess struct {
 	stopErr     error
 }
 
-// StartEngine runs command with sh -c, its output appended to logPath. A
-// non-empty pidPath receives the process's identity (see EnginePIDFile).
+// StartEngine runs command with sh -c, its output appended to logPath with
+// secrets redacted (nil: none). A non-empty pidPath receives the process's
+// identity (see EnginePIDFile).
 // stopCommand, when set, is run by Stop; with it, a start command that
 // exits 0 (an engine that daemonises: docker run -d, nohup ... &) is not a
 // failure.
-func StartEngine(command, stopCommand, logPath, pidPath string) (*EngineProcess, error) {
+func StartEngine(command, stopCommand, logPath, pidPath string, secrets *results.Secrets) (*EngineProcess, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open engine log %s: %w", logPath, err)
 	}
+	log, err := newEngineLog(f, secrets)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("engine log %s: %w", logPath, err)
+	}
 	cmd := exec.Command("/bin/sh", "-c", engineScript(command))
 	cmd.Stdout, cmd.Stderr = f, f
+	if log != nil {
+		cmd.Stdout, cmd.Stderr = log.w, log.w
+	}
 	cmd.SysProcAttr = engineSysProcAttr()
-	p := &EngineProcess{cmd: cmd, command: command, stopCommand: stopCommand, logFile: f, pidPath: pidPath, done: make(chan struct{})}
+	p := &EngineProcess{cmd: cmd, command: command, stopCommand: stopCommand, logFile: f, log: log, secrets: secrets, pidPath: pidPath, done: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() { // owned by p: Stop waits for done
 		// Locked for good: the thread ends with this goroutine, after the
 		// child is reaped, and with it the child's Pdeathsig.
 		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		log.started()
+		if err != nil {
 			started <- err
 			return
 		}
 		started <- nil
 		p.waitErr = cmd.Wait()
+		log.drain(logDrainWait) // its last words, before anyone reads the log for them
 		p.exited.Store(true)
 		close(p.done)
 	}()
 	if err := <-started; err != nil {
+		log.close()
 		f.Close()
 		return nil, fmt.Errorf("start engine %q: %w", command, err)
 	}
@@ -245,7 +262,7 @@ func (p *EngineProcess) Stop() error {
 	p.once.Do(func() {
 		p.stopping.Store(true)
 		if p.stopCommand != "" {
-			p.stopErr = runStopCommand(p.stopCommand, p.logFile)
+			p.stopErr = runStopCommand(p.stopCommand, p.logFile, p.secrets)
 		}
 		if !p.exited.Load() {
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
@@ -258,6 +275,7 @@ func (p *EngineProcess) Stop() error {
 		}
 		// Workers left in the group after the leader ended.
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		p.log.close()
 		p.logFile.Close()
 		if p.pidPath != "" && p.stopErr == nil {
 			_ = os.Remove(p.pidPath)
@@ -267,14 +285,14 @@ func (p *EngineProcess) Stop() error {
 }
 
 // runStopCommandTo runs a stop: command with its output appended to the
-// log file at logPath.
-func runStopCommandTo(command, logPath string) error {
+// log file at logPath, secrets redacted.
+func runStopCommandTo(command, logPath string, secrets *results.Secrets) error {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open engine log %s: %w", logPath, err)
 	}
 	defer f.Close()
-	return runStopCommand(command, f)
+	return runStopCommand(command, f, secrets)
 }
 
 // stopCommandContext bounds one stop: command (stopCommandTimeout); a
@@ -284,16 +302,22 @@ var stopCommandContext = func() (context.Context, context.CancelFunc) {
 }
 
 // runStopCommand runs a protocol's stop: command with sh -c, its output
-// appended to the engine's log. The command runs in its own process group:
-// one that hangs past stopCommandTimeout is killed with everything it
-// started (a docker CLI, a helper sleeping), not its shell alone, which
-// would leave them orphaned.
-func runStopCommand(command string, log *os.File) error {
+// appended to the engine's log with secrets redacted. The command runs in
+// its own process group: one that hangs past stopCommandTimeout is killed
+// with everything it started (a docker CLI, a helper sleeping), not its
+// shell alone, which would leave them orphaned.
+func runStopCommand(command string, log *os.File, secrets *results.Secrets) error {
 	ctx, cancel := stopCommandContext()
 	defer cancel()
 	fmt.Fprintf(log, "\n[extractbench] running the stop command: %s\n", command)
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	cmd.Stdout, cmd.Stderr = log, log
+	if !secrets.Empty() {
+		rw := secrets.Writer(log)
+		defer rw.Close()
+		cmd.Stdout, cmd.Stderr = rw, rw
+		cmd.WaitDelay = logDrainWait // a process it leaves behind does not hold the output open
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	err := cmd.Run()

@@ -49,7 +49,7 @@ func TestRunStopCommand_HangKillsGroup(t *testing.T) {
 		return ctx, cancel
 	}
 
-	err = runStopCommand(fmt.Sprintf("sleep 300 & echo $! > %s; wait", pidFile), log)
+	err = runStopCommand(fmt.Sprintf("sleep 300 & echo $! > %s; wait", pidFile), log, nil)
 	if err == nil || !strings.Contains(err.Error(), "did not end") {
 		t.Errorf("err = %v, want the hanging stop command killed", err)
 	}

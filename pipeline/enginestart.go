@@ -25,7 +25,7 @@ func (rs *runState) startProcess(ctx context.Context, v *Variant, e *engine) err
 		return err
 	}
 	rs.logf("%s: starting engine: %s (log %s)", v.Name, v.Engine.Start, logPath)
-	proc, err := StartEngine(v.Engine.Start, v.Engine.Stop, logPath, pidPath)
+	proc, err := StartEngine(v.Engine.Start, v.Engine.Stop, logPath, pidPath, rs.secrets)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (rs *runState) stopStale(ctx context.Context, v *Variant, pidPath, logPath 
 		return nil
 	}
 	if v.Engine.Stop != "" {
-		if err := runStopCommandTo(v.Engine.Stop, logPath); err != nil {
+		if err := runStopCommandTo(v.Engine.Stop, logPath, rs.secrets); err != nil {
 			what += fmt.Sprintf("; the stop command failed: %v", err)
 		} else {
 			what += "; ran the stop command"

@@ -206,22 +206,23 @@ func LoadProtocol(path string) (*Protocol, error) {
 // rejecting unknown keys and bad values with source:line: field: problem,
 // then fills defaults.
 func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(raw, &root); err != nil {
-		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
+	doc, docProbs := decodeDocument(raw, source)
+	if doc == nil {
+		return nil, &ProtocolError{Problems: docProbs}
 	}
-	if len(root.Content) == 0 {
-		return nil, &ProtocolError{Problems: []string{source + ":1: (root): the protocol is empty"}}
-	}
-	doc := root.Content[0]
 	var generic any
 	if err := doc.Decode(&generic); err != nil {
 		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
 	}
+	valueProbs, fatal, suspects := valueProblems(doc, source)
+	if fatal { // a NaN cannot even be validated
+		sort.SliceStable(valueProbs, func(i, j int) bool { return lineNumber(valueProbs[i]) < lineNumber(valueProbs[j]) })
+		return nil, &ProtocolError{Problems: valueProbs}
+	}
 	generic = normaliseYAML(generic)
 	fillMinimal(generic, source)
-	if problems := schemas.Validate(schemas.Protocol(), generic); len(problems) > 0 {
-		out := make([]string, 0, len(problems))
+	if problems := schemas.Validate(schemas.Protocol(), generic); len(problems) > 0 || len(valueProbs) > 0 {
+		out := append(make([]string, 0, len(problems)+len(valueProbs)), valueProbs...)
 		for _, p := range problems {
 			field, msg, _ := strings.Cut(p, ": ")
 			var key string
@@ -254,7 +255,7 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 	}
 	var p Protocol
 	if err := json.Unmarshal(js, &p); err != nil {
-		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %v", source, err)}}
+		return nil, &ProtocolError{Problems: decodeProblems(err, doc, source, suspects)}
 	}
 	p.Source, p.Dir, p.doc = source, dir, doc
 	if err := p.check(doc); err != nil {
@@ -382,9 +383,17 @@ func (p *Protocol) ResolvePath(path string) string {
 	return filepath.Join(p.Dir, path)
 }
 
-// Canonical is the protocol as stored in the run manifest: JSON with defaults filled.
+// Canonical is the protocol as stored in the run manifest: JSON with
+// defaults filled, and the credentials of its URLs replaced by a marker
+// (the manifest never keeps a secret).
 func (p *Protocol) Canonical() json.RawMessage {
-	b, err := json.Marshal(p)
+	c := *p
+	c.Variants = make([]Variant, len(p.Variants))
+	for i, v := range p.Variants {
+		v.Engine = v.Engine.withoutCredentials()
+		c.Variants[i] = v
+	}
+	b, err := json.Marshal(&c)
 	if err != nil {
 		panic(fmt.Sprintf("marshal protocol: %v", err)) // only plain types: cannot fail
 	}

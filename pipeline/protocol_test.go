@@ -44,6 +44,16 @@ func TestParseProtocol_Defaults(t *testing.T) {
 	}
 }
 
+// TestParseProtocol_EndMarker: a "---" that ends the file starts no
+// document: nothing is ignored, so nothing is refused.
+func TestParseProtocol_EndMarker(t *testing.T) {
+	for _, end := range []string{"---\n", "...\n", "---\n# nothing more\n"} {
+		if _, err := ParseProtocol([]byte(validProtocol+end), "p.yaml", "."); err != nil {
+			t.Errorf("protocol ending with %q: %v", end, err)
+		}
+	}
+}
+
 func TestParseProtocol_JSON(t *testing.T) {
 	js := `{"name": "j", "corpus": "default", "prompt": {"user": "{{document}}"}, "generation": {"max_tokens": 8},
 	"acceptance": {"min_accepted": 0.5}, "sweep": {"mode": "batch", "levels": [2, 1]}, "request_timeout": "3s",
@@ -108,6 +118,34 @@ func TestParseProtocol_Errors(t *testing.T) {
 		{"answer cap not a count", func(s string) string { return s + "max_answer_bytes: 64KiB\n" },
 			[]string{"p.yaml:11: max_answer_bytes:"}},
 		{"not YAML", func(string) string { return "name: [unclosed\n" }, []string{"p.yaml:"}},
+		// Values the schema passes and a decode could not place (hardening issue item 15).
+		{"seed beyond an integer", func(s string) string { return strings.Replace(s, "seed: 7", "seed: 1e23", 1) },
+			[]string{"p.yaml:5: generation.seed: 1e23 is beyond what an integer key can hold"}},
+		{"params beyond an integer", func(s string) string {
+			return strings.Replace(s, "model: sim-8b", "model: sim-8b, params: 99999999999999999999", 1)
+		},
+			[]string{"p.yaml:10: variants.0.engine.params: 99999999999999999999 is beyond"}},
+		{"duration too long", func(s string) string { return s + "request_timeout: 9999999999h\n" },
+			[]string{"p.yaml:11: request_timeout: 9999999999h is longer than a duration can be"}},
+		{"temperature NaN", func(s string) string { return strings.Replace(s, "temperature: 0", "temperature: .nan", 1) },
+			[]string{"p.yaml:5: generation.temperature: .nan is not a number"}},
+		{"infinite objective", func(s string) string {
+			return strings.Replace(s, "min_accepted: 0.95", "min_accepted: 0.95, latency_p95_ms: .inf", 1)
+		},
+			[]string{"p.yaml:6: acceptance.latency_p95_ms: .inf is not a number"}},
+		{"second document", func(s string) string { return s + "---\nname: ignored\n" },
+			[]string{"p.yaml:11: (root): a second YAML document"}},
+		{"no request timeout", func(s string) string { return s + "request_timeout: 0s\n" },
+			[]string{"p.yaml:11: request_timeout: 0s: no timeout is not allowed; give a duration"}},
+		{"no ready timeout", func(s string) string {
+			return strings.Replace(s, "model: sim-8b", "model: sim-8b, ready_timeout: 0m0s", 1)
+		},
+			[]string{"p.yaml:10: variants.0.engine.ready_timeout: 0m0s: no timeout is not allowed"}},
+		{"no telemetry interval", func(s string) string { return s + "telemetry_interval: 0.0ms\n" },
+			[]string{"p.yaml:11: telemetry_interval: 0.0ms is not an interval"}},
+		{"values and schema, all reported", func(s string) string {
+			return strings.Replace(s, "mode: concurrency", "mode: x", 1) + "request_timeout: 0s\n"
+		}, []string{"2 problems", "p.yaml:7: sweep.mode", "p.yaml:11: request_timeout: 0s"}},
 		{"several problems, all reported", func(s string) string {
 			return strings.Replace(strings.Replace(s, "mode: concurrency", "mode: x", 1), "max_tokens: 128", "max_tokens: 0", 1)
 		}, []string{"generation.max_tokens", "sweep.mode"}},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/xeipuuv/gojsonschema"
@@ -103,6 +104,8 @@ type runState struct {
 	responseFormat json.RawMessage
 	// refusedUsage: the usages refused in each pass, for its event.
 	refusedUsage refusedUsage
+
+	secrets *results.Secrets // what the run never writes (Protocol.Secrets)
 }
 
 // Run executes a protocol end to end: per variant, load, warm-up, baseline,
@@ -156,6 +159,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, err
 		}
 	}
+	store.SetSecrets(rs.secrets)
 	if prev != nil {
 		if err := rs.resume(ctx, prev); err != nil {
 			return nil, err
@@ -257,6 +261,11 @@ func (rs *runState) prepare(prev *results.Run) error {
 			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
 		}
 		rs.proto, err = ParseProtocol(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocolDir(&m))
+		if err == nil {
+			if fields := rs.proto.removedCredentials(); len(fields) > 0 {
+				return &ConfigError{fmt.Errorf("resume: the protocol of run %s has credentials in %s, which its manifest does not keep: resume with -protocol FILE, the protocol file that has them", prev.RunID, strings.Join(fields, ", "))}
+			}
+		}
 	default:
 		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
 	}
@@ -324,13 +333,15 @@ func (rs *runState) prepare(prev *results.Run) error {
 			m.Simulated = true
 		}
 		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
-			URL: v.Engine.URL, Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
+			URL: redactURL(v.Engine.URL), Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
 			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,
 			Started: v.Engine.Start != "", Simulated: v.Engine.IsBuiltin(), RandomWeights: v.Engine.RandomWeights}})
 	}
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
 	m.Fingerprint = Fingerprint(m)
+	rs.secrets = rs.proto.newSecrets()
+	rs.progress = rs.secrets.Writer(rs.opts.Progress) // a line ends with no part of a secret: nothing is held back
 	rs.manifest, rs.simulated = m, m.Simulated
 	return nil
 }
@@ -427,7 +438,12 @@ func loadCorpus(p *Protocol) (*corpus.Corpus, error) {
 		}
 		return nil, fmt.Errorf("%s: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.At("corpus"), path)
 	}
-	return corpus.Open(path) // by reference: texts are read when sent
+	c, err := corpus.Open(path) // by reference: texts are read when sent
+	var le *corpus.LoadError
+	if err != nil && !errors.As(err, &le) {
+		return nil, fmt.Errorf("%s: %w", p.At("corpus"), err) // a LoadError names the corpus's own lines
+	}
+	return c, err
 }
 
 // responseFormat wraps the output schema as OpenAI's json_schema response

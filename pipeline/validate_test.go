@@ -105,3 +105,36 @@ func TestCommandProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_CorpusDirWithoutDocuments: a corpus directory without
+// documents.jsonl is reported at the protocol's corpus line, saying what a
+// corpus directory holds.
+func TestRun_CorpusDirWithoutDocuments(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "corpus")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := `name: nodocs
+corpus: corpus
+prompt: {user: "Extract.\n\n{{document}}"}
+generation: {max_tokens: 64}
+acceptance: {min_accepted: 0.5}
+sweep: {mode: concurrency, levels: [1], repetitions: 1, warmup: 0}
+variants:
+  - name: good
+    engine: {url: builtin, model: sim-8b, builtin: {time_scale: 0}}
+`
+	proto := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: filepath.Join(dir, "out"), Quiet: true})
+	var ve *pipeline.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v (%T), want a ValidationError", err, err)
+	}
+	if want := proto + ":2: corpus: corpus directory " + empty + " has no documents.jsonl"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error does not say %q:\n%v", want, err)
+	}
+}

@@ -135,7 +135,7 @@ func (s *Store) AddDecision(ctx context.Context, d Decision) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO decisions
 			(run_id, variant, mode, at_ms, kind, from_level, to_level, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			d.RunID, d.Variant, nullStr(d.Mode), d.AtMS, d.Kind, nullInt(d.FromLevel), nullInt(d.ToLevel), d.Reason)
+			d.RunID, d.Variant, nullStr(d.Mode), d.AtMS, d.Kind, nullInt(d.FromLevel), nullInt(d.ToLevel), s.secrets.redact(d.Reason))
 		if err != nil {
 			return fmt.Errorf("add decision %s of run %s: %w", d.Kind, d.RunID, err)
 		}
@@ -151,7 +151,7 @@ func (s *Store) AddEvent(ctx context.Context, e Event) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO events
 			(run_id, variant, at_ms, kind, value_ns, detail) VALUES (?, ?, ?, ?, ?, ?)`,
-			e.RunID, nullStr(e.Variant), e.AtMS, e.Kind, nullInt(e.ValueNS), nullStr(e.Detail))
+			e.RunID, nullStr(e.Variant), e.AtMS, e.Kind, nullInt(e.ValueNS), nullStr(s.secrets.redact(e.Detail)))
 		if err != nil {
 			return fmt.Errorf("add event %s of run %s: %w", e.Kind, e.RunID, err)
 		}

@@ -159,7 +159,7 @@ func (s *Store) insertRecords(recs []eval.Record) (err error) {
 	}
 	defer stmt.Close()
 	for _, r := range recs {
-		if _, err := stmt.ExecContext(ctx, requestValues(r)...); err != nil {
+		if _, err := stmt.ExecContext(ctx, requestValues(s.redactRecord(r))...); err != nil {
 			return fmt.Errorf("insert request %s of pass %s: %w", r.DocID, PassKeyOf(r), err)
 		}
 	}

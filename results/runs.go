@@ -51,7 +51,7 @@ func (s *Store) CreateRun(ctx context.Context, r Run) error {
 	if !validRunStatus(r.Status) {
 		return fmt.Errorf("create run %s: status %q is not running, interrupted, complete or failed", r.RunID, r.Status)
 	}
-	manifest := string(r.Manifest)
+	manifest := s.secrets.redact(string(r.Manifest))
 	if manifest == "" {
 		manifest = "{}"
 	}
@@ -166,6 +166,7 @@ func (s *Store) UpdateManifest(ctx context.Context, runID string, manifest any) 
 			return fmt.Errorf("update manifest of run %s: %w", runID, err)
 		}
 	}
+	b = []byte(s.secrets.redact(string(b)))
 	if !json.Valid(b) {
 		return fmt.Errorf("update manifest of run %s: not valid JSON", runID)
 	}

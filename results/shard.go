@@ -32,9 +32,11 @@ func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 // 100,000 completions when parallelism is high, and more would not help.
 const MaxShards = 100000
 
-// ParseShard reads "I/N": 0 ≤ I < N ≤ MaxShards.
+// ParseShard reads "I/N": 0 ≤ I < N ≤ MaxShards, each written in ASCII
+// digits alone (no sign, no space: "+1/3" and " 1/3" are refused, as a
+// spec that is not what it looks like).
 func ParseShard(spec string) (Shard, error) {
-	i, n, ok := strings.Cut(strings.TrimSpace(spec), "/")
+	i, n, ok := strings.Cut(spec, "/")
 	if !ok {
 		return Shard{}, fmt.Errorf("shard %q: want INDEX/COUNT, e.g. 0/4 (indexes count from 0)", spec)
 	}
@@ -44,15 +46,24 @@ func ParseShard(spec string) (Shard, error) {
 // NewShard checks an index and a count given apart (JOB_COMPLETION_INDEX
 // and the shard count) and returns the shard.
 func NewShard(index, count string) (Shard, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(count))
+	n, err := shardNumber(count)
 	if err != nil || n < 1 || n > MaxShards {
-		return Shard{}, fmt.Errorf("shard count %q: want a whole number from 1 to %d", count, MaxShards)
+		return Shard{}, fmt.Errorf("shard count %q: want a whole number from 1 to %d, in digits alone", count, MaxShards)
 	}
-	i, err := strconv.Atoi(strings.TrimSpace(index))
+	i, err := shardNumber(index)
 	if err != nil || i < 0 || i >= n {
 		return Shard{}, fmt.Errorf("shard index %q: want a whole number from 0 to %d (the count is %d; indexes count from 0)", index, n-1, n)
 	}
 	return Shard{Index: i, Count: n, Hash: ShardHash}, nil
+}
+
+// shardNumber reads a number written in ASCII digits alone: strconv.Atoi
+// would take "+1" and "-0" too.
+func shardNumber(s string) (int, error) {
+	if s == "" || len(s) > 6 || strings.Trim(s, "0123456789") != "" {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.Atoi(s)
 }
 
 // ShardOf is the shard of document id among count shards (ShardHash).

@@ -33,7 +33,7 @@ func TestShardOf_Pinned(t *testing.T) {
 }
 
 func TestParseShard(t *testing.T) {
-	good := map[string]Shard{"0/1": {0, 1, 0, ShardHash}, "2/3": {2, 3, 0, ShardHash}, " 7/8 ": {7, 8, 0, ShardHash}}
+	good := map[string]Shard{"0/1": {0, 1, 0, ShardHash}, "2/3": {2, 3, 0, ShardHash}, "7/8": {7, 8, 0, ShardHash}, "99999/100000": {99999, 100000, 0, ShardHash}}
 	for spec, want := range good {
 		if got, err := ParseShard(spec); err != nil || got != want {
 			t.Errorf("ParseShard(%q) = %+v, %v; want %+v", spec, got, err, want)
@@ -42,6 +42,9 @@ func TestParseShard(t *testing.T) {
 	bad := map[string]string{
 		"3/3": "from 0 to 2", "-1/3": "from 0 to 2", "1": "INDEX/COUNT", "1/0": "from 1 to", "a/3": "shard index",
 		"1/x": "shard count", "1/100001": "from 1 to 100000", "": "INDEX/COUNT",
+		// Digits alone: strconv.Atoi takes a sign, the old parser trimmed spaces.
+		"+1/3": "shard index", " 1/3": "shard index", "-0/3": "shard index", "1/+3": "shard count", "1/3 ": "shard count",
+		" 7/8 ": "digits alone", "1/ 3": "shard count", "0x1/3": "shard index", "1/3/3": "shard count", "1/0000001": "shard count",
 	}
 	for spec, want := range bad {
 		if _, err := ParseShard(spec); err == nil || !strings.Contains(err.Error(), want) {

@@ -58,6 +58,8 @@ type Store struct {
 
 	errMu sync.Mutex
 	err   error // the first failed batch; sticky: records were lost
+
+	secrets storeSecrets // replaced in every text written (SetSecrets)
 }
 
 // op is one item of the writer's queue: a record to insert (fn and done nil),

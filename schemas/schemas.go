@@ -96,7 +96,18 @@ func Validate(s *gojsonschema.Schema, doc any) []string {
 	default:
 		loader = gojsonschema.NewGoLoader(d)
 	}
-	res, err := s.Validate(loader)
+	return problems(s.Validate(loader))
+}
+
+// ValidateDecoded is Validate of a value as encoding/json decodes it with
+// UseNumber (map[string]any, []any, json.Number, string, bool, nil), read
+// as it is: Validate would encode it to JSON and decode it again, copying
+// every string, and a corpus record's text may be tens of megabytes.
+func ValidateDecoded(s *gojsonschema.Schema, v any) []string {
+	return problems(s.Validate(gojsonschema.NewRawLoader(v)))
+}
+
+func problems(res *gojsonschema.Result, err error) []string {
 	if err != nil {
 		return []string{fmt.Sprintf("(root): not valid JSON: %v", err)}
 	}

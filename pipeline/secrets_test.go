@@ -1,0 +1,194 @@
+//go:build linux
+
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/extractbench/extractbench/engines/hostile"
+	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/report"
+)
+
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// TestRun_SecretsNeverWritten is the hardening issue's item 13: a whole
+// run whose engines echo its secrets (a started engine printing its
+// arguments, as vLLM does, split across writes and base64-encoded; an
+// engine echoing the key JSON-escaped in an error body and in streamed
+// content; a URL with credentials) leaves no secret in any file of its
+// results directory, in the progress output, or in the reports, in plain,
+// JSON-escaped or base64 form. The credentials of the URL are still used.
+func TestRun_SecretsNeverWritten(t *testing.T) {
+	dir := t.TempDir()
+	key := "sk-eb-" + randomHex(t, 16)
+	password := "pw-" + randomHex(t, 8)
+	userinfo := "ebuser:" + password
+	t.Setenv("EB_TEST_SECRET_KEY", key)
+
+	addr := freeAddr(t)
+	// Two writes that split the key, then its base64, then the engine.
+	start := `printf '%s' "non-default args: {'api_key': '${EB_TEST_SECRET_KEY%${EB_TEST_SECRET_KEY#????????????????}}"; ` +
+		`sleep 0.05; printf '%s\n' "${EB_TEST_SECRET_KEY#????????????????}'}"; ` +
+		`printf 'auth %s\n' "$(printf '%s' "$EB_TEST_SECRET_KEY" | base64)"; ` + testEngineCommand(addr)
+	echo := hostile.MustNew(t, hostile.SecretsEcho, hostile.Options{APIKey: key})
+	basic := hostile.MustNew(t, hostile.SecretsBasicAuth, hostile.Options{APIKey: userinfo})
+	withCreds, err := url.Parse(basic.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCreds.User = url.UserPassword("ebuser", password)
+
+	proto := filepath.Join(dir, "p.yaml")
+	p := fmt.Sprintf(`name: secrets
+corpus: %s
+prompt: {user: "Extract date, amount and category.\n\n{{document}}"}
+generation: {max_tokens: 64, temperature: 0}
+acceptance: {min_accepted: 0}
+sweep: {mode: concurrency, levels: [1], repetitions: 1, warmup: 0}
+request_timeout: 5s
+variants:
+  - name: started
+    engine: {url: "http://%s", model: sim-8b, api_key_env: EB_TEST_SECRET_KEY, start: %q, ready_timeout: 30s}
+  - name: echo
+    engine: {url: %q, model: %s, api_key_env: EB_TEST_SECRET_KEY}
+  - name: basic
+    engine: {url: %q, model: %s}
+`, writeSmallCorpus(t, dir, 6), addr, start, echo.URL, hostile.Model, withCreds.String(), hostile.Model)
+	if err := os.WriteFile(proto, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	var progress bytes.Buffer
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Progress: &progress, Quiet: true}); err != nil {
+		t.Fatalf("run: %v\n%s", err, progress.String())
+	}
+	if err := report.Write(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+
+	b64 := func(e *base64.Encoding, s string) string { return e.EncodeToString([]byte(s)) }
+	forms := map[string]string{
+		"key": key, "key JSON-escaped": hostile.EscapeJSON(key), "key JSON-escaped (upper case)": strings.ToUpper(hostile.EscapeJSON(key)),
+		"key base64": b64(base64.StdEncoding, key), "key base64 (raw URL)": b64(base64.RawURLEncoding, key),
+		"password": password, "password JSON-escaped": hostile.EscapeJSON(password), "userinfo base64 (Basic auth)": b64(base64.StdEncoding, userinfo),
+		"userinfo": userinfo,
+	}
+	texts := map[string]string{"progress output": progress.String()}
+	err = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		texts[path] = string(b)
+		if strings.HasSuffix(path, ".parquet") {
+			texts[path+" (decoded)"] = parquetText(t, path) // its pages are compressed: read the values
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{results.DBName, "requests.parquet", "raw_table.csv", "report.html", "report.md", "engine-started.log"} {
+		if _, ok := texts[filepath.Join(out, want)]; !ok {
+			t.Errorf("no %s in the results directory: the check would not cover it", want)
+		}
+	}
+	for path, text := range texts {
+		for name, form := range forms {
+			if strings.Contains(text, form) {
+				t.Errorf("%s holds the %s", path, name)
+			}
+		}
+	}
+
+	// The secrets were echoed, and redacted where they were.
+	if log := texts[filepath.Join(out, "engine-started.log")]; !strings.Contains(log, "non-default args: {'api_key': '"+results.Redacted+"'}") ||
+		!strings.Contains(log, "auth "+results.Redacted) {
+		t.Errorf("the engine log does not show the printed key redacted:\n%s", log)
+	}
+	variants := parquetStrings(t, filepath.Join(out, "requests.parquet"), "variant")
+	kinds := parquetStrings(t, filepath.Join(out, "requests.parquet"), "transport_kind")
+	outputs := parquetStrings(t, filepath.Join(out, "requests.parquet"), "output")
+	bodies := parquetStrings(t, filepath.Join(out, "requests.parquet"), "error_body")
+	var echoedBodies, echoedOutputs, basicOK, basicRows int
+	for i, v := range variants {
+		switch v {
+		case "echo":
+			if strings.Contains(bodies[i], results.Redacted) {
+				echoedBodies++
+			}
+			if strings.Contains(outputs[i], results.Redacted) {
+				echoedOutputs++
+			}
+		case "basic":
+			basicRows++
+			if kinds[i] == "" { // NULL: the exchange completed
+				basicOK++
+			}
+		}
+	}
+	if echoedBodies == 0 || echoedOutputs == 0 {
+		t.Errorf("echo variant: %d error bodies and %d outputs show a redaction; want some of each (the engine echoed the key)", echoedBodies, echoedOutputs)
+	}
+	if basicRows == 0 || basicOK != basicRows {
+		t.Errorf("basic variant: %d of %d requests ok; the URL's credentials must still be sent", basicOK, basicRows)
+	}
+}
+
+// parquetText is every string value of a Parquet file, one per line.
+func parquetText(t *testing.T, path string) string {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	var b strings.Builder
+	for c := range int(tbl.NumCols()) {
+		for _, chunk := range tbl.Column(c).Data().Chunks() {
+			if col, ok := chunk.(*array.String); ok {
+				for i := range col.Len() {
+					b.WriteString(col.Value(i) + "\n")
+				}
+			}
+		}
+	}
+	return b.String()
+}
