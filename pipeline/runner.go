@@ -232,6 +232,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		runErr = fmt.Errorf("record run status: %w", err)
 	}
 	sum.Status = status
+	sum.Simulated = rs.simulated // known once the engines said what they are
 	if data, err := store.LoadRun(bg, opts.OutDir, rs.runID); err == nil {
 		sum.Passes, sum.Variants = data.Passes, data.Outcomes()
 	} else if runErr == nil {
@@ -329,14 +330,13 @@ func (rs *runState) prepare(prev *results.Run) error {
 		Host:           hostInfo(),
 	}
 	for _, v := range rs.proto.Variants {
-		if v.Engine.IsBuiltin() {
-			m.Simulated = true
-		}
+		// Simulated is what an engine says of itself once it is up
+		// (pinEngine), not what its URL suggests.
 		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
 			URL: redactURL(v.Engine.URL), Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
 			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,
-			Started: v.Engine.Start != "", Simulated: v.Engine.IsBuiltin(), RandomWeights: v.Engine.RandomWeights}})
+			Started: v.Engine.Start != "", RandomWeights: v.Engine.RandomWeights}})
 	}
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
 	m.Fingerprint = Fingerprint(m)
@@ -398,6 +398,8 @@ func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 	var old Manifest
 	if err := json.Unmarshal(prev.Manifest, &old); err == nil {
 		rs.manifest.Variants = old.Variants // engine facts pinned by the first attempt; checked again per variant
+		rs.manifest.Simulated = old.Simulated
+		rs.simulated = old.Simulated
 	}
 	rs.runID = prev.RunID
 	rs.clock = client.NewClockAt(prev.ClockOriginNS)

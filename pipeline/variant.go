@@ -365,10 +365,18 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	if now.Engine.ContextWindow == 0 {
 		now.Engine.ContextWindow = info.ContextWindow
 	}
+	// Simulated because the engine says so (client.EngineReport), whatever
+	// its URL: a start: that runs `extractbench engine serve` is simulated.
+	now.Engine.Simulated = info.Simulated
 	now.GPU = GPUInfoJSON{Source: "unknown"}
 	switch {
 	case e.inproc != nil:
 		now.GPU, now.Extra, now.Engine.Version = e.inproc.GPU, e.inproc.Profile, e.inproc.Version
+	case info.Simulated:
+		// The card is modelled: this machine's GPU is not the engine's,
+		// neither recorded nor sampled.
+		now.GPU = GPUInfoJSON{Name: info.ModelledGPU.Name, MemoryTotalBytes: info.ModelledGPU.MemoryTotalBytes, Source: "builtin-profile"}
+		e.nvidiaSMI = false
 	default:
 		now.GPU = engineGPU(ctx, v.Engine)
 	}
@@ -382,6 +390,12 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	*vm = now
 	if idx == 0 {
 		rs.manifest.Engine, rs.manifest.GPU = now.Engine, now.GPU
+	}
+	if now.Engine.Simulated && !rs.simulated {
+		rs.manifest.Simulated, rs.simulated = true, true
+		if err := rs.store.SetRunSimulated(ctx, rs.runID, true); err != nil {
+			return fmt.Errorf("record that the engine is simulated: %w", err)
+		}
 	}
 	if err := rs.store.UpdateManifest(ctx, rs.runID, rs.manifest); err != nil {
 		return fmt.Errorf("record the engine in the manifest: %w", err)

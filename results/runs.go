@@ -154,6 +154,23 @@ func (s *Store) SetRunStatus(ctx context.Context, runID, status string, endedAt 
 	})
 }
 
+// SetRunSimulated sets whether run runID measured a simulated engine: known
+// once an engine says what it is (its /version), after the run was created.
+func (s *Store) SetRunSimulated(ctx context.Context, runID string, simulated bool) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET simulated = ? WHERE run_id = ?`, simulated, runID)
+		if err != nil {
+			return fmt.Errorf("set simulated of run %s: %w", runID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("set simulated of run %s: %w", runID, err)
+		} else if n == 0 {
+			return fmt.Errorf("set simulated of run %s: no such run", runID)
+		}
+		return nil
+	})
+}
+
 // UpdateManifest replaces the manifest of run runID, as when the engine and
 // GPU facts become known after the run was created. manifest is marshalled to
 // JSON; a json.RawMessage is stored as is. The fingerprint is not changed: it
