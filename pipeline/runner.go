@@ -48,6 +48,12 @@ type Options struct {
 	// JOB_COMPLETION_INDEX. A resumed run measures its own shard; a Shard
 	// that differs from it is refused.
 	Shard *results.Shard
+	// CheckManifest, when set, is called with the run's manifest once the
+	// protocol, corpus and output schema are read, before anything is
+	// created, started or sent (`run -baseline` compares the run with its
+	// baseline there): the problems it returns refuse the run
+	// (ValidationError, exit 2).
+	CheckManifest func(*Manifest) []string
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing
@@ -340,6 +346,11 @@ func (rs *runState) prepare(prev *results.Run) error {
 	}
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
 	m.Fingerprint = Fingerprint(m)
+	if rs.opts.CheckManifest != nil {
+		if problems := rs.opts.CheckManifest(m); len(problems) > 0 {
+			return &ValidationError{Problems: problems}
+		}
+	}
 	rs.secrets = rs.proto.newSecrets()
 	rs.progress = rs.secrets.Writer(rs.opts.Progress) // a line ends with no part of a secret: nothing is held back
 	rs.manifest, rs.simulated = m, m.Simulated
