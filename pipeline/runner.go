@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,6 +146,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, err
 		}
 	}
+	dbPath := filepath.Join(opts.OutDir, results.DBName)
+	_, statErr := os.Lstat(dbPath)
+	dbCreated := errors.Is(statErr, fs.ErrNotExist) // this run creates results.db
 	store, err := results.Open(ctx, opts.OutDir)
 	if err != nil {
 		return nil, fmt.Errorf("open results in %s: %w", opts.OutDir, err)
@@ -187,7 +191,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 
 	sum := &Summary{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
 		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil, Shard: rs.shard}
-	var runErr error
+	// The errors are returned, and printed once by the caller; a variant
+	// that fails while others follow gets a line when it fails.
+	var variantErrs []error
 	for i := range rs.proto.Variants {
 		v := &rs.proto.Variants[i]
 		err := rs.runVariant(ctx, v)
@@ -196,24 +202,47 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			// The corpus, not the variant, failed: nothing more can be
 			// measured against it, and nothing measured is lost.
 			err = fmt.Errorf("%s: %w; the run stopped with every answer so far recorded: restore the file, then extractbench run -resume %s", v.Name, err, opts.OutDir)
-			rs.logf("error: %v", err)
 			rs.event(context.WithoutCancel(ctx), "", results.EventCorpusReadFailed, 0, err.Error())
-			if runErr == nil {
-				runErr = err
-			}
+			variantErrs = append(variantErrs, err)
 			break
 		}
 		if err != nil {
 			// One variant's broken engine does not cost the others their
 			// measurements: record it and go on; the run still fails.
-			rs.logf("%s: %v", v.Name, err)
 			rs.event(context.WithoutCancel(ctx), v.Name, results.EventVariantFail, 0, err.Error())
-			if runErr == nil {
-				runErr = err
+			variantErrs = append(variantErrs, err)
+			if i+1 < len(rs.proto.Variants) && ctx.Err() == nil {
+				rs.logf("%s: failed, not measured further; the run goes on with the next variant (the error is printed when the run ends)", v.Name)
 			}
 		}
 		if ctx.Err() != nil {
 			break
+		}
+	}
+	runErr := errors.Join(variantErrs...)
+	if len(variantErrs) == 1 {
+		runErr = variantErrs[0]
+	}
+	if runErr != nil && prev == nil && ctx.Err() == nil {
+		// A run that measured nothing (its engine failed its pre-flight:
+		// not started, the model not served) leaves nothing behind that
+		// would block the directory.
+		discarded, left, err := store.DiscardRun(context.WithoutCancel(ctx), rs.runID)
+		if err == nil && discarded {
+			if left == 0 && dbCreated {
+				err = store.Close()
+				for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+					if rerr := os.Remove(dbPath + suffix); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+						err = rerr
+					}
+				}
+			}
+			if err == nil {
+				return nil, fmt.Errorf("%w; nothing was measured, so no run was recorded in %s: fix it and run again", runErr, opts.OutDir)
+			}
+		}
+		if err != nil {
+			rs.logf("warning: remove the run that measured nothing: %v", err)
 		}
 	}
 	if err := store.Flush(context.WithoutCancel(ctx)); err != nil && runErr == nil {

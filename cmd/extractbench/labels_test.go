@@ -1,11 +1,16 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench/engines/builtin"
 )
 
 // TestMain lets a test run this binary as extractbench itself: with
@@ -58,5 +63,49 @@ func TestRun_EngineServeIsSimulated(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "SIMULATED") {
 		t.Errorf("select does not flag the simulated run:\n%s", stdout)
+	}
+}
+
+// TestRun_FailedPreflightLeavesNothing: a run whose engine fails its
+// pre-flight (the protocol names a model the engine does not serve)
+// measured nothing: the error is printed once, no run is left in the
+// directory, and the corrected protocol runs there as a new run (it was
+// told to -resume, which its new fingerprint then refused).
+func TestRun_FailedPreflightLeavesNothing(t *testing.T) {
+	p, err := builtin.LookupProfile("sim-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.TimeScale = 0
+	eng, err := builtin.NewServer(builtin.Config{Profile: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	srv := httptest.NewServer(eng)
+	defer srv.Close()
+	dir := t.TempDir()
+	corpus := smallCorpus(t, dir)
+	proto := func(name, model string) string {
+		return writeFile(t, dir, name, strings.NewReplacer("%CORPUS%", corpus, "%MIN%", "0").Replace(
+			strings.Replace(smallProtocol, "{url: builtin, model: sim-8b, builtin: {time_scale: 0}}",
+				`{url: "`+srv.URL+`", model: `+model+`}`, 1)))
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI(t, "run", "-quiet", "-protocol", proto("typo.yaml", "sim-8b-typo"), "-out", out)
+	if code == exitOK || !strings.Contains(stderr, `not the protocol's model "sim-8b-typo"`) {
+		t.Fatalf("exit %d, stderr %q; want a failure naming the model", code, stderr)
+	}
+	if n := strings.Count(stderr, "not the protocol's model"); n != 1 {
+		t.Errorf("the error is printed %d times:\n%s", n, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("a run that measured nothing printed a summary:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.db")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the run that measured nothing left results.db (%v)", err)
+	}
+	if code, _, stderr := runCLI(t, "run", "-quiet", "-protocol", proto("fixed.yaml", "sim-8b"), "-out", out); code != exitOK {
+		t.Errorf("the corrected protocol in the same directory: exit %d: %s", code, stderr)
 	}
 }
