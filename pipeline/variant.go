@@ -94,6 +94,9 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 			level = levels[li]
 		}
 		if stopAt != 0 && level > stopAt {
+			if rs.proto.Sweep.OnMemoryFailure == "stop" {
+				break // the sweep ended: its stop_sweep decision names the levels not run
+			}
 			rs.decision(ctx, v.Name, results.DecisionSkipLevel, level, 0, fmt.Sprintf("level %d had memory failures; on_memory_failure=%s skips higher levels", stopAt, rs.proto.Sweep.OnMemoryFailure))
 			continue
 		}
@@ -121,10 +124,25 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 			continue
 		}
 		stopAt = level
+		if rs.proto.Sweep.OnMemoryFailure == "stop" {
+			if rest := levels[li+1:]; len(rest) > 0 {
+				names := make([]string, len(rest))
+				for i, l := range rest {
+					names[i] = eval.LevelName(rs.proto.Sweep.Mode, l)
+				}
+				rs.decision(ctx, v.Name, results.DecisionStopSweep, level, 0, fmt.Sprintf("%d memory failure(s) at level %d; on_memory_failure=stop ends the sweep: %s not run",
+					memFailures, level, strings.Join(names, ", ")))
+			}
+			continue
+		}
 		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" && rs.proto.Sweep.Mode != results.ModeContext { // no class lies between two classes
 			lower := (levels[li-1] + level) / 2
 			if lower > levels[li-1] && lower < level {
-				rs.decision(ctx, v.Name, results.DecisionRetryLower, level, lower, fmt.Sprintf("%d memory failure(s) at level %d; the first attempt stays the primary result", memFailures, level))
+				kind, reason := results.DecisionRetryLower, fmt.Sprintf("%d memory failure(s) at level %d", memFailures, level)
+				if rs.proto.Sweep.Mode == results.ModeBatch { // the batch itself is made smaller
+					kind, reason = results.DecisionReduceBatch, fmt.Sprintf("%d memory failure(s) in batches of %d; retried in batches of %d", memFailures, level, lower)
+				}
+				rs.decision(ctx, v.Name, kind, level, lower, reason+"; the first attempt stays the primary result")
 				for rep := 1; rep <= rs.proto.Sweep.Repetitions && ctx.Err() == nil; rep++ {
 					if _, err := rs.runPass(ctx, v, eng, lower, rep, results.PhaseRetry, level); err != nil {
 						return err
