@@ -109,3 +109,21 @@ func TestRun_FailedPreflightLeavesNothing(t *testing.T) {
 		t.Errorf("the corrected protocol in the same directory: exit %d: %s", code, stderr)
 	}
 }
+
+// TestCorpusGenerate_N: corpus generate -n writes a corpus of that size
+// that corpus check accepts, in the default corpus's class proportions.
+func TestCorpusGenerate_N(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	if code, stdout, stderr := runCLI(t, "corpus", "generate", "-n", "60", "-out", dir); code != exitOK || !strings.Contains(stdout, "60 documents") {
+		t.Fatalf("generate -n 60: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr := runCLI(t, "corpus", "check", dir)
+	if code != exitOK {
+		t.Fatalf("check: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"60 valid of 60 lines", "short 20, usual 30, long 10", "ok: no problems"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("corpus check lacks %q:\n%s", want, stdout)
+		}
+	}
+}
