@@ -19,6 +19,10 @@ import (
 const (
 	minSMIInterval = 250 * time.Millisecond // nvidia-smi costs tens of ms a call
 	scrapeTimeout  = 2 * time.Second        // one /metrics GET
+	// stopGrace is how long Stop lets a scrape in flight finish before it
+	// cancels it: the scrape the pass's last request kicked is often still
+	// being read when that request ends, and it is one of the pass's own.
+	stopGrace = 250 * time.Millisecond
 )
 
 // SamplerConfig says what to sample during a pass.
@@ -152,8 +156,11 @@ type Sampler struct {
 	parent context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// kicks ask the scrape and nvidia-smi loops for a sample now (Kick).
+	// kicks ask the scrape and nvidia-smi loops for a sample now (Kick);
+	// quit, closed by Stop, ends the loops without cancelling a sample in
+	// flight (stopGrace).
 	kickMetrics, kickGPU chan struct{}
+	quit                 chan struct{}
 
 	mu       sync.Mutex
 	samples  []Sample
@@ -183,7 +190,7 @@ func StartSampler(ctx context.Context, clock client.Clock, cfg SamplerConfig, ht
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	s := &Sampler{clock: clock, cfg: cfg, hc: httpClient, parent: ctx, cancel: cancel, peaks: map[string]float64{},
-		kickMetrics: make(chan struct{}, 1), kickGPU: make(chan struct{}, 1)}
+		kickMetrics: make(chan struct{}, 1), kickGPU: make(chan struct{}, 1), quit: make(chan struct{})}
 	for _, ep := range cfg.Endpoints {
 		s.eps = append(s.eps, &endpointState{MetricsEndpoint: ep})
 	}
@@ -229,20 +236,30 @@ func (s *Sampler) every(ctx context.Context, interval time.Duration, kick <-chan
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.quit:
+			return
 		case <-t.C:
-			f(ctx)
 		case <-kick:
-			f(ctx)
 		}
+		select {
+		case <-s.quit: // Stop came with the tick: no new sample
+			return
+		default:
+		}
+		f(ctx)
 	}
 }
 
-// Stop ends sampling, scrapes once more so that the deltas cover the whole
-// pass, and returns what was seen. Later calls return the same Telemetry.
+// Stop ends sampling (a sample in flight gets stopGrace to finish), scrapes
+// once more so that the deltas cover the whole pass, and returns what was
+// seen. Later calls return the same Telemetry.
 func (s *Sampler) Stop() Telemetry {
 	s.stopOnce.Do(func() {
-		s.cancel()
+		close(s.quit)
+		grace := time.AfterFunc(stopGrace, s.cancel) // a scrape in flight may finish
 		s.wg.Wait()
+		grace.Stop()
+		s.cancel()
 		if len(s.eps) > 0 {
 			s.scrapeOnce(context.WithoutCancel(s.parent))
 		}
