@@ -168,6 +168,13 @@ type Pass struct {
 	EndpointRequestsMin *int64
 	EndpointRequestsMax *int64
 
+	// TelemetrySamples is how many times the engine's metrics were scraped
+	// (all replicas at one tick counting once) while the pass's requests
+	// ran: what ObservedMaxRunning, ObservedMaxWaiting and PeakKVUsage rest
+	// on. Fewer than 2 flags a pass whose peaks rest on one instant or
+	// none (then nil); nil when the engine has no metrics endpoint.
+	TelemetrySamples *int64
+
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.

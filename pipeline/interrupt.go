@@ -18,8 +18,16 @@ type interrupts struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	n      int
+	pass   *passSends // the pass being dispatched; nil between passes
 	stop   chan struct{}
 	done   sync.WaitGroup
+}
+
+// passSends counts the requests a pass sent, to kick its sampler when the
+// first and the last of its todo are sent (Sampler.Kick).
+type passSends struct {
+	todo, sent int
+	kick       func()
 }
 
 // watchInterrupts starts the watcher; stop it with (*interrupts).close.
@@ -54,8 +62,35 @@ func (rs *runState) watchInterrupts(ctx context.Context) *interrupts {
 }
 
 // begin and end count a request (or a batch of n prompts) in flight.
-func (in *interrupts) begin(n int) { in.mu.Lock(); in.n += n; in.mu.Unlock() }
-func (in *interrupts) end(n int)   { in.mu.Lock(); in.n -= n; in.mu.Unlock() }
+func (in *interrupts) begin(n int) {
+	in.mu.Lock()
+	in.n += n
+	var kick func()
+	if p := in.pass; p != nil {
+		before := p.sent
+		p.sent += n
+		if before == 0 || (before < p.todo && p.sent >= p.todo) {
+			kick = p.kick
+		}
+	}
+	in.mu.Unlock()
+	if kick != nil {
+		kick()
+	}
+}
+
+func (in *interrupts) end(n int) { in.mu.Lock(); in.n -= n; in.mu.Unlock() }
+
+// watchPass calls kick when the pass's first request is sent and when the
+// last of its todo requests is; nil kick stops watching.
+func (in *interrupts) watchPass(todo int, kick func()) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.pass = nil
+	if kick != nil {
+		in.pass = &passSends{todo: todo, kick: kick}
+	}
+}
 
 func (in *interrupts) count() int {
 	in.mu.Lock()

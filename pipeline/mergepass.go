@@ -131,6 +131,10 @@ func mergedTelemetry(rows []shardPass) Telemetry {
 		if p.PeakKVUsage != nil && (t.PeakKVUsage == nil || *p.PeakKVUsage > *t.PeakKVUsage) {
 			t.PeakKVUsage = ptr(*p.PeakKVUsage)
 		}
+		if p.TelemetrySamples != nil {
+			t.Configured = true
+			t.ActiveScrapes += int(*p.TelemetrySamples)
+		}
 		if p.EngineQueueMeanNS != nil && p.Docs > 0 {
 			qSum += float64(*p.EngineQueueMeanNS) / 1e9 * float64(p.Docs)
 			qCount += float64(p.Docs)

@@ -65,7 +65,10 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	flush := func(samples []Sample) error { // a long pass's samples are written as they come
 		return rs.store.AddTelemetry(context.WithoutCancel(ctx), key, toSamples(samples))
 	}
-	sampler := StartSampler(ctx, rs.clock, SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval), NvidiaSMI: e.nvidiaSMI, Flush: flush}, e.client.HTTPClient())
+	active := func() bool { return rs.intr.count() > 0 } // the engine's peaks are read while the pass's requests run
+	sampler := StartSampler(ctx, rs.clock, SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval),
+		NvidiaSMI: e.nvidiaSMI, Flush: flush, Active: active}, e.client.HTTPClient())
+	rs.intr.watchPass(todo.Len(), sampler.Kick) // sampled at its first send and its last, however short it is
 	bar := rs.newBar(v, level, rep, phase, docs.Len(), done.Len())
 	transport := ""
 	self := startClientSelf(e.inproc != nil)
@@ -82,6 +85,7 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 		rs.dispatchConcurrent(ctx, v, e, level, key, todo, bar, self)
 	}
 	self.stop()
+	rs.intr.watchPass(0, nil)
 	tel := sampler.Stop()
 
 	bg := context.WithoutCancel(ctx) // an interruption still finishes the writes

@@ -224,6 +224,9 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	p.PeakTorchAllocatedBytes = roundPtr(tel.PeakTorchAllocated)
 	p.PeakTorchReservedBytes = roundPtr(tel.PeakTorchReserved)
 	p.PeakKVUsage = tel.PeakKVUsage
+	if tel.Configured {
+		p.TelemetrySamples = ptr(int64(tel.ActiveScrapes))
+	}
 
 	if complete {
 		rs.judgePass(&p)

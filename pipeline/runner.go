@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,12 @@ type Options struct {
 	// JOB_COMPLETION_INDEX. A resumed run measures its own shard; a Shard
 	// that differs from it is refused.
 	Shard *results.Shard
+	// CheckManifest, when set, is called with the run's manifest once the
+	// protocol, corpus and output schema are read, before anything is
+	// created, started or sent (`run -baseline` compares the run with its
+	// baseline there): the problems it returns refuse the run
+	// (ValidationError, exit 2).
+	CheckManifest func(*Manifest) []string
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing
@@ -139,6 +146,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, err
 		}
 	}
+	dbPath := filepath.Join(opts.OutDir, results.DBName)
+	_, statErr := os.Lstat(dbPath)
+	dbCreated := errors.Is(statErr, fs.ErrNotExist) // this run creates results.db
 	store, err := results.Open(ctx, opts.OutDir)
 	if err != nil {
 		return nil, fmt.Errorf("open results in %s: %w", opts.OutDir, err)
@@ -181,7 +191,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 
 	sum := &Summary{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
 		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil, Shard: rs.shard}
-	var runErr error
+	// The errors are returned, and printed once by the caller; a variant
+	// that fails while others follow gets a line when it fails.
+	var variantErrs []error
 	for i := range rs.proto.Variants {
 		v := &rs.proto.Variants[i]
 		err := rs.runVariant(ctx, v)
@@ -190,24 +202,47 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			// The corpus, not the variant, failed: nothing more can be
 			// measured against it, and nothing measured is lost.
 			err = fmt.Errorf("%s: %w; the run stopped with every answer so far recorded: restore the file, then extractbench run -resume %s", v.Name, err, opts.OutDir)
-			rs.logf("error: %v", err)
 			rs.event(context.WithoutCancel(ctx), "", results.EventCorpusReadFailed, 0, err.Error())
-			if runErr == nil {
-				runErr = err
-			}
+			variantErrs = append(variantErrs, err)
 			break
 		}
 		if err != nil {
 			// One variant's broken engine does not cost the others their
 			// measurements: record it and go on; the run still fails.
-			rs.logf("%s: %v", v.Name, err)
 			rs.event(context.WithoutCancel(ctx), v.Name, results.EventVariantFail, 0, err.Error())
-			if runErr == nil {
-				runErr = err
+			variantErrs = append(variantErrs, err)
+			if i+1 < len(rs.proto.Variants) && ctx.Err() == nil {
+				rs.logf("%s: failed, not measured further; the run goes on with the next variant (the error is printed when the run ends)", v.Name)
 			}
 		}
 		if ctx.Err() != nil {
 			break
+		}
+	}
+	runErr := errors.Join(variantErrs...)
+	if len(variantErrs) == 1 {
+		runErr = variantErrs[0]
+	}
+	if runErr != nil && prev == nil && ctx.Err() == nil {
+		// A run that measured nothing (its engine failed its pre-flight:
+		// not started, the model not served) leaves nothing behind that
+		// would block the directory.
+		discarded, left, err := store.DiscardRun(context.WithoutCancel(ctx), rs.runID)
+		if err == nil && discarded {
+			if left == 0 && dbCreated {
+				err = store.Close()
+				for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+					if rerr := os.Remove(dbPath + suffix); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+						err = rerr
+					}
+				}
+			}
+			if err == nil {
+				return nil, fmt.Errorf("%w; nothing was measured, so no run was recorded in %s: fix it and run again", runErr, opts.OutDir)
+			}
+		}
+		if err != nil {
+			rs.logf("warning: remove the run that measured nothing: %v", err)
 		}
 	}
 	if err := store.Flush(context.WithoutCancel(ctx)); err != nil && runErr == nil {
@@ -232,6 +267,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		runErr = fmt.Errorf("record run status: %w", err)
 	}
 	sum.Status = status
+	sum.Simulated = rs.simulated // known once the engines said what they are
 	if data, err := store.LoadRun(bg, opts.OutDir, rs.runID); err == nil {
 		sum.Passes, sum.Variants = data.Passes, data.Outcomes()
 	} else if runErr == nil {
@@ -329,17 +365,21 @@ func (rs *runState) prepare(prev *results.Run) error {
 		Host:           hostInfo(),
 	}
 	for _, v := range rs.proto.Variants {
-		if v.Engine.IsBuiltin() {
-			m.Simulated = true
-		}
+		// Simulated is what an engine says of itself once it is up
+		// (pinEngine), not what its URL suggests.
 		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
 			URL: redactURL(v.Engine.URL), Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
 			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,
-			Started: v.Engine.Start != "", Simulated: v.Engine.IsBuiltin(), RandomWeights: v.Engine.RandomWeights}})
+			Started: v.Engine.Start != "", RandomWeights: v.Engine.RandomWeights}})
 	}
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
 	m.Fingerprint = Fingerprint(m)
+	if rs.opts.CheckManifest != nil {
+		if problems := rs.opts.CheckManifest(m); len(problems) > 0 {
+			return &ValidationError{Problems: problems}
+		}
+	}
 	rs.secrets = rs.proto.newSecrets()
 	rs.progress = rs.secrets.Writer(rs.opts.Progress) // a line ends with no part of a secret: nothing is held back
 	rs.manifest, rs.simulated = m, m.Simulated
@@ -398,6 +438,8 @@ func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 	var old Manifest
 	if err := json.Unmarshal(prev.Manifest, &old); err == nil {
 		rs.manifest.Variants = old.Variants // engine facts pinned by the first attempt; checked again per variant
+		rs.manifest.Simulated = old.Simulated
+		rs.simulated = old.Simulated
 	}
 	rs.runID = prev.RunID
 	rs.clock = client.NewClockAt(prev.ClockOriginNS)

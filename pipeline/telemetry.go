@@ -19,6 +19,10 @@ import (
 const (
 	minSMIInterval = 250 * time.Millisecond // nvidia-smi costs tens of ms a call
 	scrapeTimeout  = 2 * time.Second        // one /metrics GET
+	// stopGrace is how long Stop lets a scrape in flight finish before it
+	// cancels it: the scrape the pass's last request kicked is often still
+	// being read when that request ends, and it is one of the pass's own.
+	stopGrace = 250 * time.Millisecond
 )
 
 // SamplerConfig says what to sample during a pass.
@@ -34,6 +38,13 @@ type SamplerConfig struct {
 	// long pass does not hold hours of samples; Stop returns the rest. The
 	// first error it returns is kept in Telemetry.FlushErr.
 	Flush func([]Sample) error
+	// Active, when set, reports whether the pass has requests in flight. A
+	// scrape sent while none is (the pass's bounding scrapes, which start
+	// the counters' deltas and end them, or a tick between two requests)
+	// is stored, but the instantaneous gauges' peaks (running, waiting, KV
+	// cache) are made of the scrapes sent while requests ran only: an idle
+	// engine's 0 is not the pass's figure. Nil: every scrape counts.
+	Active func() bool
 }
 
 // MetricsEndpoint is one replica's Prometheus endpoint: URL is scraped,
@@ -98,6 +109,15 @@ type Telemetry struct {
 	GPUMemTotal    *float64 // nvidia-smi memory.total, bytes, summed over cards
 
 	Scrapes, ScrapeErrors int // one per endpoint per tick
+	// ActiveScrapes counts the ticks at which every endpoint's metrics were
+	// scraped while the pass had requests in flight (SamplerConfig.Active)
+	// and at least one answered: what MaxRunning, MaxWaiting and PeakKVUsage
+	// rest on. Fewer than MinActiveScrapes flags the pass
+	// (passes.telemetry_samples).
+	ActiveScrapes int
+	// Configured: an engine metrics endpoint was scraped, or tried; false
+	// when the engine has none (ActiveScrapes is then not a figure).
+	Configured            bool
 	LastScrapeError       string
 	GPUSamples, GPUErrors int
 	LastGPUError          string
@@ -116,6 +136,17 @@ type RefusedFigure struct {
 	First   float64
 }
 
+// MinActiveScrapes is the fewest scrapes taken while a pass's requests ran
+// that its engine peaks may rest on without a flag: one scrape is one
+// instant of the pass, not its peak.
+const MinActiveScrapes = 2
+
+// instantGauges are the gauges that say what the engine holds at the
+// instant of the scrape: their peaks are made of active scrapes only
+// (SamplerConfig.Active). torch's peaks are maxima since the pass's
+// reset_peaks, which the closing scrape reads whole.
+var instantGauges = map[string]bool{metricRunning: true, metricWaiting: true, metricKVUsage: true, metricKVTokens: true}
+
 // Sampler samples engine metrics and device memory in the background from
 // StartSampler until Stop, which owns and waits for its goroutines.
 type Sampler struct {
@@ -125,6 +156,11 @@ type Sampler struct {
 	parent context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// kicks ask the scrape and nvidia-smi loops for a sample now (Kick);
+	// quit, closed by Stop, ends the loops without cancelling a sample in
+	// flight (stopGrace).
+	kickMetrics, kickGPU chan struct{}
+	quit                 chan struct{}
 
 	mu       sync.Mutex
 	samples  []Sample
@@ -153,7 +189,8 @@ func StartSampler(ctx context.Context, clock client.Clock, cfg SamplerConfig, ht
 		httpClient = http.DefaultClient
 	}
 	lctx, cancel := context.WithCancel(ctx)
-	s := &Sampler{clock: clock, cfg: cfg, hc: httpClient, parent: ctx, cancel: cancel, peaks: map[string]float64{}}
+	s := &Sampler{clock: clock, cfg: cfg, hc: httpClient, parent: ctx, cancel: cancel, peaks: map[string]float64{},
+		kickMetrics: make(chan struct{}, 1), kickGPU: make(chan struct{}, 1), quit: make(chan struct{})}
 	for _, ep := range cfg.Endpoints {
 		s.eps = append(s.eps, &endpointState{MetricsEndpoint: ep})
 	}
@@ -163,22 +200,35 @@ func StartSampler(ctx context.Context, clock client.Clock, cfg SamplerConfig, ht
 	if len(s.eps) > 0 {
 		s.scrapeOnce(lctx)
 		s.wg.Add(1)
-		go s.every(lctx, cfg.Interval, s.scrapeOnce)
+		go s.every(lctx, cfg.Interval, s.kickMetrics, s.scrapeOnce)
 	}
 	if cfg.NvidiaSMI {
 		if bin, err := exec.LookPath("nvidia-smi"); err == nil {
 			// A first reading before the pass starts gives its baseline.
 			s.sampleGPU(lctx, bin)
 			s.wg.Add(1)
-			go s.every(lctx, max(cfg.Interval, minSMIInterval), func(ctx context.Context) { s.sampleGPU(ctx, bin) })
+			go s.every(lctx, max(cfg.Interval, minSMIInterval), s.kickGPU, func(ctx context.Context) { s.sampleGPU(ctx, bin) })
 		}
 	}
 	return s
 }
 
-// every runs f each interval until ctx ends. A slow f delays the next tick
-// rather than piling calls up.
-func (s *Sampler) every(ctx context.Context, interval time.Duration, f func(context.Context)) {
+// Kick asks for a sample now, besides the ticks, without waiting for it:
+// the runner kicks when a pass's first request is sent and when its last
+// one is, so that a pass shorter than the interval is sampled while its
+// requests run. A kick while one is pending is dropped.
+func (s *Sampler) Kick() {
+	for _, c := range []chan struct{}{s.kickMetrics, s.kickGPU} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// every runs f each interval, and at each kick, until ctx ends. A slow f
+// delays the next tick rather than piling calls up.
+func (s *Sampler) every(ctx context.Context, interval time.Duration, kick <-chan struct{}, f func(context.Context)) {
 	defer s.wg.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -186,18 +236,30 @@ func (s *Sampler) every(ctx context.Context, interval time.Duration, f func(cont
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.quit:
+			return
 		case <-t.C:
-			f(ctx)
+		case <-kick:
 		}
+		select {
+		case <-s.quit: // Stop came with the tick: no new sample
+			return
+		default:
+		}
+		f(ctx)
 	}
 }
 
-// Stop ends sampling, scrapes once more so that the deltas cover the whole
-// pass, and returns what was seen. Later calls return the same Telemetry.
+// Stop ends sampling (a sample in flight gets stopGrace to finish), scrapes
+// once more so that the deltas cover the whole pass, and returns what was
+// seen. Later calls return the same Telemetry.
 func (s *Sampler) Stop() Telemetry {
 	s.stopOnce.Do(func() {
-		s.cancel()
+		close(s.quit)
+		grace := time.AfterFunc(stopGrace, s.cancel) // a scrape in flight may finish
 		s.wg.Wait()
+		grace.Stop()
+		s.cancel()
 		if len(s.eps) > 0 {
 			s.scrapeOnce(context.WithoutCancel(s.parent))
 		}
@@ -213,6 +275,7 @@ func (s *Sampler) Stop() Telemetry {
 // scrapeOnce scrapes every endpoint at once and records their samples at
 // one instant, so that the figures of several replicas add up per scrape.
 func (s *Sampler) scrapeOnce(ctx context.Context) {
+	active := s.cfg.Active == nil || s.cfg.Active() // as the scrape is sent
 	scs := make([]scrape, len(s.eps))
 	errs := make([]error, len(s.eps))
 	if len(s.eps) == 1 {
@@ -232,6 +295,7 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 	}
 	folded := map[string]float64{}
 	refusedNow := map[string]bool{} // figures an endpoint refused at this tick: the others' do not make the tick's figure
+	answered := false
 	for i, ep := range s.eps {
 		sc, err := scs[i], errs[i]
 		if err != nil {
@@ -243,6 +307,7 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 			continue
 		}
 		s.tel.Scrapes++
+		answered = true
 		if ep.first == nil {
 			ep.first = &sc
 		}
@@ -288,8 +353,11 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 			}
 		}
 	}
+	if answered && active {
+		s.tel.ActiveScrapes++
+	}
 	for name, v := range folded {
-		if refusedNow[name] {
+		if refusedNow[name] || (!active && instantGauges[name]) {
 			continue
 		}
 		if p, seen := s.peaks[name]; !seen || v > p {
@@ -363,6 +431,7 @@ func (s *Sampler) sampleGPU(ctx context.Context, bin string) {
 // summary builds the Telemetry; s.mu is held.
 func (s *Sampler) summary() Telemetry {
 	t := s.tel
+	t.Configured = len(s.eps) > 0
 	t.Samples = append([]Sample(nil), s.samples...)
 	t.Sources = maps.Clone(s.tel.Sources)
 	t.Refused = maps.Clone(s.tel.Refused)

@@ -346,3 +346,52 @@ func TestSampler_Flush(t *testing.T) {
 		t.Errorf("FlushErr = %v, want the second flush's error", tel.FlushErr)
 	}
 }
+
+// TestSampler_ActiveScrapesOnly: with SamplerConfig.Active, the scrapes
+// taken while no request runs (before and after the pass) start and end
+// the counters' deltas but make no instantaneous peak: an idle engine's
+// fuller KV cache or more running requests (another client's) do not become
+// the pass's, and the active scrapes are counted. torch's peaks, maxima
+// since the pass's reset, are read at every scrape.
+func TestSampler_ActiveScrapesOnly(t *testing.T) {
+	const torch = "# TYPE torch_cuda_max_memory_allocated_bytes gauge\ntorch_cuda_max_memory_allocated_bytes %g\n"
+	srv, _ := sequenceServer(t,
+		vllmMetrics(9, 9, 0.99, 2, 10, 100)+fmt.Sprintf(torch, 1e9), // before the pass: idle for this client
+		vllmMetrics(3, 1, 0.40, 3, 11, 104)+fmt.Sprintf(torch, 2e9), // while it runs
+		vllmMetrics(7, 7, 0.88, 5, 14, 120)+fmt.Sprintf(torch, 3e9), // after it
+	)
+	var active atomic.Bool
+	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour, Active: active.Load}, srv.Client())
+	active.Store(true)
+	s.scrapeOnce(testContext(t))
+	active.Store(false)
+	tel := s.Stop()
+	if !eqPtr(tel.MaxRunning, 3) || !eqPtr(tel.MaxWaiting, 1) || !eqPtr(tel.PeakKVUsage, 0.4) {
+		t.Errorf("MaxRunning, MaxWaiting, PeakKVUsage = %v, %v, %v; want 3, 1, 0.4 (the active scrape's)", deref(tel.MaxRunning), deref(tel.MaxWaiting), deref(tel.PeakKVUsage))
+	}
+	if !eqPtr(tel.PreemptionsDelta, 3) || !eqPtr(tel.PeakTorchAllocated, 3e9) {
+		t.Errorf("PreemptionsDelta, PeakTorchAllocated = %v, %v; want 3 (first to last scrape) and 3e9 (the closing scrape)", deref(tel.PreemptionsDelta), deref(tel.PeakTorchAllocated))
+	}
+	if tel.ActiveScrapes != 1 || tel.Scrapes != 3 || !tel.Configured {
+		t.Errorf("ActiveScrapes %d, Scrapes %d, Configured %v; want 1, 3, true", tel.ActiveScrapes, tel.Scrapes, tel.Configured)
+	}
+	if len(tel.Samples) == 0 {
+		t.Error("no sample stored: the idle scrapes are observations too")
+	}
+}
+
+// TestSampler_Kick: a kick scrapes at once, between ticks.
+func TestSampler_Kick(t *testing.T) {
+	srv, n := sequenceServer(t, vllmMetrics(0, 0, 0, 0, 0, 0))
+	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s.Kick()
+	for i := 0; n.Load() < 2; i++ { // the opening scrape, then the kick's
+		if i > 10000 {
+			t.Fatal("the kick did not scrape")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if tel := s.Stop(); tel.Scrapes != 3 {
+		t.Errorf("Scrapes %d, want 3: opening, kick, closing", tel.Scrapes)
+	}
+}

@@ -94,6 +94,9 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 			level = levels[li]
 		}
 		if stopAt != 0 && level > stopAt {
+			if rs.proto.Sweep.OnMemoryFailure == "stop" {
+				break // the sweep ended: its stop_sweep decision names the levels not run
+			}
 			rs.decision(ctx, v.Name, results.DecisionSkipLevel, level, 0, fmt.Sprintf("level %d had memory failures; on_memory_failure=%s skips higher levels", stopAt, rs.proto.Sweep.OnMemoryFailure))
 			continue
 		}
@@ -121,10 +124,25 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 			continue
 		}
 		stopAt = level
+		if rs.proto.Sweep.OnMemoryFailure == "stop" {
+			if rest := levels[li+1:]; len(rest) > 0 {
+				names := make([]string, len(rest))
+				for i, l := range rest {
+					names[i] = eval.LevelName(rs.proto.Sweep.Mode, l)
+				}
+				rs.decision(ctx, v.Name, results.DecisionStopSweep, level, 0, fmt.Sprintf("%d memory failure(s) at level %d; on_memory_failure=stop ends the sweep: %s not run",
+					memFailures, level, strings.Join(names, ", ")))
+			}
+			continue
+		}
 		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" && rs.proto.Sweep.Mode != results.ModeContext { // no class lies between two classes
 			lower := (levels[li-1] + level) / 2
 			if lower > levels[li-1] && lower < level {
-				rs.decision(ctx, v.Name, results.DecisionRetryLower, level, lower, fmt.Sprintf("%d memory failure(s) at level %d; the first attempt stays the primary result", memFailures, level))
+				kind, reason := results.DecisionRetryLower, fmt.Sprintf("%d memory failure(s) at level %d", memFailures, level)
+				if rs.proto.Sweep.Mode == results.ModeBatch { // the batch itself is made smaller
+					kind, reason = results.DecisionReduceBatch, fmt.Sprintf("%d memory failure(s) in batches of %d; retried in batches of %d", memFailures, level, lower)
+				}
+				rs.decision(ctx, v.Name, kind, level, lower, reason+"; the first attempt stays the primary result")
 				for rep := 1; rep <= rs.proto.Sweep.Repetitions && ctx.Err() == nil; rep++ {
 					if _, err := rs.runPass(ctx, v, eng, lower, rep, results.PhaseRetry, level); err != nil {
 						return err
@@ -365,10 +383,18 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	if now.Engine.ContextWindow == 0 {
 		now.Engine.ContextWindow = info.ContextWindow
 	}
+	// Simulated because the engine says so (client.EngineReport), whatever
+	// its URL: a start: that runs `extractbench engine serve` is simulated.
+	now.Engine.Simulated = info.Simulated
 	now.GPU = GPUInfoJSON{Source: "unknown"}
 	switch {
 	case e.inproc != nil:
 		now.GPU, now.Extra, now.Engine.Version = e.inproc.GPU, e.inproc.Profile, e.inproc.Version
+	case info.Simulated:
+		// The card is modelled: this machine's GPU is not the engine's,
+		// neither recorded nor sampled.
+		now.GPU = GPUInfoJSON{Name: info.ModelledGPU.Name, MemoryTotalBytes: info.ModelledGPU.MemoryTotalBytes, Source: "builtin-profile"}
+		e.nvidiaSMI = false
 	default:
 		now.GPU = engineGPU(ctx, v.Engine)
 	}
@@ -382,6 +408,12 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	*vm = now
 	if idx == 0 {
 		rs.manifest.Engine, rs.manifest.GPU = now.Engine, now.GPU
+	}
+	if now.Engine.Simulated && !rs.simulated {
+		rs.manifest.Simulated, rs.simulated = true, true
+		if err := rs.store.SetRunSimulated(ctx, rs.runID, true); err != nil {
+			return fmt.Errorf("record that the engine is simulated: %w", err)
+		}
 	}
 	if err := rs.store.UpdateManifest(ctx, rs.runID, rs.manifest); err != nil {
 		return fmt.Errorf("record the engine in the manifest: %w", err)

@@ -22,10 +22,10 @@ type TelemetrySample struct {
 // The decision kinds stored in decisions.kind. Others may be added; these are
 // the ones the runner makes.
 const (
-	DecisionRetryLower  = "retry_lower"     // a level failed; a lower one is tried as its own pass
-	DecisionReduceBatch = "reduce_batch"    // an offline batch failed; a smaller batch is tried
+	DecisionRetryLower  = "retry_lower"     // a level failed on memory; a lower one is tried as its own pass
+	DecisionReduceBatch = "reduce_batch"    // a batch size failed on memory (batch mode); a smaller batch is tried
 	DecisionSkipLevel   = "skip_level"      // a level is not run (a lower one already failed on memory)
-	DecisionStopSweep   = "stop_sweep"      // the sweep ends before its last planned level
+	DecisionStopSweep   = "stop_sweep"      // on_memory_failure: stop: the sweep ends at a level that failed on memory, before its last planned level
 	DecisionBatchMode   = "batch_transport" // the engine refused a list of prompts: B simultaneous requests with a barrier
 	// DecisionAutoLevels: an auto rate sweep chose its rates from the
 	// measured synchronous rate and saturated throughput (the reason says

@@ -255,6 +255,11 @@ CREATE TABLE digests (
 	PRIMARY KEY (run_id, variant, mode, level, repetition)
 );
 `,
+	// 8: how many engine scrapes fell while a pass's requests ran: what its
+	// running, waiting and KV peaks rest on (fewer than 2 flags the pass).
+	`
+ALTER TABLE passes ADD COLUMN telemetry_samples INTEGER;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

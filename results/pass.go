@@ -118,6 +118,7 @@ var passColumns = withFailureColumns([]passColumn{
 	{"endpoints", func(p *Pass) any { return &p.Endpoints }},
 	{"endpoint_requests_min", func(p *Pass) any { return &p.EndpointRequestsMin }},
 	{"endpoint_requests_max", func(p *Pass) any { return &p.EndpointRequestsMax }},
+	{"telemetry_samples", func(p *Pass) any { return &p.TelemetrySamples }},
 })
 
 // FailureColumn is the passes column counting documents of class f.

@@ -154,6 +154,54 @@ func (s *Store) SetRunStatus(ctx context.Context, runID, status string, endedAt 
 	})
 }
 
+// runTables are the tables that hold a run's rows, by run_id; runs last.
+var runTables = []string{"requests", "passes", "telemetry", "decisions", "events", "digests", "runs"}
+
+// DiscardRun removes run runID and every row of it when it measured
+// nothing: no request and no pass was recorded (a run whose engine failed
+// its pre-flight, such as a model the engine does not serve). Such a run
+// holds nothing to resume or report, and left behind it would block its
+// directory: a new run there is refused, and -resume of a corrected
+// protocol is refused by its fingerprint. It reports whether the run was
+// removed, and how many runs the database still holds; a run that measured
+// anything is never removed.
+func (s *Store) DiscardRun(ctx context.Context, runID string) (discarded bool, left int, err error) {
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var measured int
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM requests WHERE run_id = ?) + (SELECT count(*) FROM passes WHERE run_id = ?)`,
+			runID, runID).Scan(&measured); err != nil {
+			return fmt.Errorf("discard run %s: count what it measured: %w", runID, err)
+		}
+		if measured == 0 {
+			for _, table := range runTables {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE run_id = ?`, runID); err != nil {
+					return fmt.Errorf("discard run %s: delete its %s: %w", runID, table, err)
+				}
+			}
+			discarded = true
+		}
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&left)
+	})
+	return discarded, left, err
+}
+
+// SetRunSimulated sets whether run runID measured a simulated engine: known
+// once an engine says what it is (its /version), after the run was created.
+func (s *Store) SetRunSimulated(ctx context.Context, runID string, simulated bool) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET simulated = ? WHERE run_id = ?`, simulated, runID)
+		if err != nil {
+			return fmt.Errorf("set simulated of run %s: %w", runID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("set simulated of run %s: %w", runID, err)
+		} else if n == 0 {
+			return fmt.Errorf("set simulated of run %s: no such run", runID)
+		}
+		return nil
+	})
+}
+
 // UpdateManifest replaces the manifest of run runID, as when the engine and
 // GPU facts become known after the run was created. manifest is marshalled to
 // JSON; a json.RawMessage is stored as is. The fingerprint is not changed: it

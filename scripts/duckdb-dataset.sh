@@ -25,6 +25,7 @@ JS
 files="read_parquet('$root/requests/**/*.parquet', hive_partitioning = true, union_by_name = true)"
 cd "$dir" && node query.mjs \
 	"SELECT variant, level, count(DISTINCT run_id) AS runs, count(*) AS requests,
-	        round(avg(accepted::INT), 4) AS accepted_share, round(quantile_cont(e2e_ns, 0.95) / 1e6, 2) AS e2e_ms_p95
-	 FROM $files WHERE transport_kind IS DISTINCT FROM 'interrupted' GROUP BY ALL ORDER BY ALL" \
+	        round(avg(accepted::INT), 4) AS accepted_share, round(quantile_cont(e2e_ns, 0.95) / 1e6, 2) AS pooled_e2e_ms_p95
+	 FROM $files WHERE transport_kind IS DISTINCT FROM 'interrupted' AND transport_kind IS DISTINCT FROM 'client'
+	   AND run_id LIKE 'merged-%' GROUP BY ALL ORDER BY ALL" \
 	"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM $files)"

@@ -1,11 +1,14 @@
 package sizing
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -31,12 +34,22 @@ type PlanInputs struct {
 	// rental: preparation before the first document.
 	LoadNS   int64 `json:"load_ns"`
 	WarmupNS int64 `json:"warmup_ns"`
-	// OverheadShare is the time the run spent outside passes, engine load
-	// and warm-up (scoring, writing results, between passes) per unit of
-	// pass time.
+	// OverheadShare is the time between one variant's passes (reading a
+	// pass back, writing its row, the next pass's set-up) per unit of pass
+	// time: the part of the run's own work that grows with the documents.
 	OverheadShare float64 `json:"overhead_share"`
-	CorpusDocs    int     `json:"corpus_docs"` // N, the corpus to plan for
-	RentalDays    []int   `json:"rental_days"` // nil = DefaultRentalDays
+	// FixedNS is the rest of the run's time outside passes, engine load
+	// and warm-up (setting the run up, stopping engines, between variants,
+	// writing its end): paid once per run, whatever the corpus, never
+	// scaled with it.
+	FixedNS int64 `json:"fixed_ns"`
+	// RetryShare is the share of documents assumed sent again, each once,
+	// when RetryAssumed (plan -retry-share); otherwise 0: a run sends each
+	// document of a pass once, so it measures no retry of a document.
+	RetryShare   float64 `json:"retry_share"`
+	RetryAssumed bool    `json:"retry_assumed"`
+	CorpusDocs   int     `json:"corpus_docs"` // N, the corpus to plan for
+	RentalDays   []int   `json:"rental_days"` // nil = DefaultRentalDays
 }
 
 // PlanResult is what a corpus of N documents costs in time at the measured
@@ -56,14 +69,15 @@ type PlanResult struct {
 	// AcceptedPerHour is accepted documents per hour inside passes.
 	AcceptedPerHour  float64 `json:"accepted_per_hour"`
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
-	// RetryShare is the share of documents sent again: the non-accepted
-	// share measured at the level, each re-sent once.
-	RetryShare float64 `json:"retry_share"`
+	// FailedShare is the share of documents not accepted at the level: a
+	// measured figure, shown beside RetryShare, which assumes none re-sent
+	// unless told.
+	FailedShare float64 `json:"failed_share"`
 	// The corpus time and its parts.
 	PreparationNS int64    `json:"preparation_ns"` // engine load + warm-up
 	ProcessingNS  int64    `json:"processing_ns"`  // N documents at the pass rate
 	EvaluationNS  int64    `json:"evaluation_ns"`  // processing × overhead share
-	RetriesNS     int64    `json:"retries_ns"`     // the retried documents, with their overhead
+	RetriesNS     int64    `json:"retries_ns"`     // the documents assumed re-sent (RetryShare), with their overhead
 	CorpusNS      int64    `json:"corpus_ns"`
 	CorpusDays    float64  `json:"corpus_days"`
 	Rentals       []Rental `json:"rentals"`
@@ -124,16 +138,20 @@ type Rental struct {
 	Cost        *float64 `json:"cost,omitempty"` // CardsNeeded × days × 24 h × price, when priced
 }
 
+// perCardNS is what every card pays before and besides its share of the
+// documents: the preparation and the run's fixed costs.
+func (r PlanResult) perCardNS() int64 { return r.PreparationNS + r.FixedNS }
+
 // CardsFor is the cards that finish the corpus within deadlineNS working in
-// parallel: each pays the preparation and takes an equal share of the rest,
-// so k = ceil((corpus − preparation) / (deadline − preparation)); 0 when
-// the preparation alone does not fit.
+// parallel: each pays the preparation and the fixed costs and takes an
+// equal share of the rest, so k = ceil((corpus − per card) / (deadline −
+// per card)); 0 when those alone do not fit.
 func (r PlanResult) CardsFor(deadlineNS int64) int {
-	left := deadlineNS - r.PreparationNS
+	left := deadlineNS - r.perCardNS()
 	if left <= 0 {
 		return 0
 	}
-	return int(ceilDiv(r.CorpusNS-r.PreparationNS, left))
+	return int(ceilDiv(r.CorpusNS-r.perCardNS(), left))
 }
 
 // AddCost prices the plan at price per card-hour, with a deadline in days
@@ -171,6 +189,15 @@ func Plan(in PlanInputs) (PlanResult, error) {
 	if in.OverheadShare < 0 {
 		in.OverheadShare = 0
 	}
+	if in.FixedNS < 0 {
+		in.FixedNS = 0
+	}
+	if !in.RetryAssumed {
+		in.RetryShare = 0 // nothing measured, nothing assumed
+	}
+	if in.RetryShare < 0 || in.RetryShare > 1 || math.IsNaN(in.RetryShare) {
+		return PlanResult{}, fmt.Errorf("plan: retry share %g: want a share of the documents, 0 to 1", in.RetryShare)
+	}
 	if in.RentalDays == nil {
 		in.RentalDays = DefaultRentalDays
 	}
@@ -181,10 +208,10 @@ func Plan(in PlanInputs) (PlanResult, error) {
 	if in.OutputTokens > 0 {
 		r.OutputTokensPerS = float64(in.OutputTokens) / (float64(in.DurationNS) / 1e9)
 	}
-	r.RetryShare = 1 - float64(in.Accepted)/float64(in.Docs)
+	r.FailedShare = 1 - float64(in.Accepted)/float64(in.Docs)
 	// Each document costs its pass time, the evaluation overhead on it, and
-	// the same again for the retried share.
-	effSecPerDoc := secPerDoc * (1 + in.OverheadShare) * (1 + r.RetryShare)
+	// the same again for the share assumed re-sent.
+	effSecPerDoc := secPerDoc * (1 + in.OverheadShare) * (1 + in.RetryShare)
 	r.DocsPerHour = 3600 / effSecPerDoc
 	r.DocsPerDay = 24 * r.DocsPerHour
 
@@ -192,13 +219,13 @@ func Plan(in PlanInputs) (PlanResult, error) {
 	r.PreparationNS = in.LoadNS + in.WarmupNS
 	r.ProcessingNS = int64(math.Round(n * secPerDoc * 1e9))
 	r.EvaluationNS = int64(math.Round(n * secPerDoc * in.OverheadShare * 1e9))
-	r.RetriesNS = int64(math.Round(n * r.RetryShare * secPerDoc * (1 + in.OverheadShare) * 1e9))
-	r.CorpusNS = r.PreparationNS + r.ProcessingNS + r.EvaluationNS + r.RetriesNS
+	r.RetriesNS = int64(math.Round(n * in.RetryShare * secPerDoc * (1 + in.OverheadShare) * 1e9))
+	r.CorpusNS = r.PreparationNS + r.FixedNS + r.ProcessingNS + r.EvaluationNS + r.RetriesNS
 	r.CorpusDays = float64(r.CorpusNS) / float64(24*time.Hour)
 	for _, d := range in.RentalDays {
 		rent := int64(d) * int64(24*time.Hour)
 		rt := Rental{Days: d, FitsCorpus: r.CorpusNS <= rent, Use: float64(r.CorpusNS) / float64(rent), CardsNeeded: r.CardsFor(rent)}
-		if left := float64(rent - r.PreparationNS); left > 0 {
+		if left := float64(rent - r.perCardNS()); left > 0 {
 			rt.Docs = int64(left / 1e9 / effSecPerDoc)
 		}
 		r.Rentals = append(r.Rentals, rt)
@@ -209,13 +236,31 @@ func Plan(in PlanInputs) (PlanResult, error) {
 // ErrNoUsableLevel is returned (wrapped) when a variant has no level to plan at.
 var ErrNoUsableLevel = errors.New("no usable level")
 
-// PlanRun plans each variant of a run at its recommended level, as eval's
-// aggregator judged it: the level's complete passes give the rate, the
-// events the engine load and warm-up, and the run's wall time less passes,
-// loads and warm-ups the evaluation overhead. A variant with no usable
-// level is returned with its Recommendation and no figures.
+// PlanOptions say what to plan a run for.
+type PlanOptions struct {
+	CorpusDocs int   // N, the corpus to plan for
+	Days       []int // rental lengths; nil = DefaultRentalDays
+	// RetryShare, when set, assumes that share of the documents sent
+	// again, each once (plan -retry-share); nil assumes none: the run
+	// measured no retry of a document.
+	RetryShare *float64
+}
+
+// PlanRun plans each variant of a run at its recommended level, assuming no
+// retry (PlanRunWith).
 func PlanRun(run *results.RunData, corpusDocs int, days []int) ([]PlanResult, error) {
-	overhead := OverheadShare(run)
+	return PlanRunWith(run, PlanOptions{CorpusDocs: corpusDocs, Days: days})
+}
+
+// PlanRunWith plans each variant of a run at its recommended level, as
+// eval's aggregator judged it: the level's complete passes give the rate,
+// the events the engine load and warm-up, the time between a variant's
+// passes the evaluation overhead (a share of pass time), and the rest of
+// the run's wall time its fixed costs, paid once (RunOverhead). A variant
+// with no usable level is returned with its Recommendation and no figures.
+func PlanRunWith(run *results.RunData, o PlanOptions) ([]PlanResult, error) {
+	corpusDocs, days := o.CorpusDocs, o.Days
+	overhead, fixed := RunOverhead(run)
 	var out []PlanResult
 	for _, s := range run.Series() {
 		rec := s.Recommendation
@@ -224,8 +269,11 @@ func PlanRun(run *results.RunData, corpusDocs int, days []int) ([]PlanResult, er
 				Recommendation: &rec, Simulated: run.Simulated()})
 			continue
 		}
-		in := PlanInputs{Variant: rec.Variant, Mode: rec.Mode, Level: rec.Recommended, OverheadShare: overhead,
+		in := PlanInputs{Variant: rec.Variant, Mode: rec.Mode, Level: rec.Recommended, OverheadShare: overhead, FixedNS: fixed,
 			CorpusDocs: corpusDocs, RentalDays: days}
+		if o.RetryShare != nil {
+			in.RetryShare, in.RetryAssumed = *o.RetryShare, true
+		}
 		for _, p := range run.Passes {
 			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == rec.Recommended && p.Complete() {
 				in.Docs += int(p.Docs)
@@ -250,30 +298,53 @@ func PlanRun(run *results.RunData, corpusDocs int, days []int) ([]PlanResult, er
 	return out, nil
 }
 
-// OverheadShare is the run's time outside passes, engine loads and
-// warm-ups, per unit of pass time. It is 0 when the run has not ended or
-// was interrupted (its wall time then holds the pause, not work).
-func OverheadShare(d *results.RunData) float64 {
+// RunOverhead splits the run's time outside its passes, engine loads and
+// warm-ups in two. The time between one variant's consecutive passes
+// (reading a pass back and writing its row, the next one's set-up) grows
+// with the documents a pass holds: it is returned as share, per unit of
+// pass time. The rest of the wall time (setting the run up, stopping an
+// engine, going from one variant to the next, the run's end) is paid once
+// whatever the corpus: fixedNS. Both are 0 when the run has not ended or
+// was interrupted or resumed (its wall time then holds the pause, not work).
+func RunOverhead(d *results.RunData) (share float64, fixedNS int64) {
 	if d.Run.EndedAt <= d.Run.StartedAt || d.Run.StartedAt == 0 {
-		return 0
+		return 0, 0
 	}
-	var passes, fixed int64
-	for _, p := range d.Passes {
-		passes += p.DurationNS
-	}
+	var prep int64
 	for _, e := range d.Events {
 		switch e.Kind {
 		case results.EventInterrupted, results.EventResumed:
-			return 0
+			return 0, 0
 		case results.EventEngineLoad, results.EventWarmup:
-			fixed += e.ValueNS
+			prep += e.ValueNS
 		}
 	}
-	wall := (d.Run.EndedAt - d.Run.StartedAt) * int64(time.Millisecond)
-	if passes == 0 || wall <= passes+fixed {
-		return 0
+	var passes, between int64
+	spans := map[string][][2]int64{} // per variant, each pass's [start, end] on the run clock
+	for _, p := range d.Passes {
+		passes += p.DurationNS
+		if p.StartedNS != nil && p.EndedNS != nil {
+			spans[p.Variant] = append(spans[p.Variant], [2]int64{*p.StartedNS, *p.EndedNS})
+		}
 	}
-	return float64(wall-passes-fixed) / float64(passes)
+	for _, s := range spans {
+		slices.SortFunc(s, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+		for i := 1; i < len(s); i++ {
+			if gap := s[i][0] - s[i-1][1]; gap > 0 {
+				between += gap
+			}
+		}
+	}
+	if passes == 0 {
+		return 0, 0
+	}
+	wall := (d.Run.EndedAt - d.Run.StartedAt) * int64(time.Millisecond)
+	rest := wall - passes - prep
+	if rest <= 0 {
+		return 0, 0
+	}
+	between = min(between, rest)
+	return float64(between) / float64(passes), rest - between
 }
 
 // WriteText writes a plan for people.
@@ -295,13 +366,18 @@ func (r PlanResult) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Measured in passes\t%.0f documents/hour (%d documents in %s), %.0f accepted/hour, %.1f output tokens/s\n",
 		r.PassDocsPerHour, r.Docs, eval.FormatDuration(r.DurationNS), r.AcceptedPerHour, r.OutputTokensPerS)
-	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day (evaluation overhead %.1f%%, retries %.1f%% of documents)\n",
-		r.DocsPerHour, r.DocsPerDay, r.OverheadShare*100, r.RetryShare*100)
+	retries := "none assumed"
+	if r.RetryAssumed {
+		retries = fmt.Sprintf("%.1f%% of documents assumed sent again", r.RetryShare*100)
+	}
+	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day (evaluation overhead %.1f%% of pass time; retries %s)\n",
+		r.DocsPerHour, r.DocsPerDay, r.OverheadShare*100, retries)
 	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
 	fmt.Fprintf(tw, "  preparation\t%s (engine load %s + warm-up %s, once)\n", fmtLong(r.PreparationNS), fmtLong(r.LoadNS), fmtLong(r.WarmupNS))
+	fmt.Fprintf(tw, "  fixed\t%s (the run's time outside passes, loads and warm-ups: set-up, engine stop, its end; once)\n", fmtLong(r.FixedNS))
 	fmt.Fprintf(tw, "  processing\t%s\n", fmtLong(r.ProcessingNS))
-	fmt.Fprintf(tw, "  evaluation\t%s\n", fmtLong(r.EvaluationNS))
-	fmt.Fprintf(tw, "  retries\t%s\n", fmtLong(r.RetriesNS))
+	fmt.Fprintf(tw, "  evaluation\t%s (%.1f%% of processing: the time between passes)\n", fmtLong(r.EvaluationNS), r.OverheadShare*100)
+	fmt.Fprintf(tw, "  retries\t%s (%s)\n", fmtLong(r.RetriesNS), r.retryPhrase())
 	for _, rt := range r.Rentals {
 		fits := "does not fit"
 		if rt.FitsCorpus {
@@ -319,8 +395,13 @@ func (r PlanResult) WriteText(w io.Writer) error {
 			card = "the card"
 		}
 		fmt.Fprintf(tw, "Cost (%s)\t%s %s per card-hour of %s\n", c.Label, money(c.PerCardHour), c.Currency, card)
-		fmt.Fprintf(tw, "  per 1,000 accepted\t%s %s (1,000 × price / %.0f accepted/hour sustained)\n", money(c.PerThousandAccepted), c.Currency,
-			r.AcceptedPerHour/(1+r.OverheadShare))
+		if c.PerThousandAccepted > 0 {
+			fmt.Fprintf(tw, "  per 1,000 accepted\t%s %s (1,000 × price / %.0f accepted/hour sustained)\n", money(c.PerThousandAccepted), c.Currency,
+				r.AcceptedPerHour/(1+r.OverheadShare))
+		} else {
+			fmt.Fprintf(tw, "  per 1,000 accepted\tnone accepted; %s %s per 1,000 documents (1,000 × price / %.0f documents/hour sustained)\n",
+				money(c.PerThousandDocs), c.Currency, r.DocsPerHour)
+		}
 		fmt.Fprintf(tw, "  corpus on one card\t%s %s\n", money(c.CorpusCost), c.Currency)
 		if c.DeadlineDays > 0 {
 			fmt.Fprintf(tw, "  deadline %g days\t%s: %s %s\n", c.DeadlineDays, cardsPhrase(c.CardsForDeadline, 0), money(c.DeadlineCost), c.Currency)
@@ -333,6 +414,15 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		return fmt.Errorf("write plan: %w", ew.err)
 	}
 	return nil
+}
+
+// retryPhrase says what the retries rest on: an assumption, with its
+// figure, or none; with the measured share not accepted beside it.
+func (r PlanResult) retryPhrase() string {
+	if r.RetryAssumed {
+		return fmt.Sprintf("assumed: %.1f%% of documents sent again, -retry-share; %.1f%% were not accepted at the level", r.RetryShare*100, r.FailedShare*100)
+	}
+	return fmt.Sprintf("none: the run sent each document once and measured no retry; %.1f%% were not accepted at the level, -retry-share assumes a share sent again", r.FailedShare*100)
 }
 
 // cardsPhrase says how many cards finish the corpus in a rental.
@@ -350,8 +440,14 @@ func cardsPhrase(n, days int) string {
 	return s + " to finish in time"
 }
 
-// money prints an amount with two decimals and thousands separators.
+// money prints an amount: from 1 on with two decimals and thousands
+// separators ("1,440.00"), below 1 with two significant digits ("0.42",
+// "0.0041"), so that a small cost never reads 0.00.
 func money(v float64) string {
+	if v != 0 && math.Abs(v) < 1 && !math.IsNaN(v) {
+		decimals := min(1-int(math.Floor(math.Log10(math.Abs(v)))), 12)
+		return strconv.FormatFloat(v, 'f', decimals, 64)
+	}
 	cents := int64(math.Round(v * 100))
 	return fmt.Sprintf("%s.%02d", GroupDigits(cents/100), cents%100)
 }

@@ -11,13 +11,13 @@ import (
 )
 
 // TestPlan checks the arithmetic by hand: 300 documents in 600 s is 2 s a
-// document (1,800/hour); with 10% evaluation overhead and 5% retried the
+// document (1,800/hour); with 10% evaluation overhead and 5% assumed retried the
 // sustained cost is 2 × 1.1 × 1.05 = 2.31 s (1,558.4/hour). A corpus of
 // 10,000: processing 20,000 s, evaluation 2,000 s, retries 10,000 × 0.05 ×
 // 2 × 1.1 = 1,100 s, preparation 120 + 30 s: 23,250 s = 6h27m30s.
 func TestPlan(t *testing.T) {
 	got, err := Plan(PlanInputs{Variant: "bf16", Mode: "concurrency", Level: 8, Docs: 300, Accepted: 285,
-		DurationNS: 600e9, OutputTokens: 12000, LoadNS: 120e9, WarmupNS: 30e9, OverheadShare: 0.1, CorpusDocs: 10000})
+		DurationNS: 600e9, OutputTokens: 12000, LoadNS: 120e9, WarmupNS: 30e9, OverheadShare: 0.1, RetryShare: 0.05, RetryAssumed: true, CorpusDocs: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestPlanErrors(t *testing.T) {
 // 3 × 2.4 h × 4 = 28.80. A 3-day rental: 1 card, 3 × 24 × 4 = 288.00.
 func TestPlanCost(t *testing.T) {
 	r, err := Plan(PlanInputs{Variant: "bf16", Mode: "concurrency", Level: 8, Docs: 300, Accepted: 285,
-		DurationNS: 600e9, LoadNS: 120e9, WarmupNS: 30e9, OverheadShare: 0.1, CorpusDocs: 10000})
+		DurationNS: 600e9, LoadNS: 120e9, WarmupNS: 30e9, OverheadShare: 0.1, RetryShare: 0.05, RetryAssumed: true, CorpusDocs: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,41 @@ func TestRun_BaselineCheckedFirst(t *testing.T) {
 	}
 }
 
+// TestRun_BaselineCorpusCheckedFirst: a -baseline that measured another
+// corpus is refused before the first request (exit 2, nothing created),
+// as README says, and -accept-baseline-diff does not lift it: results of
+// different corpora are never compared.
+func TestRun_BaselineCorpusCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	proto := func(name, corpus string) string {
+		return writeFile(t, dir, name, strings.NewReplacer("%CORPUS%", corpus, "%MIN%", "0").Replace(smallProtocol))
+	}
+	base := filepath.Join(dir, "base")
+	if code, _, stderr := runCLI(t, "run", "-quiet", "-protocol", proto("a.yaml", smallCorpus(t, dir)), "-out", base); code != exitOK {
+		t.Fatalf("baseline run: exit %d: %s", code, stderr)
+	}
+	raw, err := os.ReadFile("../../corpus/default/documents.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(raw), "\n")
+	other := proto("b.yaml", writeFile(t, dir, "other.jsonl", strings.Join(lines[6:12], "")))
+	for _, extra := range [][]string{nil, {"-accept-baseline-diff"}} {
+		out := filepath.Join(dir, "refused"+strings.Join(extra, ""))
+		args := append([]string{"run", "-quiet", "-protocol", other, "-out", out, "-baseline", base}, extra...)
+		code, stdout, stderr := runCLI(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, "corpus") || !strings.Contains(stderr, "nothing was run") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the corpus", extra, code, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("%v: the refused run printed a summary:\n%s", extra, stdout)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: the refused run created %s (%v): it was measured before the corpus was compared", extra, out, err)
+		}
+	}
+}
+
 // TestRun_ResumeWithAnotherOut: -resume X -out Y is refused instead of
 // ignoring -out.
 func TestRun_ResumeWithAnotherOut(t *testing.T) {

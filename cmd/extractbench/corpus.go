@@ -21,7 +21,7 @@ const corpusUsage = `Usage: extractbench corpus check PATH | generate -seed N -o
 
 Subcommands:
   check     validate a corpus directory or .jsonl file: counts, duplicates, every error with file:line (exit 2 on one)
-  generate  write the deterministic default corpus (documents.jsonl, manifest.json)
+  generate  write the deterministic default corpus (documents.jsonl, manifest.json), or -n N documents in its proportions
 
 extractbench corpus SUBCOMMAND -h lists its flags.
 `
@@ -67,8 +67,9 @@ func (c *corpusCommand) check(args []string) error {
 }
 
 func (c *corpusCommand) generate(args []string) error {
-	fs := newFlags("corpus generate -seed N -out DIR", "Write the deterministic default corpus (documents.jsonl, manifest.json).", c.env)
+	fs := newFlags("corpus generate [-seed N] [-n N] -out DIR", "Write the deterministic default corpus (documents.jsonl, manifest.json), or a corpus of -n documents in its proportions.", c.env)
 	seed := fs.Int64("seed", generate.DefaultSeed, "generator seed (the committed corpus/default uses the default)")
+	n := fs.Int("n", generate.DefaultCount, fmt.Sprintf("documents to write, 1 to %d, in the default corpus's proportions of length classes, categories and missing fields; ids doc-0001...", generate.MaxCount))
 	out := fs.String("out", "", "output `DIR`")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -76,9 +77,16 @@ func (c *corpusCommand) generate(args []string) error {
 	if *out == "" {
 		return &usageError{msg: "corpus generate: -out DIR is required"}
 	}
-	if err := generate.WriteDir(*out, *seed); err != nil {
+	if *n < 1 || *n > generate.MaxCount {
+		return &usageError{msg: fmt.Sprintf("corpus generate: -n %d: want 1 to %d documents", *n, generate.MaxCount)}
+	}
+	if err := generate.WriteDirN(*out, *seed, *n); err != nil {
 		return fmt.Errorf("generate corpus: %w", err)
 	}
-	fmt.Fprintf(c.stdout, "wrote %s (seed %d)\n", *out, *seed)
+	if *n == generate.DefaultCount {
+		fmt.Fprintf(c.stdout, "wrote %s (seed %d)\n", *out, *seed)
+	} else {
+		fmt.Fprintf(c.stdout, "wrote %s (seed %d, %d documents)\n", *out, *seed, *n)
+	}
 	return nil
 }

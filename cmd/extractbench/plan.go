@@ -22,6 +22,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	days := fs.String("days", "3,7,30", "rental lengths in days")
 	prices := fs.String("prices", "", "price file (YAML, card → price per card-hour; see prices.example.yaml): adds cost per 1,000 accepted documents and per rental")
 	deadline := fs.Float64("deadline-days", 0, "with -prices: the cards that finish -docs within this many days, and their cost")
+	retryShare := fs.Float64("retry-share", 0, "assume this share of the documents (0 to 1) sent again, each once: the run measures no retry, so none is planned unless set")
 	asJSON := fs.Bool("json", false, "machine-readable output")
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
@@ -41,7 +42,14 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return readError("plan", err)
 	}
-	plans, err := sizing.PlanRun(run, *docs, ds)
+	o := sizing.PlanOptions{CorpusDocs: *docs, Days: ds}
+	if flagSet(fs, "retry-share") {
+		if *retryShare < 0 || *retryShare > 1 {
+			return &usageError{msg: fmt.Sprintf("plan: -retry-share %g: want a share of the documents, 0 to 1", *retryShare)}
+		}
+		o.RetryShare = retryShare
+	}
+	plans, err := sizing.PlanRunWith(run, o)
 	if err != nil {
 		return &usageError{msg: "plan: " + err.Error()}
 	}

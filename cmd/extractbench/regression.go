@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/compare"
 )
@@ -53,29 +52,28 @@ func recordAccepted(ctx context.Context, dir, baselineDir string, diffs []string
 }
 
 // checkBaseline runs before any request: the baseline directory must hold a
-// readable run, and the protocol about to run must measure what it measured
-// (prompt, parse rule, generation, the variants' models), unless
-// acceptDiffs. A resumed run is checked after the run, as every run is.
-func checkBaseline(ctx context.Context, baselineDir, protocolPath string, resume, acceptDiffs bool) error {
+// readable run. It returns the check the run makes of its own manifest once
+// its protocol, corpus and schema are read, before anything is created or
+// sent: the corpus must be the baseline's (always: results of different
+// corpora are never compared), and a new run must measure what the baseline
+// measured (prompt, output schema, parse rule, generation, the variants'
+// models), unless acceptDiffs. A resumed run's other differences are
+// checked after the run, as every run's are.
+func checkBaseline(ctx context.Context, baselineDir string, resume, acceptDiffs bool) (func(*results.Manifest) []string, error) {
 	base, err := results.LoadRun(ctx, baselineDir)
 	if err != nil {
-		return &usageError{msg: "run: -baseline: " + err.Error()}
+		return nil, &usageError{msg: "run: -baseline: " + err.Error()}
 	}
-	if resume {
-		return nil
-	}
-	p, err := pipeline.LoadProtocol(protocolPath)
-	if err != nil {
-		return nil // the run reports the protocol's own problems
-	}
-	cur := &results.Manifest{Prompt: p.Prompt, Generation: p.Generation, Parse: p.Parse}
-	for _, v := range p.Variants {
-		cur.Variants = append(cur.Variants, results.VariantManifest{Name: v.Name,
-			Engine: results.EngineInfo{Model: v.Engine.Model, Revision: v.Engine.Revision, Weights: v.Engine.Weights, Kind: v.Engine.Kind}})
-	}
-	if diffs := compare.ManifestDiffs(&base.Manifest, cur); len(diffs) > 0 && !acceptDiffs {
-		return &usageError{msg: fmt.Sprintf("run: -baseline %s measured something else; nothing was run:\n  %s\n(-accept-baseline-diff compares anyway and records it)",
-			baselineDir, strings.Join(diffs, "\n  "))}
-	}
-	return nil
+	return func(cur *results.Manifest) []string {
+		var problems []string
+		if b, c := base.Manifest.Corpus, cur.Corpus; b.SHA256 == "" || b.SHA256 != c.SHA256 {
+			problems = append(problems, fmt.Sprintf("-baseline %s ran corpus %.12s (%s, %d documents) and this run's corpus is %.12s (%s, %d documents): results of different corpora are never compared (-accept-baseline-diff does not change that); nothing was run",
+				baselineDir, b.SHA256, b.Path, b.Count, c.SHA256, c.Path, c.Count))
+		}
+		if diffs := compare.ManifestDiffs(&base.Manifest, cur); len(diffs) > 0 && !acceptDiffs && !resume {
+			problems = append(problems, fmt.Sprintf("-baseline %s measured something else; nothing was run:\n  %s\n(-accept-baseline-diff compares anyway and records it)",
+				baselineDir, strings.Join(diffs, "\n  ")))
+		}
+		return problems
+	}, nil
 }

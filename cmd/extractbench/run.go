@@ -60,9 +60,11 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		opts.OutDir, opts.Resume = *resume, true
 	}
 	if *baseline != "" {
-		if err := checkBaseline(ctx, *baseline, *protocol, opts.Resume, *acceptDiffs); err != nil {
+		check, err := checkBaseline(ctx, *baseline, opts.Resume, *acceptDiffs)
+		if err != nil {
 			return err
 		}
+		opts.CheckManifest = check
 	}
 	sum, err := pipeline.Run(ctx, opts)
 	if sum != nil && (err == nil || len(sum.Passes) > 0) { // a run that measured nothing has no table

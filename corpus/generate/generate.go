@@ -26,6 +26,14 @@ const (
 	LongCount  = 50
 )
 
+// DefaultCount is the size of the default corpus; MaxCount the largest
+// GenerateN writes (a corpus is held in memory while it is written, about
+// 5.5 KB a document).
+const (
+	DefaultCount = ShortCount + UsualCount + LongCount
+	MaxCount     = 100_000
+)
+
 // Counts of documents that legitimately lack a field, and of credit notes.
 const (
 	NoDateCount   = 14 // issue date missing (some still show a due date as a decoy)
@@ -52,19 +60,36 @@ type spec struct {
 	noDate, noAmount, credit bool
 }
 
-// plan assigns classes, categories, languages and the missing fields: every
-// category gets 10 short, 15 usual and 5 long documents, in a shuffled order.
-func plan(r *rand.Rand) []spec {
+// share is n × of / DefaultCount, rounded: a count of the default corpus
+// scaled to a corpus of n documents.
+func share(n, of int) int { return (n*of + DefaultCount/2) / DefaultCount }
+
+// plan assigns classes, categories, languages and the missing fields for n
+// documents, in the default corpus's proportions (a third short, half
+// usual, a sixth long; about 10% lacking a field, 2% credit notes), each
+// class spread evenly over the categories, in a shuffled order. For
+// DefaultCount it is the default corpus's plan: every category gets 10
+// short, 15 usual and 5 long documents.
+func plan(r *rand.Rand, n int) []spec {
 	var specs []spec
 	cats := corpus.DefaultCategories
-	for _, cat := range cats {
-		for i := 0; i < ShortCount/len(cats); i++ {
+	short, long := share(n, ShortCount), share(n, LongCount)
+	usual := n - short - long
+	per := func(count, c int) int { // category c's part of a class of count documents
+		k := count / len(cats)
+		if c < count%len(cats) {
+			k++
+		}
+		return k
+	}
+	for c, cat := range cats {
+		for range per(short, c) {
 			specs = append(specs, spec{class: corpus.Short, cat: cat})
 		}
-		for i := 0; i < UsualCount/len(cats); i++ {
+		for range per(usual, c) {
 			specs = append(specs, spec{class: corpus.Usual, cat: cat})
 		}
-		for i := 0; i < LongCount/len(cats); i++ {
+		for range per(long, c) {
 			specs = append(specs, spec{class: corpus.Long, cat: cat})
 		}
 	}
@@ -78,45 +103,66 @@ func plan(r *rand.Rand) []spec {
 	// The missing fields and credit notes go to distinct documents, drawn
 	// from a second shuffle so they spread over classes and categories.
 	order := r.Perm(len(specs))
+	noDate, noAmount, noBoth, credits := share(n, NoDateCount), share(n, NoAmountCount), share(n, NoBothCount), share(n, CreditCount)
 	k := 0
-	for ; k < NoDateCount; k++ {
+	for ; k < min(noDate, n); k++ {
 		specs[order[k]].noDate = true
 	}
-	for ; k < NoDateCount+NoAmountCount; k++ {
+	for ; k < min(noDate+noAmount, n); k++ {
 		specs[order[k]].noAmount = true
 	}
-	for ; k < NoDateCount+NoAmountCount+NoBothCount; k++ {
+	for ; k < min(noDate+noAmount+noBoth, n); k++ {
 		specs[order[k]].noDate, specs[order[k]].noAmount = true, true
 	}
-	for n := 0; n < CreditCount; k++ {
+	for made := 0; made < credits && k < n; k++ {
 		if s := &specs[order[k]]; s.cat != "taxes" && s.cat != "rent" {
 			s.credit = true
-			n++
+			made++
 		}
 	}
 	return specs
 }
 
-// Generate returns the default corpus for seed: ShortCount+UsualCount+LongCount
-// documents with ids doc-0001, doc-0002, ... Each document draws from its own
-// random stream (seed, index), so changing how one is written does not
-// change the others.
+// Generate returns the default corpus for seed: DefaultCount documents
+// with ids doc-0001, doc-0002, ... (GenerateN).
 func Generate(seed int64) []corpus.Document {
-	specs := plan(rand.New(rand.NewPCG(uint64(seed), 0x9E3779B97F4A7C15)))
+	docs, _ := GenerateN(seed, DefaultCount)
+	return docs
+}
+
+// GenerateN returns a corpus of n documents for seed, in the default
+// corpus's proportions of length classes, categories and missing fields
+// (plan), with ids doc-0001 ... (more digits from 10,000 documents on); for
+// DefaultCount it is the default corpus. The same seed and n always give the
+// same bytes. Each document draws from its own random stream (seed, index),
+// so changing how one is written does not change the others.
+func GenerateN(seed int64, n int) ([]corpus.Document, error) {
+	if n < 1 || n > MaxCount {
+		return nil, fmt.Errorf("generate %d documents: want 1 to %d", n, MaxCount)
+	}
+	specs := plan(rand.New(rand.NewPCG(uint64(seed), 0x9E3779B97F4A7C15)), n)
+	width := max(4, len(fmt.Sprint(n)))
 	docs := make([]corpus.Document, len(specs))
 	for i, s := range specs {
 		r := rand.New(rand.NewPCG(uint64(seed), uint64(i+1)))
 		docs[i] = build(r, s)
-		docs[i].ID = fmt.Sprintf("doc-%04d", i+1)
+		docs[i].ID = fmt.Sprintf("doc-%0*d", width, i+1)
 	}
-	return docs
+	return docs, nil
 }
 
-// WriteDir writes the corpus for seed into dir as documents.jsonl and
-// manifest.json, creating dir if needed.
-func WriteDir(dir string, seed int64) error {
-	if err := corpus.WriteDir(dir, Generate(seed), corpus.DefaultCategories); err != nil {
-		return fmt.Errorf("write generated corpus (seed %d): %w", seed, err)
+// WriteDir writes the default corpus for seed into dir as documents.jsonl
+// and manifest.json, creating dir if needed.
+func WriteDir(dir string, seed int64) error { return WriteDirN(dir, seed, DefaultCount) }
+
+// WriteDirN writes a corpus of n documents for seed (GenerateN) into dir.
+func WriteDirN(dir string, seed int64, n int) error {
+	docs, err := GenerateN(seed, n)
+	if err != nil {
+		return err
+	}
+	if err := corpus.WriteDir(dir, docs, corpus.DefaultCategories); err != nil {
+		return fmt.Errorf("write generated corpus (seed %d, %d documents): %w", seed, n, err)
 	}
 	return nil
 }

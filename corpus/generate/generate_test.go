@@ -3,6 +3,7 @@ package generate
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +128,76 @@ func TestGenerate_Shape(t *testing.T) {
 func BenchmarkGenerate(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		Generate(DefaultSeed)
+	}
+}
+
+// TestGenerateN_Sizes: a corpus of n documents keeps the default corpus's
+// proportions (a third short, half usual, a sixth long, every category in
+// the usual class, about 10% lacking a field), stable ids doc-0001 ...
+// doc-N, documents in their class's token range, and the same bytes for
+// the same seed and n; it passes corpus check.
+func TestGenerateN_Sizes(t *testing.T) {
+	for _, n := range []int{1, 7, 60, 2000} {
+		docs, err := GenerateN(DefaultSeed, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(docs) != n {
+			t.Fatalf("n %d: %d documents", n, len(docs))
+		}
+		m := corpus.ComputeManifest(docs, corpus.DefaultCategories, nil)
+		short, long := (n*ShortCount+150)/300, (n*LongCount+150)/300
+		for class, want := range map[corpus.LengthClass]int{corpus.Short: short, corpus.Usual: n - short - long, corpus.Long: long} {
+			if got := m.Classes[class]; got != want {
+				t.Errorf("n %d: %s = %d, want %d", n, class, got, want)
+			}
+		}
+		for i, d := range docs {
+			if want := fmt.Sprintf("doc-%04d", i+1); d.ID != want {
+				t.Errorf("n %d: document %d has id %s, want %s", n, i, d.ID, want)
+				break
+			}
+			if got, ok := corpus.ClassOf(corpus.ApproxTokens(d.Text)); !ok || got != d.LengthClass {
+				t.Errorf("n %d: %s is %s but has %d tokens", n, d.ID, d.LengthClass, corpus.ApproxTokens(d.Text))
+			}
+		}
+		if n >= 60 {
+			for _, c := range corpus.DefaultCategories {
+				if m.CategoryCounts[c] < n/20 {
+					t.Errorf("n %d: category %s has %d documents, want about %d", n, c, m.CategoryCounts[c], n/10)
+				}
+			}
+			lacking := 0
+			for _, d := range docs {
+				if d.Expected.Date == nil || d.Expected.Amount == nil {
+					lacking++
+				}
+			}
+			if frac := float64(lacking) / float64(n); frac < 0.08 || frac > 0.12 {
+				t.Errorf("n %d: %.1f%% of documents lack a field, want about 10%%", n, 100*frac)
+			}
+		}
+		dir := t.TempDir()
+		if err := WriteDirN(dir, DefaultSeed, n); err != nil {
+			t.Fatal(err)
+		}
+		again := t.TempDir()
+		if err := WriteDirN(again, DefaultSeed, n); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(filepath.Join(dir, corpus.DocumentsFile))
+		b, _ := os.ReadFile(filepath.Join(again, corpus.DocumentsFile))
+		if !bytes.Equal(a, b) {
+			t.Errorf("n %d: the same seed and n gave different bytes", n)
+		}
+		rep, err := corpus.Check(dir)
+		if err != nil || !rep.OK() {
+			t.Errorf("n %d: corpus check: %v, problems %v", n, err, rep.Problems)
+		}
+	}
+	for _, n := range []int{0, -1, MaxCount + 1} {
+		if _, err := GenerateN(DefaultSeed, n); err == nil {
+			t.Errorf("GenerateN(%d) succeeded, want an error", n)
+		}
 	}
 }

@@ -12,15 +12,40 @@ import (
 	"time"
 )
 
-// Version is what GET /version reports, and what a run's manifest records
-// as the engine's own version.
-const Version = "extractbench-builtin/1"
+// Name is how the engine names itself in GET /version: its version is
+// "extractbench-builtin <Config.Version>", and the answer says it is
+// simulated, so that a run that reaches it by URL (a start: that runs
+// `extractbench engine serve`) records it as simulated because it says so.
+const Name = "extractbench-builtin"
+
+// DefaultVersion is the version GET /version reports after Name when
+// Config.Version is empty.
+const DefaultVersion = "dev"
+
+// VersionInfo is the answer of GET /version: the engine's name and version,
+// that it is simulated, and the model and card it models.
+type VersionInfo struct {
+	Version   string     `json:"version"` // Name, a space, Config.Version
+	Engine    string     `json:"engine"`  // Name
+	Simulated bool       `json:"simulated"`
+	Model     string     `json:"model"`
+	GPU       VersionGPU `json:"gpu"`
+}
+
+// VersionGPU is the card a built-in engine models.
+type VersionGPU struct {
+	Name             string `json:"name"`
+	MemoryTotalBytes int64  `json:"memory_total_bytes"`
+}
 
 // Config configures a built-in engine.
 type Config struct {
 	Profile Profile  // the model and GPU modelled; see LookupProfile
 	Models  []string // the names served; empty means Profile.Name
-	Seed    int64    // seeds fault draws (sampling uses the request's seed)
+	// Version is extractbench's version, reported by GET /version after
+	// Name; empty means DefaultVersion.
+	Version string
+	Seed    int64 // seeds fault draws (sampling uses the request's seed)
 	// Variant names the weight format whose perturbations the answers carry
 	// ("bf16", "int8", "int4"); empty means Profile.Dtype.
 	Variant string
@@ -110,7 +135,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": Version})
+		writeJSON(w, http.StatusOK, s.VersionInfo())
 	})
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.mux.HandleFunc("POST /reset_peaks", func(w http.ResponseWriter, r *http.Request) {
@@ -122,6 +147,16 @@ func NewServer(cfg Config) (*Server, error) {
 
 // ServeHTTP serves the OpenAI-compatible API, /health, /metrics and /reset_peaks.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// VersionInfo is what GET /version answers.
+func (s *Server) VersionInfo() VersionInfo {
+	v := s.cfg.Version
+	if v == "" {
+		v = DefaultVersion
+	}
+	return VersionInfo{Version: Name + " " + v, Engine: Name, Simulated: true, Model: s.cfg.Models[0],
+		GPU: VersionGPU{Name: s.p.GPUName, MemoryTotalBytes: s.p.GPUMemoryBytes}}
+}
 
 // Profile returns the profile the engine models.
 func (s *Server) Profile() Profile { return s.p }

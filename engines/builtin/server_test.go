@@ -390,6 +390,27 @@ func TestServer_ModelsHealthVersion(t *testing.T) {
 	}
 }
 
+// TestServer_VersionSaysSimulated: /version names the engine and its
+// version and says that it is simulated, with the card it models, so that
+// a run reaching it by URL records what it is.
+func TestServer_VersionSaysSimulated(t *testing.T) {
+	s, ts := newTestServer(t, func(c *Config) { c.Version = "9.9.9" })
+	resp, err := http.Get(ts.URL + "/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got VersionInfo
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := VersionInfo{Version: "extractbench-builtin 9.9.9", Engine: Name, Simulated: true, Model: s.cfg.Models[0],
+		GPU: VersionGPU{Name: s.p.GPUName, MemoryTotalBytes: s.p.GPUMemoryBytes}}
+	if got != want {
+		t.Errorf("/version = %+v, want %+v", got, want)
+	}
+}
+
 func TestStart(t *testing.T) {
 	p, _ := LookupProfile("sim-1b-int4")
 	p.TimeScale = 0

@@ -96,7 +96,25 @@ type EngineReport struct {
 	// Missed lists the calls that got no answer within their deadline
 	// (ErrNoAnswer), each with its error: the report goes on without them.
 	Missed []string
+	// Simulated: the engine says it models a GPU rather than running on one
+	// (the built-in engine's /version answers "simulated": true, its version
+	// starts with "extractbench-builtin"); ModelledGPU is the card it says it
+	// models. A run records the engine as simulated because it says so, not
+	// because of its URL.
+	Simulated   bool
+	ModelledGPU ModelledGPU
 }
+
+// ModelledGPU is the card a simulated engine says it models; zero when none.
+type ModelledGPU struct {
+	Name             string `json:"name"`
+	MemoryTotalBytes int64  `json:"memory_total_bytes"`
+}
+
+// builtinEngineName starts the version the built-in engine reports,
+// earlier builds included ("extractbench-builtin/1"), which did not say
+// "simulated".
+const builtinEngineName = "extractbench-builtin"
 
 // versionProbes are the endpoints where engines say which version they are,
 // asked in order; the first that answers with a version wins.
@@ -142,6 +160,10 @@ func (c *Client) Describe(ctx context.Context) EngineReport {
 			Defaults       struct {
 				NCtx int `json:"n_ctx"`
 			} `json:"default_generation_settings"` // llama.cpp /props
+			// The built-in engine's; raw, so that another engine's field of
+			// the same name and another type does not lose its version.
+			Simulated json.RawMessage `json:"simulated"`
+			GPU       json.RawMessage `json:"gpu"` // the card a simulated engine models
 		}
 		if json.Unmarshal(b, &v) != nil {
 			continue
@@ -151,6 +173,10 @@ func (c *Client) Describe(ctx context.Context) EngineReport {
 			continue
 		}
 		r.Version, r.VersionSource = c.clean(version), path
+		r.Simulated = string(v.Simulated) == "true" || strings.HasPrefix(version, builtinEngineName)
+		if r.Simulated {
+			_ = json.Unmarshal(v.GPU, &r.ModelledGPU) // best effort: unknown stays zero
+		}
 		if about := scrub(b); about != nil {
 			r.About = json.RawMessage(c.red.Redact(string(about))) // json.Marshal wrote it: valid UTF-8
 		}

@@ -77,6 +77,32 @@ func TestClient_ModelsAndDescribe(t *testing.T) {
 	}
 }
 
+// TestClient_DescribeSimulated: an engine that says it is simulated (the
+// built-in engine's /version, also an earlier build's version name) is
+// reported so, with the card it models; another engine's fields of the same
+// names and other types neither make it simulated nor lose its version.
+func TestClient_DescribeSimulated(t *testing.T) {
+	tests := []struct {
+		name, answer string
+		want         EngineReport
+	}{
+		{"builtin", `{"version":"extractbench-builtin 0.1.0","engine":"extractbench-builtin","simulated":true,"model":"sim-8b","gpu":{"name":"NVIDIA L4 (simulated)","memory_total_bytes":24}}`,
+			EngineReport{Version: "extractbench-builtin 0.1.0", Simulated: true, ModelledGPU: ModelledGPU{Name: "NVIDIA L4 (simulated)", MemoryTotalBytes: 24}}},
+		{"earlier builtin", `{"version":"extractbench-builtin/1"}`, EngineReport{Version: "extractbench-builtin/1", Simulated: true}},
+		{"vllm", `{"version":"0.11.0"}`, EngineReport{Version: "0.11.0"}},
+		{"other types", `{"version":"1.2.3","simulated":"no","gpu":"H100"}`, EngineReport{Version: "1.2.3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := New(Config{BaseURL: engineMux(t, map[string]route{"GET /version": {200, tt.answer}}).URL}).Describe(testContext(t))
+			if rep.Version != tt.want.Version || rep.Simulated != tt.want.Simulated || rep.ModelledGPU != tt.want.ModelledGPU {
+				t.Errorf("Describe() = version %q, simulated %v, GPU %+v; want %q, %v, %+v",
+					rep.Version, rep.Simulated, rep.ModelledGPU, tt.want.Version, tt.want.Simulated, tt.want.ModelledGPU)
+			}
+		})
+	}
+}
+
 func TestClient_ResetPeaks(t *testing.T) {
 	tests := []struct {
 		name          string

@@ -64,7 +64,7 @@ func (Builtin) StartEngine(ctx context.Context, v *pipeline.Variant, proto *pipe
 		return nil, fmt.Errorf("engine.model: %w", err)
 	}
 	_, variant := builtin.SplitVariant(v.Engine.Model)
-	cfg := builtin.Config{Profile: p, Models: []string{v.Engine.Model}, Variant: variant}
+	cfg := builtin.Config{Profile: p, Models: []string{v.Engine.Model}, Variant: variant, Version: pipeline.ToolVersion}
 	if proto.Generation.Seed != nil {
 		cfg.Seed = int64(*proto.Generation.Seed)
 	}
@@ -84,7 +84,7 @@ func (Builtin) StartEngine(ctx context.Context, v *pipeline.Variant, proto *pipe
 	}
 	return &pipeline.InProcessEngine{
 		URL: url, Stop: stop,
-		Version: "extractbench-builtin " + pipeline.ToolVersion,
+		Version: builtin.Name + " " + pipeline.ToolVersion,
 		GPU:     pipeline.GPUInfoJSON{Name: p.GPUName, MemoryTotalBytes: p.GPUMemoryBytes, Source: "builtin-profile"},
 		Profile: describe(p),
 	}, nil
