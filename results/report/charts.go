@@ -275,7 +275,7 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 				{Label: "output tokens/s", Unit: "tok/s", Axis: 1, Color: orange, Values: perLevel(func(l level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
 			}},
 		acceptanceChart(prefix, unit, x, xLog, s, obj),
-		fieldChart(prefix, unit, x, s),
+		fieldChart(prefix, unit, x, xLog, s),
 		// Memory in GiB and the KV cache in % are two charts: one unit per axis.
 		{ID: prefix + "memory", Title: "Memory peaks vs " + unit + " (GiB = 2^30 bytes)", XLabel: unit, XLog: xLog,
 			YLabel: [2]string{"memory peak (GiB)", ""}, X: x, VLines: recMarker(s),
