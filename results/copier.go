@@ -85,10 +85,7 @@ func tableColumns(ctx context.Context, db querier, schema, table string) ([]stri
 // source of the next copies, in place of the previous one.
 func (c *Copier) Attach(ctx context.Context, rd *Reader) error {
 	c.detach(ctx)
-	path := filepath.Join(rd.dir, DBName)
-	if rd.tmp != "" {
-		path = rd.tmp
-	}
+	path := rd.dbPath()
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err

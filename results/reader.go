@@ -30,35 +30,49 @@ type reader struct{ rdb *sql.DB }
 // A database newer than this binary is refused.
 type Reader struct {
 	reader
-	dir string
-	tmp string // the migrated copy of an older database; "" when none
+	dir      string
+	tmp      string // the migrated copy of an older database; "" when none
+	unpacked string // the decompressed copy of results.db.xz; "" when none
 }
 
 // OpenReadOnly opens dir/results.db for reading. A missing file is an error
-// naming the directory, never a new database.
+// naming the directory, never a new database. A directory holding only
+// results.db.xz (a committed reference run) is read through a decompressed
+// temporary copy, removed by Close.
 func OpenReadOnly(ctx context.Context, dir string) (*Reader, error) {
 	path := filepath.Join(dir, DBName)
+	unpacked := ""
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, Refused("open results %s: %w (is it a results directory written by extractbench run?)", dir, err)
+		xzPath := filepath.Join(dir, DBNameXZ)
+		if _, xerr := os.Stat(xzPath); xerr != nil {
+			return nil, Refused("open results %s: %w (is it a results directory written by extractbench run?)", dir, err)
+		}
+		if unpacked, err = unpackXZ(ctx, xzPath); err != nil {
+			return nil, fmt.Errorf("open results %s: %w", dir, err)
+		}
+		path = unpacked
 	} else if err != nil {
 		return nil, fmt.Errorf("open results %s: %w", dir, err)
 	}
 	db, err := openReadOnly(path)
 	if err != nil {
+		if unpacked != "" {
+			removeDB(unpacked)
+		}
 		return nil, fmt.Errorf("open results %s: %w", dir, err)
 	}
-	rd := &Reader{reader: reader{rdb: db}, dir: dir}
+	rd := &Reader{reader: reader{rdb: db}, dir: dir, unpacked: unpacked}
 	var v int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		db.Close()
+		rd.Close()
 		return nil, fmt.Errorf("open results %s: read schema version: %w (is %s an SQLite database?)", dir, err, path)
 	}
 	switch {
 	case v > len(migrations):
-		db.Close()
+		rd.Close()
 		return nil, Refused("open results %s: schema version %d is newer than this binary knows (%d): use a newer extractbench", dir, v, len(migrations))
 	case v == 0:
-		db.Close()
+		rd.Close()
 		return nil, Refused("open results %s: %s holds no extractbench tables", dir, path)
 	default:
 		missing, err := missingFailureColumns(ctx, db)
@@ -115,14 +129,36 @@ func openReadOnly(path string) (*sql.DB, error) {
 	return sql.Open("sqlite3", u.String())
 }
 
+// removeDB removes a temporary database and the -wal and -shm files that
+// SQLite keeps beside a database in WAL mode, even one opened read-only.
+func removeDB(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
+}
+
+// dbPath is the file the reader reads: the migrated copy, else the
+// decompressed one, else dir/results.db.
+func (rd *Reader) dbPath() string {
+	switch {
+	case rd.tmp != "":
+		return rd.tmp
+	case rd.unpacked != "":
+		return rd.unpacked
+	}
+	return filepath.Join(rd.dir, DBName)
+}
+
 // Dir is the results directory.
 func (rd *Reader) Dir() string { return rd.dir }
 
-// Close closes the database and removes a migrated copy.
+// Close closes the database and removes a migrated or decompressed copy.
 func (rd *Reader) Close() error {
 	err := rd.rdb.Close()
-	if rd.tmp != "" {
-		os.Remove(rd.tmp)
+	for _, tmp := range []string{rd.tmp, rd.unpacked} {
+		if tmp != "" {
+			removeDB(tmp)
+		}
 	}
 	return err
 }

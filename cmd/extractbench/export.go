@@ -13,12 +13,17 @@ import (
 type exportCommand struct{ env }
 
 // requireResults is the usage error of a command pointed at a directory
-// without results.db.
-func requireResults(cmd, dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, results.DBName)); err != nil {
-		return &usageError{msg: fmt.Sprintf("%s: %s has no %s (write one with: extractbench run -out %s)", cmd, dir, results.DBName, dir)}
+// without results.db. A command that only reads it (readOnly) also takes
+// results.db.xz, as the committed reference runs keep it; one that writes
+// it (export migrates it in place) asks for it decompressed.
+func requireResults(cmd, dir string, readOnly bool) error {
+	if _, err := os.Stat(filepath.Join(dir, results.DBName)); err == nil || (readOnly && results.HasDB(dir)) {
+		return nil
 	}
-	return nil
+	if xz := filepath.Join(dir, results.DBNameXZ); results.HasDB(dir) {
+		return &usageError{msg: fmt.Sprintf("%s: %s holds only %s: decompress it first (xz -dk %s)", cmd, dir, results.DBNameXZ, xz)}
+	}
+	return &usageError{msg: fmt.Sprintf("%s: %s has no %s (write one with: extractbench run -out %s)", cmd, dir, results.DBName, dir)}
 }
 
 // readError is the error of a command whose results could not be read:
@@ -52,7 +57,7 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 	if flagSet(fs, "dataset") && !*partitioned {
 		return &usageError{msg: "export: -dataset needs -partitioned"}
 	}
-	if err := requireResults("export", dir); err != nil {
+	if err := requireResults("export", dir, false); err != nil {
 		return err
 	}
 	lock, err := results.LockDir(dir, "export") // a run writing here exports itself

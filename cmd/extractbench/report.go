@@ -25,7 +25,7 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: "report: want exactly one results directory"}
 	}
 	dir := fs.Arg(0)
-	if err := requireResults("report", dir); err != nil {
+	if err := requireResults("report", dir, true); err != nil {
 		return err
 	}
 	var opts report.Options

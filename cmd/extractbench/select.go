@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,15 +56,37 @@ func (c *selectCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return &usageError{msg: err.Error()}
 	}
+	sheet := tellApart(rows)
 	if *out != "" {
-		if err := writeSheets(*out, rows, crit); err != nil {
+		if err := writeSheets(*out, sheet, crit); err != nil {
 			return err
 		}
 	}
 	if *asJSON {
-		return sizing.WriteJSON(c.stdout, rows)
+		return sizing.WriteJSON(c.stdout, rows) // each row has its dir
 	}
-	return sizing.WriteSelectMarkdown(c.stdout, rows, crit)
+	return sizing.WriteSelectMarkdown(c.stdout, sheet, crit)
+}
+
+// tellApart names the results directory beside the variant of every row
+// whose configuration (variant, model, weights, card) another row also
+// has: two nights of one protocol would otherwise read as one
+// configuration listed twice. The rows are copied; the JSON keeps the
+// variant as recorded, beside its dir.
+func tellApart(rows []sizing.SelectRow) []sizing.SelectRow {
+	type config struct{ variant, model, weights, gpu string }
+	key := func(r sizing.SelectRow) config { return config{r.Variant, r.Model, string(r.Weights), r.GPU} }
+	n := map[config]int{}
+	for _, r := range rows {
+		n[key(r)]++
+	}
+	out := slices.Clone(rows)
+	for i, r := range out {
+		if n[key(r)] > 1 {
+			out[i].Variant = fmt.Sprintf("%s (%s)", r.Variant, r.Dir)
+		}
+	}
+	return out
 }
 
 func writeSheets(dir string, rows []sizing.SelectRow, crit sizing.SelectCriteria) error {

@@ -20,12 +20,17 @@ const maxTimelinePoints = 2000
 // left (Axis 0) or right (Axis 1) y axis. Values are null where a figure was
 // not measured, and the chart leaves a gap there.
 type chart struct {
-	ID     string     `json:"id"`
-	Title  string     `json:"title"`
-	XLabel string     `json:"xLabel"`
-	XLog   bool       `json:"xLog"` // levels double, so the x axis is log2
-	YLabel [2]string  `json:"yLabel"`
-	X      []float64  `json:"x"`
+	ID     string    `json:"id"`
+	Title  string    `json:"title"`
+	XLabel string    `json:"xLabel"`
+	XLog   bool      `json:"xLog"` // levels double, so the x axis is log2; never with an x ≤ 0 (levelAxis)
+	YLabel [2]string `json:"yLabel"`
+	X      []float64 `json:"x"`
+	// XNames name each x of a sweep's chart as the tables do ("sync",
+	// "10/s", "short", "565/s (probe)"): the axis ticks and the legends
+	// read them. Nil on the timeline, whose x is seconds.
+	XNames []string   `json:"xNames,omitempty"`
+	levels []int      // the sweep level at each x (a baseline's x on a log axis is not its level)
 	Series []line     `json:"series"`
 	Bands  [][2]int   `json:"bands,omitempty"` // pairs of series indices (0-based) whose area between is filled
 	Note   string     `json:"note,omitempty"`
@@ -97,7 +102,7 @@ func (c *chart) setLegends(rec int) {
 			if v == nil {
 				continue
 			}
-			if rec > 0 && c.X[j] == float64(rec) {
+			if rec > 0 && j < len(c.levels) && c.levels[j] == rec {
 				at, isRec = j, true
 				break
 			}
@@ -107,11 +112,62 @@ func (c *chart) setLegends(rec int) {
 			l.Legend = "not measured"
 			continue
 		}
-		l.Legend = fmt.Sprintf("%s at %s %s", withUnit(*l.Values[at], l.Unit), c.XLabel, strconv.FormatFloat(c.X[at], 'f', -1, 64))
+		l.Legend = fmt.Sprintf("%s at %s %s", withUnit(*l.Values[at], l.Unit), c.XLabel, c.xName(at))
 		if isRec {
 			l.Legend += " (recommended)"
 		}
 	}
+}
+
+// xName is how the chart names its i-th x: the level's name, else the
+// number.
+func (c *chart) xName(i int) string {
+	if i < len(c.XNames) {
+		return c.XNames[i]
+	}
+	return strconv.FormatFloat(c.X[i], 'f', -1, 64)
+}
+
+// levelAxis places a sweep's levels on the x axis. Levels that double read
+// best on a log2 axis, which cannot take an x ≤ 0 (log(0) is -∞: uPlot
+// then never finishes its ticks and the page hangs). A rate sweep's
+// synchronous baseline (level 0) is not a rate: on a log axis it is drawn
+// one doubling left of the lowest rate, named "sync" on the axis and in the
+// legends. Any other level ≤ 0, a context sweep's classes (1, 2, 3) and a
+// sweep of one level get a linear axis.
+func levelAxis(mode string, levels []int) (x []float64, log bool) {
+	lowest, positive := 0, 0
+	for _, l := range levels {
+		if l > 0 {
+			positive++
+			if lowest == 0 || l < lowest {
+				lowest = l
+			}
+		}
+	}
+	log = mode != results.ModeContext && positive >= 2
+	for _, l := range levels {
+		if l <= 0 && !(mode == results.ModeRate && l == eval.SyncLevel) {
+			log = false
+		}
+	}
+	x = make([]float64, len(levels))
+	for i, l := range levels {
+		x[i] = float64(l)
+		if log && l <= 0 {
+			x[i] = float64(lowest) / 2
+		}
+	}
+	return x, log
+}
+
+// levelName names a level as the tables do; a probe pass says so.
+func levelName(l level) string {
+	name := eval.LevelName(l.Mode, l.Level)
+	if l.Phase == results.PhaseProbe {
+		name += " (probe)"
+	}
+	return name
 }
 
 // withUnit prints a chart value as the tables do, with its unit.
@@ -177,10 +233,12 @@ var failureColors = []string{red, orange, purple, sky, black}
 // says so, rather than drawn empty.
 func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, obj objectives) (out []chart, omitted []string) {
 	unit := unitName(s.Mode)
-	x := make([]float64, len(s.Levels))
+	levels := make([]int, len(s.Levels))
+	names := make([]string, len(s.Levels))
 	for i, l := range s.Levels {
-		x[i] = float64(l.Level)
+		levels[i], names[i] = l.Level, levelName(l)
 	}
+	x, xLog := levelAxis(s.Mode, levels)
 	perLevel := func(f func(level) *float64) []*float64 {
 		out := make([]*float64, len(s.Levels))
 		for i, l := range s.Levels {
@@ -198,7 +256,7 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 	}
 	latency := func(id, name string, p50, p95 func(level) eval.Spread) chart {
 		return chart{ID: prefix + id, Title: name + " vs " + unit + " (median and p95 of each pass, median over repetitions; p95 band)",
-			XLabel: unit, XLog: true, YLabel: [2]string{name + " (ms)", ""}, X: x,
+			XLabel: unit, XLog: xLog, YLabel: [2]string{name + " (ms)", ""}, X: x,
 			Series: []line{
 				{Label: name + " median", Unit: "ms", Color: blue, Values: ms(p50)},
 				{Label: name + " p95", Unit: "ms", Color: blue, Dash: true, Values: ms(p95)},
@@ -210,29 +268,30 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 	all := []chart{
 		latency("ttft", "TTFT", func(l level) eval.Spread { return l.TTFTP50NS }, func(l level) eval.Spread { return l.TTFTP95NS }),
 		e2e,
-		{ID: prefix + "throughput", Title: "Throughput vs " + unit + " (median over repetitions)", XLabel: unit, XLog: true, VLines: recMarker(s),
+		{ID: prefix + "throughput", Title: "Throughput vs " + unit + " (median over repetitions)", XLabel: unit, XLog: xLog, VLines: recMarker(s),
 			YLabel: [2]string{"accepted documents/hour", "output tokens/s"}, X: x,
 			Series: []line{
 				{Label: "documents/hour", Unit: "docs/h", Color: blue, Values: perLevel(func(l level) *float64 { return spreadPtr(l.DocsPerHour) })},
 				{Label: "output tokens/s", Unit: "tok/s", Axis: 1, Color: orange, Values: perLevel(func(l level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
 			}},
-		acceptanceChart(prefix, unit, x, s, obj),
-		fieldChart(prefix, unit, x, s),
+		acceptanceChart(prefix, unit, x, xLog, s, obj),
+		fieldChart(prefix, unit, x, xLog, s),
 		// Memory in GiB and the KV cache in % are two charts: one unit per axis.
-		{ID: prefix + "memory", Title: "Memory peaks vs " + unit + " (GiB = 2^30 bytes)", XLabel: unit, XLog: true,
+		{ID: prefix + "memory", Title: "Memory peaks vs " + unit + " (GiB = 2^30 bytes)", XLabel: unit, XLog: xLog,
 			YLabel: [2]string{"memory peak (GiB)", ""}, X: x, VLines: recMarker(s),
 			Series: []line{
 				{Label: "device (NVML)", Unit: "GiB", Color: black, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakGPUMemBytes) })},
 				{Label: "torch allocated", Unit: "GiB", Color: blue, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchAllocatedBytes) })},
 				{Label: "torch reserved", Unit: "GiB", Color: sky, Dash: true, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchReservedBytes) })},
 			}},
-		{ID: prefix + "kv", Title: "KV cache usage peak vs " + unit + " (share of the engine's KV cache)", XLabel: unit, XLog: true,
+		{ID: prefix + "kv", Title: "KV cache usage peak vs " + unit + " (share of the engine's KV cache)", XLabel: unit, XLog: xLog,
 			YLabel: [2]string{"KV cache usage peak (%)", ""}, X: x, YRange: [2]float64{0, 100}, VLines: recMarker(s),
 			Series: []line{
 				{Label: "KV cache usage peak", Unit: "%", Color: red, Values: perLevel(func(l level) *float64 { return pctPtr(l.PeakKVUsage) })},
 			}},
 	}
 	for i := range all {
+		all[i].XNames, all[i].levels = names, levels
 		if all[i].VLines == nil {
 			all[i].VLines = recMarker(s)
 		}
@@ -271,8 +330,8 @@ func (c chart) hasData() bool {
 	return false
 }
 
-func acceptanceChart(prefix, unit string, x []float64, s *series, obj objectives) chart {
-	c := chart{ID: prefix + "acceptance", Title: "Accepted share (pooled over repetitions) and failures by class vs " + unit, XLabel: unit, XLog: true,
+func acceptanceChart(prefix, unit string, x []float64, xLog bool, s *series, obj objectives) chart {
+	c := chart{ID: prefix + "acceptance", Title: "Accepted share (pooled over repetitions) and failures by class vs " + unit, XLabel: unit, XLog: xLog,
 		X: x, VLines: recMarker(s), HLines: shareObjective(obj)}
 	acc := make([]*float64, len(s.Levels))
 	for i, l := range s.Levels {

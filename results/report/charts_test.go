@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -172,4 +173,36 @@ func buildSeriesOf(t *testing.T, dir string) *series {
 		t.Fatal(err)
 	}
 	return buildSeries(d)[0]
+}
+
+// TestLevelAxis: levels go on a log2 axis only when every x is above 0: a
+// rate sweep's sync baseline (level 0) moves one doubling left of the
+// lowest rate; context classes, another level ≤ 0 and a single level get a
+// linear axis at the levels themselves.
+func TestLevelAxis(t *testing.T) {
+	for _, c := range []struct {
+		mode   string
+		levels []int
+		x      []float64
+		log    bool
+	}{
+		{"concurrency", []int{1, 2, 4, 8}, []float64{1, 2, 4, 8}, true},
+		{"rate", []int{0, 10, 20, 40}, []float64{5, 10, 20, 40}, true},
+		{"rate", []int{0, 30, 37, 44, 565}, []float64{15, 30, 37, 44, 565}, true},
+		{"rate", []int{0, 10}, []float64{0, 10}, false},
+		{"rate", []int{0}, []float64{0}, false},
+		{"context", []int{1, 2, 3}, []float64{1, 2, 3}, false},
+		{"concurrency", []int{0, 1, 2}, []float64{0, 1, 2}, false},
+		{"batch", []int{4}, []float64{4}, false},
+	} {
+		x, log := levelAxis(c.mode, c.levels)
+		if !slices.Equal(x, c.x) || log != c.log {
+			t.Errorf("levelAxis(%s, %v) = %v, log %v; want %v, log %v", c.mode, c.levels, x, log, c.x, c.log)
+		}
+		for _, v := range x {
+			if log && v <= 0 {
+				t.Errorf("levelAxis(%s, %v): x %v on a log axis", c.mode, c.levels, v)
+			}
+		}
+	}
 }

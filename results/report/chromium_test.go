@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"image/png"
 	"os"
@@ -34,7 +35,10 @@ func findChromium(t *testing.T) string {
 }
 
 // headless runs the browser on a local file with the flags that keep it off
-// the network and out of the user's profile, and returns its stdout.
+// the network and out of the user's profile, and returns its stdout. A run
+// past chromiumTimeout (a page whose script never ends) fails the test: the
+// browser's whole process group is killed and its pipes closed, so the test
+// never waits on a renderer left behind.
 func headless(t *testing.T, bin string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), chromiumTimeout)
@@ -46,9 +50,15 @@ func headless(t *testing.T, bin string, args ...string) []byte {
 		// microtask) before the DOM or the picture is taken.
 		"--virtual-time-budget=5000"}
 	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	killGroupOnCancel(cmd)
+	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v did not finish within %v: the page hangs (a script that never ends?)\n%.2000s", bin, args, chromiumTimeout, stderr.String())
+	}
+	if err != nil {
 		t.Fatalf("%s %v: %v\n%s", bin, args, err, stderr.String())
 	}
 	return stdout.Bytes()
@@ -80,8 +90,137 @@ func TestChromium_ChartsDraw(t *testing.T) {
 		t.Fatalf("built %d charts, %d of them overlays: want 3 overlays and 8 per variant", want, len(p.Overlays))
 	}
 	page := "file://" + filepath.Join(dir, HTMLFile)
-
 	dom := headless(t, bin, "--dump-dom", page)
+	checkPage(t, dom, want)
+	if i := bytes.Index(dom, []byte(`id="overlays"`)); i < 0 || i > bytes.Index(dom, []byte(`id="s0-series"`)) {
+		t.Errorf("the overlay section is missing or not above the per-variant sections")
+	}
+
+	shot := filepath.Join(t.TempDir(), "screenshot.png")
+	headless(t, bin, "--screenshot="+shot, "--window-size=1400,2600", page)
+	b, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	if got := img.Bounds().Dx(); got < 1000 {
+		t.Errorf("screenshot is %d pixels wide, want the window's 1400", got)
+	}
+}
+
+// TestChromium_EveryKindOfRun opens in headless Chromium the report of each
+// kind of run (runKinds: every sweep mode, auto levels, a merged run,
+// replicas, a failed variant, an interrupted run) and checks it as
+// TestChromium_ChartsDraw does. A rate sweep's synchronous baseline is
+// level 0: on a log x axis it once made the page hang for good.
+func TestChromium_EveryKindOfRun(t *testing.T) {
+	bin := findChromium(t)
+	for _, k := range runKinds {
+		t.Run(k.name, func(t *testing.T) {
+			dir := k.build(t)
+			if err := Write(context.Background(), dir); err != nil {
+				t.Fatal(err)
+			}
+			p, err := build(context.Background(), dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Series) > 0 && len(p.Data.Charts) == 0 {
+				t.Fatalf("%d series and no chart", len(p.Series))
+			}
+			for _, c := range p.Data.Charts {
+				for i, x := range c.X {
+					if c.XLog && x <= 0 {
+						t.Errorf("chart %s: x[%d] = %v on a log axis", c.ID, i, x)
+					}
+				}
+			}
+			checkPage(t, headless(t, bin, "--dump-dom", "file://"+filepath.Join(dir, HTMLFile)), len(p.Data.Charts))
+		})
+	}
+}
+
+// TestChromium_OddChartData draws charts whose data no run makes but the
+// page must survive: a log axis asked for with x ≤ 0, one point, values of
+// 1e300, a range that doubles cannot split (1e20 to 1e20 + 1e5), all
+// zeros, an upside-down fixed range, an x that is not a number. The page must finish (a tick loop that never ends hangs
+// the browser and fails the test by its timeout); each chart with a value
+// to draw is drawn, and a chart that cannot be drawn says so.
+func TestChromium_OddChartData(t *testing.T) {
+	bin := findChromium(t)
+	v := func(fs ...float64) []*float64 {
+		out := make([]*float64, len(fs))
+		for i := range fs {
+			out[i] = &fs[i]
+		}
+		return out
+	}
+	one := func(id string, xLog bool, x []float64, values []*float64) chart {
+		return chart{ID: id, Title: id, XLabel: "level", XLog: xLog, YLabel: [2]string{"figure", ""}, X: x,
+			Series: []line{{Label: "figure", Unit: "ms", Color: blue, Values: values, Legend: "a figure"}}}
+	}
+	withRange := func(c chart, lo, hi float64) chart { c.YRange = [2]float64{lo, hi}; return c }
+	charts := []chart{
+		one("log-with-zero", true, []float64{0, 10, 20, 40}, v(1, 2, 3, 4)),
+		// A fixed y range (as the KV and field charts have) with x = 0 on
+		// a log axis: the old page never finished.
+		withRange(one("log-with-zero-fixed-y", true, []float64{0, 10, 20, 40}, v(1, 2, 3, 4)), 0, 100),
+		one("log-with-negative", true, []float64{-4, -1, 2, 8}, v(1, 2, 3, 4)),
+		one("one-point", true, []float64{8}, v(5)),
+		one("huge", true, []float64{1, 2, 4}, v(1e300, -1e300, 1e300)),
+		one("no-split", false, []float64{1, 2, 3}, v(1e20, 1e20+1e5, 1e20)),
+		one("huge-x", true, []float64{1, 1e300}, v(1, 2)),
+		one("same-x", true, []float64{4, 4, 4}, v(1, 2, 3)),
+		one("flat", true, []float64{1, 2, 4}, v(0, 0, 0)),
+		{ID: "named", Title: "named", XLabel: "rate", XLog: true, X: []float64{5, 10, 20}, XNames: []string{"sync", "10/s", "20/s"},
+			YLabel: [2]string{"figure", "other"}, YRange: [2]float64{7, 5}, // upside down
+			HLines: []marker{{Value: 1e308, Label: "far", Color: red}},
+			Series: []line{{Label: "a", Values: v(1, 2, 3), Legend: "a"}, {Label: "b", Axis: 1, Values: v(0, 0, 0), Legend: "b"}}},
+	}
+	drawable := len(charts)
+	// JSON cannot carry NaN: an x the page cannot place comes as a string.
+	notNumber := one("x-not-a-number", false, []float64{1, 2}, v(1, 2))
+	charts = append(charts, notNumber)
+	p := &page{Title: "odd charts", Overlays: charts, Data: pageData{Charts: charts}}
+	html, _, err := render(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html = bytes.Replace(html, []byte(`"id":"x-not-a-number","title":"x-not-a-number","xLabel":"level","xLog":false,"yLabel":["figure",""],"x":[1,2]`),
+		[]byte(`"id":"x-not-a-number","title":"x-not-a-number","xLabel":"level","xLog":false,"yLabel":["figure",""],"x":[1,"two"]`), 1)
+	if !bytes.Contains(html, []byte(`"x":[1,"two"]`)) {
+		t.Fatal("could not plant the x that is not a number: the chart JSON changed shape")
+	}
+	path := filepath.Join(t.TempDir(), HTMLFile)
+	if err := os.WriteFile(path, html, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := headless(t, bin, "--dump-dom", "file://"+path)
+	if !bytes.Contains(dom, []byte(fmt.Sprintf("(%d of %d charts drawn)", drawable, len(charts)))) {
+		t.Errorf("the page did not report %d of %d charts drawn: %.300s", drawable, len(charts), regexp.MustCompile(`<title>[^<]*</title>`).Find(dom))
+	}
+	for _, c := range chartElements(t, dom) {
+		if c.ID == notNumber.ID {
+			continue
+		}
+		if !c.Drawn {
+			i := bytes.Index(dom, []byte(`id="`+c.ID+`"`))
+			t.Errorf("chart %s was not drawn: %.400s", c.ID, dom[max(0, i-40):])
+		}
+	}
+	if !bytes.Contains(dom, []byte(`class="chart chart-error" id="x-not-a-number"`)) {
+		t.Errorf("the chart whose x is not a number does not say it could not be drawn")
+	}
+}
+
+// checkPage checks a report's dumped DOM: all want charts drawn and
+// counted, none failed, each checked by checkChart, and nothing from the
+// run's documents ran as a script.
+func checkPage(t *testing.T, dom []byte, want int) {
+	t.Helper()
 	body := regexp.MustCompile(`<body[^>]*>`).Find(dom)
 	if body == nil {
 		t.Fatalf("no <body> in the dumped DOM:\n%.2000s", dom)
@@ -111,29 +250,12 @@ func TestChromium_ChartsDraw(t *testing.T) {
 	if i := bytes.Index(dom, []byte(`class="chart chart-error"`)); i >= 0 {
 		t.Errorf("report.js reported a chart failure: %.300s", dom[i:])
 	}
-	if i := bytes.Index(dom, []byte(`id="overlays"`)); i < 0 || i > bytes.Index(dom, []byte(`id="s0-series"`)) {
-		t.Errorf("the overlay section is missing or not above the per-variant sections")
-	}
 	charts := chartElements(t, dom)
 	if len(charts) != want {
 		t.Fatalf("found %d chart elements, want %d", len(charts), want)
 	}
 	for _, c := range charts {
 		checkChart(t, c)
-	}
-
-	shot := filepath.Join(t.TempDir(), "screenshot.png")
-	headless(t, bin, "--screenshot="+shot, "--window-size=1400,2600", page)
-	b, err := os.ReadFile(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v", err)
-	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("screenshot is not a PNG: %v", err)
-	}
-	if got := img.Bounds().Dx(); got < 1000 {
-		t.Errorf("screenshot is %d pixels wide, want the window's 1400", got)
 	}
 }
 

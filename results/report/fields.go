@@ -90,9 +90,9 @@ func fieldClassTable(prefix, unit string, s *series) table {
 
 // fieldChart draws each field's F1 against the level (the field table's
 // figures): a field that degrades under load shows apart from the others.
-func fieldChart(prefix, unit string, x []float64, s *series) chart {
+func fieldChart(prefix, unit string, x []float64, xLog bool, s *series) chart {
 	c := chart{ID: prefix + "fields", Title: "Field F1 vs " + unit + " (summed over complete repetitions; the field quality table has precision and recall)",
-		XLabel: unit, XLog: true, YLabel: [2]string{"F1 (%)", ""}, X: x, YRange: [2]float64{0, 100}}
+		XLabel: unit, XLog: xLog, YLabel: [2]string{"F1 (%)", ""}, X: x, YRange: [2]float64{0, 100}}
 	colors := []string{blue, orange, purple}
 	values := make([][]*float64, len(eval.Fields))
 	for i := range values {

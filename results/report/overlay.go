@@ -3,6 +3,8 @@ package report
 import (
 	"slices"
 	"strconv"
+
+	"github.com/extractbench/extractbench/results"
 )
 
 // variantColors tell the variants apart on an overlay (Okabe–Ito, cycled).
@@ -29,22 +31,27 @@ func overlays(all []*series, obj objectives) []chart {
 			continue
 		}
 		var levels []int
+		named := map[int]string{}
 		for _, s := range ss {
 			for _, l := range s.Levels {
 				levels = append(levels, l.Level)
+				if _, ok := named[l.Level]; !ok || l.Phase != results.PhaseProbe {
+					named[l.Level] = levelName(l) // a probe of one variant is a steady rate of another
+				}
 			}
 		}
 		slices.Sort(levels)
 		levels = slices.Compact(levels)
-		x := make([]float64, len(levels))
+		x, xLog := levelAxis(mode, levels)
+		names := make([]string, len(levels))
 		for i, l := range levels {
-			x[i] = float64(l)
+			names[i] = named[l]
 		}
 		unit := unitName(mode)
 		prefix := "overlay" + strconv.Itoa(mi) + "-"
 		figure := func(id, title, ylabel, lineUnit string, f func(level) *float64) chart {
-			c := chart{ID: prefix + id, Title: title + " vs " + unit + ", every variant", XLabel: unit, XLog: true,
-				YLabel: [2]string{ylabel, ""}, X: x}
+			c := chart{ID: prefix + id, Title: title + " vs " + unit + ", every variant", XLabel: unit, XLog: xLog,
+				YLabel: [2]string{ylabel, ""}, X: x, XNames: names, levels: levels}
 			for i, s := range ss {
 				v := make([]*float64, len(levels))
 				for _, l := range s.Levels {
@@ -52,7 +59,7 @@ func overlays(all []*series, obj objectives) []chart {
 				}
 				// Every other variant dashed, so lines that coincide both show.
 				ln := line{Label: s.Variant, Unit: lineUnit, Color: variantColors[i%len(variantColors)], Dash: i%2 == 1, Values: v}
-				one := chart{X: x, XLabel: unit, Series: []line{ln}}
+				one := chart{X: x, XLabel: unit, XNames: names, levels: levels, Series: []line{ln}}
 				one.setLegends(s.Rec.Recommended)
 				ln.Legend = one.Series[0].Legend
 				c.Series = append(c.Series, ln)

@@ -63,17 +63,162 @@
     return Math.ceil(size) + 4;
   }
 
-  // rangeWith widens an automatic range to take in the reference lines, so
+  // Every scale range, tick and tick label below is computed here rather
+  // than by uPlot's defaults: those loop until a tick passes the range's
+  // end, and a range that float steps cannot cross (log(0) = -Infinity on a
+  // log axis, 1e20 to 1e20 + 1) never ends, which froze the browser on a
+  // rate sweep's report. Here every loop is counted, every range is finite
+  // and non-empty, and a log axis only ever sees x > 0.
+
+  // maxTicks bounds the ticks of any axis, whatever the data.
+  var maxTicks = 40;
+
+  function finite(v) {
+    return typeof v === "number" && isFinite(v);
+  }
+
+  // extent is [min, max] of the finite numbers of values, or null.
+  function extent(values) {
+    var lo = null, hi = null;
+    for (var i = 0; i < values.length; i++) {
+      var v = values[i];
+      if (!finite(v)) continue;
+      if (lo === null || v < lo) lo = v;
+      if (hi === null || v > hi) hi = v;
+    }
+    return lo === null ? null : [lo, hi];
+  }
+
+  // niceStep is a round increment (1, 2, 2.5 or 5 × 10^k) of at least raw.
+  function niceStep(raw) {
+    var mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    if (!finite(mag) || mag <= 0) return raw;
+    var ms = [1, 2, 2.5, 5, 10];
+    for (var i = 0; i < ms.length; i++) {
+      if (ms[i] * mag >= raw) return ms[i] * mag;
+    }
+    return 10 * mag;
+  }
+
+  // niceSplits returns at most count + 1 round ticks within [min, max].
+  function niceSplits(min, max, count) {
+    if (!finite(min) || !finite(max)) return [];
+    if (!(max > min)) return [min];
+    count = Math.max(1, Math.min(maxTicks, Math.floor(count) || 1));
+    var step = niceStep((max - min) / count);
+    if (!finite(step) || step <= 0) return [min, max];
+    var first = Math.ceil(min / step) * step, out = [];
+    for (var i = 0; i <= count + 1 && out.length <= count; i++) {
+      var v = first + i * step;
+      if (v > max + step * 1e-9) break;
+      out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+    }
+    return out;
+  }
+
+  // numRange pads [lo, hi] by a tenth and rounds it out to a nice step,
+  // keeping a range of figures ≥ 0 from going below 0; [0, 1] when there is
+  // nothing finite to show.
+  function numRange(lo, hi) {
+    if (!finite(lo) || !finite(hi)) return [0, 1];
+    if (lo > hi) { var t = lo; lo = hi; hi = t; }
+    var pad = hi > lo ? (hi - lo) * 0.1 : Math.abs(hi) * 0.1 || 1;
+    var a = lo - pad, b = hi + pad;
+    if (lo >= 0 && a < 0) a = 0;
+    var step = niceStep((b - a) / 5);
+    if (finite(step) && step > 0) {
+      var a2 = Math.floor(a / step) * step, b2 = Math.ceil(b / step) * step;
+      if (finite(a2) && finite(b2) && b2 > a2) { a = a2; b = b2; }
+    }
+    if (!(b > a) || !finite(b - a)) return [lo - 1, lo + 1]; // beyond what doubles resolve
+    return [a, b];
+  }
+
+  // yRange is a left or right axis's range: the fixed one when the chart
+  // sets it, else the data's taken together with the reference lines, so
   // the card's memory or an objective is never drawn off the chart.
-  function rangeWith(lines) {
+  function yRange(fixed, lines) {
     return function (u, min, max) {
-      lines.forEach(function (m) {
-        if (min === null || m.value < min) min = m.value;
-        if (max === null || m.value > max) max = m.value;
+      if (fixed && finite(fixed[0]) && finite(fixed[1]) && fixed[1] > fixed[0]) return [fixed[0], fixed[1]];
+      var lo = finite(min) ? min : null, hi = finite(max) ? max : null;
+      (lines || []).forEach(function (m) {
+        if (!finite(m.value)) return;
+        if (lo === null || m.value < lo) lo = m.value;
+        if (hi === null || m.value > hi) hi = m.value;
       });
-      if (min === null || max === null) return [0, 1];
-      return uPlot.rangeNum(min, max, 0.1, true);
+      return lo === null ? [0, 1] : numRange(lo, hi);
     };
+  }
+
+  // xRange is the x axis's range from the chart's own x: on a log axis the
+  // powers of 2 around them, else the data with a margin for the named
+  // points at the ends.
+  function xRange(xs, log, pad) {
+    var e = extent(xs) || [0, 1];
+    return function () {
+      if (log) {
+        var a = Math.pow(2, Math.floor(Math.log2(e[0]))), b = Math.pow(2, Math.ceil(Math.log2(e[1])));
+        if (!(a > 0)) a = e[0];
+        if (!finite(b)) b = e[1];
+        if (!(b > a)) { a /= 2; b = finite(b * 2) ? b * 2 : b; }
+        return [a, b];
+      }
+      if (!(e[1] > e[0])) return [e[0] - 1, e[0] + 1];
+      var m = pad ? (e[1] - e[0]) * 0.05 : 0;
+      return [e[0] - m, e[1] + m];
+    };
+  }
+
+  // tickText prints a tick of a numeric axis with the decimals its step needs.
+  function tickText(v, step) {
+    if (!finite(v)) return "";
+    var a = Math.abs(v);
+    if (a >= 1e15 || (a > 0 && a < 1e-6)) return v.toPrecision(3);
+    var d = finite(step) && step > 0 && step < 1 ? Math.min(6, Math.ceil(-Math.log10(step) - 1e-9)) : 0;
+    return v.toLocaleString("en", { minimumFractionDigits: d, maximumFractionDigits: d });
+  }
+
+  function numValues(u, splits) {
+    var step = splits.length > 1 ? Math.abs(splits[1] - splits[0]) : 1;
+    return splits.map(function (v) { return tickText(v, step); });
+  }
+
+  // levelTicks puts a tick on each level the chart has, skipping a level
+  // whose name would touch the last one drawn (levels bunch on a linear
+  // axis, and auto levels sit close together on a log one).
+  function levelTicks(xs, names, log) {
+    return function (u, axisIdx, min, max) {
+      var axis = u.axes[axisIdx];
+      u.ctx.font = axis.font[0];
+      var width = (u.bbox && u.bbox.width ? u.bbox.width / pxr : u.width) || 1;
+      var lmin = log ? Math.log2(min) : min, span = (log ? Math.log2(max) : max) - lmin;
+      function pos(v) { return span > 0 ? ((log ? Math.log2(v) : v) - lmin) / span * width : 0; }
+      var out = [], lastPos = null, lastHalf = 0;
+      for (var i = 0; i < xs.length && out.length < maxTicks; i++) {
+        var v = xs[i];
+        if (!finite(v) || v < min || v > max) continue;
+        var half = u.ctx.measureText(names ? String(names[i]) : tickText(v, 1)).width / pxr / 2;
+        var p = pos(v);
+        if (lastPos !== null && p - lastPos < lastHalf + half + 6) continue;
+        out.push(v);
+        lastPos = p;
+        lastHalf = half;
+      }
+      return out;
+    };
+  }
+
+  function levelValues(xs, names) {
+    return function (u, splits) {
+      return splits.map(function (v) {
+        var i = xs.indexOf(v);
+        return names && i >= 0 ? String(names[i]) : tickText(v, 1);
+      });
+    };
+  }
+
+  function noFilter(u, splits) {
+    return splits;
   }
 
   // label draws a text on a white box and returns the box in CSS px.
@@ -156,25 +301,40 @@
     var seriesDrew = false;
     var counted = false;
     var right = spec.series.some(function (s) { return s.axis === 1; });
-    var xScale = { time: false };
-    if (spec.xLog && spec.x.length > 1) {
+    var xs = spec.x || [];
+    if (!xs.every(finite)) throw new Error("an x value is not a number");
+    var names = spec.xNames && spec.xNames.length === xs.length ? spec.xNames : null;
+    // A log axis only where every x is above 0: Go never sends another, and
+    // this page must not hang if it did.
+    var log = !!spec.xLog && xs.length > 1 && xs.every(function (v) { return v > 0; });
+    var levels = !!names || log;
+    var xScale = { time: false, range: xRange(xs, log, levels) };
+    if (log) {
       xScale.distr = 3;
       xScale.log = 2;
     }
-    var yScale = {};
-    if (spec.yRange && spec.yRange[1] > spec.yRange[0]) {
-      yScale.range = [spec.yRange[0], spec.yRange[1]];
-    } else if ((spec.hLines || []).length) {
-      yScale.range = rangeWith(spec.hLines);
+    var scales = { x: xScale, y: { range: yRange(spec.yRange, spec.hLines) } };
+    if (right) scales.y2 = { range: yRange(null, null) };
+    function ySplits(u, axisIdx, min, max) {
+      var h = (u.bbox && u.bbox.height ? u.bbox.height / pxr : u.height) || 1;
+      return niceSplits(min, max, Math.max(2, Math.floor(h / 30)));
     }
     var axes = [
-      { label: spec.xLabel, size: axisSize },
-      { label: spec.yLabel[0], scale: "y", size: axisSize },
+      levels
+        ? { label: spec.xLabel, size: axisSize, splits: levelTicks(xs, names, log), values: levelValues(xs, names), filter: noFilter }
+        : { label: spec.xLabel, size: axisSize, values: numValues, filter: noFilter, splits: function (u, axisIdx, min, max) {
+          var w = (u.bbox && u.bbox.width ? u.bbox.width / pxr : u.width) || 1;
+          return niceSplits(min, max, Math.max(2, Math.floor(w / 80)));
+        } },
+      { label: spec.yLabel[0], scale: "y", size: axisSize, splits: ySplits, values: numValues, filter: noFilter },
     ];
     if (right) {
-      axes.push({ label: spec.yLabel[1], scale: "y2", side: 1, size: axisSize, grid: { show: false } });
+      axes.push({ label: spec.yLabel[1], scale: "y2", side: 1, size: axisSize, grid: { show: false }, splits: ySplits, values: numValues, filter: noFilter });
     }
-    var series = [{ label: spec.xLabel, value: function (u, v) { return v === null || v === undefined ? "hover for the values at one point" : fmt(v, ""); } }];
+    var series = [{ label: spec.xLabel, value: function (u, v, si, idx) {
+      if (v === null || v === undefined || idx === null || idx === undefined) return "hover for the values at one point";
+      return names ? String(names[idx]) : fmt(v, "");
+    } }];
     spec.series.forEach(function (s) {
       series.push({
         label: s.label,
@@ -183,7 +343,7 @@
         width: 2,
         dash: s.dash ? [6, 4] : undefined,
         spanGaps: true,
-        points: { show: spec.xLog && spec.x.length <= 64 }, // levels, not dense samples
+        points: { show: levels && xs.length <= 64 }, // levels, not dense samples
         // Before a hover the legend shows the figure Go chose (the value at
         // the recommended level, with its unit), never a bare dash.
         value: (function (unit, legend) {
@@ -199,7 +359,7 @@
       title: spec.title,
       width: Math.max(320, el.clientWidth || 600),
       height: 300,
-      scales: { x: xScale, y: yScale },
+      scales: scales,
       axes: axes,
       series: series,
       bands: bands,
@@ -219,7 +379,9 @@
         }],
       },
     };
-    var data = [spec.x].concat(spec.series.map(function (s) { return s.values; }));
+    var data = [xs].concat(spec.series.map(function (s) {
+      return xs.map(function (_, i) { var v = s.values[i]; return finite(v) ? v : null; });
+    }));
     new uPlot(opts, data, el);
   }
 
