@@ -58,7 +58,7 @@ def main():
         ok = got == want
         same += ok
         rows.append({"id": d["id"], "reference_tokens": len(want), "llama_tokens": len(got), "identical": ok})
-        if not ok and shown < 3:
+        if not ok and shown < 10:
             shown += 1
             i = next((k for k, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
             print(
