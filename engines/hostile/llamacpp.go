@@ -39,7 +39,7 @@ const LlamaCppKVExhaustedError = `data: {"error":{"code":500,"message":"Context 
 
 func init() {
 	register(LlamaCppCloseAfterStream, func(s *Server, o Options) http.Handler {
-		return Base(s, o, closeAfterStream)
+		return Base(s, o, llamacppCloseAfterStream)
 	})
 	register(LlamaCppKVExhausted, func(s *Server, o Options) http.Handler {
 		return Base(s, o, func(w http.ResponseWriter, r *http.Request) {
@@ -79,10 +79,10 @@ func llamaCppStream(answer string) []string {
 	}
 }
 
-// closeAfterStream writes the response itself on the hijacked connection
+// llamacppCloseAfterStream writes the response itself on the hijacked connection
 // (chunked, with llama-server's headers), then closes the connection once
 // the client has sent its next request on it, or gone.
-func closeAfterStream(w http.ResponseWriter, r *http.Request) {
+func llamacppCloseAfterStream(w http.ResponseWriter, r *http.Request) {
 	io.Copy(io.Discard, r.Body) // nothing of this request may be read as the next one
 	hj, ok := w.(http.Hijacker)
 	if !ok {
