@@ -13,6 +13,7 @@
 # already holds all four binaries is reused without rebuilding. Environment:
 #   LLAMACPP_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/extractbench/llamacpp)
 #   LLAMACPP_JOBS    parallel compile jobs (default 2: the development machine is shared)
+#   LLAMACPP_SRC     an unpacked source tree (pack-source.sh) instead of the bundle
 set -euo pipefail
 
 readonly NPM_VERSION="3.22.1"
@@ -28,14 +29,20 @@ case "${1:-}" in
   "") ;;
   --cuda)
     mode=cuda
-    bundle_from="${2:?--cuda needs the path of gitRelease.bundle or node-llama-cpp-${NPM_VERSION}.tgz}"
+    bundle_from="${2:-}"
+    if [[ -z "$bundle_from" && -z "${LLAMACPP_SRC:-}" ]]; then
+      echo "--cuda needs the path of gitRelease.bundle or node-llama-cpp-${NPM_VERSION}.tgz, or LLAMACPP_SRC" >&2
+      exit 2
+    fi
     ;;
   --source) mode=source ;;
   *) echo "usage: $0 [--cuda BUNDLE|--source]" >&2; exit 2 ;;
 esac
 
 cache="${LLAMACPP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/extractbench/llamacpp}/${NPM_VERSION}"
-src="$cache/src"
+# LLAMACPP_SRC: a source tree already unpacked (pack-source.sh's tarball, on a machine that has
+# neither the registry nor the 35 MB bundle); used as it is, its commit named by its .commit file.
+src="${LLAMACPP_SRC:-$cache/src}"
 case "$mode" in
   cuda) bin="$cache/bin-cuda"; build="$cache/build-cuda" ;;
   *) bin="$cache/bin"; build="$cache/build-cpu" ;;
@@ -97,6 +104,13 @@ fetch_bundle() {
 }
 
 checkout_source() {
+  if [[ -n "${LLAMACPP_SRC:-}" ]]; then
+    if [[ "$(cat "$src/.commit" 2>/dev/null)" != "$LLAMA_COMMIT" ]]; then
+      log "LLAMACPP_SRC=$src is not llama.cpp $LLAMA_COMMIT (its .commit file says: $(cat "$src/.commit" 2>/dev/null || echo nothing))"
+      exit 1
+    fi
+    return 0
+  fi
   if [[ -d "$src/.git" ]] && [[ "$(git -C "$src" rev-parse HEAD)" == "$LLAMA_COMMIT" ]]; then
     return 0
   fi
