@@ -91,11 +91,16 @@ type Timings struct {
 // token counts, the raw output and the transport outcome. Nothing is scored yet.
 type Response struct {
 	Timings
-	PromptTokens     int    // from the engine's usage; 0 if unknown
-	CompletionTokens int    // from the engine's usage, else counted client-side (see UsageReported)
-	UsageReported    bool   // false: the engine sent no usage; CompletionTokens counts content chunks
-	ClientChunks     int    // content-bearing chunks the client counted, whatever the engine reported
-	Output           string // the raw content, concatenated as streamed
+	PromptTokens     int  // from the engine's usage; 0 if unknown
+	CompletionTokens int  // from the engine's usage, else counted client-side (see UsageReported)
+	UsageReported    bool // false: the engine sent no usage; CompletionTokens counts content chunks
+	ClientChunks     int  // content-bearing chunks the client counted, whatever the engine reported
+	// CachedPromptTokens are the prompt tokens the engine did not compute
+	// but took from its prompt cache (usage.prompt_tokens_details.
+	// cached_tokens, or llama.cpp's timings.cache_n); nil when the engine
+	// did not say.
+	CachedPromptTokens *int
+	Output             string // the raw content, concatenated as streamed
 	// UsageRefused says what impossible usage the engine sent, when
 	// RefuseImpossibleUsage refused it (UsageReported is then false); ""
 	// when it did not. It is not stored: the pass records it as an event.
