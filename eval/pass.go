@@ -168,6 +168,13 @@ type Pass struct {
 	EndpointRequestsMin *int64
 	EndpointRequestsMax *int64
 
+	// Prompt cache: the prompt tokens the engine took from its prompt cache
+	// over the requests that reported it (eval.Response.CachedPromptTokens),
+	// and their share of those requests' prompt tokens; nil when no request
+	// of the pass reported it (schema version 8).
+	CachedPromptTokens *int64
+	CachedPromptShare  *float64
+
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.

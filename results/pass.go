@@ -118,6 +118,8 @@ var passColumns = withFailureColumns([]passColumn{
 	{"endpoints", func(p *Pass) any { return &p.Endpoints }},
 	{"endpoint_requests_min", func(p *Pass) any { return &p.EndpointRequestsMin }},
 	{"endpoint_requests_max", func(p *Pass) any { return &p.EndpointRequestsMax }},
+	{"cached_prompt_tokens", func(p *Pass) any { return &p.CachedPromptTokens }},
+	{"cached_prompt_share", func(p *Pass) any { return &p.CachedPromptShare }},
 })
 
 // FailureColumn is the passes column counting documents of class f.
