@@ -47,3 +47,54 @@ func TestRun_KVPoolExhaustedIsMemory(t *testing.T) {
 		t.Errorf("%d retry passes at level 2 without memory failures, want 1", got)
 	}
 }
+
+// TestRun_PromptCacheRecorded is item 1 of the llama.cpp issue, end to end,
+// against an engine that caches every prompt as llama.cpp does
+// (hostile.LlamaCppPromptCache):
+//   - the warm-up's prompts are marked (pipeline.WarmupMarker), so no request
+//     of the first pass is served from the warm-up: each shares with earlier
+//     prompts only the instructions (they were 1 token evaluated of the whole
+//     prompt when the warm-up sent the measured documents as they are);
+//   - the cache is recorded per request (cached_prompt_tokens) and per pass
+//     (sum and share), and the second repetition, whose documents the engine
+//     has seen, shows it: all but one token of every prompt;
+//   - TPOT divides by the content chunks − 1: the engine counts an
+//     end-of-generation token that no chunk carries.
+func TestRun_PromptCacheRecorded(t *testing.T) {
+	const docs = 3
+	srv := hostile.MustNew(t, hostile.LlamaCppPromptCache, hostile.Options{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	proto := hostileProtocol(t, dir, docs, "{mode: concurrency, levels: [1], repetitions: 2, warmup: 2}", srv.URL)
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, out)
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE cached_prompt_tokens IS NOT NULL AND usage_reported = 1"); got != 2*docs {
+		t.Fatalf("%d requests with their cached prompt tokens, want %d", got, 2*docs)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE repetition = 1 AND cached_prompt_tokens >= prompt_tokens - 1"); got != 0 {
+		t.Errorf("repetition 1: %d requests served whole from the engine's cache of the warm-up, want none", got)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE repetition = 2 AND cached_prompt_tokens = prompt_tokens - 1"); got != docs {
+		t.Errorf("repetition 2: %d requests cached whole (documents the engine saw in repetition 1), want %d", got, docs)
+	}
+	for rep := 1; rep <= 2; rep++ {
+		if got := queryInt(t, db, `SELECT count(*) FROM passes p WHERE repetition = ?
+			AND cached_prompt_tokens = (SELECT sum(cached_prompt_tokens) FROM requests r WHERE r.repetition = p.repetition)
+			AND abs(cached_prompt_share - cached_prompt_tokens * 1.0 / (SELECT sum(prompt_tokens) FROM requests r WHERE r.repetition = p.repetition)) < 1e-12`, rep); got != 1 {
+			t.Errorf("repetition %d: the pass's cached_prompt_tokens and share are not its requests' sum and share", rep)
+		}
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE repetition = 2 AND cached_prompt_share > 0.9"); got != 1 {
+		t.Error("repetition 2: the pass's cached share does not show its prompts served from the cache")
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE completion_tokens = client_completion_chunks + 1 AND finish_reason = 'stop'
+		AND tpot_ns = (last_token_ns - first_token_ns) / (client_completion_chunks - 1)`); got != 2*docs {
+		t.Errorf("%d of %d requests have TPOT over their content chunks − 1 (the engine counts an unsent end token)", got, 2*docs)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM passes p WHERE tpot_p50_ns <= (SELECT max(tpot_ns) FROM requests r WHERE r.repetition = p.repetition)
+		AND tpot_p50_ns >= (SELECT min(tpot_ns) FROM requests r WHERE r.repetition = p.repetition)`); got != 2 {
+		t.Error("the passes' TPOT median is not one of their requests' TPOT")
+	}
+}

@@ -84,13 +84,13 @@ func span(a, b int64) any {
 	return b - a
 }
 
-// tpot is MEASUREMENT.md's time per output token after the first; NULL when
-// it is undefined (fewer than two tokens, or a missing instant).
+// tpot is MEASUREMENT.md's time per output token after the first
+// (eval.Record.TPOT); NULL when it is undefined.
 func tpot(r eval.Record) any {
-	if r.CompletionTokens < 2 || r.FirstTokenNS == 0 || r.LastTokenNS == 0 {
-		return nil
+	if ns, ok := r.TPOT(); ok {
+		return ns
 	}
-	return (r.LastTokenNS - r.FirstTokenNS) / int64(r.CompletionTokens-1)
+	return nil
 }
 
 // fieldOK is NULL for a field that was never scored, else whether it is right.

@@ -105,3 +105,16 @@ func TestClient_LlamaCppRuntimeContextError(t *testing.T) {
 		})
 	}
 }
+
+// TestClient_LlamaCppEOSNotStreamed: the captured llama.cpp answer counts 26
+// completion tokens in its usage and streams 25 content chunks (the
+// end-of-generation token has no chunk), so TPOT spans 24 steps
+// (eval.Record.TPOTSteps), not 25.
+func TestClient_LlamaCppEOSNotStreamed(t *testing.T) {
+	srv := replayServer(t, "text/event-stream", llamaCapture(t, "chat-stream-cached.sse"))
+	r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), NewClock(), 1, "sys", "doc", Generation{MaxTokens: 128})
+	rec := eval.Record{Response: r}
+	if r.CompletionTokens != 26 || r.ClientChunks != 25 || r.FinishReason != "stop" || rec.TPOTSteps() != 24 {
+		t.Errorf("completion %d, chunks %d, finish %q, TPOT steps %d; want 26, 25, stop, 24", r.CompletionTokens, r.ClientChunks, r.FinishReason, rec.TPOTSteps())
+	}
+}
