@@ -362,6 +362,7 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	now := VariantManifest{Name: v.Name, Engine: vm.Engine}
 	now.Engine.ServedModels, now.Engine.Version = info.ServedModels, info.Version
 	now.Engine.VersionSource, now.Engine.About = info.VersionSource, info.About
+	now.Engine.File = modelFile(info.File)
 	if now.Engine.ContextWindow == 0 {
 		now.Engine.ContextWindow = info.ContextWindow
 	}

@@ -118,3 +118,36 @@ func TestClient_LlamaCppEOSNotStreamed(t *testing.T) {
 		t.Errorf("completion %d, chunks %d, finish %q, TPOT steps %d; want 26, 25, stop, 24", r.CompletionTokens, r.ClientChunks, r.FinishReason, rec.TPOTSteps())
 	}
 }
+
+// TestClient_DescribeModelFile: what an engine says of the weights file it
+// serves, from the captures of three GGUF files under one alias (their type,
+// bytes and parameters), from an older llama.cpp whose meta has no ftype,
+// and nothing from engines that do not describe a file.
+func TestClient_DescribeModelFile(t *testing.T) {
+	tests := []struct {
+		name                string
+		models, props, path string
+		model               string
+		want                ModelFile
+	}{
+		{"llama.cpp Q8_0", "llamacpp/v1-models-q8_0.json", "llamacpp/props-q8_0.json", "/props", "extract-llama-15m", ModelFile{"Q8_0", 15649656, 14711040}},
+		{"llama.cpp BF16", "llamacpp/v1-models-bf16.json", "llamacpp/props-bf16.json", "/props", "extract-llama-15m", ModelFile{"BF16", 29435136, 14711040}},
+		{"llama.cpp Q4_0", "llamacpp/v1-models-q4_0.json", "llamacpp/props-q4_0.json", "/props", "extract-llama-15m", ModelFile{"Q4_0", 9358200, 14711040}},
+		{"llama.cpp before ftype (b4567)", "engines/llamacpp-models.json", "engines/llamacpp-props.json", "/props", "/models/qwen2.5-7b-instruct-q4_k_m.gguf", ModelFile{"", 4677120000, 7615616512}},
+		{"ftype from /props when the meta has none", "engines/llamacpp-models.json", "llamacpp/props-q8_0.json", "/props", "/models/qwen2.5-7b-instruct-q4_k_m.gguf", ModelFile{"Q8_0", 4677120000, 7615616512}},
+		{"vLLM", "engines/vllm-models.json", "engines/vllm-version.json", "/version", "Qwen/Qwen2.5-7B-Instruct", ModelFile{}},
+		{"TGI", "engines/tgi-models.json", "engines/tgi-info.json", "/info", "Qwen/Qwen2.5-7B-Instruct", ModelFile{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := engineMux(t, map[string]route{
+				"GET /v1/models": {200, string(mustRead(t, "testdata/"+tt.models))},
+				"GET " + tt.path: {200, string(mustRead(t, "testdata/"+tt.props))},
+			})
+			got := New(Config{BaseURL: srv.URL, Model: tt.model}).Describe(testContext(t)).File
+			if got != tt.want {
+				t.Errorf("File = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
