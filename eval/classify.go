@@ -20,6 +20,21 @@ var oomMarkers = []string{
 	"cublas_status_alloc_failed",
 }
 
+// kvPoolMarkers are lower-case fragments of llama.cpp's runtime failure
+// when llama_decode finds no room for a batch of one token in a KV cache
+// its slots share (one unified pool, -c without --parallel, or
+// --kv-unified): every request then in flight fails, each of which was
+// admitted, so fits the context window alone. It is memory exhausted under
+// load, not a prompt over the window, which llama.cpp refuses at once with
+// HTTP 400 exceed_context_size_error:
+//
+//	server-context.cpp (2025 on)  500 server_error "Context size has been exceeded."
+//	server.cpp (before)           500 "Input prompt is too big compared to KV size. Please try increasing KV size."
+var kvPoolMarkers = []string{
+	"context size has been exceeded",
+	"compared to kv size",
+}
+
 // contextMarkers are lower-case fragments of the errors engines answer when
 // the prompt does not fit the context window:
 //
@@ -55,6 +70,12 @@ var contextMarkers = []string{
 //     on its output.
 //   - OOM text counts in a 5xx body or an in-stream error (status 0 or 2xx);
 //     a 4xx is the client's fault by HTTP's own definition and is not memory.
+//   - llama.cpp's runtime "Context size has been exceeded." (kvPoolMarkers)
+//     in a 5xx or in-stream error is memory, although it names the context:
+//     the request was admitted, so its prompt fits the window, and the
+//     shared KV cache ran out under the load of the others (each fits alone
+//     at level 1). A prompt over the window is refused at admission with a
+//     400, which the context markers below class as truncation.
 //   - A stream the engine ended cleanly but early (no [DONE]) whose partial
 //     output opens a JSON object it never closes is truncation: the answer was
 //     cut mid-JSON. A reset is a transport error (MEASUREMENT.md section 6 lists
@@ -78,6 +99,9 @@ func classifyTransport(tr Transport, output string) (Failure, string) {
 	if tr.ErrorBody != "" && (tr.HTTPStatus >= 500 || tr.HTTPStatus < 300) {
 		if m := firstMarker(body, oomMarkers); m != "" {
 			return Memory, fmt.Sprintf("%s says %q", transportWhere(tr), m)
+		}
+		if m := firstMarker(body, kvPoolMarkers); m != "" {
+			return Memory, fmt.Sprintf("%s says %q: the KV cache the engine's slots share ran out under load (the prompt was admitted, so it fits the context window; one that does not is refused at once with HTTP 400)", transportWhere(tr), m)
 		}
 	}
 	if tr.FinishReason == "length" {

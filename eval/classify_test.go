@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -105,5 +107,51 @@ func TestEvaluate_NeverAcceptedOnTransportFailure(t *testing.T) {
 		if got.Date != TP || !got.StrictParseOK {
 			t.Errorf("%s: got date %q strict %v, want the output scored", k, got.Date, got.StrictParseOK)
 		}
+	}
+}
+
+// TestClassify_LlamaCppRuntimeContext is item 3 of the llama.cpp issue:
+// llama-server -c 8192 without --parallel (four slots sharing one KV pool)
+// failed four long documents sent at once with 500 "Context size has been
+// exceeded." (the captures in pipeline/client/testdata/llamacpp, as the
+// client reports them: the 500 answer, or the error event inside a 200
+// stream, read with the status its code declares), although each fits
+// alone. That is the KV cache exhausted under load, memory, so that
+// retry_lower runs; the prompt refused at admission (400
+// exceed_context_size_error), and older builds' 500 for a prompt over the
+// window, stay truncation.
+func TestClassify_LlamaCppRuntimeContext(t *testing.T) {
+	capture := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "pipeline", "client", "testdata", "llamacpp", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	runtime500 := capture("error-runtime-context-500.json")
+	inStream := strings.TrimPrefix(strings.TrimSpace(capture("error-runtime-context-stream-first.sse")), "data: ")
+	admission := capture("error-context-400.json")
+	tests := []struct {
+		name    string
+		output  string
+		tr      Transport
+		failure Failure
+		detail  string
+	}{
+		{"runtime 500 answer", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: runtime500}, Memory, `HTTP 500 says "context size has been exceeded": the KV cache the engine's slots share ran out under load`},
+		{"runtime error in a 200 stream, first event", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: inStream}, Memory, "ran out under load"},
+		{"runtime error in a 200 stream, after content", `{"`, Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: inStream}, Memory, "ran out under load"},
+		{"older builds' KV pool full", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"code":500,"message":"Input prompt is too big compared to KV size. Please try increasing KV size.","type":"server_error"}}`}, Memory, "compared to kv size"},
+		{"admission 400: over the context window", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: admission}, Truncation, "context size"},
+		{"the runtime message in a 4xx is not memory", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: runtime500}, Truncation, "context size"},
+		{"older builds' 500 for a prompt over the window", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"code":500,"message":"input is larger than the max context size. skipping","type":"server_error"}}`}, Truncation, "context size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, detail := classifyTransport(tt.tr, tt.output)
+			if got != tt.failure || !strings.Contains(detail, tt.detail) {
+				t.Errorf("classifyTransport = %q %q, want %q with %q", got, detail, tt.failure, tt.detail)
+			}
+		})
 	}
 }

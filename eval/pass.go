@@ -174,6 +174,12 @@ type Pass struct {
 	// on. Fewer than 2 flags a pass whose peaks rest on one instant or
 	// none (then nil); nil when the engine has no metrics endpoint.
 	TelemetrySamples *int64
+	// Prompt cache: the prompt tokens the engine took from its prompt cache
+	// over the requests that reported it (eval.Response.CachedPromptTokens),
+	// and their share of those requests' prompt tokens; nil when no request
+	// of the pass reported it (schema version 9).
+	CachedPromptTokens *int64
+	CachedPromptShare  *float64
 
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and

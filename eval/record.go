@@ -91,11 +91,16 @@ type Timings struct {
 // token counts, the raw output and the transport outcome. Nothing is scored yet.
 type Response struct {
 	Timings
-	PromptTokens     int    // from the engine's usage; 0 if unknown
-	CompletionTokens int    // from the engine's usage, else counted client-side (see UsageReported)
-	UsageReported    bool   // false: the engine sent no usage; CompletionTokens counts content chunks
-	ClientChunks     int    // content-bearing chunks the client counted, whatever the engine reported
-	Output           string // the raw content, concatenated as streamed
+	PromptTokens     int  // from the engine's usage; 0 if unknown
+	CompletionTokens int  // from the engine's usage, else counted client-side (see UsageReported)
+	UsageReported    bool // false: the engine sent no usage; CompletionTokens counts content chunks
+	ClientChunks     int  // content-bearing chunks the client counted, whatever the engine reported
+	// CachedPromptTokens are the prompt tokens the engine did not compute
+	// but took from its prompt cache (usage.prompt_tokens_details.
+	// cached_tokens, or llama.cpp's timings.cache_n); nil when the engine
+	// did not say.
+	CachedPromptTokens *int
+	Output             string // the raw content, concatenated as streamed
 	// UsageRefused says what impossible usage the engine sent, when
 	// RefuseImpossibleUsage refused it (UsageReported is then false); ""
 	// when it did not. It is not stored: the pass records it as an event.
@@ -127,14 +132,36 @@ type Record struct {
 	Endpoint string
 }
 
-// TPOT is MEASUREMENT.md's time per output token after the first,
-// (last token − first token) / (completion tokens − 1); ok is false when it
-// is undefined (fewer than two tokens, or a missing instant).
+// TPOT is MEASUREMENT.md's time per output token after the first:
+// (last token − first token) / the tokens generated between those two
+// instants, TPOTSteps; ok is false when it is undefined (no step, or no
+// time between a first and a last content token). results' tpot_ns column
+// and the pass percentiles (results.passLatencies, in SQL) are this
+// definition.
 func (r *Record) TPOT() (ns int64, ok bool) {
-	if r.CompletionTokens < 2 || r.FirstTokenNS == 0 || r.LastTokenNS < r.FirstTokenNS {
+	steps := r.TPOTSteps()
+	if steps < 1 || r.FirstTokenNS == 0 || r.LastTokenNS <= r.FirstTokenNS {
 		return 0, false
 	}
-	return (r.LastTokenNS - r.FirstTokenNS) / int64(r.CompletionTokens-1), true
+	return (r.LastTokenNS - r.FirstTokenNS) / int64(steps), true
+}
+
+// TPOTSteps is what TPOT divides by: the tokens generated after the first
+// content token up to the last one, completion_tokens − 1, except where the
+// engine counted a token it never streamed. llama.cpp and vLLM count the
+// end-of-generation token in completion_tokens, while no chunk carries it
+// (it has no text): a stream that finished with "stop" and whose content
+// chunks number completion_tokens − 1 sent one token a chunk and that one
+// unsent, so its last content token is token completion_tokens − 1, and
+// completion_tokens − 1 would be a step too many (4% low on a 26-token
+// answer). It then divides by the content chunks − 1. Any other count
+// (usage not reported, a length cut, chunks that carry several tokens)
+// keeps completion_tokens − 1.
+func (r *Record) TPOTSteps() int {
+	if r.UsageReported && r.FinishReason == "stop" && r.ClientChunks == r.CompletionTokens-1 {
+		return r.ClientChunks - 1
+	}
+	return r.CompletionTokens - 1
 }
 
 // numFailures is len(Failures): FailureCounts is an array so that a pass row

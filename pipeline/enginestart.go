@@ -37,7 +37,7 @@ func (rs *runState) startProcess(ctx context.Context, v *Variant, e *engine) err
 	}
 	proc.refreshPIDFile()
 	e.loadTime = d
-	detail := "start command until /health answered"
+	detail := fmt.Sprintf("start command until /health answered (checked every %s by then: the figure is at most that late)", readyPollInterval(d).Round(time.Millisecond))
 	if proc.Daemonised() {
 		detail += " (the start command daemonised the engine; stop: ends it)"
 	}

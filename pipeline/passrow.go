@@ -20,6 +20,7 @@ type passTally struct {
 	order                                                  results.PassOrderStats
 	docs, outTokens, promptTokens, usage, onTime, onTimeOK int64
 	tokens                                                 tokenTally
+	cache                                                  cacheTally // prompt cache (promptcache.go)
 	sched, send                                            instantSpan
 	segments                                               [][]segment      // activeSpan's: by shard (one for a run), one per resume boundary
 	endpoints                                              map[string]int64 // requests per replica (a few keys); the variant's replicas start at 0
@@ -104,6 +105,7 @@ func (t *passTally) add(r *eval.Record) {
 		t.usage++
 	}
 	t.tokens.add(r)
+	t.cache.add(r)
 	t.sched.add(r.SchedNS)
 	t.send.add(r.SendNS)
 	if r.Endpoint != "" {
@@ -165,6 +167,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	outTokens, promptTokens := t.outTokens, t.promptTokens
 	p.OutputTokens, p.PromptTokens = outTokens, promptTokens
 	p.TokenCountMismatches = t.tokens.figure()
+	t.cache.fill(&p)
 	if t.docs > 0 {
 		p.UsageReportedShare = ptr(float64(t.usage) / float64(t.docs))
 	}

@@ -113,8 +113,8 @@ func inMemoryFigures(recs, base []eval.Record, level int) map[string]string {
 			e2eSched = append(e2eSched, [2]int64{r.DoneNS - r.SchedNS})
 			queue = append(queue, [2]int64{r.SendNS - r.SchedNS})
 		}
-		if r.CompletionTokens > 1 && r.LastTokenNS > r.FirstTokenNS && r.FirstTokenNS > 0 {
-			tpot = append(tpot, [2]int64{(r.LastTokenNS - r.FirstTokenNS) / int64(r.CompletionTokens-1)})
+		if ns, ok := r.TPOT(); ok {
+			tpot = append(tpot, [2]int64{ns})
 		}
 		if r.SendNS > 0 && r.DoneNS >= r.SendNS {
 			edges = append(edges, [2]int64{r.SendNS, 1}, [2]int64{r.DoneNS, -1})

@@ -193,6 +193,9 @@ func sameEngine(ctx context.Context, v *Variant, e *engine, first client.EngineR
 		if have := strings.Join(slices.Sorted(slices.Values(got.ServedModels)), ","); have != want {
 			diffs = append(diffs, fmt.Sprintf("served models [%s], not [%s]", have, want))
 		}
+		if got.File != first.File {
+			diffs = append(diffs, fmt.Sprintf("served file %s, not %s", fileText(got.File), fileText(first.File)))
+		}
 		if len(diffs) > 0 {
 			return &ConfigError{fmt.Errorf("variant %s: replica %s is not the engine %s is: it reports %s; the replicas of one variant must run one engine and model (make them alike, or measure each as its own variant)",
 				v.Name, r.name, e.replicas.all[0].name, strings.Join(diffs, "; "))}

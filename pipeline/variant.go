@@ -380,6 +380,7 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	now := VariantManifest{Name: v.Name, Engine: vm.Engine}
 	now.Engine.ServedModels, now.Engine.Version = info.ServedModels, info.Version
 	now.Engine.VersionSource, now.Engine.About = info.VersionSource, info.About
+	now.Engine.File = modelFile(info.File)
 	if now.Engine.ContextWindow == 0 {
 		now.Engine.ContextWindow = info.ContextWindow
 	}
@@ -421,8 +422,10 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	return nil
 }
 
-// warmup sends the warm-up requests, always including the longest document;
-// they are excluded from every figure and recorded as an event.
+// warmup sends the warm-up requests, always including the longest document,
+// each prompt opened by WarmupMarker so that no measured request is served
+// from the engine's prompt cache of them; they are excluded from every
+// figure and recorded as an event.
 func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 	n := rs.proto.Sweep.Warmup
 	if n <= 0 || ctx.Err() != nil {
@@ -454,7 +457,7 @@ func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
 			if !ok {
 				return fmt.Errorf("warm-up: %w", rs.readFailure.err())
 			}
-			rec := rs.exchange(ctx, v, e, r, d, rs.clock.Now())
+			rec := rs.warmupExchange(ctx, v, e, r, d) // its prompt marked: warmup.go
 			if !rec.Accepted {
 				failed++
 				if d.ID == longest.ID {

@@ -85,6 +85,7 @@ var requestsSchema = arrow.NewSchema([]arrow.Field{
 	i64("client_completion_chunks", nullable),
 	boolean("on_time", nullable),
 	utf8("endpoint", nullable),
+	i64("cached_prompt_tokens", nullable),
 }, nil)
 
 // telemetrySchema is the schema of telemetry.parquet.

@@ -47,6 +47,7 @@ func fillStore(t *testing.T, s *Store, nRecords int) {
 			Phase: PhaseSweep, Attempt: 1, SentConcurrency: int64(k.Level), Status: PassComplete, DurationNS: 5e9,
 			Docs: int64(nRecords / 2), Accepted: int64(nRecords / 8), E2EN: 3, E2EP50NS: i64p(123), OutputTokensPerS: f64p(math.Nextafter(0.3, 1)),
 			Endpoints: i64p(2), EndpointRequestsMin: i64p(int64(nRecords / 6)), EndpointRequestsMax: i64p(int64(nRecords / 6)),
+			CachedPromptTokens: i64p(int64(nRecords * 100)), CachedPromptShare: f64p(0.25),
 			Verdict: "not_usable", VerdictReason: "acceptance 25%, below 95%"}); err != nil {
 			t.Fatal(err)
 		}

@@ -78,15 +78,27 @@ type EngineInfo struct {
 	Model         string          `json:"model"`
 	Revision      string          `json:"revision,omitempty"`
 	ServedModels  []string        `json:"served_models,omitempty"`
-	Tokenizer     string          `json:"tokenizer,omitempty"`
-	ChatTemplate  string          `json:"chat_template,omitempty"`
-	ContextWindow int             `json:"context_window,omitempty"`
-	Weights       string          `json:"weights,omitempty"`        // weight precision: bf16, fp8, int8, int4 ("" = read from the names)
-	Quantization  string          `json:"quantization,omitempty"`   // the scheme, as the protocol or the engine names it
-	Params        int64           `json:"params,omitempty"`         // parameter count, for the MFU estimate
-	Started       bool            `json:"started"`                  // extractbench started it (load time measured)
-	RandomWeights bool            `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
-	Simulated     bool            `json:"simulated"`
+	// File is what the engine says of the weights file it serves (llama.cpp:
+	// its type, bytes and parameters); nil when it says nothing. Part of
+	// the variant's environment: one alias may serve BF16 or Q4_0.
+	File          *ModelFile `json:"file,omitempty"`
+	Tokenizer     string     `json:"tokenizer,omitempty"`
+	ChatTemplate  string     `json:"chat_template,omitempty"`
+	ContextWindow int        `json:"context_window,omitempty"`
+	Weights       string     `json:"weights,omitempty"`        // weight precision: bf16, fp8, int8, int4 ("" = read from the names)
+	Quantization  string     `json:"quantization,omitempty"`   // the scheme, as the protocol or the engine names it
+	Params        int64      `json:"params,omitempty"`         // parameter count, for the MFU estimate
+	Started       bool       `json:"started"`                  // extractbench started it (load time measured)
+	RandomWeights bool       `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
+	Simulated     bool       `json:"simulated"`
+}
+
+// ModelFile is an engine's served weights file as it describes it; a zero
+// field is unknown.
+type ModelFile struct {
+	Format string `json:"format,omitempty"` // the engine's name for its type: "Q8_0", "BF16"
+	Bytes  int64  `json:"bytes,omitempty"`
+	Params int64  `json:"params,omitempty"`
 }
 
 // GPUInfoJSON describes the card the engine ran on, as nvidia-smi (or the

@@ -260,6 +260,15 @@ CREATE TABLE digests (
 	`
 ALTER TABLE passes ADD COLUMN telemetry_samples INTEGER;
 `,
+	// 9: the prompt cache: the prompt tokens an engine took from its cache
+	// per request (usage.prompt_tokens_details.cached_tokens, llama.cpp's
+	// timings.cache_n), and per pass their sum and share of the prompt
+	// tokens, so that a TTFT measured on a cached prompt says so.
+	`
+ALTER TABLE requests ADD COLUMN cached_prompt_tokens INTEGER;
+ALTER TABLE passes ADD COLUMN cached_prompt_tokens INTEGER;
+ALTER TABLE passes ADD COLUMN cached_prompt_share REAL;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

@@ -119,6 +119,8 @@ var passColumns = withFailureColumns([]passColumn{
 	{"endpoint_requests_min", func(p *Pass) any { return &p.EndpointRequestsMin }},
 	{"endpoint_requests_max", func(p *Pass) any { return &p.EndpointRequestsMax }},
 	{"telemetry_samples", func(p *Pass) any { return &p.TelemetrySamples }},
+	{"cached_prompt_tokens", func(p *Pass) any { return &p.CachedPromptTokens }},
+	{"cached_prompt_share", func(p *Pass) any { return &p.CachedPromptShare }},
 })
 
 // FailureColumn is the passes column counting documents of class f.

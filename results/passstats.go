@@ -26,7 +26,7 @@ type PassOrderStats struct {
 	E2E       eval.Summary // done − send
 	E2ESched  eval.Summary // done − scheduled
 	Queue     eval.Summary // send − scheduled (client queue, lateness)
-	TPOT      eval.Summary // (last token − first token) / (completion tokens − 1)
+	TPOT      eval.Summary // (last token − first token) / eval.Record.TPOTSteps
 
 	// MaxInFlight is the most requests the client had in flight at once: a
 	// request is in flight from t_send to t_done, and one done at t frees its
@@ -53,9 +53,16 @@ var passLatencies = []struct {
 	{"e2e", `done_ns > 0 AND send_ns > 0`, `done_ns - send_ns`, func(p *PassOrderStats) *eval.Summary { return &p.E2E }},
 	{"e2e_sched", `done_ns > 0 AND send_ns > 0`, `done_ns - COALESCE(sched_ns, 0)`, func(p *PassOrderStats) *eval.Summary { return &p.E2ESched }},
 	{"queue", `done_ns > 0 AND send_ns > 0`, `send_ns - COALESCE(sched_ns, 0)`, func(p *PassOrderStats) *eval.Summary { return &p.Queue }},
-	{"tpot", `completion_tokens > 1 AND first_token_ns > 0 AND last_token_ns > first_token_ns`,
-		`(last_token_ns - first_token_ns) / (completion_tokens - 1)`, func(p *PassOrderStats) *eval.Summary { return &p.TPOT }},
+	{"tpot", tpotSteps + ` > 0 AND first_token_ns > 0 AND last_token_ns > first_token_ns`,
+		`(last_token_ns - first_token_ns) / ` + tpotSteps, func(p *PassOrderStats) *eval.Summary { return &p.TPOT }},
 }
+
+// tpotSteps is eval.Record.TPOTSteps in SQL: completion_tokens − 1, or the
+// content chunks − 1 when the engine counted an end-of-generation token it
+// never streamed (a stop with one content chunk fewer than its usage says).
+// A row written before client_completion_chunks (NULL) keeps the former.
+const tpotSteps = `(CASE WHEN usage_reported = 1 AND finish_reason = 'stop' AND client_completion_chunks = completion_tokens - 1
+	THEN client_completion_chunks - 1 ELSE completion_tokens - 1 END)`
 
 // passWhere selects one pass's measured rows of requests (alias r).
 const passWhere = `r.run_id = ? AND r.variant = ? AND r.mode = ? AND r.level = ? AND r.repetition = ? AND r.` + measured

@@ -32,6 +32,11 @@ func randomRecord(rng *rand.Rand, key PassKey, i int) eval.Record {
 		r.LastTokenNS = at(r.FirstTokenNS, 4)
 		r.DoneNS = max(r.DoneNS, r.LastTokenNS)
 		r.CompletionTokens = rng.IntN(5)
+		// Now and then an engine that counts an end-of-generation token it
+		// never streams (TPOT divides by the chunks then: eval.Record.TPOTSteps).
+		r.ClientChunks = max(r.CompletionTokens-rng.IntN(2), 0)
+		r.UsageReported = rng.IntN(4) > 0
+		r.FinishReason = []string{"stop", "length", ""}[rng.IntN(3)]
 	}
 	r.Output = []string{"", `{"a":1}`, `{"a":2}`}[rng.IntN(3)]
 	r.Accepted = rng.IntN(2) == 0
@@ -64,8 +69,8 @@ func inMemoryOrderStats(recs []eval.Record) PassOrderStats {
 			e2eSched = append(e2eSched, r.DoneNS-r.SchedNS)
 			queue = append(queue, r.SendNS-r.SchedNS)
 		}
-		if r.CompletionTokens > 1 && r.LastTokenNS > r.FirstTokenNS && r.FirstTokenNS > 0 {
-			tpot = append(tpot, (r.LastTokenNS-r.FirstTokenNS)/int64(r.CompletionTokens-1))
+		if ns, ok := r.TPOT(); ok {
+			tpot = append(tpot, ns)
 		}
 		if r.SendNS > 0 && r.DoneNS >= r.SendNS {
 			edges = append(edges, edge{r.SendNS, 1}, edge{r.DoneNS, -1})

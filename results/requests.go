@@ -44,7 +44,7 @@ var requestColumns = []string{
 	"pred_date", "pred_amount", "pred_category",
 	"accepted", "output",
 	"expected_date", "expected_amount", "expected_category",
-	"client_completion_chunks", "on_time", "endpoint",
+	"client_completion_chunks", "on_time", "endpoint", "cached_prompt_tokens",
 }
 
 // insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
@@ -84,13 +84,13 @@ func span(a, b int64) any {
 	return b - a
 }
 
-// tpot is MEASUREMENT.md's time per output token after the first; NULL when
-// it is undefined (fewer than two tokens, or a missing instant).
+// tpot is MEASUREMENT.md's time per output token after the first
+// (eval.Record.TPOT); NULL when it is undefined.
 func tpot(r eval.Record) any {
-	if r.CompletionTokens < 2 || r.FirstTokenNS == 0 || r.LastTokenNS == 0 {
-		return nil
+	if ns, ok := r.TPOT(); ok {
+		return ns
 	}
-	return (r.LastTokenNS - r.FirstTokenNS) / int64(r.CompletionTokens-1)
+	return nil
 }
 
 // fieldOK is NULL for a field that was never scored, else whether it is right.
@@ -99,6 +99,14 @@ func fieldOK(f eval.FieldResult) any {
 		return nil
 	}
 	return f.OK()
+}
+
+// nullCount is NULL for a count the engine did not report.
+func nullCount(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 func nullBool(p *bool) any {
@@ -136,7 +144,7 @@ func requestValues(r eval.Record) []any {
 		nullPtr(r.Prediction.Date), nullPtr(r.Prediction.Amount), nullPtr(r.Prediction.Category),
 		r.Accepted, validText(r.Output),
 		nullPtr(r.Expected.Date), nullPtr(r.Expected.Amount), nullPtr(r.Expected.Category),
-		r.ClientChunks, nullBool(r.OnTime), nullStr(r.Endpoint),
+		r.ClientChunks, nullBool(r.OnTime), nullStr(r.Endpoint), nullCount(r.CachedPromptTokens),
 	}
 }
 
@@ -258,7 +266,8 @@ func (r *reader) eachRecord(ctx context.Context, fn func(*eval.Record), where st
 		failure, failure_detail, strict_parse_ok, lenient_parse_ok, schema_ok,
 		date_result, amount_result, category_result,
 		pred_date, pred_amount, pred_category, accepted, output,
-		expected_date, expected_amount, expected_category, client_completion_chunks, on_time, endpoint
+		expected_date, expected_amount, expected_category, client_completion_chunks, on_time, endpoint,
+		cached_prompt_tokens
 		FROM requests WHERE `+measured+` AND (`+where+`) ORDER BY rowid`, args...)
 	if err != nil {
 		return err
@@ -287,6 +296,7 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		chunks                               sql.NullInt64
 		onTime                               sql.NullBool
 		endpoint                             sql.NullString
+		cached                               sql.NullInt64
 	)
 	err := rows.Scan(&r.RunID, &r.Variant, &r.Mode, &r.Level, &r.Repetition, &r.DocID, &r.LengthClass,
 		&sched, &send, &fbyte, &ftok, &ltok, &done,
@@ -295,7 +305,7 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		&failure, &failDetail, &r.StrictParseOK, &r.LenientParseOK, &r.SchemaOK,
 		&dateRes, &amountRes, &catRes,
 		&r.Prediction.Date, &r.Prediction.Amount, &r.Prediction.Category, &r.Accepted, &r.Output,
-		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks, &onTime, &endpoint)
+		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks, &onTime, &endpoint, &cached)
 	if err != nil {
 		return r, err
 	}
@@ -307,6 +317,10 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 		r.OnTime = &onTime.Bool
 	}
 	r.Endpoint = endpoint.String
+	if cached.Valid {
+		n := int(cached.Int64)
+		r.CachedPromptTokens = &n
+	}
 	r.HTTPStatus = int(httpStatus.Int64)
 	r.FinishReason = finish.String
 	r.Kind = eval.TransportKind(kind.String)

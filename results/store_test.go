@@ -56,6 +56,10 @@ func testRecord(key PassKey, i int) eval.Record {
 	r.PromptTokens, r.CompletionTokens, r.UsageReported = 300+i, 40, true
 	r.FinishReason, r.HTTPStatus = "stop", 200
 	r.Endpoint = []string{"http://10.0.0.1:8000", "http://10.0.0.2:8000", ""}[i%3] // "": a row written before schema version 6
+	if i%2 == 0 {                                                                  // and nil: an engine that does not report its prompt cache
+		cached := []int{0, 299 + i}[i/2%2]
+		r.CachedPromptTokens = &cached
+	}
 	r.Output = fmt.Sprintf(`{"date": "2025-01-%02d", "amount": %d.50, "category": "rent"}`, i%28+1, i)
 	switch i % 4 {
 	case 0:
@@ -521,11 +525,12 @@ func TestOpenReadOnly_OlderSchema(t *testing.T) {
 	}
 	// Make it look like schema version 3: drop what migrations 4 to 8 added.
 	qs := []string{"PRAGMA user_version = 3", "ALTER TABLE requests DROP COLUMN client_completion_chunks", "ALTER TABLE requests DROP COLUMN on_time",
-		"ALTER TABLE requests DROP COLUMN endpoint", "ALTER TABLE telemetry DROP COLUMN endpoint", "DROP TABLE digests"}
+		"ALTER TABLE requests DROP COLUMN endpoint", "ALTER TABLE telemetry DROP COLUMN endpoint", "DROP TABLE digests",
+		"ALTER TABLE requests DROP COLUMN cached_prompt_tokens"}
 	for _, c := range []string{"prompt_tokens", "prompt_tokens_per_s", "total_tokens_per_s", "engine_captures", "outputs_changed", "verdicts_changed", "token_count_mismatches",
 		"offered_rate", "achieved_rate", "lateness_p50_ns", "lateness_p99_ns", "client_delay_p99_ns", "client_cpu_ns", "client_cpu_share", "client_bound",
 		"tpot_p90_ns", "tpot_p99_ns", "ttft_sched_p99_ns", "on_time", "on_time_accepted", "goodput",
-		"endpoints", "endpoint_requests_min", "endpoint_requests_max", "telemetry_samples"} {
+		"endpoints", "endpoint_requests_min", "endpoint_requests_max", "telemetry_samples", "cached_prompt_tokens", "cached_prompt_share"} {
 		qs = append(qs, "ALTER TABLE passes DROP COLUMN "+c)
 	}
 	for _, q := range qs {

@@ -199,14 +199,19 @@ func (x *exchangeResult) response(i int, single bool) eval.Response {
 	r.ClientChunks = ch.chunks
 	switch {
 	case ch.usage != nil:
-		r.PromptTokens, r.CompletionTokens, r.UsageReported = ch.usage.PromptTokens, ch.usage.CompletionTokens, true
+		r.PromptTokens, r.CompletionTokens, r.UsageReported = ch.usage.prompt, ch.usage.completion, true
+		r.CachedPromptTokens = ch.usage.cached
 	case single && x.acc.total != nil:
-		r.PromptTokens, r.CompletionTokens, r.UsageReported = x.acc.total.PromptTokens, x.acc.total.CompletionTokens, true
+		r.PromptTokens, r.CompletionTokens, r.UsageReported = x.acc.total.prompt, x.acc.total.completion, true
+		r.CachedPromptTokens = x.acc.total.cached
 	default:
 		r.CompletionTokens = ch.chunks
 		if single {
 			r.PromptTokens = x.acc.rejectedPrompt
 		}
+	}
+	if r.CachedPromptTokens == nil && single {
+		r.CachedPromptTokens = x.acc.cacheN // llama.cpp's timings on a chunk of their own
 	}
 	return r
 }

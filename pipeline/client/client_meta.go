@@ -46,9 +46,26 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 
 type modelList struct {
 	Data []struct {
-		ID          string `json:"id"`
-		MaxModelLen int    `json:"max_model_len"` // vLLM
+		ID          string   `json:"id"`
+		Aliases     []string `json:"aliases"`       // llama.cpp: --alias names
+		MaxModelLen int      `json:"max_model_len"` // vLLM
+		Meta        *struct {
+			FType   string `json:"ftype"`    // llama.cpp: "Q8_0", "BF16", ... (builds from 2025)
+			Size    int64  `json:"size"`     // llama.cpp: the GGUF file's bytes
+			NParams int64  `json:"n_params"` // llama.cpp: parameters
+		} `json:"meta"`
 	} `json:"data"`
+}
+
+// file is what the list says of the served model's weights file: the
+// entry named model (its id or an alias), else the only one.
+func (m modelList) file(model string) ModelFile {
+	for i, d := range m.Data {
+		if d.Meta != nil && (d.ID == model || slices.Contains(d.Aliases, model) || len(m.Data) == 1 && i == 0) {
+			return ModelFile{Format: d.Meta.FType, Bytes: max(d.Meta.Size, 0), Params: max(d.Meta.NParams, 0)}
+		}
+	}
+	return ModelFile{}
 }
 
 func (m modelList) ids() []string {
@@ -86,6 +103,21 @@ func (c *Client) ResetPeaks(ctx context.Context) (supported bool, err error) {
 	return true, nil
 }
 
+// ModelFile is what an engine says of the weights file it serves, where it
+// says it: llama.cpp's /v1/models meta (ftype, size, n_params) and /props
+// model_ftype. Under one served name (--alias) and one build, BF16, Q8_0
+// and Q4_0 files of one model differ only here, so it is part of what makes
+// an engine the same one (pipeline.EnvironmentHash). Zero fields are
+// unknown; vLLM, SGLang, TGI, Ollama and the built-in engine report none.
+type ModelFile struct {
+	Format string // the file's type as the engine names it: "Q8_0", "BF16", "Q4_K - Medium"
+	Bytes  int64  // its size
+	Params int64  // its parameter count
+}
+
+// IsZero reports whether the engine said nothing of its file.
+func (f ModelFile) IsZero() bool { return f == ModelFile{} }
+
 // EngineReport is what an engine says of itself; empty fields are unknown.
 type EngineReport struct {
 	ServedModels  []string
@@ -93,6 +125,7 @@ type EngineReport struct {
 	VersionSource string          // the endpoint Version came from (see Describe)
 	About         json.RawMessage // that endpoint's whole answer, secrets and long strings left out
 	ContextWindow int
+	File          ModelFile // the served weights file, where the engine describes it
 	// Missed lists the calls that got no answer within their deadline
 	// (ErrNoAnswer), each with its error: the report goes on without them.
 	Missed []string
@@ -142,6 +175,7 @@ func (c *Client) Describe(ctx context.Context) EngineReport {
 		if len(m.Data) > 0 {
 			r.ContextWindow = m.Data[0].MaxModelLen
 		}
+		r.File = m.file(c.cfg.Model)
 	}
 	missed(err)
 	for _, path := range versionProbes {
@@ -157,6 +191,7 @@ func (c *Client) Describe(ctx context.Context) EngineReport {
 			Version        string `json:"version"`
 			BuildInfo      string `json:"build_info"`       // llama.cpp /props
 			MaxTotalTokens int    `json:"max_total_tokens"` // TGI /info
+			ModelFType     string `json:"model_ftype"`      // llama.cpp /props (builds from 2025)
 			Defaults       struct {
 				NCtx int `json:"n_ctx"`
 			} `json:"default_generation_settings"` // llama.cpp /props
@@ -183,10 +218,17 @@ func (c *Client) Describe(ctx context.Context) EngineReport {
 		if r.ContextWindow == 0 {
 			r.ContextWindow = cmp.Or(v.MaxTotalTokens, v.Defaults.NCtx)
 		}
+		if r.File.Format == "" {
+			r.File.Format = v.ModelFType
+		}
 		break
 	}
+	r.File.Format = truncate(c.clean(r.File.Format), maxFileFormat)
 	return r
 }
+
+// maxFileFormat bounds ModelFile.Format: a type name, never a text.
+const maxFileFormat = 64
 
 // maxAboutString bounds one string of an engine's self-description kept
 // in the manifest (llama.cpp's /props carries the whole chat template).

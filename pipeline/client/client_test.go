@@ -58,6 +58,7 @@ type observed struct {
 	PromptTokens     int                `json:"prompt_tokens"`
 	CompletionTokens int                `json:"completion_tokens"`
 	UsageReported    bool               `json:"usage_reported"`
+	CachedTokens     *int               `json:"cached_prompt_tokens,omitempty"`
 	Kind             eval.TransportKind `json:"kind"`
 	HTTPStatus       int                `json:"http_status"`
 	ErrorBody        string             `json:"error_body,omitempty"`
@@ -71,7 +72,8 @@ func observe(t *testing.T, r eval.Response) observed {
 	return observed{
 		Output: r.Output, FinishReason: r.FinishReason,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, UsageReported: r.UsageReported,
-		Kind: r.Kind, HTTPStatus: r.HTTPStatus, ErrorBody: r.ErrorBody, Detail: r.Detail,
+		CachedTokens: r.CachedPromptTokens,
+		Kind:         r.Kind, HTTPStatus: r.HTTPStatus, ErrorBody: r.ErrorBody, Detail: r.Detail,
 		HasFirstToken: r.FirstTokenNS != 0,
 	}
 }

@@ -17,8 +17,12 @@ const maxErrorBody = 4 << 10
 // non-streamed chat.completion (message), a usage-only chunk (empty choices)
 // and an error event. Pointers tell a missing field from an empty one.
 type chunk struct {
-	Choices []chunkChoice   `json:"choices"`
-	Usage   *usage          `json:"usage"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *usage        `json:"usage"`
+	// Timings is llama.cpp's timings object on its final chunk, kept raw
+	// (cachedOf reads its cache_n): it is read once per request, and a
+	// figure of a shape other than expected must not fail the chunk.
+	Timings json.RawMessage `json:"timings"`
 	Error   json.RawMessage `json:"error"`
 }
 
@@ -39,6 +43,46 @@ type chunkMessage struct {
 type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// PromptTokensDetails is OpenAI's {"cached_tokens": N} (llama.cpp,
+	// vLLM with --enable-prompt-tokens-details, SGLang), kept raw as
+	// Timings is.
+	PromptTokensDetails json.RawMessage `json:"prompt_tokens_details"`
+}
+
+// tokenCounts is a usage as the accumulators keep it, past the event that
+// carried it: the counts, and the prompt tokens the engine took from its
+// prompt cache (nil: not reported).
+type tokenCounts struct {
+	prompt, completion int
+	cached             *int
+}
+
+func (u *usage) counts(timings json.RawMessage) *tokenCounts {
+	c := &tokenCounts{prompt: u.PromptTokens, completion: u.CompletionTokens, cached: cachedOf(u.PromptTokensDetails, "cached_tokens")}
+	if c.cached == nil {
+		c.cached = cachedOf(timings, "cache_n")
+	}
+	return c
+}
+
+// cachedOf reads the whole, non-negative number under key in the JSON
+// object raw: usage.prompt_tokens_details.cached_tokens, or llama.cpp's
+// timings.cache_n; nil when raw is not an object holding one (null,
+// absent, a string, a fraction): not reported, never a failed chunk.
+func cachedOf(raw json.RawMessage, key string) *int {
+	if r := bytes.TrimSpace(raw); len(r) == 0 || bytes.Equal(r, []byte("null")) {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil
+	}
+	var f float64
+	if json.Unmarshal(obj[key], &f) != nil || f < 0 || f > 1<<53 || f != float64(int64(f)) {
+		return nil
+	}
+	n := int(f)
+	return &n
 }
 
 // content returns the text a choice carries, whichever shape it has.
@@ -59,19 +103,22 @@ type choiceAcc struct {
 	out          strings.Builder
 	firstTokenNS int64
 	lastTokenNS  int64
-	chunks       int    // content-bearing chunks: the fallback token count
-	finish       string // last non-empty finish_reason
-	usage        *usage // usage reported for this choice alone
+	chunks       int          // content-bearing chunks: the fallback token count
+	finish       string       // last non-empty finish_reason
+	usage        *tokenCounts // usage reported for this choice alone
 }
 
 // streamAcc demultiplexes the chunks of one response into n choices.
 type streamAcc struct {
 	clock   Clock
 	choices []choiceAcc
-	total   *usage // usage of the whole call (the usage-only chunk)
-	done    bool   // [DONE] seen, or a complete non-streamed body read
-	events  int    // payloads consumed, [DONE] and keep-alives aside
-	lim     limits
+	total   *tokenCounts // usage of the whole call (the usage-only chunk)
+	// cacheN is llama.cpp's timings.cache_n seen without a usage (nil:
+	// none), for a call whose usage gives no cached_tokens of its own.
+	cacheN *int
+	done   bool // [DONE] seen, or a complete non-streamed body read
+	events int  // payloads consumed, [DONE] and keep-alives aside
+	lim    limits
 	// rejectedPrompt is the prompt size an error named (llama.cpp's
 	// exceed_context_size_error carries n_prompt_tokens): the only prompt
 	// count a rejected request gets, as it has no usage.
@@ -127,12 +174,12 @@ func (a *streamAcc) consume(name string, data []byte) *streamFault {
 	// that carries it; the usage-only chunk has no choices and counts all.
 	if c.Usage != nil {
 		if len(c.Choices) == 0 {
-			u := *c.Usage
-			a.total = &u
+			a.total = c.Usage.counts(c.Timings)
 		} else if len(c.Choices) == 1 && inRange(c.Choices[0].Index, len(a.choices)) {
-			u := *c.Usage
-			a.choices[c.Choices[0].Index].usage = &u
+			a.choices[c.Choices[0].Index].usage = c.Usage.counts(c.Timings)
 		}
+	} else if n := cachedOf(c.Timings, "cache_n"); n != nil {
+		a.cacheN = n
 	}
 	for _, ch := range c.Choices {
 		if !inRange(ch.Index, len(a.choices)) {

@@ -78,17 +78,11 @@ func fastChunk(data []byte, c *chunk, sc *chunkScratch) bool {
 		case "usage":
 			return s.once(&seen, 2) && s.usage(c)
 		case "error":
-			if !s.once(&seen, 4) {
-				return false
-			}
-			start := s.i
-			if !s.skip(0) {
-				return false
-			}
-			c.Error = json.RawMessage(s.b[start:s.i])
-			return true
+			return s.once(&seen, 4) && s.raw(&c.Error, 0)
+		case "timings":
+			return s.once(&seen, 8) && s.raw(&c.Timings, 0)
 		}
-		return !foldsTo(key, "choices", "usage", "error") && s.skip(0)
+		return !foldsTo(key, "choices", "usage", "error", "timings") && s.skip(0)
 	})
 	if !ok {
 		return false
@@ -451,6 +445,17 @@ func (s *scanner) number() bool {
 	return true
 }
 
+// raw consumes any JSON value into *p as its bytes, as json.Unmarshal
+// fills a json.RawMessage (null included).
+func (s *scanner) raw(p *json.RawMessage, depth int) bool {
+	start := s.i
+	if !s.skip(depth) {
+		return false
+	}
+	*p = json.RawMessage(s.b[start:s.i])
+	return true
+}
+
 // skip consumes any JSON value, checking its syntax.
 func (s *scanner) skip(depth int) bool {
 	if s.i >= len(s.b) || depth > maxDepth {
@@ -546,8 +551,10 @@ func (s *scanner) usage(c *chunk) bool {
 			return s.once(&seen, 1) && s.integer(&u.PromptTokens)
 		case "completion_tokens":
 			return s.once(&seen, 2) && s.integer(&u.CompletionTokens)
+		case "prompt_tokens_details":
+			return s.once(&seen, 4) && s.raw(&u.PromptTokensDetails, 1)
 		}
-		return !foldsTo(key, "prompt_tokens", "completion_tokens") && s.skip(1)
+		return !foldsTo(key, "prompt_tokens", "completion_tokens", "prompt_tokens_details") && s.skip(1)
 	})
 	c.Usage = u
 	return ok

@@ -13,6 +13,8 @@ import (
 func streamPayloads(tb testing.TB) [][]byte {
 	tb.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
+	captured, _ := filepath.Glob(filepath.Join("testdata", "llamacpp", "*.sse"))
+	files = append(files, captured...)
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no stream files: %v", err)
 	}
@@ -64,6 +66,11 @@ func TestDecodeChunk(t *testing.T) {
 		{`{"choices":[{"index":1,"text":"a/b\/c\t","finish_reason":"length"}]}`, true},
 		{`{"choices":[],"usage":{"prompt_tokens":412,"total_tokens":437,"completion_tokens":25,"prompt_tokens_details":{"cached_tokens":0}}}`, true},
 		{`{"choices":null,"usage":{}}`, true},
+		{`{"choices":[],"usage":{"completion_tokens":26,"prompt_tokens":211,"prompt_tokens_details":{"cached_tokens":210}},"timings":{"cache_n":210,"prompt_ms":105.251}}`, true},
+		{`{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens_details":null},"timings":null}`, true},
+		{`{"timings":{"cache_n":1},"timings":{"cache_n":2}}`, false},
+		{`{"Timings":{"cache_n":1}}`, false},
+		{`{"usage":{"Prompt_Tokens_Details":{}}}`, false},
 		{`{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"a":[1,-2.5e+3,true,false,null]}]},"finish_reason":"stop"}]}`, true},
 		{`{"choices":[{"index":0,"delta":null}]}`, true},
 		{`{"error":{"message":"boom","code":500}}`, true},

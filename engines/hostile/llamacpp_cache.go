@@ -1,0 +1,158 @@
+package hostile
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The llamacpp modes behave as llama.cpp's server does where its behaviour
+// misleads a benchmark that ignores it, in the shapes a real llama-server
+// (build b1-de3ff81) was captured writing (pipeline/client/testdata/llamacpp).
+const (
+	// LlamaCppPromptCache keeps every prompt it was sent, as llama.cpp's
+	// slots and host-memory cache (--cache-ram) do, and reports the prefix
+	// it shares with the nearest one as cached: usage.prompt_tokens_details.
+	// cached_tokens and timings.cache_n (a prompt sent again: all of it but
+	// the one token llama.cpp always evaluates). Its prompt tokens are
+	// PromptBytesPerToken bytes of the messages each, plus one. It streams
+	// one token per chunk, ends with finish_reason stop on a chunk without
+	// content, and counts that end-of-generation token in completion_tokens,
+	// as llama.cpp does: completion_tokens is the content chunks plus one.
+	LlamaCppPromptCache Mode = "llamacpp-prompt-cache"
+	// LlamaCppKVPool is llama.cpp with slots sharing one KV pool too small
+	// for Options.N + 1 (default 2) requests at once: each request fits
+	// alone, but while more than N are in flight every one of them fails
+	// with the runtime error "Context size has been exceeded." (HTTP 500
+	// for the request that came last, an error event inside its 200 stream
+	// for the others), as llama.cpp fails every slot when llama_decode
+	// finds no room. A request holds KVPoolHold after its role chunk and
+	// one content chunk before it finishes, so that requests sent together
+	// are in flight together.
+	LlamaCppKVPool Mode = "llamacpp-kv-pool"
+)
+
+// PromptBytesPerToken is how many bytes of the messages LlamaCppPromptCache
+// counts as one prompt token.
+const PromptBytesPerToken = 4
+
+// KVPoolHold is how long a LlamaCppKVPool request stays in flight.
+const KVPoolHold = 200 * time.Millisecond
+
+// LlamaCppRuntimeContextError is llama.cpp's error object for a decode that
+// found no room in the KV cache (server-context.cpp, "Context size has
+// been exceeded.", ERROR_TYPE_SERVER), byte for byte as captured.
+const LlamaCppRuntimeContextError = `{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}`
+
+// promptOf is the prompt text of a chat request: its messages, in order.
+func promptOf(r *http.Request) string {
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	var b strings.Builder
+	for _, m := range req.Messages {
+		b.WriteString("<" + m.Role + ">\n" + m.Content + "\n")
+	}
+	return b.String()
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+func init() {
+	register(LlamaCppPromptCache, func(s *Server, o Options) http.Handler {
+		var mu sync.Mutex
+		var seen []string
+		return Base(s, o, func(w http.ResponseWriter, r *http.Request) {
+			prompt := promptOf(r)
+			tokens := len(prompt)/PromptBytesPerToken + 1
+			mu.Lock()
+			shared := 0
+			for _, p := range seen {
+				shared = max(shared, commonPrefix(p, prompt))
+			}
+			seen = append(seen, prompt)
+			mu.Unlock()
+			cached := min(shared/PromptBytesPerToken, tokens-1)
+			SSEHeaders(w)
+			fmt.Fprint(w, llamaCppChunk(map[string]any{"role": "assistant", "content": nil}, nil))
+			pieces := 0
+			for rest := Answer; rest != ""; pieces++ {
+				n := min(3, len(rest))
+				fmt.Fprint(w, llamaCppChunk(map[string]any{"content": rest[:n]}, nil))
+				Flush(w)
+				rest = rest[n:]
+				time.Sleep(time.Millisecond) // tokens arrive apart, as generated
+			}
+			fmt.Fprint(w, llamaCppChunk(map[string]any{}, "stop"))
+			completion := pieces + 1 // the end-of-generation token, never streamed
+			b, _ := json.Marshal(map[string]any{
+				"choices": []any{}, "created": 1, "id": "chatcmpl-hostile", "model": Model, "object": "chat.completion.chunk",
+				"usage": map[string]any{"completion_tokens": completion, "prompt_tokens": tokens, "total_tokens": tokens + completion,
+					"prompt_tokens_details": map[string]any{"cached_tokens": cached}},
+				"timings": map[string]any{"cache_n": cached, "prompt_n": tokens - cached, "prompt_ms": 1.5, "predicted_n": completion, "predicted_ms": 2.5},
+			})
+			fmt.Fprint(w, "data: "+string(b)+"\n\n", Done)
+		})
+	})
+	register(LlamaCppKVPool, func(s *Server, o Options) http.Handler {
+		limit := o.N
+		if limit <= 0 {
+			limit = 1
+		}
+		var mu sync.Mutex
+		members := 0
+		exceeded := make(chan struct{}) // closed when the requests in flight overflow the pool
+		return Base(s, o, func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			members++
+			mine := exceeded
+			over := members > limit
+			if over {
+				close(exceeded) // every request in flight fails, as llama.cpp fails every slot
+				exceeded = make(chan struct{})
+			}
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				members--
+				mu.Unlock()
+			}()
+			if over {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				w.WriteHeader(http.StatusInternalServerError)
+				fmt.Fprint(w, LlamaCppRuntimeContextError)
+				return
+			}
+			SSEHeaders(w)
+			fmt.Fprint(w, llamaCppChunk(map[string]any{"role": "assistant", "content": nil}, nil))
+			fmt.Fprint(w, llamaCppChunk(map[string]any{"content": Answer[:2]}, nil))
+			Flush(w)
+			select {
+			case <-mine:
+				fmt.Fprint(w, "data: "+LlamaCppRuntimeContextError+"\n\n") // and no [DONE], as captured
+				return
+			case <-time.After(KVPoolHold):
+			case <-r.Context().Done():
+				return
+			}
+			fmt.Fprint(w, llamaCppChunk(map[string]any{"content": Answer[2:]}, nil))
+			fmt.Fprint(w, llamaCppChunk(map[string]any{}, "stop"))
+			fmt.Fprint(w, Final(10, 3), Done)
+		})
+	})
+}
