@@ -23,7 +23,17 @@ import (
 // engine's and is never sent again.
 func (c *Client) do(req *http.Request, beforeRetry func()) (res *http.Response, lost, err error) {
 	t := &connTrace{}
-	t.GotConn = func(i httptrace.GotConnInfo) { t.stale.Store(i.Reused && i.WasIdle) }
+	t.GotConn = func(i httptrace.GotConnInfo) {
+		// Any connection not dialled for this request can have been closed
+		// under it: one reused, and one that only sat in the pool (dialled
+		// for another request that got an older connection first: the
+		// H200 run at level 8 lost such requests as "server closed idle
+		// connection"). net/http may also try a second pooled connection
+		// itself; one stale connection on the way is enough.
+		if i.Reused || i.WasIdle {
+			t.stale.Store(true)
+		}
+	}
 	t.GotFirstResponseByte = func() { t.answered.Store(true) }
 	ctx := req.Context()
 	res, err = c.hc.Do(req.WithContext(httptrace.WithClientTrace(ctx, &t.ClientTrace)))
