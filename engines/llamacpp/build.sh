@@ -109,6 +109,12 @@ checkout_source() {
       log "LLAMACPP_SRC=$src is not llama.cpp $LLAMA_COMMIT (its .commit file says: $(cat "$src/.commit" 2>/dev/null || echo nothing))"
       exit 1
     fi
+    # No .git there, so llama.cpp's build-info.cmake would say b0-unknown: give it what the
+    # bundle's squashed history gives (one commit), so both builds report b1-<short commit>.
+    if [[ ! -d "$src/.git" ]]; then
+      sed -i -e "s/^set(BUILD_NUMBER 0)/set(BUILD_NUMBER 1)/" \
+        -e "s/^set(BUILD_COMMIT \"unknown\")/set(BUILD_COMMIT \"${LLAMA_COMMIT:0:7}\")/" "$src/cmake/build-info.cmake"
+    fi
     return 0
   fi
   if [[ -d "$src/.git" ]] && [[ "$(git -C "$src" rev-parse HEAD)" == "$LLAMA_COMMIT" ]]; then
