@@ -41,7 +41,7 @@ type PassOrderStats struct {
 // passLatencies lists each latency of a pass: the rows it is defined for
 // (the instants it needs were recorded; NULL reads as 0, never recorded)
 // and its value in nanoseconds. They are the definitions of
-// MEASUREMENT.md section 4 as the passes row's columns use them.
+// MEASUREMENT.md section 3 as the passes row's columns use them.
 var passLatencies = []struct {
 	Name      string
 	Where     string // SQL condition on a requests row
