@@ -167,12 +167,12 @@ func TestFixtures_Errors(t *testing.T) {
 		// llama.cpp answers a body that is not JSON with a 500, not a 400.
 		{"error-invalid-json", 500, eval.TransportHTTPStatus, "parse_error", eval.Error, false},
 		// data: {"error":{"code":500,...}} inside a 200 stream, no [DONE]
-		// after it: the status the client records is the event's code. The
-		// class is truncation by the "context size" in the message, though
-		// what ran out was the KV cells the slots share (--kv-unified), not
-		// this prompt's context: README.md, "In-stream errors".
-		{"error-in-stream-after-content", 500, eval.TransportHTTPStatus, "Context size has been exceeded.", eval.Truncation, true},
-		{"error-in-stream-at-prefill", 500, eval.TransportHTTPStatus, "Context size has been exceeded.", eval.Truncation, false},
+		// after it: the status the client records is the event's code. What
+		// ran out was the KV cells the slots share (--kv-unified), not this
+		// prompt's context (an admitted prompt fits it; one that does not is
+		// refused with the 400 above): memory, by MEASUREMENT.md 6.
+		{"error-in-stream-after-content", 500, eval.TransportHTTPStatus, "Context size has been exceeded.", eval.Memory, true},
+		{"error-in-stream-at-prefill", 500, eval.TransportHTTPStatus, "Context size has been exceeded.", eval.Memory, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
