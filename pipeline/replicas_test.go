@@ -16,9 +16,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
@@ -439,19 +436,7 @@ func mapsEqual(a, b map[string]int) bool {
 // parquetStrings reads one utf8 column of a Parquet file; NULL reads "".
 func parquetStrings(t *testing.T, path, column string) []string {
 	t.Helper()
-	rdr, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := readParquet(t, path)
 	defer tbl.Release()
 	idx := tbl.Schema().FieldIndices(column)
 	if len(idx) != 1 {

@@ -17,9 +17,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/pipeline"
@@ -166,19 +163,7 @@ variants:
 // parquetText is every string value of a Parquet file, one per line.
 func parquetText(t *testing.T, path string) string {
 	t.Helper()
-	rdr, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := readParquet(t, path)
 	defer tbl.Release()
 	var b strings.Builder
 	for c := range int(tbl.NumCols()) {

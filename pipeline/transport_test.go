@@ -19,9 +19,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/eval"
@@ -200,19 +197,7 @@ func TestRun_BinaryErrorBodyExportsUTF8(t *testing.T) {
 // is not valid UTF-8.
 func checkParquetUTF8(t *testing.T, path string) {
 	t.Helper()
-	rdr, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := readParquet(t, path)
 	defer tbl.Release()
 	strs := 0
 	for i, f := range tbl.Schema().Fields() {
