@@ -10,20 +10,22 @@
 # UPDATE=1 rewrites gguf.sha256's lines for the types asked instead of checking them.
 # Environment: LLAMACPP_BIN (default: what build.sh prints), LLAMACPP_CACHE as for build.sh,
 # PYTHON (default /usr/bin/python3: Debian's, with python3-numpy), EXTRACT_MODEL (the model
-# directory, default engines/transformers/model/extract-llama-15m).
+# directory, default engines/transformers/model/extract-llama-15m), GGUF_DIR (where the files go,
+# default the cache's gguf/; a retrain's files go elsewhere, as they have the same names),
+# GGUF_SUMS (the pins, default gguf.sha256).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 model="${EXTRACT_MODEL:-$root/engines/transformers/model/extract-llama-15m}"
 name="$(basename "$model")"
-sums="$here/gguf.sha256"
+sums="${GGUF_SUMS:-$here/gguf.sha256}"
 python="${PYTHON:-/usr/bin/python3}"
 
 log() { echo "gguf.sh: $*" >&2; }
 
 src="$("$here/build.sh" --source)"
-cache="$(dirname "$src")/gguf"
+cache="${GGUF_DIR:-$(dirname "$src")/gguf}"
 mkdir -p "$cache"
 
 want_sum() { awk -v f="$1" '$2 == f { print $1 }' "$sums" 2>/dev/null || true; }
