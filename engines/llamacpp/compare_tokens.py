@@ -43,7 +43,13 @@ def post(url, body):
 
 
 def hf_encode(package, tokenizer_json, texts):
-    """hf_encode is tokenizers' ids for each text (hf_encode.js under node)."""
+    """hf_encode is tokenizers' ids for each text: hf_encode.js under node, or
+    with package "python" the Python tokenizers library (the H200's)."""
+    if package == "python":
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(tokenizer_json)
+        return [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
     data = "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in texts)
     out = subprocess.run(["node", os.path.join(HERE, "hf_encode.js"), package, tokenizer_json],
                          input=data.encode("utf-8"), capture_output=True, check=True)
@@ -117,7 +123,8 @@ def main():
     ap.add_argument("--url", required=True)
     ap.add_argument("--corpus", action="append", required=True, help="a documents.jsonl (repeat for more)")
     ap.add_argument("--model", default=DEFAULT_MODEL)
-    ap.add_argument("--hf", help="the tokenizers npm package directory (hf-tokenizers.sh): compare tokenizers too")
+    ap.add_argument("--hf", help="the tokenizers npm package directory (hf-tokenizers.sh), or 'python' for the Python "
+                                 "tokenizers library: compare tokenizers too")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--out")
     ap.add_argument("--table", help="write the per-corpus summary here as Markdown")

@@ -8,8 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/extractbench/extractbench/pipeline"
 )
 
 // retrainTokenizer is the retrain's tokenizer (bpe_train.py --kind llamacpp):
@@ -166,4 +169,31 @@ func TestCommittedTokenizer_LlamaCppDrifts(t *testing.T) {
 		t.Fatalf("committed tokenizer through llama.cpp: %d of %d prompts identical; want the known drift (292)", s.LlamaIdentical, s.Documents)
 	}
 	t.Logf("committed tokenizer: %d of %d prompts identical through llama.cpp", s.LlamaIdentical, s.Documents)
+}
+
+// TestRetrainProtocol checks the retrain's H200 protocol (device-retrain.sh):
+// one that extractbench accepts, each variant serve.sh on its own URL's port,
+// the whole ladder of issue 24 (bf16, q8_0, q6_k, q4_k_m, q4_0) and serve.sh's
+// alias. Its GGUFs are pinned only after the GPU run, so TestProtocols does
+// not see it.
+func TestRetrainProtocol(t *testing.T) {
+	p, err := pipeline.LoadProtocol("retrain-protocol-h200.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, v := range p.Variants {
+		args := strings.Fields(v.Engine.Start)
+		if len(args) < 3 || args[0] != "engines/llamacpp/serve.sh" || args[1] != v.Name {
+			t.Errorf("variant %s starts %q, want engines/llamacpp/serve.sh %s PORT", v.Name, v.Engine.Start, v.Name)
+			continue
+		}
+		if !strings.HasSuffix(v.Engine.URL, ":"+args[2]) || v.Engine.Model != "extract-llama-15m" {
+			t.Errorf("variant %s: url %s, model %q for port %s", v.Name, v.Engine.URL, v.Engine.Model, args[2])
+		}
+		types = append(types, v.Name)
+	}
+	if got := strings.Join(types, " "); got != "bf16 q8_0 q6_k q4_k_m q4_0" {
+		t.Errorf("variants %s, want bf16 q8_0 q6_k q4_k_m q4_0", got)
+	}
 }
