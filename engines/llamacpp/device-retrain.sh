@@ -31,7 +31,7 @@
 # DRY=1 runs it on a CPU machine as far as it can go: random weights (random_model.py) instead of
 # training, the CPU build (LLAMACPP_BIN), HF_TOKENIZERS (hf-tokenizers.sh's directory) instead of
 # the Python tokenizers, a short llama-bench, no transformers sweep, and the llama.cpp sweep at
-# level 1 over DRY_DOCS (default 6) documents.
+# level 1 over DRY_DOCS (default 3) documents, 4 tokens an answer.
 set -uo pipefail
 carry="$(cd "${1:?usage: device-retrain.sh CARRY WORK PACKDIR}" && pwd)"
 work="${2:?usage: device-retrain.sh CARRY WORK PACKDIR}"
@@ -203,8 +203,9 @@ fi
 # ---- the llama.cpp sweep
 proto=engines/llamacpp/retrain-protocol-h200.yaml
 if [[ "$dry" == 1 ]]; then
-  head -n "${DRY_DOCS:-6}" corpus/default/documents.jsonl >"$work/dry-docs.jsonl"
+  head -n "${DRY_DOCS:-3}" corpus/default/documents.jsonl >"$work/dry-docs.jsonl"
   sed -e "s#^corpus: .*#corpus: $work/dry-docs.jsonl#" -e 's#^sweep: .*#sweep: {mode: concurrency, levels: [1], repetitions: 1, warmup: 1}#' \
+    -e 's#^generation: .*#generation: {max_tokens: 4, temperature: 0, seed: 7}#' -e 's#^request_timeout: .*#request_timeout: 300s#' \
     -e 's# -ngl 99##' "$proto" >"$work/dry-protocol.yaml"
   proto="$work/dry-protocol.yaml"
 else
