@@ -80,7 +80,7 @@ if [[ "$dry" != 1 ]]; then
 fi
 echo "cores $(nproc); $(uname -r); tokenizer $(sha256sum "$tokenizer")" >>"$res/env.txt"
 
-xz -dc "$carry/extractbench.xz" >"$root/extractbench" && chmod +x "$root/extractbench" || finish 1
+xz -dc "$carry/extractbench.xz" >"$root/extractbench.tmp" && chmod +x "$root/extractbench.tmp" && mv -f "$root/extractbench.tmp" "$root/extractbench" || finish 1
 eb="$root/extractbench"
 python=python3
 if [[ "$dry" == 1 ]]; then

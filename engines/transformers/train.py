@@ -522,6 +522,8 @@ def main():
         tok = Tokenizer.from_file(args.tokenizer)
         collapse = True
         settings["tokenizer_sha256"] = modeldir.file_sha256(args.tokenizer)
+        settings["pretokenize"] = tj["pre_tokenizer"]
+        settings["collapse_spaces"] = "in the chat template (extraction.CHAT_TEMPLATE_COLLAPSE)"
         log(f"tokenizer {args.tokenizer} (sha256 {settings['tokenizer_sha256'][:12]}), chat template with the spaces collapse")
     else:
         texts = [ex.prompt_text(d["text"]) + ex.render_answer(d["expected"]) for d in tok_docs]
