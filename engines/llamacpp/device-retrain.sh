@@ -164,7 +164,7 @@ export LLAMACPP_BIN="$bin" EXTRACT_MODEL="$model" GGUF_DIR="$res/gguf" GGUF_SUMS
 mkdir -p "$GGUF_DIR" && : >"$GGUF_SUMS"
 
 # ---- GGUF ladder, no fallback
-step gguf bash -c "UPDATE=1 '$here/gguf.sh' bf16 f16 q8_0 q6_k q4_k_m q4_0 >'$work/gguf.txt' 2>'$res/gguf.log'" || { cat "$res/gguf.log"; finish 1; }
+step gguf bash -c "UPDATE=1 STRICT_QUANT=1 '$here/gguf.sh' bf16 f16 q8_0 q6_k q4_k_m q4_0 >'$work/gguf.txt' 2>'$res/gguf.log'" || { cat "$res/gguf.log"; finish 1; }
 cp "$GGUF_DIR"/*.log "$res/" 2>/dev/null
 if grep -l "falling back\|required fallback" "$GGUF_DIR"/*.log; then
   log "llama-quantize fell back on some tensor"

@@ -12,7 +12,8 @@
 # PYTHON (default /usr/bin/python3: Debian's, with python3-numpy), EXTRACT_MODEL (the model
 # directory, default engines/transformers/model/extract-llama-15m), GGUF_DIR (where the files go,
 # default the cache's gguf/; a retrain's files go elsewhere, as they have the same names),
-# GGUF_SUMS (the pins, default gguf.sha256).
+# GGUF_SUMS (the pins, default gguf.sha256), STRICT_QUANT=1 (a tensor that falls back to another
+# quantisation type than the one asked fails).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -70,6 +71,14 @@ make_quant() { # make_quant TYPE: llama-quantize from the bf16 file
     nice -n 19 "$bin/llama-quantize" "$cache/$name-bf16.gguf" "$cache/$f.tmp" "$upper" 1 >"$cache/$f.log" 2>&1 ||
       { tail -n 20 "$cache/$f.log" >&2; exit 1; }
     mv "$cache/$f.tmp" "$cache/$f"
+  fi
+  # A row that is not a multiple of the type's block falls back to another type (hidden 384:
+  # README, "Q4_K_M does not fit"): say so, and with STRICT_QUANT=1 refuse the file.
+  local fell
+  fell="$(grep -c "falling back" "$cache/$f.log" 2>/dev/null || true)"
+  if [[ "${fell:-0}" != 0 ]]; then
+    log "$f: $fell tensors fell back to another type than $upper (see $cache/$f.log)"
+    [[ "${STRICT_QUANT:-0}" != 1 ]] || exit 1
   fi
   check "$f"
 }
