@@ -177,7 +177,10 @@ ngl=(-ngl 99)
 [[ "$dry" == 1 ]] && ngl=()
 "$bin/llama-server" -m "$GGUF_DIR/extract-llama-15m-bf16.gguf" --host 127.0.0.1 --port 8039 -c 8192 --parallel 1 "${ngl[@]}" >"$res/tokens-server.log" 2>&1 &
 srv=$!
-for _ in $(seq 1 300); do curl -sf http://127.0.0.1:8039/health >/dev/null && break; sleep 0.2; done
+for _ in $(seq 1 300); do # no curl needed: Python asks /health
+  "$python" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' http://127.0.0.1:8039/health 2>/dev/null && break
+  sleep 0.2
+done
 step tokens "$python" "$here/compare_tokens.py" --url http://127.0.0.1:8039 --model "$model" --hf "$hf" \
   --corpus corpus/default/documents.jsonl --corpus "$data/seed-999/documents.jsonl" \
   --out "$res/tokens.json" --table "$res/tokens.md" >"$res/tokens.txt" 2>&1 || status=4
