@@ -36,8 +36,8 @@ type EquivalenceResult struct {
 	Flips      []Pair // every document on which the two variants disagree, in input order
 	// TooFew is set when B is not shown equivalent and could not have
 	// been on N documents: even with no discordant pair (A's accepted share
-	// kept) the interval reaches ±δ. The verdict is then INCONCLUSIVE, not
-	// a difference; NeededN is the fewest documents with which a table of
+	// kept) the interval reaches ±δ. Unless the interval lies wholly outside
+	// ±δ (a difference shown), the verdict is then INCONCLUSIVE; NeededN is the fewest documents with which a table of
 	// no discordant pair would lie inside ±δ (0: more than MaxNeededN).
 	TooFew  bool `json:",omitempty"`
 	NeededN int  `json:",omitempty"`
@@ -94,7 +94,9 @@ func Equivalence(pairs []Pair, margin, alpha float64) EquivalenceResult {
 	r.Delta = float64(r.C-r.B) / float64(r.N)
 	r.Lo, r.Hi = NewcombePaired(r.BothOK, r.B, r.C, r.BothWrong, r.Level)
 	r.Equivalent = margin > 0 && r.Lo > -margin && r.Hi < margin
-	if !r.Equivalent && margin > 0 {
+	// An interval wholly outside ±δ shows a difference, however few the
+	// documents; one that straddles δ on too few documents shows nothing.
+	if !r.Equivalent && margin > 0 && r.Hi > -margin && r.Lo < margin {
 		r.TooFew, r.NeededN = tooFew(r.N, r.BothOK+r.B, margin, r.Level)
 	}
 	return r

@@ -155,6 +155,7 @@ func TestEquivalence_TooFew(t *testing.T) {
 		{"no documents", 0, 0, 0, 0, VerdictInconclusive},
 		{"300 identical", 300, 0, 0, 0, VerdictEquivalent},
 		{"300 documents, 15 flips one way", 276, 15, 0, 9, VerdictNotEquivalent},
+		{"30 documents, 20 flips one way: a difference shown", 10, 20, 0, 0, VerdictNotEquivalent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

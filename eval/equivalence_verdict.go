@@ -1,6 +1,9 @@
 package eval
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // The three verdicts of a paired comparison (EquivalenceResult.Verdict).
 const (
@@ -23,6 +26,18 @@ func (r EquivalenceResult) Verdict() string {
 		return VerdictInconclusive
 	}
 	return VerdictNotEquivalent
+}
+
+// Needed says how many documents would do (NeededN), or that more than
+// MaxNeededN would; "" when the comparison was not too small.
+func (r EquivalenceResult) Needed() string {
+	switch {
+	case !r.TooFew:
+		return ""
+	case r.NeededN == 0:
+		return "more than " + strconv.Itoa(MaxNeededN)
+	}
+	return strconv.Itoa(r.NeededN)
 }
 
 // tooFew reports whether n paired documents, accepted of them under A,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results/compare"
 )
 
@@ -50,7 +49,7 @@ func (c *compareCommand) Run(ctx context.Context, args []string) error {
 	}
 	if res.Inconclusive {
 		return &inconclusiveError{msg: fmt.Sprintf("%d documents are too few to show %s equivalent to %s within ±%.1f points; %s would do",
-			res.Equivalence.N, b, a, 100*res.Margin, neededDocs(res.Equivalence.NeededN))}
+			res.Equivalence.N, b, a, 100*res.Margin, res.Equivalence.Needed())}
 	}
 	if !res.Equivalent {
 		return &verdictError{msg: fmt.Sprintf("%s is not equivalent to %s within ±%.1f points", b, a, 100*res.Margin)}
@@ -92,13 +91,4 @@ func isBoolFlag(s string) bool {
 		return true
 	}
 	return false
-}
-
-// neededDocs writes how many documents would do, or that more than
-// eval.MaxNeededN would.
-func neededDocs(n int) string {
-	if n == 0 {
-		return fmt.Sprintf("more than %d", eval.MaxNeededN)
-	}
-	return fmt.Sprint(n)
 }

@@ -41,7 +41,7 @@ func (r Result) WriteText(w io.Writer) error {
 		eq.Verdict(), r.Margin, pts(r.Margin), eq.Level*100, signedPts(eq.Lo), signedPts(eq.Hi))
 	if eq.TooFew {
 		p("Too few documents for δ = %.3f: %d cannot exclude ±%s points even with no discordant pair; %s would do\n",
-			r.Margin, eq.N, pts(r.Margin), neededDocs(eq.NeededN))
+			r.Margin, eq.N, pts(r.Margin), eq.Needed())
 	}
 	p("Accepted: A %d/%d (%s), B %d/%d (%s)\n", eq.BothOK+eq.B, eq.N, pctOf(eq.BothOK+eq.B, eq.N),
 		eq.BothOK+eq.C, eq.N, pctOf(eq.BothOK+eq.C, eq.N))
@@ -95,15 +95,6 @@ func (r Result) WriteText(w io.Writer) error {
 		return fmt.Errorf("write comparison: %w", err)
 	}
 	return nil
-}
-
-// neededDocs says how many documents would show equivalence (eval's
-// NeededN), or that more than eval.MaxNeededN would.
-func neededDocs(n int) string {
-	if n == 0 {
-		return fmt.Sprintf("more than %d", eval.MaxNeededN)
-	}
-	return strconv.Itoa(n)
 }
 
 func describe(s SideInfo) string {
