@@ -116,6 +116,16 @@ func TestReal_Protocol(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
+	defer func() { // on failure, what the engines said: the directory goes with the test
+		if !t.Failed() {
+			return
+		}
+		for _, ty := range types {
+			b, _ := os.ReadFile(filepath.Join(out, "engine-"+ty+".log"))
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("engine-%s.log, last lines:\n%s", ty, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+		}
+	}()
 	started := time.Now()
 	if _, err := pipeline.Run(ctx, pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
