@@ -36,8 +36,8 @@ func (o Outcome) Passed() bool { return o.State == OutcomePass }
 
 // Outcomes judges every variant of the run, in protocol order: a recorded
 // engine failure is ERROR whatever was measured; a variant whose baseline
-// is incomplete is INTERRUPTED (or NOT RUN when nothing was measured) when
-// the run did not complete; otherwise the baseline level's verdict (eval's,
+// is incomplete is INTERRUPTED (or NOT RUN when not one request of it was
+// measured) when the run did not complete; otherwise the baseline level's verdict (eval's,
 // on the figures the tables show) makes it PASS or FAIL.
 func (d *RunData) Outcomes() []Outcome {
 	series := d.Series()
@@ -73,8 +73,11 @@ func (d *RunData) Outcomes() []Outcome {
 			// name the shards rather than an interruption that never happened.
 			o.State = OutcomeInterrupted
 			o.Reason = fmt.Sprintf("%s: %d of %d planned passes whole, no verdict; merge again when they land", d.missingShards(), o.PassesDone, planned)
-		case o.PassesDone == 0 && d.Run.Status != RunComplete:
+		case o.PassesDone == 0 && d.Run.Status != RunComplete && d.measuredRequests(name) == 0:
 			o.State, o.Reason = OutcomeNotRun, fmt.Sprintf("the run was %s before this variant was measured", d.stopped())
+		case o.PassesDone == 0 && d.Run.Status != RunComplete:
+			o.State = OutcomeInterrupted
+			o.Reason = fmt.Sprintf("the run was %s after %d measured requests of this variant, before its first pass was whole: no verdict", d.stopped(), d.measuredRequests(name))
 		case !baseComplete && d.Run.Status != RunComplete:
 			o.State = OutcomeInterrupted
 			o.Reason = fmt.Sprintf("the run was %s with %d of %d planned passes measured: no verdict", d.stopped(), o.PassesDone, planned)
@@ -94,6 +97,22 @@ func (d *RunData) Outcomes() []Outcome {
 		out = append(out, o)
 	}
 	return out
+}
+
+// measuredRequests is how many requests of variant the run measured: the
+// database's count (Measured) when it was read, else the documents of the
+// variant's pass rows, interrupted ones included.
+func (d *RunData) measuredRequests(variant string) int64 {
+	if d.Measured != nil {
+		return d.Measured[variant]
+	}
+	var n int64
+	for _, p := range d.Passes {
+		if p.Variant == variant {
+			n += p.Docs
+		}
+	}
+	return n
 }
 
 // missingShards says which shard indexes a merged run lacks ("shard indexes

@@ -30,6 +30,9 @@ const (
 	exitUsage    = 2 // usage or configuration error
 	exitInfra    = 3 // infrastructure error (engine unreachable, disk, ...) or an interrupted run
 	exitInternal = exitInfra
+	// exitInconclusive: compare could not decide, too few documents for
+	// the margin (no answers could have shown equivalence); measure more.
+	exitInconclusive = 4
 )
 
 // command is one subcommand: it parses its own flags and calls packages.
@@ -175,6 +178,11 @@ type verdictError struct{ msg string }
 
 func (e *verdictError) Error() string { return e.msg }
 
+// inconclusiveError is a comparison on too few documents to decide: exit 4.
+type inconclusiveError struct{ msg string }
+
+func (e *inconclusiveError) Error() string { return e.msg }
+
 // usageError is a bad command line: exit 2.
 type usageError struct{ msg string }
 
@@ -203,8 +211,12 @@ func exitCode(w io.Writer, err error) int {
 		le *corpus.LoadError
 		ie *interruptedError
 		me *incompleteError
+		ne *inconclusiveError
 	)
 	switch {
+	case errors.As(err, &ne):
+		fmt.Fprintln(w, "extractbench: verdict inconclusive:", err)
+		return exitInconclusive
 	case errors.As(err, &ve):
 		fmt.Fprintln(w, "extractbench: verdict failed:", err)
 		return exitVerdict

@@ -45,6 +45,9 @@ func sheet(m *results.Manifest, s *series) []kv {
 	if g.Source != "" && g.Source != "nvidia-smi" {
 		card += " (from " + g.Source + ")"
 	}
+	if cpuEngine(m.Variant(s.Variant)) {
+		card = cpuEngineLine
+	}
 	add("GPU and memory", strings.TrimPrefix(card, ", "))
 	if e.ContextWindow > 0 {
 		add("Context window", sizing.GroupDigits(int64(e.ContextWindow))+" tokens")
@@ -140,7 +143,7 @@ func runLines(d *dataset, m *results.Manifest) []kv {
 		{"Status", orNone(d.Run.Status)},
 		{"Started – ended", fmtUnixMS(d.Run.StartedAt) + " – " + fmtUnixMS(d.Run.EndedAt)},
 		{"Run wall time", wall},
-		{"Corpus", fmt.Sprintf("%s (%d documents, sha256 %s)", orNone(m.Corpus.Path), m.Corpus.Count, orNone(shortHash(m.Corpus.SHA256)))},
+		{"Corpus", corpusLine(m)},
 	}
 	// Passes whose engine scrapes failed: their engine figures are partial
 	// or missing (–), and the reader must see why before reading them.
@@ -208,6 +211,9 @@ func outcomeRows(m *results.Manifest, outcomes []results.Outcome) table {
 		gpu := none // a variant that measured nothing ran on no card (the manifest's fallback would name another variant's)
 		if o.PassesDone > 0 {
 			gpu = orNone(m.Variant(o.Variant).GPU.Name)
+			if cpuEngine(m.Variant(o.Variant)) {
+				gpu = "CPU (no GPU)"
+			}
 		}
 		t.Rows = append(t.Rows, []string{o.Variant, orNone(o.Model), gpu, o.State, share, rec, p95, rate, peak, orNone(o.Reason)})
 	}
@@ -254,7 +260,10 @@ func headline(m *results.Manifest, outcomes []results.Outcome) string {
 	}
 	s, l := recommendedLevel(*best)
 	gpu := m.Variant(best.Variant).GPU.Name
-	if gpu == "" {
+	switch {
+	case cpuEngine(m.Variant(best.Variant)):
+		gpu = "the CPU (no GPU)"
+	case gpu == "":
 		gpu = "an unrecorded GPU"
 	}
 	figures := fmt.Sprintf("%s (%s on %s) at %s %d: %s accepted documents/hour, p95 E2E %s, baseline accepted %s.",
