@@ -19,6 +19,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/pipeline/tokenizer"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
 )
@@ -113,6 +114,9 @@ type runState struct {
 	refusedUsage refusedUsage
 
 	secrets *results.Secrets // what the run never writes (Protocol.Secrets)
+	// prompts count each variant's prompts with its tokenizer.json, for
+	// the tokenizer drift (promptdrift.go); a variant without one is absent.
+	prompts map[string]*tokenizer.Prompt
 }
 
 // Run executes a protocol end to end: per variant, load, warm-up, baseline,
@@ -338,6 +342,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		schemaSrc = path
 	}
 	problems = append(problems, rs.checkVariants()...)
+	problems = append(problems, rs.loadTokenizers()...)
 	problems = append(problems, rs.checkLevels()...)
 	if prev == nil {
 		problems = append(problems, checkOutDir(rs.opts.OutDir)...)

@@ -41,3 +41,11 @@ func (p *Prompt) Render(system, user string) string {
 	msgs = append(msgs, Message{Role: "user", Content: user})
 	return p.Template.Render(msgs, true)
 }
+
+// WithoutNormalizer is the same prompt counted with the tokenizer's
+// normalizer left out: what an engine that ignores tokenizer.json's
+// normalizer counts (llama.cpp's GGUF has no field for it, so runs of
+// spaces the model's normalizer collapses reach its BPE whole).
+func (p *Prompt) WithoutNormalizer() *Prompt {
+	return &Prompt{Tokenizer: p.Tokenizer.WithoutNormalizer(), Template: p.Template}
+}

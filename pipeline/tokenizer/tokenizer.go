@@ -320,3 +320,8 @@ func byteAlphabet() [256]rune {
 	}
 	return out
 }
+
+// WithoutNormalizer is t with its normalizer left out (Prompt.WithoutNormalizer).
+func (t *Tokenizer) WithoutNormalizer() *Tokenizer {
+	return &Tokenizer{Path: t.Path, vocab: t.vocab, ranks: t.ranks, added: t.added, pre: t.pre, byteMap: t.byteMap, cache: map[string]int{}}
+}
