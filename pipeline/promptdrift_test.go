@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench/corpus"
-	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
+	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 )
