@@ -98,7 +98,10 @@ type Result struct {
 	Fields      []FieldDelta           `json:"fields"`
 	NoiseFloors []NoiseFloor           `json:"noise_floors,omitempty"`
 	Levels      []LevelRow             `json:"levels"`
-	Warnings    []string               `json:"warnings,omitempty"`
+	// Tokenization is the paired passes' tokenizer drift, printed before
+	// the verdict.
+	Tokenization Tokenization `json:"tokenization"`
+	Warnings     []string     `json:"warnings,omitempty"`
 }
 
 // Run compares B against A (A is the reference). It refuses sides whose
@@ -165,6 +168,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		return Result{}, results.Refused("no documents at %s %d repetition %d (A has %d, B has %d): choose a level both sides measured",
 			r.Mode, opt.Level, opt.Repetition, len(ra), len(rb))
 	}
+	r.Tokenization = tokenization(a, b, ra, rb, r.Mode, opt.Level, opt.Repetition)
 	var pairs []eval.Pair
 	pairs, r.OnlyInA, r.OnlyInB = pair(ra, rb)
 	r.Equivalence = eval.Equivalence(pairs, opt.Margin, opt.Alpha)

@@ -37,6 +37,9 @@ func (r Result) WriteText(w io.Writer) error {
 	}
 	p("B = %s against A = %s (the reference), %s %d repetition %d, corpus %s\n",
 		describe(r.B), describe(r.A), r.Mode, r.Level, r.Repetition, short(r.A.CorpusSHA256))
+	for _, line := range r.Tokenization.lines(r.A, r.B) {
+		p("TOKENIZER DRIFT: %s\n", line)
+	}
 	verdict := "NOT EQUIVALENT"
 	if r.Equivalent {
 		verdict = "EQUIVALENT"
