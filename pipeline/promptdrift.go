@@ -83,15 +83,30 @@ func (rs *runState) driftReference(variant string) (reference, refVariant string
 
 // expectPromptTokens sets a chat request's expected prompt count from the
 // variant's tokenizer; a variant without one is filled from its reference
-// variant when its pass ends (fillExpected).
+// variant when its pass ends (fillExpected). A document is counted once
+// per variant (a few ms for a 25 KB prompt on a busy core) and its count
+// kept for the next passes, up to maxCountedDocs documents.
 func (rs *runState) expectPromptTokens(v *Variant, d corpus.Document, rec *eval.Record) {
 	p := rs.prompts[v.Name]
 	if p == nil {
 		return
 	}
+	key := v.Name + "\x00" + d.ID
+	if n, ok := rs.promptCounts.Load(key); ok {
+		c := n.(int)
+		rec.ExpectedPromptTokens = &c
+		return
+	}
 	n := p.Count(rs.proto.Prompt.System, rs.userPrompt(d))
+	if rs.promptCounted.Add(1) <= maxCountedDocs {
+		rs.promptCounts.Store(key, n)
+	}
 	rec.ExpectedPromptTokens = &n
 }
+
+// maxCountedDocs bounds the expected counts kept (about 60 bytes each):
+// past it a document is counted again in each pass.
+const maxCountedDocs = 1 << 18
 
 // fillExpected gives the pass's rows the reference variant's counts, when
 // the variant compares against one.

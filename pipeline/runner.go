@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xeipuuv/gojsonschema"
@@ -116,7 +118,9 @@ type runState struct {
 	secrets *results.Secrets // what the run never writes (Protocol.Secrets)
 	// prompts count each variant's prompts with its tokenizer.json, for
 	// the tokenizer drift (promptdrift.go); a variant without one is absent.
-	prompts map[string]*tokenizer.Prompt
+	prompts       map[string]*tokenizer.Prompt
+	promptCounts  sync.Map     // variant + "\x00" + document id → its expected count (expectPromptTokens)
+	promptCounted atomic.Int64 // entries stored in promptCounts
 }
 
 // Run executes a protocol end to end: per variant, load, warm-up, baseline,

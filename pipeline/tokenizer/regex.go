@@ -38,9 +38,7 @@ func (m *matcher) matchAt(s string, i int) int {
 	for _, a := range m.alts {
 		n := -1
 		if a.re != nil {
-			if loc := a.re.FindStringIndex(s[i:]); loc != nil {
-				n = loc[1]
-			}
+			n = prefixMatch(a.re, s, i)
 		} else {
 			n = a.la(s, i)
 		}
@@ -164,11 +162,10 @@ func lookahead(src string) (func(string, int) int, error) {
 	if src == `\s+(?!\S)` {
 		ws := regexp.MustCompile(`\A[` + white + `]+`)
 		return func(s string, i int) int {
-			loc := ws.FindStringIndex(s[i:])
-			if loc == nil {
+			run := prefixMatch(ws, s, i)
+			if run <= 0 {
 				return -1
 			}
-			run := loc[1]
 			if i+run == len(s) {
 				return run // nothing follows: the whole run
 			}
@@ -186,12 +183,12 @@ func lookahead(src string) (func(string, int) int, error) {
 		return func(s string, i int) int {
 			var widths []int
 			for j := i; j < len(s); {
-				loc := one.FindStringIndex(s[j:])
-				if loc == nil || loc[1] == 0 {
+				w := prefixMatch(one, s, j)
+				if w <= 0 {
 					break
 				}
-				widths = append(widths, loc[1])
-				j += loc[1]
+				widths = append(widths, w)
+				j += w
 			}
 			if len(widths) == 0 {
 				return -1
@@ -213,4 +210,29 @@ func lookahead(src string) (func(string, int) int, error) {
 func runeLen(s string, i int) int {
 	_, w := utf8.DecodeRuneInString(s[i:])
 	return w
+}
+
+// window is how much of the text an anchored match first looks at. Go's
+// backtracker clears a bitmap the size of its input on every call, so a
+// match tried at each position of a long prompt on the whole rest of it is
+// quadratic (40 ms for corpus/default's longest prompt; 0.3 ms windowed).
+const window = 256
+
+// prefixMatch is the length of re's match (anchored with \A) at byte i of
+// s, -1 when none. It matches within a window and widens it while the
+// match reaches the window's end: exact for the patterns byte-level
+// tokenizers use, whose alternatives are runs of one class (a longer text
+// can only extend a match that reached the window's end, never make
+// another one preferred).
+func prefixMatch(re *regexp.Regexp, s string, i int) int {
+	for w := window; ; w *= 2 {
+		end := min(len(s), i+w)
+		loc := re.FindStringIndex(s[i:end])
+		switch {
+		case loc == nil:
+			return -1 // the alternatives' matches start with one character of their class: none in the window, none at all
+		case loc[1] < end-i || end == len(s):
+			return loc[1]
+		}
+	}
 }

@@ -173,3 +173,32 @@ func TestParse_Refuses(t *testing.T) {
 		t.Errorf("Load with a lookbehind: err = %v, want one naming the alternative and the key", err)
 	}
 }
+
+// BenchmarkPrompt_Count is the cost a request of a variant with a
+// tokenizer file adds to its scoring: corpus/default's longest prompt,
+// counted again (the word cache warm, as from a run's second document on).
+func BenchmarkPrompt_Count(b *testing.B) {
+	p, err := tokenizer.LoadPrompt(modelDir+"/tokenizer.json", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := corpus.Load("../../corpus/default")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var longest string
+	for i := range c.Len() {
+		d, err := c.Resolve(c.Doc(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(d.Text) > len(longest) {
+			longest = d.Text
+		}
+	}
+	u := strings.ReplaceAll(user, "{{document}}", longest)
+	b.SetBytes(int64(len(u)))
+	for b.Loop() {
+		p.Count(system, u)
+	}
+}
