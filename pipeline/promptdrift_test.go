@@ -2,6 +2,9 @@ package pipeline_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"database/sql"
 	"fmt"
 	"os"
@@ -139,6 +142,30 @@ variants:
 			if median == nil || max == nil || *max != wantMax || *median <= 0.05 || *median > *max {
 				t.Errorf("%s level %d: median %v, max %v; want a median above +5%% and the max %v", tt.variant, level, median, max, wantMax)
 			}
+		}
+	}
+
+	// The manifest pins the tokenizer file the counts came from.
+	var manifest string
+	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
+		t.Fatal(err)
+	}
+	var m pipeline.Manifest
+	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha := sha256.Sum256(raw)
+	for _, v := range m.Variants {
+		want := hex.EncodeToString(sha[:])
+		if v.Name == "old-vs-exact" {
+			want = ""
+		}
+		if v.Engine.TokenizerSHA256 != want {
+			t.Errorf("manifest: %s's tokenizer_sha256 %q, want %q", v.Name, v.Engine.TokenizerSHA256, want)
 		}
 	}
 

@@ -376,7 +376,11 @@ func (rs *runState) prepare(prev *results.Run) error {
 	for _, v := range rs.proto.Variants {
 		// Simulated is what an engine says of itself once it is up
 		// (pinEngine), not what its URL suggests.
-		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
+		tokSHA := ""
+		if p := rs.prompts[v.Name]; p != nil {
+			tokSHA = p.Tokenizer.SHA256
+		}
+		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{TokenizerSHA256: tokSHA,
 			URL: redactURL(v.Engine.URL), Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
 			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,

@@ -12,6 +12,8 @@
 package tokenizer
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -24,7 +26,8 @@ import (
 // Tokenizer is a loaded tokenizer.json. Its methods are safe for
 // concurrent use.
 type Tokenizer struct {
-	Path string
+	Path   string
+	SHA256 string // of the file's bytes, as read
 
 	vocab   map[string]int
 	ranks   map[[2]string]int
@@ -82,7 +85,8 @@ func Load(path string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
 	}
-	t.Path = path
+	sum := sha256.Sum256(raw)
+	t.Path, t.SHA256 = path, hex.EncodeToString(sum[:])
 	return t, nil
 }
 
@@ -323,5 +327,5 @@ func byteAlphabet() [256]rune {
 
 // WithoutNormalizer is t with its normalizer left out (Prompt.WithoutNormalizer).
 func (t *Tokenizer) WithoutNormalizer() *Tokenizer {
-	return &Tokenizer{Path: t.Path, vocab: t.vocab, ranks: t.ranks, added: t.added, pre: t.pre, byteMap: t.byteMap, cache: map[string]int{}}
+	return &Tokenizer{Path: t.Path, SHA256: t.SHA256, vocab: t.vocab, ranks: t.ranks, added: t.added, pre: t.pre, byteMap: t.byteMap, cache: map[string]int{}}
 }
