@@ -3,9 +3,9 @@ package pipeline_test
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
