@@ -58,6 +58,9 @@ func (rs *runState) loadTokenizers() []string {
 // engine counts with corpus.ApproxTokens, no tokenizer: it is neither
 // compared nor a reference.
 func (rs *runState) driftReference(variant string) (reference, refVariant string) {
+	if rs.proto == nil {
+		return "", ""
+	}
 	vs := rs.proto.Variants
 	me := -1
 	for i := range vs {
