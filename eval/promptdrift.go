@@ -32,11 +32,11 @@ const (
 // tokens than expected, Max the largest in magnitude with its sign. All
 // nil when nothing was compared; Median and Max nil when nothing drifted.
 type PromptDrift struct {
-	Reference string // DriftAgainstTokenizer, DriftAgainstVariant + name, or "" (NULL)
-	Compared  *int64
-	Docs      *int64
-	Median    *float64
-	Max       *float64
+	Reference string   `json:"reference,omitempty"` // DriftAgainstTokenizer, DriftAgainstVariant + name, or "" (NULL)
+	Compared  *int64   `json:"compared"`
+	Docs      *int64   `json:"docs"`
+	Median    *float64 `json:"median"`
+	Max       *float64 `json:"max"`
 }
 
 // Drifted reports whether the engine tokenised at least one document

@@ -42,7 +42,7 @@ func tokenization(a, b *loaded, ra, rb []eval.Record, mode string, level, rep in
 		r.ExpectedPromptTokens = &n
 		against = append(against, r)
 	}
-	if d := eval.DriftOf(against, eval.DriftAgainstVariant+"A"); d.Compared != nil {
+	if d := eval.DriftOf(against, eval.DriftAgainstVariant+a.variant); d.Compared != nil {
 		t.BvsA = &d
 	}
 	return t
