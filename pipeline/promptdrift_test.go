@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/engines/hostile"
@@ -143,6 +145,35 @@ variants:
 				t.Errorf("%s level %d: median %v, max %v; want a median above +5%% and the max %v", tt.variant, level, median, max, wantMax)
 			}
 		}
+	}
+
+	// Parquet carries them: the drifted documents per pass, and every
+	// request's expected count.
+	sumInt := func(file, column string) (sum int64, nulls int) {
+		t.Helper()
+		tbl := readParquet(t, filepath.Join(out, file))
+		defer tbl.Release()
+		idx := tbl.Schema().FieldIndices(column)
+		if len(idx) != 1 {
+			t.Fatalf("%s has no column %s", file, column)
+		}
+		for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
+			col := chunk.(*array.Int64)
+			for i := range col.Len() {
+				if col.IsNull(i) {
+					nulls++
+					continue
+				}
+				sum += col.Value(i)
+			}
+		}
+		return sum, nulls
+	}
+	if got, nulls := sumInt("passes.parquet", "prompt_drift_docs"); got != 2*2*docs || nulls != 0 {
+		t.Errorf("passes.parquet: prompt_drift_docs sum to %d (%d NULL), want %d", got, nulls, 2*2*docs)
+	}
+	if _, nulls := sumInt("requests.parquet", "expected_prompt_tokens"); nulls != 0 {
+		t.Errorf("requests.parquet: %d requests without expected_prompt_tokens, want none", nulls)
 	}
 
 	// The manifest pins the tokenizer file the counts came from.
