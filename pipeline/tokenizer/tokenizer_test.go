@@ -202,3 +202,49 @@ func BenchmarkPrompt_Count(b *testing.B) {
 		p.Count(system, u)
 	}
 }
+
+// TestPrompt_WithoutNormalizer: the count an engine that ignores the
+// normalizer makes (engines/hostile's llamacpp-tokens-old) is what the live
+// llama-server b1-de3ff81 counted for doc-0249's prompt without the
+// template's collapse (engines/llamacpp/testdata/tokenize-doc-0249.json:
+// 7,806 where the model's tokenizer gives 5,553).
+func TestPrompt_WithoutNormalizer(t *testing.T) {
+	raw, err := os.ReadFile("../../engines/llamacpp/testdata/tokenize-doc-0249.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live struct {
+		Doc           string `json:"doc"`
+		Untemplated   int    `json:"llama_tokens_untemplated"`
+		TokenizerJSON int    `json:"tokenizer_json_tokens"`
+	}
+	if err := json.Unmarshal(raw, &live); err != nil {
+		t.Fatal(err)
+	}
+	p, err := tokenizer.LoadPrompt(modelDir+"/tokenizer.json", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := corpus.Load("../../corpus/default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Len() {
+		if c.Doc(i).ID != live.Doc {
+			continue
+		}
+		d, err := c.Resolve(c.Doc(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := strings.ReplaceAll(user, "{{document}}", d.Text)
+		if got := p.Count(system, u); got != live.TokenizerJSON {
+			t.Errorf("%s: %d tokens, the live capture's tokenizer.json count %d", d.ID, got, live.TokenizerJSON)
+		}
+		if got := p.WithoutNormalizer().Count(system, u); got != live.Untemplated {
+			t.Errorf("%s without the normalizer: %d tokens, llama-server counted %d", d.ID, got, live.Untemplated)
+		}
+		return
+	}
+	t.Fatalf("%s is not in corpus/default", live.Doc)
+}
