@@ -116,7 +116,16 @@ func (d *PromptDrift) Sentence() string {
 	}
 	s := fmt.Sprintf("this engine tokenises %d of %d documents differently", *d.Docs, *d.Compared)
 	if d.Median != nil && d.Max != nil {
-		s += fmt.Sprintf(" (%+.1f%% tokens, median; up to %+.1f%%)", *d.Median*100, *d.Max*100)
+		s += fmt.Sprintf(" (%s tokens, median; up to %s)", DriftPercent(*d.Median), DriftPercent(*d.Max))
 	}
 	return s + " than " + against
+}
+
+// DriftPercent writes a relative difference as a signed percentage, with
+// the digits a small one needs: +31.6%, +0.02% (one token in 5,000).
+func DriftPercent(v float64) string {
+	if a := math.Abs(v * 100); a < 1 && a > 0 {
+		return fmt.Sprintf("%+.2g%%", v*100)
+	}
+	return fmt.Sprintf("%+.1f%%", v*100)
 }

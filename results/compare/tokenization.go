@@ -69,8 +69,8 @@ func (t Tokenization) lines(a, b SideInfo) []string {
 	var out []string
 	if t.BvsA.Drifted() {
 		d := t.BvsA
-		out = append(out, fmt.Sprintf("B tokenises %d of %d paired documents differently from A (%+.1f%% tokens, median; up to %+.1f%%): the two engines were not sent the same prompts",
-			*d.Docs, *d.Compared, *d.Median*100, *d.Max*100))
+		out = append(out, fmt.Sprintf("B tokenises %d of %d paired documents differently from A (%s tokens, median; up to %s): the two engines were not sent the same prompts",
+			*d.Docs, *d.Compared, eval.DriftPercent(*d.Median), eval.DriftPercent(*d.Max)))
 	}
 	for _, s := range []struct {
 		name string
