@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -223,4 +224,50 @@ func driftQueryFloat(t *testing.T, db *sql.DB, q string, args ...any) float64 {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return v
+}
+
+// TestRun_TokenizerFileRefused: a tokenizer file that cannot be read, or
+// one whose pre-tokenizer the counter cannot follow exactly, stops the run
+// before anything is sent, naming the protocol's line and key.
+func TestRun_TokenizerFileRefused(t *testing.T) {
+	srv := hostile.MustNew(t, hostile.LlamaCppTokensExact, hostile.Options{})
+	dir := t.TempDir()
+	raw, err := os.ReadFile(hostile.ModelTokenizer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(raw), `"type": "ByteLevel"`, `"type": "Metaspace"`, 1)
+	if bad == string(raw) {
+		t.Fatal("no ByteLevel step to replace")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "metaspace.json"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proto := fmt.Sprintf(`corpus: %s
+variants:
+  - name: missing
+    engine: {url: %q, model: %s, tokenizer: no-such/tokenizer.json}
+  - name: metaspace
+    engine: {url: %q, model: %s, tokenizer: metaspace.json}
+`, writeSmallCorpus(t, dir, 2), srv.URL, hostile.Model, srv.URL, hostile.Model)
+	path := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(path, []byte(proto), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: path, OutDir: filepath.Join(dir, "out"), Quiet: true})
+	var ve *pipeline.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v, want a ValidationError", err)
+	}
+	for _, want := range []string{path + ":4: variants.0.engine.tokenizer: variant missing: read tokenizer", path + ":6: variants.1.engine.tokenizer: variant metaspace: tokenizer"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if !strings.Contains(err.Error(), `"Metaspace"`) {
+		t.Errorf("error does not name the step it cannot follow:\n%v", err)
+	}
+	if n := srv.Requests.Load(); n != 0 {
+		t.Errorf("%d requests sent, want none", n)
+	}
 }
