@@ -97,6 +97,9 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	if err := rs.store.Flush(bg); err != nil {
 		return nil, fmt.Errorf("write requests of pass %s: %w", key, err)
 	}
+	if err := rs.fillExpected(bg, key); err != nil {
+		return nil, fmt.Errorf("record expected prompt tokens of pass %s: %w", key, err)
+	}
 	tally, err := rs.tallyPass(bg, key, e.replicas.names()) // streamed: no record of the pass is held
 	if err != nil {
 		return nil, fmt.Errorf("read back pass %s: %w", key, err)
@@ -224,7 +227,9 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 			} else {
 				for i, d := range group {
 					rs.checkReplica(v, e, r, resps[i].Transport)
-					rs.keep(key, rs.score(v, e, r.name, d, resps[i]), bar)
+					rec := rs.score(v, e, r.name, d, resps[i])
+					rec.ExpectedPromptTokens = nil // a plain-text prompt, no chat template: the tokenizer's count of a chat prompt is not its count
+					rs.keep(key, rec, bar)
 				}
 				continue
 			}
@@ -298,6 +303,7 @@ func (rs *runState) score(v *Variant, e *engine, endpoint string, d corpus.Docum
 		Response: resp, Endpoint: endpoint,
 		Outcome: eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
+	rs.expectPromptTokens(v, d, &rec)
 	onTime := rs.proto.Acceptance.OnTime(&rec)
 	rec.OnTime = &onTime
 	if evidence != "" && (rec.Failure == eval.Memory || rec.Failure == eval.Error) {

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xeipuuv/gojsonschema"
@@ -19,6 +21,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/pipeline/tokenizer"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
 )
@@ -113,6 +116,11 @@ type runState struct {
 	refusedUsage refusedUsage
 
 	secrets *results.Secrets // what the run never writes (Protocol.Secrets)
+	// prompts count each variant's prompts with its tokenizer.json, for
+	// the tokenizer drift (promptdrift.go); a variant without one is absent.
+	prompts       map[string]*tokenizer.Prompt
+	promptCounts  sync.Map     // variant + "\x00" + document id → its expected count (expectPromptTokens)
+	promptCounted atomic.Int64 // entries stored in promptCounts
 }
 
 // Run executes a protocol end to end: per variant, load, warm-up, baseline,
@@ -338,6 +346,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		schemaSrc = path
 	}
 	problems = append(problems, rs.checkVariants()...)
+	problems = append(problems, rs.loadTokenizers()...)
 	problems = append(problems, rs.checkLevels()...)
 	if prev == nil {
 		problems = append(problems, checkOutDir(rs.opts.OutDir)...)
@@ -367,7 +376,11 @@ func (rs *runState) prepare(prev *results.Run) error {
 	for _, v := range rs.proto.Variants {
 		// Simulated is what an engine says of itself once it is up
 		// (pinEngine), not what its URL suggests.
-		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{
+		tokSHA := ""
+		if p := rs.prompts[v.Name]; p != nil {
+			tokSHA = p.Tokenizer.SHA256
+		}
+		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{TokenizerSHA256: tokSHA,
 			URL: redactURL(v.Engine.URL), Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
 			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,

@@ -29,6 +29,9 @@ type Outcome struct {
 	LoadNS        int64         `json:"load_ns,omitempty"`
 	PassesDone    int           `json:"passes_complete"`
 	PassesPlanned int           `json:"passes_planned"`
+	// Tokenization is the variant's tokenizer drift (VariantPromptDrift);
+	// nil when none of its passes compared a prompt count.
+	Tokenization *eval.PromptDrift `json:"tokenization,omitempty"`
 }
 
 // Passed reports whether the variant's verdict passed.
@@ -56,6 +59,7 @@ func (d *RunData) Outcomes() []Outcome {
 				o.PassesDone++
 			}
 		}
+		o.Tokenization = VariantPromptDrift(d.Passes, name)
 		var base *eval.Level
 		if len(o.Series) > 0 {
 			base = o.Series[0].Baseline()
@@ -137,4 +141,23 @@ func (d *RunData) stopped() string {
 		return "cut (still running, or killed)"
 	}
 	return d.Run.Status
+}
+
+// VariantPromptDrift is the tokenizer drift a variant's pages state before
+// any accuracy figure: that of its complete pass with the most documents
+// tokenised otherwise than expected (the first of them in table order),
+// since every pass sends the same prompts; nil when no pass compared one.
+func VariantPromptDrift(passes []Pass, variant string) *eval.PromptDrift {
+	var best *eval.PromptDrift
+	for i := range passes {
+		p := &passes[i]
+		if p.Variant != variant || !p.Complete() || p.PromptDrift.Compared == nil {
+			continue
+		}
+		if best == nil || *p.PromptDrift.Docs > *best.Docs {
+			d := p.PromptDrift
+			best = &d
+		}
+	}
+	return best
 }

@@ -110,6 +110,13 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	if s.Shard != nil {
 		fmt.Fprintf(w, "shard %s: %d documents of the corpus (%s); merge the shards with: extractbench merge -out DIR SHARD_DIR...\n", s.Shard, s.Shard.Documents, s.Shard.Hash)
 	}
+	// What the engine was sent comes before what it answered: a prompt it
+	// tokenised otherwise is not the prompt its accuracy is about.
+	for _, o := range s.Variants {
+		if line := o.Tokenization.Sentence(); line != "" {
+			fmt.Fprintf(w, "TOKENIZER DRIFT %s: %s\n", o.Variant, line)
+		}
+	}
 	fmt.Fprintln(w, "accepted and failures: pooled over repetitions; latency, tok/s and docs/h: median over repetitions; max run: highest.")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)

@@ -99,7 +99,10 @@ type Result struct {
 	Fields      []FieldDelta           `json:"fields"`
 	NoiseFloors []NoiseFloor           `json:"noise_floors,omitempty"`
 	Levels      []LevelRow             `json:"levels"`
-	Warnings    []string               `json:"warnings,omitempty"`
+	// Tokenization is the paired passes' tokenizer drift, printed before
+	// the verdict.
+	Tokenization Tokenization `json:"tokenization"`
+	Warnings     []string     `json:"warnings,omitempty"`
 
 	// Inconclusive: not equivalent on too few documents to have shown it
 	// (Equivalence.TooFew); the CLI exits 4 rather than 1.
@@ -170,6 +173,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		return Result{}, results.Refused("no documents at %s %d repetition %d (A has %d, B has %d): choose a level both sides measured",
 			r.Mode, opt.Level, opt.Repetition, len(ra), len(rb))
 	}
+	r.Tokenization = tokenization(a, b, ra, rb, r.Mode, opt.Level, opt.Repetition)
 	var pairs []eval.Pair
 	pairs, r.OnlyInA, r.OnlyInB = pair(ra, rb)
 	r.Equivalence = eval.Equivalence(pairs, opt.Margin, opt.Alpha)

@@ -37,6 +37,9 @@ func (r Result) WriteText(w io.Writer) error {
 	}
 	p("B = %s against A = %s (the reference), %s %d repetition %d, corpus %s\n",
 		describe(r.B), describe(r.A), r.Mode, r.Level, r.Repetition, short(r.A.CorpusSHA256))
+	for _, line := range r.Tokenization.lines(r.A, r.B) {
+		p("TOKENIZER DRIFT: %s\n", line)
+	}
 	p("Verdict: %s at margin δ = %.3f (±%s points): the %.0f%% interval of Δ is [%s, %s] points\n",
 		eq.Verdict(), r.Margin, pts(r.Margin), eq.Level*100, signedPts(eq.Lo), signedPts(eq.Hi))
 	if eq.TooFew {

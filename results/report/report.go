@@ -60,12 +60,16 @@ type page struct {
 	// RandomWeights: a model with random weights answered, so acceptance,
 	// failure classes and field scores say nothing; timing and memory stand.
 	RandomWeights bool
-	Run           []kv
-	Headline      string // the summary's first sentence: the best passing variant, or that none passed
-	Outcomes      table  // one row per variant: state, verdict and why, failed and interrupted variants included
-	Shards        *table // a merged run's shards; nil otherwise
-	Notes         []string
-	Series        []seriesPage
+	// Drift says, per variant whose engine tokenised prompts otherwise than
+	// expected, how many and by how much (eval.PromptDrift.Sentence): what
+	// the engine was sent, before any figure of what it answered.
+	Drift    []string
+	Run      []kv
+	Headline string // the summary's first sentence: the best passing variant, or that none passed
+	Outcomes table  // one row per variant: state, verdict and why, failed and interrupted variants included
+	Shards   *table // a merged run's shards; nil otherwise
+	Notes    []string
+	Series   []seriesPage
 	// Overlays draw every variant on one chart per figure, above the
 	// per-variant sections; none when the run has one series per mode.
 	Overlays []chart
@@ -122,6 +126,11 @@ func build(ctx context.Context, dir string, opts Options) (*page, error) {
 	for _, v := range m.Variants {
 		p.Simulated = p.Simulated || v.Engine.Simulated
 		p.RandomWeights = p.RandomWeights || v.Engine.RandomWeights
+	}
+	for _, o := range outcomes {
+		if line := o.Tokenization.Sentence(); line != "" {
+			p.Drift = append(p.Drift, o.Variant+": "+line+".")
+		}
 	}
 	if d.Runs > 1 {
 		p.Notes = append(p.Notes, fmt.Sprintf("results.db holds %d runs; this report reads the latest, %s.", d.Runs, d.Run.RunID))
