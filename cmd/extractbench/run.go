@@ -29,7 +29,7 @@ func (c *runCommand) Synopsis() string {
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("run [-protocol FILE] [-out DIR] [-resume DIR]", c.Synopsis(), c.env)
+	fs := newFlags("run [-protocol FILE | -url URL -model NAME] [-out DIR] [-resume DIR]", c.Synopsis(), c.env)
 	protocol := fs.String("protocol", "", "protocol file (YAML or JSON); default: the embedded default protocol")
 	out := fs.String("out", defaultOutDir, "results directory (results.db, Parquet, raw_table.csv)")
 	resume := fs.String("resume", "", "complete the interrupted run in `DIR` (refuses a different fingerprint)")
@@ -41,6 +41,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	latencyRatio := fs.Float64("latency-ratio", 1.25, "with -baseline: largest allowed growth of p95 E2E at the recommended level")
 	acceptDiffs := fs.Bool("accept-baseline-diff", false, "with -baseline: compare even when the baseline measured another prompt, schema, parse rule, generation or model (recorded as an event)")
 	shardSpec := fs.String("shard", "", "measure only shard `I/N` of the corpus: the documents whose id hashes to I (FNV-1a 64 mod N); default: $JOB_COMPLETION_INDEX of $"+envShardCount+" when set")
+	urlRun := addURLFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -58,6 +59,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			return &usageError{msg: fmt.Sprintf("run: -resume %s resumes into its own directory; -out %s would be ignored: give one of them", *resume, *out)}
 		}
 		opts.OutDir, opts.Resume = *resume, true
+	}
+	if err := urlRun.apply(ctx, fs, &opts, c.stderr); err != nil {
+		return err
 	}
 	if *baseline != "" {
 		check, err := checkBaseline(ctx, *baseline, opts.Resume, *acceptDiffs)
