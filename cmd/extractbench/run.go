@@ -42,6 +42,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	acceptDiffs := fs.Bool("accept-baseline-diff", false, "with -baseline: compare even when the baseline measured another prompt, schema, parse rule, generation or model (recorded as an event)")
 	shardSpec := fs.String("shard", "", "measure only shard `I/N` of the corpus: the documents whose id hashes to I (FNV-1a 64 mod N); default: $JOB_COMPLETION_INDEX of $"+envShardCount+" when set")
 	urlRun := addURLFlags(fs)
+	ciOut := addCIFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -78,6 +79,15 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			_ = enc.Encode(sum)
 		} else {
 			printSummary(c.stdout, sum)
+		}
+	}
+	// CI's files whenever a run was created, even one that failed or was
+	// interrupted: a failed night must show as one.
+	if sum != nil && sum.RunID != "" {
+		if werr := ciOut.write(ctx, opts.OutDir, c.stderr); werr != nil && err == nil {
+			return werr
+		} else if werr != nil {
+			fmt.Fprintln(c.stderr, "extractbench:", werr)
 		}
 	}
 	if err != nil {
