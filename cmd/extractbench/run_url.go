@@ -66,7 +66,7 @@ func (u urlFlags) apply(ctx context.Context, fs *flag.FlagSet, opts *pipeline.Op
 	base := strings.TrimSuffix(*u.url, "/")
 	d, err := client.New(client.Config{BaseURL: base, Model: *u.model, APIKey: key}).DetectKind(dctx)
 	if err != nil {
-		return fmt.Errorf("run: the engine at %s: %w (is it running? check with: curl %s/v1/models)", base, err, base)
+		return fmt.Errorf("run: the engine at %s: %w (is it running, and does it want a key (-api-key-env VAR)? check with: curl %s/v1/models)", base, err, base)
 	}
 	kind := "not detected, engine.kind left empty"
 	if d.Kind != "" {
