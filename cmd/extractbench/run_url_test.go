@@ -80,7 +80,7 @@ func TestRun_URLRefused(t *testing.T) {
 		{"with a protocol", []string{"-url", srv.URL, "-model", "m", "-protocol", proto}, exitUsage, "give -url or -protocol, not both"},
 		{"with resume", []string{"-url", srv.URL, "-model", "m", "-resume", "$OUT"}, exitUsage, "-resume completes a run with its own protocol"},
 		{"unset key variable", []string{"-url", srv.URL, "-model", "m", "-api-key-env", "EXTRACTBENCH_TEST_UNSET_KEY"}, exitUsage, "EXTRACTBENCH_TEST_UNSET_KEY: the variable is not set"},
-		{"nothing answers", []string{"-url", closed.URL, "-model", "m"}, exitInfra, "is it running?"},
+		{"nothing answers", []string{"-url", closed.URL, "-model", "m"}, exitInfra, "is it running, and does it want a key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
