@@ -423,6 +423,10 @@ type passBar struct {
 	failures map[eval.Failure]int
 	faults   int    // requests that failed in the client itself: no document of the engine's
 	fault    string // the last one's detail
+
+	// short and maxDesc fit the bar to a narrow terminal (progressfit.go).
+	short   shortLabel
+	maxDesc int
 }
 
 // clientFault counts a request that failed in the client itself.
@@ -484,17 +488,23 @@ func (rs *runState) newBar(v *Variant, level, rep int, phase string, total, alre
 		return b
 	}
 	b.out = rs.progress
-	b.bar = progressbar.NewOptions(total,
+	fit := fitBar(terminalWidth(rs.opts.Progress), total, b.label) // rs.progress wraps it (secrets)
+	b.maxDesc = fit.maxDesc
+	b.short = shortLabel{place: fmt.Sprintf("%d/%d", rs.passNo, rs.plannedPasses()), variant: v.Name,
+		where: fmt.Sprintf("%s r%d/%d", shortLevel(rs.proto.Sweep.Mode, phase, level), rep, rs.proto.Sweep.Repetitions)}
+	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(rs.progress),
-		progressbar.OptionSetDescription(b.label),
+		progressbar.OptionSetDescription(b.barText()),
 		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("doc"),
 		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetWidth(20),
-		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetWidth(fit.bar),
+		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(rs.progress) }),
-	)
+	}
+	if fit.its {
+		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("doc"))
+	}
+	b.bar = progressbar.NewOptions(total, opts...)
 	if already > 0 {
 		_ = b.bar.Set(already)
 	}
@@ -520,7 +530,7 @@ func (b *passBar) add(rec eval.Record) {
 	if b.bar == nil {
 		return
 	}
-	b.bar.Describe(b.describe())
+	b.bar.Describe(b.barText())
 	_ = b.bar.Add(1)
 }
 

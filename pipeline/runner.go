@@ -58,6 +58,11 @@ type Options struct {
 	// baseline there): the problems it returns refuse the run
 	// (ValidationError, exit 2).
 	CheckManifest func(*Manifest) []string
+	// ProtocolText, when set, is the protocol itself, read in place of
+	// ProtocolPath and named ProtocolSource in messages and the manifest
+	// ("(run -url …)"): `run -url URL -model NAME` runs one it writes.
+	ProtocolText   []byte
+	ProtocolSource string
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing
@@ -310,6 +315,9 @@ func (rs *runState) prepare(prev *results.Run) error {
 				return &ConfigError{fmt.Errorf("resume: the protocol of run %s has credentials in %s, which its manifest does not keep: resume with -protocol FILE, the protocol file that has them", prev.RunID, strings.Join(fields, ", "))}
 			}
 		}
+	case rs.opts.ProtocolText != nil:
+		wd, _ := os.Getwd()
+		rs.proto, err = ParseProtocol(rs.opts.ProtocolText, rs.opts.ProtocolSource, wd)
 	default:
 		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
 	}
@@ -421,7 +429,7 @@ func (rs *runState) printCorpusWarnings() {
 
 // protocolDir is where a resumed run resolves the protocol's relative paths.
 func protocolDir(m *Manifest) string {
-	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" {
+	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" || strings.HasPrefix(m.ProtocolSource, "(") {
 		wd, _ := os.Getwd()
 		return wd
 	}
