@@ -17,6 +17,7 @@ import (
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 )
 
 // defaultOutDir is where `extractbench run` writes when -out is not given.
@@ -67,13 +68,25 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		opts.CheckManifest = check
 	}
 	sum, err := pipeline.Run(ctx, opts)
+	var paired []compare.Paired
+	requireEq := false
+	if sum != nil && len(sum.Variants) > 1 && len(sum.Passes) > 0 {
+		var perr error
+		if paired, requireEq, perr = pairedVerdicts(ctx, opts.OutDir); perr != nil && err == nil {
+			err = fmt.Errorf("pair the variants: %w", perr)
+		}
+	}
 	if sum != nil && (err == nil || len(sum.Passes) > 0) { // a run that measured nothing has no table
 		if *asJSON {
 			enc := json.NewEncoder(c.stdout)
 			enc.SetIndent("", "  ")
-			_ = enc.Encode(sum)
+			_ = enc.Encode(struct {
+				*pipeline.Summary
+				Paired []compare.Paired `json:"paired,omitempty"` // each variant against the baseline variant
+			}{sum, paired})
 		} else {
 			printSummary(c.stdout, sum)
+			printPaired(c.stdout, paired, requireEq)
 		}
 	}
 	if err != nil {
@@ -86,6 +99,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		if err := regression(ctx, c.stdout, *baseline, opts.OutDir, *margin, *latencyRatio, *acceptDiffs); err != nil {
 			return err
 		}
+	}
+	if bad := notEquivalent(paired); requireEq && bad != "" && !sum.Interrupted {
+		return &verdictError{msg: "acceptance.require_equivalent: " + bad}
 	}
 	if !sum.Passed {
 		var failed []string
@@ -162,12 +178,19 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 			fmt.Fprintf(w, ": baseline accepted %s", eval.FormatShare(*o.BaselineShare))
 		}
 		fmt.Fprintln(w)
-		if o.Reason != "" {
-			fmt.Fprintf(w, "     %s\n", o.Reason)
+		reason := o.Reason
+		if o.State == results.OutcomePass && len(o.Series) > 0 {
+			// A pass's reason is its recommendation, printed below by objective;
+			// what follows it (an interruption) is printed here.
+			reason = strings.TrimSpace(strings.TrimPrefix(reason, o.Series[0].Recommendation.Headline()))
 		}
-		if o.State == results.OutcomeFail {
+		if reason != "" {
+			fmt.Fprintf(w, "     %s\n", reason)
+		}
+		if o.State == results.OutcomePass || o.State == results.OutcomeFail {
 			for _, sr := range o.Series {
-				fmt.Fprintf(w, "     %s\n", sr.Recommendation.Why)
+				fmt.Fprintf(w, "     interactive: %s\n", sr.Recommendation.Interactive())
+				fmt.Fprintf(w, "     offline: %s\n", sr.Recommendation.Offline.Why)
 			}
 		}
 	}
