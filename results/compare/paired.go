@@ -19,11 +19,11 @@ type Paired struct {
 	Mode       string  `json:"mode,omitempty"`
 	Level      int     `json:"level,omitempty"`
 	N          int     `json:"n"`
-	Flips      int     `json:"flips"`       // documents on which the two disagree
-	Lost       int     `json:"flips_lost"`  // accepted by the baseline, failed by the variant
-	Gained     int     `json:"flips_won"`   // the other way
-	Delta      float64 `json:"delta"`       // variant − baseline, accepted share
-	Lo         float64 `json:"lo"`          // the 90% interval of Delta
+	Flips      int     `json:"flips"`      // documents on which the two disagree
+	Lost       int     `json:"flips_lost"` // accepted by the baseline, failed by the variant
+	Gained     int     `json:"flips_won"`  // the other way
+	Delta      float64 `json:"delta"`      // variant − baseline, accepted share
+	Lo         float64 `json:"lo"`         // the 90% interval of Delta
 	Hi         float64 `json:"hi"`
 	Margin     float64 `json:"margin"`
 	Equivalent bool    `json:"equivalent"`
