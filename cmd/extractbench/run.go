@@ -85,8 +85,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 				Paired []compare.Paired `json:"paired,omitempty"` // each variant against the baseline variant
 			}{sum, paired})
 		} else {
-			printSummary(c.stdout, sum)
-			printPaired(c.stdout, paired, requireEq)
+			printSummary(c.stdout, sum, func(w io.Writer) { printPaired(w, paired, requireEq) })
 		}
 	}
 	if err != nil {
@@ -118,7 +117,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 // printSummary writes the final table: one line per level as eval's
 // aggregator made it (the report, compare and -json show the same figures),
 // then each variant's state and verdict.
-func printSummary(w io.Writer, s *pipeline.Summary) {
+func printSummary(w io.Writer, s *pipeline.Summary, verdicts ...func(io.Writer)) {
 	if s.Simulated {
 		fmt.Fprintln(w, "SIMULATED: the built-in engine models a GPU; its times and memory are not measurements of hardware.")
 	}
@@ -193,6 +192,9 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 				fmt.Fprintf(w, "     offline: %s\n", sr.Recommendation.Offline.Why)
 			}
 		}
+	}
+	for _, f := range verdicts { // more verdicts, beside the variants' (the paired ones)
+		f(w)
 	}
 	if len(s.Exports) > 0 {
 		fmt.Fprintf(w, "\nwrote %s/results.db and %s\n", s.OutDir, strings.Join(s.Exports, ", "))
