@@ -31,6 +31,21 @@ type Acceptance struct {
 	TTFTP99MS float64 `json:"ttft_p99_ms,omitempty"` // TTFT from t_sched; the level's p99
 	TPOTP99MS float64 `json:"tpot_p99_ms,omitempty"` // time per output token after the first; the level's p99
 	E2EP95MS  float64 `json:"e2e_p95_ms,omitempty"`  // done − t_sched; the level's p95
+
+	// Objective is which recommendations the protocol asks for (ObjectiveBoth,
+	// ObjectiveInteractive, ObjectiveOffline); "" is both. Left out when
+	// unset, so that fingerprints of older protocols do not change.
+	Objective string `json:"objective,omitempty"`
+	// BaselineVariant names the variant every other is compared with, paired
+	// on the same documents, in the report and the nightly verdict; "" is the
+	// first variant.
+	BaselineVariant string `json:"baseline_variant,omitempty"`
+	// RequireEquivalent makes run's exit code fail (1) when a variant is not
+	// equivalent to the baseline variant at EquivalenceMargin.
+	RequireEquivalent bool `json:"require_equivalent,omitempty"`
+	// EquivalenceMargin is the paired verdict's margin δ (a share, 0.02 = two
+	// points); 0 is compare's default.
+	EquivalenceMargin float64 `json:"equivalence_margin,omitempty"`
 }
 
 // HasObjectives reports whether any per-request latency objective is set.
@@ -187,7 +202,11 @@ type Recommendation struct {
 	// (an interrupted or failed sweep): the recommendation rests on what was.
 	Partial bool     `json:"partial"`
 	Missing []string `json:"missing,omitempty"` // what was planned and not measured, e.g. "level 64 (0 of 3 repetitions)"
-	Why     string   `json:"why"`               // one sentence for the selection sheet
+	Why     string   `json:"why"`               // one sentence for the selection sheet: the interactive objective
+	// Objective is what the protocol asked for (ObjectiveBoth, …); the
+	// fields above are the interactive answer, Offline the offline one.
+	Objective string  `json:"objective"`
+	Offline   Offline `json:"offline"`
 }
 
 // Usable reports whether a level is recommended at all.
@@ -198,9 +217,10 @@ func (r Recommendation) Usable() bool { return r.Recommended > 0 }
 // broken one, so that a lucky higher level never hides a break.
 func recommend(s *Series, acc Acceptance) {
 	r := &s.Recommendation
-	r.Variant, r.Mode = s.Variant, s.Mode
+	r.Variant, r.Mode, r.Objective = s.Variant, s.Mode, acc.ObjectiveOf()
 	if len(s.Levels) == 0 {
 		r.Why = "no complete pass to judge"
+		r.Offline.Asked, r.Offline.Why = acc.Asks(ObjectiveOffline), "no complete pass to judge"
 		return
 	}
 	base := s.Baseline()
@@ -236,6 +256,7 @@ func recommend(s *Series, acc Acceptance) {
 		}
 	}
 	r.Why = r.why()
+	recommendOffline(r, s.Mode, walk, acc)
 }
 
 func (r Recommendation) why() string {

@@ -90,7 +90,7 @@ func (d *RunData) Outcomes() []Outcome {
 		default:
 			v := eval.Judge(base, -1, d.Manifest.Acceptance)
 			if v.Usable {
-				o.State, o.Reason = OutcomePass, o.Series[0].Recommendation.Why
+				o.State, o.Reason = OutcomePass, o.Series[0].Recommendation.Headline()
 			} else {
 				o.State, o.Reason = OutcomeFail, "baseline: "+v.Reason
 			}

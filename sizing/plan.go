@@ -269,13 +269,17 @@ func PlanRunWith(run *results.RunData, o PlanOptions) ([]PlanResult, error) {
 				Recommendation: &rec, Simulated: run.Simulated()})
 			continue
 		}
-		in := PlanInputs{Variant: rec.Variant, Mode: rec.Mode, Level: rec.Recommended, OverheadShare: overhead, FixedNS: fixed,
+		level := rec.Recommended
+		if !rec.InteractiveAsked() && rec.Offline.Level > 0 {
+			level = rec.Offline.Level // the protocol asked for the offline objective only
+		}
+		in := PlanInputs{Variant: rec.Variant, Mode: rec.Mode, Level: level, OverheadShare: overhead, FixedNS: fixed,
 			CorpusDocs: corpusDocs, RentalDays: days}
 		if o.RetryShare != nil {
 			in.RetryShare, in.RetryAssumed = *o.RetryShare, true
 		}
 		for _, p := range run.Passes {
-			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == rec.Recommended && p.Complete() {
+			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == level && p.Complete() {
 				in.Docs += int(p.Docs)
 				in.Accepted += int(p.Accepted)
 				in.DurationNS += p.DurationNS
@@ -359,10 +363,16 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		return ew.err
 	}
 	ew.printf("%s at %s %d", r.Variant, unit, r.Level)
-	if r.Recommendation != nil {
-		ew.printf(" (recommended: %s)", r.Recommendation.Why)
+	if rec := r.Recommendation; rec != nil {
+		if rec.InteractiveAsked() {
+			ew.printf(" (the interactive objective's recommended level)\n")
+		} else {
+			ew.printf(" (the offline objective's level: the protocol asked for it only)\n")
+		}
+		ew.printf("Interactive objective: %s\nOffline objective: %s\n", rec.Interactive(), rec.Offline.Why)
+	} else {
+		ew.printf("\n")
 	}
-	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Measured in passes\t%.0f documents/hour (%d documents in %s), %.0f accepted/hour, %.1f output tokens/s\n",
 		r.PassDocsPerHour, r.Docs, eval.FormatDuration(r.DurationNS), r.AcceptedPerHour, r.OutputTokensPerS)

@@ -208,6 +208,7 @@ var (
 	elapsedRe     = regexp.MustCompile(`\((\d+(\.\d+)?(h|m|s|ms|µs|us|ns))+\)$`)
 	timestampRe   = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}| UTC)?`)
 	cellSepRe     = regexp.MustCompile(` {2,}`)
+	offlineRe     = regexp.MustCompile(`^(\s*offline: ).+$`)
 	longFloatRe   = regexp.MustCompile(`-?\b\d+\.\d{10,}(e[+-]?\d+)?\b`)
 	listeningRe   = regexp.MustCompile(`(listening on http://[^ :]+):\d+`)
 )
@@ -274,6 +275,8 @@ func normalise(s string, vars map[string]string, measured bool) string {
 		line = strings.TrimRight(line, " ")
 		if measured {
 			line = elapsedRe.ReplaceAllString(line, "(<elapsed>)")
+			// The offline objective's level and figures are throughput: measured.
+			line = offlineRe.ReplaceAllString(line, "${1}<measured>")
 		}
 		body := strings.TrimLeft(line, " ")
 		indent := line[:len(line)-len(body)]

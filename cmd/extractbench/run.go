@@ -17,6 +17,7 @@ import (
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 )
 
 // defaultOutDir is where `extractbench run` writes when -out is not given.
@@ -73,13 +74,24 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		opts.CheckManifest = check
 	}
 	sum, err := pipeline.Run(ctx, opts)
+	var paired []compare.Paired
+	requireEq := false
+	if sum != nil && len(sum.Variants) > 1 && len(sum.Passes) > 0 {
+		var perr error
+		if paired, requireEq, perr = pairedVerdicts(ctx, opts.OutDir); perr != nil && err == nil {
+			err = fmt.Errorf("pair the variants: %w", perr)
+		}
+	}
 	if sum != nil && (err == nil || len(sum.Passes) > 0) { // a run that measured nothing has no table
 		if *asJSON {
 			enc := json.NewEncoder(c.stdout)
 			enc.SetIndent("", "  ")
-			_ = enc.Encode(sum)
+			_ = enc.Encode(struct {
+				*pipeline.Summary
+				Paired []compare.Paired `json:"paired,omitempty"` // each variant against the baseline variant
+			}{sum, paired})
 		} else {
-			printSummaryFit(c.stdout, sum, summaryWidth(c.stdout, *wide))
+			printSummaryFit(c.stdout, sum, summaryWidth(c.stdout, *wide), func(w io.Writer) { printPaired(w, paired, requireEq) })
 		}
 	}
 	// CI's files whenever a run was created, even one that failed or was
@@ -102,6 +114,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if bad := notEquivalent(paired); requireEq && bad != "" && !sum.Interrupted {
+		return &verdictError{msg: "acceptance.require_equivalent: " + bad}
+	}
 	if !sum.Passed {
 		var failed []string
 		for _, v := range sum.Variants {
@@ -118,11 +133,13 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 // aggregator made it (the report, compare and -json show the same figures),
 // then each variant's state and verdict. On a terminal it fits the
 // terminal's width (summaryfit.go); elsewhere it has every column.
-func printSummary(w io.Writer, s *pipeline.Summary) { printSummaryFit(w, s, termWidth(w)) }
+func printSummary(w io.Writer, s *pipeline.Summary, verdicts ...func(io.Writer)) {
+	printSummaryFit(w, s, termWidth(w), verdicts...)
+}
 
 // printSummaryFit is printSummary within width columns (0: no limit, every
 // column: a log, a pipe, -wide).
-func printSummaryFit(out io.Writer, s *pipeline.Summary, width int) {
+func printSummaryFit(out io.Writer, s *pipeline.Summary, width int, verdicts ...func(io.Writer)) {
 	w, done := fitWriter(out, width)
 	defer done()
 	if s.Simulated {
@@ -196,14 +213,24 @@ func printSummaryFit(out io.Writer, s *pipeline.Summary, width int) {
 			fmt.Fprintf(w, ": baseline accepted %s", eval.FormatShare(*o.BaselineShare))
 		}
 		fmt.Fprintln(w)
-		if o.Reason != "" {
-			fmt.Fprintf(w, "     %s\n", o.Reason)
+		reason := o.Reason
+		if o.State == results.OutcomePass && len(o.Series) > 0 {
+			// A pass's reason is its recommendation, printed below by objective;
+			// what follows it (an interruption) is printed here.
+			reason = strings.TrimSpace(strings.TrimPrefix(reason, o.Series[0].Recommendation.Headline()))
 		}
-		if o.State == results.OutcomeFail {
+		if reason != "" {
+			fmt.Fprintf(w, "     %s\n", reason)
+		}
+		if o.State == results.OutcomePass || o.State == results.OutcomeFail {
 			for _, sr := range o.Series {
-				fmt.Fprintf(w, "     %s\n", sr.Recommendation.Why)
+				fmt.Fprintf(w, "     interactive: %s\n", sr.Recommendation.Interactive())
+				fmt.Fprintf(w, "     offline: %s\n", sr.Recommendation.Offline.Why)
 			}
 		}
+	}
+	for _, f := range verdicts { // more verdicts, beside the variants' (the paired ones)
+		f(w)
 	}
 	if len(s.Exports) > 0 {
 		fmt.Fprintf(w, "\nwrote %s/results.db and %s\n", s.OutDir, strings.Join(s.Exports, ", "))

@@ -40,7 +40,7 @@ func TestWrite_CPUEngine(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"**GPU and memory:** CPU engine: no GPU\n", "CPU engine: no GPU: no card, driver or CUDA to check; engine b1-de3ff81",
-		"extract-llama-15m on the CPU (no GPU)", "| CPU (no GPU) | PASS |",
+		"extract-llama-15m on the CPU (no GPU)", "(extract-llama-15m on CPU (no GPU)) | PASS |",
 		"2 × 14,711,040 parameters × total tokens/s", " GFLOP/s |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)

@@ -2,11 +2,13 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -59,7 +61,8 @@ func sheet(m *results.Manifest, s *series) []kv {
 	} else {
 		add("Recommended "+unit, "none: no level was usable")
 	}
-	add("Margin and why", s.Rec.Why)
+	add("Margin and why", s.Rec.Interactive())
+	add("Offline objective", s.Rec.Offline.Why)
 	if s.Rec.FirstBroken > 0 {
 		add("First level that broke", fmt.Sprintf("%d: %s", s.Rec.FirstBroken, s.Rec.BrokeReason))
 	} else {
@@ -190,23 +193,29 @@ func shortHash(h string) string {
 	return h
 }
 
-// outcomeRows is the report's top summary: every variant the protocol
+// outcomeRows is the report's verdict table: every variant the protocol
 // planned, with its state (PASS, FAIL, ERROR, INTERRUPTED, NOT RUN), its
-// baseline share, the recommended level with its figures there (p95 E2E,
-// accepted documents/hour, device memory peak: eval's level, as every
-// page), the card, and why.
-func outcomeRows(m *results.Manifest, outcomes []results.Outcome) table {
+// baseline share, its paired verdict against the baseline variant (runs of
+// several variants), the recommended (interactive) level with its figures
+// there (p95 E2E, accepted documents/hour, device memory peak: eval's
+// level, as every page), the offline level, and why. Seven columns, so
+// that it fits a 1000 px window without a scrollbar.
+func outcomeRows(m *results.Manifest, outcomes []results.Outcome, paired []compare.Paired, baseline string) table {
 	t := table{ID: "outcomes", Title: "Verdict per variant",
-		Note: "Accepted share pooled over the baseline's repetitions; p95 E2E and accepted documents/hour are each pass's figure, median over repetitions; the memory peak is the highest.",
-		Head: []string{"variant", "model", "GPU", "state", "baseline accepted", "recommended", "p95 E2E there", "accepted documents/hour there", "device peak there", "why"}}
+		Note: "Accepted share pooled over the baseline's repetitions; p95 E2E and accepted documents/hour are each pass's figure, median over repetitions; the memory peak is the highest. " +
+			"Interactive: the highest level meeting the latency objectives, one step back; offline: the level with the most accepted documents/hour under the quality gate.",
+		Head: []string{"variant (model on GPU)", "state", "baseline accepted", "interactive: recommended, figures there", "offline", "why"}}
+	if len(paired) > 0 {
+		t.Head = slices.Insert(t.Head, 3, "paired against "+baseline)
+	}
 	for _, o := range outcomes {
-		share, rec, p95, rate, peak := none, none, none, none, none
+		share, rec := none, none
 		if o.BaselineShare != nil {
 			share = fmtShare(*o.BaselineShare)
 		}
 		if s, l := recommendedLevel(o); l != nil {
-			rec = fmt.Sprintf("%s %d", unitName(s.Mode), l.Level)
-			p95, rate, peak = fmtSpread(l.E2EP95NS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtGiB(l.PeakGPUMemBytes)
+			rec = fmt.Sprintf("%s %d: p95 E2E %s; %s accepted documents/hour; device peak %s", unitName(s.Mode), l.Level,
+				fmtSpread(l.E2EP95NS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtGiB(l.PeakGPUMemBytes))
 		}
 		gpu := none // a variant that measured nothing ran on no card (the manifest's fallback would name another variant's)
 		if o.PassesDone > 0 {
@@ -215,7 +224,20 @@ func outcomeRows(m *results.Manifest, outcomes []results.Outcome) table {
 				gpu = "CPU (no GPU)"
 			}
 		}
-		t.Rows = append(t.Rows, []string{o.Variant, orNone(o.Model), gpu, o.State, share, rec, p95, rate, peak, orNone(o.Reason)})
+		_, off := objectiveLines(o)
+		offline := off.Level
+		if off.Figures != "" {
+			offline += ": " + off.Figures
+		}
+		row := []string{fmt.Sprintf("%s (%s on %s)", o.Variant, orNone(o.Model), gpu), o.State, share, rec, offline, orNone(o.Reason)}
+		if len(paired) > 0 {
+			verdict := "the baseline variant"
+			if p := compare.PairedOf(paired, o.Variant); p != nil {
+				verdict = p.Word() + ": " + pairedFigures(*p)
+			}
+			row = slices.Insert(row, 3, verdict)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -237,7 +259,16 @@ func recommendedLevel(o results.Outcome) (eval.Series, *eval.Level) {
 // headline is the summary's first sentence: which passing variant did the
 // job fastest at its recommended level, with the figures the table shows;
 // or that none passed.
-func headline(m *results.Manifest, outcomes []results.Outcome) string {
+func headline(m *results.Manifest, outcomes []results.Outcome, paired []compare.Paired) string {
+	h := fastestHeadline(m, outcomes)
+	if p := pairedHeadline(paired); p != "" {
+		return p + " " + h
+	}
+	return h
+}
+
+// fastestHeadline is the headline without the paired verdicts.
+func fastestHeadline(m *results.Manifest, outcomes []results.Outcome) string {
 	var best *results.Outcome
 	var bestRate float64
 	passed := 0
