@@ -59,7 +59,7 @@ type Pass struct {
 	Status          string // PassComplete or PassInterrupted
 	StartedNS       *int64 // first t_send
 	EndedNS         *int64 // last t_done
-	DurationNS      int64  // EndedNS − StartedNS; 0 when no request was sent
+	DurationNS      int64  // active time: first send to last done of each segment (resume), summed; ≤ EndedNS − StartedNS; 0 when no request was sent (eval/throughput.go)
 
 	Docs      int64
 	Accepted  int64         // accepted documents (a count; requests.accepted is a flag)

@@ -211,7 +211,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.PromptTokensPerS = ptr(float64(promptTokens) / secs)
 		p.TotalTokensPerS = ptr(float64(promptTokens+outTokens) / secs)
 		p.AcceptedPerS = ptr(float64(agg.Accepted) / secs)
-		p.DocsPerHour = ptr(float64(agg.Accepted) / secs * 3600)
+		p.DocsPerHour = eval.PassAcceptedPerHour(&p) // the one definition (eval/throughput.go)
 		p.Goodput = ptr(float64(onTimeAccepted) / secs)
 	}
 
