@@ -110,6 +110,9 @@ type Level struct {
 	ClientDelayP99NS Spread `json:"client_delay_p99_ns"`
 	ClientCPUShare   Spread `json:"client_cpu_share"`
 	ClientBound      int    `json:"client_bound"`
+	// ClientBoundLeftOut counts the client-bound repetitions left out of
+	// the level's figures because a re-measure replaced them (levelBuilder.leftOut).
+	ClientBoundLeftOut int `json:"client_bound_left_out,omitempty"`
 
 	// Latency objectives with quality: the objectives' figures (median over
 	// repetitions), on-time requests and accepted on-time documents (summed),
@@ -120,6 +123,11 @@ type Level struct {
 	OnTime         int64  `json:"on_time"`
 	OnTimeAccepted int64  `json:"on_time_accepted"`
 	Goodput        Spread `json:"goodput"`
+
+	// NotSteady says why the level was not in steady state (eval/steady.go:
+	// a first repetition slower than the others, a trend within a pass);
+	// "" when it was, or could not be told.
+	NotSteady string `json:"not_steady,omitempty"`
 
 	Verdict Verdict `json:"verdict"`
 }
@@ -159,9 +167,42 @@ type levelBuilder struct {
 	dur, tps, aps, dph, ptps, ttps                   []float64
 	offered, achieved, late50, late99, delay99, cpu  []float64
 	ttftSched99, tpot90, tpot99, goodput             []float64
+	steady                                           steadyTally
+	passes                                           []Pass // as added; counted at close
+	planned                                          int    // the plan's repetitions; 0 = unknown
 }
 
-func (b *levelBuilder) add(p *Pass) {
+// add keeps one pass of the level; close counts them.
+func (b *levelBuilder) add(p *Pass) { b.passes = append(b.passes, *p) }
+
+// leftOut marks the client-bound passes a re-measure replaced: at a level
+// that holds more complete passes than the plan's repetitions (the runner
+// measured a client-bound repetition once more, a remeasure_client_bound
+// decision), client-bound passes are left out of the level's figures,
+// the earliest first, as long as the plan's repetitions remain. A
+// re-measure that was client-bound too leaves the level client-bound.
+func (b *levelBuilder) leftOut() map[int]bool {
+	complete := 0
+	for i := range b.passes {
+		if b.passes[i].Complete() {
+			complete++
+		}
+	}
+	excess := complete - b.planned
+	if b.planned <= 0 || excess <= 0 {
+		return nil
+	}
+	out := map[int]bool{}
+	for i := range b.passes {
+		if p := &b.passes[i]; excess > 0 && p.Complete() && p.ClientBound != nil && *p.ClientBound {
+			out[i] = true
+			excess--
+		}
+	}
+	return out
+}
+
+func (b *levelBuilder) count(p *Pass) {
 	l := &b.l
 	if l.Repetitions == 0 && l.Interrupted == 0 {
 		l.Variant, l.Mode, l.Level, l.Phase = p.Variant, p.Mode, p.Level, p.Phase
@@ -207,9 +248,18 @@ func (b *levelBuilder) add(p *Pass) {
 	}
 	l.OnTimeAccepted += p.GoodAccepted()
 	b.goodput = appendF(b.goodput, p.Goodput)
+	b.steady.add(p)
 }
 
 func (b *levelBuilder) close() Level {
+	out := b.leftOut()
+	for i := range b.passes {
+		if out[i] {
+			b.l.ClientBoundLeftOut++
+			continue
+		}
+		b.count(&b.passes[i])
+	}
 	l := b.l
 	l.TTFTP50NS, l.TTFTP95NS = spreadOf(b.ttft50), spreadOf(b.ttft95)
 	l.E2EP50NS, l.E2EP95NS = spreadOf(b.e2e50), spreadOf(b.e2e95)
@@ -222,6 +272,7 @@ func (b *levelBuilder) close() Level {
 	l.ClientDelayP99NS, l.ClientCPUShare = spreadOf(b.delay99), spreadOf(b.cpu)
 	l.TTFTSchedP99NS, l.TPOTP90NS, l.TPOTP99NS = spreadOf(b.ttftSched99), spreadOf(b.tpot90), spreadOf(b.tpot99)
 	l.Goodput = spreadOf(b.goodput)
+	l.NotSteady = b.steady.reason()
 	return l
 }
 
@@ -321,6 +372,7 @@ func (a *Aggregator) Close() []Series {
 		}
 		slices.Sort(ns)
 		for _, n := range ns {
+			builders[n].planned = a.plan.Repetitions
 			l := builders[n].close()
 			l.Planned = a.plan.Repetitions
 			if l.Repetitions > 0 {

@@ -181,6 +181,16 @@ type Pass struct {
 	CachedPromptTokens *int64
 	CachedPromptShare  *float64
 
+	// Steady state without the engine's help (eval/steady.go): the pass's
+	// trend test of early against late requests of the same length class,
+	// the requests it compared, its Mann-Whitney z and the early/late
+	// median ratio less 1; Steady is false when it found a trend beyond the
+	// noise floor. nil when too few requests (or a row from before).
+	SteadyTrendN      *int64
+	SteadyTrendZ      *float64
+	SteadyTrendEffect *float64
+	Steady            *bool
+
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.

@@ -31,7 +31,16 @@ type Acceptance struct {
 	TTFTP99MS float64 `json:"ttft_p99_ms,omitempty"` // TTFT from t_sched; the level's p99
 	TPOTP99MS float64 `json:"tpot_p99_ms,omitempty"` // time per output token after the first; the level's p99
 	E2EP95MS  float64 `json:"e2e_p95_ms,omitempty"`  // done − t_sched; the level's p95
+
+	// SteadyState is SteadyJudge ("" reads so: a level not in steady state
+	// is not usable, cause not_steady) or SteadyRecord (the evidence is
+	// recorded and shown, the verdict ignores it, as before the check).
+	SteadyState string `json:"steady_state,omitempty"`
 }
+
+// JudgesSteadyState reports whether a level not in steady state is judged
+// not usable.
+func (a Acceptance) JudgesSteadyState() bool { return a.SteadyState != SteadyRecord }
 
 // HasObjectives reports whether any per-request latency objective is set.
 func (a Acceptance) HasObjectives() bool {
@@ -80,6 +89,9 @@ const (
 	// mostly the failures' (a 429 comes back in a millisecond), not the
 	// time the engine takes to serve a document.
 	CauseFailures Cause = "failures"
+	// CauseNotSteady: the level's passes were not in steady state
+	// (eval/steady.go): its figures are those of an engine still warming.
+	CauseNotSteady Cause = "not_steady"
 )
 
 // The verdict words stored in passes.verdict and shown in every table.
@@ -147,6 +159,9 @@ func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
 	if l.ClientBound > 0 {
 		add(CauseClient, "client-bound in %d of %d repetitions (client delay p99 %s%s; bound: its own delay, CPU or failures): the client, not the engine, set the pace",
 			l.ClientBound, l.Repetitions, FormatDuration(int64(l.ClientDelayP99NS.Median)), l.ClientDelayP99NS.Qualifier())
+	}
+	if l.NotSteady != "" && acc.JudgesSteadyState() {
+		add(CauseNotSteady, "not in steady state: %s", l.NotSteady)
 	}
 	if n := l.Failures.Of(Error); 2*n > l.Docs {
 		add(CauseFailures, "%d of %d requests failed (error): its latency percentiles and rates are mostly those of the failures", n, l.Docs)

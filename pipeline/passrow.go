@@ -24,6 +24,7 @@ type passTally struct {
 	sched, send                                            instantSpan
 	segments                                               [][]segment      // activeSpan's: by shard (one for a run), one per resume boundary
 	endpoints                                              map[string]int64 // requests per replica (a few keys); the variant's replicas start at 0
+	trend                                                  eval.Trend       // early against late requests (eval/steady.go)
 }
 
 // segment is the first t_send and last t_done of the requests sent in
@@ -44,6 +45,13 @@ func (rs *runState) tallyPass(ctx context.Context, key results.PassKey, endpoint
 		return nil, err
 	}
 	t.order, err = rs.store.PassOrderStats(ctx, key)
+	if err != nil {
+		return t, err
+	}
+	// The trend test leaves out the ramp up and the drain: the first and
+	// last sends of as many requests as were in flight at once.
+	groups, err := rs.store.PassTrend(ctx, key, t.order.MaxInFlight)
+	t.trend = eval.TrendOf(groups)
 	return t, err
 }
 
@@ -232,6 +240,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	}
 
 	if complete {
+		p.FillTrend(t.trend)
 		rs.judgePass(&p)
 	}
 	return p

@@ -117,6 +117,15 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 				memFailures += int(p.Failures.Of(eval.Memory))
 			}
 		}
+		if ctx.Err() == nil {
+			phase := results.PhaseSweep
+			if li == 0 {
+				phase = results.PhaseBaseline
+			}
+			if err := rs.settleLevel(ctx, v, eng, level, phase); err != nil { // steady.go
+				return err
+			}
+		}
 		if li == 0 && rs.proto.Sweep.Auto && len(levels) == 1 {
 			levels = append(levels, 0) // the rates come when the probe has run
 		}

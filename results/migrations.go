@@ -269,6 +269,16 @@ ALTER TABLE requests ADD COLUMN cached_prompt_tokens INTEGER;
 ALTER TABLE passes ADD COLUMN cached_prompt_tokens INTEGER;
 ALTER TABLE passes ADD COLUMN cached_prompt_share REAL;
 `,
+	// migration added by h-steady
+	// 10: steady state without the engine's help: each pass's trend test
+	// of its early against its late requests of the same length class
+	// (eval/steady.go), and whether it found a trend.
+	`
+ALTER TABLE passes ADD COLUMN steady_trend_n INTEGER;
+ALTER TABLE passes ADD COLUMN steady_trend_z REAL;
+ALTER TABLE passes ADD COLUMN steady_trend_effect REAL;
+ALTER TABLE passes ADD COLUMN steady INTEGER;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

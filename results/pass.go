@@ -121,6 +121,10 @@ var passColumns = withFailureColumns([]passColumn{
 	{"telemetry_samples", func(p *Pass) any { return &p.TelemetrySamples }},
 	{"cached_prompt_tokens", func(p *Pass) any { return &p.CachedPromptTokens }},
 	{"cached_prompt_share", func(p *Pass) any { return &p.CachedPromptShare }},
+	{"steady_trend_n", func(p *Pass) any { return &p.SteadyTrendN }},
+	{"steady_trend_z", func(p *Pass) any { return &p.SteadyTrendZ }},
+	{"steady_trend_effect", func(p *Pass) any { return &p.SteadyTrendEffect }},
+	{"steady", func(p *Pass) any { return &p.Steady }},
 })
 
 // FailureColumn is the passes column counting documents of class f.
