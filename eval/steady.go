@@ -16,7 +16,8 @@ import (
 //     same length class are compared (TrendOf) and the evidence stored per
 //     pass (passes.steady_trend_*, passes.steady);
 //   - per level, the repetitions: a first repetition slower than the others
-//     beyond the noise floor (firstRepetitionSlower).
+//     beyond the noise floor (firstRepetitionSlower), by its median E2E, which
+//     a burst of load on the machine that slows a few requests leaves alone.
 //
 // A level either check flags is NOT STEADY: its figures describe an engine
 // on its way to steady state, and the verdict does not recommend it (cause
@@ -29,12 +30,15 @@ import (
 // certain but tiny drift on a large pass, or a loaded machine's jitter, is
 // not called warming. The repetition check widens it to the other
 // repetitions' own spread when that is larger.
-const SteadyNoiseFloor = 0.15
+const SteadyNoiseFloor = 0.20
 
 // SteadyTrendZ is the stratified Mann-Whitney statistic (TrendOf) beyond
-// which early and late requests differ: |z| ≥ 3.29 is p < 0.001 two-sided,
-// so that the 40-odd passes of a run seldom flag one by chance.
-const SteadyTrendZ = 3.29
+// which early requests are slower than late ones: z ≥ 3.09 is p < 0.001,
+// one-sided, so that the 40-odd passes of a run seldom flag one by chance.
+// One-sided: warming makes the first requests slow; late requests slower
+// than early ones are not a warming engine (and on a shared machine most
+// often its load).
+const SteadyTrendZ = 3.09
 
 // SteadyMinGroup is the fewest early (and late) requests a length class
 // needs to enter the trend test; SteadyMinRequests the fewest compared in
@@ -106,10 +110,11 @@ func TrendOf(groups []TrendGroup) Trend {
 	return t
 }
 
-// Steady reports whether the test found no trend: |Z| below SteadyTrendZ
-// or an effect within the noise floor. Meaningless unless OK.
+// Steady reports whether the test found no warming: Z below SteadyTrendZ
+// or early requests slower by no more than the noise floor. Meaningless
+// unless OK.
 func (t Trend) Steady() bool {
-	return math.Abs(t.Z) < SteadyTrendZ || math.Abs(t.Effect) <= SteadyNoiseFloor
+	return t.Z < SteadyTrendZ || t.Effect <= SteadyNoiseFloor
 }
 
 // Describe says what the test found, in words.
@@ -141,16 +146,16 @@ func trendOfPass(p *Pass) Trend {
 
 // steadyTally collects what a level's steady-state check needs.
 type steadyTally struct {
-	durations map[int]int64 // complete pass duration by repetition
+	durations map[int]int64 // complete pass median E2E by repetition
 	trends    []string      // the repetitions whose pass found a trend, with what it found
 }
 
 func (s *steadyTally) add(p *Pass) {
-	if p.DurationNS > 0 {
+	if p.E2EP50NS != nil && *p.E2EP50NS > 0 {
 		if s.durations == nil {
 			s.durations = map[int]int64{}
 		}
-		s.durations[p.Repetition] = p.DurationNS
+		s.durations[p.Repetition] = *p.E2EP50NS
 	}
 	if p.Steady != nil && !*p.Steady {
 		s.trends = append(s.trends, fmt.Sprintf("repetition %d: %s", p.Repetition, trendOfPass(p).Describe()))
@@ -170,8 +175,8 @@ func (s *steadyTally) reason() string {
 	return strings.Join(parts, "; ")
 }
 
-// firstRepetitionSlower compares the first repetition's duration with the
-// median of the others: slower by more than the noise floor (the larger of
+// firstRepetitionSlower compares the first repetition's median E2E with the
+// median of the others': slower by more than the noise floor (the larger of
 // SteadyNoiseFloor and the others' own range over their median) is a
 // first repetition that still warmed the engine. "" when it is not, or
 // when there is no first repetition and another to compare it with.
@@ -193,7 +198,7 @@ func firstRepetitionSlower(durations map[int]int64) string {
 	}
 	noise := max(SteadyNoiseFloor, (rest[len(rest)-1]-rest[0])/med)
 	if slower := float64(first)/med - 1; slower > noise {
-		return fmt.Sprintf("repetition 1 took %s, the others %s (median): %.0f%% slower, beyond the noise floor %.0f%%",
+		return fmt.Sprintf("repetition 1's median E2E %s, the others' %s: %.0f%% slower, beyond the noise floor %.0f%%",
 			FormatDuration(first), FormatDuration(int64(med)), slower*100, noise*100)
 	}
 	return ""
