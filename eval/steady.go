@@ -32,6 +32,23 @@ import (
 // repetitions' own spread when that is larger.
 const SteadyNoiseFloor = 0.20
 
+// SteadyResolutionNS is the smallest slowdown, in time, that can be told
+// from the client's own timing: timers, the scheduler of a machine the
+// client shares. A pass's floor is the larger of it and the client's own
+// delay p99 in the pass (passes.client_delay_p99_ns): an engine that warms
+// (compiles, captures graphs) costs tens of milliseconds and more, while a
+// loaded machine delays a request by its client's delay.
+const SteadyResolutionNS = 5e6
+
+// SteadyFloorNS is the absolute floor of a pass with the client's delay
+// p99 given (nil: unknown).
+func SteadyFloorNS(clientDelayP99NS *int64) float64 {
+	if clientDelayP99NS != nil {
+		return max(SteadyResolutionNS, float64(*clientDelayP99NS))
+	}
+	return SteadyResolutionNS
+}
+
 // SteadyTrendZ is the stratified Mann-Whitney statistic (TrendOf) beyond
 // which early requests are slower than late ones: z ≥ 3.09 is p < 0.001,
 // one-sided, so that the 40-odd passes of a run seldom flag one by chance.
@@ -79,6 +96,10 @@ type Trend struct {
 	Z      float64
 	Effect float64
 	OK     bool
+	// SlowerNS is the early median less the late one, ns, averaged over
+	// the classes as Effect; FloorNS the absolute floor it must exceed
+	// (SteadyFloorNS), set by whoever knows the pass's client delay.
+	SlowerNS, FloorNS float64
 }
 
 // TrendOf runs the trend test on a pass's groups. Mann-Whitney's U, not a
@@ -89,7 +110,7 @@ type Trend struct {
 // mix of short and long documents out of the comparison.
 func TrendOf(groups []TrendGroup) Trend {
 	var t Trend
-	var dev, variance, wsum, weffect float64
+	var dev, variance, wsum, weffect, wslower float64
 	for _, g := range groups {
 		n1, n2 := float64(g.NEarly), float64(g.NLate)
 		if g.NEarly < SteadyMinGroup || g.NLate < SteadyMinGroup || g.MedianLate <= 0 {
@@ -101,20 +122,21 @@ func TrendOf(groups []TrendGroup) Trend {
 		w := n1 + n2
 		wsum += w
 		weffect += w * (g.MedianEarly/g.MedianLate - 1)
+		wslower += w * (g.MedianEarly - g.MedianLate)
 		t.N += g.NEarly + g.NLate
 	}
 	if t.N < SteadyMinRequests || variance <= 0 {
 		return Trend{N: t.N}
 	}
-	t.Z, t.Effect, t.OK = dev/math.Sqrt(variance), weffect/wsum, true
+	t.Z, t.Effect, t.SlowerNS, t.OK = dev/math.Sqrt(variance), weffect/wsum, wslower/wsum, true
 	return t
 }
 
-// Steady reports whether the test found no warming: Z below SteadyTrendZ
-// or early requests slower by no more than the noise floor. Meaningless
-// unless OK.
+// Steady reports whether the test found no warming: Z below SteadyTrendZ,
+// or early requests slower by no more than the noise floor, or by no more
+// than FloorNS in time. Meaningless unless OK.
 func (t Trend) Steady() bool {
-	return t.Z < SteadyTrendZ || t.Effect <= SteadyNoiseFloor
+	return t.Z < SteadyTrendZ || t.Effect <= SteadyNoiseFloor || t.SlowerNS <= t.FloorNS
 }
 
 // Describe says what the test found, in words.
@@ -147,10 +169,12 @@ func trendOfPass(p *Pass) Trend {
 // steadyTally collects what a level's steady-state check needs.
 type steadyTally struct {
 	durations map[int]int64 // complete pass median E2E by repetition
+	floorNS   float64       // the largest absolute floor of a pass (SteadyFloorNS)
 	trends    []string      // the repetitions whose pass found a trend, with what it found
 }
 
 func (s *steadyTally) add(p *Pass) {
+	s.floorNS = max(s.floorNS, SteadyFloorNS(p.ClientDelayP99NS))
 	if p.E2EP50NS != nil && *p.E2EP50NS > 0 {
 		if s.durations == nil {
 			s.durations = map[int]int64{}
@@ -166,7 +190,7 @@ func (s *steadyTally) add(p *Pass) {
 // flagged it.
 func (s *steadyTally) reason() string {
 	var parts []string
-	if r := firstRepetitionSlower(s.durations); r != "" {
+	if r := firstRepetitionSlower(s.durations, s.floorNS); r != "" {
 		parts = append(parts, r)
 	}
 	if len(s.trends) > 0 {
@@ -178,9 +202,10 @@ func (s *steadyTally) reason() string {
 // firstRepetitionSlower compares the first repetition's median E2E with the
 // median of the others': slower by more than the noise floor (the larger of
 // SteadyNoiseFloor and the others' own range over their median) is a
-// first repetition that still warmed the engine. "" when it is not, or
-// when there is no first repetition and another to compare it with.
-func firstRepetitionSlower(durations map[int]int64) string {
+// first repetition that still warmed the engine, when the difference also
+// exceeds floorNS in time. "" when it is not, or when there is no first
+// repetition and another to compare it with.
+func firstRepetitionSlower(durations map[int]int64, floorNS float64) string {
 	first, ok := durations[1]
 	if !ok || len(durations) < 2 {
 		return ""
@@ -197,7 +222,7 @@ func firstRepetitionSlower(durations map[int]int64) string {
 		return ""
 	}
 	noise := max(SteadyNoiseFloor, (rest[len(rest)-1]-rest[0])/med)
-	if slower := float64(first)/med - 1; slower > noise {
+	if slower := float64(first)/med - 1; slower > noise && float64(first)-med > floorNS {
 		return fmt.Sprintf("repetition 1's median E2E %s, the others' %s: %.0f%% slower, beyond the noise floor %.0f%%",
 			FormatDuration(first), FormatDuration(int64(med)), slower*100, noise*100)
 	}

@@ -70,7 +70,9 @@ func TestTrendOf(t *testing.T) {
 	}
 }
 
+// e2ePass is a complete baseline pass whose median E2E is p50 ms.
 func e2ePass(rep int, p50 int64) Pass {
+	p50 *= 1e6
 	return Pass{Variant: "v", Mode: "concurrency", Level: 1, Repetition: rep, Phase: PhaseBaseline, Status: PassComplete,
 		Docs: 100, Accepted: 100, DurationNS: 10 * p50, E2EP50NS: &p50}
 }
@@ -145,8 +147,34 @@ func TestClientBoundLeftOut(t *testing.T) {
 			t.Errorf("%s: client-bound %d, left out %d, repetitions %d, usable %v; want %d %d %d %v (%s)",
 				tt.name, l.ClientBound, l.ClientBoundLeftOut, l.Repetitions, l.Verdict.Usable, tt.bound, tt.out, tt.reps, tt.usable, l.Verdict.Reason)
 		}
-		if tt.name == "re-measured" && l.E2EP50NS.Max != 101 {
+		if tt.name == "re-measured" && l.E2EP50NS.Max != 101e6 {
 			t.Errorf("re-measured: the client-bound repetition's figures are still in the level's (E2E p50 max %v)", l.E2EP50NS.Max)
 		}
+	}
+}
+
+// TestSteadyState_Floor: a slowdown beyond the share floor but within the
+// client's own timing (SteadyResolutionNS, or the pass's client delay p99)
+// is not called warming.
+func TestSteadyState_Floor(t *testing.T) {
+	small := []Pass{e2ePass(1, 3), e2ePass(2, 1), e2ePass(3, 1)} // 3 ms against 1 ms: 200%, but 2 ms
+	if l := AggregateLevels(small, Acceptance{}, Plan{})[0].Levels[0]; l.NotSteady != "" {
+		t.Errorf("2 ms slower: %s", l.NotSteady)
+	}
+	delay := int64(80e6)
+	loaded := []Pass{e2ePass(1, 150), e2ePass(2, 100), e2ePass(3, 100)}
+	for i := range loaded {
+		loaded[i].ClientDelayP99NS = &delay
+	}
+	if l := AggregateLevels(loaded, Acceptance{}, Plan{})[0].Levels[0]; l.NotSteady != "" {
+		t.Errorf("50 ms slower with a client delay p99 of 80 ms: %s", l.NotSteady)
+	}
+	warm := TrendOf([]TrendGroup{trendGroup(series(12, func(i int) float64 { return float64(200e6 + i) }), series(12, func(i int) float64 { return float64(100e6 + i) }))})
+	if warm.Steady() {
+		t.Errorf("100 ms slower, no floor: steady")
+	}
+	warm.FloorNS = 150e6
+	if !warm.Steady() {
+		t.Errorf("100 ms slower within a 150 ms floor: not steady")
 	}
 }

@@ -50,6 +50,11 @@ func (rs *runState) tallyPass(ctx context.Context, key results.PassKey, endpoint
 	}
 	// The trend test leaves out the ramp up and the drain: the first and
 	// last sends of as many requests as were in flight at once.
+	if rs.merged != nil {
+		// A merged pass's requests come from shards that ran apart, each
+		// with its own start: early and late are not one engine's.
+		return t, nil
+	}
 	groups, err := rs.store.PassTrend(ctx, key, t.order.MaxInFlight)
 	t.trend = eval.TrendOf(groups)
 	return t, err
@@ -240,7 +245,9 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	}
 
 	if complete {
-		p.FillTrend(t.trend)
+		tr := t.trend
+		tr.FloorNS = eval.SteadyFloorNS(p.ClientDelayP99NS) // the client's own timing is no trend
+		p.FillTrend(tr)
 		rs.judgePass(&p)
 	}
 	return p

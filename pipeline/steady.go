@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
@@ -52,7 +53,12 @@ func (rs *runState) settleLevel(ctx context.Context, v *Variant, e *engine, leve
 			reason += fmt.Sprintf("which was not: repetition %d is left out of the level's figures", p.Repetition)
 		}
 		if !decided[results.DecisionRemeasureClientBound+" "+reason] {
-			rs.decision(bg, v.Name, results.DecisionRemeasureClientBound, level, level, reason)
+			// Recorded, not printed: whether a loaded machine made a pass
+			// client-bound is no part of what a run says on stderr.
+			if err := rs.store.AddDecision(bg, results.Decision{RunID: rs.runID, Variant: v.Name, AtMS: time.Now().UnixMilli(),
+				Kind: results.DecisionRemeasureClientBound, FromLevel: level, ToLevel: level, Reason: reason}); err != nil {
+				rs.logf("warning: record decision: %v", err)
+			}
 		}
 	}
 	if passes, err = rs.levelPasses(bg, v, level); err != nil {
