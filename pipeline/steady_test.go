@@ -12,13 +12,11 @@ import (
 	"github.com/extractbench/extractbench/results"
 )
 
-const steadySweep = "{mode: concurrency, levels: [1, 2, 4], repetitions: 3, warmup: 1}"
-
-// steadyRun runs steadySweep over 60 documents at ~20 ms a request and
-// returns the summary's series and the run's decisions of kind.
-func steadyRun(t *testing.T, acceptance, engine string, before func()) (eval.Series, []results.Decision, *pipeline.Summary) {
+// steadyRun runs sweep over docs documents and returns the summary's
+// series and the run's decisions.
+func steadyRun(t *testing.T, docs int, sweep, acceptance, engine string, before func()) (eval.Series, []results.Decision, *pipeline.Summary) {
 	t.Helper()
-	out, sum := runRate(t, 60, steadySweep, acceptance, engine, before)
+	out, sum := runRate(t, docs, sweep, acceptance, engine, before)
 	data, err := results.LoadRun(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +47,10 @@ func TestRun_SteadyState(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three small runs at ~20 ms a request")
 	}
-	steady, ds, sum := steadyRun(t, "{min_accepted: 0.5}", "{time_scale: 0.02}", nil)
+	// ~50 ms a request: a warming engine's early requests are slower by
+	// more than a loaded machine's client delay.
+	const docs, sweep = 60, "{mode: concurrency, levels: [1, 2], repetitions: 3, warmup: 1}"
+	steady, ds, sum := steadyRun(t, docs, sweep, "{min_accepted: 0.5}", "{time_scale: 0.05}", nil)
 	for _, l := range steady.Levels {
 		if l.NotSteady != "" {
 			t.Errorf("steady engine, level %d: NOT STEADY: %s", l.Level, l.NotSteady)
@@ -75,8 +76,8 @@ func TestRun_SteadyState(t *testing.T) {
 		t.Fatalf("steady engine: no usable level: %s", want.Why)
 	}
 
-	warm := "{time_scale: 0.02, warmup_requests: 60}"
-	judged, ds, sum := steadyRun(t, "{min_accepted: 0.5}", warm, nil)
+	warm := "{time_scale: 0.05, warmup_requests: 60}"
+	judged, ds, sum := steadyRun(t, docs, sweep, "{min_accepted: 0.5}", warm, nil)
 	base := judged.Level(1)
 	if base.NotSteady == "" {
 		t.Fatalf("warming engine: the baseline is not flagged NOT STEADY (passes %+v)", sum.Passes[:3])
@@ -103,7 +104,7 @@ func TestRun_SteadyState(t *testing.T) {
 		t.Errorf("warming engine: not_steady decisions %+v, want one at level 1 saying it is not recommended", d)
 	}
 
-	recorded, ds, _ := steadyRun(t, "{min_accepted: 0.5, steady_state: record}", warm, nil)
+	recorded, ds, _ := steadyRun(t, docs, sweep, "{min_accepted: 0.5, steady_state: record}", warm, nil)
 	if recorded.Level(1).NotSteady == "" {
 		t.Error("steady_state: record: the evidence is not shown")
 	}
@@ -141,7 +142,7 @@ func TestRun_ClientBoundRepetitionRemeasured(t *testing.T) {
 			time.Sleep(60 * time.Millisecond)
 		}
 	}
-	s, ds, sum := steadyRun(t, "{min_accepted: 0.5}", "{time_scale: 0.02}", slow)
+	s, ds, sum := steadyRun(t, docs, "{mode: concurrency, levels: [1, 2, 4], repetitions: 3, warmup: 1}", "{min_accepted: 0.5}", "{time_scale: 0.02}", slow)
 	var bound bool
 	for _, p := range sum.Passes {
 		if p.Level == 2 && p.Repetition == 2 {
