@@ -8,7 +8,7 @@ import (
 )
 
 // Steady state, checked without the engine's help (MEASUREMENT.md section
-// 5): an engine that is still warming (compiling kernels, capturing graphs,
+// 2): an engine that is still warming (compiling kernels, capturing graphs,
 // filling caches) serves its first requests slower than its later ones. Two
 // checks need nothing but the client's own instants:
 //
