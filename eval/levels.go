@@ -15,7 +15,10 @@ import (
 //   - per-pass figures (latency percentiles, throughput, pass duration) are
 //     the median over repetitions, with their range (Spread);
 //   - peaks (memory, KV, running, waiting, preemptions) are the highest
-//     over repetitions.
+//     over repetitions;
+//   - a client-bound repetition that a re-measure replaced is left out
+//     (levelBuilder.leftOut), and the level's steady state is checked
+//     (steady.go).
 
 // Spread is one per-pass figure over the complete repetitions of a level:
 // the median (linear interpolation, as every percentile here) and the
