@@ -16,9 +16,9 @@ import (
 //     the median over repetitions, with their range (Spread);
 //   - peaks (memory, KV, running, waiting, preemptions) are the highest
 //     over repetitions;
-//   - a client-bound repetition that a re-measure replaced is left out
-//     (levelBuilder.leftOut), and the level's steady state is checked
-//     (steady.go).
+//   - client-bound repetitions are left out when most of the level's
+//     were not (levelBuilder.leftOut), and the level's steady state is
+//     checked (steady.go).
 
 // Spread is one per-pass figure over the complete repetitions of a level:
 // the median (linear interpolation, as every percentile here) and the
@@ -114,7 +114,8 @@ type Level struct {
 	ClientCPUShare   Spread `json:"client_cpu_share"`
 	ClientBound      int    `json:"client_bound"`
 	// ClientBoundLeftOut counts the client-bound repetitions left out of
-	// the level's figures because a re-measure replaced them (levelBuilder.leftOut).
+	// the level's figures because most of its repetitions were not
+	// (levelBuilder.leftOut).
 	ClientBoundLeftOut int `json:"client_bound_left_out,omitempty"`
 
 	// Latency objectives with quality: the objectives' figures (median over
@@ -172,34 +173,34 @@ type levelBuilder struct {
 	ttftSched99, tpot90, tpot99, goodput             []float64
 	steady                                           steadyTally
 	passes                                           []Pass // as added; counted at close
-	planned                                          int    // the plan's repetitions; 0 = unknown
 }
 
 // add keeps one pass of the level; close counts them.
 func (b *levelBuilder) add(p *Pass) { b.passes = append(b.passes, *p) }
 
-// leftOut marks the client-bound passes a re-measure replaced: at a level
-// that holds more complete passes than the plan's repetitions (the runner
-// measured a client-bound repetition once more, a remeasure_client_bound
-// decision), client-bound passes are left out of the level's figures,
-// the earliest first, as long as the plan's repetitions remain. A
-// re-measure that was client-bound too leaves the level client-bound.
+// leftOut marks the client-bound passes left out of the level's figures:
+// when most of the level's complete repetitions were not client-bound, the
+// client-bound ones (a loaded machine, not the engine, set their pace) are
+// left out, so that one unlucky pass does not decide the level; otherwise
+// every pass stays and the level is client-bound. The runner records a
+// client_bound_left_out decision naming them.
 func (b *levelBuilder) leftOut() map[int]bool {
-	complete := 0
+	complete, bound := 0, 0
 	for i := range b.passes {
-		if b.passes[i].Complete() {
+		if p := &b.passes[i]; p.Complete() {
 			complete++
+			if p.ClientBound != nil && *p.ClientBound {
+				bound++
+			}
 		}
 	}
-	excess := complete - b.planned
-	if b.planned <= 0 || excess <= 0 {
+	if bound == 0 || 2*(complete-bound) <= complete {
 		return nil
 	}
 	out := map[int]bool{}
 	for i := range b.passes {
-		if p := &b.passes[i]; excess > 0 && p.Complete() && p.ClientBound != nil && *p.ClientBound {
+		if p := &b.passes[i]; p.Complete() && p.ClientBound != nil && *p.ClientBound {
 			out[i] = true
-			excess--
 		}
 	}
 	return out
@@ -375,7 +376,6 @@ func (a *Aggregator) Close() []Series {
 		}
 		slices.Sort(ns)
 		for _, n := range ns {
-			builders[n].planned = a.plan.Repetitions
 			l := builders[n].close()
 			l.Planned = a.plan.Repetitions
 			if l.Repetitions > 0 {

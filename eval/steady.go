@@ -35,16 +35,17 @@ const SteadyNoiseFloor = 0.20
 // SteadyResolutionNS is the smallest slowdown, in time, that can be told
 // from the client's own timing: timers, the scheduler of a machine the
 // client shares. A pass's floor is the larger of it and the client's own
-// delay p99 in the pass (passes.client_delay_p99_ns): an engine that warms
-// (compiles, captures graphs) costs tens of milliseconds and more, while a
-// loaded machine delays a request by its client's delay.
+// median delay in the pass (passes.lateness_p50_ns: a median, as the trend
+// compares medians): an engine that warms (compiles, captures graphs)
+// costs tens of milliseconds and more, while a loaded machine delays
+// every request by about its client's delay.
 const SteadyResolutionNS = 5e6
 
-// SteadyFloorNS is the absolute floor of a pass with the client's delay
-// p99 given (nil: unknown).
-func SteadyFloorNS(clientDelayP99NS *int64) float64 {
-	if clientDelayP99NS != nil {
-		return max(SteadyResolutionNS, float64(*clientDelayP99NS))
+// SteadyFloorNS is the absolute floor of a pass whose client's median
+// delay is given (nil: unknown).
+func SteadyFloorNS(clientDelayNS *int64) float64 {
+	if clientDelayNS != nil {
+		return max(SteadyResolutionNS, float64(*clientDelayNS))
 	}
 	return SteadyResolutionNS
 }
@@ -174,7 +175,7 @@ type steadyTally struct {
 }
 
 func (s *steadyTally) add(p *Pass) {
-	s.floorNS = max(s.floorNS, SteadyFloorNS(p.ClientDelayP99NS))
+	s.floorNS = max(s.floorNS, SteadyFloorNS(p.LatenessP50NS))
 	if p.E2EP50NS != nil && *p.E2EP50NS > 0 {
 		if s.durations == nil {
 			s.durations = map[int]int64{}

@@ -246,7 +246,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 
 	if complete {
 		tr := t.trend
-		tr.FloorNS = eval.SteadyFloorNS(p.ClientDelayP99NS) // the client's own timing is no trend
+		tr.FloorNS = eval.SteadyFloorNS(p.LatenessP50NS) // the client's own timing is no trend
 		p.FillTrend(tr)
 		rs.judgePass(&p)
 	}

@@ -10,17 +10,16 @@ import (
 	"github.com/extractbench/extractbench/results"
 )
 
-// settleLevel runs once a level's planned repetitions are measured. A
-// client-bound repetition (the client, not the engine, set the pace: a
-// loaded machine) is measured once more as a new repetition, so that one
-// unlucky pass does not decide the level: eval's aggregator then leaves the
-// client-bound one out of the level's figures when the new one is not
-// client-bound (a remeasure_client_bound decision says which). Then the
-// level's steady state (eval/steady.go) is recorded as a not_steady
-// decision when its passes were not in steady state.
-func (rs *runState) settleLevel(ctx context.Context, v *Variant, e *engine, level int, phase string) error {
+// settleLevel runs once a level's planned repetitions are measured, and
+// records what eval's aggregator will make of them. Client-bound
+// repetitions (the client, not the engine, set the pace: a loaded machine)
+// are left out of the level's figures when most of its repetitions were
+// not client-bound, so that one unlucky pass does not decide the level
+// (eval's levelBuilder.leftOut): a client_bound_left_out decision names
+// them. A level whose passes were not in steady state (eval/steady.go)
+// gets a not_steady decision.
+func (rs *runState) settleLevel(ctx context.Context, v *Variant, level int) error {
 	bg := context.WithoutCancel(ctx)
-	planned := rs.proto.Sweep.Repetitions
 	passes, err := rs.levelPasses(bg, v, level)
 	if err != nil {
 		return err
@@ -29,52 +28,37 @@ func (rs *runState) settleLevel(ctx context.Context, v *Variant, e *engine, leve
 	if err != nil {
 		return err
 	}
-	extra := planned
-	for _, p := range passes {
-		if p.Repetition > planned || !p.Complete() || p.ClientBound == nil || !*p.ClientBound {
+	acc := rs.proto.Acceptance
+	for _, s := range eval.AggregateLevels(passes, acc, eval.Plan{Repetitions: rs.proto.Sweep.Repetitions}) {
+		l := s.Level(level)
+		if l == nil {
 			continue
 		}
-		if ctx.Err() != nil {
-			return nil // interrupted: -resume measures it
-		}
-		extra++
-		again, err := rs.runPass(ctx, v, e, level, extra, phase, 0)
-		if err != nil {
-			return err
-		}
-		if again == nil || !again.Complete() {
-			return nil // interrupted: -resume completes it, and decides then
-		}
-		reason := fmt.Sprintf("repetition %d at level %s was client-bound (client delay p99 %s): measured once more as repetition %d, ",
-			p.Repetition, eval.LevelName(p.Mode, level), nsOr(p.ClientDelayP99NS), extra)
-		if again.ClientBound != nil && *again.ClientBound {
-			reason += "client-bound too: the level's figures keep the planned repetitions, one of them client-bound, and the level is not recommended"
-		} else {
-			reason += fmt.Sprintf("which was not: repetition %d is left out of the level's figures", p.Repetition)
-		}
-		if !decided[results.DecisionRemeasureClientBound+" "+reason] {
+		name := eval.LevelName(s.Mode, level)
+		if l.ClientBoundLeftOut > 0 && !decided[results.DecisionClientBoundLeftOut] {
+			var reps []string
+			for _, p := range passes {
+				if p.Complete() && p.ClientBound != nil && *p.ClientBound {
+					reps = append(reps, fmt.Sprintf("%d (client delay p99 %s)", p.Repetition, nsOr(p.ClientDelayP99NS)))
+				}
+			}
 			// Recorded, not printed: whether a loaded machine made a pass
 			// client-bound is no part of what a run says on stderr.
+			reason := fmt.Sprintf("repetition %s at level %s client-bound, %d of %d not: left out of the level's figures, which rest on the %d others",
+				strings.Join(reps, ", "), name, l.Repetitions, l.Repetitions+l.ClientBoundLeftOut, l.Repetitions)
 			if err := rs.store.AddDecision(bg, results.Decision{RunID: rs.runID, Variant: v.Name, AtMS: time.Now().UnixMilli(),
-				Kind: results.DecisionRemeasureClientBound, FromLevel: level, ToLevel: level, Reason: reason}); err != nil {
+				Kind: results.DecisionClientBoundLeftOut, FromLevel: level, Reason: reason}); err != nil {
 				rs.logf("warning: record decision: %v", err)
 			}
 		}
-	}
-	if passes, err = rs.levelPasses(bg, v, level); err != nil {
-		return err
-	}
-	acc := rs.proto.Acceptance
-	for _, s := range eval.AggregateLevels(passes, acc, eval.Plan{Repetitions: planned}) {
-		l := s.Level(level)
-		if l == nil || l.NotSteady == "" || decided[results.DecisionNotSteady] {
+		if l.NotSteady == "" || decided[results.DecisionNotSteady] {
 			continue
 		}
 		what := "not recommended (acceptance.steady_state: judge)"
 		if !acc.JudgesSteadyState() {
 			what = "recorded, not judged (acceptance.steady_state: record)"
 		}
-		msg := fmt.Sprintf("NOT STEADY at level %s: %s; %s", eval.LevelName(s.Mode, level), l.NotSteady, what)
+		msg := fmt.Sprintf("NOT STEADY at level %s: %s; %s", name, l.NotSteady, what)
 		rs.logf("%s: %s", v.Name, msg)
 		rs.decision(bg, v.Name, results.DecisionNotSteady, level, 0, msg)
 	}
@@ -98,8 +82,8 @@ func (rs *runState) levelPasses(ctx context.Context, v *Variant, level int) ([]r
 }
 
 // levelDecisions are the decisions already recorded for the variant's
-// level by settleLevel (an earlier attempt, before a resume), by kind and,
-// for a re-measure, its reason: they are not written twice.
+// level by settleLevel (an earlier attempt, before a resume), by kind:
+// they are not written twice.
 func (rs *runState) levelDecisions(ctx context.Context, v *Variant, level int) (map[string]bool, error) {
 	ds, err := rs.store.Decisions(ctx, rs.runID)
 	if err != nil {
@@ -111,10 +95,8 @@ func (rs *runState) levelDecisions(ctx context.Context, v *Variant, level int) (
 			continue
 		}
 		switch d.Kind {
-		case results.DecisionNotSteady:
+		case results.DecisionNotSteady, results.DecisionClientBoundLeftOut:
 			out[d.Kind] = true
-		case results.DecisionRemeasureClientBound:
-			out[d.Kind+" "+d.Reason] = true
 		}
 	}
 	return out, nil

@@ -118,11 +118,7 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 			}
 		}
 		if ctx.Err() == nil {
-			phase := results.PhaseSweep
-			if li == 0 {
-				phase = results.PhaseBaseline
-			}
-			if err := rs.settleLevel(ctx, v, eng, level, phase); err != nil { // steady.go
+			if err := rs.settleLevel(ctx, v, level); err != nil { // steady.go
 				return err
 			}
 		}

@@ -114,10 +114,9 @@ const (
 	// is left out of the recommendation (acceptance.steady_state: judge) or
 	// only recorded (record). FromLevel is the level.
 	DecisionNotSteady = "not_steady"
-	// DecisionRemeasureClientBound: a repetition was client-bound; it was
-	// measured once more as a new repetition (ToLevel is the level), and the
-	// reason says which: the client-bound one is left out of the level's
-	// figures when the new one is not, else both stay and the level is
-	// client-bound.
-	DecisionRemeasureClientBound = "remeasure_client_bound"
+	// DecisionClientBoundLeftOut: repetitions of level FromLevel were
+	// client-bound while most of its repetitions were not: they are left
+	// out of the level's figures (the reason names them), so that one pass
+	// on a loaded machine does not decide the level.
+	DecisionClientBoundLeftOut = "client_bound_left_out"
 )

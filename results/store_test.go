@@ -530,7 +530,8 @@ func TestOpenReadOnly_OlderSchema(t *testing.T) {
 	for _, c := range []string{"prompt_tokens", "prompt_tokens_per_s", "total_tokens_per_s", "engine_captures", "outputs_changed", "verdicts_changed", "token_count_mismatches",
 		"offered_rate", "achieved_rate", "lateness_p50_ns", "lateness_p99_ns", "client_delay_p99_ns", "client_cpu_ns", "client_cpu_share", "client_bound",
 		"tpot_p90_ns", "tpot_p99_ns", "ttft_sched_p99_ns", "on_time", "on_time_accepted", "goodput",
-		"endpoints", "endpoint_requests_min", "endpoint_requests_max", "telemetry_samples", "cached_prompt_tokens", "cached_prompt_share"} {
+		"endpoints", "endpoint_requests_min", "endpoint_requests_max", "telemetry_samples", "cached_prompt_tokens", "cached_prompt_share",
+		"steady_trend_n", "steady_trend_z", "steady_trend_effect", "steady"} {
 		qs = append(qs, "ALTER TABLE passes DROP COLUMN "+c)
 	}
 	for _, q := range qs {
