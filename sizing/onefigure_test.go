@@ -65,3 +65,38 @@ func TestPlanAndSelect_OneAcceptedPerHour(t *testing.T) {
 		t.Errorf("select's throughput %q does not quote %q", cells[0][7], s)
 	}
 }
+
+// TestPlan_LeavesOutWhatTheLevelLeavesOut: a client-bound repetition that
+// eval's aggregator leaves out of the level (two of three were not
+// client-bound) is left out of plan's rates too.
+func TestPlan_LeavesOutWhatTheLevelLeavesOut(t *testing.T) {
+	dir := t.TempDir()
+	m := sizingtest.Manifest(sizingtest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
+	m["sweep"] = map[string]any{"mode": "concurrency", "levels": []int{1}, "repetitions": 3}
+	run := sizingtest.Run{RunID: "r", Manifest: m}
+	yes, no := true, false
+	for rep, dur := range []float64{90, 30, 40} {
+		p := sizingtest.Pass("v", 1, rep+1, 300, 285, dur, 100)
+		p.ClientBound = &no
+		if rep == 0 {
+			p.ClientBound = &yes
+		}
+		run.Passes = append(run.Passes, p)
+	}
+	sizingtest.Write(t, dir, run)
+	d, err := results.LoadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := d.Series()[0].Level(1)
+	if l.ClientBoundLeftOut != 1 {
+		t.Fatalf("fixture: %d left out", l.ClientBoundLeftOut)
+	}
+	plans, err := sizing.PlanRun(d, 10000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := plans[0]; math.Abs(p.AcceptedPerHour-l.DocsPerHour.Median) > 1e-6 || p.Docs != 600 {
+		t.Errorf("plan: %v accepted/h over %d documents; the level: %v over its 2 kept repetitions", p.AcceptedPerHour, p.Docs, l.DocsPerHour.Median)
+	}
+}

@@ -309,8 +309,17 @@ func PlanRunWith(run *results.RunData, o PlanOptions) ([]PlanResult, error) {
 		if o.RetryShare != nil {
 			in.RetryShare, in.RetryAssumed = *o.RetryShare, true
 		}
+		// The level's passes as eval's aggregator kept them: client-bound
+		// ones it left out are left out here too.
+		leftOut := false
+		if l := s.Level(rec.Recommended); l != nil {
+			leftOut = l.ClientBoundLeftOut > 0
+		}
 		var level []*eval.Pass
 		for i, p := range run.Passes {
+			if leftOut && p.ClientBound != nil && *p.ClientBound {
+				continue
+			}
 			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == rec.Recommended && p.Complete() {
 				in.Docs += int(p.Docs)
 				in.Accepted += int(p.Accepted)
