@@ -15,7 +15,10 @@ import (
 //   - per-pass figures (latency percentiles, throughput, pass duration) are
 //     the median over repetitions, with their range (Spread);
 //   - peaks (memory, KV, running, waiting, preemptions) are the highest
-//     over repetitions.
+//     over repetitions;
+//   - client-bound repetitions are left out when most of the level's
+//     were not (levelBuilder.leftOut), and the level's steady state is
+//     checked (steady.go).
 
 // Spread is one per-pass figure over the complete repetitions of a level:
 // the median (linear interpolation, as every percentile here) and the
@@ -110,6 +113,10 @@ type Level struct {
 	ClientDelayP99NS Spread `json:"client_delay_p99_ns"`
 	ClientCPUShare   Spread `json:"client_cpu_share"`
 	ClientBound      int    `json:"client_bound"`
+	// ClientBoundLeftOut counts the client-bound repetitions left out of
+	// the level's figures because most of its repetitions were not
+	// (levelBuilder.leftOut).
+	ClientBoundLeftOut int `json:"client_bound_left_out,omitempty"`
 
 	// Latency objectives with quality: the objectives' figures (median over
 	// repetitions), on-time requests and accepted on-time documents (summed),
@@ -120,6 +127,11 @@ type Level struct {
 	OnTime         int64  `json:"on_time"`
 	OnTimeAccepted int64  `json:"on_time_accepted"`
 	Goodput        Spread `json:"goodput"`
+
+	// NotSteady says why the level was not in steady state (eval/steady.go:
+	// a first repetition slower than the others, a trend within a pass);
+	// "" when it was, or could not be told.
+	NotSteady string `json:"not_steady,omitempty"`
 
 	Verdict Verdict `json:"verdict"`
 }
@@ -159,9 +171,42 @@ type levelBuilder struct {
 	dur, tps, aps, dph, ptps, ttps                   []float64
 	offered, achieved, late50, late99, delay99, cpu  []float64
 	ttftSched99, tpot90, tpot99, goodput             []float64
+	steady                                           steadyTally
+	passes                                           []Pass // as added; counted at close
 }
 
-func (b *levelBuilder) add(p *Pass) {
+// add keeps one pass of the level; close counts them.
+func (b *levelBuilder) add(p *Pass) { b.passes = append(b.passes, *p) }
+
+// leftOut marks the client-bound passes left out of the level's figures:
+// when most of the level's complete repetitions were not client-bound, the
+// client-bound ones (a loaded machine, not the engine, set their pace) are
+// left out, so that one unlucky pass does not decide the level; otherwise
+// every pass stays and the level is client-bound. The runner records a
+// client_bound_left_out decision naming them.
+func (b *levelBuilder) leftOut() map[int]bool {
+	complete, bound := 0, 0
+	for i := range b.passes {
+		if p := &b.passes[i]; p.Complete() {
+			complete++
+			if p.ClientBound != nil && *p.ClientBound {
+				bound++
+			}
+		}
+	}
+	if bound == 0 || 2*(complete-bound) <= complete {
+		return nil
+	}
+	out := map[int]bool{}
+	for i := range b.passes {
+		if p := &b.passes[i]; p.Complete() && p.ClientBound != nil && *p.ClientBound {
+			out[i] = true
+		}
+	}
+	return out
+}
+
+func (b *levelBuilder) count(p *Pass) {
 	l := &b.l
 	if l.Repetitions == 0 && l.Interrupted == 0 {
 		l.Variant, l.Mode, l.Level, l.Phase = p.Variant, p.Mode, p.Level, p.Phase
@@ -207,9 +252,18 @@ func (b *levelBuilder) add(p *Pass) {
 	}
 	l.OnTimeAccepted += p.GoodAccepted()
 	b.goodput = appendF(b.goodput, p.Goodput)
+	b.steady.add(p)
 }
 
 func (b *levelBuilder) close() Level {
+	out := b.leftOut()
+	for i := range b.passes {
+		if out[i] {
+			b.l.ClientBoundLeftOut++
+			continue
+		}
+		b.count(&b.passes[i])
+	}
 	l := b.l
 	l.TTFTP50NS, l.TTFTP95NS = spreadOf(b.ttft50), spreadOf(b.ttft95)
 	l.E2EP50NS, l.E2EP95NS = spreadOf(b.e2e50), spreadOf(b.e2e95)
@@ -222,6 +276,7 @@ func (b *levelBuilder) close() Level {
 	l.ClientDelayP99NS, l.ClientCPUShare = spreadOf(b.delay99), spreadOf(b.cpu)
 	l.TTFTSchedP99NS, l.TPOTP90NS, l.TPOTP99NS = spreadOf(b.ttftSched99), spreadOf(b.tpot90), spreadOf(b.tpot99)
 	l.Goodput = spreadOf(b.goodput)
+	l.NotSteady = b.steady.reason()
 	return l
 }
 

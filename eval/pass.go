@@ -59,7 +59,7 @@ type Pass struct {
 	Status          string // PassComplete or PassInterrupted
 	StartedNS       *int64 // first t_send
 	EndedNS         *int64 // last t_done
-	DurationNS      int64  // EndedNS − StartedNS; 0 when no request was sent
+	DurationNS      int64  // active time: first send to last done of each segment (resume), summed; ≤ EndedNS − StartedNS; 0 when no request was sent (eval/throughput.go)
 
 	Docs      int64
 	Accepted  int64         // accepted documents (a count; requests.accepted is a flag)
@@ -186,6 +186,15 @@ type Pass struct {
 	// the model's tokenizer, or the baseline variant of the same model
 	// (schema version 10).
 	PromptDrift PromptDrift
+	// Steady state without the engine's help (eval/steady.go): the pass's
+	// trend test of early against late requests of the same length class,
+	// the requests it compared, its Mann-Whitney z and the early/late
+	// median ratio less 1; Steady is false when it found a trend beyond the
+	// noise floor. nil when too few requests (or a row from before).
+	SteadyTrendN      *int64
+	SteadyTrendZ      *float64
+	SteadyTrendEffect *float64
+	Steady            *bool
 
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and

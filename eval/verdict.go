@@ -46,7 +46,15 @@ type Acceptance struct {
 	// EquivalenceMargin is the paired verdict's margin δ (a share, 0.02 = two
 	// points); 0 is compare's default.
 	EquivalenceMargin float64 `json:"equivalence_margin,omitempty"`
+	// SteadyState is SteadyJudge ("" reads so: a level not in steady state
+	// is not usable, cause not_steady) or SteadyRecord (the evidence is
+	// recorded and shown, the verdict ignores it, as before the check).
+	SteadyState string `json:"steady_state,omitempty"`
 }
+
+// JudgesSteadyState reports whether a level not in steady state is judged
+// not usable.
+func (a Acceptance) JudgesSteadyState() bool { return a.SteadyState != SteadyRecord }
 
 // HasObjectives reports whether any per-request latency objective is set.
 func (a Acceptance) HasObjectives() bool {
@@ -95,6 +103,9 @@ const (
 	// mostly the failures' (a 429 comes back in a millisecond), not the
 	// time the engine takes to serve a document.
 	CauseFailures Cause = "failures"
+	// CauseNotSteady: the level's passes were not in steady state
+	// (eval/steady.go): its figures are those of an engine still warming.
+	CauseNotSteady Cause = "not_steady"
 )
 
 // The verdict words stored in passes.verdict and shown in every table.
@@ -162,6 +173,9 @@ func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
 	if l.ClientBound > 0 {
 		add(CauseClient, "client-bound in %d of %d repetitions (client delay p99 %s%s; bound: its own delay, CPU or failures): the client, not the engine, set the pace",
 			l.ClientBound, l.Repetitions, FormatDuration(int64(l.ClientDelayP99NS.Median)), l.ClientDelayP99NS.Qualifier())
+	}
+	if l.NotSteady != "" && acc.JudgesSteadyState() {
+		add(CauseNotSteady, "not in steady state: %s", l.NotSteady)
 	}
 	if n := l.Failures.Of(Error); 2*n > l.Docs {
 		add(CauseFailures, "%d of %d requests failed (error): its latency percentiles and rates are mostly those of the failures", n, l.Docs)

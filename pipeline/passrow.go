@@ -25,6 +25,7 @@ type passTally struct {
 	sched, send                                            instantSpan
 	segments                                               [][]segment      // activeSpan's: by shard (one for a run), one per resume boundary
 	endpoints                                              map[string]int64 // requests per replica (a few keys); the variant's replicas start at 0
+	trend                                                  eval.Trend       // early against late requests (eval/steady.go)
 }
 
 // segment is the first t_send and last t_done of the requests sent in
@@ -48,7 +49,18 @@ func (rs *runState) tallyPass(ctx context.Context, key results.PassKey, endpoint
 		return t, err
 	}
 	reference, _ := rs.driftReference(key.Variant)
-	t.drift, err = rs.store.PassPromptDrift(ctx, key, reference)
+	if t.drift, err = rs.store.PassPromptDrift(ctx, key, reference); err != nil {
+		return t, err
+	}
+	// The trend test leaves out the ramp up and the drain: the first and
+	// last sends of as many requests as were in flight at once.
+	if rs.merged != nil {
+		// A merged pass's requests come from shards that ran apart, each
+		// with its own start: early and late are not one engine's.
+		return t, nil
+	}
+	groups, err := rs.store.PassTrend(ctx, key, t.order.MaxInFlight)
+	t.trend = eval.TrendOf(groups)
 	return t, err
 }
 
@@ -217,7 +229,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 		p.PromptTokensPerS = ptr(float64(promptTokens) / secs)
 		p.TotalTokensPerS = ptr(float64(promptTokens+outTokens) / secs)
 		p.AcceptedPerS = ptr(float64(agg.Accepted) / secs)
-		p.DocsPerHour = ptr(float64(agg.Accepted) / secs * 3600)
+		p.DocsPerHour = eval.PassAcceptedPerHour(&p) // the one definition (eval/throughput.go)
 		p.Goodput = ptr(float64(onTimeAccepted) / secs)
 	}
 
@@ -238,6 +250,9 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	}
 
 	if complete {
+		tr := t.trend
+		tr.FloorNS = eval.SteadyFloorNS(p.LatenessP50NS) // the client's own timing is no trend
+		p.FillTrend(tr)
 		rs.judgePass(&p)
 	}
 	return p

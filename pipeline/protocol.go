@@ -127,6 +127,9 @@ type BuiltinOptions struct {
 	MaxRunning    int                `json:"max_running,omitempty"`
 	ContextWindow int                `json:"context_window,omitempty"`
 	Faults        map[string]float64 `json:"faults,omitempty"`
+	// WarmupRequests makes the engine warm: slower until it has finished
+	// that many requests (builtin.Profile.WarmupRequests).
+	WarmupRequests int `json:"warmup_requests,omitempty"`
 }
 
 // IsBuiltin reports whether the variant runs on the in-process built-in engine.

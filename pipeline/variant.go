@@ -117,6 +117,11 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 				memFailures += int(p.Failures.Of(eval.Memory))
 			}
 		}
+		if ctx.Err() == nil {
+			if err := rs.settleLevel(ctx, v, level); err != nil { // steady.go
+				return err
+			}
+		}
 		if li == 0 && rs.proto.Sweep.Auto && len(levels) == 1 {
 			levels = append(levels, 0) // the rates come when the probe has run
 		}

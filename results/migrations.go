@@ -269,7 +269,6 @@ ALTER TABLE requests ADD COLUMN cached_prompt_tokens INTEGER;
 ALTER TABLE passes ADD COLUMN cached_prompt_tokens INTEGER;
 ALTER TABLE passes ADD COLUMN cached_prompt_share REAL;
 `,
-	// migration added by h-drift
 	// 10: tokenizer drift: the prompt tokens each request was expected to
 	// have (the model's tokenizer and chat template, or the baseline variant
 	// of the same model), and per pass how many documents the engine
@@ -281,6 +280,15 @@ ALTER TABLE passes ADD COLUMN prompt_drift_compared INTEGER;
 ALTER TABLE passes ADD COLUMN prompt_drift_docs INTEGER;
 ALTER TABLE passes ADD COLUMN prompt_drift_median REAL;
 ALTER TABLE passes ADD COLUMN prompt_drift_max REAL;
+`,
+	// 11: steady state without the engine's help: each pass's trend test
+	// of its early against its late requests of the same length class
+	// (eval/steady.go), and whether it found a trend.
+	`
+ALTER TABLE passes ADD COLUMN steady_trend_n INTEGER;
+ALTER TABLE passes ADD COLUMN steady_trend_z REAL;
+ALTER TABLE passes ADD COLUMN steady_trend_effect REAL;
+ALTER TABLE passes ADD COLUMN steady INTEGER;
 `,
 }
 

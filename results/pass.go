@@ -126,6 +126,10 @@ var passColumns = withFailureColumns([]passColumn{
 	{"prompt_drift_docs", func(p *Pass) any { return &p.PromptDrift.Docs }},
 	{"prompt_drift_median", func(p *Pass) any { return &p.PromptDrift.Median }},
 	{"prompt_drift_max", func(p *Pass) any { return &p.PromptDrift.Max }},
+	{"steady_trend_n", func(p *Pass) any { return &p.SteadyTrendN }},
+	{"steady_trend_z", func(p *Pass) any { return &p.SteadyTrendZ }},
+	{"steady_trend_effect", func(p *Pass) any { return &p.SteadyTrendEffect }},
+	{"steady", func(p *Pass) any { return &p.Steady }},
 })
 
 // FailureColumn is the passes column counting documents of class f.

@@ -531,7 +531,8 @@ func TestOpenReadOnly_OlderSchema(t *testing.T) {
 		"offered_rate", "achieved_rate", "lateness_p50_ns", "lateness_p99_ns", "client_delay_p99_ns", "client_cpu_ns", "client_cpu_share", "client_bound",
 		"tpot_p90_ns", "tpot_p99_ns", "ttft_sched_p99_ns", "on_time", "on_time_accepted", "goodput",
 		"endpoints", "endpoint_requests_min", "endpoint_requests_max", "telemetry_samples", "cached_prompt_tokens", "cached_prompt_share",
-		"prompt_drift_reference", "prompt_drift_compared", "prompt_drift_docs", "prompt_drift_median", "prompt_drift_max"} {
+		"prompt_drift_reference", "prompt_drift_compared", "prompt_drift_docs", "prompt_drift_median", "prompt_drift_max",
+		"steady_trend_n", "steady_trend_z", "steady_trend_effect", "steady"} {
 		qs = append(qs, "ALTER TABLE passes DROP COLUMN "+c)
 	}
 	for _, q := range qs {

@@ -50,6 +50,30 @@ type PlanInputs struct {
 	RetryAssumed bool    `json:"retry_assumed"`
 	CorpusDocs   int     `json:"corpus_docs"` // N, the corpus to plan for
 	RentalDays   []int   `json:"rental_days"` // nil = DefaultRentalDays
+	// InPasses, when set, are the level's rates in passes as every page
+	// shows them (eval's level rule: each pass's figure, then the median
+	// over the complete repetitions; eval/throughput.go): PlanRunWith sets
+	// them, so that plan and select quote the accepted/h that stdout and
+	// the report show. Unset, the rates are the sums' ratios above (for one
+	// repetition, the same figures).
+	InPasses *LevelRates `json:"in_passes,omitempty"`
+}
+
+// LevelRates are a level's throughput figures in passes, median over its
+// complete repetitions (eval.MedianOverRepetitions).
+type LevelRates struct {
+	DocsPerHour      float64 `json:"docs_per_hour"`     // eval.PassDocsPerHour: documents, accepted or not
+	AcceptedPerHour  float64 `json:"accepted_per_hour"` // eval.PassAcceptedPerHour: passes.docs_per_hour
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+}
+
+// LevelRatesOf is the level's rates in passes, from its passes rows.
+func LevelRatesOf(passes []*eval.Pass) LevelRates {
+	return LevelRates{
+		DocsPerHour:      eval.MedianOverRepetitions(passes, eval.PassDocsPerHour).Median,
+		AcceptedPerHour:  eval.MedianOverRepetitions(passes, eval.PassAcceptedPerHour).Median,
+		OutputTokensPerS: eval.MedianOverRepetitions(passes, func(p *eval.Pass) *float64 { return p.OutputTokensPerS }).Median,
+	}
 }
 
 // PlanResult is what a corpus of N documents costs in time at the measured
@@ -61,14 +85,20 @@ type PlanResult struct {
 	// Usable is false for a variant with no usable level: it has no
 	// figures, and its JSON carries none (never zeros that read as measured).
 	Usable bool `json:"usable"`
-	// PassDocsPerHour is the measured rate inside passes; DocsPerHour and
-	// DocsPerDay add evaluation overhead and retries: the sustained rate.
+	// PassDocsPerHour is the measured rate inside passes (documents,
+	// accepted or not); DocsPerHour and DocsPerDay add evaluation overhead
+	// and retries: the sustained rate, always labelled so.
 	PassDocsPerHour float64 `json:"pass_docs_per_hour"`
 	DocsPerHour     float64 `json:"docs_per_hour"`
 	DocsPerDay      float64 `json:"docs_per_day"`
-	// AcceptedPerHour is accepted documents per hour inside passes.
-	AcceptedPerHour  float64 `json:"accepted_per_hour"`
-	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	// AcceptedPerHour is accepted documents per hour inside passes: the
+	// level's figure every page shows (eval/throughput.go).
+	AcceptedPerHour float64 `json:"accepted_per_hour"`
+	// SustainedAcceptedPerHour is AcceptedPerHour over a campaign: divided
+	// by 1 + the evaluation overhead (a re-sent document is counted once,
+	// so retries add none); what the cost per 1,000 accepted divides.
+	SustainedAcceptedPerHour float64 `json:"sustained_accepted_per_hour"`
+	OutputTokensPerS         float64 `json:"output_tokens_per_s"`
 	// FailedShare is the share of documents not accepted at the level: a
 	// measured figure, shown beside RetryShare, which assumes none re-sent
 	// unless told.
@@ -158,7 +188,7 @@ func (r PlanResult) CardsFor(deadlineNS int64) int {
 // (0 = none).
 func (r *PlanResult) AddCost(p *Prices, price, deadlineDays float64) {
 	c := &PlanCost{Label: p.Label(), Currency: p.Currency, Placeholder: p.Placeholder, PerCardHour: price}
-	if sustained := r.AcceptedPerHour / (1 + r.OverheadShare); sustained > 0 {
+	if sustained := r.SustainedAcceptedPerHour; sustained > 0 {
 		c.PerThousandAccepted = 1000 * price / sustained
 	}
 	if r.DocsPerHour > 0 {
@@ -208,6 +238,11 @@ func Plan(in PlanInputs) (PlanResult, error) {
 	if in.OutputTokens > 0 {
 		r.OutputTokensPerS = float64(in.OutputTokens) / (float64(in.DurationNS) / 1e9)
 	}
+	if lr := in.InPasses; lr != nil && lr.DocsPerHour > 0 {
+		secPerDoc = 3600 / lr.DocsPerHour
+		r.PassDocsPerHour, r.AcceptedPerHour, r.OutputTokensPerS = lr.DocsPerHour, lr.AcceptedPerHour, lr.OutputTokensPerS
+	}
+	r.SustainedAcceptedPerHour = r.AcceptedPerHour / (1 + in.OverheadShare)
 	r.FailedShare = 1 - float64(in.Accepted)/float64(in.Docs)
 	// Each document costs its pass time, the evaluation overhead on it, and
 	// the same again for the share assumed re-sent.
@@ -278,13 +313,27 @@ func PlanRunWith(run *results.RunData, o PlanOptions) ([]PlanResult, error) {
 		if o.RetryShare != nil {
 			in.RetryShare, in.RetryAssumed = *o.RetryShare, true
 		}
-		for _, p := range run.Passes {
+		// The level's passes as eval's aggregator kept them: client-bound
+		// ones it left out are left out here too.
+		leftOut := false
+		if l := s.Level(level); l != nil {
+			leftOut = l.ClientBoundLeftOut > 0
+		}
+		var passes []*eval.Pass
+		for i, p := range run.Passes {
+			if leftOut && p.ClientBound != nil && *p.ClientBound {
+				continue
+			}
 			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == level && p.Complete() {
 				in.Docs += int(p.Docs)
 				in.Accepted += int(p.Accepted)
 				in.DurationNS += p.DurationNS
 				in.OutputTokens += p.OutputTokens
+				passes = append(passes, &run.Passes[i])
 			}
+		}
+		if lr := LevelRatesOf(passes); lr.DocsPerHour > 0 {
+			in.InPasses = &lr
 		}
 		in.LoadNS = run.LastEventNS(results.EventEngineLoad, rec.Variant)
 		in.WarmupNS = run.LastEventNS(results.EventWarmup, rec.Variant)
@@ -380,8 +429,8 @@ func (r PlanResult) WriteText(w io.Writer) error {
 	if r.RetryAssumed {
 		retries = fmt.Sprintf("%.1f%% of documents assumed sent again", r.RetryShare*100)
 	}
-	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day (evaluation overhead %.1f%% of pass time; retries %s)\n",
-		r.DocsPerHour, r.DocsPerDay, r.OverheadShare*100, retries)
+	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day, %.0f accepted/hour sustained (evaluation overhead %.1f%% of pass time; retries %s)\n",
+		r.DocsPerHour, r.DocsPerDay, r.SustainedAcceptedPerHour, r.OverheadShare*100, retries)
 	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
 	fmt.Fprintf(tw, "  preparation\t%s (engine load %s + warm-up %s, once)\n", fmtLong(r.PreparationNS), fmtLong(r.LoadNS), fmtLong(r.WarmupNS))
 	fmt.Fprintf(tw, "  fixed\t%s (the run's time outside passes, loads and warm-ups: set-up, engine stop, its end; once)\n", fmtLong(r.FixedNS))
@@ -407,7 +456,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "Cost (%s)\t%s %s per card-hour of %s\n", c.Label, money(c.PerCardHour), c.Currency, card)
 		if c.PerThousandAccepted > 0 {
 			fmt.Fprintf(tw, "  per 1,000 accepted\t%s %s (1,000 × price / %.0f accepted/hour sustained)\n", money(c.PerThousandAccepted), c.Currency,
-				r.AcceptedPerHour/(1+r.OverheadShare))
+				r.SustainedAcceptedPerHour)
 		} else {
 			fmt.Fprintf(tw, "  per 1,000 accepted\tnone accepted; %s %s per 1,000 documents (1,000 × price / %.0f documents/hour sustained)\n",
 				money(c.PerThousandDocs), c.Currency, r.DocsPerHour)

@@ -237,7 +237,8 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		recd += "; " + offlineShort(r.Mode, r.Offline)
 		thr, cost, plans := "–", "–", "–"
 		if p := r.Plan; p != nil {
-			thr = fmt.Sprintf("%.0f docs/h sustained; in passes %.0f accepted/h, %.1f output tok/s", p.DocsPerHour, p.AcceptedPerHour, p.OutputTokensPerS)
+			thr = fmt.Sprintf("in passes %.0f accepted/h, %.1f output tok/s; sustained %.0f accepted/h, %.0f docs/h", p.AcceptedPerHour, p.OutputTokensPerS,
+				p.SustainedAcceptedPerHour, p.DocsPerHour)
 			var ps []string
 			for _, rt := range p.Rentals {
 				s := fmt.Sprintf("%dd: %s", rt.Days, cardsShort(rt.CardsNeeded))
@@ -309,7 +310,7 @@ func WriteSelectMarkdown(w io.Writer, rows []SelectRow, c SelectCriteria) error 
 		ew.printf("| %s |\n", strings.Join(row, " | "))
 	}
 	writeObjectives(ew, rows)
-	ew.printf("\nMemory in GiB (2^30 B): the device peak (nvidia-smi) and torch's peak allocated at the recommended level, never added; phases from the baseline pass where the telemetry has samples (n/a: none fell in the phase). Throughput is sustained (evaluation overhead and retries included); cost per 1,000 accepted = 1,000 × price per card-hour / sustained accepted per hour; a plan's cards work in parallel, each billed for the whole rental.\n")
+	ew.printf("\nMemory in GiB (2^30 B): the device peak (nvidia-smi) and torch's peak allocated at the recommended level, never added; phases from the baseline pass where the telemetry has samples (n/a: none fell in the phase). Throughput: in passes, each pass's accepted documents per hour of its duration, median over the level's repetitions (the figure stdout and the report show); sustained, that over a campaign (evaluation overhead included; docs/h also retries); cost per 1,000 accepted = 1,000 × price per card-hour / sustained accepted per hour; a plan's cards work in parallel, each billed for the whole rental.\n")
 	if ew.err != nil {
 		return fmt.Errorf("write selection sheet: %w", ew.err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"os"
 	"path/filepath"
@@ -16,6 +17,102 @@ import (
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results/compare"
 )
+
+// checkThroughputEverywhere: the accepted documents per hour of each
+// variant's recommended level read the same on stdout ("accepted/h"), in
+// report.md (the offline table), in plan ("accepted/hour" in passes) and in
+// select ("in passes … accepted/h"): one figure, eval's level rule over the
+// passes' docs_per_hour (eval/throughput.go); plan's sustained figure is
+// labelled "sustained" and never printed as the one in passes.
+func checkThroughputEverywhere(t *testing.T, dir string, sum *pipeline.Summary, stdout, md string) {
+	t.Helper()
+	code, planText, stderr := runCLI(t, "plan", dir)
+	if code != exitOK {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	code, selectText, stderr := runCLI(t, "select", dir)
+	if code != exitOK && code != exitVerdict {
+		t.Fatalf("select: exit %d: %s", code, stderr)
+	}
+	stdoutRows := map[string]string{}
+	for _, row := range textRows(stdout, "variant") {
+		stdoutRows[row["variant"]+"@"+row["level"]] = row["accepted/h"]
+	}
+	reportRows := map[string]string{}
+	for _, tb := range mdTables(md) {
+		if !strings.HasPrefix(tb.title, "Offline objective") || len(tb.rows) < 2 {
+			continue
+		}
+		col := -1
+		for i, h := range tb.rows[0] {
+			if h == "accepted documents/hour" {
+				col = i
+			}
+		}
+		for _, r := range tb.rows[1:] {
+			if col >= 0 && col < len(r) {
+				reportRows[tb.variant+"@"+r[0]] = strings.ReplaceAll(strings.SplitN(r[col], " ", 2)[0], ",", "")
+			}
+		}
+	}
+	checked := 0
+	for _, o := range sum.Variants {
+		for _, s := range o.Series {
+			n := s.Recommendation.Recommended
+			l := s.Level(n)
+			if l == nil || l.DocsPerHour.N == 0 {
+				continue
+			}
+			checked++
+			k := key(o.Variant, n)
+			want := fmt.Sprintf("%.0f", l.DocsPerHour.Median)
+			if got := stdoutRows[k]; got != want {
+				t.Errorf("stdout, %s: accepted/h %q, the level's figure is %s", k, got, want)
+			}
+			if got := reportRows[k]; got != want {
+				t.Errorf("report.md, %s: accepted documents/hour %q, the level's figure is %s", k, got, want)
+			}
+			para := planParagraph(planText, o.Variant)
+			if !strings.Contains(para, "Measured in passes") || !strings.Contains(para, ", "+want+" accepted/hour,") {
+				t.Errorf("plan, %s: does not quote %s accepted/hour in passes:\n%s", k, want, para)
+			}
+			if !strings.Contains(para, " accepted/hour sustained") {
+				t.Errorf("plan, %s: the sustained figure is not labelled sustained:\n%s", k, para)
+			}
+			found := false
+			for _, line := range strings.Split(selectText, "\n") {
+				if strings.Contains(line, "| "+o.Variant+": ") && strings.Contains(line, "in passes "+want+" accepted/h") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("select, %s: no row quotes in passes %s accepted/h:\n%s", k, want, selectText)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no variant has a recommended level to compare")
+	}
+}
+
+// planParagraph is plan's text for one variant: from the line that starts
+// with its name to the next blank line.
+func planParagraph(text, variant string) string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, variant+" at "):
+			in = true
+		case in && strings.TrimSpace(line) == "":
+			return strings.Join(out, "\n")
+		}
+		if in {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
 
 // figures are the three things every page must agree on for one level.
 type figures struct{ p95, share, verdict string }
@@ -78,6 +175,7 @@ func TestOneTruthPerFigure(t *testing.T) {
 			}
 		}
 	}
+	checkThroughputEverywhere(t, dir, sum, stdout.String(), string(md))
 	// The verdict on stdout quotes the same figure as the table.
 	for _, o := range sum.Variants {
 		for _, s := range o.Series {

@@ -198,6 +198,11 @@ func printSummaryFit(out io.Writer, s *pipeline.Summary, width int, verdicts ...
 			if len(at) > 0 {
 				fmt.Fprintf(w, "NOT STEADY %s: the engine captured graphs or compiled kernels during measured passes at level (captures) %s\n", o.Variant, strings.Join(at, ", "))
 			}
+			for _, l := range sr.Levels { // the client's own check (eval/steady.go), for any engine
+				if l.NotSteady != "" {
+					fmt.Fprintf(w, "NOT STEADY %s at level %s: %s\n", o.Variant, levelLabel(l), l.NotSteady)
+				}
+			}
 		}
 	}
 	if s.Interrupted {

@@ -84,6 +84,24 @@ type Profile struct {
 	DecodeStepBase      time.Duration // modelled decode step with one sequence
 	DecodeStepPerSeq    time.Duration // added per running sequence
 	TimeScale           float64       // multiplies every modelled duration; 0 = no modelled latency
+	// WarmupRequests models an engine that is still warming (kernels
+	// compiled, graphs captured on first use): until it has finished this
+	// many requests, each step takes up to WarmupSlowdown times as long,
+	// the factor falling linearly to 1. 0 = warm from the start.
+	WarmupRequests int
+}
+
+// WarmupSlowdown is how many times slower a warming engine's first step is
+// (Profile.WarmupRequests).
+const WarmupSlowdown = 3.0
+
+// warmingFactor is what a step takes, relative to a warm engine's, once
+// finished requests have been served.
+func (p Profile) warmingFactor(finished int64) float64 {
+	if p.WarmupRequests <= 0 || finished >= int64(p.WarmupRequests) {
+		return 1
+	}
+	return 1 + (WarmupSlowdown-1)*float64(int64(p.WarmupRequests)-finished)/float64(p.WarmupRequests)
 }
 
 // WeightBytes returns the modelled memory taken by the weights.
@@ -127,6 +145,8 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("profile %s: prefill rate must be positive", p.Name)
 	case p.TimeScale < 0:
 		return fmt.Errorf("profile %s: time scale %g is negative", p.Name, p.TimeScale)
+	case p.WarmupRequests < 0:
+		return fmt.Errorf("profile %s: warm-up requests %d is negative", p.Name, p.WarmupRequests)
 	}
 	switch p.OnKVFull {
 	case OnKVFullQueue, OnKVFullPreempt, OnKVFullFail:

@@ -56,6 +56,9 @@ type scheduler struct {
 	idle    bool      // the scheduler waited for work since the last step
 	prefill int       // tokens to prefill in the coming step
 	timer   *time.Timer
+	// finished counts the sequences served to their end: what a warming
+	// engine (Profile.WarmupRequests) has warmed on.
+	finished int64
 }
 
 func newScheduler(p Profile, m *metrics) *scheduler {
@@ -250,7 +253,7 @@ func (s *scheduler) stepDuration() time.Duration {
 	d := time.Duration(float64(s.prefill)/s.p.PrefillTokensPerSec*float64(time.Second)) +
 		s.p.DecodeStepBase + time.Duration(len(s.running))*s.p.DecodeStepPerSeq
 	s.prefill = 0
-	return time.Duration(float64(d) * s.p.TimeScale)
+	return time.Duration(float64(d) * s.p.TimeScale * s.p.warmingFactor(s.finished))
 }
 
 // maxLag is how far the modelled clock may fall behind the wall clock
@@ -307,6 +310,7 @@ func (s *scheduler) emit() {
 		q.blocks = 0
 		s.m.observe(func(m *metrics) *histogram { return m.e2e }, now.Sub(q.arrived))
 		s.m.add(func(st *Stats) { st.RequestsFinished++ })
+		s.finished++
 	}
 	clear(s.running[len(keep):])
 	s.running = keep

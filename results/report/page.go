@@ -117,16 +117,22 @@ func orNone(s string) string {
 
 // verdictText says what the verdict made of a level, for the tables.
 func (s *series) verdictText(l level) string {
-	switch {
-	case !l.Verdict.Usable:
-		return l.Verdict.Word() + ": " + l.Verdict.Reason
-	case l.Level == s.Rec.Recommended:
-		return l.Verdict.Word() + ", recommended"
-	case s.Rec.FirstBroken > 0 && l.Level > s.Rec.FirstBroken:
-		return l.Verdict.Word() + " alone, above the first break"
-	default:
-		return l.Verdict.Word()
+	text := func() string {
+		switch {
+		case !l.Verdict.Usable:
+			return l.Verdict.Word() + ": " + l.Verdict.Reason
+		case l.Level == s.Rec.Recommended:
+			return l.Verdict.Word() + ", recommended"
+		case s.Rec.FirstBroken > 0 && l.Level > s.Rec.FirstBroken:
+			return l.Verdict.Word() + " alone, above the first break"
+		default:
+			return l.Verdict.Word()
+		}
+	}()
+	if l.Verdict.Usable && l.NotSteady != "" { // acceptance.steady_state: record: shown, not judged
+		text += "; NOT STEADY (recorded, not judged): " + l.NotSteady
 	}
+	return text
 }
 
 // runLines describe the run as a whole, above the series.

@@ -84,7 +84,7 @@ func maxText(d dist) string {
 
 func offlineTable(prefix, unit string, s *series) table {
 	t := table{ID: prefix + "offline", Title: "Offline objective: corpus time and throughput per " + unit,
-		Note: "Median over complete repetitions, range in brackets. Corpus time is one pass: first send to last answer. " +
+		Note: "Median over complete repetitions, range in brackets. Corpus time is one pass: first send to last answer (a resumed pass: of each segment, summed). " +
 			"Documents/hour counts accepted documents only. Prompt, output and total tokens/s divide the pass's tokens (engine usage) by its duration. " +
 			s.mfuNote() + " Engine captures: CUDA graphs captured or kernels compiled by the engine during the measured passes " +
 			"(engine_graph_captures_total); above 0 the level was not in steady state; – when the engine does not count them.",

@@ -113,6 +113,7 @@ func profile(v *pipeline.Variant) (builtin.Profile, error) {
 		if o.ContextWindow > 0 {
 			p.ContextWindow = o.ContextWindow
 		}
+		p.WarmupRequests = o.WarmupRequests
 	}
 	if v.Engine.ContextWindow > 0 {
 		p.ContextWindow = v.Engine.ContextWindow

@@ -1,0 +1,102 @@
+package sizing_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing"
+	"github.com/extractbench/extractbench/sizing/sizingtest"
+)
+
+// TestPlanAndSelect_OneAcceptedPerHour: a level of three repetitions whose
+// durations differ (60 s, 30 s, 40 s) has one accepted/h figure in passes,
+// the median of each pass's (eval's level rule, what stdout and the report
+// show): plan and select quote it, not the pooled ratio of the sums
+// (855 accepted in 130 s), and the sustained figure is labelled apart.
+func TestPlanAndSelect_OneAcceptedPerHour(t *testing.T) {
+	dir := t.TempDir()
+	m := sizingtest.Manifest(sizingtest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
+	m["sweep"] = map[string]any{"mode": "concurrency", "levels": []int{1}, "repetitions": 3}
+	run := sizingtest.Run{RunID: "r", Manifest: m}
+	for rep, dur := range []float64{60, 30, 40} {
+		run.Passes = append(run.Passes, sizingtest.Pass("v", 1, rep+1, 300, 285, dur, 100))
+	}
+	sizingtest.Write(t, dir, run)
+	d, err := results.LoadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := d.Series()[0].Level(1)
+	want := l.DocsPerHour.Median // the level's figure: 285 / 40 s × 3600
+	if pooled := 3 * 285 / 130.0 * 3600; math.Abs(want-pooled) < 1 {
+		t.Fatalf("fixture: the median %v should differ from the pooled %v", want, pooled)
+	}
+	plans, err := sizing.PlanRun(d, 10000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := plans[0]
+	if math.Abs(p.AcceptedPerHour-want) > 1e-6 {
+		t.Errorf("plan: %v accepted/h in passes; the level's figure (stdout, report) is %v", p.AcceptedPerHour, want)
+	}
+	if docs := 300 / 40.0 * 3600; math.Abs(p.PassDocsPerHour-docs) > 1e-6 {
+		t.Errorf("plan: %v documents/h in passes, want the median over repetitions %v", p.PassDocsPerHour, docs)
+	}
+	var text strings.Builder
+	if err := p.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprintf("%.0f accepted/hour,", want); !strings.Contains(text.String(), s) {
+		t.Errorf("plan text does not quote %q:\n%s", s, text.String())
+	}
+	if s := fmt.Sprintf("%.0f accepted/hour sustained", p.SustainedAcceptedPerHour); !strings.Contains(text.String(), s) {
+		t.Errorf("plan text does not label the sustained figure %q:\n%s", s, text.String())
+	}
+	rows, err := sizing.Select(context.Background(), []string{dir}, sizing.SelectCriteria{Docs: 10000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cells := sizing.SelectSheet(rows)
+	if s := fmt.Sprintf("in passes %.0f accepted/h", want); !strings.Contains(cells[0][7], s) {
+		t.Errorf("select's throughput %q does not quote %q", cells[0][7], s)
+	}
+}
+
+// TestPlan_LeavesOutWhatTheLevelLeavesOut: a client-bound repetition that
+// eval's aggregator leaves out of the level (two of three were not
+// client-bound) is left out of plan's rates too.
+func TestPlan_LeavesOutWhatTheLevelLeavesOut(t *testing.T) {
+	dir := t.TempDir()
+	m := sizingtest.Manifest(sizingtest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
+	m["sweep"] = map[string]any{"mode": "concurrency", "levels": []int{1}, "repetitions": 3}
+	run := sizingtest.Run{RunID: "r", Manifest: m}
+	yes, no := true, false
+	for rep, dur := range []float64{90, 30, 40} {
+		p := sizingtest.Pass("v", 1, rep+1, 300, 285, dur, 100)
+		p.ClientBound = &no
+		if rep == 0 {
+			p.ClientBound = &yes
+		}
+		run.Passes = append(run.Passes, p)
+	}
+	sizingtest.Write(t, dir, run)
+	d, err := results.LoadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := d.Series()[0].Level(1)
+	if l.ClientBoundLeftOut != 1 {
+		t.Fatalf("fixture: %d left out", l.ClientBoundLeftOut)
+	}
+	plans, err := sizing.PlanRun(d, 10000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := plans[0]; math.Abs(p.AcceptedPerHour-l.DocsPerHour.Median) > 1e-6 || p.Docs != 600 {
+		t.Errorf("plan: %v accepted/h over %d documents; the level: %v over its 2 kept repetitions", p.AcceptedPerHour, p.Docs, l.DocsPerHour.Median)
+	}
+}
