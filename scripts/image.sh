@@ -14,7 +14,9 @@
 #      this machine cannot start a container (no user namespaces, nested),
 #      it says why and runs the binary chrooted into the image's own mounted
 #      filesystem as user 65532 instead, which still proves the image needs
-#      nothing but itself.
+#      nothing but itself;
+#   6. writes the image as an OCI archive, WORK/extractbench.oci.tar, for
+#      skopeo copy or podman load (the buildah store here is vfs).
 #
 # Usage: scripts/image.sh   (IMAGE=ghcr.io/extractbench/extractbench TAG=latest WORK=DIR
 #                            STORAGE_DRIVER=vfs; needs Debian's buildah, busybox-static,
@@ -66,10 +68,10 @@ version=$("$bin" version | awk '{print $2}')
 "${buildah[@]}" tag "$ref" "$image:$version"
 
 # 4. inspect
-entry=$("${buildah[@]}" inspect --type image --format '{{json .OCIv1.Config.Entrypoint}}' "$ref")
+entry=$("${buildah[@]}" inspect --type image --format '{{.OCIv1.Config.Entrypoint}}' "$ref")
 user=$("${buildah[@]}" inspect --type image --format '{{.OCIv1.Config.User}}' "$ref")
 bytes=$("${buildah[@]}" images --noheading --format '{{.Size}}' "$ref")
-[ "$entry" = '["/usr/local/bin/extractbench"]' ] || die "entrypoint is $entry"
+[ "$entry" = '[/usr/local/bin/extractbench]' ] || die "entrypoint is $entry"
 [ "$user" = "$uid:$uid" ] || die "user is $user, want $uid:$uid"
 mnt_ctr=$("${buildah[@]}" from --pull-never "$ref")
 trap '"${buildah[@]}" rm "$mnt_ctr" >/dev/null 2>&1 || true' EXIT
@@ -88,4 +90,9 @@ else
   say "chroot into the image's filesystem as $uid:$uid: $out"
 fi
 case $out in "extractbench $version "*) ;; *) die "version printed '$out'";; esac
+
+# 6. a file any registry tool takes: skopeo copy oci-archive:FILE docker://..., podman load -i FILE
+rm -f "$work/extractbench.oci.tar"
+"${buildah[@]}" push --quiet "$ref" "oci-archive:$work/extractbench.oci.tar:$ref" >/dev/null
+say "wrote $work/extractbench.oci.tar ($(du -m "$work/extractbench.oci.tar" | cut -f1) MB)"
 echo "$ref"
