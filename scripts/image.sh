@@ -41,7 +41,8 @@ for c in buildah go gcc readelf; do command -v "$c" >/dev/null || die "$c not fo
 # 1. the static binary
 root=$work/rootfs
 rm -rf "$root"
-mkdir -p "$root/usr/local/bin" "$root/bin" "$root/etc/ssl/certs" "$root/tmp" "$root/home/extractbench" "$root/work"
+rm -rf "$work/userdir"
+mkdir -p "$root/usr/local/bin" "$root/bin" "$root/etc/ssl/certs" "$root/tmp" "$work/userdir"
 bin=$root/usr/local/bin/extractbench
 say "building the static binary (a cold build compiles SQLite's C: minutes)"
 CGO_ENABLED=1 go build -trimpath \
@@ -59,7 +60,6 @@ printf 'root:x:0:0:root:/root:/sbin/nologin\nextractbench:x:%d:%d:extractbench:/
 printf 'root:x:0:\nextractbench:x:%d:\n' $uid >"$root/etc/group"
 cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/" 2>/dev/null || say "no /etc/ssl/certs/ca-certificates.crt here: the image trusts no https engine"
 chmod 1777 "$root/tmp"
-chown $uid:$uid "$root/home/extractbench" "$root/work"
 
 # 3. the image
 ref=$image:$tag
@@ -76,6 +76,10 @@ bytes=$("${buildah[@]}" images --noheading --format '{{.Size}}' "$ref")
 mnt_ctr=$("${buildah[@]}" from --pull-never "$ref")
 trap '"${buildah[@]}" rm "$mnt_ctr" >/dev/null 2>&1 || true' EXIT
 mnt=$("${buildah[@]}" mount "$mnt_ctr")
+for d in /home/extractbench /work; do
+  [ "$(stat -c %u:%g "$mnt$d")" = "$uid:$uid" ] || die "$d is owned by $(stat -c %u:%g "$mnt$d"), not the image's user"
+done
+[ "$(stat -c %a "$mnt/tmp")" = 1777 ] || die "/tmp is not 1777"
 mb=$(du -sm "$mnt" | cut -f1)
 [ "$mb" -le "$max_mb" ] || die "the image's filesystem is $mb MB, more than $max_mb"
 say "image $ref (also $image:$version): entrypoint $entry, user $user, size $bytes ($mb MB unpacked)"
@@ -90,6 +94,11 @@ else
   say "chroot into the image's filesystem as $uid:$uid: $out"
 fi
 case $out in "extractbench $version "*) ;; *) die "version printed '$out'";; esac
+# and it can write where it starts: init writes protocol.yaml into /work
+"${buildah[@]}" run --isolation chroot --user $uid:$uid "$mnt_ctr" -- /usr/local/bin/extractbench init >/dev/null 2>"$work/run.err" \
+  || chroot --userspec=$uid:$uid "$mnt" /bin/sh -c 'cd /work && /usr/local/bin/extractbench init' >/dev/null \
+  || die "extractbench init cannot write /work as $uid"
+say "extractbench init wrote /work/protocol.yaml as $uid:$uid"
 
 # 6. a file any registry tool takes: skopeo copy oci-archive:FILE docker://..., podman load -i FILE
 rm -f "$work/extractbench.oci.tar"

@@ -90,6 +90,7 @@ func TestContainerfile(t *testing.T) {
 	s := script(t)
 	uid := scriptUID(t, s)
 	var from, users, entrypoints []instruction
+	userWork := false // the working directory, where -out's default lands, is the user's
 	for _, in := range parseContainerfile(t, "Containerfile") {
 		switch in.cmd {
 		case "FROM":
@@ -101,9 +102,21 @@ func TestContainerfile(t *testing.T) {
 		case "RUN", "SHELL", "ADD", "ONBUILD":
 			t.Errorf("Containerfile:%d: %s: the image must build offline with no container run (COPY from the context only)", in.line, in.cmd)
 		case "COPY":
-			src := strings.Fields(in.args)[0]
-			if strings.HasPrefix(src, "--from") || !strings.Contains(s, `root=$work/`+strings.TrimSuffix(src, "/")) {
+			args := strings.Fields(in.args)
+			for len(args) > 0 && strings.HasPrefix(args[0], "--") {
+				if strings.HasPrefix(args[0], "--from") {
+					t.Errorf("Containerfile:%d: COPY %s: the image copies from the context only", in.line, in.args)
+				}
+				if c, ok := strings.CutPrefix(args[0], "--chown="); ok && c != strconv.Itoa(uid)+":"+strconv.Itoa(uid) {
+					t.Errorf("Containerfile:%d: COPY %s: owned by %s, want the image's user %d", in.line, in.args, c, uid)
+				}
+				args = args[1:]
+			}
+			if len(args) != 2 || !strings.Contains(s, "$work/"+strings.TrimSuffix(args[0], "/")) {
 				t.Errorf("Containerfile:%d: COPY %s: scripts/image.sh does not lay it out in the context", in.line, in.args)
+			}
+			if args[1] == "/work/" {
+				userWork = strings.Contains(in.args, "--chown=")
 			}
 		}
 	}
@@ -115,6 +128,9 @@ func TestContainerfile(t *testing.T) {
 	}
 	if uid == 0 {
 		t.Errorf("the image's user is root")
+	}
+	if !userWork {
+		t.Errorf("Containerfile: no COPY --chown=%d:%d makes /work/, the working directory, the user's: extractbench run could not write its default -out there", uid, uid)
 	}
 	if len(entrypoints) != 1 {
 		t.Fatalf("Containerfile has %d ENTRYPOINT, want 1", len(entrypoints))
