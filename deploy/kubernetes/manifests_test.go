@@ -57,9 +57,15 @@ type (
 		} `yaml:"rules"`
 	}
 	podSpec struct {
-		RestartPolicy string      `yaml:"restartPolicy"`
-		Containers    []container `yaml:"containers"`
-		Volumes       []struct {
+		RestartPolicy   string `yaml:"restartPolicy"`
+		SecurityContext *struct {
+			RunAsNonRoot bool `yaml:"runAsNonRoot"`
+			RunAsUser    int  `yaml:"runAsUser"`
+			RunAsGroup   int  `yaml:"runAsGroup"`
+			FSGroup      int  `yaml:"fsGroup"`
+		} `yaml:"securityContext"`
+		Containers []container `yaml:"containers"`
+		Volumes    []struct {
 			Name                  string `yaml:"name"`
 			PersistentVolumeClaim *struct {
 				ClaimName string `yaml:"claimName"`
