@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"slices"
+
+	"github.com/extractbench/extractbench"
 )
 
 // The one rule by which a level's figure is made from its passes, used by
@@ -65,10 +67,10 @@ type Level struct {
 	Planned     int    `json:"planned"`     // repetitions the protocol planned; 0 = unknown
 	Interrupted int    `json:"interrupted"` // passes cut by an interruption, left out
 
-	Docs         int64         `json:"docs"`
-	Accepted     int64         `json:"accepted_docs"`
-	Failures     FailureCounts `json:"-"`
-	OutputTokens int64         `json:"output_tokens"`
+	Docs         int64                      `json:"docs"`
+	Accepted     int64                      `json:"accepted_docs"`
+	Failures     extractbench.FailureCounts `json:"-"`
+	OutputTokens int64                      `json:"output_tokens"`
 
 	TTFTP50NS        Spread `json:"ttft_p50_ns"`
 	TTFTP95NS        Spread `json:"ttft_p95_ns"`
@@ -143,9 +145,9 @@ func (l *Level) Share() float64 {
 }
 
 // FailureCountsByName returns the failure counts keyed by class, for JSON.
-func (l *Level) FailureCountsByName() map[Failure]int64 {
-	m := make(map[Failure]int64, len(Failures))
-	for i, f := range Failures {
+func (l *Level) FailureCountsByName() map[extractbench.Failure]int64 {
+	m := make(map[extractbench.Failure]int64, len(extractbench.Failures))
+	for i, f := range extractbench.Failures {
 		m[f] = l.Failures[i]
 	}
 	return m
@@ -161,7 +163,7 @@ type levelBuilder struct {
 	ttftSched99, tpot90, tpot99, goodput             []float64
 }
 
-func (b *levelBuilder) add(p *Pass) {
+func (b *levelBuilder) add(p *extractbench.Pass) {
 	l := &b.l
 	if l.Repetitions == 0 && l.Interrupted == 0 {
 		l.Variant, l.Mode, l.Level, l.Phase = p.Variant, p.Mode, p.Level, p.Phase
@@ -251,7 +253,7 @@ func (s *Series) Baseline() *Level {
 		return nil
 	}
 	for i := range s.Levels {
-		if s.Levels[i].Phase == PhaseBaseline {
+		if s.Levels[i].Phase == extractbench.PhaseBaseline {
 			return &s.Levels[i]
 		}
 	}
@@ -279,7 +281,7 @@ func (p Plan) levelsOf(variant string) []int {
 // Aggregator makes levels from pass rows by the rule above and judges
 // them: Add every pass of a run, then Close once.
 type Aggregator struct {
-	acc    Acceptance
+	acc    extractbench.Acceptance
 	plan   Plan
 	series map[[2]string]map[int]*levelBuilder
 	order  [][2]string
@@ -287,12 +289,12 @@ type Aggregator struct {
 
 // NewAggregator returns an aggregator that judges with acc and checks the
 // series against plan.
-func NewAggregator(acc Acceptance, plan Plan) *Aggregator {
+func NewAggregator(acc extractbench.Acceptance, plan Plan) *Aggregator {
 	return &Aggregator{acc: acc, plan: plan, series: map[[2]string]map[int]*levelBuilder{}}
 }
 
 // Add counts one pass row.
-func (a *Aggregator) Add(p *Pass) {
+func (a *Aggregator) Add(p *extractbench.Pass) {
 	k := [2]string{p.Variant, p.Mode}
 	levels := a.series[k]
 	if levels == nil {
@@ -340,7 +342,7 @@ func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
 	r := &s.Recommendation
 	stopAt := 0 // levels above a memory failure may be skipped on purpose (a recorded decision)
 	for _, l := range s.Levels {
-		if l.Failures.Of(Memory) > 0 && l.Phase != PhaseBaseline {
+		if l.Failures.Of(extractbench.Memory) > 0 && l.Phase != extractbench.PhaseBaseline {
 			stopAt = l.Level
 			break
 		}
@@ -364,7 +366,7 @@ func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
 }
 
 // AggregateLevels runs passes through one Aggregator.
-func AggregateLevels(passes []Pass, acc Acceptance, plan Plan) []Series {
+func AggregateLevels(passes []extractbench.Pass, acc extractbench.Acceptance, plan Plan) []Series {
 	a := NewAggregator(acc, plan)
 	for i := range passes {
 		a.Add(&passes[i])
@@ -403,4 +405,20 @@ func sumOf(cur, v *int64) *int64 {
 		x += *cur
 	}
 	return &x
+}
+
+// PlanOf is what m's protocol planned for every series, for the
+// aggregator. An auto sweep's levels are each variant's chosen rates, once
+// chosen.
+func PlanOf(m *extractbench.Manifest) Plan {
+	p := Plan{Levels: m.PlannedLevels(), Repetitions: m.Sweep.Repetitions}
+	for _, v := range m.Variants {
+		if v.AutoLevels != nil {
+			if p.ByVariant == nil {
+				p.ByVariant = map[string][]int{}
+			}
+			p.ByVariant[v.Name] = append(slices.Clone(p.Levels), v.AutoLevels.Levels...)
+		}
+	}
+	return p
 }

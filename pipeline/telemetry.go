@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench"
 )
 
 // Telemetry timing bounds.
@@ -150,7 +150,7 @@ var instantGauges = map[string]bool{metricRunning: true, metricWaiting: true, me
 // Sampler samples engine metrics and device memory in the background from
 // StartSampler until Stop, which owns and waits for its goroutines.
 type Sampler struct {
-	clock  client.Clock
+	clock  extractbench.Clock
 	cfg    SamplerConfig
 	hc     *http.Client
 	parent context.Context
@@ -181,7 +181,7 @@ type endpointState struct {
 // StartSampler scrapes the engine's metrics (cfg.Endpoints, else
 // cfg.MetricsURL) once before returning, so that the pass's deltas start
 // before its first request, then keeps sampling every cfg.Interval until Stop.
-func StartSampler(ctx context.Context, clock client.Clock, cfg SamplerConfig, httpClient *http.Client) *Sampler {
+func StartSampler(ctx context.Context, clock extractbench.Clock, cfg SamplerConfig, httpClient *http.Client) *Sampler {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultTelemetryInterval
 	}

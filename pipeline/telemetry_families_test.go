@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -105,7 +105,7 @@ func TestMetricsFamilies(t *testing.T) {
 			}
 
 			srv, _ := sequenceServer(t, page)
-			s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+			s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
 			s.scrapeOnce(testContext(t))
 			tel := s.Stop()
 			if tel.Scrapes != 3 || tel.Family != tt.family {
@@ -153,7 +153,7 @@ func TestTelemetry_OneKVSamplePerScrape(t *testing.T) {
 		t.Fatal("vllm_v1.txt should carry both KV names")
 	}
 	srv, _ := sequenceServer(t, page)
-	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
 	s.scrapeOnce(testContext(t))
 	tel := s.Stop()
 	if n := countSamples(tel, metricKVUsage); n != tel.Scrapes {
@@ -170,7 +170,7 @@ func TestTelemetry_OneKVSamplePerScrape(t *testing.T) {
 func TestSampler_SeriesAppearingMidPass(t *testing.T) {
 	fresh := "# HELP tgi_queue_size Current queue size\n# TYPE tgi_queue_size gauge\ntgi_queue_size 0\n"
 	srv, _ := sequenceServer(t, fresh, readFixture(t, "tgi.txt"))
-	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client()).Stop()
+	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client()).Stop()
 	if !eqPtr(tel.QueueTimeCountDelta, 96) || !sameFloat(tel.QueueTimeSumDelta, fp(0.912)) || !eqPtr(tel.E2ECountDelta, 96) {
 		t.Errorf("QueueTimeCountDelta, QueueTimeSumDelta, E2ECountDelta = %v, %v, %v, want 96, 0.912, 96",
 			deref(tel.QueueTimeCountDelta), deref(tel.QueueTimeSumDelta), deref(tel.E2ECountDelta))

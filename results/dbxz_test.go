@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/ulikunitz/xz"
 )
 
@@ -70,7 +71,7 @@ func TestOpenReadOnly_XZ(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 6 {
-		s.Add(testRecord(PassKey{RunID: run.RunID, Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1}, i))
+		s.Add(testRecord(extractbench.PassKey{RunID: run.RunID, Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1}, i))
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -52,7 +53,7 @@ func (d *RunData) Outcomes() []Outcome {
 			}
 		}
 		for _, p := range d.Passes {
-			if p.Variant == name && p.Complete() && p.Phase != PhaseRetry {
+			if p.Variant == name && p.Complete() && p.Phase != extractbench.PhaseRetry {
 				o.PassesDone++
 			}
 		}
@@ -104,7 +105,7 @@ func (d *RunData) missingShards() string {
 	if m == nil || len(m.Missing) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("shard indexes %s of %d are missing from this merge", ShardList(m.Missing), m.Count)
+	return fmt.Sprintf("shard indexes %s of %d are missing from this merge", extractbench.ShardList(m.Missing), m.Count)
 }
 
 // stopped names how a run that did not complete ended.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -21,10 +22,10 @@ type MemoryCheck struct {
 
 // VariantEst is the estimate a variant's rows were predicted with.
 type VariantEst struct {
-	Variant  string              `json:"variant"`
-	Model    string              `json:"model"` // as the manifest names it
-	GPU      results.GPUInfoJSON `json:"gpu"`
-	Estimate Estimate            `json:"estimate"` // at concurrency 1, on the run's card
+	Variant  string                   `json:"variant"`
+	Model    string                   `json:"model"` // as the manifest names it
+	GPU      extractbench.GPUInfoJSON `json:"gpu"`
+	Estimate Estimate                 `json:"estimate"` // at concurrency 1, on the run's card
 }
 
 // MemoryRow is one level: predicted figures and the peaks measured over its
@@ -106,7 +107,7 @@ func CheckMeasured(run *results.RunData, in Inputs) (MemoryCheck, error) {
 // VariantPrecision is the weight precision a variant ran with: the
 // protocol's engine.weights when set, else the built-in engine's profile,
 // else what the variant and model names say (InferPrecision).
-func VariantPrecision(vm results.VariantManifest) Precision {
+func VariantPrecision(vm extractbench.VariantManifest) Precision {
 	if vm.Engine.Weights != "" {
 		return Precision(vm.Engine.Weights)
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing/sizingtest"
 )
@@ -356,7 +356,7 @@ func sizingFixture() sizingtest.Run {
 			20_000_000_000, 17_000_000_000, 18_000_000_000, 0.05))
 	}
 	l8 := sizingtest.Pass("bf16", 8, 1, docs, 200, 60, 3000)
-	l8.Failures.Add(eval.Memory, 100)
+	l8.Failures.Add(extractbench.Memory, 100)
 	run.Passes = append(run.Passes,
 		sizingtest.WithPeaks(sizingtest.Pass("bf16", 2, 1, docs, 291, 320, 1000), 40_000_000_000, 36_000_000_000, 38_000_000_000, 0.30),
 		sizingtest.WithPeaks(sizingtest.Pass("bf16", 4, 1, docs, 291, 180, 2000), 70_000_000_000, 66_000_000_000, 68_000_000_000, 0.75),

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/pipeline"
 )
@@ -147,7 +148,7 @@ func usage(w io.Writer, cmds map[string]command) {
 // versionLine is what `extractbench version` prints: the tool version, the
 // commit it was built from when the build recorded one, and the toolchain.
 func versionLine() string {
-	v := "extractbench " + pipeline.ToolVersion
+	v := "extractbench " + extractbench.ToolVersion
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev, dirty string
 		for _, s := range bi.Settings {

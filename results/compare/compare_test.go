@@ -9,8 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/sizing/sizingtest"
 )
 
@@ -36,7 +35,7 @@ func span(from, to int) []int {
 type variantData struct {
 	name  string
 	reps  [][]int // failing indexes of repetition 1, 2, ...
-	sweep []results.Pass
+	sweep []extractbench.Pass
 }
 
 // writeRun writes a results directory with 300-document level-1 passes.
@@ -60,9 +59,9 @@ func TestRunEquivalent(t *testing.T) {
 	// A fails documents 0–8; B fails 1–8 and 9: b = 1 (doc 9), c = 1 (doc 0).
 	dir := writeRun(t, "c0ffee",
 		variantData{name: "bf16", reps: [][]int{span(0, 9), span(0, 9)},
-			sweep: []results.Pass{sizingtest.Pass("bf16", 2, 1, 300, 291, 300, 1000), sizingtest.Pass("bf16", 4, 1, 300, 291, 160, 1500)}},
+			sweep: []extractbench.Pass{sizingtest.Pass("bf16", 2, 1, 300, 291, 300, 1000), sizingtest.Pass("bf16", 4, 1, 300, 291, 160, 1500)}},
 		variantData{name: "int4", reps: [][]int{span(1, 10)},
-			sweep: []results.Pass{sizingtest.Pass("int4", 2, 1, 300, 291, 250, 800)}})
+			sweep: []extractbench.Pass{sizingtest.Pass("int4", 2, 1, 300, 291, 250, 800)}})
 	r, err := Run(context.Background(), Options{A: Side{Dir: dir, Variant: "bf16"}, B: Side{Dir: dir, Variant: "int4"}})
 	if err != nil {
 		t.Fatal(err)
@@ -227,10 +226,10 @@ func TestInferredExpectationsCountMisses(t *testing.T) {
 	// tp on the other had an expected value: the failing side misses it (FN).
 	recs := sizingtest.Records("bf16", 1, 1, 2, func(int) bool { return true })
 	bad := sizingtest.Records("int4", 1, 1, 2, func(int) bool { return true })
-	bad[1].Accepted, bad[1].Failure, bad[1].SchemaOK = false, eval.Format, false
-	bad[1].Date, bad[1].Amount, bad[1].Category = eval.Unscored, eval.Unscored, eval.Unscored
+	bad[1].Accepted, bad[1].Failure, bad[1].SchemaOK = false, extractbench.Format, false
+	bad[1].Date, bad[1].Amount, bad[1].Category = extractbench.Unscored, extractbench.Unscored, extractbench.Unscored
 	dir := t.TempDir()
-	run := sizingtest.Run{RunID: "r", Records: append(recs, bad...), Passes: []results.Pass{
+	run := sizingtest.Run{RunID: "r", Records: append(recs, bad...), Passes: []extractbench.Pass{
 		sizingtest.Pass("bf16", 1, 1, 2, 2, 1, 100), sizingtest.Pass("int4", 1, 1, 2, 1, 1, 100)}}
 	sizingtest.Write(t, dir, run)
 	r, err := Run(context.Background(), Options{A: Side{Dir: dir, Variant: "bf16"}, B: Side{Dir: dir, Variant: "int4"}})

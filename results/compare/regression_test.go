@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing/sizingtest"
 )
@@ -19,10 +19,10 @@ func nightly(t *testing.T, corpus string, accepted int, p95At2 int64) string {
 	t.Helper()
 	dir := t.TempDir()
 	l8 := sizingtest.Pass("bf16", 8, 1, 300, 200, 60, 3000)
-	l8.Failures.Add(eval.Memory, 100)
+	l8.Failures.Add(extractbench.Memory, 100)
 	sizingtest.Write(t, dir, sizingtest.Run{RunID: "n",
 		Manifest: sizingtest.Manifest(corpus, "Llama-3.1-8B", "NVIDIA L4", 24e9, 0.9, 0),
-		Passes: []results.Pass{
+		Passes: []extractbench.Pass{
 			sizingtest.Pass("bf16", 1, 1, 300, accepted, 600, 900),
 			sizingtest.Pass("bf16", 2, 1, 300, accepted, 320, p95At2),
 			sizingtest.Pass("bf16", 4, 1, 300, accepted, 200, 2000),
@@ -84,7 +84,7 @@ func TestRegressionMissingLevelFails(t *testing.T) {
 	cur := t.TempDir()
 	sizingtest.Write(t, cur, sizingtest.Run{RunID: "c",
 		Manifest: sizingtest.Manifest("c0ffee", "Llama-3.1-8B", "NVIDIA L4", 24e9, 0.9, 0),
-		Passes:   []results.Pass{sizingtest.Pass("bf16", 1, 1, 300, 291, 600, 900)}})
+		Passes:   []extractbench.Pass{sizingtest.Pass("bf16", 1, 1, 300, 291, 600, 900)}})
 	v, err := Regression(context.Background(), base, cur, 0, 0, false)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestRegressionRefusesADifferentMeasurement(t *testing.T) {
 	m["generation"] = map[string]any{"max_tokens": 256}
 	m["parse"] = "lenient"
 	sizingtest.Write(t, cur, sizingtest.Run{RunID: "c", Manifest: m,
-		Passes: []results.Pass{sizingtest.Pass("bf16", 1, 1, 300, 291, 600, 900), sizingtest.Pass("bf16", 2, 1, 300, 291, 320, 1000)}})
+		Passes: []extractbench.Pass{sizingtest.Pass("bf16", 1, 1, 300, 291, 600, 900), sizingtest.Pass("bf16", 2, 1, 300, 291, 320, 1000)}})
 	_, err := Regression(context.Background(), base, cur, 0, 0, false)
 	var re *results.RefusedError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), `parse: baseline "strict", now "lenient"`) ||

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -69,7 +69,7 @@ type objectives struct {
 	MinAccepted  float64 // share, 0–1
 }
 
-func objectivesOf(a eval.Acceptance) objectives {
+func objectivesOf(a extractbench.Acceptance) objectives {
 	return objectives{LatencyP95MS: a.LatencyP95MS, MinAccepted: a.MinAccepted}
 }
 
@@ -145,9 +145,9 @@ func levelAxis(mode string, levels []int) (x []float64, log bool) {
 			}
 		}
 	}
-	log = mode != results.ModeContext && positive >= 2
+	log = mode != extractbench.ModeContext && positive >= 2
 	for _, l := range levels {
-		if l <= 0 && !(mode == results.ModeRate && l == eval.SyncLevel) {
+		if l <= 0 && !(mode == extractbench.ModeRate && l == extractbench.SyncLevel) {
 			log = false
 		}
 	}
@@ -164,7 +164,7 @@ func levelAxis(mode string, levels []int) (x []float64, log bool) {
 // levelName names a level as the tables do; a probe pass says so.
 func levelName(l level) string {
 	name := eval.LevelName(l.Mode, l.Level)
-	if l.Phase == results.PhaseProbe {
+	if l.Phase == extractbench.PhaseProbe {
 		name += " (probe)"
 	}
 	return name
@@ -224,7 +224,7 @@ const (
 	objectiveColor = "#444444"
 )
 
-// failureColors follows eval.Failures order (cycled for a class added later).
+// failureColors follows extractbench.Failures order (cycled for a class added later).
 var failureColors = []string{red, orange, purple, sky, black}
 
 // charts builds the charts of one series; prefix keeps element ids unique
@@ -343,7 +343,7 @@ func acceptanceChart(prefix, unit string, x []float64, xLog bool, s *series, obj
 	c.YLabel = [2]string{"accepted (%, " + axisRange(c.YRange) + ")", "failed documents (all repetitions)"}
 	c.Note = "The accepted-share axis runs from " + strconv.FormatFloat(c.YRange[0], 'f', -1, 64) + "% to 100%, not from 0."
 	c.Series = append(c.Series, line{Label: "accepted", Unit: "%", Color: blue, Values: acc})
-	for i, f := range eval.Failures {
+	for i, f := range extractbench.Failures {
 		v := make([]*float64, len(s.Levels))
 		for j, l := range s.Levels {
 			v[j] = num(float64(l.Failures.Of(f)))
@@ -385,8 +385,8 @@ func timelineMetricNames() []string {
 // heaviest picks the pass of one variant and mode whose telemetry the
 // timeline shows: the highest level with telemetry, and there the
 // repetition with the highest KV peak (the first on a tie).
-func heaviest(passes []results.Pass, variant, mode string, has map[results.PassKey]bool) (results.PassKey, bool) {
-	var best *results.Pass
+func heaviest(passes []extractbench.Pass, variant, mode string, has map[extractbench.PassKey]bool) (extractbench.PassKey, bool) {
+	var best *extractbench.Pass
 	for i := range passes {
 		p := &passes[i]
 		if p.Variant != variant || p.Mode != mode || !has[keyOf(*p)] || !p.Complete() {
@@ -400,7 +400,7 @@ func heaviest(passes []results.Pass, variant, mode string, has map[results.PassK
 		}
 	}
 	if best == nil {
-		return results.PassKey{}, false
+		return extractbench.PassKey{}, false
 	}
 	return keyOf(*best), true
 }
@@ -409,7 +409,7 @@ func heaviest(passes []results.Pass, variant, mode string, has map[results.PassK
 // over the heaviest pass (the only one whose samples load reads), on the
 // pass's own clock.
 func timeline(prefix string, s *series, telemetry []sampleRow) (chart, bool) {
-	var key results.PassKey
+	var key extractbench.PassKey
 	found := false
 	for _, t := range telemetry {
 		if t.Variant == s.Variant && t.Mode == s.Mode {

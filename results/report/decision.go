@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -44,7 +44,7 @@ func decide(ctx context.Context, d *dataset, opts Options) decision {
 }
 
 // lines returns the sheet lines of one series.
-func (dc decision) lines(m *results.Manifest, s *series) []kv {
+func (dc decision) lines(m *extractbench.Manifest, s *series) []kv {
 	vm := m.Variant(s.Variant)
 	var out []kv
 	if vm.Engine.Simulated || vm.GPU.Source == "builtin-profile" {
@@ -63,7 +63,7 @@ func (dc decision) lines(m *results.Manifest, s *series) []kv {
 }
 
 // memoryAndCost are the sheet's memory-per-phase and cost lines.
-func (dc decision) memoryAndCost(m *results.Manifest, s *series, vm results.VariantManifest) []kv {
+func (dc decision) memoryAndCost(m *extractbench.Manifest, s *series, vm extractbench.VariantManifest) []kv {
 	var out []kv
 	if ph, ok := dc.phases[s.Variant]; ok {
 		out = append(out, kv{fmt.Sprintf("Memory per phase (device, %s %d, repetition %d)", unitName(s.Mode), ph.Level, ph.Repetition),

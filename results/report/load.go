@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -27,7 +27,7 @@ type requestRow struct {
 }
 
 // requestRowOf derives the report's view of one stored record.
-func requestRowOf(r eval.Record) requestRow {
+func requestRowOf(r extractbench.Record) requestRow {
 	span := func(a, b int64) *int64 {
 		if a <= 0 || b <= 0 {
 			return nil
@@ -43,7 +43,7 @@ func requestRowOf(r eval.Record) requestRow {
 	if r.SchedNS <= 0 && r.DoneNS > 0 { // no schedule recorded: E2E from the send
 		row.E2ESched = row.E2E
 	}
-	if r.Failure != eval.None {
+	if r.Failure != extractbench.None {
 		out := r.Output
 		if out == "" {
 			out = r.ErrorBody // a failure with no output (an OOM answer, a reset) shows the engine's error body
@@ -58,7 +58,7 @@ func requestRowOf(r eval.Record) requestRow {
 
 // sampleRow is one telemetry sample of one pass.
 type sampleRow struct {
-	results.PassKey
+	extractbench.PassKey
 	results.TelemetrySample
 }
 
@@ -67,7 +67,7 @@ type sampleRow struct {
 type dataset struct {
 	*results.RunData
 	Requests  []requestRow
-	Records   []eval.Record // the stored records, for the field scores
+	Records   []extractbench.Record // the stored records, for the field scores
 	Telemetry []sampleRow
 	Changed   map[[2]string][]changedDoc // by (variant, mode): answers that differ from level 1's
 }
@@ -102,8 +102,8 @@ func load(ctx context.Context, dir string) (*dataset, error) {
 }
 
 // keyOf names a pass.
-func keyOf(p results.Pass) results.PassKey {
-	return results.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+func keyOf(p extractbench.Pass) extractbench.PassKey {
+	return extractbench.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
 }
 
 // loadTelemetry reads the timeline samples of the heaviest pass of each

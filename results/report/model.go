@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -16,9 +16,9 @@ var lengthClasses = []string{"short", "usual", "long"}
 // series is one (variant, mode): the unit a sweep grows and a verdict judges.
 type series struct {
 	Variant, Mode string
-	Passes        []results.Pass // ascending level, repetition
-	Requests      []requestRow   // of these passes
-	Records       []eval.Record  // of these passes, for the field scores
+	Passes        []extractbench.Pass   // ascending level, repetition
+	Requests      []requestRow          // of these passes
+	Records       []extractbench.Record // of these passes, for the field scores
 	Rec           eval.Recommendation
 	// Levels are eval's: the figures and verdict every page shows (pooled
 	// share, medians over repetitions with their range, highest peaks).
@@ -109,7 +109,7 @@ type classRow struct {
 	Class    string
 	Docs     int
 	Accepted int
-	Failures eval.FailureCounts
+	Failures extractbench.FailureCounts
 	TTFT     dist
 	E2E      dist
 }
@@ -138,7 +138,7 @@ func byClass(s *series) []classRow {
 		if r.Accepted {
 			row.Accepted++
 		}
-		row.Failures.Add(eval.Failure(r.Failure), 1)
+		row.Failures.Add(extractbench.Failure(r.Failure), 1)
 		if r.TTFT != nil {
 			ttft[k] = append(ttft[k], *r.TTFT)
 		}
@@ -174,7 +174,7 @@ type changedDoc struct {
 
 // changedDocs compares every complete pass with the lowest level's pass of
 // the same variant, mode and repetition (eval.Invariance).
-func changedDocs(passes []results.Pass, recs []eval.Record) map[[2]string][]changedDoc {
+func changedDocs(passes []extractbench.Pass, recs []extractbench.Record) map[[2]string][]changedDoc {
 	type pk struct {
 		variant, mode     string
 		level, repetition int
@@ -191,7 +191,7 @@ func changedDocs(passes []results.Pass, recs []eval.Record) map[[2]string][]chan
 			lowest[k] = p.Level
 		}
 	}
-	byPass := map[pk][]eval.Record{}
+	byPass := map[pk][]extractbench.Record{}
 	for _, r := range recs {
 		k := pk{r.Variant, r.Mode, r.Level, r.Repetition}
 		if complete[k] {

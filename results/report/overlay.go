@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 )
 
 // variantColors tell the variants apart on an overlay (Okabe–Ito, cycled).
@@ -35,7 +35,7 @@ func overlays(all []*series, obj objectives) []chart {
 		for _, s := range ss {
 			for _, l := range s.Levels {
 				levels = append(levels, l.Level)
-				if _, ok := named[l.Level]; !ok || l.Phase != results.PhaseProbe {
+				if _, ok := named[l.Level]; !ok || l.Phase != extractbench.PhaseProbe {
 					named[l.Level] = levelName(l) // a probe of one variant is a steady rate of another
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
@@ -14,7 +15,7 @@ import (
 type kv struct{ K, V string }
 
 // sheet is the selection sheet of one series: what to rent and run, and why.
-func sheet(m *results.Manifest, s *series) []kv {
+func sheet(m *extractbench.Manifest, s *series) []kv {
 	v := m.Variant(s.Variant)
 	e, g := v.Engine, v.GPU
 	unit := unitName(s.Mode)
@@ -124,7 +125,7 @@ func (s *series) verdictText(l level) string {
 }
 
 // runLines describe the run as a whole, above the series.
-func runLines(d *dataset, m *results.Manifest) []kv {
+func runLines(d *dataset, m *extractbench.Manifest) []kv {
 	wall := none
 	if d.Run.StartedAt > 0 && d.Run.EndedAt >= d.Run.StartedAt {
 		wall = fmtNS(float64(d.Run.EndedAt-d.Run.StartedAt) * 1e6)
@@ -192,7 +193,7 @@ func shortHash(h string) string {
 // baseline share, the recommended level with its figures there (p95 E2E,
 // accepted documents/hour, device memory peak: eval's level, as every
 // page), the card, and why.
-func outcomeRows(m *results.Manifest, outcomes []results.Outcome) table {
+func outcomeRows(m *extractbench.Manifest, outcomes []results.Outcome) table {
 	t := table{ID: "outcomes", Title: "Verdict per variant",
 		Note: "Accepted share pooled over the baseline's repetitions; p95 E2E and accepted documents/hour are each pass's figure, median over repetitions; the memory peak is the highest.",
 		Head: []string{"variant", "model", "GPU", "state", "baseline accepted", "recommended", "p95 E2E there", "accepted documents/hour there", "device peak there", "why"}}
@@ -231,7 +232,7 @@ func recommendedLevel(o results.Outcome) (eval.Series, *eval.Level) {
 // headline is the summary's first sentence: which passing variant did the
 // job fastest at its recommended level, with the figures the table shows;
 // or that none passed.
-func headline(m *results.Manifest, outcomes []results.Outcome) string {
+func headline(m *extractbench.Manifest, outcomes []results.Outcome) string {
 	var best *results.Outcome
 	var bestRate float64
 	passed := 0

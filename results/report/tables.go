@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/sizing"
 )
@@ -28,7 +29,7 @@ func seriesTables(prefix string, s *series, texts map[string]string, textNote st
 	out := []table{interactiveTable(prefix, unit, s), offlineTable(prefix, unit, s), qualityTable(prefix, unit, s),
 		memoryTable(prefix, unit, s), fieldTable(prefix, unit, s), fieldClassTable(prefix, unit, s), classTable(prefix, unit, s), changedTable(prefix, unit, s), slowTable(prefix, unit, s, texts, textNote),
 		failedTable(prefix, s, texts, textNote), confusionTable(prefix, unit, s)}
-	if s.Mode == eval.ModeRate {
+	if s.Mode == extractbench.ModeRate {
 		out = slices.Insert(out, 1, rateTable(prefix, s))
 	}
 	return out
@@ -120,7 +121,7 @@ func qualityTable(prefix, unit string, s *series) table {
 		Note: "Counts summed over complete repetitions (the share is pooled); failed documents stay in the denominator.",
 		Head: []string{unit, "documents", "accepted", "share", "outputs ≠ level 1", "verdicts changed"}}
 	t.Note += " Outputs ≠ level 1: documents whose raw answer differs from the level-1 pass of the same repetition (batch invariance at temperature 0); verdicts changed: of those, the ones accepted at one level and not at the other."
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		t.Head = append(t.Head, string(f))
 	}
 	t.Head = append(t.Head, "lowest repetition share")
@@ -128,7 +129,7 @@ func qualityTable(prefix, unit string, s *series) table {
 	for _, l := range s.Levels {
 		row := []string{strconv.Itoa(l.Level), strconv.FormatInt(l.Docs, 10), strconv.FormatInt(l.Accepted, 10), fmtShare(l.Share()),
 			fmtCount(l.OutputsChanged), fmtCount(l.VerdictsChanged)}
-		for _, f := range eval.Failures {
+		for _, f := range extractbench.Failures {
 			row = append(row, strconv.FormatInt(l.Failures.Of(f), 10))
 		}
 		t.Rows = append(t.Rows, append(row, low[l.Level]))
@@ -154,7 +155,7 @@ func classTable(prefix, unit string, s *series) table {
 		Head: []string{unit, "class", "n", "accepted", "TTFT p95", "E2E median", "E2E p95", "failures"}}
 	for _, r := range byClass(s) {
 		var fails []string
-		for _, f := range eval.Failures {
+		for _, f := range extractbench.Failures {
 			if n := r.Failures.Of(f); n > 0 {
 				fails = append(fails, fmt.Sprintf("%s %d", f, n))
 			}

@@ -1,4 +1,4 @@
-package eval
+package extractbench
 
 // Failure is the class of a document that was not accepted, chosen by the
 // precedence of MEASUREMENT.md section 6: memory, truncation, format, quality;
@@ -76,7 +76,7 @@ func (t Transport) Served() bool {
 }
 
 // Timings are monotonic instants of one request, in nanoseconds since the
-// run's clock origin (pipeline.Clock). Zero means the instant never happened
+// run's clock origin (Clock). Zero means the instant never happened
 // (no first byte, no content token...), and is stored as NULL.
 type Timings struct {
 	SchedNS      int64 // when the dispatcher meant to send it

@@ -1,4 +1,4 @@
-package eval
+package extractbench
 
 import "github.com/extractbench/extractbench/corpus"
 

@@ -1,0 +1,61 @@
+package extractbench
+
+// DefaultMinBaselineRatio is the part of the baseline's accepted share a
+// level must keep to be usable when the protocol sets none (MEASUREMENT.md
+// section 8: accepted ≥ 99% of the baseline's). Pushing concurrency must not
+// buy throughput with quality.
+const DefaultMinBaselineRatio = 0.99
+
+// Acceptance holds the criteria the protocol wrote before the run; it is the
+// protocol's and the manifest's "acceptance" object.
+type Acceptance struct {
+	MinAccepted      float64 `json:"min_accepted"`             // share of documents accepted, 0–1 (0.95 = 95%)
+	LatencyP95MS     float64 `json:"latency_p95_ms,omitempty"` // p95 E2E objective in milliseconds; 0 = none
+	MinBaselineRatio float64 `json:"min_baseline_ratio"`       // part of the baseline's share to keep; 0 = DefaultMinBaselineRatio
+	// MaxPreemptions makes a preemption storm a memory failure (MEASUREMENT.md
+	// section 6): a level whose engine preempted more sequences in a pass is
+	// not usable. nil = preemptions are recorded, not judged.
+	MaxPreemptions *int64 `json:"max_preemptions,omitempty"`
+
+	// Latency objectives (MEASUREMENT.md section 3), in milliseconds; 0 =
+	// none. Each is met per request (Record.OnTime) and by the level's
+	// percentile. TTFT and E2E count from the scheduled instant, so that a
+	// request that waited in the client's queue is late by that wait.
+	TTFTP99MS float64 `json:"ttft_p99_ms,omitempty"` // TTFT from t_sched; the level's p99
+	TPOTP99MS float64 `json:"tpot_p99_ms,omitempty"` // time per output token after the first; the level's p99
+	E2EP95MS  float64 `json:"e2e_p95_ms,omitempty"`  // done − t_sched; the level's p95
+}
+
+// HasObjectives reports whether any per-request latency objective is set.
+func (a Acceptance) HasObjectives() bool {
+	return a.TTFTP99MS > 0 || a.TPOTP99MS > 0 || a.E2EP95MS > 0
+}
+
+// OnTime reports whether one request meets every per-request objective
+// (MEASUREMENT.md section 3): TTFT and E2E from its scheduled instant, TPOT
+// as stored. A request that never produced what an objective measures
+// (no first token under a TTFT objective, no done instant) is late. With no
+// objective set, every request is on time.
+func (a Acceptance) OnTime(r *Record) bool {
+	if a.TTFTP99MS > 0 && (r.FirstTokenNS == 0 || r.SchedNS == 0 || float64(r.FirstTokenNS-r.SchedNS) > a.TTFTP99MS*1e6) {
+		return false
+	}
+	if a.TPOTP99MS > 0 {
+		if t, ok := r.TPOT(); ok && float64(t) > a.TPOTP99MS*1e6 {
+			return false
+		}
+	}
+	if a.E2EP95MS > 0 && (r.DoneNS == 0 || r.SchedNS == 0 || float64(r.DoneNS-r.SchedNS) > a.E2EP95MS*1e6) {
+		return false
+	}
+	return true
+}
+
+// BaselineRatio is the part of the baseline's accepted share a level must
+// keep: MinBaselineRatio, or DefaultMinBaselineRatio when unset.
+func (a Acceptance) BaselineRatio() float64 {
+	if a.MinBaselineRatio <= 0 {
+		return DefaultMinBaselineRatio
+	}
+	return a.MinBaselineRatio
+}
