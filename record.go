@@ -140,10 +140,11 @@ type Record struct {
 // definition.
 func (r *Record) TPOT() (ns int64, ok bool) {
 	steps := r.TPOTSteps()
-	if steps < 1 || r.FirstTokenNS == 0 || r.LastTokenNS <= r.FirstTokenNS {
+	span, ok := Span(r.FirstTokenNS, r.LastTokenNS)
+	if steps < 1 || !ok || span == 0 {
 		return 0, false
 	}
-	return (r.LastTokenNS - r.FirstTokenNS) / int64(steps), true
+	return span / int64(steps), true
 }
 
 // TPOTSteps is what TPOT divides by: the tokens generated after the first

@@ -123,7 +123,7 @@ func TestSampler_Replicas(t *testing.T) {
 	per := map[string]int{}
 	instants := map[int64]map[string]bool{}
 	for _, smp := range tel.Samples {
-		if smp.Metric != metricRunning {
+		if smp.Metric != extractbench.MetricRunning {
 			continue
 		}
 		per[smp.Endpoint]++

@@ -145,7 +145,7 @@ const MinActiveScrapes = 2
 // instant of the scrape: their peaks are made of active scrapes only
 // (SamplerConfig.Active). torch's peaks are maxima since the pass's
 // reset_peaks, which the closing scrape reads whole.
-var instantGauges = map[string]bool{metricRunning: true, metricWaiting: true, metricKVUsage: true, metricKVTokens: true}
+var instantGauges = map[string]bool{extractbench.MetricRunning: true, extractbench.MetricWaiting: true, extractbench.MetricKVUsage: true, extractbench.MetricKVTokens: true}
 
 // Sampler samples engine metrics and device memory in the background from
 // StartSampler until Stop, which owns and waits for its goroutines.
@@ -420,7 +420,7 @@ func (s *Sampler) sampleGPU(ctx context.Context, bin string) {
 	}
 	s.tel.GPUSamples++
 	u, t := float64(used), float64(total)
-	s.samples = append(s.samples, Sample{TNS: now, Metric: metricGPUMemUsed, Value: u})
+	s.samples = append(s.samples, Sample{TNS: now, Metric: extractbench.MetricGPUMemUsed, Value: u})
 	s.flushFull()
 	if s.tel.PeakGPUMemUsed == nil || u > *s.tel.PeakGPUMemUsed {
 		s.tel.PeakGPUMemUsed = &u
@@ -441,11 +441,11 @@ func (s *Sampler) summary() Telemetry {
 		}
 		return nil
 	}
-	t.MaxRunning = peak(metricRunning)
-	t.MaxWaiting = peak(metricWaiting)
-	t.PeakKVUsage = peak(metricKVUsage)
-	t.PeakTorchAllocated = peak(metricTorchAlloc)
-	t.PeakTorchReserved = peak(metricTorchReserve)
+	t.MaxRunning = peak(extractbench.MetricRunning)
+	t.MaxWaiting = peak(extractbench.MetricWaiting)
+	t.PeakKVUsage = peak(extractbench.MetricKVUsage)
+	t.PeakTorchAllocated = peak(extractbench.MetricTorchAlloc)
+	t.PeakTorchReserved = peak(extractbench.MetricTorchReserve)
 	// A counter or histogram the first scrape lacks counts from zero:
 	// Python's prometheus_client prints a labelled series only once it is
 	// first used and TGI's exporter a metric only once it is first recorded
@@ -457,8 +457,8 @@ func (s *Sampler) summary() Telemetry {
 		if ep.first == nil || ep.last == nil {
 			continue
 		}
-		t.PreemptionsDelta = addPtr(t.PreemptionsDelta, ep.counterDelta(metricPreemptions))
-		t.CapturesDelta = addPtr(t.CapturesDelta, ep.counterDelta(metricCaptures))
+		t.PreemptionsDelta = addPtr(t.PreemptionsDelta, ep.counterDelta(extractbench.MetricPreemptions))
+		t.CapturesDelta = addPtr(t.CapturesDelta, ep.counterDelta(extractbench.MetricCaptures))
 		for _, name := range histogramMetrics {
 			b, ok := ep.last.histograms[name]
 			if _, refused := ep.first.refused[name]; !ok || refused {
@@ -477,11 +477,11 @@ func (s *Sampler) summary() Telemetry {
 	for name, d := range t.Histograms {
 		sum, count := d.Sum, d.Count
 		switch name {
-		case metricQueueTime:
+		case extractbench.MetricQueueTime:
 			t.QueueTimeSumDelta, t.QueueTimeCountDelta = &sum, &count
-		case metricTTFT:
+		case extractbench.MetricTTFT:
 			t.TTFTSumDelta, t.TTFTCountDelta = &sum, &count
-		case metricE2E:
+		case extractbench.MetricE2E:
 			t.E2ESumDelta, t.E2ECountDelta = &sum, &count
 		}
 	}

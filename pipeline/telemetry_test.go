@@ -108,11 +108,11 @@ func TestSampler_VLLM(t *testing.T) {
 	if tel.Scrapes != 3 || tel.ScrapeErrors != 0 {
 		t.Errorf("Scrapes, ScrapeErrors = %d, %d, want 3, 0", tel.Scrapes, tel.ScrapeErrors)
 	}
-	if got := tel.Histograms[metricQueueTime].Buckets; len(got) != 2 || got[0] != (BucketDelta{0.3, 20}) {
+	if got := tel.Histograms[extractbench.MetricQueueTime].Buckets; len(got) != 2 || got[0] != (BucketDelta{0.3, 20}) {
 		t.Errorf("queue time buckets = %+v", got)
 	}
-	if n := countSamples(tel, metricRunning); n != 3 {
-		t.Errorf("%d samples of %s, want 3", n, metricRunning)
+	if n := countSamples(tel, extractbench.MetricRunning); n != 3 {
+		t.Errorf("%d samples of %s, want 3", n, extractbench.MetricRunning)
 	}
 	for i := 1; i < len(tel.Samples); i++ {
 		if tel.Samples[i].TNS < tel.Samples[i-1].TNS {
@@ -238,7 +238,7 @@ func TestSampler_NvidiaSMI(t *testing.T) {
 	if !eqPtr(tel.PeakGPUMemUsed, 81920*mib) || !eqPtr(tel.GPUMemTotal, 143771*mib) {
 		t.Errorf("PeakGPUMemUsed, GPUMemTotal = %v, %v", deref(tel.PeakGPUMemUsed), deref(tel.GPUMemTotal))
 	}
-	if tel.GPUSamples != 1 || countSamples(tel, metricGPUMemUsed) != 1 {
+	if tel.GPUSamples != 1 || countSamples(tel, extractbench.MetricGPUMemUsed) != 1 {
 		t.Errorf("GPUSamples = %d, samples %+v", tel.GPUSamples, tel.Samples)
 	}
 }
@@ -335,7 +335,7 @@ func TestSampler_Flush(t *testing.T) {
 		t.Errorf("%d flushes, %d samples held; want 2 or more and under %d held", calls, len(tel.Samples), TelemetryFlushSamples)
 	}
 	all := append(flushed, tel.Samples...)
-	perScrape := countSamples(Telemetry{Samples: all}, metricRunning)
+	perScrape := countSamples(Telemetry{Samples: all}, extractbench.MetricRunning)
 	if perScrape != tel.Scrapes {
 		t.Errorf("%d running samples flushed or held, want one per scrape: %d", perScrape, tel.Scrapes)
 	}

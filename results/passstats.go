@@ -43,19 +43,30 @@ type PassOrderStats struct {
 // (the instants it needs were recorded; NULL reads as 0, never recorded)
 // and its value in nanoseconds. They are the definitions of
 // MEASUREMENT.md section 3 as the passes row's columns use them.
-var passLatencies = []struct {
+var passLatencies = []passLatency{
+	spanLatency("ttft", extractbench.ColSend, extractbench.ColFirstToken, func(p *PassOrderStats) *eval.Summary { return &p.TTFT }),
+	spanLatency("ttft_sched", extractbench.ColSched, extractbench.ColFirstToken, func(p *PassOrderStats) *eval.Summary { return &p.TTFTSched }),
+	spanLatency("e2e", extractbench.ColSend, extractbench.ColDone, func(p *PassOrderStats) *eval.Summary { return &p.E2E }),
+	spanLatency("e2e_sched", extractbench.ColSched, extractbench.ColDone, func(p *PassOrderStats) *eval.Summary { return &p.E2ESched }),
+	spanLatency("queue", extractbench.ColSched, extractbench.ColSend, func(p *PassOrderStats) *eval.Summary { return &p.Queue }),
+	{"tpot", tpotSteps + ` > 0 AND first_token_ns > 0 AND last_token_ns > first_token_ns`,
+		`(last_token_ns - first_token_ns) / ` + tpotSteps, func(p *PassOrderStats) *eval.Summary { return &p.TPOT }},
+}
+
+// spanLatency is a passLatencies entry for extractbench.Span from instant
+// column a to b (extractbench.SpanSQL).
+func spanLatency(name, a, b string, of func(*PassOrderStats) *eval.Summary) passLatency {
+	where, value := extractbench.SpanSQL(a, b)
+	return passLatency{name, where, value, of}
+}
+
+// passLatency is one latency of a pass: the rows it is defined for and its
+// value, in SQL.
+type passLatency struct {
 	Name      string
 	Where     string // SQL condition on a requests row
 	Value     string // SQL expression, integer nanoseconds
 	summaryOf func(*PassOrderStats) *eval.Summary
-}{
-	{"ttft", `first_token_ns > 0 AND send_ns > 0`, `first_token_ns - send_ns`, func(p *PassOrderStats) *eval.Summary { return &p.TTFT }},
-	{"ttft_sched", `first_token_ns > 0 AND sched_ns > 0`, `first_token_ns - sched_ns`, func(p *PassOrderStats) *eval.Summary { return &p.TTFTSched }},
-	{"e2e", `done_ns > 0 AND send_ns > 0`, `done_ns - send_ns`, func(p *PassOrderStats) *eval.Summary { return &p.E2E }},
-	{"e2e_sched", `done_ns > 0 AND send_ns > 0`, `done_ns - COALESCE(sched_ns, 0)`, func(p *PassOrderStats) *eval.Summary { return &p.E2ESched }},
-	{"queue", `done_ns > 0 AND send_ns > 0`, `send_ns - COALESCE(sched_ns, 0)`, func(p *PassOrderStats) *eval.Summary { return &p.Queue }},
-	{"tpot", tpotSteps + ` > 0 AND first_token_ns > 0 AND last_token_ns > first_token_ns`,
-		`(last_token_ns - first_token_ns) / ` + tpotSteps, func(p *PassOrderStats) *eval.Summary { return &p.TPOT }},
 }
 
 // tpotSteps is extractbench.Record.TPOTSteps in SQL: completion_tokens − 1, or the

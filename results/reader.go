@@ -215,7 +215,7 @@ func (rd *Reader) TelemetryPasses(ctx context.Context, runID string) (map[extrac
 // fractionMetrics are the telemetry metrics that are a fraction of one
 // engine's capacity (0-1): over replicas they fold by the fullest, where
 // counts and bytes add up.
-var fractionMetrics = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}
+var fractionMetrics = []string{extractbench.MetricKVUsage, "vllm:gpu_cache_usage_perc"}
 
 // Telemetry returns the samples of one pass for the given metrics (all
 // when none are given), in time order. Samples of one scrape of several

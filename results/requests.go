@@ -57,21 +57,12 @@ func upsertSet() string {
 	return strings.Join(set, ", ")
 }
 
-// span returns b − a, or NULL when either instant never happened.
-func span(a, b int64) any {
-	if a == 0 || b == 0 {
+// nullSpan is NULL for a latency that is undefined (extractbench.Span).
+func nullSpan(ns int64, ok bool) any {
+	if !ok {
 		return nil
 	}
-	return b - a
-}
-
-// tpot is MEASUREMENT.md's time per output token after the first
-// (extractbench.Record.TPOT); NULL when it is undefined.
-func tpot(r extractbench.Record) any {
-	if ns, ok := r.TPOT(); ok {
-		return ns
-	}
-	return nil
+	return ns
 }
 
 // fieldOK is NULL for a field that was never scored, else whether it is right.
@@ -115,7 +106,7 @@ func requestValues(r extractbench.Record) []any {
 	return []any{
 		r.RunID, r.Variant, r.Mode, r.Level, r.Repetition, r.DocID, r.LengthClass,
 		nullInt(r.SchedNS), nullInt(r.SendNS), nullInt(r.FirstByteNS), nullInt(r.FirstTokenNS), nullInt(r.LastTokenNS), nullInt(r.DoneNS),
-		span(r.SendNS, r.FirstTokenNS), span(r.SendNS, r.DoneNS), span(r.SchedNS, r.DoneNS), span(r.SchedNS, r.SendNS), tpot(r),
+		nullSpan(r.TTFT()), nullSpan(r.E2E()), nullSpan(r.E2ESched()), nullSpan(r.ClientQueue()), nullSpan(r.TPOT()),
 		nullInt(r.PromptTokens), r.CompletionTokens, r.UsageReported,
 		nullStr(validText(r.FinishReason)), nullInt(r.HTTPStatus), nullStr(r.Kind), nullStr(validText(r.Detail)), r.EngineDied, nullStr(validText(r.ErrorBody)),
 		nullStr(r.Failure), nullStr(validText(r.FailureDetail)),

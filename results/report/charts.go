@@ -162,7 +162,7 @@ func levelAxis(mode string, levels []int) (x []float64, log bool) {
 }
 
 // levelName names a level as the tables do; a probe pass says so.
-func levelName(l level) string {
+func levelName(l eval.Level) string {
 	name := eval.LevelName(l.Mode, l.Level)
 	if l.Phase == extractbench.PhaseProbe {
 		name += " (probe)"
@@ -239,22 +239,22 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 		levels[i], names[i] = l.Level, levelName(l)
 	}
 	x, xLog := levelAxis(s.Mode, levels)
-	perLevel := func(f func(level) *float64) []*float64 {
+	perLevel := func(f func(eval.Level) *float64) []*float64 {
 		out := make([]*float64, len(s.Levels))
 		for i, l := range s.Levels {
 			out[i] = f(l)
 		}
 		return out
 	}
-	ms := func(f func(level) eval.Spread) []*float64 {
-		return perLevel(func(l level) *float64 {
+	ms := func(f func(eval.Level) eval.Spread) []*float64 {
+		return perLevel(func(l eval.Level) *float64 {
 			if v := f(l); v.N > 0 {
 				return num(v.Median / 1e6)
 			}
 			return nil
 		})
 	}
-	latency := func(id, name string, p50, p95 func(level) eval.Spread) chart {
+	latency := func(id, name string, p50, p95 func(eval.Level) eval.Spread) chart {
 		return chart{ID: prefix + id, Title: name + " vs " + unit + " (median and p95 of each pass, median over repetitions; p95 band)",
 			XLabel: unit, XLog: xLog, YLabel: [2]string{name + " (ms)", ""}, X: x,
 			Series: []line{
@@ -263,16 +263,16 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 			},
 			Bands: [][2]int{{1, 0}}, VLines: recMarker(s)}
 	}
-	e2e := latency("e2e", "E2E", func(l level) eval.Spread { return l.E2EP50NS }, func(l level) eval.Spread { return l.E2EP95NS })
+	e2e := latency("e2e", "E2E", func(l eval.Level) eval.Spread { return l.E2EP50NS }, func(l eval.Level) eval.Spread { return l.E2EP95NS })
 	e2e.HLines = latencyObjective(obj)
 	all := []chart{
-		latency("ttft", "TTFT", func(l level) eval.Spread { return l.TTFTP50NS }, func(l level) eval.Spread { return l.TTFTP95NS }),
+		latency("ttft", "TTFT", func(l eval.Level) eval.Spread { return l.TTFTP50NS }, func(l eval.Level) eval.Spread { return l.TTFTP95NS }),
 		e2e,
 		{ID: prefix + "throughput", Title: "Throughput vs " + unit + " (median over repetitions)", XLabel: unit, XLog: xLog, VLines: recMarker(s),
 			YLabel: [2]string{"accepted documents/hour", "output tokens/s"}, X: x,
 			Series: []line{
-				{Label: "documents/hour", Unit: "docs/h", Color: blue, Values: perLevel(func(l level) *float64 { return spreadPtr(l.DocsPerHour) })},
-				{Label: "output tokens/s", Unit: "tok/s", Axis: 1, Color: orange, Values: perLevel(func(l level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
+				{Label: "documents/hour", Unit: "docs/h", Color: blue, Values: perLevel(func(l eval.Level) *float64 { return spreadPtr(l.DocsPerHour) })},
+				{Label: "output tokens/s", Unit: "tok/s", Axis: 1, Color: orange, Values: perLevel(func(l eval.Level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
 			}},
 		acceptanceChart(prefix, unit, x, xLog, s, obj),
 		fieldChart(prefix, unit, x, xLog, s),
@@ -280,14 +280,14 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 		{ID: prefix + "memory", Title: "Memory peaks vs " + unit + " (GiB = 2^30 bytes)", XLabel: unit, XLog: xLog,
 			YLabel: [2]string{"memory peak (GiB)", ""}, X: x, VLines: recMarker(s),
 			Series: []line{
-				{Label: "device (NVML)", Unit: "GiB", Color: black, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakGPUMemBytes) })},
-				{Label: "torch allocated", Unit: "GiB", Color: blue, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchAllocatedBytes) })},
-				{Label: "torch reserved", Unit: "GiB", Color: sky, Dash: true, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchReservedBytes) })},
+				{Label: "device (NVML)", Unit: "GiB", Color: black, Values: perLevel(func(l eval.Level) *float64 { return gibPtr(l.PeakGPUMemBytes) })},
+				{Label: "torch allocated", Unit: "GiB", Color: blue, Values: perLevel(func(l eval.Level) *float64 { return gibPtr(l.PeakTorchAllocatedBytes) })},
+				{Label: "torch reserved", Unit: "GiB", Color: sky, Dash: true, Values: perLevel(func(l eval.Level) *float64 { return gibPtr(l.PeakTorchReservedBytes) })},
 			}},
 		{ID: prefix + "kv", Title: "KV cache usage peak vs " + unit + " (share of the engine's KV cache)", XLabel: unit, XLog: xLog,
 			YLabel: [2]string{"KV cache usage peak (%)", ""}, X: x, YRange: [2]float64{0, 100}, VLines: recMarker(s),
 			Series: []line{
-				{Label: "KV cache usage peak", Unit: "%", Color: red, Values: perLevel(func(l level) *float64 { return pctPtr(l.PeakKVUsage) })},
+				{Label: "KV cache usage peak", Unit: "%", Color: red, Values: perLevel(func(l eval.Level) *float64 { return pctPtr(l.PeakKVUsage) })},
 			}},
 	}
 	for i := range all {
@@ -368,8 +368,8 @@ var timelineMetrics = []struct {
 	line  line
 	scale float64
 }{
-	{[]string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, line{Label: "KV cache usage", Unit: "%", Color: red}, 100},
-	{[]string{"vllm:num_requests_running"}, line{Label: "running requests", Unit: "requests", Axis: 1, Color: blue}, 1},
+	{[]string{extractbench.MetricKVUsage, "vllm:gpu_cache_usage_perc"}, line{Label: "KV cache usage", Unit: "%", Color: red}, 100},
+	{[]string{extractbench.MetricRunning}, line{Label: "running requests", Unit: "requests", Axis: 1, Color: blue}, 1},
 	{[]string{"vllm:num_requests_waiting"}, line{Label: "waiting requests", Unit: "requests", Axis: 1, Color: orange, Dash: true}, 1},
 }
 

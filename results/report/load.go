@@ -28,21 +28,17 @@ type requestRow struct {
 
 // requestRowOf derives the report's view of one stored record.
 func requestRowOf(r extractbench.Record) requestRow {
-	span := func(a, b int64) *int64 {
-		if a <= 0 || b <= 0 {
+	span := func(ns int64, ok bool) *int64 {
+		if !ok {
 			return nil
 		}
-		d := b - a
-		return &d
+		return &ns
 	}
 	row := requestRow{Variant: r.Variant, Mode: r.Mode, Level: r.Level, Repetition: r.Repetition, DocID: r.DocID,
-		LengthClass: r.LengthClass, TTFT: span(r.SendNS, r.FirstTokenNS), E2E: span(r.SendNS, r.DoneNS),
-		E2ESched: span(r.SchedNS, r.DoneNS), ClientQueue: span(r.SchedNS, r.SendNS),
+		LengthClass: r.LengthClass, TTFT: span(r.TTFT()), E2E: span(r.E2E()),
+		E2ESched: span(r.E2ESched()), ClientQueue: span(r.ClientQueue()),
 		PromptTokens: nonZero(int64(r.PromptTokens)), CompletionTokens: nonZero(int64(r.CompletionTokens)),
 		HTTPStatus: nonZero(int64(r.HTTPStatus)), FinishReason: r.FinishReason, Failure: string(r.Failure), FailureDetail: r.FailureDetail, Accepted: r.Accepted}
-	if r.SchedNS <= 0 && r.DoneNS > 0 { // no schedule recorded: E2E from the send
-		row.E2ESched = row.E2E
-	}
 	if r.Failure != extractbench.None {
 		out := r.Output
 		if out == "" {

@@ -9,10 +9,6 @@ import (
 	"github.com/extractbench/extractbench/sizing"
 )
 
-// lengthClasses orders the length classes of the corpus; a class outside it
-// is listed after them.
-var lengthClasses = []string{"short", "usual", "long"}
-
 // series is one (variant, mode): the unit a sweep grows and a verdict judges.
 type series struct {
 	Variant, Mode string
@@ -22,7 +18,7 @@ type series struct {
 	Rec           eval.Recommendation
 	// Levels are eval's: the figures and verdict every page shows (pooled
 	// share, medians over repetitions with their range, highest peaks).
-	Levels []level
+	Levels []eval.Level
 	// Changed lists the answers that differ from level 1's (batch invariance).
 	Changed []changedDoc
 	// Params and PeakTFLOPS are the model's parameter count and the card's
@@ -31,17 +27,12 @@ type series struct {
 	PeakTFLOPS float64
 	// PooledE2E is each level's E2E over every request of every complete
 	// repetition, for the detail tables (its n and maximum).
-	PooledE2E map[int]dist
+	PooledE2E map[int]eval.Summary
 }
 
-// level is one level as eval's aggregator made it.
-type level = eval.Level
-
-// dist is a latency distribution in nanoseconds, described by eval (type-7
-// percentiles, as the passes table).
-type dist = eval.Summary
-
-func distOf(ns []int64) dist { return eval.DescribeNS(ns) }
+// distOf describes a latency distribution in nanoseconds as eval does
+// (type-7 percentiles, as the passes table).
+func distOf(ns []int64) eval.Summary { return eval.DescribeNS(ns) }
 
 // buildSeries groups the run's passes by variant and mode, as eval's
 // aggregator does for every page, and attaches the requests of each.
@@ -83,7 +74,7 @@ func buildSeries(d *dataset) []*series {
 				e2e[r.Level] = append(e2e[r.Level], *r.E2E)
 			}
 		}
-		s.PooledE2E = map[int]dist{}
+		s.PooledE2E = map[int]eval.Summary{}
 		for lv, v := range e2e {
 			s.PooledE2E[lv] = distOf(v)
 		}
@@ -110,8 +101,8 @@ type classRow struct {
 	Docs     int
 	Accepted int
 	Failures extractbench.FailureCounts
-	TTFT     dist
-	E2E      dist
+	TTFT     eval.Summary
+	E2E      eval.Summary
 }
 
 // byClass splits every level by length class: long documents are where a
@@ -158,10 +149,10 @@ func byClass(s *series) []classRow {
 }
 
 func classRank(c string) int {
-	if i := slices.Index(lengthClasses, c); i >= 0 {
+	if i := slices.Index(extractbench.LengthClasses, c); i >= 0 {
 		return i
 	}
-	return len(lengthClasses)
+	return len(extractbench.LengthClasses)
 }
 
 // changedDoc is one document whose raw answer at a level differs from its

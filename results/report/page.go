@@ -82,13 +82,13 @@ func sheet(m *extractbench.Manifest, s *series) []kv {
 	return rows
 }
 
-func (s *series) level(n int) (level, bool) {
+func (s *series) level(n int) (eval.Level, bool) {
 	for _, l := range s.Levels {
 		if l.Level == n {
 			return l, true
 		}
 	}
-	return level{}, false
+	return eval.Level{}, false
 }
 
 // unitName is what a level counts: concurrency (requests in flight) or
@@ -111,7 +111,7 @@ func orNone(s string) string {
 }
 
 // verdictText says what the verdict made of a level, for the tables.
-func (s *series) verdictText(l level) string {
+func (s *series) verdictText(l eval.Level) string {
 	switch {
 	case !l.Verdict.Usable:
 		return l.Verdict.Word() + ": " + l.Verdict.Reason

@@ -39,8 +39,8 @@ func endpointCounts(endpoints []string, recs []extractbench.Record) []endpointCo
 		if r.Accepted {
 			out[i].Accepted++
 		}
-		if r.SendNS > 0 && r.DoneNS > 0 {
-			out[i].E2E = append(out[i].E2E, r.DoneNS-r.SendNS)
+		if ns, ok := r.E2E(); ok {
+			out[i].E2E = append(out[i].E2E, ns)
 		}
 	}
 	return out

@@ -76,7 +76,7 @@ func interactiveTable(prefix, unit string, s *series) table {
 	return t
 }
 
-func maxText(d dist) string {
+func maxText(d eval.Summary) string {
 	if d.N == 0 {
 		return none
 	}
@@ -101,7 +101,7 @@ func offlineTable(prefix, unit string, s *series) table {
 // mfu estimates the model FLOPs utilisation of a level: 2 × parameters ×
 // total tokens/s over the card's dense bf16 rate. Attention FLOPs are left
 // out, so for long prompts on a small model it is a lower bound.
-func (s *series) mfu(l level) string {
+func (s *series) mfu(l eval.Level) string {
 	if s.Params <= 0 || s.PeakTFLOPS <= 0 || l.TotalTokensPerS.N == 0 {
 		return none
 	}
