@@ -10,20 +10,23 @@
 # UPDATE=1 rewrites gguf.sha256's lines for the types asked instead of checking them.
 # Environment: LLAMACPP_BIN (default: what build.sh prints), LLAMACPP_CACHE as for build.sh,
 # PYTHON (default /usr/bin/python3: Debian's, with python3-numpy), EXTRACT_MODEL (the model
-# directory, default engines/transformers/model/extract-llama-15m).
+# directory, default engines/transformers/model/extract-llama-15m), GGUF_DIR (where the files go,
+# default the cache's gguf/; a retrain's files go elsewhere, as they have the same names),
+# GGUF_SUMS (the pins, default gguf.sha256), STRICT_QUANT=1 (a tensor that falls back to another
+# quantisation type than the one asked fails).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 model="${EXTRACT_MODEL:-$root/engines/transformers/model/extract-llama-15m}"
 name="$(basename "$model")"
-sums="$here/gguf.sha256"
+sums="${GGUF_SUMS:-$here/gguf.sha256}"
 python="${PYTHON:-/usr/bin/python3}"
 
 log() { echo "gguf.sh: $*" >&2; }
 
 src="$("$here/build.sh" --source)"
-cache="$(dirname "$src")/gguf"
+cache="${GGUF_DIR:-$(dirname "$src")/gguf}"
 mkdir -p "$cache"
 
 want_sum() { awk -v f="$1" '$2 == f { print $1 }' "$sums" 2>/dev/null || true; }
@@ -68,6 +71,14 @@ make_quant() { # make_quant TYPE: llama-quantize from the bf16 file
     nice -n 19 "$bin/llama-quantize" "$cache/$name-bf16.gguf" "$cache/$f.tmp" "$upper" 1 >"$cache/$f.log" 2>&1 ||
       { tail -n 20 "$cache/$f.log" >&2; exit 1; }
     mv "$cache/$f.tmp" "$cache/$f"
+  fi
+  # A row that is not a multiple of the type's block falls back to another type (hidden 384:
+  # README, "Q4_K_M does not fit"): say so, and with STRICT_QUANT=1 refuse the file.
+  local fell
+  fell="$(grep -c "falling back" "$cache/$f.log" 2>/dev/null || true)"
+  if [[ "${fell:-0}" != 0 ]]; then
+    log "$f: $fell tensors fell back to another type than $upper (see $cache/$f.log)"
+    [[ "${STRICT_QUANT:-0}" != 1 ]] || exit 1
   fi
   check "$f"
 }

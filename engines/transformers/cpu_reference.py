@@ -26,7 +26,6 @@ import os
 import struct
 import sys
 import time
-import unicodedata
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -53,23 +52,21 @@ def bytes_to_unicode():
 
 class BPE:
     """BPE encodes and decodes as tokenizers does for train.py's tokenizer.json:
-    special tokens matched first, NFC, runs of spaces/tabs to one space, the
-    Split pre-tokenizer (isolated), byte-level, merges by rank."""
+    special tokens matched first, the normalizer (NFC and runs of spaces/tabs
+    to one space; none for bpe_train.py's "llamacpp" kind), the Split
+    pre-tokenizers (isolated, in turn), byte-level, merges by rank."""
 
     def __init__(self, path):
         import regex
 
+        import bpe_train
+
         with open(path, encoding="utf-8") as f:
             t = json.load(f)
-        norm = t["normalizer"]["normalizers"]
-        if [n["type"] for n in norm] != ["NFC", "Replace"]:
-            raise ValueError(f"{path}: normalizer {norm} is not train.py's")
-        self.collapse = regex.compile(norm[1]["pattern"]["Regex"])
-        self.collapse_to = norm[1]["content"]
-        pre = t["pre_tokenizer"]["pretokenizers"]
-        if pre[0]["type"] != "Split" or pre[0]["behavior"] != "Isolated" or pre[1]["type"] != "ByteLevel" or pre[1]["use_regex"]:
-            raise ValueError(f"{path}: pre-tokenizer {pre} is not train.py's")
-        self.split = regex.compile(pre[0]["pattern"]["Regex"])
+        try:
+            self.pre = bpe_train.PreTokenizer(t["normalizer"], t["pre_tokenizer"])
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
         self.vocab = t["model"]["vocab"]
         self.inv = {i: s for s, i in self.vocab.items()}
         merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in t["model"]["merges"]]
@@ -94,16 +91,7 @@ class BPE:
         return ids
 
     def _pieces(self, text):
-        text = self.collapse.sub(self.collapse_to, unicodedata.normalize("NFC", text))
-        at = 0
-        for m in self.split.finditer(text):
-            if m.start() > at:
-                yield text[at : m.start()]
-            if m.end() > m.start():
-                yield m.group()
-            at = m.end()
-        if at < len(text):
-            yield text[at:]
+        return self.pre.pieces(text)
 
     def encode(self, text):
         ids, at = [], 0
@@ -120,6 +108,16 @@ class BPE:
         specials = set(self.specials.values())
         raw = bytes(self.u2b[c] for i in ids if i not in specials for c in self.inv[i])
         return raw.decode("utf-8", errors="replace")
+
+
+def chat_renderer(model_dir):
+    """chat_renderer returns (render(messages) -> prompt text, template): the
+    model directory's chat template (tokenizer_config.json), as
+    extraction.render_chat renders it."""
+    with open(os.path.join(model_dir, "tokenizer_config.json"), encoding="utf-8") as f:
+        template = json.load(f).get("chat_template") or ex.CHAT_TEMPLATE
+    collapse = ex.template_collapses(template)
+    return (lambda messages: ex.render_chat(messages, collapse=collapse)), template
 
 
 # ---------------------------------------------------------------- weights
@@ -297,6 +295,7 @@ class CPUEngine:
         self.served = os.path.basename(os.path.normpath(model_dir))
         self.model_sha256 = verified_sha256(model_dir)
         self.tok = BPE(os.path.join(model_dir, "tokenizer.json"))
+        self.render, self.chat_template = chat_renderer(model_dir)
         self.llama = Llama(model_dir)
         self.max_context = self.llama.c["max_position_embeddings"]
         self.eos_ids = set(self.llama.eos)
@@ -311,7 +310,7 @@ class CPUEngine:
         self._worker.start()
 
     def encode_chat(self, messages):
-        return self.tok.encode(ex.render_chat(messages))
+        return self.tok.encode(self.render(messages))
 
     def decoder(self):
         return ex.StreamDecoder(self.tok.decode)
@@ -376,7 +375,7 @@ class CPUEngine:
             "build_seconds": round(self.build_s, 2),
             "random_weights": False,
             "tokenizer": f"{self.served} tokenizer.json (cpu_reference.BPE)",
-            "chat_template": ex.CHAT_TEMPLATE,
+            "chat_template": self.chat_template,
         }
 
     def close(self):
@@ -410,10 +409,11 @@ def main():
     except RuntimeError as e:
         sys.exit(f"cpu_reference.py: {e}")
     tok = BPE(os.path.join(args.model, "tokenizer.json"))
+    render, _ = chat_renderer(args.model)
     docs = ex.load_jsonl(args.corpus)
     if args.limit:
         docs = docs[: args.limit]
-    prompts = [tok.encode(ex.render_chat(ex.messages_for(d["text"]))) for d in docs]
+    prompts = [tok.encode(render(ex.messages_for(d["text"]))) for d in docs]
 
     if args.check_tokens:
         with open(args.check_tokens) as f:

@@ -51,6 +51,41 @@ CHAT_TEMPLATE = (
 )
 
 
+# COLLAPSE_PASSES: each replace('  ', ' ') halves a run of spaces (rounding up),
+# so ten bring any run of up to 1,024 spaces to one.
+COLLAPSE_PASSES = 10
+
+# CHAT_TEMPLATE_COLLAPSE is the retrained model's template (bpe_train.py's
+# "llamacpp" tokenizer, which has no normalizer): each message's content with
+# its tabs made spaces and its runs of spaces collapsed to one, in the
+# template, where transformers' apply_chat_template, cpu_reference.py and
+# llama.cpp (the GGUF carries the template) all run it the same way.
+# render_chat(collapse=True) is the same in Python.
+CHAT_TEMPLATE_COLLAPSE = CHAT_TEMPLATE.replace(
+    "{{ message['content'] }}",
+    "{{ message['content'] | replace('\t', ' ')" + " | replace('  ', ' ')" * COLLAPSE_PASSES + " }}",
+)
+
+
+def collapse_spaces(text):
+    """collapse_spaces is CHAT_TEMPLATE_COLLAPSE's filter chain in Python."""
+    text = text.replace("\t", " ")
+    for _ in range(COLLAPSE_PASSES):
+        text = text.replace("  ", " ")
+    return text
+
+
+def template_collapses(template):
+    """template_collapses says whether a model's chat template is
+    CHAT_TEMPLATE_COLLAPSE (True) or CHAT_TEMPLATE (False); any other
+    template is an error, since render_chat could not reproduce it."""
+    if template == CHAT_TEMPLATE_COLLAPSE:
+        return True
+    if template == CHAT_TEMPLATE:
+        return False
+    raise ValueError(f"chat template {template!r} is neither extraction.CHAT_TEMPLATE nor CHAT_TEMPLATE_COLLAPSE")
+
+
 def content_text(content):
     """content_text flattens an OpenAI message content (a string, or a list of
     {"type": "text", "text": ...} parts) to a string."""
@@ -66,11 +101,13 @@ def flat_messages(messages):
     return [{"role": str(m.get("role", "user")), "content": content_text(m.get("content"))} for m in messages]
 
 
-def render_chat(messages, add_generation_prompt=True):
-    """render_chat is CHAT_TEMPLATE in Python: the prompt text of messages."""
+def render_chat(messages, add_generation_prompt=True, collapse=False):
+    """render_chat is CHAT_TEMPLATE in Python (collapse: CHAT_TEMPLATE_COLLAPSE):
+    the prompt text of messages."""
     out = [BOS]
     for m in flat_messages(messages):
-        out.append(f"{START_HEADER}{m['role']}{END_HEADER}\n\n{m['content']}{EOT}")
+        content = collapse_spaces(m["content"]) if collapse else m["content"]
+        out.append(f"{START_HEADER}{m['role']}{END_HEADER}\n\n{content}{EOT}")
     if add_generation_prompt:
         out.append(f"{START_HEADER}assistant{END_HEADER}\n\n")
     return "".join(out)
@@ -81,9 +118,9 @@ def messages_for(document, system=SYSTEM, user=USER):
     return [{"role": "system", "content": system}, {"role": "user", "content": user.replace("{{document}}", document)}]
 
 
-def prompt_text(document, system=SYSTEM, user=USER):
+def prompt_text(document, system=SYSTEM, user=USER, collapse=False):
     """prompt_text is the full prompt of one document, generation header included."""
-    return render_chat(messages_for(document, system, user))
+    return render_chat(messages_for(document, system, user), collapse=collapse)
 
 
 def render_answer(expected):

@@ -26,6 +26,7 @@
 #                        (default 100, to keep the whole run near 13 minutes; 0 = all 300)
 #   CEILING_CONCURRENCY  ceiling levels (default the protocol's, 1,2,4,8,16,32,64,128)
 #   SWEEP_TIMEOUT, CEILING_TIMEOUT  seconds before a step is cut
+#   PROTOCOL             the sweep's protocol (default protocol-real.yaml; device-retrain.sh: protocol-retrain-h200.yaml)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -34,7 +35,7 @@ here=engines/transformers
 model=${MODEL:-$here/model/extract-llama-15m}
 export EXTRACT_MODEL=$model
 root=$(pwd)
-proto=$here/protocol-real.yaml
+proto=${PROTOCOL:-$here/protocol-real.yaml}
 corpus=corpus/default/documents.jsonl
 levels=${CEILING_CONCURRENCY:-1,2,8,32,128}
 reps=${CEILING_REPETITIONS:-3}
