@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -372,7 +373,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day (evaluation overhead %.1f%% of pass time; retries %s)\n",
 		r.DocsPerHour, r.DocsPerDay, r.OverheadShare*100, retries)
-	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
+	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", numfmt.GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
 	fmt.Fprintf(tw, "  preparation\t%s (engine load %s + warm-up %s, once)\n", fmtLong(r.PreparationNS), fmtLong(r.LoadNS), fmtLong(r.WarmupNS))
 	fmt.Fprintf(tw, "  fixed\t%s (the run's time outside passes, loads and warm-ups: set-up, engine stop, its end; once)\n", fmtLong(r.FixedNS))
 	fmt.Fprintf(tw, "  processing\t%s\n", fmtLong(r.ProcessingNS))
@@ -383,7 +384,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		if rt.FitsCorpus {
 			fits = "fits"
 		}
-		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental); %s", rt.Days, GroupDigits(rt.Docs), fits, rt.Use*100, cardsPhrase(rt.CardsNeeded, rt.Days))
+		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental); %s", rt.Days, numfmt.GroupDigits(rt.Docs), fits, rt.Use*100, cardsPhrase(rt.CardsNeeded, rt.Days))
 		if rt.Cost != nil {
 			fmt.Fprintf(tw, ": %s %s", money(*rt.Cost), r.Cost.Currency)
 		}
@@ -449,7 +450,7 @@ func money(v float64) string {
 		return strconv.FormatFloat(v, 'f', decimals, 64)
 	}
 	cents := int64(math.Round(v * 100))
-	return fmt.Sprintf("%s.%02d", GroupDigits(cents/100), cents%100)
+	return fmt.Sprintf("%s.%02d", numfmt.GroupDigits(cents/100), cents%100)
 }
 
 // fmtLong prints a duration to the second (finer under a minute), with

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -211,10 +212,10 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		}
 		mem := "peak " + optBytes(r.PeakDeviceBytes)
 		if r.CardBytes > 0 {
-			mem += " of " + GiBString(r.CardBytes)
+			mem += " of " + numfmt.GiBString(r.CardBytes)
 		}
 		if r.PeakTorchAlloc != nil {
-			mem += ", torch " + GiBString(*r.PeakTorchAlloc)
+			mem += ", torch " + numfmt.GiBString(*r.PeakTorchAlloc)
 		}
 		if p := r.Phases; p != nil {
 			mem += fmt.Sprintf("; phases at level %d: load %s, long prefill %s, generation %s", p.Level,
@@ -222,7 +223,7 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		}
 		ctx := "–"
 		if r.ContextWindow > 0 {
-			ctx = GroupDigits(int64(r.ContextWindow))
+			ctx = numfmt.GroupDigits(int64(r.ContextWindow))
 		}
 		recd := "none"
 		if r.Recommended > 0 {
@@ -239,7 +240,7 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 				}
 				ps = append(ps, s)
 			}
-			plans = fmt.Sprintf("%s docs in %.2f days on 1 card; ", GroupDigits(int64(p.CorpusDocs)), p.CorpusDays) + strings.Join(ps, ", ")
+			plans = fmt.Sprintf("%s docs in %.2f days on 1 card; ", numfmt.GroupDigits(int64(p.CorpusDocs)), p.CorpusDays) + strings.Join(ps, ", ")
 			if c := p.Cost; c != nil {
 				cost = fmt.Sprintf("%s %s", money(c.PerThousandAccepted), c.Currency)
 				if c.PerThousandAccepted == 0 {
@@ -318,7 +319,7 @@ func WriteSelectHTML(w io.Writer, rows []SelectRow, c SelectCriteria) error {
 }
 
 func criteriaLine(c SelectCriteria) string {
-	s := fmt.Sprintf("Criteria: each run's own acceptance verdict (PASS) and a usable level; plans for %s documents", GroupDigits(int64(c.Docs)))
+	s := fmt.Sprintf("Criteria: each run's own acceptance verdict (PASS) and a usable level; plans for %s documents", numfmt.GroupDigits(int64(c.Docs)))
 	if c.MinAccepted > 0 {
 		s += fmt.Sprintf("; baseline accepted ≥ %.1f%%", c.MinAccepted*100)
 	}

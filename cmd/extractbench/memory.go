@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
@@ -66,7 +67,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 			return &usageError{msg: "memory: " + err.Error()}
 		}
 		if *asJSON {
-			return sizing.WriteJSON(c.stdout, te)
+			return numfmt.WriteJSON(c.stdout, te)
 		}
 		return te.WriteText(c.stdout)
 	}
@@ -85,7 +86,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 			return &usageError{msg: "memory: " + err.Error()}
 		}
 		if *asJSON {
-			return sizing.WriteJSON(c.stdout, mc)
+			return numfmt.WriteJSON(c.stdout, mc)
 		}
 		return mc.WriteText(c.stdout)
 	}
@@ -97,7 +98,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: "memory: " + err.Error()}
 	}
 	if *asJSON {
-		return sizing.WriteJSON(c.stdout, est)
+		return numfmt.WriteJSON(c.stdout, est)
 	}
 	if err := est.WriteText(c.stdout); err != nil {
 		return fmt.Errorf("write estimate: %w", err)

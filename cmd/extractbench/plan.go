@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
@@ -70,7 +71,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if *asJSON {
-		return sizing.WriteJSON(c.stdout, plans)
+		return numfmt.WriteJSON(c.stdout, plans)
 	}
 	for _, p := range plans {
 		if err := p.WriteText(c.stdout); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -63,7 +64,7 @@ func (c *selectCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if *asJSON {
-		return sizing.WriteJSON(c.stdout, rows) // each row has its dir
+		return numfmt.WriteJSON(c.stdout, rows) // each row has its dir
 	}
 	return sizing.WriteSelectMarkdown(c.stdout, sheet, crit)
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/sizing"
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 // maxTimelinePoints bounds the telemetry chart: a pass sampled every 100 ms
@@ -175,7 +175,7 @@ func withUnit(v float64, unit string) string {
 	s := fmtNum(v)
 	switch {
 	case v == math.Trunc(v) && math.Abs(v) < 1e15: // a count, or a round figure
-		s = sizing.GroupDigits(int64(v))
+		s = numfmt.GroupDigits(int64(v))
 	case math.Abs(v) < 10:
 		s = strconv.FormatFloat(v, 'f', 2, 64)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -94,7 +95,7 @@ func (dc decision) memoryAndCost(m *extractbench.Manifest, s *series, vm extract
 			}
 		}
 		if len(rentals) > 0 {
-			line += fmt.Sprintf("; the %s-document corpus in %s", sizing.GroupDigits(int64(plan.CorpusDocs)), strings.Join(rentals, ", "))
+			line += fmt.Sprintf("; the %s-document corpus in %s", numfmt.GroupDigits(int64(plan.CorpusDocs)), strings.Join(rentals, ", "))
 		}
 		out = append(out, kv{"Cost", line})
 	}

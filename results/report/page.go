@@ -7,8 +7,8 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing"
 )
 
 // kv is one labelled line of a sheet.
@@ -48,7 +48,7 @@ func sheet(m *extractbench.Manifest, s *series) []kv {
 	}
 	add("GPU and memory", strings.TrimPrefix(card, ", "))
 	if e.ContextWindow > 0 {
-		add("Context window", sizing.GroupDigits(int64(e.ContextWindow))+" tokens")
+		add("Context window", numfmt.GroupDigits(int64(e.ContextWindow))+" tokens")
 	} else {
 		add("Context window", "")
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/sizing"
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 // table is one table of the report, already formatted, so that report.html
@@ -113,7 +113,7 @@ func (s *series) mfuNote() string {
 		return "MFU needs the model's parameter count (engine.params) and a card of the catalog: not estimated."
 	}
 	return fmt.Sprintf("MFU ≈ 2 × %s parameters × total tokens/s ÷ %.0f TFLOP/s (the card's dense bf16 datasheet rate); attention FLOPs are left out, so it is a lower bound.",
-		sizing.GroupDigits(s.Params), s.PeakTFLOPS)
+		numfmt.GroupDigits(s.Params), s.PeakTFLOPS)
 }
 
 func qualityTable(prefix, unit string, s *series) table {
