@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -59,4 +60,16 @@ func WriteJSON(w io.Writer, v any) error {
 		return fmt.Errorf("write json: %w", err)
 	}
 	return nil
+}
+
+// Money prints an amount: from 1 on with two decimals and thousands
+// separators ("1,440.00"), below 1 with two significant digits ("0.42",
+// "0.0041"), so that a small cost never reads 0.00.
+func Money(v float64) string {
+	if v != 0 && math.Abs(v) < 1 && !math.IsNaN(v) {
+		decimals := min(1-int(math.Floor(math.Log10(math.Abs(v)))), 12)
+		return strconv.FormatFloat(v, 'f', decimals, 64)
+	}
+	cents := int64(math.Round(v * 100))
+	return fmt.Sprintf("%s.%02d", GroupDigits(cents/100), cents%100)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/plan"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -81,7 +82,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return readError("memory", err)
 		}
-		mc, err := sizing.CheckMeasured(run, in)
+		mc, err := plan.CheckMeasured(run, in)
 		if err != nil {
 			return &usageError{msg: "memory: " + err.Error()}
 		}

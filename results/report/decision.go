@@ -7,6 +7,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/numfmt"
+	"github.com/extractbench/extractbench/results/plan"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -21,7 +22,7 @@ type Options struct {
 // measured environment set against the card's compatibility table, memory
 // per phase, and the cost when a price file was given.
 type decision struct {
-	phases map[string]sizing.Phases
+	phases map[string]plan.Phases
 	plans  map[string]sizing.PlanResult
 	prices *sizing.Prices
 	note   string // why a figure is missing, once for the page
@@ -31,12 +32,12 @@ type decision struct {
 // so in its line, never guessed.
 func decide(ctx context.Context, d *dataset, opts Options) decision {
 	dc := decision{prices: opts.Prices, plans: map[string]sizing.PlanResult{}}
-	if ph, err := sizing.MeasurePhases(ctx, d.RunData); err == nil {
+	if ph, err := plan.MeasurePhases(ctx, d.RunData); err == nil {
 		dc.phases = ph
 	} else {
 		dc.note = "memory per phase unavailable: " + err.Error()
 	}
-	if plans, err := sizing.PlanRun(d.RunData, max(d.Manifest.Corpus.Count, 1), sizing.DefaultRentalDays); err == nil {
+	if plans, err := plan.PlanRun(d.RunData, max(d.Manifest.Corpus.Count, 1), sizing.DefaultRentalDays); err == nil {
 		for _, p := range plans {
 			dc.plans[p.Variant+"\x00"+p.Mode] = p
 		}

@@ -1,7 +1,7 @@
-// Package sizingtest builds results directories for the tests of the
-// decision packages (sizing, results/compare). Fixtures are written through
+// Package plantest builds results directories for the tests of the
+// decision packages (results/plan, results/compare, the CLI). Fixtures are written through
 // the results store, so they follow its schema and migrations exactly.
-package sizingtest
+package plantest
 
 import (
 	"context"
