@@ -99,7 +99,7 @@ func TestEnvironmentHash_ReferencesUnchanged(t *testing.T) {
 	if _, err := exec.LookPath("xz"); err != nil {
 		t.Skip("xz not installed: cannot read the committed references")
 	}
-	dbs, err := filepath.Glob(filepath.Join("..", "results", "reference", "*", "*", "results.db.xz"))
+	dbs, err := filepath.Glob(filepath.Join("..", "reference", "*", "*", "results.db.xz"))
 	if err != nil || len(dbs) == 0 {
 		t.Fatalf("no committed references: %v", err)
 	}

@@ -22,7 +22,7 @@ func reference(t *testing.T, name string) string {
 		t.Skip("xz not installed: cannot read the committed references")
 	}
 	dir := t.TempDir()
-	out, err := exec.Command("xz", "-dc", filepath.Join("..", "reference", "h200", name, "results.db.xz")).Output()
+	out, err := exec.Command("xz", "-dc", filepath.Join("..", "..", "reference", "h200", name, "results.db.xz")).Output()
 	if err != nil {
 		t.Fatalf("decompress reference %s: %v", name, err)
 	}
