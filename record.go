@@ -120,7 +120,7 @@ type Record struct {
 	DocID       string
 	LengthClass string
 	Response
-	Outcome
+	Score
 	// OnTime says whether the request met every latency objective of the
 	// protocol (Acceptance.OnTime); nil when not judged (rows written
 	// before schema version 5).

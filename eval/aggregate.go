@@ -111,7 +111,7 @@ func (p PassSummary) Field(name string) (FieldStats, bool) {
 }
 
 // Aggregate summarises the records of one pass. It assumes the records were
-// scored by Evaluate (Outcome.Expected filled).
+// scored by Evaluate (Score.Expected filled).
 func Aggregate(recs []extractbench.Record) PassSummary {
 	var a PassAccumulator
 	seen := map[string]int{}
@@ -165,12 +165,12 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 	if r.LenientParseOK {
 		s.LenientOK++
 	}
-	e := r.Outcome.Expected
-	s.Date.add(r.Outcome.Date, e.Date == nil)
-	s.Amount.add(r.Outcome.Amount, e.Amount == nil)
-	s.Category.add(r.Outcome.Category, e.Category == nil)
+	e := r.Score.Expected
+	s.Date.add(r.Score.Date, e.Date == nil)
+	s.Amount.add(r.Score.Amount, e.Amount == nil)
+	s.Category.add(r.Score.Category, e.Category == nil)
 
-	want, got := confusionLabels(r.Outcome)
+	want, got := confusionLabels(r.Score)
 	row := s.Confusion[want]
 	if row == nil {
 		row = map[string]int{}
@@ -202,7 +202,7 @@ func (a *PassAccumulator) Summary(uniqueDocs, recovered int, duplicateIDs []stri
 
 // confusionLabels returns the expected and predicted labels of a record's
 // category for the confusion matrix.
-func confusionLabels(o extractbench.Outcome) (want, got string) {
+func confusionLabels(o extractbench.Score) (want, got string) {
 	want = ConfusionNull
 	if o.Expected.Category != nil {
 		want = *o.Expected.Category
@@ -240,14 +240,14 @@ func fieldCounts(r extractbench.FieldResult, expected *string) (tp, fp, fn int) 
 
 // fieldOf returns a record's result and expectation for a named field.
 func fieldOf(r *extractbench.Record, name string) (extractbench.FieldResult, *string, bool) {
-	e := r.Outcome.Expected
+	e := r.Score.Expected
 	switch name {
 	case "date":
-		return r.Outcome.Date, e.Date, true
+		return r.Score.Date, e.Date, true
 	case "amount":
-		return r.Outcome.Amount, e.Amount, true
+		return r.Score.Amount, e.Amount, true
 	case "category":
-		return r.Outcome.Category, e.Category, true
+		return r.Score.Category, e.Category, true
 	}
 	return extractbench.Unscored, nil, false
 }

@@ -11,7 +11,7 @@ import (
 
 // scored builds a record the way the pipeline does: Evaluate, then wrap.
 func scored(id, output string, exp corpus.Expected, tr extractbench.Transport) extractbench.Record {
-	return extractbench.Record{DocID: id, Outcome: Evaluate(output, exp, tr, Options{}), Response: extractbench.Response{Output: output, Transport: tr}}
+	return extractbench.Record{DocID: id, Score: Evaluate(output, exp, tr, Options{}), Response: extractbench.Response{Output: output, Transport: tr}}
 }
 
 func TestAggregate(t *testing.T) {

@@ -35,8 +35,8 @@ type Options struct {
 // real calendar check (see schemas_test.go); the field rules check the date,
 // the number type and the enum again regardless, so that a user schema that
 // forgets them cannot make a malformed answer count.
-func Evaluate(output string, exp corpus.Expected, tr extractbench.Transport, opt Options) extractbench.Outcome {
-	o := extractbench.Outcome{Expected: exp}
+func Evaluate(output string, exp corpus.Expected, tr extractbench.Transport, opt Options) extractbench.Score {
+	o := extractbench.Score{Expected: exp}
 	if !tr.Kind.Measured() {
 		// Cancelled by the run's interruption, or failed in the client
 		// itself: not a measurement, so no failure class and no verdict;
@@ -83,7 +83,7 @@ func Evaluate(output string, exp corpus.Expected, tr extractbench.Transport, opt
 
 // scoreObject validates obj against the schema and the field rules, fills
 // the prediction and the field results, and returns the format problems.
-func scoreObject(o *extractbench.Outcome, obj map[string]any, exp corpus.Expected, opt Options) []string {
+func scoreObject(o *extractbench.Score, obj map[string]any, exp corpus.Expected, opt Options) []string {
 	schema := opt.Schema
 	if schema == nil {
 		schema = schemas.Extraction()
@@ -166,7 +166,7 @@ func parseDetail(rule extractbench.ParseRule, err error, output string, lenientO
 }
 
 // qualityDetail lists the wrong fields with what was expected.
-func qualityDetail(o extractbench.Outcome, exp corpus.Expected) string {
+func qualityDetail(o extractbench.Score, exp corpus.Expected) string {
 	var parts []string
 	add := func(name string, r extractbench.FieldResult, got, want *string) {
 		if !r.OK() {

@@ -118,7 +118,7 @@ func TestEvaluate_StrictAndLenient(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := Evaluate(tt.output, invoice, extractbench.Transport{}, Options{Rule: extractbench.Strict})
 			l := Evaluate(tt.output, invoice, extractbench.Transport{}, Options{Rule: extractbench.Lenient})
-			for _, o := range []extractbench.Outcome{s, l} {
+			for _, o := range []extractbench.Score{s, l} {
 				if o.StrictParseOK != tt.strictOK || o.LenientParseOK != tt.lenientOK {
 					t.Errorf("got strict/lenient parse %v/%v, want %v/%v", o.StrictParseOK, o.LenientParseOK, tt.strictOK, tt.lenientOK)
 				}

@@ -11,8 +11,8 @@ import (
 func dateRecord(id string, r extractbench.FieldResult, exp *string) extractbench.Record {
 	var rec extractbench.Record
 	rec.DocID = id
-	rec.Outcome.Date = r
-	rec.Outcome.Expected.Date = exp
+	rec.Score.Date = r
+	rec.Score.Expected.Date = exp
 	return rec
 }
 

@@ -110,8 +110,8 @@ func writeSynthShard(tb testing.TB, dir string, m *extractbench.Manifest, runID 
 					PromptTokens: 310, CompletionTokens: 24, UsageReported: true, ClientChunks: 24,
 					Transport: extractbench.Transport{FinishReason: "stop", HTTPStatus: 200},
 					Output:    `{"date": "2025-01-02", "amount": 1234.50, "category": "rent"}`},
-				Outcome: extractbench.Outcome{StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TP, Accepted: true},
-				OnTime:  &yes})
+				Score:  extractbench.Score{StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TP, Accepted: true},
+				OnTime: &yes})
 		}
 		phase := extractbench.PhaseSweep
 		if li == 0 {

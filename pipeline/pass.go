@@ -297,7 +297,7 @@ func (rs *runState) score(v *extractbench.Variant, e *engine, endpoint string, d
 	rec := extractbench.Record{
 		RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, DocID: d.ID, LengthClass: string(d.LengthClass),
 		Response: resp, Endpoint: endpoint,
-		Outcome: eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
+		Score: eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
 	onTime := rs.proto.Acceptance.OnTime(&rec)
 	rec.OnTime = &onTime

@@ -37,7 +37,7 @@ func tallyGrowth(t *testing.T, n int) (int64, *passTally) {
 			Response: extractbench.Response{Timings: extractbench.Timings{SchedNS: at, SendNS: at + 10, FirstTokenNS: at + 900 + int64(i%97), LastTokenNS: at + 5000, DoneNS: at + 5100 + int64(i%89)},
 				CompletionTokens: 40, ClientChunks: 40, UsageReported: true,
 				Output: fmt.Sprintf(`{"date": "2025-01-%02d", "amount": "%d.50", "category": "rent", "note": "an answer of a usual length"}`, i%28+1, i)},
-			Outcome: extractbench.Outcome{Accepted: i%5 != 0, StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TP}})
+			Score: extractbench.Score{Accepted: i%5 != 0, StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TP}})
 	}
 	if err := s.Flush(ctx); err != nil {
 		t.Fatal(err)

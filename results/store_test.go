@@ -63,22 +63,22 @@ func testRecord(key extractbench.PassKey, i int) extractbench.Record {
 	r.Output = fmt.Sprintf(`{"date": "2025-01-%02d", "amount": %d.50, "category": "rent"}`, i%28+1, i)
 	switch i % 4 {
 	case 0:
-		r.Outcome = extractbench.Outcome{StrictParseOK: true, LenientParseOK: true, SchemaOK: true,
+		r.Score = extractbench.Score{StrictParseOK: true, LenientParseOK: true, SchemaOK: true,
 			Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TN, Accepted: true,
 			Prediction: extractbench.Prediction{Date: strp("2025-01-01"), Amount: strp(fmt.Sprintf("%d.50", i))}}
 	case 1:
 		r.FinishReason = "length"
 		r.UsageReported = false
 		r.Output = `{"date": "2025-`
-		r.Outcome = extractbench.Outcome{Failure: extractbench.Truncation, FailureDetail: "finish_reason=length"}
+		r.Score = extractbench.Score{Failure: extractbench.Truncation, FailureDetail: "finish_reason=length"}
 	case 2:
 		r.Timings = extractbench.Timings{SchedNS: base, SendNS: base + 10, DoneNS: base + 30_000_000}
 		r.PromptTokens, r.CompletionTokens, r.HTTPStatus, r.FinishReason, r.Output = 0, 0, 0, "", ""
 		r.Transport.Kind, r.Transport.Detail, r.EngineDied = extractbench.TransportRefused, "dial tcp: connection refused", true
-		r.Outcome = extractbench.Outcome{Failure: extractbench.Memory, FailureDetail: "engine died"}
+		r.Score = extractbench.Score{Failure: extractbench.Memory, FailureDetail: "engine died"}
 	case 3:
 		r.HTTPStatus, r.Transport.Kind, r.ErrorBody = 200, extractbench.TransportOK, ""
-		r.Outcome = extractbench.Outcome{StrictParseOK: false, LenientParseOK: true, SchemaOK: true,
+		r.Score = extractbench.Score{StrictParseOK: false, LenientParseOK: true, SchemaOK: true,
 			Date: extractbench.FPFN, Amount: extractbench.FN, Category: extractbench.FP, Failure: extractbench.Quality, FailureDetail: "date differs",
 			Prediction: extractbench.Prediction{Date: strp("2025-02-01"), Category: strp("")}}
 	}

@@ -23,7 +23,7 @@ func TestStore_ClientRowsAreNotMeasured(t *testing.T) {
 	key := extractbench.PassKey{RunID: "r", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
 	ok, fault := testRecord(key, 0), testRecord(key, 4)
 	fault.Transport = extractbench.Transport{Kind: extractbench.TransportClient, Detail: "dial tcp: socket: too many open files"}
-	fault.Outcome = extractbench.Outcome{}
+	fault.Score = extractbench.Score{}
 	s.Add(ok)
 	s.Add(fault)
 	done, err := s.DoneDocs(ctx, key)

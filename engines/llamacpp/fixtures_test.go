@@ -94,7 +94,7 @@ func expected(t *testing.T, id string) corpus.Expected {
 // chat sends the protocol's request for a fixture and scores the answer
 // against doc-0002's expectation (the document capture.sh sent, but for the
 // in-stream errors' second request, whose answer is empty either way).
-func chat(t *testing.T, fixture string) (extractbench.Response, extractbench.Outcome) {
+func chat(t *testing.T, fixture string) (extractbench.Response, extractbench.Score) {
 	t.Helper()
 	srv := replay(t, map[string]string{"/v1/chat/completions": fixture})
 	c := client.New(client.Config{BaseURL: srv.URL, Model: "extract-llama-15m", MaxConns: 1})

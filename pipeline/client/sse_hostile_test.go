@@ -14,7 +14,7 @@ import (
 
 // chatHostile sends one chat request to a hostile engine in mode m and
 // returns the response and how the classifier judges it.
-func chatHostile(t *testing.T, m hostile.Mode) (extractbench.Response, extractbench.Outcome) {
+func chatHostile(t *testing.T, m hostile.Mode) (extractbench.Response, extractbench.Score) {
 	t.Helper()
 	s := hostile.MustNew(t, m, hostile.Options{})
 	r := New(Config{BaseURL: s.URL, Model: hostile.Model, MaxConns: 1}).

@@ -218,7 +218,7 @@ func (f fixture) pass(runID, variant string, vi int, docs []corpus.Document, lv,
 			r.CompletionTokens, r.Output, r.FinishReason = 0, "", ""
 			r.HTTPStatus, r.ErrorBody = 500, "CUDA out of memory. Tried to allocate 2.00 GiB"
 			r.Transport.Kind = extractbench.TransportHTTPStatus
-			r.Outcome = extractbench.Outcome{Expected: d.Expected, Failure: extractbench.Memory, FailureDetail: "HTTP 500: CUDA out of memory"}
+			r.Score = extractbench.Score{Expected: d.Expected, Failure: extractbench.Memory, FailureDetail: "HTTP 500: CUDA out of memory"}
 			e2e = 31e6
 		case d.ID == "doc-0007", vi > 0 && lv >= 4 && i%20 == 2:
 			r.Amount, r.Accepted = extractbench.FPFN, false
