@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/sourcegraph/conc"
+	"github.com/sourcegraph/conc/panics"
 )
 
 // Telemetry timing bounds.
@@ -279,11 +281,11 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 	scs := make([]scrape, len(s.eps))
 	errs := make([]error, len(s.eps))
 	if len(s.eps) == 1 {
-		scs[0], errs[0] = s.fetch(ctx, s.eps[0].URL)
+		scs[0], errs[0] = s.safeFetch(ctx, s.eps[0].URL)
 	} else {
-		var wg sync.WaitGroup
+		var wg conc.WaitGroup // owns one scrape per replica
 		for i, ep := range s.eps {
-			wg.Go(func() { scs[i], errs[i] = s.fetch(ctx, ep.URL) })
+			wg.Go(func() { scs[i], errs[i] = s.safeFetch(ctx, ep.URL) })
 		}
 		wg.Wait()
 	}
@@ -377,6 +379,19 @@ func (s *Sampler) flushFull() {
 		s.tel.FlushErr = err
 	}
 	s.samples = make([]Sample, 0, TelemetryFlushSamples)
+}
+
+// safeFetch is fetch with a panic in it (a parser bug on an engine's
+// output, a broken transport) caught and returned as the scrape's error:
+// the scrape fails and is counted, the run goes on and says why, instead
+// of the process dying in a scraper goroutine.
+func (s *Sampler) safeFetch(ctx context.Context, metricsURL string) (sc scrape, err error) {
+	var pc panics.Catcher
+	pc.Try(func() { sc, err = s.fetch(ctx, metricsURL) })
+	if r := pc.Recovered(); r != nil {
+		return scrape{}, fmt.Errorf("scrape %s: panic: %v", metricsURL, r.Value)
+	}
+	return sc, err
 }
 
 func (s *Sampler) fetch(ctx context.Context, metricsURL string) (scrape, error) {
