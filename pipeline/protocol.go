@@ -94,6 +94,10 @@ type ProtocolError struct {
 	Problems []string
 }
 
+// ExitCode is the status the command line exits with on a protocol that
+// cannot be used: 2, a usage or configuration error.
+func (e *ProtocolError) ExitCode() int { return 2 }
+
 func (e *ProtocolError) Error() string {
 	if len(e.Problems) == 1 {
 		return e.Problems[0]

@@ -62,6 +62,10 @@ type Options struct {
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
+
+// ExitCode is the status the command line exits with on a configuration
+// error: 2, as a usage error.
+func (e *ConfigError) ExitCode() int { return 2 }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Summary is the outcome of a run, for the final table and -json. Its

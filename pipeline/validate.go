@@ -27,6 +27,10 @@ type ValidationError struct {
 	Problems []string
 }
 
+// ExitCode is the status the command line exits with when nothing was run
+// for the problems listed: 2, a usage or configuration error.
+func (e *ValidationError) ExitCode() int { return 2 }
+
 func (e *ValidationError) Error() string {
 	if len(e.Problems) == 1 {
 		return e.Problems[0]

@@ -120,6 +120,10 @@ func printMerge(c *mergeCommand, s *pipeline.MergeSummary) {
 // one: exit 3, like an interrupted run; merging again completes it.
 type incompleteError struct{ sum *pipeline.MergeSummary }
 
+// ExitCode is the exit status of an incomplete merge: that of an
+// interrupted run.
+func (e *incompleteError) ExitCode() int { return exitInfra }
+
 func (e *incompleteError) Error() string {
 	msg := fmt.Sprintf("the merged run in %s is %s", e.sum.OutDir, e.sum.Status)
 	if len(e.sum.Missing) > 0 {
