@@ -59,16 +59,15 @@ func inMemoryOrderStats(recs []extractbench.Record) PassOrderStats {
 	}
 	var edges []edge
 	for _, r := range recs {
-		if r.FirstTokenNS > 0 && r.SchedNS > 0 {
-			ttftSched = append(ttftSched, r.FirstTokenNS-r.SchedNS)
-		}
-		if r.FirstTokenNS > 0 && r.SendNS > 0 {
-			ttft = append(ttft, r.FirstTokenNS-r.SendNS)
-		}
-		if r.DoneNS > 0 && r.SendNS > 0 {
-			e2e = append(e2e, r.DoneNS-r.SendNS)
-			e2eSched = append(e2eSched, r.DoneNS-r.SchedNS)
-			queue = append(queue, r.SendNS-r.SchedNS)
+		// extractbench's one definition of each latency: the SQL must agree
+		// with it, a missing t_sched included (once read as 0).
+		for _, l := range []struct {
+			dst *[]int64
+			of  func() (int64, bool)
+		}{{&ttft, r.TTFT}, {&ttftSched, r.TTFTSched}, {&e2e, r.E2E}, {&e2eSched, r.E2ESched}, {&queue, r.ClientQueue}} {
+			if ns, ok := l.of(); ok {
+				*l.dst = append(*l.dst, ns)
+			}
 		}
 		if ns, ok := r.TPOT(); ok {
 			tpot = append(tpot, ns)
