@@ -24,6 +24,21 @@ type Acceptance struct {
 	TTFTP99MS float64 `json:"ttft_p99_ms,omitempty"` // TTFT from t_sched; the level's p99
 	TPOTP99MS float64 `json:"tpot_p99_ms,omitempty"` // time per output token after the first; the level's p99
 	E2EP95MS  float64 `json:"e2e_p95_ms,omitempty"`  // done − t_sched; the level's p95
+
+	// Objective is which recommendations the protocol asks for (ObjectiveBoth,
+	// ObjectiveInteractive, ObjectiveOffline); "" is both. Left out when
+	// unset, so that fingerprints of older protocols do not change.
+	Objective string `json:"objective,omitempty"`
+	// BaselineVariant names the variant every other is compared with, paired
+	// on the same documents, in the report and the nightly verdict; "" is the
+	// first variant.
+	BaselineVariant string `json:"baseline_variant,omitempty"`
+	// RequireEquivalent makes run's exit code fail (1) when a variant is not
+	// equivalent to the baseline variant at EquivalenceMargin.
+	RequireEquivalent bool `json:"require_equivalent,omitempty"`
+	// EquivalenceMargin is the paired verdict's margin δ (a share, 0.02 = two
+	// points); 0 is compare's default.
+	EquivalenceMargin float64 `json:"equivalence_margin,omitempty"`
 }
 
 // HasObjectives reports whether any per-request latency objective is set.
@@ -58,4 +73,33 @@ func (a Acceptance) BaselineRatio() float64 {
 		return DefaultMinBaselineRatio
 	}
 	return a.MinBaselineRatio
+}
+
+// The objectives a protocol may ask for (acceptance.objective). A user who
+// serves people waits on latency (interactive); a user who processes a
+// corpus overnight waits on throughput (offline). The two answers differ:
+// the level that meets the latency objectives is usually below the one
+// that gets the most accepted documents out per hour.
+const (
+	ObjectiveBoth        = "both"        // the default: both answers
+	ObjectiveInteractive = "interactive" // the highest level meeting the latency objectives, one step back
+	ObjectiveOffline     = "offline"     // the level with the most accepted documents per hour, under the quality gate
+)
+
+// Objectives lists the values acceptance.objective takes.
+var Objectives = []string{ObjectiveBoth, ObjectiveInteractive, ObjectiveOffline}
+
+// ObjectiveOf returns the objective the acceptance asks for: "" is both.
+func (a Acceptance) ObjectiveOf() string {
+	if a.Objective == "" {
+		return ObjectiveBoth
+	}
+	return a.Objective
+}
+
+// Asks reports whether the acceptance asks for objective o (interactive or
+// offline).
+func (a Acceptance) Asks(o string) bool {
+	obj := a.ObjectiveOf()
+	return obj == ObjectiveBoth || obj == o
 }

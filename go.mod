@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
+	github.com/creack/pty v1.1.24
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1

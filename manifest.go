@@ -79,16 +79,20 @@ type EngineInfo struct {
 	// File is what the engine says of the weights file it serves (llama.cpp:
 	// its type, bytes and parameters); nil when it says nothing. Part of
 	// the variant's environment: one alias may serve BF16 or Q4_0.
-	File          *ModelFile `json:"file,omitempty"`
-	Tokenizer     string     `json:"tokenizer,omitempty"`
-	ChatTemplate  string     `json:"chat_template,omitempty"`
-	ContextWindow int        `json:"context_window,omitempty"`
-	Weights       string     `json:"weights,omitempty"`        // weight precision: bf16, fp8, int8, int4 ("" = read from the names)
-	Quantization  string     `json:"quantization,omitempty"`   // the scheme, as the protocol or the engine names it
-	Params        int64      `json:"params,omitempty"`         // parameter count, for the MFU estimate
-	Started       bool       `json:"started"`                  // extractbench started it (load time measured)
-	RandomWeights bool       `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
-	Simulated     bool       `json:"simulated"`
+	File      *ModelFile `json:"file,omitempty"`
+	Tokenizer string     `json:"tokenizer,omitempty"`
+	// TokenizerSHA256 is the sha256 of the tokenizer.json that Tokenizer
+	// names, when it names one: the file every request's expected prompt
+	// count came from (tokenizer drift).
+	TokenizerSHA256 string `json:"tokenizer_sha256,omitempty"`
+	ChatTemplate    string `json:"chat_template,omitempty"`
+	ContextWindow   int    `json:"context_window,omitempty"`
+	Weights         string `json:"weights,omitempty"`        // weight precision: bf16, fp8, int8, int4 ("" = read from the names)
+	Quantization    string `json:"quantization,omitempty"`   // the scheme, as the protocol or the engine names it
+	Params          int64  `json:"params,omitempty"`         // parameter count, for the MFU estimate
+	Started         bool   `json:"started"`                  // extractbench started it (load time measured)
+	RandomWeights   bool   `json:"random_weights,omitempty"` // answers (so quality figures) mean nothing
+	Simulated       bool   `json:"simulated"`
 }
 
 // ModelFile is an engine's served weights file as it describes it; a zero

@@ -179,6 +179,12 @@ type Pass struct {
 	CachedPromptTokens *int64
 	CachedPromptShare  *float64
 
+	// PromptDrift is how the engine's prompt_tokens compare with the count
+	// each request was expected to have (Record.ExpectedPromptTokens):
+	// the model's tokenizer, or the baseline variant of the same model
+	// (schema version 10).
+	PromptDrift PromptDrift
+
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.

@@ -125,6 +125,11 @@ type Record struct {
 	// protocol (Acceptance.OnTime); nil when not judged (rows written
 	// before schema version 5).
 	OnTime *bool
+	// ExpectedPromptTokens is the prompt_tokens the request should have had
+	// (PromptDrift): its prompt as the model's tokenizer and chat template
+	// count it, or what the baseline variant of the same model reported for
+	// the document; nil when nothing says.
+	ExpectedPromptTokens *int
 	// Endpoint is the engine replica the request was sent to: the URL as
 	// the protocol writes it (engine.url, or one of engine.urls), "builtin"
 	// for the in-process engine; "" when unknown (rows written before

@@ -34,6 +34,13 @@ type EquivalenceResult struct {
 	McNemarP   float64 // exact two-sided McNemar p-value; information only, never a verdict
 	Method     string
 	Flips      []Pair // every document on which the two variants disagree, in input order
+	// TooFew is set when B is not shown equivalent and could not have
+	// been on N documents: even with no discordant pair (A's accepted share
+	// kept) the interval reaches ±δ. Unless the interval lies wholly outside
+	// ±δ (a difference shown), the verdict is then INCONCLUSIVE; NeededN is the fewest documents with which a table of
+	// no discordant pair would lie inside ±δ (0: more than MaxNeededN).
+	TooFew  bool `json:",omitempty"`
+	NeededN int  `json:",omitempty"`
 }
 
 // Equivalence runs the two one-sided tests (TOST) on paired acceptance:
@@ -79,11 +86,19 @@ func Equivalence(pairs []Pair, margin, alpha float64) EquivalenceResult {
 	r.McNemarP = McNemarExact(r.B, r.C)
 	if r.N == 0 {
 		r.Lo, r.Hi = -1, 1
+		if margin > 0 {
+			r.TooFew, r.NeededN = tooFew(0, 0, margin, r.Level)
+		}
 		return r
 	}
 	r.Delta = float64(r.C-r.B) / float64(r.N)
 	r.Lo, r.Hi = NewcombePaired(r.BothOK, r.B, r.C, r.BothWrong, r.Level)
 	r.Equivalent = margin > 0 && r.Lo > -margin && r.Hi < margin
+	// An interval wholly outside ±δ shows a difference, however few the
+	// documents; one that straddles δ on too few documents shows nothing.
+	if !r.Equivalent && margin > 0 && r.Hi > -margin && r.Lo < margin {
+		r.TooFew, r.NeededN = tooFew(r.N, r.BothOK+r.B, margin, r.Level)
+	}
 	return r
 }
 

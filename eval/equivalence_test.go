@@ -137,3 +137,59 @@ func TestMcNemarExact(t *testing.T) {
 		}
 	}
 }
+
+// TestEquivalence_TooFew is issue 24's compare on 99 identical answers: with
+// no discordant pair, 99 documents cannot exclude ±2 points, so the verdict
+// is INCONCLUSIVE with the number of documents that would do (the smallest
+// n whose no-flip interval lies inside ±δ, checked on both sides of it),
+// not NOT EQUIVALENT; a real difference on enough documents still is.
+func TestEquivalence_TooFew(t *testing.T) {
+	const margin, level = 0.02, 0.9
+	tests := []struct {
+		name       string
+		a, b, c, d int
+		verdict    string
+	}{
+		{"99 of 99 identical", 99, 0, 0, 0, VerdictInconclusive},
+		{"99 documents, 3 flips", 90, 2, 1, 6, VerdictInconclusive},
+		{"no documents", 0, 0, 0, 0, VerdictInconclusive},
+		{"300 identical", 300, 0, 0, 0, VerdictEquivalent},
+		{"300 documents, 15 flips one way", 276, 15, 0, 9, VerdictNotEquivalent},
+		{"30 documents, 20 flips one way: a difference shown", 10, 20, 0, 0, VerdictNotEquivalent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Equivalence(pairs(tt.a, tt.b, tt.c, tt.d), margin, 0.05)
+			if got.Verdict() != tt.verdict {
+				t.Fatalf("verdict %s (interval [%.4f, %.4f], too few %v), want %s", got.Verdict(), got.Lo, got.Hi, got.TooFew, tt.verdict)
+			}
+			if tt.verdict != VerdictInconclusive {
+				if got.TooFew || got.NeededN != 0 {
+					t.Errorf("too few %v, needed %d on a decided comparison", got.TooFew, got.NeededN)
+				}
+				return
+			}
+			n := got.NeededN
+			if n <= got.N {
+				t.Fatalf("needed %d documents, want more than the %d measured", n, got.N)
+			}
+			share := 1.0
+			if got.N > 0 {
+				share = float64(tt.a+tt.b) / float64(got.N)
+			}
+			inside := func(m int) bool {
+				a := int(math.Round(share * float64(m)))
+				lo, hi := NewcombePaired(a, 0, 0, m-a, level)
+				return lo > -margin && hi < margin
+			}
+			if !inside(n) || inside(n-1) {
+				t.Errorf("needed %d: no-flip interval inside ±δ at %d %v, at %d %v; want the first n that is", n, n, inside(n), n-1, inside(n-1))
+			}
+		})
+	}
+	// All accepted: the no-flip interval is ±z²/(n+z²), inside ±0.02 from
+	// n = 133 (z = 1.645: 2.706/135.7 < 0.02 < 2.706/134.7).
+	if got := Equivalence(pairs(99, 0, 0, 0), margin, 0.05); got.NeededN != 133 {
+		t.Errorf("99 of 99: %d documents would do, want 133", got.NeededN)
+	}
+}

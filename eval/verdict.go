@@ -131,7 +131,11 @@ type Recommendation struct {
 	// (an interrupted or failed sweep): the recommendation rests on what was.
 	Partial bool     `json:"partial"`
 	Missing []string `json:"missing,omitempty"` // what was planned and not measured, e.g. "level 64 (0 of 3 repetitions)"
-	Why     string   `json:"why"`               // one sentence for the selection sheet
+	Why     string   `json:"why"`               // one sentence for the selection sheet: the interactive objective
+	// Objective is what the protocol asked for (ObjectiveBoth, …); the
+	// fields above are the interactive answer, Offline the offline one.
+	Objective string  `json:"objective"`
+	Offline   Offline `json:"offline"`
 }
 
 // Usable reports whether a level is recommended at all.
@@ -142,9 +146,10 @@ func (r Recommendation) Usable() bool { return r.Recommended > 0 }
 // broken one, so that a lucky higher level never hides a break.
 func recommend(s *Series, acc extractbench.Acceptance) {
 	r := &s.Recommendation
-	r.Variant, r.Mode = s.Variant, s.Mode
+	r.Variant, r.Mode, r.Objective = s.Variant, s.Mode, acc.ObjectiveOf()
 	if len(s.Levels) == 0 {
 		r.Why = "no complete pass to judge"
+		r.Offline.Asked, r.Offline.Why = acc.Asks(extractbench.ObjectiveOffline), "no complete pass to judge"
 		return
 	}
 	base := s.Baseline()
@@ -180,6 +185,7 @@ func recommend(s *Series, acc extractbench.Acceptance) {
 		}
 	}
 	r.Why = r.why()
+	recommendOffline(r, s.Mode, walk, acc)
 }
 
 func (r Recommendation) why() string {

@@ -98,6 +98,9 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 	if err := rs.store.Flush(bg); err != nil {
 		return nil, fmt.Errorf("write requests of pass %s: %w", key, err)
 	}
+	if err := rs.fillExpected(bg, key); err != nil {
+		return nil, fmt.Errorf("record expected prompt tokens of pass %s: %w", key, err)
+	}
 	tally, err := rs.tallyPass(bg, key, e.replicas.names()) // streamed: no record of the pass is held
 	if err != nil {
 		return nil, fmt.Errorf("read back pass %s: %w", key, err)
@@ -225,7 +228,9 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *extractbench.Variant
 			} else {
 				for i, d := range group {
 					rs.checkReplica(v, e, r, resps[i].Transport)
-					rs.keep(key, rs.score(v, e, r.name, d, resps[i]), bar)
+					rec := rs.score(v, e, r.name, d, resps[i])
+					rec.ExpectedPromptTokens = nil // a plain-text prompt, no chat template: the tokenizer's count of a chat prompt is not its count
+					rs.keep(key, rec, bar)
 				}
 				continue
 			}
@@ -299,6 +304,7 @@ func (rs *runState) score(v *extractbench.Variant, e *engine, endpoint string, d
 		Response: resp, Endpoint: endpoint,
 		Score: eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
+	rs.expectPromptTokens(v, d, &rec)
 	onTime := rs.proto.Acceptance.OnTime(&rec)
 	rec.OnTime = &onTime
 	if evidence != "" && (rec.Failure == extractbench.Memory || rec.Failure == extractbench.Error) {
@@ -418,6 +424,10 @@ type passBar struct {
 	failures map[extractbench.Failure]int
 	faults   int    // requests that failed in the client itself: no document of the engine's
 	fault    string // the last one's detail
+
+	// short and maxDesc fit the bar to a narrow terminal (progressfit.go).
+	short   shortLabel
+	maxDesc int
 }
 
 // clientFault counts a request that failed in the client itself.
@@ -479,17 +489,23 @@ func (rs *runState) newBar(v *extractbench.Variant, level, rep int, phase string
 		return b
 	}
 	b.out = rs.progress
-	b.bar = progressbar.NewOptions(total,
+	fit := fitBar(terminalWidth(rs.opts.Progress), total, b.label) // rs.progress wraps it (secrets)
+	b.maxDesc = fit.maxDesc
+	b.short = shortLabel{place: fmt.Sprintf("%d/%d", rs.passNo, rs.plannedPasses()), variant: v.Name,
+		where: fmt.Sprintf("%s r%d/%d", shortLevel(rs.proto.Sweep.Mode, phase, level), rep, rs.proto.Sweep.Repetitions)}
+	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(rs.progress),
-		progressbar.OptionSetDescription(b.label),
+		progressbar.OptionSetDescription(b.barText()),
 		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("doc"),
 		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetWidth(20),
-		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetWidth(fit.bar),
+		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(rs.progress) }),
-	)
+	}
+	if fit.its {
+		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("doc"))
+	}
+	b.bar = progressbar.NewOptions(total, opts...)
 	if already > 0 {
 		_ = b.bar.Set(already)
 	}
@@ -515,7 +531,7 @@ func (b *passBar) add(rec extractbench.Record) {
 	if b.bar == nil {
 		return
 	}
-	b.bar.Describe(b.describe())
+	b.bar.Describe(b.barText())
 	_ = b.bar.Add(1)
 }
 

@@ -21,7 +21,8 @@ type passTally struct {
 	order                                                  results.PassOrderStats
 	docs, outTokens, promptTokens, usage, onTime, onTimeOK int64
 	tokens                                                 tokenTally
-	cache                                                  cacheTally // prompt cache (promptcache.go)
+	cache                                                  cacheTally               // prompt cache (promptcache.go)
+	drift                                                  extractbench.PromptDrift // tokenizer drift (promptdrift.go), from SQLite
 	sched, send                                            instantSpan
 	segments                                               [][]segment      // activeSpan's: by shard (one for a run), one per resume boundary
 	endpoints                                              map[string]int64 // requests per replica (a few keys); the variant's replicas start at 0
@@ -44,7 +45,11 @@ func (rs *runState) tallyPass(ctx context.Context, key extractbench.PassKey, end
 	if err != nil {
 		return nil, err
 	}
-	t.order, err = rs.store.PassOrderStats(ctx, key)
+	if t.order, err = rs.store.PassOrderStats(ctx, key); err != nil {
+		return t, err
+	}
+	reference, _ := rs.driftReference(key.Variant)
+	t.drift, err = rs.store.PassPromptDrift(ctx, key, reference)
 	return t, err
 }
 
@@ -169,6 +174,7 @@ func (rs *runState) passRow(key extractbench.PassKey, phase string, retryOf, lev
 	p.OutputTokens, p.PromptTokens = outTokens, promptTokens
 	p.TokenCountMismatches = t.tokens.figure()
 	t.cache.fill(&p)
+	p.PromptDrift = t.drift
 	if t.docs > 0 {
 		p.UsageReportedShare = ptr(float64(t.usage) / float64(t.docs))
 	}

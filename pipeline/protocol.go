@@ -193,6 +193,9 @@ func (p *Protocol) check(doc *yaml.Node) error {
 		seen[v.Name] = true
 		problems = append(problems, p.checkEngineURLs(doc, i, v.Engine)...)
 	}
+	if b := p.Acceptance.BaselineVariant; b != "" && !seen[b] {
+		problems = append(problems, fmt.Sprintf("%s:%d: acceptance.baseline_variant: no variant is named %q (the variants: %s)", p.Source, lineOf(doc, "acceptance.baseline_variant"), b, variantNames(p.Variants)))
+	}
 	sw := p.Sweep
 	if sw.Mode != extractbench.ModeRate {
 		for key, set := range map[string]bool{"arrival": sw.Arrival != "", "burstiness": sw.Burstiness != 0, "max_in_flight": sw.MaxInFlight != 0} {
@@ -227,6 +230,14 @@ func (p *Protocol) check(doc *yaml.Node) error {
 		return &ProtocolError{Problems: problems}
 	}
 	return nil
+}
+
+func variantNames(vs []extractbench.Variant) string {
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 func (p *Protocol) fillDefaults() {

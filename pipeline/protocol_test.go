@@ -111,6 +111,12 @@ func TestParseProtocol_Errors(t *testing.T) {
 			[]string{"variants"}},
 		{"duplicate variant", func(s string) string { return s + "  - name: a\n    engine: {url: builtin, model: sim-1b}\n" },
 			[]string{"p.yaml:11: variants.1.name: duplicate variant name"}},
+		{"unknown baseline variant", func(s string) string {
+			return strings.Replace(s, "min_accepted: 0.95", "min_accepted: 0.95, baseline_variant: b", 1)
+		}, []string{`p.yaml:6: acceptance.baseline_variant: no variant is named "b" (the variants: a)`}},
+		{"bad objective", func(s string) string {
+			return strings.Replace(s, "min_accepted: 0.95", "min_accepted: 0.95, objective: cheapest", 1)
+		}, []string{"p.yaml:6: acceptance.objective:"}},
 		{"engine url", func(s string) string { return strings.Replace(s, "url: builtin", "url: localhost:8000", 1) },
 			[]string{"p.yaml:10: variants.0.engine.url:", "neither builtin nor an http(s) URL"}},
 		{"bad duration", func(s string) string { return s + "request_timeout: 2 minutes\n" },

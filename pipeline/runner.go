@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xeipuuv/gojsonschema"
@@ -19,6 +21,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/tokenizer"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
 )
@@ -55,6 +58,11 @@ type Options struct {
 	// baseline there): the problems it returns refuse the run
 	// (ValidationError, exit 2).
 	CheckManifest func(*extractbench.Manifest) []string
+	// ProtocolText, when set, is the protocol itself, read in place of
+	// ProtocolPath and named ProtocolSource in messages and the manifest
+	// ("(run -url …)"): `run -url URL -model NAME` runs one it writes.
+	ProtocolText   []byte
+	ProtocolSource string
 }
 
 // ConfigError is a usage or configuration problem: bad protocol, missing
@@ -62,10 +70,6 @@ type Options struct {
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
-
-// ExitCode is the status the command line exits with on a configuration
-// error: 2, as a usage error.
-func (e *ConfigError) ExitCode() int { return 2 }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Summary is the outcome of a run, for the final table and -json. Its
@@ -117,6 +121,11 @@ type runState struct {
 	refusedUsage refusedUsage
 
 	secrets *results.Secrets // what the run never writes (Protocol.Secrets)
+	// prompts count each variant's prompts with its tokenizer.json, for
+	// the tokenizer drift (promptdrift.go); a variant without one is absent.
+	prompts       map[string]*tokenizer.Prompt
+	promptCounts  sync.Map     // variant + "\x00" + document id → its expected count (expectPromptTokens)
+	promptCounted atomic.Int64 // entries stored in promptCounts
 }
 
 // Run executes a protocol end to end: per variant, load, warm-up, baseline,
@@ -306,6 +315,9 @@ func (rs *runState) prepare(prev *results.Run) error {
 				return &ConfigError{fmt.Errorf("resume: the protocol of run %s has credentials in %s, which its manifest does not keep: resume with -protocol FILE, the protocol file that has them", prev.RunID, strings.Join(fields, ", "))}
 			}
 		}
+	case rs.opts.ProtocolText != nil:
+		wd, _ := os.Getwd()
+		rs.proto, err = ParseProtocol(rs.opts.ProtocolText, rs.opts.ProtocolSource, wd)
 	default:
 		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
 	}
@@ -342,6 +354,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		schemaSrc = path
 	}
 	problems = append(problems, rs.checkVariants()...)
+	problems = append(problems, rs.loadTokenizers()...)
 	problems = append(problems, rs.checkLevels()...)
 	if prev == nil {
 		problems = append(problems, checkOutDir(rs.opts.OutDir)...)
@@ -371,7 +384,11 @@ func (rs *runState) prepare(prev *results.Run) error {
 	for _, v := range rs.proto.Variants {
 		// Simulated is what an engine says of itself once it is up
 		// (pinEngine), not what its URL suggests.
-		m.Variants = append(m.Variants, extractbench.VariantManifest{Name: v.Name, Engine: extractbench.EngineInfo{
+		tokSHA := ""
+		if p := rs.prompts[v.Name]; p != nil {
+			tokSHA = p.Tokenizer.SHA256
+		}
+		m.Variants = append(m.Variants, extractbench.VariantManifest{Name: v.Name, Engine: extractbench.EngineInfo{TokenizerSHA256: tokSHA,
 			URL: redactURL(v.Engine.URL), Endpoints: replicaNames(v.Engine), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
 			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,
@@ -412,7 +429,7 @@ func (rs *runState) printCorpusWarnings() {
 
 // protocolDir is where a resumed run resolves the protocol's relative paths.
 func protocolDir(m *extractbench.Manifest) string {
-	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" {
+	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" || strings.HasPrefix(m.ProtocolSource, "(") {
 		wd, _ := os.Getwd()
 		return wd
 	}

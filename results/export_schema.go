@@ -87,6 +87,7 @@ var requestsSchema = arrow.NewSchema([]arrow.Field{
 	boolean("on_time", nullable),
 	utf8("endpoint", nullable),
 	i64("cached_prompt_tokens", nullable),
+	i64("expected_prompt_tokens", nullable),
 }, nil)
 
 // telemetrySchema is the schema of telemetry.parquet.

@@ -269,6 +269,19 @@ ALTER TABLE requests ADD COLUMN cached_prompt_tokens INTEGER;
 ALTER TABLE passes ADD COLUMN cached_prompt_tokens INTEGER;
 ALTER TABLE passes ADD COLUMN cached_prompt_share REAL;
 `,
+	// migration added by h-drift
+	// 10: tokenizer drift: the prompt tokens each request was expected to
+	// have (the model's tokenizer and chat template, or the baseline variant
+	// of the same model), and per pass how many documents the engine
+	// tokenised otherwise and by how much.
+	`
+ALTER TABLE requests ADD COLUMN expected_prompt_tokens INTEGER;
+ALTER TABLE passes ADD COLUMN prompt_drift_reference TEXT;
+ALTER TABLE passes ADD COLUMN prompt_drift_compared INTEGER;
+ALTER TABLE passes ADD COLUMN prompt_drift_docs INTEGER;
+ALTER TABLE passes ADD COLUMN prompt_drift_median REAL;
+ALTER TABLE passes ADD COLUMN prompt_drift_max REAL;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

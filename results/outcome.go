@@ -30,6 +30,9 @@ type Outcome struct {
 	LoadNS        int64         `json:"load_ns,omitempty"`
 	PassesDone    int           `json:"passes_complete"`
 	PassesPlanned int           `json:"passes_planned"`
+	// Tokenization is the variant's tokenizer drift (VariantPromptDrift);
+	// nil when none of its passes compared a prompt count.
+	Tokenization *extractbench.PromptDrift `json:"tokenization,omitempty"`
 }
 
 // Passed reports whether the variant's verdict passed.
@@ -37,8 +40,8 @@ func (o Outcome) Passed() bool { return o.State == OutcomePass }
 
 // Outcomes judges every variant of the run, in protocol order: a recorded
 // engine failure is ERROR whatever was measured; a variant whose baseline
-// is incomplete is INTERRUPTED (or NOT RUN when nothing was measured) when
-// the run did not complete; otherwise the baseline level's verdict (eval's,
+// is incomplete is INTERRUPTED (or NOT RUN when not one request of it was
+// measured) when the run did not complete; otherwise the baseline level's verdict (eval's,
 // on the figures the tables show) makes it PASS or FAIL.
 func (d *RunData) Outcomes() []Outcome {
 	series := d.Series()
@@ -57,6 +60,7 @@ func (d *RunData) Outcomes() []Outcome {
 				o.PassesDone++
 			}
 		}
+		o.Tokenization = VariantPromptDrift(d.Passes, name)
 		var base *eval.Level
 		if len(o.Series) > 0 {
 			base = o.Series[0].Baseline()
@@ -74,8 +78,11 @@ func (d *RunData) Outcomes() []Outcome {
 			// name the shards rather than an interruption that never happened.
 			o.State = OutcomeInterrupted
 			o.Reason = fmt.Sprintf("%s: %d of %d planned passes whole, no verdict; merge again when they land", d.missingShards(), o.PassesDone, planned)
-		case o.PassesDone == 0 && d.Run.Status != RunComplete:
+		case o.PassesDone == 0 && d.Run.Status != RunComplete && d.measuredRequests(name) == 0:
 			o.State, o.Reason = OutcomeNotRun, fmt.Sprintf("the run was %s before this variant was measured", d.stopped())
+		case o.PassesDone == 0 && d.Run.Status != RunComplete:
+			o.State = OutcomeInterrupted
+			o.Reason = fmt.Sprintf("the run was %s after %d measured requests of this variant, before its first pass was whole: no verdict", d.stopped(), d.measuredRequests(name))
 		case !baseComplete && d.Run.Status != RunComplete:
 			o.State = OutcomeInterrupted
 			o.Reason = fmt.Sprintf("the run was %s with %d of %d planned passes measured: no verdict", d.stopped(), o.PassesDone, planned)
@@ -84,7 +91,7 @@ func (d *RunData) Outcomes() []Outcome {
 		default:
 			v := eval.Judge(base, -1, d.Manifest.Acceptance)
 			if v.Usable {
-				o.State, o.Reason = OutcomePass, o.Series[0].Recommendation.Why
+				o.State, o.Reason = OutcomePass, o.Series[0].Recommendation.Headline()
 			} else {
 				o.State, o.Reason = OutcomeFail, "baseline: "+v.Reason
 			}
@@ -95,6 +102,22 @@ func (d *RunData) Outcomes() []Outcome {
 		out = append(out, o)
 	}
 	return out
+}
+
+// measuredRequests is how many requests of variant the run measured: the
+// database's count (Measured) when it was read, else the documents of the
+// variant's pass rows, interrupted ones included.
+func (d *RunData) measuredRequests(variant string) int64 {
+	if d.Measured != nil {
+		return d.Measured[variant]
+	}
+	var n int64
+	for _, p := range d.Passes {
+		if p.Variant == variant {
+			n += p.Docs
+		}
+	}
+	return n
 }
 
 // missingShards says which shard indexes a merged run lacks ("shard indexes
@@ -119,4 +142,23 @@ func (d *RunData) stopped() string {
 		return "cut (still running, or killed)"
 	}
 	return d.Run.Status
+}
+
+// VariantPromptDrift is the tokenizer drift a variant's pages state before
+// any accuracy figure: that of its complete pass with the most documents
+// tokenised otherwise than expected (the first of them in table order),
+// since every pass sends the same prompts; nil when no pass compared one.
+func VariantPromptDrift(passes []extractbench.Pass, variant string) *extractbench.PromptDrift {
+	var best *extractbench.PromptDrift
+	for i := range passes {
+		p := &passes[i]
+		if p.Variant != variant || !p.Complete() || p.PromptDrift.Compared == nil {
+			continue
+		}
+		if best == nil || *p.PromptDrift.Docs > *best.Docs {
+			d := p.PromptDrift
+			best = &d
+		}
+	}
+	return best
 }

@@ -103,6 +103,11 @@ var passColumns = withFailureColumns([]passColumn{
 	{"telemetry_samples", func(p *extractbench.Pass) any { return &p.TelemetrySamples }},
 	{"cached_prompt_tokens", func(p *extractbench.Pass) any { return &p.CachedPromptTokens }},
 	{"cached_prompt_share", func(p *extractbench.Pass) any { return &p.CachedPromptShare }},
+	{"prompt_drift_reference", func(p *extractbench.Pass) any { return &p.PromptDrift.Reference }},
+	{"prompt_drift_compared", func(p *extractbench.Pass) any { return &p.PromptDrift.Compared }},
+	{"prompt_drift_docs", func(p *extractbench.Pass) any { return &p.PromptDrift.Docs }},
+	{"prompt_drift_median", func(p *extractbench.Pass) any { return &p.PromptDrift.Median }},
+	{"prompt_drift_max", func(p *extractbench.Pass) any { return &p.PromptDrift.Max }},
 })
 
 // FailureColumn is the passes column counting documents of class f.
@@ -121,7 +126,7 @@ func withFailureColumns(cols []passColumn) []passColumn {
 }
 
 // nullableText lists the passes text columns where "" is stored as NULL.
-var nullableText = map[string]bool{"batch_transport": true, "verdict": true, "verdict_reason": true, "category_confusion": true}
+var nullableText = map[string]bool{"batch_transport": true, "verdict": true, "verdict_reason": true, "category_confusion": true, "prompt_drift_reference": true}
 
 func passColumnNames() []string {
 	names := make([]string, len(passColumns))

@@ -262,6 +262,10 @@ type RunData struct {
 	Passes    []extractbench.Pass   `json:"passes"`
 	Events    []Event               `json:"events"`
 	Decisions []Decision            `json:"decisions"`
+	// Measured counts each variant's measured requests (complete passes or
+	// not): a variant interrupted mid-pass measured something and is
+	// INTERRUPTED, not NOT RUN. Nil when not read (a RunData built by hand).
+	Measured map[string]int64 `json:"-"`
 }
 
 // ErrNoRun is returned (wrapped in a *RefusedError) when a results database
@@ -341,7 +345,29 @@ func (r *reader) loadRun(ctx context.Context, dir string, run Run) (*RunData, er
 	if d.Decisions, err = r.Decisions(ctx, run.RunID); err != nil {
 		return nil, fmt.Errorf("read %s: %w", dir, err)
 	}
+	if d.Measured, err = r.measuredPerVariant(ctx, run.RunID); err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
 	return d, nil
+}
+
+// measuredPerVariant counts the run's measured requests per variant.
+func (r *reader) measuredPerVariant(ctx context.Context, runID string) (map[string]int64, error) {
+	rows, err := r.rdb.QueryContext(ctx, `SELECT variant, count(*) FROM requests WHERE run_id = ? AND `+measured+` GROUP BY variant`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("count measured requests of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var v string
+		var n int64
+		if err := rows.Scan(&v, &n); err != nil {
+			return nil, fmt.Errorf("count measured requests of run %s: %w", runID, err)
+		}
+		out[v] = n
+	}
+	return out, rows.Err()
 }
 
 // LoadRun opens dir read-only and reads its latest run.

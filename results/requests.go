@@ -25,7 +25,7 @@ var requestColumns = []string{
 	"pred_date", "pred_amount", "pred_category",
 	"accepted", "output",
 	"expected_date", "expected_amount", "expected_category",
-	"client_completion_chunks", "on_time", "endpoint", "cached_prompt_tokens",
+	"client_completion_chunks", "on_time", "endpoint", "cached_prompt_tokens", "expected_prompt_tokens",
 }
 
 // insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
@@ -116,7 +116,7 @@ func requestValues(r extractbench.Record) []any {
 		nullPtr(r.Prediction.Date), nullPtr(r.Prediction.Amount), nullPtr(r.Prediction.Category),
 		r.Accepted, validText(r.Output),
 		nullPtr(r.Expected.Date), nullPtr(r.Expected.Amount), nullPtr(r.Expected.Category),
-		r.ClientChunks, nullBool(r.OnTime), nullStr(r.Endpoint), nullCount(r.CachedPromptTokens),
+		r.ClientChunks, nullBool(r.OnTime), nullStr(r.Endpoint), nullCount(r.CachedPromptTokens), nullCount(r.ExpectedPromptTokens),
 	}
 }
 
@@ -239,7 +239,7 @@ func (r *reader) eachRecord(ctx context.Context, fn func(*extractbench.Record), 
 		date_result, amount_result, category_result,
 		pred_date, pred_amount, pred_category, accepted, output,
 		expected_date, expected_amount, expected_category, client_completion_chunks, on_time, endpoint,
-		cached_prompt_tokens
+		cached_prompt_tokens, expected_prompt_tokens
 		FROM requests WHERE `+measured+` AND (`+where+`) ORDER BY rowid`, args...)
 	if err != nil {
 		return err
@@ -268,7 +268,7 @@ func scanRecord(rows *sql.Rows) (extractbench.Record, error) {
 		chunks                               sql.NullInt64
 		onTime                               sql.NullBool
 		endpoint                             sql.NullString
-		cached                               sql.NullInt64
+		cached, expected                     sql.NullInt64
 	)
 	err := rows.Scan(&r.RunID, &r.Variant, &r.Mode, &r.Level, &r.Repetition, &r.DocID, &r.LengthClass,
 		&sched, &send, &fbyte, &ftok, &ltok, &done,
@@ -277,7 +277,7 @@ func scanRecord(rows *sql.Rows) (extractbench.Record, error) {
 		&failure, &failDetail, &r.StrictParseOK, &r.LenientParseOK, &r.SchemaOK,
 		&dateRes, &amountRes, &catRes,
 		&r.Prediction.Date, &r.Prediction.Amount, &r.Prediction.Category, &r.Accepted, &r.Output,
-		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks, &onTime, &endpoint, &cached)
+		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks, &onTime, &endpoint, &cached, &expected)
 	if err != nil {
 		return r, err
 	}
@@ -292,6 +292,10 @@ func scanRecord(rows *sql.Rows) (extractbench.Record, error) {
 	if cached.Valid {
 		n := int(cached.Int64)
 		r.CachedPromptTokens = &n
+	}
+	if expected.Valid {
+		n := int(expected.Int64)
+		r.ExpectedPromptTokens = &n
 	}
 	r.HTTPStatus = int(httpStatus.Int64)
 	r.FinishReason = finish.String

@@ -526,11 +526,12 @@ func TestOpenReadOnly_OlderSchema(t *testing.T) {
 	// Make it look like schema version 3: drop what migrations 4 to 8 added.
 	qs := []string{"PRAGMA user_version = 3", "ALTER TABLE requests DROP COLUMN client_completion_chunks", "ALTER TABLE requests DROP COLUMN on_time",
 		"ALTER TABLE requests DROP COLUMN endpoint", "ALTER TABLE telemetry DROP COLUMN endpoint", "DROP TABLE digests",
-		"ALTER TABLE requests DROP COLUMN cached_prompt_tokens"}
+		"ALTER TABLE requests DROP COLUMN cached_prompt_tokens", "ALTER TABLE requests DROP COLUMN expected_prompt_tokens"}
 	for _, c := range []string{"prompt_tokens", "prompt_tokens_per_s", "total_tokens_per_s", "engine_captures", "outputs_changed", "verdicts_changed", "token_count_mismatches",
 		"offered_rate", "achieved_rate", "lateness_p50_ns", "lateness_p99_ns", "client_delay_p99_ns", "client_cpu_ns", "client_cpu_share", "client_bound",
 		"tpot_p90_ns", "tpot_p99_ns", "ttft_sched_p99_ns", "on_time", "on_time_accepted", "goodput",
-		"endpoints", "endpoint_requests_min", "endpoint_requests_max", "telemetry_samples", "cached_prompt_tokens", "cached_prompt_share"} {
+		"endpoints", "endpoint_requests_min", "endpoint_requests_max", "telemetry_samples", "cached_prompt_tokens", "cached_prompt_share",
+		"prompt_drift_reference", "prompt_drift_compared", "prompt_drift_docs", "prompt_drift_median", "prompt_drift_max"} {
 		qs = append(qs, "ALTER TABLE passes DROP COLUMN "+c)
 	}
 	for _, q := range qs {

@@ -245,10 +245,16 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		return ew.err
 	}
 	ew.printf("%s at %s %d", r.Variant, unit, r.Level)
-	if r.Recommendation != nil {
-		ew.printf(" (recommended: %s)", r.Recommendation.Why)
+	if rec := r.Recommendation; rec != nil {
+		if rec.InteractiveAsked() {
+			ew.printf(" (the interactive objective's recommended level)\n")
+		} else {
+			ew.printf(" (the offline objective's level: the protocol asked for it only)\n")
+		}
+		ew.printf("Interactive objective: %s\nOffline objective: %s\n", rec.Interactive(), rec.Offline.Why)
+	} else {
+		ew.printf("\n")
 	}
-	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Measured in passes\t%.0f documents/hour (%d documents in %s), %.0f accepted/hour, %.1f output tokens/s\n",
 		r.PassDocsPerHour, r.Docs, eval.FormatDuration(r.DurationNS), r.AcceptedPerHour, r.OutputTokensPerS)

@@ -15,7 +15,7 @@ func (c *compareCommand) Synopsis() string {
 }
 
 func (c *compareCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("compare [flags] A B", c.Synopsis()+"\n\nA and B are DIR or DIR:variant (the latest run in DIR). B is judged against A, the reference.", c.env)
+	fs := newFlags("compare [flags] A B", c.Synopsis()+"\n\nA and B are DIR or DIR:variant (the latest run in DIR). B is judged against A, the reference. Exit 4 (INCONCLUSIVE): too few documents to show equivalence at the margin, whatever the answers; the output says how many would do.", c.env)
 	margin := fs.Float64("margin", compare.DefaultMargin, "equivalence margin δ on the accepted share, written before the run (0.02 = 2 points)")
 	level := fs.Int("level", 1, "level whose documents are paired (1 = the baseline)")
 	rep := fs.Int("repetition", 1, "repetition whose documents are paired")
@@ -46,6 +46,10 @@ func (c *compareCommand) Run(ctx context.Context, args []string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("write comparison: %w", err)
+	}
+	if res.Inconclusive {
+		return &inconclusiveError{msg: fmt.Sprintf("%d documents are too few to show %s equivalent to %s within ±%.1f points; %s would do",
+			res.Equivalence.N, b, a, 100*res.Margin, res.Equivalence.Needed())}
 	}
 	if !res.Equivalent {
 		return &verdictError{msg: fmt.Sprintf("%s is not equivalent to %s within ±%.1f points", b, a, 100*res.Margin)}

@@ -14,6 +14,9 @@ const (
 	exitUsage    = 2 // usage or configuration error
 	exitInfra    = 3 // infrastructure error (engine unreachable, disk, ...) or an interrupted run
 	exitInternal = exitInfra
+	// exitInconclusive: compare could not decide, too few documents for
+	// the margin (no answers could have shown equivalence); measure more.
+	exitInconclusive = 4
 )
 
 // verdictError is a measured result that failed its criteria: exit 1.
@@ -23,6 +26,14 @@ func (e *verdictError) Error() string { return e.msg }
 
 // ExitCode is the exit status of a failed verdict.
 func (e *verdictError) ExitCode() int { return exitVerdict }
+
+// inconclusiveError is a comparison on too few documents to decide: exit 4.
+type inconclusiveError struct{ msg string }
+
+func (e *inconclusiveError) Error() string { return e.msg }
+
+// ExitCode is the exit status of a comparison that could not decide.
+func (e *inconclusiveError) ExitCode() int { return exitInconclusive }
 
 // usageError is a bad command line: exit 2.
 type usageError struct{ msg string }
@@ -47,9 +58,9 @@ func (e *interruptedError) Error() string {
 type exitCoder interface{ ExitCode() int }
 
 // exitPrecedence is the order in which a status found anywhere in an
-// error's chain wins: a failed verdict, then a usage or configuration
+// error's chain wins: an inconclusive comparison, a failed verdict, then a usage or configuration
 // error, then an infrastructure one.
-var exitPrecedence = []int{exitVerdict, exitUsage, exitInfra}
+var exitPrecedence = []int{exitInconclusive, exitVerdict, exitUsage, exitInfra}
 
 // exitCode prints err and returns its exit status: the highest in
 // exitPrecedence that an error of its chain reports, else exitInternal.
@@ -61,9 +72,12 @@ func exitCode(w io.Writer, err error) int {
 	chainCodes(err, found)
 	for _, code := range exitPrecedence {
 		if found[code] {
-			if code == exitVerdict {
+			switch code {
+			case exitInconclusive:
+				fmt.Fprintln(w, "extractbench: verdict inconclusive:", err)
+			case exitVerdict:
 				fmt.Fprintln(w, "extractbench: verdict failed:", err)
-			} else {
+			default:
 				fmt.Fprintln(w, "extractbench:", err)
 			}
 			return code

@@ -30,6 +30,8 @@ var update = flag.Bool("update", false, "rewrite the golden code, stdout and std
 //	stderr       the expected stderr, normalised; absent: stderr must be empty
 //	fixture      optional: the results directory to build as $FIXTURE (see buildFixture)
 //	interrupted  optional: run under a context already cancelled, as after Ctrl-C
+//	want/        optional: files the command writes into $TMP (a -junit file, say),
+//	             each compared, normalised, with the file of that name in $TMP
 //
 // Any other file of the case directory (a protocol, say) is an input: it is
 // copied into $TMP. Arguments may name three placeholders, replaced at run
@@ -124,6 +126,7 @@ func runGoldenCase(t *testing.T, dir string) {
 	// A case measured when it ran the built-in engine or reads a real run.
 	measured := len(args) > 0 && args[0] == "run" || kind == "run"
 	stdout, stderr = normalise(stdout, vars, measured), normalise(stderr, vars, measured)
+	checkWrittenFiles(t, dir, tmp, vars, measured)
 
 	if *update {
 		writeFile(t, dir, "code", fmt.Sprintln(code))
@@ -156,6 +159,35 @@ func runGoldenCase(t *testing.T, dir string) {
 	}
 }
 
+// checkWrittenFiles compares each file of the case's want/ directory with
+// the file of that name the command wrote into tmp, both normalised as
+// stdout is; -update rewrites want/ from what was written.
+func checkWrittenFiles(t *testing.T, dir, tmp string, vars map[string]string, measured bool) {
+	t.Helper()
+	want := filepath.Join(dir, "want")
+	entries, err := os.ReadDir(want)
+	if os.IsNotExist(err) {
+		return
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(tmp, e.Name()))
+		if err != nil {
+			t.Errorf("the command did not write %s: %v", e.Name(), err)
+			continue
+		}
+		got := normalise(string(raw), vars, measured)
+		if *update {
+			writeFile(t, want, e.Name(), got)
+			continue
+		}
+		if w, _ := readCaseFile(t, want, e.Name()); got != w {
+			t.Errorf("%s differs from %s/%s (run with -update if the change is right)\ngot:\n%s\nwant:\n%s", e.Name(), want, e.Name(), got, w)
+		}
+	}
+}
+
 // readCaseFile returns the content of dir/name and whether it exists.
 func readCaseFile(t *testing.T, dir, name string) (string, bool) {
 	t.Helper()
@@ -176,6 +208,7 @@ var (
 	elapsedRe     = regexp.MustCompile(`\((\d+(\.\d+)?(h|m|s|ms|µs|us|ns))+\)$`)
 	timestampRe   = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}| UTC)?`)
 	cellSepRe     = regexp.MustCompile(` {2,}`)
+	offlineRe     = regexp.MustCompile(`^(\s*offline: ).+$`)
 	longFloatRe   = regexp.MustCompile(`-?\b\d+\.\d{10,}(e[+-]?\d+)?\b`)
 	listeningRe   = regexp.MustCompile(`(listening on http://[^ :]+):\d+`)
 )
@@ -242,6 +275,8 @@ func normalise(s string, vars map[string]string, measured bool) string {
 		line = strings.TrimRight(line, " ")
 		if measured {
 			line = elapsedRe.ReplaceAllString(line, "(<elapsed>)")
+			// The offline objective's level and figures are throughput: measured.
+			line = offlineRe.ReplaceAllString(line, "${1}<measured>")
 		}
 		body := strings.TrimLeft(line, " ")
 		indent := line[:len(line)-len(body)]

@@ -39,19 +39,10 @@ func (c *initCommand) Run(ctx context.Context, args []string) error {
 	if fs.NArg() == 1 {
 		path = fs.Arg(0)
 	}
-	variant := "{name: sim-8b, engine: {url: builtin, model: sim-8b}}"
-	switch {
-	case *url != "" && *model == "":
-		return &usageError{msg: "init: -url needs -model (the name the engine's /v1/models lists)"}
-	case *url != "":
-		if !strings.HasPrefix(*url, "http://") && !strings.HasPrefix(*url, "https://") {
-			return &usageError{msg: fmt.Sprintf("init: -url %q: want http://host:port or https://host:port", *url)}
-		}
-		variant = fmt.Sprintf("{name: %s, engine: {url: %q, model: %q}}", variantName(*model), strings.TrimSuffix(*url, "/"), *model)
-	case *model != "":
-		variant = fmt.Sprintf("{name: %s, engine: {url: builtin, model: %q}}", variantName(*model), *model)
+	text, err := starterProtocol("init", *url, *model)
+	if err != nil {
+		return err
 	}
-	text := strings.Replace(initTemplate, "%VARIANT%", variant, 1)
 	// What init writes must parse: the test of the template is this check.
 	if _, err := pipeline.ParseProtocol([]byte(text), path, "."); err != nil {
 		return &usageError{msg: "init: " + err.Error()}
@@ -75,6 +66,26 @@ func (c *initCommand) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "wrote %s; check it with: extractbench print-protocol %s; run it with: extractbench run -protocol %s\n", path, path, path)
 	return nil
+}
+
+// starterProtocol is init's template with its one variant: the engine at
+// url serving model, with more engine keys ("kind: vllm"), or the built-in
+// engine when url is "". cmd names the command in usage errors.
+func starterProtocol(cmd, url, model string, more ...string) (string, error) {
+	variant := "{name: sim-8b, engine: {url: builtin, model: sim-8b}}"
+	switch {
+	case url != "" && model == "":
+		return "", &usageError{msg: cmd + ": -url needs -model (the name the engine's /v1/models lists)"}
+	case url != "":
+		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+			return "", &usageError{msg: fmt.Sprintf("%s: -url %q: want http://host:port or https://host:port", cmd, url)}
+		}
+		keys := append([]string{fmt.Sprintf("url: %q", strings.TrimSuffix(url, "/")), fmt.Sprintf("model: %q", model)}, more...)
+		variant = fmt.Sprintf("{name: %s, engine: {%s}}", variantName(model), strings.Join(keys, ", "))
+	case model != "":
+		variant = fmt.Sprintf("{name: %s, engine: {url: builtin, model: %q}}", variantName(model), model)
+	}
+	return strings.Replace(initTemplate, "%VARIANT%", variant, 1), nil
 }
 
 // variantName makes a variant name from a model name: its last path part.

@@ -16,8 +16,9 @@ func (c *reportCommand) Synopsis() string {
 }
 
 func (c *reportCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("report [-prices FILE] DIR", c.Synopsis(), c.env)
+	fs := newFlags("report [-prices FILE] [-junit FILE] [-summary-md FILE] DIR", c.Synopsis(), c.env)
 	pricesPath := fs.String("prices", "", "price file (YAML: card → price per hour; see prices.example.yaml): cost per 1,000 accepted documents in each selection sheet")
+	ciOut := addCIFlags(fs) // a merged night's CI files: run_ci.go
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
 	}
@@ -40,5 +41,5 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 		return readError("report", err)
 	}
 	fmt.Fprintf(c.stdout, "%s\n%s\n", filepath.Join(dir, "report.html"), filepath.Join(dir, "report.md"))
-	return nil
+	return ciOut.write(ctx, dir, c.stderr)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 )
 
 // defaultOutDir is where `extractbench run` writes when -out is not given.
@@ -30,7 +31,7 @@ func (c *runCommand) Synopsis() string {
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("run [-protocol FILE] [-out DIR] [-resume DIR]", c.Synopsis(), c.env)
+	fs := newFlags("run [-protocol FILE | -url URL -model NAME] [-out DIR] [-resume DIR]", c.Synopsis(), c.env)
 	protocol := fs.String("protocol", "", "protocol file (YAML or JSON); default: the embedded default protocol")
 	out := fs.String("out", defaultOutDir, "results directory (results.db, Parquet, raw_table.csv)")
 	resume := fs.String("resume", "", "complete the interrupted run in `DIR` (refuses a different fingerprint)")
@@ -42,6 +43,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	latencyRatio := fs.Float64("latency-ratio", 1.25, "with -baseline: largest allowed growth of p95 E2E at the recommended level")
 	acceptDiffs := fs.Bool("accept-baseline-diff", false, "with -baseline: compare even when the baseline measured another prompt, schema, parse rule, generation or model (recorded as an event)")
 	shardSpec := fs.String("shard", "", "measure only shard `I/N` of the corpus: the documents whose id hashes to I (FNV-1a 64 mod N); default: $JOB_COMPLETION_INDEX of $"+envShardCount+" when set")
+	urlRun := addURLFlags(fs)
+	ciOut := addCIFlags(fs)
+	wide := addWideFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -60,6 +64,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		}
 		opts.OutDir, opts.Resume = *resume, true
 	}
+	if err := urlRun.apply(ctx, fs, &opts, c.stderr); err != nil {
+		return err
+	}
 	if *baseline != "" {
 		check, err := checkBaseline(ctx, *baseline, opts.Resume, *acceptDiffs)
 		if err != nil {
@@ -68,13 +75,33 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		opts.CheckManifest = check
 	}
 	sum, err := pipeline.Run(ctx, opts)
+	var paired []compare.Paired
+	requireEq := false
+	if sum != nil && len(sum.Variants) > 1 && len(sum.Passes) > 0 {
+		var perr error
+		if paired, requireEq, perr = pairedVerdicts(ctx, opts.OutDir); perr != nil && err == nil {
+			err = fmt.Errorf("pair the variants: %w", perr)
+		}
+	}
 	if sum != nil && (err == nil || len(sum.Passes) > 0) { // a run that measured nothing has no table
 		if *asJSON {
 			enc := json.NewEncoder(c.stdout)
 			enc.SetIndent("", "  ")
-			_ = enc.Encode(sum)
+			_ = enc.Encode(struct {
+				*pipeline.Summary
+				Paired []compare.Paired `json:"paired,omitempty"` // each variant against the baseline variant
+			}{sum, paired})
 		} else {
-			printSummary(c.stdout, sum)
+			printSummaryFit(c.stdout, sum, summaryWidth(c.stdout, *wide), func(w io.Writer) { printPaired(w, paired, requireEq) })
+		}
+	}
+	// CI's files whenever a run was created, even one that failed or was
+	// interrupted: a failed night must show as one.
+	if sum != nil && sum.RunID != "" {
+		if werr := ciOut.write(ctx, opts.OutDir, c.stderr); werr != nil && err == nil {
+			return werr
+		} else if werr != nil {
+			fmt.Fprintln(c.stderr, "extractbench:", werr)
 		}
 	}
 	if err != nil {
@@ -87,6 +114,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		if err := regression(ctx, c.stdout, *baseline, opts.OutDir, *margin, *latencyRatio, *acceptDiffs); err != nil {
 			return err
 		}
+	}
+	if bad := notEquivalent(paired); requireEq && bad != "" && !sum.Interrupted {
+		return &verdictError{msg: "acceptance.require_equivalent: " + bad}
 	}
 	if !sum.Passed {
 		var failed []string
@@ -102,8 +132,17 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 
 // printSummary writes the final table: one line per level as eval's
 // aggregator made it (the report, compare and -json show the same figures),
-// then each variant's state and verdict.
-func printSummary(w io.Writer, s *pipeline.Summary) {
+// then each variant's state and verdict. On a terminal it fits the
+// terminal's width (summaryfit.go); elsewhere it has every column.
+func printSummary(w io.Writer, s *pipeline.Summary, verdicts ...func(io.Writer)) {
+	printSummaryFit(w, s, termWidth(w), verdicts...)
+}
+
+// printSummaryFit is printSummary within width columns (0: no limit, every
+// column: a log, a pipe, -wide).
+func printSummaryFit(out io.Writer, s *pipeline.Summary, width int, verdicts ...func(io.Writer)) {
+	w, done := fitWriter(out, width)
+	defer done()
 	if s.Simulated {
 		fmt.Fprintln(w, "SIMULATED: the built-in engine models a GPU; its times and memory are not measurements of hardware.")
 	}
@@ -111,15 +150,21 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	if s.Shard != nil {
 		fmt.Fprintf(w, "shard %s: %d documents of the corpus (%s); merge the shards with: extractbench merge -out DIR SHARD_DIR...\n", s.Shard, s.Shard.Documents, s.Shard.Hash)
 	}
+	// What the engine was sent comes before what it answered: a prompt it
+	// tokenised otherwise is not the prompt its accuracy is about.
+	for _, o := range s.Variants {
+		if line := o.Tokenization.Sentence(); line != "" {
+			fmt.Fprintf(w, "TOKENIZER DRIFT %s: %s\n", o.Variant, line)
+		}
+	}
 	fmt.Fprintln(w, "accepted and failures: pooled over repetitions; latency, tok/s and docs/h: median over repetitions; max run: highest.")
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	head := []string{"variant", "level", "reps", "accepted"}
 	for _, f := range extractbench.Failures {
 		head = append(head, string(f))
 	}
 	head = append(head, "TTFT p50", "TTFT p95", "E2E p50", "E2E p95", "tok/s", "accepted/h", "max run", "verdict")
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	var rows, compact [][]string
 	for _, o := range s.Variants {
 		for _, sr := range o.Series {
 			for _, l := range sr.Levels {
@@ -129,14 +174,20 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 				}
 				row = append(row, spreadNS(l.TTFTP50NS), spreadNS(l.TTFTP95NS), spreadNS(l.E2EP50NS), spreadNS(l.E2EP95NS),
 					spreadF(l.OutputTokensPerS), spreadF(l.DocsPerHour), intOr(l.MaxRunning, "n/a"), l.Verdict.Word())
-				fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+				rows = append(rows, row)
+				compact = append(compact, []string{o.Variant, levelLabel(l), eval.FormatShare(l.Share()), failureCell(l), spreadNS(l.E2EP95NS), spreadF(l.DocsPerHour), l.Verdict.Word()})
 			}
 		}
 	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	printRateTable(w, s)
-	printContextTable(w, s)
+	if width == 0 || tableWidth(head, rows) <= width {
+		writeTable(w, head, rows)
+	} else {
+		// The compact table: what a verdict rests on; -wide or -json has the rest.
+		fmt.Fprintln(w, "(compact: a wider terminal or run -wide shows every column; -json every figure)")
+		writeFitTable(w, width, []string{"variant", "level", "accepted", "failures", "E2E p95", "accepted/h", "verdict"}, compact, 5, 4, 3)
+	}
+	printRateTable(w, s, width)
+	printContextTable(w, s, width)
 	for _, o := range s.Variants {
 		for _, sr := range o.Series {
 			var at []string
@@ -163,14 +214,24 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 			fmt.Fprintf(w, ": baseline accepted %s", eval.FormatShare(*o.BaselineShare))
 		}
 		fmt.Fprintln(w)
-		if o.Reason != "" {
-			fmt.Fprintf(w, "     %s\n", o.Reason)
+		reason := o.Reason
+		if o.State == results.OutcomePass && len(o.Series) > 0 {
+			// A pass's reason is its recommendation, printed below by objective;
+			// what follows it (an interruption) is printed here.
+			reason = strings.TrimSpace(strings.TrimPrefix(reason, o.Series[0].Recommendation.Headline()))
 		}
-		if o.State == results.OutcomeFail {
+		if reason != "" {
+			fmt.Fprintf(w, "     %s\n", reason)
+		}
+		if o.State == results.OutcomePass || o.State == results.OutcomeFail {
 			for _, sr := range o.Series {
-				fmt.Fprintf(w, "     %s\n", sr.Recommendation.Why)
+				fmt.Fprintf(w, "     interactive: %s\n", sr.Recommendation.Interactive())
+				fmt.Fprintf(w, "     offline: %s\n", sr.Recommendation.Offline.Why)
 			}
 		}
+	}
+	for _, f := range verdicts { // more verdicts, beside the variants' (the paired ones)
+		f(w)
 	}
 	if len(s.Exports) > 0 {
 		fmt.Fprintf(w, "\nwrote %s/results.db and %s\n", s.OutDir, strings.Join(s.Exports, ", "))
@@ -181,7 +242,7 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 // was sent: offered and achieved rate, lateness, the client's queue, E2E
 // from the scheduled instant, waiting requests, on-time documents and
 // goodput, and whether the client kept the schedule.
-func printRateTable(w io.Writer, s *pipeline.Summary) {
+func printRateTable(w io.Writer, s *pipeline.Summary, width int) {
 	var rows [][]string
 	for _, o := range s.Variants {
 		for _, sr := range o.Series {
@@ -206,7 +267,9 @@ func printRateTable(w io.Writer, s *pipeline.Summary) {
 	fmt.Fprintln(w, "rate sweep: offered = planned arrivals/s, achieved = sends/s; lateness = send − scheduled; E2E sched = done − scheduled;")
 	fmt.Fprintln(w, "on time = every latency objective met; goodput = accepted and on time, per second; client BOUND = the client could not keep the schedule.")
 	fmt.Fprintln(w)
-	writeTable(w, []string{"variant", "level", "offered/s", "achieved/s", "late p50", "late p99", "queue p95", "E2E sched p95", "max wait", "on time", "good share", "goodput/s", "client"}, rows)
+	// Dropped first on a narrow terminal: queue p95, late p50, max wait, E2E sched p95, on time, late p99.
+	writeFitTable(w, width, []string{"variant", "level", "offered/s", "achieved/s", "late p50", "late p99", "queue p95", "E2E sched p95", "max wait", "on time", "good share", "goodput/s", "client"}, rows,
+		6, 4, 8, 7, 9, 5)
 }
 
 // writeTable writes a right-aligned text table and a blank line after it.
@@ -223,7 +286,7 @@ func writeTable(w io.Writer, head []string, rows [][]string) {
 // printContextTable writes, for context sweeps, memory against document
 // length: per length class, its documents, the peaks of memory and KV
 // cache, and E2E.
-func printContextTable(w io.Writer, s *pipeline.Summary) {
+func printContextTable(w io.Writer, s *pipeline.Summary, width int) {
 	var rows [][]string
 	gib := func(v *int64) string {
 		if v == nil {
@@ -251,7 +314,8 @@ func printContextTable(w io.Writer, s *pipeline.Summary) {
 	}
 	fmt.Fprintln(w, "context sweep: each step sends one length class of the corpus at the fixed concurrency; memory peaks (GiB = 2^30 B) are the highest over repetitions.")
 	fmt.Fprintln(w)
-	writeTable(w, []string{"variant", "class", "docs", "GPU mem GiB", "torch alloc GiB", "KV peak", "E2E p95", "max run"}, rows)
+	// Dropped first on a narrow terminal: torch alloc, max run, docs.
+	writeFitTable(w, width, []string{"variant", "class", "docs", "GPU mem GiB", "torch alloc GiB", "KV peak", "E2E p95", "max run"}, rows, 4, 7, 2)
 }
 
 // levelLabel is the level as the pages name it (eval.LevelName), marked

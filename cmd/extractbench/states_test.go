@@ -54,7 +54,7 @@ variants:
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	if !strings.Contains(string(md), "| broken | nothing-listens | – | ERROR |") || !strings.Contains(string(md), "engine exited before it was ready") {
+	if !strings.Contains(string(md), "| broken (nothing-listens on –) | ERROR |") || !strings.Contains(string(md), "engine exited before it was ready") {
 		t.Errorf("report.md does not show the failed variant with its reason:\n%s", md)
 	}
 }
@@ -116,7 +116,7 @@ variants:
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	if !strings.Contains(string(md), "| int4 | sim-8b-int4 | – | NOT RUN |") || !strings.Contains(string(md), "PARTIAL sweep") {
+	if !strings.Contains(string(md), "| int4 (sim-8b-int4 on –) | NOT RUN |") || !strings.Contains(string(md), "PARTIAL sweep") {
 		t.Errorf("report.md does not show the interrupted state:\n%s", md)
 	}
 	if code, _, _ := runCLI(t, "run", "-quiet", "-resume", out); code != exitOK {

@@ -10,10 +10,12 @@
 #   engines/llamacpp/build.sh --source        only clone the source (for convert.py's gguf-py)
 #
 # The last line of stdout is the bin directory; nothing else goes to stdout. A bin directory that
-# already holds all four binaries is reused without rebuilding. Environment:
+# already holds the binaries asked for (LLAMACPP_TARGETS) is reused without rebuilding. Environment:
 #   LLAMACPP_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/extractbench/llamacpp)
 #   LLAMACPP_JOBS    parallel compile jobs (default 2: the development machine is shared)
 #   LLAMACPP_SRC     an unpacked source tree (pack-source.sh) instead of the bundle
+#   LLAMACPP_TARGETS the binaries to build and require (default all four; .ci/run asks for
+#                    llama-server and llama-quantize only, the two its real-engine test runs)
 set -euo pipefail
 
 readonly NPM_VERSION="3.22.1"
@@ -21,7 +23,14 @@ readonly NPM_VERSION="3.22.1"
 readonly NPM_INTEGRITY="sha512-bltIipuWmc123H7tMIgDGKSsSrhmhlQYeVUC48XTjVW7XGJJiJJyCdlTMzQ/LiWoPkGDpcL4FviDpgw7qfTiDw=="
 # git bundle list-heads on the bundle above: the one commit the release ships (squashed history).
 readonly LLAMA_COMMIT="de3ff815ea7d559ee917f063901b8986f038abc6"
-readonly TARGETS=(llama-server llama-quantize llama-tokenize llama-bench)
+read -r -a TARGETS <<<"${LLAMACPP_TARGETS:-llama-server llama-quantize llama-tokenize llama-bench}"
+readonly TARGETS
+for t in "${TARGETS[@]}"; do
+  case "$t" in
+    llama-server|llama-quantize|llama-tokenize|llama-bench) ;;
+    *) echo "build.sh: LLAMACPP_TARGETS: unknown target $t (llama-server, llama-quantize, llama-tokenize, llama-bench)" >&2; exit 2 ;;
+  esac
+done
 
 mode=cpu
 bundle_from=""

@@ -84,7 +84,8 @@ type NoiseFloor struct {
 	FlippedIDs []string `json:"flipped_ids,omitempty"`
 }
 
-// Result is a comparison. Equivalent false makes the CLI exit 1.
+// Result is a comparison. Equivalent false makes the CLI exit 1, or 4 when
+// Inconclusive.
 type Result struct {
 	A, B        SideInfo               `json:"-"`
 	Sides       [2]SideInfo            `json:"sides"`
@@ -99,7 +100,14 @@ type Result struct {
 	Fields      []FieldDelta           `json:"fields"`
 	NoiseFloors []NoiseFloor           `json:"noise_floors,omitempty"`
 	Levels      []LevelRow             `json:"levels"`
-	Warnings    []string               `json:"warnings,omitempty"`
+	// Tokenization is the paired passes' tokenizer drift, printed before
+	// the verdict.
+	Tokenization Tokenization `json:"tokenization"`
+	Warnings     []string     `json:"warnings,omitempty"`
+
+	// Inconclusive: not equivalent on too few documents to have shown it
+	// (Equivalence.TooFew); the CLI exits 4 rather than 1.
+	Inconclusive bool `json:"inconclusive,omitempty"`
 }
 
 // Run compares B against A (A is the reference). It refuses sides whose
@@ -166,10 +174,12 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		return Result{}, results.Refused("no documents at %s %d repetition %d (A has %d, B has %d): choose a level both sides measured",
 			r.Mode, opt.Level, opt.Repetition, len(ra), len(rb))
 	}
+	r.Tokenization = tokenization(a, b, ra, rb, r.Mode, opt.Level, opt.Repetition)
 	var pairs []eval.Pair
 	pairs, r.OnlyInA, r.OnlyInB = pair(ra, rb)
 	r.Equivalence = eval.Equivalence(pairs, opt.Margin, opt.Alpha)
 	r.Equivalent = r.Equivalence.Equivalent
+	r.Inconclusive = r.Equivalence.TooFew
 	if len(r.OnlyInA)+len(r.OnlyInB) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d document(s) only in A and %d only in B were left out of the pairing",
 			len(r.OnlyInA), len(r.OnlyInB)))

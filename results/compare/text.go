@@ -37,12 +37,15 @@ func (r Result) WriteText(w io.Writer) error {
 	}
 	p("B = %s against A = %s (the reference), %s %d repetition %d, corpus %s\n",
 		describe(r.B), describe(r.A), r.Mode, r.Level, r.Repetition, short(r.A.CorpusSHA256))
-	verdict := "NOT EQUIVALENT"
-	if r.Equivalent {
-		verdict = "EQUIVALENT"
+	for _, line := range r.Tokenization.lines(r.A, r.B) {
+		p("TOKENIZER DRIFT: %s\n", line)
 	}
 	p("Verdict: %s at margin δ = %.3f (±%s points): the %.0f%% interval of Δ is [%s, %s] points\n",
-		verdict, r.Margin, pts(r.Margin), eq.Level*100, signedPts(eq.Lo), signedPts(eq.Hi))
+		eq.Verdict(), r.Margin, pts(r.Margin), eq.Level*100, signedPts(eq.Lo), signedPts(eq.Hi))
+	if eq.TooFew {
+		p("Too few documents for δ = %.3f: %d cannot exclude ±%s points even with no discordant pair; %s would do\n",
+			r.Margin, eq.N, pts(r.Margin), eq.Needed())
+	}
 	p("Accepted: A %d/%d (%s), B %d/%d (%s)\n", eq.BothOK+eq.B, eq.N, pctOf(eq.BothOK+eq.B, eq.N),
 		eq.BothOK+eq.C, eq.N, pctOf(eq.BothOK+eq.C, eq.N))
 	p("Paired: both right %d, b (A right, B wrong) %d, c (B right, A wrong) %d, both wrong %d; n = %d\n",

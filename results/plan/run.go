@@ -43,13 +43,17 @@ func PlanRunWith(run *results.RunData, o PlanOptions) ([]sizing.PlanResult, erro
 				Recommendation: &rec, Simulated: run.Simulated()})
 			continue
 		}
-		in := sizing.PlanInputs{Variant: rec.Variant, Mode: rec.Mode, Level: rec.Recommended, OverheadShare: overhead, FixedNS: fixed,
+		level := rec.Recommended
+		if !rec.InteractiveAsked() && rec.Offline.Level > 0 {
+			level = rec.Offline.Level // the protocol asked for the offline objective only
+		}
+		in := sizing.PlanInputs{Variant: rec.Variant, Mode: rec.Mode, Level: level, OverheadShare: overhead, FixedNS: fixed,
 			CorpusDocs: corpusDocs, RentalDays: days}
 		if o.RetryShare != nil {
 			in.RetryShare, in.RetryAssumed = *o.RetryShare, true
 		}
 		for _, p := range run.Passes {
-			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == rec.Recommended && p.Complete() {
+			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == level && p.Complete() {
 				in.Docs += int(p.Docs)
 				in.Accepted += int(p.Accepted)
 				in.DurationNS += p.DurationNS

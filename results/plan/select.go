@@ -47,6 +47,10 @@ type SelectRow struct {
 	State         string           `json:"state"` // results.Outcome's
 	Mode          string           `json:"mode"`
 	Recommended   int              `json:"recommended"`
+	// Interactive and Offline are the two objectives' answers with their
+	// reasons (eval.Recommendation); Recommended is the interactive level.
+	Interactive string        `json:"interactive"`
+	Offline     *eval.Offline `json:"offline,omitempty"`
 	// BaselineAccepted is the baseline level's pooled accepted share.
 	BaselineAccepted *float64 `json:"baseline_accepted"`
 	// Peaks at the recommended level (the highest over its repetitions).
@@ -99,6 +103,8 @@ func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResul
 		s := &o.Series[i]
 		rec = &s.Recommendation
 		r.Mode, r.Recommended = s.Mode, s.Recommendation.Recommended
+		off := s.Recommendation.Offline
+		r.Interactive, r.Offline = s.Recommendation.Interactive(), &off
 		if l := s.Level(r.Recommended); l != nil {
 			r.PeakDeviceBytes, r.PeakTorchAlloc = l.PeakGPUMemBytes, l.PeakTorchAllocatedBytes
 		}
@@ -226,10 +232,11 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		if r.ContextWindow > 0 {
 			ctx = numfmt.GroupDigits(int64(r.ContextWindow))
 		}
-		recd := "none"
+		recd := "interactive: none"
 		if r.Recommended > 0 {
-			recd = fmt.Sprintf("%s %d", r.Mode, r.Recommended)
+			recd = fmt.Sprintf("interactive: %s %d", r.Mode, r.Recommended)
 		}
+		recd += "; " + offlineShort(r.Mode, r.Offline)
 		thr, cost, plans := "–", "–", "–"
 		if p := r.Plan; p != nil {
 			thr = fmt.Sprintf("%.0f docs/h sustained; in passes %.0f accepted/h, %.1f output tok/s", p.DocsPerHour, p.AcceptedPerHour, p.OutputTokensPerS)
@@ -264,6 +271,33 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 	return header, cells
 }
 
+// offlineShort is the offline objective in a few words for the sheet's
+// cell: "offline: concurrency 32, 958,857 accepted/h, corpus in 1.1s".
+func offlineShort(mode string, o *eval.Offline) string {
+	switch {
+	case o == nil:
+		return "offline: not judged"
+	case !o.Asked:
+		return "offline: not asked"
+	case o.Level == 0:
+		return "offline: none"
+	}
+	return fmt.Sprintf("offline: %s %s, %s accepted/h, corpus in %s", mode, eval.LevelName(mode, o.Level), eval.FormatRate(o.DocsPerHour), eval.FormatDuration(o.CorpusTimeNS))
+}
+
+// writeObjectives writes each row's two objectives with their reasons,
+// below the sheet.
+func writeObjectives(ew *errWriter, rows []SelectRow) {
+	ew.printf("\nObjectives, with why (in the sheet's order):\n")
+	for _, r := range rows {
+		off := "not judged"
+		if r.Offline != nil {
+			off = r.Offline.Why
+		}
+		ew.printf("- %s: interactive: %s; offline: %s\n", r.Variant, orDash(r.Interactive), off)
+	}
+}
+
 // WriteSelectMarkdown writes the selection sheet as a Markdown table.
 func WriteSelectMarkdown(w io.Writer, rows []SelectRow, c SelectCriteria) error {
 	ew := &errWriter{w: w}
@@ -276,6 +310,7 @@ func WriteSelectMarkdown(w io.Writer, rows []SelectRow, c SelectCriteria) error 
 		}
 		ew.printf("| %s |\n", strings.Join(row, " | "))
 	}
+	writeObjectives(ew, rows)
 	ew.printf("\nMemory in GiB (2^30 B): the device peak (nvidia-smi) and torch's peak allocated at the recommended level, never added; phases from the baseline pass where the telemetry has samples (n/a: none fell in the phase). Throughput is sustained (evaluation overhead and retries included); cost per 1,000 accepted = 1,000 × price per card-hour / sustained accepted per hour; a plan's cards work in parallel, each billed for the whole rental.\n")
 	if ew.err != nil {
 		return fmt.Errorf("write selection sheet: %w", ew.err)

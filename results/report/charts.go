@@ -81,7 +81,20 @@ func recMarker(s *series) []marker {
 	if _, ok := s.level(s.Rec.Recommended); !ok {
 		return nil
 	}
-	return []marker{{Value: float64(s.Rec.Recommended), Label: fmt.Sprintf("recommended: %d", s.Rec.Recommended), Color: green}}
+	return []marker{{Value: float64(s.Rec.Recommended), Label: "recommended (interactive): " + eval.LevelName(s.Mode, s.Rec.Recommended), Color: green}}
+}
+
+// offlineMarker is the vertical line at a series' offline level, when it
+// is not the recommended (interactive) one.
+func offlineMarker(s *series) []marker {
+	o := s.Rec.Offline
+	if o.Level <= 0 || o.Level == s.Rec.Recommended {
+		return nil
+	}
+	if _, ok := s.level(o.Level); !ok {
+		return nil
+	}
+	return []marker{{Value: float64(o.Level), Label: "offline: " + eval.LevelName(s.Mode, o.Level), Color: purple}}
 }
 
 // latencyObjective is the horizontal line of the p95 E2E objective.
@@ -258,8 +271,9 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 		return chart{ID: prefix + id, Title: name + " vs " + unit + " (median and p95 of each pass, median over repetitions; p95 band)",
 			XLabel: unit, XLog: xLog, YLabel: [2]string{name + " (ms)", ""}, X: x,
 			Series: []line{
+				// Two colours, not one with a dash: the legend's marker shows only the colour.
 				{Label: name + " median", Unit: "ms", Color: blue, Values: ms(p50)},
-				{Label: name + " p95", Unit: "ms", Color: blue, Dash: true, Values: ms(p95)},
+				{Label: name + " p95", Unit: "ms", Color: orange, Dash: true, Values: ms(p95)},
 			},
 			Bands: [][2]int{{1, 0}}, VLines: recMarker(s)}
 	}
@@ -268,13 +282,21 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 	all := []chart{
 		latency("ttft", "TTFT", func(l eval.Level) eval.Spread { return l.TTFTP50NS }, func(l eval.Level) eval.Spread { return l.TTFTP95NS }),
 		e2e,
-		{ID: prefix + "throughput", Title: "Throughput vs " + unit + " (median over repetitions)", XLabel: unit, XLog: xLog, VLines: recMarker(s),
-			YLabel: [2]string{"accepted documents/hour", "output tokens/s"}, X: x,
+		// Documents/hour and tokens/s are two charts: on two auto-scaled axes
+		// of one chart the two lines, nearly proportional, coincide.
+		{ID: prefix + "throughput", Title: "Accepted documents/hour vs " + unit + " (median over repetitions)", XLabel: unit, XLog: xLog,
+			VLines: append(recMarker(s), offlineMarker(s)...),
+			YLabel: [2]string{"accepted documents/hour", ""}, X: x,
 			Series: []line{
-				{Label: "documents/hour", Unit: "docs/h", Color: blue, Values: perLevel(func(l eval.Level) *float64 { return spreadPtr(l.DocsPerHour) })},
-				{Label: "output tokens/s", Unit: "tok/s", Axis: 1, Color: orange, Values: perLevel(func(l eval.Level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
+				{Label: "accepted documents/hour", Unit: "docs/h", Color: blue, Values: perLevel(func(l eval.Level) *float64 { return spreadPtr(l.DocsPerHour) })},
+			}},
+		{ID: prefix + "tokens", Title: "Output tokens/s vs " + unit + " (median over repetitions)", XLabel: unit, XLog: xLog, VLines: recMarker(s),
+			YLabel: [2]string{"output tokens/s", ""}, X: x,
+			Series: []line{
+				{Label: "output tokens/s", Unit: "tok/s", Color: orange, Values: perLevel(func(l eval.Level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
 			}},
 		acceptanceChart(prefix, unit, x, xLog, s, obj),
+		failuresChart(prefix, unit, x, xLog, s),
 		fieldChart(prefix, unit, x, xLog, s),
 		// Memory in GiB and the KV cache in % are two charts: one unit per axis.
 		{ID: prefix + "memory", Title: "Memory peaks vs " + unit + " (GiB = 2^30 bytes)", XLabel: unit, XLog: xLog,
@@ -331,7 +353,7 @@ func (c chart) hasData() bool {
 }
 
 func acceptanceChart(prefix, unit string, x []float64, xLog bool, s *series, obj objectives) chart {
-	c := chart{ID: prefix + "acceptance", Title: "Accepted share (pooled over repetitions) and failures by class vs " + unit, XLabel: unit, XLog: xLog,
+	c := chart{ID: prefix + "acceptance", Title: "Accepted share (pooled over repetitions) vs " + unit, XLabel: unit, XLog: xLog,
 		X: x, VLines: recMarker(s), HLines: shareObjective(obj)}
 	acc := make([]*float64, len(s.Levels))
 	for i, l := range s.Levels {
@@ -340,15 +362,23 @@ func acceptanceChart(prefix, unit string, x []float64, xLog bool, s *series, obj
 		}
 	}
 	c.YRange = zoomShare(acc, obj.MinAccepted)
-	c.YLabel = [2]string{"accepted (%, " + axisRange(c.YRange) + ")", "failed documents (all repetitions)"}
-	c.Note = "The accepted-share axis runs from " + strconv.FormatFloat(c.YRange[0], 'f', -1, 64) + "% to 100%, not from 0."
+	c.YLabel = [2]string{"accepted (%, " + axisRange(c.YRange) + ")", ""}
+	c.Note = "The accepted-share axis runs from " + strconv.FormatFloat(c.YRange[0], 'f', -1, 64) + "% to 100%, not from 0; the failed documents by class are on their own chart, counted from 0."
 	c.Series = append(c.Series, line{Label: "accepted", Unit: "%", Color: blue, Values: acc})
+	return c
+}
+
+// failuresChart counts the failed documents of each class per level, on
+// an axis from 0: beside a zoomed share axis, a count reads as a share.
+func failuresChart(prefix, unit string, x []float64, xLog bool, s *series) chart {
+	c := chart{ID: prefix + "failures", Title: "Failed documents by class vs " + unit + " (summed over repetitions)", XLabel: unit, XLog: xLog,
+		X: x, VLines: recMarker(s), YLabel: [2]string{"failed documents (all repetitions)", ""}}
 	for i, f := range extractbench.Failures {
 		v := make([]*float64, len(s.Levels))
 		for j, l := range s.Levels {
 			v[j] = num(float64(l.Failures.Of(f)))
 		}
-		c.Series = append(c.Series, line{Label: string(f), Unit: "docs", Axis: 1, Color: failureColors[i%len(failureColors)], Dash: true, Values: v})
+		c.Series = append(c.Series, line{Label: string(f), Unit: "docs", Color: failureColors[i%len(failureColors)], Dash: i%2 == 1, Values: v})
 	}
 	return c
 }

@@ -40,11 +40,22 @@ func TestCharts_MarkersZoomUnits(t *testing.T) {
 	if len(e2e.HLines) != 1 || e2e.HLines[0].Value != 60000 || !strings.Contains(e2e.HLines[0].Label, "objective") {
 		t.Errorf("E2E objective lines = %+v, want one at 60000 ms (latency_p95_ms) labelled objective", e2e.HLines)
 	}
-	for _, id := range []string{"s0-ttft", "s0-e2e", "s0-throughput", "s0-acceptance"} {
+	for _, id := range []string{"s0-ttft", "s0-e2e", "s0-tokens", "s0-acceptance", "s0-failures"} {
 		c := chartByID(t, p, id)
 		if len(c.VLines) != 1 || c.VLines[0].Value != float64(rec) || !strings.Contains(c.VLines[0].Label, "recommended") {
 			t.Errorf("%s: vertical lines = %+v, want the recommended level %d", id, c.VLines, rec)
 		}
+	}
+	// The throughput chart also marks the offline objective's level when it
+	// is another one.
+	thr := chartByID(t, p, "s0-throughput")
+	wantV := 1
+	if off := s.Rec.Offline.Level; off != rec && off > 0 {
+		wantV = 2
+	}
+	if len(thr.VLines) != wantV || thr.VLines[0].Value != float64(rec) ||
+		(wantV == 2 && (thr.VLines[1].Value != float64(s.Rec.Offline.Level) || !strings.HasPrefix(thr.VLines[1].Label, "offline"))) {
+		t.Errorf("throughput: vertical lines = %+v, want the recommended level %d and the offline level %d", thr.VLines, rec, s.Rec.Offline.Level)
 	}
 	if ttft := chartByID(t, p, "s0-ttft"); len(ttft.HLines) != 0 {
 		t.Errorf("TTFT chart has objective lines %+v; the protocol sets none for TTFT", ttft.HLines)
@@ -93,6 +104,47 @@ func TestCharts_MarkersZoomUnits(t *testing.T) {
 	}
 	if len(p.Overlays) != 0 {
 		t.Errorf("one variant: got %d overlays, want none", len(p.Overlays))
+	}
+}
+
+// TestCharts_OneReadingEach: each chart reads one way (issue 28): the
+// failure counts have their own chart counted from 0, apart from the zoomed
+// accepted share; documents/hour and tokens/s are two charts, not two lines
+// that coincide on two auto-scaled axes; a median and its p95 have two
+// colours, so their legend markers differ; the F1 axis is zoomed and says so.
+func TestCharts_OneReadingEach(t *testing.T) {
+	dir := mustWriteFixture(t, defaultFixture)
+	p, err := build(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := chartByID(t, p, "s0-acceptance")
+	if len(acc.Series) != 1 || acc.YLabel[1] != "" {
+		t.Errorf("acceptance chart: %d lines, right axis %q; want the accepted share alone", len(acc.Series), acc.YLabel[1])
+	}
+	fail := chartByID(t, p, "s0-failures")
+	if len(fail.Series) == 0 || fail.YRange != [2]float64{} || fail.YLabel[1] != "" {
+		t.Errorf("failures chart: %d lines, range %v, right axis %q; want the classes on one auto axis from the data", len(fail.Series), fail.YRange, fail.YLabel[1])
+	}
+	for _, l := range fail.Series {
+		if l.Unit != "docs" || l.Axis != 0 {
+			t.Errorf("failures chart line %q in %q on axis %d", l.Label, l.Unit, l.Axis)
+		}
+	}
+	for _, id := range []string{"s0-throughput", "s0-tokens"} {
+		if c := chartByID(t, p, id); len(c.Series) != 1 || c.YLabel[1] != "" {
+			t.Errorf("%s: %d lines, right axis %q: want one figure per chart", id, len(c.Series), c.YLabel[1])
+		}
+	}
+	for _, id := range []string{"s0-ttft", "s0-e2e"} {
+		c := chartByID(t, p, id)
+		if c.Series[0].Color == c.Series[1].Color {
+			t.Errorf("%s: median and p95 share the colour %s, so one legend marker", id, c.Series[0].Color)
+		}
+	}
+	f1 := chartByID(t, p, "s0-fields")
+	if f1.YRange[0] <= 0 || f1.YRange[1] != 100 || !strings.Contains(f1.YLabel[0], "zoomed") || !strings.Contains(f1.Note, "not from 0") {
+		t.Errorf("F1 axis = %v, label %q, note %q: want it zoomed below the lowest F1, and said", f1.YRange, f1.YLabel[0], f1.Note)
 	}
 }
 

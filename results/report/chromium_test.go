@@ -70,7 +70,7 @@ func headless(t *testing.T, bin string, args ...string) []byte {
 // data and its canvas holds ink), every legend must read without a hover,
 // no axis title may overlap its tick labels, no reference label may overlap
 // another or leave the plot, and nothing from the hostile document may have
-// run. It also takes a screenshot and checks it is a picture of the window
+// run; every reference label sits above its plot, off the lines. It also takes a screenshot and checks it is a picture of the window
 // (testdata/screenshot.png, of a real run, comes from screenshot.sh).
 func TestChromium_ChartsDraw(t *testing.T) {
 	bin := findChromium(t)
@@ -86,8 +86,8 @@ func TestChromium_ChartsDraw(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := len(p.Data.Charts)
-	if len(p.Overlays) != 3 || want != 3+2*8 {
-		t.Fatalf("built %d charts, %d of them overlays: want 3 overlays and 8 per variant", want, len(p.Overlays))
+	if len(p.Overlays) != 3 || want != 3+2*10 {
+		t.Fatalf("built %d charts, %d of them overlays: want 3 overlays and 10 per variant", want, len(p.Overlays))
 	}
 	page := "file://" + filepath.Join(dir, HTMLFile)
 	dom := headless(t, bin, "--dump-dom", page)
@@ -358,8 +358,12 @@ func checkChart(t *testing.T, c chartDOM) {
 	}
 	for i, m := range l.Markers {
 		b := m.Box
-		if b[0] < l.Plot[0]-slack || b[1] < l.Plot[1]-slack || b[2] > l.Plot[2]+slack || b[3] > l.Plot[3]+slack {
-			t.Errorf("chart %s: label %q at %v leaves the plot %v", c.ID, m.Text, b, l.Plot)
+		if b[0] < -slack || b[1] < -slack || b[2] > l.Width+slack || b[3] > l.Height+slack {
+			t.Errorf("chart %s: label %q at %v leaves the chart (%.0f×%.0f)", c.ID, m.Text, b, l.Width, l.Height)
+		}
+		// Above the plot, never on it: a label on the plot covers a line.
+		if b[0] < l.Plot[2]-slack && l.Plot[0] < b[2]-slack && b[1] < l.Plot[3]-slack && l.Plot[1] < b[3]-slack {
+			t.Errorf("chart %s: label %q at %v lies on the plot %v, over its lines", c.ID, m.Text, b, l.Plot)
 		}
 		for _, o := range l.Markers[i+1:] {
 			if b[0] < o.Box[2] && o.Box[0] < b[2] && b[1] < o.Box[3] && o.Box[1] < b[3] {

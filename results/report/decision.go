@@ -53,6 +53,10 @@ func (dc decision) lines(m *extractbench.Manifest, s *series) []kv {
 		out = append(out, kv{"Environment fit (card, driver, CUDA, engine build, precision)", "simulated: the card is modelled, there is no driver or CUDA to check"})
 		return append(out, dc.memoryAndCost(m, s, vm)...)
 	}
+	if cpuEngine(vm) {
+		out = append(out, kv{"Environment fit (card, driver, CUDA, engine build, precision)", cpuEngineLine + ": no card, driver or CUDA to check; engine " + orNone(vm.Engine.Version)})
+		return append(out, dc.memoryAndCost(m, s, vm)...)
+	}
 	ec := sizing.CheckEnvironment(vm.GPU.Name, vm.GPU.CUDA, vm.GPU.Driver, vm.Engine.Version, sizing.VariantPrecision(vm), sizing.BF16)
 	fit := fmt.Sprintf("%s (%s); driver %s, CUDA %s; engine %s", orNone(ec.GPU), orNone(ec.Arch), orNone(ec.Driver), orNone(ec.CUDA), orNone(ec.Engine))
 	if len(ec.Problems) == 0 {

@@ -93,7 +93,7 @@ func fieldClassTable(prefix, unit string, s *series) table {
 // figures): a field that degrades under load shows apart from the others.
 func fieldChart(prefix, unit string, x []float64, xLog bool, s *series) chart {
 	c := chart{ID: prefix + "fields", Title: "Field F1 vs " + unit + " (summed over complete repetitions; the field quality table has precision and recall)",
-		XLabel: unit, XLog: xLog, YLabel: [2]string{"F1 (%)", ""}, X: x, YRange: [2]float64{0, 100}}
+		XLabel: unit, XLog: xLog, YLabel: [2]string{"F1 (%)", ""}, X: x}
 	colors := []string{blue, orange, purple}
 	values := make([][]*float64, len(eval.Fields))
 	for i := range values {
@@ -110,8 +110,14 @@ func fieldChart(prefix, unit string, x []float64, xLog bool, s *series) chart {
 			values[i][j] = num(f.F1 * 100)
 		}
 	}
+	var all []*float64
 	for i, name := range eval.Fields {
-		c.Series = append(c.Series, line{Label: name, Unit: "%", Color: colors[i%len(colors)], Values: values[i]})
+		c.Series = append(c.Series, line{Label: name, Unit: "%", Color: colors[i%len(colors)], Dash: i == 1, Values: values[i]})
+		all = append(all, values[i]...)
 	}
+	// Zoomed as the accepted share: on 0–100, 97.9% and 100% look the same.
+	c.YRange = zoomShare(all, 0)
+	c.YLabel[0] = "F1 (%, " + axisRange(c.YRange) + ")"
+	c.Note = "The F1 axis runs from " + strconv.FormatFloat(c.YRange[0], 'f', -1, 64) + "% to 100%, not from 0."
 	return c
 }

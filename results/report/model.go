@@ -25,6 +25,10 @@ type series struct {
 	// dense bf16 rate, for the MFU estimate; 0 when unknown.
 	Params     int64
 	PeakTFLOPS float64
+	// CPU: the engine ran on a machine without a GPU (cpuEngine); Card is
+	// the card's name as recorded, for the MFU note.
+	CPU  bool
+	Card string
 	// PooledE2E is each level's E2E over every request of every complete
 	// repetition, for the detail tables (its n and maximum).
 	PooledE2E map[int]eval.Summary
@@ -44,6 +48,7 @@ func buildSeries(d *dataset) []*series {
 		s := &series{Variant: es.Variant, Mode: es.Mode, Rec: es.Recommendation, Changed: d.Changed[[2]string{es.Variant, es.Mode}]}
 		vm := d.Manifest.Variant(es.Variant)
 		s.Params = vm.Engine.Params
+		s.CPU, s.Card = cpuEngine(vm), vm.GPU.Name
 		if g, ok := sizing.FindGPU(vm.GPU.Name); ok {
 			s.PeakTFLOPS = g.DenseBF16TFLOPS
 		}

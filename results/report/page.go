@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 )
 
 // kv is one labelled line of a sheet.
@@ -46,6 +48,9 @@ func sheet(m *extractbench.Manifest, s *series) []kv {
 	if g.Source != "" && g.Source != "nvidia-smi" {
 		card += " (from " + g.Source + ")"
 	}
+	if cpuEngine(m.Variant(s.Variant)) {
+		card = cpuEngineLine
+	}
 	add("GPU and memory", strings.TrimPrefix(card, ", "))
 	if e.ContextWindow > 0 {
 		add("Context window", numfmt.GroupDigits(int64(e.ContextWindow))+" tokens")
@@ -57,7 +62,8 @@ func sheet(m *extractbench.Manifest, s *series) []kv {
 	} else {
 		add("Recommended "+unit, "none: no level was usable")
 	}
-	add("Margin and why", s.Rec.Why)
+	add("Margin and why", s.Rec.Interactive())
+	add("Offline objective", s.Rec.Offline.Why)
 	if s.Rec.FirstBroken > 0 {
 		add("First level that broke", fmt.Sprintf("%d: %s", s.Rec.FirstBroken, s.Rec.BrokeReason))
 	} else {
@@ -141,7 +147,7 @@ func runLines(d *dataset, m *extractbench.Manifest) []kv {
 		{"Status", orNone(d.Run.Status)},
 		{"Started – ended", fmtUnixMS(d.Run.StartedAt) + " – " + fmtUnixMS(d.Run.EndedAt)},
 		{"Run wall time", wall},
-		{"Corpus", fmt.Sprintf("%s (%d documents, sha256 %s)", orNone(m.Corpus.Path), m.Corpus.Count, orNone(shortHash(m.Corpus.SHA256)))},
+		{"Corpus", corpusLine(m)},
 	}
 	// Passes whose engine scrapes failed: their engine figures are partial
 	// or missing (–), and the reader must see why before reading them.
@@ -188,29 +194,51 @@ func shortHash(h string) string {
 	return h
 }
 
-// outcomeRows is the report's top summary: every variant the protocol
+// outcomeRows is the report's verdict table: every variant the protocol
 // planned, with its state (PASS, FAIL, ERROR, INTERRUPTED, NOT RUN), its
-// baseline share, the recommended level with its figures there (p95 E2E,
-// accepted documents/hour, device memory peak: eval's level, as every
-// page), the card, and why.
-func outcomeRows(m *extractbench.Manifest, outcomes []results.Outcome) table {
+// baseline share, its paired verdict against the baseline variant (runs of
+// several variants), the recommended (interactive) level with its figures
+// there (p95 E2E, accepted documents/hour, device memory peak: eval's
+// level, as every page), the offline level, and why. Seven columns, so
+// that it fits a 1000 px window without a scrollbar.
+func outcomeRows(m *extractbench.Manifest, outcomes []results.Outcome, paired []compare.Paired, baseline string) table {
 	t := table{ID: "outcomes", Title: "Verdict per variant",
-		Note: "Accepted share pooled over the baseline's repetitions; p95 E2E and accepted documents/hour are each pass's figure, median over repetitions; the memory peak is the highest.",
-		Head: []string{"variant", "model", "GPU", "state", "baseline accepted", "recommended", "p95 E2E there", "accepted documents/hour there", "device peak there", "why"}}
+		Note: "Accepted share pooled over the baseline's repetitions; p95 E2E and accepted documents/hour are each pass's figure, median over repetitions; the memory peak is the highest. " +
+			"Interactive: the highest level meeting the latency objectives, one step back; offline: the level with the most accepted documents/hour under the quality gate.",
+		Head: []string{"variant (model on GPU)", "state", "baseline accepted", "interactive: recommended, figures there", "offline", "why"}}
+	if len(paired) > 0 {
+		t.Head = slices.Insert(t.Head, 3, "paired against "+baseline)
+	}
 	for _, o := range outcomes {
-		share, rec, p95, rate, peak := none, none, none, none, none
+		share, rec := none, none
 		if o.BaselineShare != nil {
 			share = fmtShare(*o.BaselineShare)
 		}
 		if s, l := recommendedLevel(o); l != nil {
-			rec = fmt.Sprintf("%s %d", unitName(s.Mode), l.Level)
-			p95, rate, peak = fmtSpread(l.E2EP95NS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtGiB(l.PeakGPUMemBytes)
+			rec = fmt.Sprintf("%s %d: p95 E2E %s; %s accepted documents/hour; device peak %s", unitName(s.Mode), l.Level,
+				fmtSpread(l.E2EP95NS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtGiB(l.PeakGPUMemBytes))
 		}
 		gpu := none // a variant that measured nothing ran on no card (the manifest's fallback would name another variant's)
 		if o.PassesDone > 0 {
 			gpu = orNone(m.Variant(o.Variant).GPU.Name)
+			if cpuEngine(m.Variant(o.Variant)) {
+				gpu = "CPU (no GPU)"
+			}
 		}
-		t.Rows = append(t.Rows, []string{o.Variant, orNone(o.Model), gpu, o.State, share, rec, p95, rate, peak, orNone(o.Reason)})
+		_, off := objectiveLines(o)
+		offline := off.Level
+		if off.Figures != "" {
+			offline += ": " + off.Figures
+		}
+		row := []string{fmt.Sprintf("%s (%s on %s)", o.Variant, orNone(o.Model), gpu), o.State, share, rec, offline, orNone(o.Reason)}
+		if len(paired) > 0 {
+			verdict := "the baseline variant"
+			if p := compare.PairedOf(paired, o.Variant); p != nil {
+				verdict = p.Word() + ": " + pairedFigures(*p)
+			}
+			row = slices.Insert(row, 3, verdict)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -232,7 +260,16 @@ func recommendedLevel(o results.Outcome) (eval.Series, *eval.Level) {
 // headline is the summary's first sentence: which passing variant did the
 // job fastest at its recommended level, with the figures the table shows;
 // or that none passed.
-func headline(m *extractbench.Manifest, outcomes []results.Outcome) string {
+func headline(m *extractbench.Manifest, outcomes []results.Outcome, paired []compare.Paired) string {
+	h := fastestHeadline(m, outcomes)
+	if p := pairedHeadline(paired); p != "" {
+		return p + " " + h
+	}
+	return h
+}
+
+// fastestHeadline is the headline without the paired verdicts.
+func fastestHeadline(m *extractbench.Manifest, outcomes []results.Outcome) string {
 	var best *results.Outcome
 	var bestRate float64
 	passed := 0
@@ -255,7 +292,10 @@ func headline(m *extractbench.Manifest, outcomes []results.Outcome) string {
 	}
 	s, l := recommendedLevel(*best)
 	gpu := m.Variant(best.Variant).GPU.Name
-	if gpu == "" {
+	switch {
+	case cpuEngine(m.Variant(best.Variant)):
+		gpu = "the CPU (no GPU)"
+	case gpu == "":
 		gpu = "an unrecorded GPU"
 	}
 	figures := fmt.Sprintf("%s (%s on %s) at %s %d: %s accepted documents/hour, p95 E2E %s, baseline accepted %s.",

@@ -21,7 +21,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	texttemplate "text/template"
+
+	"github.com/extractbench/extractbench/results/compare"
 )
 
 // The files Write creates in the results directory.
@@ -40,6 +43,8 @@ var (
 	htmlTmpl = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
 		"code":    func(t table, i int) bool { return i < len(t.Code) && t.Code[i] },
 		"numeric": numeric,
+		"figure":  figurePart,
+		"spread":  spreadPart,
 	}).ParseFS(templates, "templates/report.html.tmpl"))
 	mdTmpl = texttemplate.Must(texttemplate.New("report.md.tmpl").Funcs(texttemplate.FuncMap{
 		"mdtable": mdTable,
@@ -53,6 +58,23 @@ var numericCell = regexp.MustCompile(`^(–|-?[0-9][0-9.,]*( ?[a-zµ%/]+)?([0-9.
 
 func numeric(s string) bool { return numericCell.MatchString(s) }
 
+// figurePart and spreadPart split a figure with its range, "74.6ms
+// (97.6ms–420ms)", so that the page sets the range under the figure and a
+// wide table still fits the window.
+func figurePart(s string) string {
+	if i := strings.Index(s, " ("); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func spreadPart(s string) string {
+	if i := strings.Index(s, " ("); i > 0 {
+		return s[i+1:]
+	}
+	return ""
+}
+
 // page is what both templates render.
 type page struct {
 	Title     string
@@ -60,12 +82,19 @@ type page struct {
 	// RandomWeights: a model with random weights answered, so acceptance,
 	// failure classes and field scores say nothing; timing and memory stand.
 	RandomWeights bool
-	Run           []kv
-	Headline      string // the summary's first sentence: the best passing variant, or that none passed
-	Outcomes      table  // one row per variant: state, verdict and why, failed and interrupted variants included
-	Shards        *table // a merged run's shards; nil otherwise
-	Notes         []string
-	Series        []seriesPage
+	// Drift says, per variant whose engine tokenised prompts otherwise than
+	// expected, how many and by how much (extractbench.PromptDrift.Sentence): what
+	// the engine was sent, before any figure of what it answered.
+	Drift    []string
+	Run      []kv
+	Headline string // the summary's first sentence: the paired verdicts, the best passing variant, or that none passed
+	// Cards are the first screen: per variant its verdict, paired verdict,
+	// both objectives and what failed, each with why.
+	Cards    []card
+	Outcomes table  // one row per variant: state, verdict and why, failed and interrupted variants included
+	Shards   *table // a merged run's shards; nil otherwise
+	Notes    []string
+	Series   []seriesPage
 	// Overlays draw every variant on one chart per figure, above the
 	// per-variant sections; none when the run has one series per mode.
 	Overlays []chart
@@ -117,11 +146,22 @@ func build(ctx context.Context, dir string, opts Options) (*page, error) {
 	dc := decide(ctx, d, opts)
 	m := &d.Manifest
 	outcomes := d.Outcomes()
-	p := &page{Title: "extractbench report: " + d.Run.RunID, Run: runLines(d, m), Outcomes: outcomeRows(m, outcomes), Headline: headline(m, outcomes), Shards: shardTable(m)}
+	paired, err := compare.PairedVerdicts(ctx, dir, d.RunData)
+	if err != nil {
+		return nil, err
+	}
+	base := compare.BaselineVariant(m)
+	p := &page{Title: "extractbench report: " + d.Run.RunID, Run: runLines(d, m), Outcomes: outcomeRows(m, outcomes, paired, base),
+		Headline: headline(m, outcomes, paired), Shards: shardTable(m), Cards: cards(m, outcomes, paired, base)}
 	p.Simulated = d.Simulated() || m.Engine.Simulated
 	for _, v := range m.Variants {
 		p.Simulated = p.Simulated || v.Engine.Simulated
 		p.RandomWeights = p.RandomWeights || v.Engine.RandomWeights
+	}
+	for _, o := range outcomes {
+		if line := o.Tokenization.Sentence(); line != "" {
+			p.Drift = append(p.Drift, o.Variant+": "+line+".")
+		}
 	}
 	if d.Runs > 1 {
 		p.Notes = append(p.Notes, fmt.Sprintf("results.db holds %d runs; this report reads the latest, %s.", d.Runs, d.Run.RunID))

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -111,7 +114,7 @@ func TestBuild_SelectionSheet(t *testing.T) {
 			t.Errorf("table %s: got %d rows, want %d", tb.ID, got, want)
 		}
 	}
-	if got, want := len(p.Data.Charts), 8; got != want {
+	if got, want := len(p.Data.Charts), 10; got != want {
 		t.Errorf("got %d charts, want %d", got, want)
 	}
 }
@@ -133,7 +136,7 @@ func TestBuild_BareEngine(t *testing.T) {
 	for _, c := range sp.Charts {
 		ids = append(ids, strings.TrimPrefix(c.ID, "s0-"))
 	}
-	if got, want := strings.Join(ids, " "), "ttft e2e throughput acceptance fields"; got != want {
+	if got, want := strings.Join(ids, " "), "ttft e2e throughput tokens acceptance failures fields"; got != want {
 		t.Errorf("charts = %q, want %q", got, want)
 	}
 	if len(sp.Omitted) != 3 {
@@ -457,7 +460,7 @@ func TestHeadline(t *testing.T) {
 	}
 	outs := []results.Outcome{outcome("bf16", results.OutcomePass, 4000, 9e8), outcome("int4", results.OutcomePass, 6000, 7e8),
 		outcome("fast-but-wrong", results.OutcomeFail, 90000, 1e8)}
-	got := headline(m, outs)
+	got := headline(m, outs, nil)
 	want := "2 of 3 variants passed; the fastest at its recommended level: int4 (m-int4 on NVIDIA L4) at concurrency 8: 6,000 accepted documents/hour, p95 E2E 700ms, baseline accepted 98.0%."
 	if got != want {
 		t.Errorf("headline =\n%q\nwant\n%q", got, want)
@@ -465,7 +468,7 @@ func TestHeadline(t *testing.T) {
 	for i := range outs {
 		outs[i].State = results.OutcomeFail
 	}
-	if got := headline(m, outs); !strings.HasPrefix(got, "No variant passed") {
+	if got := headline(m, outs, nil); !strings.HasPrefix(got, "No variant passed") {
 		t.Errorf("headline with none passing = %q", got)
 	}
 }
@@ -530,5 +533,58 @@ func TestRunLines_TelemetryErrors(t *testing.T) {
 	want := "Telemetry errors (bf16): 2 passes with failed scrapes, engine figures partial or missing; last: pass at level 8, repetition 1: 2 of 2 metrics scrapes failed (last: b)"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("telemetry lines = %q, want [%q]", got, want)
+	}
+}
+
+// TestBuild_PairedVerdict: with several variants, the headline, the
+// verdict table and the first screen give each variant's paired verdict
+// against the baseline variant, as compare computes it (Δ, interval,
+// flips), and each card both objectives with why.
+func TestBuild_PairedVerdict(t *testing.T) {
+	f := defaultFixture
+	f.Variants = []string{"bf16", "int8"}
+	dir := t.TempDir()
+	f.write(t, dir)
+	p, err := build(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := compare.Run(context.Background(), compare.Options{A: compare.Side{Dir: dir, Variant: "bf16"}, B: compare.Side{Dir: dir, Variant: "int8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := "NOT EQUIVALENT"
+	if r.Equivalent {
+		word = "EQUIVALENT"
+	}
+	eq := r.Equivalence
+	want := fmt.Sprintf("Paired against bf16 on the same documents: int8 %s (Δ %+.1f points, [%+.1f, %+.1f], %d flips).", word, eq.Delta*100, eq.Lo*100, eq.Hi*100, eq.B+eq.C)
+	if !strings.HasPrefix(p.Headline, want) {
+		t.Errorf("headline = %q\nwant it to start with %q", p.Headline, want)
+	}
+	col := slices.Index(p.Outcomes.Head, "paired against bf16")
+	if col < 0 {
+		t.Fatalf("verdict table has no paired column: %q", p.Outcomes.Head)
+	}
+	if got := p.Outcomes.Rows[1][col]; !strings.HasPrefix(got, word+": Δ") || !strings.Contains(got, fmt.Sprintf("%d flips", eq.B+eq.C)) {
+		t.Errorf("int8's paired cell = %q, want %s with Δ and flips", got, word)
+	}
+	if got := p.Outcomes.Rows[0][col]; got != "the baseline variant" {
+		t.Errorf("bf16's paired cell = %q", got)
+	}
+	if len(p.Cards) != 2 || p.Cards[1].Paired.K != word+" to bf16" || p.Cards[0].PairedClass != "base" {
+		t.Fatalf("cards = %+v", p.Cards)
+	}
+	for _, c := range p.Cards {
+		if c.Interactive.Level == "" || c.Interactive.Why == "" || c.Offline.Level == "" || c.Offline.Why == "" || c.StateClass == "" {
+			t.Errorf("card %s lacks an objective or its why: %+v", c.Variant, c)
+		}
+	}
+	sheet := map[string]string{}
+	for _, kv := range p.Series[0].Sheet {
+		sheet[kv.K] = kv.V
+	}
+	if !strings.Contains(sheet["Offline objective"], "most accepted documents/hour") {
+		t.Errorf("sheet's offline objective = %q", sheet["Offline objective"])
 	}
 }

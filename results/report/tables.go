@@ -102,15 +102,28 @@ func offlineTable(prefix, unit string, s *series) table {
 // total tokens/s over the card's dense bf16 rate. Attention FLOPs are left
 // out, so for long prompts on a small model it is a lower bound.
 func (s *series) mfu(l eval.Level) string {
-	if s.Params <= 0 || s.PeakTFLOPS <= 0 || l.TotalTokensPerS.N == 0 {
+	if s.Params <= 0 || l.TotalTokensPerS.N == 0 {
 		return none
 	}
-	return fmt.Sprintf("%.2f%%", 100*2*float64(s.Params)*l.TotalTokensPerS.Median/(s.PeakTFLOPS*1e12))
+	flops := 2 * float64(s.Params) * l.TotalTokensPerS.Median
+	if s.CPU {
+		return fmt.Sprintf("%.2f GFLOP/s", flops/1e9) // no card's peak to divide by
+	}
+	if s.PeakTFLOPS <= 0 {
+		return none
+	}
+	return fmt.Sprintf("%.2f%%", 100*flops/(s.PeakTFLOPS*1e12))
 }
 
 func (s *series) mfuNote() string {
-	if s.Params <= 0 || s.PeakTFLOPS <= 0 {
+	switch {
+	case s.Params <= 0:
 		return "MFU needs the model's parameter count (engine.params) and a card of the catalog: not estimated."
+	case s.CPU:
+		return fmt.Sprintf("%s, so no utilisation: the MFU column is the model's FLOP rate, 2 × %s parameters × total tokens/s (attention FLOPs left out: a lower bound).",
+			cpuEngineLine, numfmt.GroupDigits(s.Params))
+	case s.PeakTFLOPS <= 0:
+		return fmt.Sprintf("MFU needs a card of the catalog (this run's card: %s): not estimated from its %s parameters.", orNone(s.Card), numfmt.GroupDigits(s.Params))
 	}
 	return fmt.Sprintf("MFU ≈ 2 × %s parameters × total tokens/s ÷ %.0f TFLOP/s (the card's dense bf16 datasheet rate); attention FLOPs are left out, so it is a lower bound.",
 		numfmt.GroupDigits(s.Params), s.PeakTFLOPS)

@@ -236,39 +236,67 @@
     return { text: text, box: [(x0 - pad) / pxr, y0 / pxr, (x0 + w + pad) / pxr, (y0 + h) / pxr] };
   }
 
+  // markerRow is the height of one reference label's row, CSS px.
+  var markerRow = Math.ceil(markerFont * 1.3) + 4;
+
   // drawMarkers draws the chart's labelled reference lines: objectives and
-  // the card's memory across, the recommended level upright.
+  // the card's memory across, the recommended levels upright. Their labels
+  // sit in rows above the plot, one row each, so a label never covers a
+  // line of data nor another label; a short stroke in the line's colour and
+  // dash leads each label, and an upright line reaches up to its own.
   function drawMarkers(u, spec) {
     var ctx = u.ctx, b = u.bbox, out = [];
+    var rowH = markerRow * pxr, row = 0;
+    var top = b.top - markerCount(spec) * rowH; // the first row's top
     ctx.save();
     ctx.lineWidth = 1.5 * pxr;
     ctx.setLineDash([3 * pxr, 3 * pxr]);
+    function key(text, x, y, color, left) {
+      // A stroke then the text, from x rightwards (or leftwards when left).
+      ctx.font = (markerFont * pxr) + "px system-ui, sans-serif";
+      var w = ctx.measureText(text).width, lead = 14 * pxr, gap = 4 * pxr;
+      var x0 = left ? x - w - lead - gap : x;
+      x0 = Math.max(b.left, Math.min(x0, b.left + b.width - w - lead - gap));
+      ctx.strokeStyle = color;
+      ctx.beginPath();
+      ctx.moveTo(x0, y + rowH / 2);
+      ctx.lineTo(x0 + lead, y + rowH / 2);
+      ctx.stroke();
+      var l = label(ctx, text, x0 + lead + gap, y + 1 * pxr, "left", "top", color);
+      l.box[0] = x0 / pxr;
+      return l;
+    }
     (spec.hLines || []).forEach(function (m) {
       var y = u.valToPos(m.value, "y", true);
+      var y0 = top + row * rowH;
+      row++;
       if (!(y >= b.top - 1 && y <= b.top + b.height + 1)) return;
       ctx.strokeStyle = m.color;
       ctx.beginPath();
       ctx.moveTo(b.left, y);
       ctx.lineTo(b.left + b.width, y);
       ctx.stroke();
-      // Above the line, or below it when the line is near the top.
-      var above = y - b.top > markerFont * 1.6 * pxr;
-      out.push(label(ctx, m.label, b.left + b.width - 4 * pxr, above ? y - 2 * pxr : y + 2 * pxr, "right", above ? "bottom" : "top", m.color));
+      out.push(key(m.label, b.left + b.width, y0, m.color, true));
     });
     (spec.vLines || []).forEach(function (m) {
       var x = u.valToPos(m.value, "x", true);
+      var y0 = top + row * rowH;
+      row++;
       if (!(x >= b.left - 1 && x <= b.left + b.width + 1)) return;
       ctx.strokeStyle = m.color;
       ctx.beginPath();
-      ctx.moveTo(x, b.top);
+      ctx.moveTo(x, y0 + rowH / 2);
       ctx.lineTo(x, b.top + b.height);
       ctx.stroke();
-      var left = x > b.left + b.width / 2;
-      // At the foot of the line: hLine labels sit at the top right.
-      out.push(label(ctx, m.label, left ? x - 4 * pxr : x + 4 * pxr, b.top + b.height - 4 * pxr, left ? "right" : "left", "bottom", m.color));
+      out.push(key(m.label, x, y0, m.color, x > b.left + b.width / 2));
     });
     ctx.restore();
     return out;
+  }
+
+  // markers counts a chart's reference lines: the rows above its plot.
+  function markerCount(spec) {
+    return (spec.hLines || []).length + (spec.vLines || []).length;
   }
 
   // layout records, in CSS px of the chart's canvas, where each axis drew
@@ -358,7 +386,8 @@
     var opts = {
       title: spec.title,
       width: Math.max(320, el.clientWidth || 600),
-      height: 300,
+      height: 300 + markerCount(spec) * markerRow,
+      padding: [markerCount(spec) ? markerCount(spec) * markerRow + 8 : null, null, null, null],
       scales: scales,
       axes: axes,
       series: series,
@@ -385,6 +414,24 @@
     new uPlot(opts, data, el);
   }
 
+  // screen records, for the browser test, the window and the boxes of the
+  // elements marked data-check (the first screen), and whether each table
+  // marked data-fit fits its room or scrolls.
+  function screen() {
+    var out = { width: window.innerWidth, height: window.innerHeight, docWidth: document.documentElement.scrollWidth, boxes: [], tables: [] };
+    document.querySelectorAll("[data-check]").forEach(function (el) {
+      var r = el.getBoundingClientRect();
+      out.boxes.push({ name: el.getAttribute("data-check"), box: [r.left, r.top + window.scrollY, r.right, r.bottom + window.scrollY],
+        background: getComputedStyle(el).backgroundColor });
+    });
+    document.querySelectorAll("table[data-fit]").forEach(function (t) {
+      var room = t.parentElement, r = t.getBoundingClientRect();
+      out.tables.push({ id: t.getAttribute("data-fit"), right: r.right, width: t.scrollWidth, room: room.clientWidth,
+        scrolls: room.scrollWidth > room.clientWidth + 1 });
+    });
+    document.body.setAttribute("data-screen", JSON.stringify(out));
+  }
+
   specs.forEach(function (spec) {
     try {
       draw(spec);
@@ -397,4 +444,5 @@
     }
   });
   mark();
+  screen();
 })();

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/client"
+)
+
+// urlProtocolName names the protocol `run -url` writes: init's starter
+// protocol (the default protocol's settings) with the one engine variant.
+const urlProtocolName = "default-url"
+
+// detectTimeout bounds the questions `run -url` asks the engine before the
+// run: each call gets its own CallTimeout within it.
+const detectTimeout = 30 * time.Second
+
+// urlFlags are run's -url, -model and -api-key-env: the one-line start
+// against a running server, without a protocol file.
+type urlFlags struct {
+	url, model, apiKeyEnv *string
+}
+
+func addURLFlags(fs *flag.FlagSet) urlFlags {
+	return urlFlags{
+		url:       fs.String("url", "", "run the default protocol against the running engine at `URL` (http://host:port, without /v1), no protocol file; the engine kind is detected from what it answers"),
+		model:     fs.String("model", "", "with -url: the model the engine serves (as its /v1/models lists it)"),
+		apiKeyEnv: fs.String("api-key-env", "", "with -url: the environment variable that holds the engine's API key (sent as a Bearer token)"),
+	}
+}
+
+// apply turns -url and -model into opts' protocol: init's starter protocol
+// for that engine, with the kind the engine's answers name. It asks the
+// engine before anything is created: a URL nothing answers on is an
+// infrastructure error (exit 3), and leaves nothing behind.
+func (u urlFlags) apply(ctx context.Context, fs *flag.FlagSet, opts *pipeline.Options, stderr io.Writer) error {
+	switch {
+	case *u.url == "" && (*u.model != "" || *u.apiKeyEnv != ""):
+		return &usageError{msg: "run: -model and -api-key-env go with -url: extractbench run -url http://127.0.0.1:8000 -model NAME (or give a -protocol file)"}
+	case *u.url == "":
+		return nil
+	case flagSet(fs, "protocol"):
+		return &usageError{msg: "run: give -url or -protocol, not both (-url runs the default protocol; put the engine in the protocol file's variants instead)"}
+	case opts.Resume:
+		return &usageError{msg: "run: -resume completes a run with its own protocol: drop -url"}
+	}
+	// Checked before the engine is asked anything.
+	if _, err := starterProtocol("run", *u.url, *u.model); err != nil {
+		return err
+	}
+	var key string
+	if *u.apiKeyEnv != "" {
+		key = os.Getenv(*u.apiKeyEnv)
+		if key == "" {
+			return &usageError{msg: fmt.Sprintf("run: -api-key-env %s: the variable is not set", *u.apiKeyEnv)}
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, detectTimeout)
+	defer cancel()
+	base := strings.TrimSuffix(*u.url, "/")
+	d, err := client.New(client.Config{BaseURL: base, Model: *u.model, APIKey: key}).DetectKind(dctx)
+	if err != nil {
+		return fmt.Errorf("run: the engine at %s: %w (is it running, and does it want a key (-api-key-env VAR)? check with: curl %s/v1/models)", base, err, base)
+	}
+	kind := "not detected, engine.kind left empty"
+	if d.Kind != "" {
+		kind = d.Kind
+	}
+	fmt.Fprintf(stderr, "engine at %s: %s (%s); running the default protocol on model %q. To edit it: extractbench init -url %s -model %s\n",
+		base, kind, d.Evidence, *u.model, base, *u.model)
+	var more []string
+	if d.Kind != "" {
+		more = append(more, fmt.Sprintf("kind: %q", d.Kind))
+	}
+	if *u.apiKeyEnv != "" {
+		more = append(more, fmt.Sprintf("api_key_env: %q", *u.apiKeyEnv))
+	}
+	text, err := starterProtocol("run", base, *u.model, more...)
+	if err != nil {
+		return err
+	}
+	text = strings.Replace(text, "#name: <this file's name>", "name: "+urlProtocolName, 1)
+	opts.ProtocolText, opts.ProtocolSource = []byte(text), fmt.Sprintf("(run -url %s -model %s)", base, *u.model)
+	return nil
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/eval"
+)
+
+// termWidth is w's terminal width in columns, 0 when w is no terminal (a
+// file, a pipe, a test's buffer): the summary then has every column.
+func termWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 {
+		return 0
+	}
+	return width
+}
+
+// tableWidth is the width writeTable's tabwriter gives the table: each
+// column its widest cell plus the padding of 2.
+func tableWidth(head []string, rows [][]string) int {
+	n := 0
+	for j := range head {
+		n += columnWidth(head, rows, j) + 2
+	}
+	return n
+}
+
+func columnWidth(head []string, rows [][]string, j int) int {
+	w := utf8.RuneCountInString(head[j])
+	for _, r := range rows {
+		if j < len(r) {
+			w = max(w, utf8.RuneCountInString(r[j]))
+		}
+	}
+	return w
+}
+
+// writeFitTable is writeTable within width columns: while the table is
+// wider, the columns named by drop (indexes, first dropped first) are left
+// out. width 0 keeps every column.
+func writeFitTable(w io.Writer, width int, head []string, rows [][]string, drop ...int) {
+	keep := make([]bool, len(head))
+	for j := range keep {
+		keep[j] = true
+	}
+	pick := func() ([]string, [][]string) {
+		var h []string
+		for j, k := range keep {
+			if k {
+				h = append(h, head[j])
+			}
+		}
+		out := make([][]string, len(rows))
+		for i, r := range rows {
+			for j, k := range keep {
+				if k && j < len(r) {
+					out[i] = append(out[i], r[j])
+				}
+			}
+		}
+		return h, out
+	}
+	h, r := pick()
+	for _, j := range drop {
+		if width == 0 || tableWidth(h, r) <= width {
+			break
+		}
+		keep[j] = false
+		h, r = pick()
+	}
+	writeTable(w, h, r)
+}
+
+// failureCell is a level's failures in one cell, for the compact table:
+// "0", or each class that occurred with its count ("3 mem 1 qual").
+func failureCell(l eval.Level) string {
+	short := map[extractbench.Failure]string{extractbench.Memory: "mem", extractbench.Truncation: "trunc", extractbench.Format: "fmt", extractbench.Quality: "qual", extractbench.Error: "err"}
+	var parts []string
+	for _, f := range extractbench.Failures {
+		if n := l.Failures.Of(f); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, cmpOr(short[f], string(f))))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, " ")
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// fitWriter returns the writer the summary is printed to: out itself when
+// width is 0; else a buffer whose lines, at done, are wrapped to width
+// (tables are already fitted; a sentence breaks at a space, its
+// continuation indented as it was plus two) and written to out.
+func fitWriter(out io.Writer, width int) (io.Writer, func()) {
+	if width <= 0 {
+		return out, func() {}
+	}
+	var b bytes.Buffer
+	return &b, func() { _, _ = io.WriteString(out, wrapText(b.String(), width)) }
+}
+
+// wrapText breaks every line of s longer than width.
+func wrapText(s string, width int) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, line := range lines {
+		body := strings.TrimSuffix(line, "\n")
+		nl := line[len(body):]
+		indent := body[:len(body)-len(strings.TrimLeft(body, " "))]
+		first := true
+		for utf8.RuneCountInString(body) > width {
+			cut := breakAt(body, width, len(indent))
+			b.WriteString(strings.TrimRight(body[:cut], " ") + "\n")
+			body = strings.TrimLeft(body[cut:], " ")
+			if first {
+				indent += "  "
+				first = false
+			}
+			body = indent + body
+			if len(indent) >= width/2 { // a deep indent would loop on one word a line
+				indent = ""
+			}
+		}
+		b.WriteString(body + nl)
+	}
+	return b.String()
+}
+
+// breakAt is the byte offset where a line longer than width breaks: after
+// the last space within width (past the indent), else at width runes.
+func breakAt(line string, width, indent int) int {
+	runes := 0
+	last := -1
+	for i, r := range line {
+		if runes == width {
+			if last > indent {
+				return last
+			}
+			return i
+		}
+		if r == ' ' && i > indent {
+			last = i
+		}
+		runes++
+	}
+	return len(line)
+}
+
+// addWideFlag is run's -wide: the summary with every column on a terminal
+// of any width.
+func addWideFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("wide", false, "print every column of the summary tables even when the terminal is narrower (off a terminal they always are)")
+}
+
+// summaryWidth is the width the summary fits: the terminal's, or none with -wide.
+func summaryWidth(w io.Writer, wide bool) int {
+	if wide {
+		return 0
+	}
+	return termWidth(w)
+}

@@ -1,0 +1,252 @@
+package ci
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
+)
+
+// The JUnit XML the common reporters read (Jenkins' junit-10.xsd, which
+// GitLab's and GitHub's JUnit reporters accept as well): testsuites, one
+// testsuite per variant, a testcase per verdict.
+type (
+	junitSuites struct {
+		XMLName  xml.Name     `xml:"testsuites"`
+		Name     string       `xml:"name,attr"`
+		Tests    int          `xml:"tests,attr"`
+		Failures int          `xml:"failures,attr"`
+		Errors   int          `xml:"errors,attr"`
+		Time     string       `xml:"time,attr"`
+		Suites   []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name       string          `xml:"name,attr"`
+		Tests      int             `xml:"tests,attr"`
+		Failures   int             `xml:"failures,attr"`
+		Errors     int             `xml:"errors,attr"`
+		Skipped    int             `xml:"skipped,attr"`
+		Time       string          `xml:"time,attr"`
+		Timestamp  string          `xml:"timestamp,attr"`
+		Package    string          `xml:"package,attr"`
+		Properties junitProperties `xml:"properties"`
+		Cases      []junitCase     `xml:"testcase"`
+	}
+	junitProperties struct {
+		Property []junitProperty `xml:"property"`
+	}
+	junitProperty struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
+	junitCase struct {
+		Name      string       `xml:"name,attr"`
+		Classname string       `xml:"classname,attr"`
+		Time      string       `xml:"time,attr"`
+		Failure   *junitResult `xml:"failure"`
+		Error     *junitResult `xml:"error"`
+		Skipped   *junitResult `xml:"skipped"`
+		SystemOut *junitText   `xml:"system-out"`
+	}
+	junitResult struct {
+		Type    string `xml:"type,attr,omitempty"`
+		Message string `xml:"message,attr"`
+		Text    string `xml:",cdata"`
+	}
+	junitText struct {
+		Text string `xml:",cdata"`
+	}
+)
+
+// out is a system-out element holding text.
+func out(text string) *junitText { return &junitText{Text: xmlSafe(text)} }
+
+// result is a failure, error or skipped element; its text is kept
+// readable (CDATA) and made valid XML whatever the engine answered.
+func result(typ, message, text string) *junitResult {
+	return &junitResult{Type: typ, Message: message, Text: xmlSafe(text)}
+}
+
+// xmlSafe replaces what XML 1.0 cannot carry (control characters other
+// than tab and newlines, invalid UTF-8, U+FFFE and U+FFFF) with U+FFFD:
+// CDATA is written as it is, unlike attributes, which encoding/xml cleans.
+func xmlSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < 0x20, r == utf8.RuneError, r >= 0xD800 && r <= 0xDFFF, r == 0xFFFE, r == 0xFFFF:
+			return utf8.RuneError
+		}
+		return r
+	}, s)
+}
+
+// WriteJUnit writes the run as JUnit XML: per variant a testsuite whose
+// cases are its verdict (failed when the variant is FAIL, an error when
+// ERROR or INTERRUPTED, skipped when NOT RUN: the cases that match the run's
+// exit code), every level judged (the baseline level fails with the
+// verdict; a sweep level that is not usable is the sweep's ceiling, which
+// fails no run, and passes with its verdict in system-out), and, for every
+// variant after the first, its paired verdict against the first (failed
+// when not equivalent). A case's failed documents are its failure's text,
+// or its system-out when it passed.
+func (r *Run) WriteJUnit(w io.Writer) error {
+	top := junitSuites{Name: "extractbench " + r.Protocol}
+	var total float64
+	for _, v := range r.Variants {
+		s := junitSuite{Name: v.Variant, Timestamp: r.Started.Format("2006-01-02T15:04:05"), Package: "extractbench." + r.Protocol,
+			Properties: junitProperties{Property: []junitProperty{
+				{"run_id", r.RunID}, {"protocol", r.Protocol}, {"fingerprint", r.Fingerprint}, {"results", r.Dir},
+				{"model", v.Model}, {"state", v.State}, {"simulated", fmt.Sprint(r.Simulated)}, {"run_status", r.Status}}}}
+		class := "extractbench." + r.Protocol + "." + v.Variant
+		var secs float64
+		s.Cases = append(s.Cases, verdictCase(v, class))
+		for _, l := range v.Levels {
+			s.Cases = append(s.Cases, levelCase(l, class))
+			secs += l.Seconds
+		}
+		if v.Paired != nil {
+			s.Cases = append(s.Cases, pairedCase(v.Paired, class))
+		}
+		for _, c := range s.Cases {
+			s.Tests++
+			switch {
+			case c.Failure != nil:
+				s.Failures++
+			case c.Error != nil:
+				s.Errors++
+			case c.Skipped != nil:
+				s.Skipped++
+			}
+		}
+		s.Time = seconds(secs)
+		total += secs
+		top.Tests, top.Failures, top.Errors = top.Tests+s.Tests, top.Failures+s.Failures, top.Errors+s.Errors
+		top.Suites = append(top.Suites, s)
+	}
+	top.Time = seconds(total)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("write JUnit: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(top); err != nil {
+		return fmt.Errorf("write JUnit: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("write JUnit: %w", err)
+	}
+	return nil
+}
+
+func verdictCase(v Variant, class string) junitCase {
+	c := junitCase{Name: "verdict", Classname: class, Time: seconds(0)}
+	why := fmt.Sprintf("%s %s (%s)", v.State, v.Variant, v.Model)
+	if v.BaselineShare != nil {
+		why += ": baseline accepted " + eval.FormatShare(*v.BaselineShare)
+	}
+	if v.Reason != "" {
+		why += "\n" + v.Reason
+	}
+	switch v.State {
+	case results.OutcomePass:
+		c.SystemOut = out(why)
+	case results.OutcomeFail:
+		c.Failure = result(v.State, v.Reason, why)
+	case results.OutcomeNotRun:
+		c.Skipped = result(v.State, v.Reason, "")
+	default: // ERROR, INTERRUPTED: the run could not give a verdict
+		c.Error = result(v.State, v.Reason, why)
+	}
+	return c
+}
+
+func levelCase(l Level, class string) junitCase {
+	c := junitCase{Name: l.Name, Classname: class, Time: seconds(l.Seconds)}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: accepted %s of %d documents over %d repetition(s)", l.Verdict.Word(), eval.FormatShare(l.Share()), l.Docs, l.Repetitions)
+	for _, f := range extractbench.Failures {
+		if n := l.Failures.Of(f); n > 0 {
+			fmt.Fprintf(&b, ", %s %d", f, n)
+		}
+	}
+	if l.Verdict.Reason != "" {
+		fmt.Fprintf(&b, "\n%s", l.Verdict.Reason)
+	}
+	if l.NFailed > 0 {
+		fmt.Fprintf(&b, "\n\nfailed documents (%d):\n%s", l.NFailed, docList(l))
+	}
+	switch {
+	case !l.Verdict.Usable && l.Baseline:
+		c.Failure = result(strings.Join(causes(l.Verdict), ","), l.Verdict.Reason, b.String())
+	case !l.Verdict.Usable:
+		c.SystemOut = out("the sweep's ceiling (a level that breaks fails no run): " + b.String())
+	default:
+		c.SystemOut = out(b.String())
+	}
+	return c
+}
+
+func causes(v eval.Verdict) []string {
+	out := make([]string, 0, len(v.Causes))
+	for _, c := range v.Causes {
+		out = append(out, string(c))
+	}
+	if len(out) == 0 {
+		out = append(out, eval.VerdictNotUsable)
+	}
+	return out
+}
+
+// docList is one line per failed document: id, repetition, class, detail.
+func docList(l Level) string {
+	var b strings.Builder
+	for _, d := range l.Failed {
+		fmt.Fprintf(&b, "%s  repetition %d  %s  %s\n", d.ID, d.Repetition, d.Failure, d.Detail)
+	}
+	if more := l.NFailed - len(l.Failed); more > 0 {
+		fmt.Fprintf(&b, "… and %d more (results.db, table requests)\n", more)
+	}
+	return b.String()
+}
+
+func pairedCase(p *Paired, class string) junitCase {
+	c := junitCase{Name: p.Name(), Classname: class, Time: seconds(0)}
+	switch {
+	case p.Result == nil:
+		c.Skipped = result("", p.Summary(), "")
+	case p.Result.Equivalent:
+		c.SystemOut = out(p.Summary() + flips(p))
+	default:
+		c.Failure = result("not_equivalent", p.Summary(), p.Summary()+flips(p))
+	}
+	return c
+}
+
+// flips lists the documents the two variants disagree on.
+func flips(p *Paired) string {
+	eq := p.Result.Equivalence
+	if len(eq.Flips) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n\nflipped documents (%d):\n", len(eq.Flips))
+	for _, f := range eq.Flips {
+		who := p.Against + " accepted, this variant failed"
+		if f.BOK {
+			who = "this variant accepted, " + p.Against + " failed"
+		}
+		fmt.Fprintf(&b, "%s  %s\n", f.DocID, who)
+	}
+	return b.String()
+}
+
+// seconds is a JUnit time attribute: seconds with three decimals, as
+// Surefire writes it (junit-10.xsd's SUREFIRE_TIME).
+func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }

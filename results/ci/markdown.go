@@ -1,0 +1,154 @@
+package ci
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/results"
+)
+
+// mdDocs is how many failed documents a level lists in the Markdown
+// summary: a glance, not the record (the JUnit file and results.db have
+// them all).
+const mdDocs = 10
+
+// WriteMarkdown writes the run as GitHub-flavoured Markdown for a CI step
+// summary ($GITHUB_STEP_SUMMARY): a heading with the run's verdict, one
+// table row per variant (verdict, baseline accepted, recommended level,
+// paired verdict against the first variant, why), then per variant its
+// levels and failed documents, folded.
+func (r *Run) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	word := results.OutcomePass
+	for _, v := range r.Variants {
+		if !v.Passed() {
+			word = results.OutcomeFail
+		}
+	}
+	if len(r.Variants) == 0 {
+		word = "NO VERDICT"
+	}
+	p("### extractbench %s: protocol `%s`, run `%s`\n\n", mark(word), r.Protocol, r.RunID)
+	if r.Simulated {
+		p("> SIMULATED: the built-in engine models a GPU; its times and memory are not measurements of hardware.\n\n")
+	}
+	if r.Status != results.RunComplete {
+		p("> The run is **%s**: resume it with `extractbench run -resume %s`.\n\n", r.Status, r.Dir)
+	}
+	base := r.BaselineVariant()
+	p("| variant | verdict | baseline accepted | recommended | paired vs %s | why |\n|---|---|---:|---|---|---|\n", cell(base))
+	for _, v := range r.Variants {
+		share := "–"
+		if v.BaselineShare != nil {
+			share = eval.FormatShare(*v.BaselineShare)
+		}
+		pair := "(the reference)"
+		if v.Paired != nil {
+			pair = v.Paired.Verdict()
+			if v.Paired.Result != nil {
+				eq := v.Paired.Result.Equivalence
+				pair += fmt.Sprintf(" (Δ %+.1f pts, [%+.1f, %+.1f], ±%.1f)", 100*eq.Delta, 100*eq.Lo, 100*eq.Hi, 100*v.Paired.Result.Margin)
+			}
+		}
+		p("| %s | %s | %s | %s | %s | %s |\n", cell(v.Variant), mark(v.State), share, cell(recommended(v)), cell(pair), cell(v.Reason))
+	}
+	for _, v := range r.Variants {
+		p("\n<details><summary>%s: %d level(s), %d of %d planned passes</summary>\n\n", htmlText(v.Variant), len(v.Levels), v.PassesDone, v.PassesPlanned)
+		p("| level | verdict | accepted | failures | E2E p95 | accepted/h |\n|---|---|---:|---|---:|---:|\n")
+		for _, l := range v.Levels {
+			p("| %s | %s | %s | %s | %s | %s |\n", cell(l.Name), l.Verdict.Word(), eval.FormatShare(l.Share()), failureCounts(l.Level),
+				spreadDuration(l.E2EP95NS), spreadCount(l.DocsPerHour))
+		}
+		for _, l := range v.Levels {
+			if l.NFailed == 0 {
+				continue
+			}
+			p("\nFailed at %s (%d):\n\n", l.Name, l.NFailed)
+			for i, d := range l.Failed {
+				if i == mdDocs {
+					break
+				}
+				p("- `%s` repetition %d, %s: %s\n", d.ID, d.Repetition, d.Failure, mdText(d.Detail))
+			}
+			if more := l.NFailed - min(len(l.Failed), mdDocs); more > 0 {
+				p("- … and %d more\n", more)
+			}
+		}
+		if v.Paired != nil {
+			p("\n%s: %s\n", mdText(v.Paired.Name()), mdText(v.Paired.Summary()))
+		}
+		p("\n</details>\n")
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write Markdown summary: %w", err)
+	}
+	return nil
+}
+
+// mark is a state with the sign a reader's eye finds first.
+func mark(state string) string {
+	switch state {
+	case results.OutcomePass, "EQUIVALENT":
+		return "✅ " + state
+	case results.OutcomeFail, "NOT EQUIVALENT":
+		return "❌ " + state
+	}
+	return "⚠️ " + state
+}
+
+// recommended is the variant's recommended level in its first mode.
+func recommended(v Variant) string {
+	if len(v.Series) == 0 {
+		return "–"
+	}
+	rec := v.Series[0].Recommendation
+	if rec.Recommended == 0 {
+		return "none usable"
+	}
+	return rec.Mode + " " + eval.LevelName(rec.Mode, rec.Recommended)
+}
+
+func failureCounts(l eval.Level) string {
+	var parts []string
+	for _, f := range extractbench.Failures {
+		if n := l.Failures.Of(f); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", f, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func spreadDuration(s eval.Spread) string {
+	if s.N == 0 {
+		return "–"
+	}
+	return eval.FormatDuration(int64(s.Median))
+}
+
+func spreadCount(s eval.Spread) string {
+	if s.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", s.Median)
+}
+
+// cell is text safe inside a Markdown table cell: one line, pipes escaped.
+func cell(s string) string { return strings.ReplaceAll(mdText(s), "|", `\|`) }
+
+// mdText is text on one line with the characters Markdown or HTML would
+// read as markup escaped.
+func mdText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.NewReplacer("<", "&lt;", ">", "&gt;", "`", "'", "*", `\*`, "_", `\_`).Replace(s)
+}
+
+func htmlText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}

@@ -1,0 +1,117 @@
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/results"
+)
+
+// Paired is one variant's paired verdict against the run's baseline
+// variant: what `compare DIR:baseline DIR:variant` says, at the baseline
+// level, repetition 1, on the same documents. The report's headline and
+// verdict table show it, and with acceptance.require_equivalent the run's
+// exit code depends on it.
+type Paired struct {
+	Variant    string  `json:"variant"`
+	Baseline   string  `json:"baseline_variant"`
+	Mode       string  `json:"mode,omitempty"`
+	Level      int     `json:"level,omitempty"`
+	N          int     `json:"n"`
+	Flips      int     `json:"flips"`      // documents on which the two disagree
+	Lost       int     `json:"flips_lost"` // accepted by the baseline, failed by the variant
+	Gained     int     `json:"flips_won"`  // the other way
+	Delta      float64 `json:"delta"`      // variant − baseline, accepted share
+	Lo         float64 `json:"lo"`         // the 90% interval of Delta
+	Hi         float64 `json:"hi"`
+	Margin     float64 `json:"margin"`
+	Equivalent bool    `json:"equivalent"`
+	// NoVerdict says why no pairing was possible (the variant measured no
+	// baseline pass, say); the other figures are then zero.
+	NoVerdict string `json:"no_verdict,omitempty"`
+}
+
+// Word is EQUIVALENT, NOT EQUIVALENT or NO VERDICT.
+func (p Paired) Word() string {
+	switch {
+	case p.NoVerdict != "":
+		return "NO VERDICT"
+	case p.Equivalent:
+		return "EQUIVALENT"
+	}
+	return "NOT EQUIVALENT"
+}
+
+// Text is the verdict in one line, as compare prints it:
+// "NOT EQUIVALENT to bf16: Δ −2.9 points, 90% interval [−4.7, −1.1], 11 flips (10 lost, 1 won) of 300, margin ±2 points".
+func (p Paired) Text() string {
+	if p.NoVerdict != "" {
+		return fmt.Sprintf("NO VERDICT against %s: %s", p.Baseline, p.NoVerdict)
+	}
+	return fmt.Sprintf("%s to %s: Δ %s points, 90%% interval [%s, %s], %d flips (%d lost, %d won) of %d at %s %d, margin ±%s points",
+		p.Word(), p.Baseline, signedPts(p.Delta), signedPts(p.Lo), signedPts(p.Hi), p.Flips, p.Lost, p.Gained, p.N, p.Mode, p.Level, pts(p.Margin))
+}
+
+// BaselineVariant is the variant a run's others are paired with: the one
+// its protocol names (acceptance.baseline_variant), else the first.
+func BaselineVariant(m *extractbench.Manifest) string {
+	if b := m.Acceptance.BaselineVariant; b != "" {
+		return b
+	}
+	if names := m.VariantNames(); len(names) > 0 {
+		return names[0]
+	}
+	return ""
+}
+
+// PairedVerdicts pairs every variant of the latest run in dir with its
+// baseline variant through Run, at the baseline level (1) and the margin
+// the protocol wrote (acceptance.equivalence_margin, else DefaultMargin).
+// It returns nothing for a run of one variant. A variant that cannot be
+// paired (no documents at the level) gets a NoVerdict, never an error:
+// errors are for a directory that cannot be read.
+func PairedVerdicts(ctx context.Context, dir string, run *results.RunData) ([]Paired, error) {
+	m := &run.Manifest
+	names := m.VariantNames()
+	base := BaselineVariant(m)
+	if len(names) < 2 || base == "" {
+		return nil, nil
+	}
+	margin := m.Acceptance.EquivalenceMargin
+	if margin == 0 {
+		margin = DefaultMargin
+	}
+	var out []Paired
+	for _, v := range names {
+		if v == base {
+			continue
+		}
+		p := Paired{Variant: v, Baseline: base, Margin: margin}
+		r, err := Run(ctx, Options{A: Side{Dir: dir, Variant: base}, B: Side{Dir: dir, Variant: v}, Margin: margin})
+		var refused *results.RefusedError
+		switch {
+		case errors.As(err, &refused):
+			p.NoVerdict = refused.Error()
+		case err != nil:
+			return nil, fmt.Errorf("pair %s with %s: %w", v, base, err)
+		default:
+			eq := r.Equivalence
+			p.Mode, p.Level, p.N, p.Lost, p.Gained = r.Mode, r.Level, eq.N, eq.B, eq.C
+			p.Flips, p.Delta, p.Lo, p.Hi, p.Equivalent = eq.B+eq.C, eq.Delta, eq.Lo, eq.Hi, r.Equivalent
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// PairedOf returns variant's verdict in ps, or nil.
+func PairedOf(ps []Paired, variant string) *Paired {
+	for i := range ps {
+		if ps[i].Variant == variant {
+			return &ps[i]
+		}
+	}
+	return nil
+}
