@@ -72,6 +72,10 @@ type ConfigError struct{ Err error }
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
+// ExitCode is the status the command line exits with on a configuration
+// error: 2, as a usage error.
+func (e *ConfigError) ExitCode() int { return 2 }
+
 // Summary is the outcome of a run, for the final table and -json. Its
 // figures are results' and eval's, read back from the store: the same
 // Outcomes and levels the report, compare and plan show.
