@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 )
@@ -30,7 +31,7 @@ func TestMaxAmountDigits_IsTheScorers(t *testing.T) {
 		category := "rent"
 		exp := corpus.Expected{Amount: &amount, Category: &category}
 		answer := fmt.Sprintf(`{"date":null,"amount":%s,"category":"rent"}`, amount)
-		o := eval.Evaluate(answer, exp, eval.Transport{Kind: eval.TransportOK, FinishReason: "stop", HTTPStatus: 200}, eval.Options{})
+		o := eval.Evaluate(answer, exp, extractbench.Transport{Kind: extractbench.TransportOK, FinishReason: "stop", HTTPStatus: 200}, eval.Options{})
 		if o.Accepted != tt.acceptable {
 			t.Errorf("%d digits: the scorer accepts the exact answer = %v, want %v (%s)", tt.digits, o.Accepted, tt.acceptable, o.FailureDetail)
 		}

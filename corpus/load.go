@@ -55,6 +55,10 @@ type LoadError struct {
 }
 
 // Error lists every problem, one per line.
+// ExitCode is the status the command line exits with on a corpus that
+// cannot be loaded: 2, a usage or configuration error.
+func (e *LoadError) ExitCode() int { return 2 }
+
 func (e *LoadError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "corpus %s: %d problem(s):", e.Path, len(e.Problems))

@@ -1,6 +1,10 @@
 package eval
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/extractbench/extractbench"
+)
 
 // Labels of the category confusion matrix for answers that are not a
 // category: a JSON null, and anything unreadable (no parse, missing key,
@@ -28,18 +32,18 @@ type FieldStats struct {
 }
 
 // add counts one field result.
-func (s *FieldStats) add(r FieldResult, expectedNull bool) {
+func (s *FieldStats) add(r extractbench.FieldResult, expectedNull bool) {
 	switch r {
-	case TP:
+	case extractbench.TP:
 		s.TP++
-	case FPFN:
+	case extractbench.FPFN:
 		s.FP++
 		s.FN++
-	case FN:
+	case extractbench.FN:
 		s.FN++
-	case FP:
+	case extractbench.FP:
 		s.FP++
-	case TN:
+	case extractbench.TN:
 		s.TN++
 	default:
 		s.Unscored++
@@ -75,15 +79,15 @@ func ratio(num, den int, perfect bool) float64 {
 // to. Docs counts records; a DocID seen twice is listed in DuplicateIDs,
 // never merged, and Recovered counts accepted documents once per DocID.
 type PassSummary struct {
-	Docs         int             // records in the pass, duplicates included
-	UniqueDocs   int             // distinct DocIDs
-	Accepted     int             // accepted records
-	AcceptedRate float64         // Accepted / Docs; 0 when Docs is 0
-	Recovered    int             // distinct DocIDs with at least one accepted record
-	DuplicateIDs []string        // DocIDs with more than one record, sorted
-	Failures     map[Failure]int // records per failure class; every class of Failures is present
-	StrictOK     int             // records whose output passed the strict parse
-	LenientOK    int             // records whose output passed the lenient parse
+	Docs         int                          // records in the pass, duplicates included
+	UniqueDocs   int                          // distinct DocIDs
+	Accepted     int                          // accepted records
+	AcceptedRate float64                      // Accepted / Docs; 0 when Docs is 0
+	Recovered    int                          // distinct DocIDs with at least one accepted record
+	DuplicateIDs []string                     // DocIDs with more than one record, sorted
+	Failures     map[extractbench.Failure]int // records per failure class; every class of Failures is present
+	StrictOK     int                          // records whose output passed the strict parse
+	LenientOK    int                          // records whose output passed the lenient parse
 	Date         FieldStats
 	Amount       FieldStats
 	Category     FieldStats
@@ -107,8 +111,8 @@ func (p PassSummary) Field(name string) (FieldStats, bool) {
 }
 
 // Aggregate summarises the records of one pass. It assumes the records were
-// scored by Evaluate (Outcome.Expected filled).
-func Aggregate(recs []Record) PassSummary {
+// scored by Evaluate (Score.Expected filled).
+func Aggregate(recs []extractbench.Record) PassSummary {
 	var a PassAccumulator
 	seen := map[string]int{}
 	recovered := map[string]bool{}
@@ -139,11 +143,11 @@ type PassAccumulator struct {
 }
 
 // Add counts one record.
-func (a *PassAccumulator) Add(r *Record) {
+func (a *PassAccumulator) Add(r *extractbench.Record) {
 	s := &a.s
 	if s.Failures == nil {
-		s.Failures = make(map[Failure]int, len(Failures))
-		for _, f := range Failures {
+		s.Failures = make(map[extractbench.Failure]int, len(extractbench.Failures))
+		for _, f := range extractbench.Failures {
 			s.Failures[f] = 0
 		}
 		s.Confusion = map[string]map[string]int{}
@@ -152,7 +156,7 @@ func (a *PassAccumulator) Add(r *Record) {
 	if r.Accepted {
 		s.Accepted++
 	}
-	if r.Failure != None {
+	if r.Failure != extractbench.None {
 		s.Failures[r.Failure]++
 	}
 	if r.StrictParseOK {
@@ -161,12 +165,12 @@ func (a *PassAccumulator) Add(r *Record) {
 	if r.LenientParseOK {
 		s.LenientOK++
 	}
-	e := r.Outcome.Expected
-	s.Date.add(r.Outcome.Date, e.Date == nil)
-	s.Amount.add(r.Outcome.Amount, e.Amount == nil)
-	s.Category.add(r.Outcome.Category, e.Category == nil)
+	e := r.Score.Expected
+	s.Date.add(r.Score.Date, e.Date == nil)
+	s.Amount.add(r.Score.Amount, e.Amount == nil)
+	s.Category.add(r.Score.Category, e.Category == nil)
 
-	want, got := confusionLabels(r.Outcome)
+	want, got := confusionLabels(r.Score)
 	row := s.Confusion[want]
 	if row == nil {
 		row = map[string]int{}
@@ -180,8 +184,8 @@ func (a *PassAccumulator) Add(r *Record) {
 func (a *PassAccumulator) Summary(uniqueDocs, recovered int, duplicateIDs []string) PassSummary {
 	s := a.s
 	if s.Failures == nil {
-		s.Failures = make(map[Failure]int, len(Failures))
-		for _, f := range Failures {
+		s.Failures = make(map[extractbench.Failure]int, len(extractbench.Failures))
+		for _, f := range extractbench.Failures {
 			s.Failures[f] = 0
 		}
 		s.Confusion = map[string]map[string]int{}
@@ -198,13 +202,13 @@ func (a *PassAccumulator) Summary(uniqueDocs, recovered int, duplicateIDs []stri
 
 // confusionLabels returns the expected and predicted labels of a record's
 // category for the confusion matrix.
-func confusionLabels(o Outcome) (want, got string) {
+func confusionLabels(o extractbench.Score) (want, got string) {
 	want = ConfusionNull
 	if o.Expected.Category != nil {
 		want = *o.Expected.Category
 	}
 	switch {
-	case o.Category == Unscored:
+	case o.Category == extractbench.Unscored:
 		got = ConfusionInvalid
 	case o.Prediction.Category == nil:
 		got = ConfusionNull
@@ -216,17 +220,17 @@ func confusionLabels(o Outcome) (want, got string) {
 
 // fieldCounts returns one record's contribution to a field's F1: true
 // positives, false positives and false negatives (a miss counts as FN).
-func fieldCounts(r FieldResult, expected *string) (tp, fp, fn int) {
+func fieldCounts(r extractbench.FieldResult, expected *string) (tp, fp, fn int) {
 	switch r {
-	case TP:
+	case extractbench.TP:
 		return 1, 0, 0
-	case FPFN:
+	case extractbench.FPFN:
 		return 0, 1, 1
-	case FN:
+	case extractbench.FN:
 		return 0, 0, 1
-	case FP:
+	case extractbench.FP:
 		return 0, 1, 0
-	case Unscored:
+	case extractbench.Unscored:
 		if expected != nil {
 			return 0, 0, 1
 		}
@@ -235,25 +239,25 @@ func fieldCounts(r FieldResult, expected *string) (tp, fp, fn int) {
 }
 
 // fieldOf returns a record's result and expectation for a named field.
-func fieldOf(r *Record, name string) (FieldResult, *string, bool) {
-	e := r.Outcome.Expected
+func fieldOf(r *extractbench.Record, name string) (extractbench.FieldResult, *string, bool) {
+	e := r.Score.Expected
 	switch name {
 	case "date":
-		return r.Outcome.Date, e.Date, true
+		return r.Score.Date, e.Date, true
 	case "amount":
-		return r.Outcome.Amount, e.Amount, true
+		return r.Score.Amount, e.Amount, true
 	case "category":
-		return r.Outcome.Category, e.Category, true
+		return r.Score.Category, e.Category, true
 	}
-	return Unscored, nil, false
+	return extractbench.Unscored, nil, false
 }
 
 // Invariance compares a pass's records with the level-1 records of the same
 // variant and repetition (MEASUREMENT.md section 3, batch invariance): the
 // documents whose raw output differs, and of those, the ones whose verdict
 // (accepted or not) changed. Documents missing from base are not compared.
-func Invariance(base, recs []Record) (changed, verdicts int, ids []string) {
-	byID := make(map[string]*Record, len(base))
+func Invariance(base, recs []extractbench.Record) (changed, verdicts int, ids []string) {
+	byID := make(map[string]*extractbench.Record, len(base))
 	for i := range base {
 		byID[base[i].DocID] = &base[i]
 	}

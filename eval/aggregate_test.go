@@ -5,23 +5,24 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 )
 
 // scored builds a record the way the pipeline does: Evaluate, then wrap.
-func scored(id, output string, exp corpus.Expected, tr Transport) Record {
-	return Record{DocID: id, Outcome: Evaluate(output, exp, tr, Options{}), Response: Response{Output: output, Transport: tr}}
+func scored(id, output string, exp corpus.Expected, tr extractbench.Transport) extractbench.Record {
+	return extractbench.Record{DocID: id, Score: Evaluate(output, exp, tr, Options{}), Response: extractbench.Response{Output: output, Transport: tr}}
 }
 
 func TestAggregate(t *testing.T) {
 	const good = `{"date":"2025-03-14","amount":1234.56,"category":"software"}`
-	recs := []Record{
-		scored("a", good, invoice, Transport{}),
-		scored("b", `{"date":"2025-03-14","amount":1234.56,"category":"travel"}`, invoice, Transport{}),
-		scored("c", `not json`, invoice, Transport{}),
-		scored("d", ``, creditNote, Transport{HTTPStatus: 503, Kind: TransportHTTPStatus, ErrorBody: "CUDA out of memory"}),
-		scored("a", good, invoice, Transport{}),
-		scored("e", `{"date":"2024-02-29","amount":0.001,"category":null}`, zeroAmount, Transport{}),
+	recs := []extractbench.Record{
+		scored("a", good, invoice, extractbench.Transport{}),
+		scored("b", `{"date":"2025-03-14","amount":1234.56,"category":"travel"}`, invoice, extractbench.Transport{}),
+		scored("c", `not json`, invoice, extractbench.Transport{}),
+		scored("d", ``, creditNote, extractbench.Transport{HTTPStatus: 503, Kind: extractbench.TransportHTTPStatus, ErrorBody: "CUDA out of memory"}),
+		scored("a", good, invoice, extractbench.Transport{}),
+		scored("e", `{"date":"2024-02-29","amount":0.001,"category":null}`, zeroAmount, extractbench.Transport{}),
 	}
 	got := Aggregate(recs)
 
@@ -34,7 +35,7 @@ func TestAggregate(t *testing.T) {
 	if !reflect.DeepEqual(got.DuplicateIDs, []string{"a"}) {
 		t.Errorf("got duplicates %v, want [a]", got.DuplicateIDs)
 	}
-	wantFailures := map[Failure]int{Memory: 1, Truncation: 0, Format: 1, Quality: 1, Error: 0}
+	wantFailures := map[extractbench.Failure]int{extractbench.Memory: 1, extractbench.Truncation: 0, extractbench.Format: 1, extractbench.Quality: 1, extractbench.Error: 0}
 	if !reflect.DeepEqual(got.Failures, wantFailures) {
 		t.Errorf("got failures %v, want %v", got.Failures, wantFailures)
 	}
@@ -96,7 +97,7 @@ func TestFieldStats_ZeroDenominators(t *testing.T) {
 
 func TestAggregate_Empty(t *testing.T) {
 	got := Aggregate(nil)
-	if got.Docs != 0 || got.AcceptedRate != 0 || got.DuplicateIDs != nil || len(got.Failures) != len(Failures) {
+	if got.Docs != 0 || got.AcceptedRate != 0 || got.DuplicateIDs != nil || len(got.Failures) != len(extractbench.Failures) {
 		t.Errorf("got %+v, want an empty summary with every failure class at zero", got)
 	}
 }

@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"strings"
+
+	"github.com/extractbench/extractbench"
 )
 
 // oomMarkers are lower-case fragments of the out-of-memory messages engines
@@ -87,68 +89,68 @@ var contextMarkers = []string{
 //     the engine says it stopped for the budget, not because it had finished.
 //   - too_large is truncation: the client cut an answer that went past any
 //     size max_tokens allows (max_answer_bytes), as length is the engine's cut.
-func classifyTransport(tr Transport, output string) (Failure, string) {
+func classifyTransport(tr extractbench.Transport, output string) (extractbench.Failure, string) {
 	if !tr.Kind.Measured() {
-		return None, "" // the run or the client cut it, not the engine: no class at all (Evaluate says not measured)
+		return extractbench.None, "" // the run or the client cut it, not the engine: no class at all (Evaluate says not measured)
 	}
 	body := strings.ToLower(tr.ErrorBody)
-	failed := tr.Kind != TransportOK
+	failed := tr.Kind != extractbench.TransportOK
 	if tr.EngineDied && failed {
-		return Memory, "engine died (" + transportWhat(tr) + ")"
+		return extractbench.Memory, "engine died (" + transportWhat(tr) + ")"
 	}
 	if tr.ErrorBody != "" && (tr.HTTPStatus >= 500 || tr.HTTPStatus < 300) {
 		if m := firstMarker(body, oomMarkers); m != "" {
-			return Memory, fmt.Sprintf("%s says %q", transportWhere(tr), m)
+			return extractbench.Memory, fmt.Sprintf("%s says %q", transportWhere(tr), m)
 		}
 		if m := firstMarker(body, kvPoolMarkers); m != "" {
-			return Memory, fmt.Sprintf("%s says %q: the KV cache the engine's slots share ran out under load (the prompt was admitted, so it fits the context window; one that does not is refused at once with HTTP 400)", transportWhere(tr), m)
+			return extractbench.Memory, fmt.Sprintf("%s says %q: the KV cache the engine's slots share ran out under load (the prompt was admitted, so it fits the context window; one that does not is refused at once with HTTP 400)", transportWhere(tr), m)
 		}
 	}
 	if tr.FinishReason == "length" {
-		return Truncation, "finish_reason=length"
+		return extractbench.Truncation, "finish_reason=length"
 	}
-	if tr.Kind == TransportTooLarge {
-		return Truncation, "answer cut at the client's size cap: " + clip(tr.Detail)
+	if tr.Kind == extractbench.TransportTooLarge {
+		return extractbench.Truncation, "answer cut at the client's size cap: " + clip(tr.Detail)
 	}
 	if tr.ErrorBody != "" {
 		if m := firstMarker(body, contextMarkers); m != "" {
-			return Truncation, fmt.Sprintf("prompt exceeds the context window: %s says %q", transportWhere(tr), m)
+			return extractbench.Truncation, fmt.Sprintf("prompt exceeds the context window: %s says %q", transportWhere(tr), m)
 		}
 	}
 	if tr.HTTPStatus == 413 {
 		// Payload Too Large: the engine (or its proxy) rejected the prompt
 		// for its size, which is the context window's rule at the door.
-		return Truncation, "prompt rejected as too large: HTTP 413"
+		return extractbench.Truncation, "prompt rejected as too large: HTTP 413"
 	}
-	if tr.Kind == TransportCut && EndsInsideObject(output) {
-		return Truncation, string(tr.Kind) + " inside the JSON object"
+	if tr.Kind == extractbench.TransportCut && EndsInsideObject(output) {
+		return extractbench.Truncation, string(tr.Kind) + " inside the JSON object"
 	}
 	switch {
-	case tr.Kind == TransportCut || tr.Kind == TransportReset:
+	case tr.Kind == extractbench.TransportCut || tr.Kind == extractbench.TransportReset:
 		if strings.TrimSpace(output) == "" {
-			return Error, string(tr.Kind) + " with no output"
+			return extractbench.Error, string(tr.Kind) + " with no output"
 		}
-		if tr.Kind == TransportReset {
-			return Error, fmt.Sprintf("reset after %d bytes of output", len(output))
+		if tr.Kind == extractbench.TransportReset {
+			return extractbench.Error, fmt.Sprintf("reset after %d bytes of output", len(output))
 		}
 		if _, err := findObject(output); err == nil {
-			return Error, string(tr.Kind) + " after a complete JSON object, before [DONE]"
+			return extractbench.Error, string(tr.Kind) + " after a complete JSON object, before [DONE]"
 		}
-		return Error, string(tr.Kind) + " with no partial JSON object"
+		return extractbench.Error, string(tr.Kind) + " with no partial JSON object"
 	case failed:
-		return Error, transportWhat(tr)
+		return extractbench.Error, transportWhat(tr)
 	case tr.HTTPStatus != 0 && (tr.HTTPStatus < 200 || tr.HTTPStatus >= 300):
-		return Error, transportWhat(tr)
+		return extractbench.Error, transportWhat(tr)
 	case tr.ErrorBody != "":
-		return Error, "error object in the stream: " + clip(tr.ErrorBody)
+		return extractbench.Error, "error object in the stream: " + clip(tr.ErrorBody)
 	}
-	return None, ""
+	return extractbench.None, ""
 }
 
 // transportWhat describes a failed exchange in a few words.
-func transportWhat(tr Transport) string {
+func transportWhat(tr extractbench.Transport) string {
 	var b strings.Builder
-	if tr.Kind != TransportOK {
+	if tr.Kind != extractbench.TransportOK {
 		b.WriteString(string(tr.Kind))
 	}
 	if tr.HTTPStatus != 0 && (tr.HTTPStatus < 200 || tr.HTTPStatus >= 300) {
@@ -173,7 +175,7 @@ func transportWhat(tr Transport) string {
 }
 
 // transportWhere names where an error text came from.
-func transportWhere(tr Transport) string {
+func transportWhere(tr extractbench.Transport) string {
 	if tr.HTTPStatus >= 300 || (tr.HTTPStatus != 0 && tr.HTTPStatus < 200) {
 		return fmt.Sprintf("HTTP %d", tr.HTTPStatus)
 	}

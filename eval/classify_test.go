@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
 func TestEvaluate_FailureClasses(t *testing.T) {
@@ -13,58 +15,58 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 	tests := []struct {
 		name    string
 		output  string
-		tr      Transport
-		failure Failure
+		tr      extractbench.Transport
+		failure extractbench.Failure
 		detail  string
 	}{
-		{"complete", good, Transport{FinishReason: "stop"}, None, ""},
-		{"no finish reason", good, Transport{}, None, ""},
+		{"complete", good, extractbench.Transport{FinishReason: "stop"}, extractbench.None, ""},
+		{"no finish reason", good, extractbench.Transport{}, extractbench.None, ""},
 
 		// memory
-		{"vLLM 500 CUDA OOM", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"message":"CUDA out of memory. Tried to allocate 2.00 GiB"}}`}, Memory, "out of memory"},
-		{"503 OutOfMemoryError", "", Transport{HTTPStatus: 503, Kind: TransportHTTPStatus, ErrorBody: "torch.OutOfMemoryError: CUDA error"}, Memory, "outofmemory"},
-		{"503 KV cache", "", Transport{HTTPStatus: 503, Kind: TransportHTTPStatus, ErrorBody: "No available memory for the KV cache blocks"}, Memory, "kv cache"},
-		{"500 insufficient memory", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: "insufficient memory to load the batch"}, Memory, "insufficient memory"},
-		{"in-stream OOM error object", `{"date":`, Transport{HTTPStatus: 200, Kind: TransportMalformed, ErrorBody: `{"error":"out of memory"}`}, Memory, "stream's error object"},
-		{"engine died, reset", partial, Transport{Kind: TransportReset, EngineDied: true}, Memory, "engine died"},
-		{"refused after the engine died", "", Transport{Kind: TransportRefused, EngineDied: true, Detail: "dial tcp: connection refused"}, Memory, "engine died (refused"},
-		{"OOM body beats finish_reason=length", partial, Transport{HTTPStatus: 200, FinishReason: "length", Kind: TransportMalformed, ErrorBody: "CUDA out of memory"}, Memory, ""},
-		{"engine died beats length", partial, Transport{FinishReason: "length", Kind: TransportCut, EngineDied: true}, Memory, ""},
+		{"vLLM 500 CUDA OOM", "", extractbench.Transport{HTTPStatus: 500, Kind: extractbench.TransportHTTPStatus, ErrorBody: `{"error":{"message":"CUDA out of memory. Tried to allocate 2.00 GiB"}}`}, extractbench.Memory, "out of memory"},
+		{"503 OutOfMemoryError", "", extractbench.Transport{HTTPStatus: 503, Kind: extractbench.TransportHTTPStatus, ErrorBody: "torch.OutOfMemoryError: CUDA error"}, extractbench.Memory, "outofmemory"},
+		{"503 KV cache", "", extractbench.Transport{HTTPStatus: 503, Kind: extractbench.TransportHTTPStatus, ErrorBody: "No available memory for the KV cache blocks"}, extractbench.Memory, "kv cache"},
+		{"500 insufficient memory", "", extractbench.Transport{HTTPStatus: 500, Kind: extractbench.TransportHTTPStatus, ErrorBody: "insufficient memory to load the batch"}, extractbench.Memory, "insufficient memory"},
+		{"in-stream OOM error object", `{"date":`, extractbench.Transport{HTTPStatus: 200, Kind: extractbench.TransportMalformed, ErrorBody: `{"error":"out of memory"}`}, extractbench.Memory, "stream's error object"},
+		{"engine died, reset", partial, extractbench.Transport{Kind: extractbench.TransportReset, EngineDied: true}, extractbench.Memory, "engine died"},
+		{"refused after the engine died", "", extractbench.Transport{Kind: extractbench.TransportRefused, EngineDied: true, Detail: "dial tcp: connection refused"}, extractbench.Memory, "engine died (refused"},
+		{"OOM body beats finish_reason=length", partial, extractbench.Transport{HTTPStatus: 200, FinishReason: "length", Kind: extractbench.TransportMalformed, ErrorBody: "CUDA out of memory"}, extractbench.Memory, ""},
+		{"engine died beats length", partial, extractbench.Transport{FinishReason: "length", Kind: extractbench.TransportCut, EngineDied: true}, extractbench.Memory, ""},
 
 		// truncation
-		{"finish_reason=length", partial, Transport{FinishReason: "length"}, Truncation, "finish_reason=length"},
-		{"answer over the client's cap", partial, Transport{HTTPStatus: 200, Kind: TransportTooLarge, Detail: "answer passed its 65536-byte cap at content chunk 2"}, Truncation, "size cap: answer passed its 65536-byte cap"},
-		{"over the cap even when it parses", good, Transport{HTTPStatus: 200, Kind: TransportTooLarge, FinishReason: "stop"}, Truncation, "size cap"},
-		{"length and invalid JSON", `{"date": 2025-`, Transport{FinishReason: "length"}, Truncation, ""},
-		{"length even when it parses", good, Transport{FinishReason: "length"}, Truncation, ""},
-		{"vLLM context 400", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: `{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8744 in the messages, 256 in the completion).","type":"BadRequestError","code":400}`}, Truncation, "maximum context"},
-		{"llama.cpp context", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}`}, Truncation, "context size"},
-		{"TGI 422", "", Transport{HTTPStatus: 422, Kind: TransportHTTPStatus, ErrorBody: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 8000 `inputs` tokens and 512 `max_new_tokens`"}, Truncation, "max_new_tokens"},
-		{"OpenAI context_length_exceeded", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"code":"context_length_exceeded"}}`}, Truncation, "context_length"},
-		{"SGLang context", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: "The input (9000 tokens) is longer than the model's context length (8192 tokens)."}, Truncation, "context length"},
-		{"stream cut mid-object", partial, Transport{Kind: TransportCut}, Truncation, "stream_cut inside the JSON object"},
-		{"reset mid-object", "```json\n" + partial, Transport{Kind: TransportReset}, Error, "reset after"},
-		{"413 prompt too large", "", Transport{HTTPStatus: 413, Kind: TransportHTTPStatus, ErrorBody: "Request Entity Too Large"}, Truncation, "HTTP 413"},
-		{"400 OOM text is not memory", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: "out of memory, and the context length is exceeded"}, Truncation, ""},
+		{"finish_reason=length", partial, extractbench.Transport{FinishReason: "length"}, extractbench.Truncation, "finish_reason=length"},
+		{"answer over the client's cap", partial, extractbench.Transport{HTTPStatus: 200, Kind: extractbench.TransportTooLarge, Detail: "answer passed its 65536-byte cap at content chunk 2"}, extractbench.Truncation, "size cap: answer passed its 65536-byte cap"},
+		{"over the cap even when it parses", good, extractbench.Transport{HTTPStatus: 200, Kind: extractbench.TransportTooLarge, FinishReason: "stop"}, extractbench.Truncation, "size cap"},
+		{"length and invalid JSON", `{"date": 2025-`, extractbench.Transport{FinishReason: "length"}, extractbench.Truncation, ""},
+		{"length even when it parses", good, extractbench.Transport{FinishReason: "length"}, extractbench.Truncation, ""},
+		{"vLLM context 400", "", extractbench.Transport{HTTPStatus: 400, Kind: extractbench.TransportHTTPStatus, ErrorBody: `{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8744 in the messages, 256 in the completion).","type":"BadRequestError","code":400}`}, extractbench.Truncation, "maximum context"},
+		{"llama.cpp context", "", extractbench.Transport{HTTPStatus: 400, Kind: extractbench.TransportHTTPStatus, ErrorBody: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}`}, extractbench.Truncation, "context size"},
+		{"TGI 422", "", extractbench.Transport{HTTPStatus: 422, Kind: extractbench.TransportHTTPStatus, ErrorBody: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 8000 `inputs` tokens and 512 `max_new_tokens`"}, extractbench.Truncation, "max_new_tokens"},
+		{"OpenAI context_length_exceeded", "", extractbench.Transport{HTTPStatus: 400, Kind: extractbench.TransportHTTPStatus, ErrorBody: `{"error":{"code":"context_length_exceeded"}}`}, extractbench.Truncation, "context_length"},
+		{"SGLang context", "", extractbench.Transport{HTTPStatus: 400, Kind: extractbench.TransportHTTPStatus, ErrorBody: "The input (9000 tokens) is longer than the model's context length (8192 tokens)."}, extractbench.Truncation, "context length"},
+		{"stream cut mid-object", partial, extractbench.Transport{Kind: extractbench.TransportCut}, extractbench.Truncation, "stream_cut inside the JSON object"},
+		{"reset mid-object", "```json\n" + partial, extractbench.Transport{Kind: extractbench.TransportReset}, extractbench.Error, "reset after"},
+		{"413 prompt too large", "", extractbench.Transport{HTTPStatus: 413, Kind: extractbench.TransportHTTPStatus, ErrorBody: "Request Entity Too Large"}, extractbench.Truncation, "HTTP 413"},
+		{"400 OOM text is not memory", "", extractbench.Transport{HTTPStatus: 400, Kind: extractbench.TransportHTTPStatus, ErrorBody: "out of memory, and the context length is exceeded"}, extractbench.Truncation, ""},
 
 		// error
-		{"timeout mid-object", partial, Transport{Kind: TransportTimeout, Detail: "context deadline exceeded"}, Error, "timeout: context deadline exceeded"},
-		{"reset with no output", "", Transport{Kind: TransportReset}, Error, "reset with no output"},
-		{"cut with no partial JSON", "The answer is", Transport{Kind: TransportCut}, Error, "no partial JSON object"},
-		{"cut after a complete object", good, Transport{Kind: TransportCut}, Error, "stream_cut after a complete JSON object, before [DONE]"},
-		{"refused, engine alive", "", Transport{Kind: TransportRefused, Detail: "connection refused"}, Error, "refused"},
-		{"malformed SSE", good, Transport{Kind: TransportMalformed, Detail: "data: {bad"}, Error, "malformed_sse"},
-		{"HTML 200", "", Transport{HTTPStatus: 200, Kind: TransportContentType, Detail: "text/html"}, Error, "content_type"},
-		{"503 overloaded without OOM", "", Transport{HTTPStatus: 503, Kind: TransportHTTPStatus, ErrorBody: "Service Unavailable"}, Error, "HTTP 503: Service Unavailable"},
-		{"401", "", Transport{HTTPStatus: 401, Kind: TransportHTTPStatus, ErrorBody: "invalid api key"}, Error, "HTTP 401"},
-		{"429 too many tokens is not truncation", "", Transport{HTTPStatus: 429, Kind: TransportHTTPStatus, ErrorBody: "Rate limit: too many tokens per minute"}, Error, "HTTP 429"},
-		{"status without kind", good, Transport{HTTPStatus: 502}, Error, "HTTP 502"},
-		{"error object after a complete stream", good, Transport{ErrorBody: `{"error":"internal"}`}, Error, "error object in the stream"},
-		{"engine died after completing", good, Transport{EngineDied: true}, None, ""},
+		{"timeout mid-object", partial, extractbench.Transport{Kind: extractbench.TransportTimeout, Detail: "context deadline exceeded"}, extractbench.Error, "timeout: context deadline exceeded"},
+		{"reset with no output", "", extractbench.Transport{Kind: extractbench.TransportReset}, extractbench.Error, "reset with no output"},
+		{"cut with no partial JSON", "The answer is", extractbench.Transport{Kind: extractbench.TransportCut}, extractbench.Error, "no partial JSON object"},
+		{"cut after a complete object", good, extractbench.Transport{Kind: extractbench.TransportCut}, extractbench.Error, "stream_cut after a complete JSON object, before [DONE]"},
+		{"refused, engine alive", "", extractbench.Transport{Kind: extractbench.TransportRefused, Detail: "connection refused"}, extractbench.Error, "refused"},
+		{"malformed SSE", good, extractbench.Transport{Kind: extractbench.TransportMalformed, Detail: "data: {bad"}, extractbench.Error, "malformed_sse"},
+		{"HTML 200", "", extractbench.Transport{HTTPStatus: 200, Kind: extractbench.TransportContentType, Detail: "text/html"}, extractbench.Error, "content_type"},
+		{"503 overloaded without OOM", "", extractbench.Transport{HTTPStatus: 503, Kind: extractbench.TransportHTTPStatus, ErrorBody: "Service Unavailable"}, extractbench.Error, "HTTP 503: Service Unavailable"},
+		{"401", "", extractbench.Transport{HTTPStatus: 401, Kind: extractbench.TransportHTTPStatus, ErrorBody: "invalid api key"}, extractbench.Error, "HTTP 401"},
+		{"429 too many tokens is not truncation", "", extractbench.Transport{HTTPStatus: 429, Kind: extractbench.TransportHTTPStatus, ErrorBody: "Rate limit: too many tokens per minute"}, extractbench.Error, "HTTP 429"},
+		{"status without kind", good, extractbench.Transport{HTTPStatus: 502}, extractbench.Error, "HTTP 502"},
+		{"error object after a complete stream", good, extractbench.Transport{ErrorBody: `{"error":"internal"}`}, extractbench.Error, "error object in the stream"},
+		{"engine died after completing", good, extractbench.Transport{EngineDied: true}, extractbench.None, ""},
 
 		// format beats quality, truncation beats format
-		{"format, not quality", `{"date":"2025-03-15","amount":"1","category":"software"}`, Transport{}, Format, ""},
-		{"quality", `{"date":"2025-03-15","amount":1234.56,"category":"software"}`, Transport{}, Quality, ""},
+		{"format, not quality", `{"date":"2025-03-15","amount":"1","category":"software"}`, extractbench.Transport{}, extractbench.Format, ""},
+		{"quality", `{"date":"2025-03-15","amount":1234.56,"category":"software"}`, extractbench.Transport{}, extractbench.Quality, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,11 +77,11 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 			if !strings.Contains(got.FailureDetail, tt.detail) {
 				t.Errorf("got detail %q, want it to contain %q", got.FailureDetail, tt.detail)
 			}
-			if got.Accepted && tt.tr.Kind != TransportOK {
+			if got.Accepted && tt.tr.Kind != extractbench.TransportOK {
 				t.Errorf("accepted with transport %q", tt.tr.Kind)
 			}
-			if got.Accepted != (tt.failure == None) {
-				t.Errorf("got Accepted %v, want %v", got.Accepted, tt.failure == None)
+			if got.Accepted != (tt.failure == extractbench.None) {
+				t.Errorf("got Accepted %v, want %v", got.Accepted, tt.failure == extractbench.None)
 			}
 		})
 	}
@@ -88,23 +90,23 @@ func TestEvaluate_FailureClasses(t *testing.T) {
 // TestEvaluate_InterruptedIsNotMeasured: a request the run's interruption
 // cancelled is neither accepted nor a failure of any class.
 func TestEvaluate_InterruptedIsNotMeasured(t *testing.T) {
-	got := Evaluate(`{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, Transport{Kind: TransportInterrupted}, Options{})
-	if got.Accepted || got.Failure != None || got.FailureDetail != "" {
+	got := Evaluate(`{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, extractbench.Transport{Kind: extractbench.TransportInterrupted}, Options{})
+	if got.Accepted || got.Failure != extractbench.None || got.FailureDetail != "" {
 		t.Errorf("got accepted %v failure %q (%s), want neither", got.Accepted, got.Failure, got.FailureDetail)
 	}
 }
 
 func TestEvaluate_NeverAcceptedOnTransportFailure(t *testing.T) {
 	const good = `{"date":"2025-03-14","amount":1234.56,"category":"software"}`
-	kinds := []TransportKind{TransportHTTPStatus, TransportTimeout, TransportReset, TransportRefused,
-		TransportMalformed, TransportCut, TransportContentType, TransportTooLarge, TransportOther}
+	kinds := []extractbench.TransportKind{extractbench.TransportHTTPStatus, extractbench.TransportTimeout, extractbench.TransportReset, extractbench.TransportRefused,
+		extractbench.TransportMalformed, extractbench.TransportCut, extractbench.TransportContentType, extractbench.TransportTooLarge, extractbench.TransportOther}
 	for _, k := range kinds {
-		got := Evaluate(good, invoice, Transport{Kind: k, FinishReason: "stop"}, Options{})
-		if got.Accepted || got.Failure == None {
+		got := Evaluate(good, invoice, extractbench.Transport{Kind: k, FinishReason: "stop"}, Options{})
+		if got.Accepted || got.Failure == extractbench.None {
 			t.Errorf("%s: got accepted %v failure %q, want a failure", k, got.Accepted, got.Failure)
 		}
 		// The fields are still scored, for analysis.
-		if got.Date != TP || !got.StrictParseOK {
+		if got.Date != extractbench.TP || !got.StrictParseOK {
 			t.Errorf("%s: got date %q strict %v, want the output scored", k, got.Date, got.StrictParseOK)
 		}
 	}
@@ -134,17 +136,17 @@ func TestClassify_LlamaCppRuntimeContext(t *testing.T) {
 	tests := []struct {
 		name    string
 		output  string
-		tr      Transport
-		failure Failure
+		tr      extractbench.Transport
+		failure extractbench.Failure
 		detail  string
 	}{
-		{"runtime 500 answer", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: runtime500}, Memory, `HTTP 500 says "context size has been exceeded": the KV cache the engine's slots share ran out under load`},
-		{"runtime error in a 200 stream, first event", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: inStream}, Memory, "ran out under load"},
-		{"runtime error in a 200 stream, after content", `{"`, Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: inStream}, Memory, "ran out under load"},
-		{"older builds' KV pool full", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"code":500,"message":"Input prompt is too big compared to KV size. Please try increasing KV size.","type":"server_error"}}`}, Memory, "compared to kv size"},
-		{"admission 400: over the context window", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: admission}, Truncation, "context size"},
-		{"the runtime message in a 4xx is not memory", "", Transport{HTTPStatus: 400, Kind: TransportHTTPStatus, ErrorBody: runtime500}, Truncation, "context size"},
-		{"older builds' 500 for a prompt over the window", "", Transport{HTTPStatus: 500, Kind: TransportHTTPStatus, ErrorBody: `{"error":{"code":500,"message":"input is larger than the max context size. skipping","type":"server_error"}}`}, Truncation, "context size"},
+		{"runtime 500 answer", "", extractbench.Transport{HTTPStatus: 500, Kind: extractbench.TransportHTTPStatus, ErrorBody: runtime500}, extractbench.Memory, `HTTP 500 says "context size has been exceeded": the KV cache the engine's slots share ran out under load`},
+		{"runtime error in a 200 stream, first event", "", extractbench.Transport{HTTPStatus: 500, Kind: extractbench.TransportHTTPStatus, ErrorBody: inStream}, extractbench.Memory, "ran out under load"},
+		{"runtime error in a 200 stream, after content", `{"`, extractbench.Transport{HTTPStatus: 500, Kind: extractbench.TransportHTTPStatus, ErrorBody: inStream}, extractbench.Memory, "ran out under load"},
+		{"older builds' KV pool full", "", extractbench.Transport{HTTPStatus: 500, Kind: extractbench.TransportHTTPStatus, ErrorBody: `{"error":{"code":500,"message":"Input prompt is too big compared to KV size. Please try increasing KV size.","type":"server_error"}}`}, extractbench.Memory, "compared to kv size"},
+		{"admission 400: over the context window", "", extractbench.Transport{HTTPStatus: 400, Kind: extractbench.TransportHTTPStatus, ErrorBody: admission}, extractbench.Truncation, "context size"},
+		{"the runtime message in a 4xx is not memory", "", extractbench.Transport{HTTPStatus: 400, Kind: extractbench.TransportHTTPStatus, ErrorBody: runtime500}, extractbench.Truncation, "context size"},
+		{"older builds' 500 for a prompt over the window", "", extractbench.Transport{HTTPStatus: 500, Kind: extractbench.TransportHTTPStatus, ErrorBody: `{"error":{"code":500,"message":"input is larger than the max context size. skipping","type":"server_error"}}`}, extractbench.Truncation, "context size"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/schemas"
 	"github.com/shopspring/decimal"
@@ -13,9 +14,9 @@ import (
 // Options says how Evaluate judges an output. The zero value is the strict
 // rule against the embedded extraction schema and the default categories.
 type Options struct {
-	Rule       ParseRule            // which parse decides; "" means Strict
-	Schema     *gojsonschema.Schema // nil means schemas.Extraction(); compile it once, never per call
-	Categories []string             // the category enum; nil means corpus.DefaultCategories
+	Rule       extractbench.ParseRule // which parse decides; "" means Strict
+	Schema     *gojsonschema.Schema   // nil means schemas.Extraction(); compile it once, never per call
+	Categories []string               // the category enum; nil means corpus.DefaultCategories
 }
 
 // Evaluate judges one engine answer: it parses the output under both rules,
@@ -34,8 +35,8 @@ type Options struct {
 // real calendar check (see schemas_test.go); the field rules check the date,
 // the number type and the enum again regardless, so that a user schema that
 // forgets them cannot make a malformed answer count.
-func Evaluate(output string, exp corpus.Expected, tr Transport, opt Options) Outcome {
-	o := Outcome{Expected: exp}
+func Evaluate(output string, exp corpus.Expected, tr extractbench.Transport, opt Options) extractbench.Score {
+	o := extractbench.Score{Expected: exp}
 	if !tr.Kind.Measured() {
 		// Cancelled by the run's interruption, or failed in the client
 		// itself: not a measurement, so no failure class and no verdict;
@@ -51,7 +52,7 @@ func Evaluate(output string, exp corpus.Expected, tr Transport, opt Options) Out
 	}
 	o.LenientParseOK = lenientErr == nil
 	obj, parseErr := strictObj, strictErr
-	if opt.Rule == Lenient {
+	if opt.Rule == extractbench.Lenient {
 		obj, parseErr = lenientObj, lenientErr
 		if c, ok := obj["category"].(string); ok {
 			obj["category"] = NormalizeCategory(c)
@@ -63,17 +64,17 @@ func Evaluate(output string, exp corpus.Expected, tr Transport, opt Options) Out
 		problems = scoreObject(&o, obj, exp, opt)
 	}
 
-	if f, detail := classifyTransport(tr, output); f != None {
+	if f, detail := classifyTransport(tr, output); f != extractbench.None {
 		o.Failure, o.FailureDetail = f, detail
 		return o
 	}
 	switch {
 	case parseErr != nil:
-		o.Failure, o.FailureDetail = Format, parseDetail(opt.Rule, parseErr, output, o.LenientParseOK)
+		o.Failure, o.FailureDetail = extractbench.Format, parseDetail(opt.Rule, parseErr, output, o.LenientParseOK)
 	case len(problems) > 0:
-		o.Failure, o.FailureDetail = Format, strings.Join(problems, "; ")
+		o.Failure, o.FailureDetail = extractbench.Format, strings.Join(problems, "; ")
 	case !o.Date.OK() || !o.Amount.OK() || !o.Category.OK():
-		o.Failure, o.FailureDetail = Quality, qualityDetail(o, exp)
+		o.Failure, o.FailureDetail = extractbench.Quality, qualityDetail(o, exp)
 	default:
 		o.Accepted = true
 	}
@@ -82,7 +83,7 @@ func Evaluate(output string, exp corpus.Expected, tr Transport, opt Options) Out
 
 // scoreObject validates obj against the schema and the field rules, fills
 // the prediction and the field results, and returns the format problems.
-func scoreObject(o *Outcome, obj map[string]any, exp corpus.Expected, opt Options) []string {
+func scoreObject(o *extractbench.Score, obj map[string]any, exp corpus.Expected, opt Options) []string {
 	schema := opt.Schema
 	if schema == nil {
 		schema = schemas.Extraction()
@@ -148,9 +149,9 @@ func scoreObject(o *Outcome, obj map[string]any, exp corpus.Expected, opt Option
 
 // parseDetail explains a parse failure, saying when the other rule would
 // have accepted the output, since that is the first thing a reader asks.
-func parseDetail(rule ParseRule, err error, output string, lenientOK bool) string {
+func parseDetail(rule extractbench.ParseRule, err error, output string, lenientOK bool) string {
 	name := "strict"
-	if rule == Lenient {
+	if rule == extractbench.Lenient {
 		name = "lenient"
 	}
 	var b strings.Builder
@@ -158,16 +159,16 @@ func parseDetail(rule ParseRule, err error, output string, lenientOK bool) strin
 	if EndsInsideObject(output) {
 		b.WriteString(" (output ends inside a JSON object)")
 	}
-	if rule != Lenient && lenientOK {
+	if rule != extractbench.Lenient && lenientOK {
 		b.WriteString(" (the lenient rule would parse it)")
 	}
 	return b.String()
 }
 
 // qualityDetail lists the wrong fields with what was expected.
-func qualityDetail(o Outcome, exp corpus.Expected) string {
+func qualityDetail(o extractbench.Score, exp corpus.Expected) string {
 	var parts []string
-	add := func(name string, r FieldResult, got, want *string) {
+	add := func(name string, r extractbench.FieldResult, got, want *string) {
 		if !r.OK() {
 			parts = append(parts, fmt.Sprintf("%s: got %s, want %s", name, show(got), show(want)))
 		}

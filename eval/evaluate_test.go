@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/xeipuuv/gojsonschema"
 )
@@ -24,67 +25,67 @@ func TestEvaluate_Scoring(t *testing.T) {
 		name     string
 		output   string
 		exp      corpus.Expected
-		failure  Failure
-		date     FieldResult
-		amount   FieldResult
-		category FieldResult
+		failure  extractbench.Failure
+		date     extractbench.FieldResult
+		amount   extractbench.FieldResult
+		category extractbench.FieldResult
 		detail   string // a fragment of FailureDetail
 	}{
-		{"exact", `{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, None, TP, TP, TP, ""},
-		{"surrounding whitespace", " \n\t{\"date\":\"2025-03-14\",\"amount\":1234.56,\"category\":\"software\"}\r\n", invoice, None, TP, TP, TP, ""},
-		{"key order free", `{"category":"software","amount":1234.56,"date":"2025-03-14"}`, invoice, None, TP, TP, TP, ""},
-		{"trailing zeros same decimal", `{"date":"2025-03-14","amount":1234.560,"category":"software"}`, invoice, None, TP, TP, TP, ""},
-		{"exponent", `{"date":"2025-03-14","amount":1.23456e3,"category":"software"}`, invoice, None, TP, TP, TP, ""},
-		{"within half a cent", `{"date":"2025-03-14","amount":1234.564,"category":"software"}`, invoice, None, TP, TP, TP, ""},
-		{"exactly half a cent is within", `{"date":"2025-03-14","amount":1234.555,"category":"software"}`, invoice, None, TP, TP, TP, ""},
-		{"beyond half a cent", `{"date":"2025-03-14","amount":1234.5651,"category":"software"}`, invoice, Quality, TP, FPFN, TP, "amount: got 1234.5651, want 1234.56"},
-		{"wrong day", `{"date":"2025-03-15","amount":1234.56,"category":"software"}`, invoice, Quality, FPFN, TP, TP, "date: got 2025-03-15"},
-		{"wrong category", `{"date":"2025-03-14","amount":1234.56,"category":"travel"}`, invoice, Quality, TP, TP, FPFN, "category: got travel, want software"},
-		{"predicted null for a value", `{"date":null,"amount":1234.56,"category":"software"}`, invoice, Quality, FN, TP, TP, "date: got null"},
-		{"value where null expected", `{"date":"2025-01-02","amount":-80,"category":"telecom"}`, creditNote, Quality, FP, TP, TP, "want null"},
-		{"both null", `{"date":null,"amount":-80.00,"category":"telecom"}`, creditNote, None, TN, TP, TP, ""},
-		{"sign matters", `{"date":null,"amount":80.00,"category":"telecom"}`, creditNote, Quality, TN, FPFN, TP, "amount"},
-		{"-0.004 is 0", `{"date":"2024-02-29","amount":-0.004,"category":null}`, zeroAmount, None, TP, TP, TN, ""},
-		{"1e3 is not 0", `{"date":"2024-02-29","amount":1e3,"category":null}`, zeroAmount, Quality, TP, FPFN, TN, ""},
-		{"tiny exponent is 0", `{"date":"2024-02-29","amount":1e-999999,"category":null}`, zeroAmount, None, TP, TP, TN, ""},
-		{"huge exponent is wrong", `{"date":"2024-02-29","amount":9e999999999,"category":null}`, zeroAmount, Quality, TP, FPFN, TN, ""},
-		{"leap day", `{"date":"2024-02-29","amount":0,"category":null}`, zeroAmount, None, TP, TP, TN, ""},
+		{"exact", `{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TP, ""},
+		{"surrounding whitespace", " \n\t{\"date\":\"2025-03-14\",\"amount\":1234.56,\"category\":\"software\"}\r\n", invoice, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TP, ""},
+		{"key order free", `{"category":"software","amount":1234.56,"date":"2025-03-14"}`, invoice, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TP, ""},
+		{"trailing zeros same decimal", `{"date":"2025-03-14","amount":1234.560,"category":"software"}`, invoice, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TP, ""},
+		{"exponent", `{"date":"2025-03-14","amount":1.23456e3,"category":"software"}`, invoice, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TP, ""},
+		{"within half a cent", `{"date":"2025-03-14","amount":1234.564,"category":"software"}`, invoice, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TP, ""},
+		{"exactly half a cent is within", `{"date":"2025-03-14","amount":1234.555,"category":"software"}`, invoice, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TP, ""},
+		{"beyond half a cent", `{"date":"2025-03-14","amount":1234.5651,"category":"software"}`, invoice, extractbench.Quality, extractbench.TP, extractbench.FPFN, extractbench.TP, "amount: got 1234.5651, want 1234.56"},
+		{"wrong day", `{"date":"2025-03-15","amount":1234.56,"category":"software"}`, invoice, extractbench.Quality, extractbench.FPFN, extractbench.TP, extractbench.TP, "date: got 2025-03-15"},
+		{"wrong category", `{"date":"2025-03-14","amount":1234.56,"category":"travel"}`, invoice, extractbench.Quality, extractbench.TP, extractbench.TP, extractbench.FPFN, "category: got travel, want software"},
+		{"predicted null for a value", `{"date":null,"amount":1234.56,"category":"software"}`, invoice, extractbench.Quality, extractbench.FN, extractbench.TP, extractbench.TP, "date: got null"},
+		{"value where null expected", `{"date":"2025-01-02","amount":-80,"category":"telecom"}`, creditNote, extractbench.Quality, extractbench.FP, extractbench.TP, extractbench.TP, "want null"},
+		{"both null", `{"date":null,"amount":-80.00,"category":"telecom"}`, creditNote, extractbench.None, extractbench.TN, extractbench.TP, extractbench.TP, ""},
+		{"sign matters", `{"date":null,"amount":80.00,"category":"telecom"}`, creditNote, extractbench.Quality, extractbench.TN, extractbench.FPFN, extractbench.TP, "amount"},
+		{"-0.004 is 0", `{"date":"2024-02-29","amount":-0.004,"category":null}`, zeroAmount, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TN, ""},
+		{"1e3 is not 0", `{"date":"2024-02-29","amount":1e3,"category":null}`, zeroAmount, extractbench.Quality, extractbench.TP, extractbench.FPFN, extractbench.TN, ""},
+		{"tiny exponent is 0", `{"date":"2024-02-29","amount":1e-999999,"category":null}`, zeroAmount, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TN, ""},
+		{"huge exponent is wrong", `{"date":"2024-02-29","amount":9e999999999,"category":null}`, zeroAmount, extractbench.Quality, extractbench.TP, extractbench.FPFN, extractbench.TN, ""},
+		{"leap day", `{"date":"2024-02-29","amount":0,"category":null}`, zeroAmount, extractbench.None, extractbench.TP, extractbench.TP, extractbench.TN, ""},
 
-		{"not a calendar day", `{"date":"2025-02-30","amount":1234.56,"category":"software"}`, invoice, Format, Unscored, TP, TP, `"2025-02-30" is not a calendar day`},
-		{"month 13", `{"date":"2025-13-01","amount":1234.56,"category":"software"}`, invoice, Format, Unscored, TP, TP, "not a calendar day"},
-		{"not a leap year", `{"date":"2025-02-29","amount":1234.56,"category":"software"}`, invoice, Format, Unscored, TP, TP, "not a calendar day"},
-		{"date in another format", `{"date":"14/03/2025","amount":1234.56,"category":"software"}`, invoice, Format, Unscored, TP, TP, "is not YYYY-MM-DD"},
-		{"date as a number", `{"date":20250314,"amount":1234.56,"category":"software"}`, invoice, Format, Unscored, TP, TP, "date: a number"},
-		{"amount as a string", `{"date":"2025-03-14","amount":"1234.56","category":"software"}`, invoice, Format, TP, Unscored, TP, `amount: a string "1234.56"`},
-		{"amount as a boolean", `{"date":"2025-03-14","amount":true,"category":"software"}`, invoice, Format, TP, Unscored, TP, "amount: a boolean"},
-		{"category outside the enum", `{"date":"2025-03-14","amount":1234.56,"category":"Software"}`, invoice, Format, TP, TP, Unscored, `"Software" is not in the enum`},
-		{"missing key is not null", `{"date":null,"amount":-80.00}`, creditNote, Format, TN, TP, Unscored, "category: key missing"},
-		{"extra key", `{"date":"2025-03-14","amount":1234.56,"category":"software","currency":"EUR"}`, invoice, Format, TP, TP, TP, "schema"},
-		{"schema failure and wrong value is format", `{"date":"2025-03-15","amount":"1234.56","category":"software"}`, invoice, Format, FPFN, Unscored, TP, "amount"},
-		{"duplicate key", `{"date":"2025-03-14","date":"2025-03-15","amount":1234.56,"category":"software"}`, invoice, Format, Unscored, Unscored, Unscored, `duplicate key "date"`},
-		{"array", `[{"date":"2025-03-14","amount":1234.56,"category":"software"}]`, invoice, Format, Unscored, Unscored, Unscored, "strict parse"},
-		{"not JSON", `The date is 2025-03-14.`, invoice, Format, Unscored, Unscored, Unscored, "no JSON object"},
-		{"empty", ``, invoice, Format, Unscored, Unscored, Unscored, "no JSON object"},
-		{"stopped inside the object", `{"date":"2025-03-14","amount":12`, invoice, Format, Unscored, Unscored, Unscored, "ends inside a JSON object"},
-		{"fenced under strict", "```json\n{\"date\":\"2025-03-14\",\"amount\":1234.56,\"category\":\"software\"}\n```", invoice, Format, Unscored, Unscored, Unscored, "lenient rule would parse it"},
-		{"invalid UTF-8", "{\"date\":\"2025-03-14\",\"amount\":1234.56,\"category\":\"soft\xffware\"}", invoice, Format, Unscored, Unscored, Unscored, "UTF-8"},
-		{"leading plus", `{"date":"2025-03-14","amount":+1234.56,"category":"software"}`, invoice, Format, Unscored, Unscored, Unscored, "invalid"},
+		{"not a calendar day", `{"date":"2025-02-30","amount":1234.56,"category":"software"}`, invoice, extractbench.Format, extractbench.Unscored, extractbench.TP, extractbench.TP, `"2025-02-30" is not a calendar day`},
+		{"month 13", `{"date":"2025-13-01","amount":1234.56,"category":"software"}`, invoice, extractbench.Format, extractbench.Unscored, extractbench.TP, extractbench.TP, "not a calendar day"},
+		{"not a leap year", `{"date":"2025-02-29","amount":1234.56,"category":"software"}`, invoice, extractbench.Format, extractbench.Unscored, extractbench.TP, extractbench.TP, "not a calendar day"},
+		{"date in another format", `{"date":"14/03/2025","amount":1234.56,"category":"software"}`, invoice, extractbench.Format, extractbench.Unscored, extractbench.TP, extractbench.TP, "is not YYYY-MM-DD"},
+		{"date as a number", `{"date":20250314,"amount":1234.56,"category":"software"}`, invoice, extractbench.Format, extractbench.Unscored, extractbench.TP, extractbench.TP, "date: a number"},
+		{"amount as a string", `{"date":"2025-03-14","amount":"1234.56","category":"software"}`, invoice, extractbench.Format, extractbench.TP, extractbench.Unscored, extractbench.TP, `amount: a string "1234.56"`},
+		{"amount as a boolean", `{"date":"2025-03-14","amount":true,"category":"software"}`, invoice, extractbench.Format, extractbench.TP, extractbench.Unscored, extractbench.TP, "amount: a boolean"},
+		{"category outside the enum", `{"date":"2025-03-14","amount":1234.56,"category":"Software"}`, invoice, extractbench.Format, extractbench.TP, extractbench.TP, extractbench.Unscored, `"Software" is not in the enum`},
+		{"missing key is not null", `{"date":null,"amount":-80.00}`, creditNote, extractbench.Format, extractbench.TN, extractbench.TP, extractbench.Unscored, "category: key missing"},
+		{"extra key", `{"date":"2025-03-14","amount":1234.56,"category":"software","currency":"EUR"}`, invoice, extractbench.Format, extractbench.TP, extractbench.TP, extractbench.TP, "schema"},
+		{"schema failure and wrong value is format", `{"date":"2025-03-15","amount":"1234.56","category":"software"}`, invoice, extractbench.Format, extractbench.FPFN, extractbench.Unscored, extractbench.TP, "amount"},
+		{"duplicate key", `{"date":"2025-03-14","date":"2025-03-15","amount":1234.56,"category":"software"}`, invoice, extractbench.Format, extractbench.Unscored, extractbench.Unscored, extractbench.Unscored, `duplicate key "date"`},
+		{"array", `[{"date":"2025-03-14","amount":1234.56,"category":"software"}]`, invoice, extractbench.Format, extractbench.Unscored, extractbench.Unscored, extractbench.Unscored, "strict parse"},
+		{"not JSON", `The date is 2025-03-14.`, invoice, extractbench.Format, extractbench.Unscored, extractbench.Unscored, extractbench.Unscored, "no JSON object"},
+		{"empty", ``, invoice, extractbench.Format, extractbench.Unscored, extractbench.Unscored, extractbench.Unscored, "no JSON object"},
+		{"stopped inside the object", `{"date":"2025-03-14","amount":12`, invoice, extractbench.Format, extractbench.Unscored, extractbench.Unscored, extractbench.Unscored, "ends inside a JSON object"},
+		{"fenced under strict", "```json\n{\"date\":\"2025-03-14\",\"amount\":1234.56,\"category\":\"software\"}\n```", invoice, extractbench.Format, extractbench.Unscored, extractbench.Unscored, extractbench.Unscored, "lenient rule would parse it"},
+		{"invalid UTF-8", "{\"date\":\"2025-03-14\",\"amount\":1234.56,\"category\":\"soft\xffware\"}", invoice, extractbench.Format, extractbench.Unscored, extractbench.Unscored, extractbench.Unscored, "UTF-8"},
+		{"leading plus", `{"date":"2025-03-14","amount":+1234.56,"category":"software"}`, invoice, extractbench.Format, extractbench.Unscored, extractbench.Unscored, extractbench.Unscored, "invalid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Evaluate(tt.output, tt.exp, Transport{FinishReason: "stop"}, Options{})
+			got := Evaluate(tt.output, tt.exp, extractbench.Transport{FinishReason: "stop"}, Options{})
 			if got.Failure != tt.failure || got.Date != tt.date || got.Amount != tt.amount || got.Category != tt.category {
 				t.Errorf("got failure %q fields %q/%q/%q (%s), want %q %q/%q/%q",
 					got.Failure, got.Date, got.Amount, got.Category, got.FailureDetail,
 					tt.failure, tt.date, tt.amount, tt.category)
 			}
-			if got.Accepted != (tt.failure == None) {
+			if got.Accepted != (tt.failure == extractbench.None) {
 				t.Errorf("got Accepted %v with failure %q", got.Accepted, got.Failure)
 			}
 			if !strings.Contains(got.FailureDetail, tt.detail) {
 				t.Errorf("got detail %q, want it to contain %q", got.FailureDetail, tt.detail)
 			}
-			if tt.failure == None && got.FailureDetail != "" {
+			if tt.failure == extractbench.None && got.FailureDetail != "" {
 				t.Errorf("accepted with detail %q", got.FailureDetail)
 			}
 			if got.Expected != tt.exp {
@@ -100,24 +101,24 @@ func TestEvaluate_StrictAndLenient(t *testing.T) {
 		name                string
 		output              string
 		strictOK, lenientOK bool
-		strictFail          Failure // under the strict rule
-		lenientFail         Failure // under the lenient rule
+		strictFail          extractbench.Failure // under the strict rule
+		lenientFail         extractbench.Failure // under the lenient rule
 	}{
-		{"plain", answer, true, true, None, None},
-		{"json fence", "```json\n" + answer + "\n```", false, true, Format, None},
-		{"bare fence", "```\n" + answer + "\n```", false, true, Format, None},
-		{"preamble and epilogue", "Here is the extraction:\n" + answer + "\nHope this helps {really}.", false, true, Format, None},
-		{"brace prose before", "Answer {as asked}: " + answer, false, true, Format, None},
-		{"two objects", answer + "\n" + answer, false, false, Format, Format},
-		{"category case and spaces", `{"date":"2025-03-14","amount":1234.56,"category":"  SOFTWARE "}`, true, true, Format, None},
-		{"duplicate key in fence", "```json\n{\"date\":\"2025-03-14\",\"date\":null,\"amount\":1234.56,\"category\":\"software\"}\n```", false, false, Format, Format},
-		{"no object", "I could not find the values.", false, false, Format, Format},
+		{"plain", answer, true, true, extractbench.None, extractbench.None},
+		{"json fence", "```json\n" + answer + "\n```", false, true, extractbench.Format, extractbench.None},
+		{"bare fence", "```\n" + answer + "\n```", false, true, extractbench.Format, extractbench.None},
+		{"preamble and epilogue", "Here is the extraction:\n" + answer + "\nHope this helps {really}.", false, true, extractbench.Format, extractbench.None},
+		{"brace prose before", "Answer {as asked}: " + answer, false, true, extractbench.Format, extractbench.None},
+		{"two objects", answer + "\n" + answer, false, false, extractbench.Format, extractbench.Format},
+		{"category case and spaces", `{"date":"2025-03-14","amount":1234.56,"category":"  SOFTWARE "}`, true, true, extractbench.Format, extractbench.None},
+		{"duplicate key in fence", "```json\n{\"date\":\"2025-03-14\",\"date\":null,\"amount\":1234.56,\"category\":\"software\"}\n```", false, false, extractbench.Format, extractbench.Format},
+		{"no object", "I could not find the values.", false, false, extractbench.Format, extractbench.Format},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Evaluate(tt.output, invoice, Transport{}, Options{Rule: Strict})
-			l := Evaluate(tt.output, invoice, Transport{}, Options{Rule: Lenient})
-			for _, o := range []Outcome{s, l} {
+			s := Evaluate(tt.output, invoice, extractbench.Transport{}, Options{Rule: extractbench.Strict})
+			l := Evaluate(tt.output, invoice, extractbench.Transport{}, Options{Rule: extractbench.Lenient})
+			for _, o := range []extractbench.Score{s, l} {
 				if o.StrictParseOK != tt.strictOK || o.LenientParseOK != tt.lenientOK {
 					t.Errorf("got strict/lenient parse %v/%v, want %v/%v", o.StrictParseOK, o.LenientParseOK, tt.strictOK, tt.lenientOK)
 				}
@@ -137,18 +138,18 @@ func TestEvaluate_LenientNormalisesCategory(t *testing.T) {
 	nfd := "Cafe\u0301"
 	exp := corpus.Expected{Date: nil, Amount: nil, Category: ptr("café")}
 	out := `{"date":null,"amount":null,"category":" ` + nfd + `\t"}`
-	got := Evaluate(out, exp, Transport{}, Options{Rule: Lenient, Categories: []string{"café", "bar"}, Schema: openSchema(t)})
+	got := Evaluate(out, exp, extractbench.Transport{}, Options{Rule: extractbench.Lenient, Categories: []string{"café", "bar"}, Schema: openSchema(t)})
 	if !got.Accepted || got.Prediction.Category == nil || *got.Prediction.Category != "café" {
 		t.Fatalf("got %+v, want accepted with category café", got)
 	}
-	strict := Evaluate(out, exp, Transport{}, Options{Rule: Strict, Categories: []string{"café", "bar"}, Schema: openSchema(t)})
-	if strict.Failure != Format {
+	strict := Evaluate(out, exp, extractbench.Transport{}, Options{Rule: extractbench.Strict, Categories: []string{"café", "bar"}, Schema: openSchema(t)})
+	if strict.Failure != extractbench.Format {
 		t.Errorf("strict rule: got %q, want format", strict.Failure)
 	}
 }
 
 func TestEvaluate_Prediction(t *testing.T) {
-	got := Evaluate(`{"date":"2025-03-14","amount":1234.560,"category":null}`, invoice, Transport{}, Options{})
+	got := Evaluate(`{"date":"2025-03-14","amount":1234.560,"category":null}`, invoice, extractbench.Transport{}, Options{})
 	if got.Prediction.Date == nil || *got.Prediction.Date != "2025-03-14" {
 		t.Errorf("got date %v, want 2025-03-14", got.Prediction.Date)
 	}
@@ -158,7 +159,7 @@ func TestEvaluate_Prediction(t *testing.T) {
 	if got.Prediction.Category != nil {
 		t.Errorf("got category %q, want nil", *got.Prediction.Category)
 	}
-	if !got.SchemaOK || got.Category != FN || got.Failure != Quality {
+	if !got.SchemaOK || got.Category != extractbench.FN || got.Failure != extractbench.Quality {
 		t.Errorf("got schema %v category %q failure %q, want true fn quality", got.SchemaOK, got.Category, got.Failure)
 	}
 }
@@ -182,10 +183,10 @@ func openSchema(t *testing.T) *gojsonschema.Schema {
 
 func BenchmarkEvaluate(b *testing.B) {
 	const out = "```json\n{\"date\":\"2025-03-14\",\"amount\":1234.56,\"category\":\"Software\"}\n```"
-	for _, rule := range []ParseRule{Strict, Lenient} {
+	for _, rule := range []extractbench.ParseRule{extractbench.Strict, extractbench.Lenient} {
 		b.Run(string(rule), func(b *testing.B) {
 			for b.Loop() {
-				Evaluate(out, invoice, Transport{FinishReason: "stop"}, Options{Rule: rule})
+				Evaluate(out, invoice, extractbench.Transport{FinishReason: "stop"}, Options{Rule: rule})
 			}
 		})
 	}
@@ -199,13 +200,13 @@ func TestEvaluate_UserSchemaConstraint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Evaluate(`{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, Transport{}, Options{Schema: s})
-	if got.Failure != Format || got.SchemaOK || !strings.Contains(got.FailureDetail, "schema: amount") {
+	got := Evaluate(`{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, extractbench.Transport{}, Options{Schema: s})
+	if got.Failure != extractbench.Format || got.SchemaOK || !strings.Contains(got.FailureDetail, "schema: amount") {
 		t.Errorf("got %q schema %v (%s), want a format failure quoting the schema", got.Failure, got.SchemaOK, got.FailureDetail)
 	}
 	// The field rules still hold under a lax user schema.
-	got = Evaluate(`{"date":"2025-02-30","amount":12,"category":"software"}`, invoice, Transport{}, Options{Schema: s})
-	if got.Failure != Format || !got.SchemaOK {
+	got = Evaluate(`{"date":"2025-02-30","amount":12,"category":"software"}`, invoice, extractbench.Transport{}, Options{Schema: s})
+	if got.Failure != extractbench.Format || !got.SchemaOK {
 		t.Errorf("got %q schema %v (%s), want format with the schema passing", got.Failure, got.SchemaOK, got.FailureDetail)
 	}
 }

@@ -3,6 +3,7 @@ package eval_test
 import (
 	"fmt"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 )
@@ -12,8 +13,8 @@ func ExampleEvaluate() {
 	exp := corpus.Expected{Date: &date, Amount: &amount, Category: &category}
 	out := "```json\n{\"date\": \"2025-03-14\", \"amount\": 1234.560, \"category\": \"Software\"}\n```"
 
-	for _, rule := range []eval.ParseRule{eval.Strict, eval.Lenient} {
-		o := eval.Evaluate(out, exp, eval.Transport{FinishReason: "stop"}, eval.Options{Rule: rule})
+	for _, rule := range []extractbench.ParseRule{extractbench.Strict, extractbench.Lenient} {
+		o := eval.Evaluate(out, exp, extractbench.Transport{FinishReason: "stop"}, eval.Options{Rule: rule})
 		fmt.Printf("%s: accepted=%v failure=%q\n", rule, o.Accepted, o.Failure)
 	}
 	// Output:

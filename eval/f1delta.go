@@ -1,6 +1,10 @@
 package eval
 
-import "math"
+import (
+	"math"
+
+	"github.com/extractbench/extractbench"
+)
 
 // F1Delta compares one field's F1 between two variants on the same
 // documents: delta = F1(b) − F1(a), and its percentile bootstrap interval at
@@ -11,9 +15,9 @@ import "math"
 // "category"; any other name, or no common document, gives NaN throughout.
 // F1 counts misses (fields never scored that expected a value) as FN, as
 // Aggregate does.
-func F1Delta(a, b []Record, field string, resamples int, seed int64) (delta, lo, hi float64) {
+func F1Delta(a, b []extractbench.Record, field string, resamples int, seed int64) (delta, lo, hi float64) {
 	nan := math.NaN()
-	if _, _, ok := fieldOf(&Record{}, field); !ok {
+	if _, _, ok := fieldOf(&extractbench.Record{}, field); !ok {
 		return nan, nan, nan
 	}
 	first := make(map[string]int, len(b))

@@ -3,34 +3,36 @@ package eval
 import (
 	"math"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
 // dateRecord is a record whose date scored r against the expectation exp.
-func dateRecord(id string, r FieldResult, exp *string) Record {
-	var rec Record
+func dateRecord(id string, r extractbench.FieldResult, exp *string) extractbench.Record {
+	var rec extractbench.Record
 	rec.DocID = id
-	rec.Outcome.Date = r
-	rec.Outcome.Expected.Date = exp
+	rec.Score.Date = r
+	rec.Score.Expected.Date = exp
 	return rec
 }
 
 func TestF1Delta(t *testing.T) {
 	day := ptr("2025-03-14")
-	a := []Record{
-		dateRecord("1", TP, day),
-		dateRecord("2", TP, day),
-		dateRecord("3", FPFN, day),
-		dateRecord("4", TN, nil),
-		dateRecord("5", Unscored, day), // a miss: counts as FN
-		dateRecord("only-a", FP, nil),  // unpaired: left out
+	a := []extractbench.Record{
+		dateRecord("1", extractbench.TP, day),
+		dateRecord("2", extractbench.TP, day),
+		dateRecord("3", extractbench.FPFN, day),
+		dateRecord("4", extractbench.TN, nil),
+		dateRecord("5", extractbench.Unscored, day), // a miss: counts as FN
+		dateRecord("only-a", extractbench.FP, nil),  // unpaired: left out
 	}
-	b := []Record{
-		dateRecord("5", TP, day),
-		dateRecord("4", TN, nil),
-		dateRecord("3", TP, day),
-		dateRecord("2", TP, day),
-		dateRecord("1", TP, day),
-		dateRecord("1", FN, day), // a repeated DocID: the first record pairs
+	b := []extractbench.Record{
+		dateRecord("5", extractbench.TP, day),
+		dateRecord("4", extractbench.TN, nil),
+		dateRecord("3", extractbench.TP, day),
+		dateRecord("2", extractbench.TP, day),
+		dateRecord("1", extractbench.TP, day),
+		dateRecord("1", extractbench.FN, day), // a repeated DocID: the first record pairs
 	}
 	// A: tp 2, fp 1, fn 2 → F1 = 4/7. B: tp 4 → F1 = 1. Delta = 3/7.
 	delta, lo, hi := F1Delta(a, b, "date", 500, 7)
@@ -49,7 +51,7 @@ func TestF1Delta(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name  string
-		a, b  []Record
+		a, b  []extractbench.Record
 		field string
 	}{{"unknown field", a, b, "currency"}, {"no common document", a[:1], b[:1], "date"}} {
 		if d, lo, hi := F1Delta(c.a, c.b, c.field, 100, 1); !math.IsNaN(d) || !math.IsNaN(lo) || !math.IsNaN(hi) {

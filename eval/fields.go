@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/extractbench/extractbench"
 	"github.com/shopspring/decimal"
 )
 
@@ -271,16 +272,16 @@ func clip(s string) string {
 
 // judge turns an expectation and a valid prediction into a FieldResult, as
 // in MEASUREMENT.md section 7.
-func judge(expected, predicted *string, same func() bool) FieldResult {
+func judge(expected, predicted *string, same func() bool) extractbench.FieldResult {
 	switch {
 	case expected == nil && predicted == nil:
-		return TN
+		return extractbench.TN
 	case expected == nil:
-		return FP
+		return extractbench.FP
 	case predicted == nil:
-		return FN
+		return extractbench.FN
 	case same():
-		return TP
+		return extractbench.TP
 	}
-	return FPFN
+	return extractbench.FPFN
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/shopspring/decimal"
 )
 
@@ -53,9 +54,9 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("lenient category %q is not normalised", c)
 			}
 		}
-		for _, rule := range []ParseRule{Strict, Lenient} {
-			o := Evaluate(output, exp, Transport{}, Options{Rule: rule})
-			if o.Accepted != (o.Failure == None) {
+		for _, rule := range []extractbench.ParseRule{extractbench.Strict, extractbench.Lenient} {
+			o := Evaluate(output, exp, extractbench.Transport{}, Options{Rule: rule})
+			if o.Accepted != (o.Failure == extractbench.None) {
 				t.Fatalf("%s: accepted %v with failure %q", rule, o.Accepted, o.Failure)
 			}
 			if o.StrictParseOK != (serr == nil) || o.LenientParseOK != (lerr == nil) {
@@ -64,7 +65,7 @@ func FuzzParse(f *testing.F) {
 			if o.Accepted && (o.Prediction.Date == nil || *o.Prediction.Date != *exp.Date) {
 				t.Fatalf("%s: accepted %q with date %v", rule, output, o.Prediction.Date)
 			}
-			if o.Failure == None && o.FailureDetail != "" || o.Failure != None && o.FailureDetail == "" {
+			if o.Failure == extractbench.None && o.FailureDetail != "" || o.Failure != extractbench.None && o.FailureDetail == "" {
 				t.Fatalf("%s: failure %q with detail %q", rule, o.Failure, o.FailureDetail)
 			}
 		}

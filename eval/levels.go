@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"slices"
+
+	"github.com/extractbench/extractbench"
 )
 
 // The one rule by which a level's figure is made from its passes, used by
@@ -68,10 +70,10 @@ type Level struct {
 	Planned     int    `json:"planned"`     // repetitions the protocol planned; 0 = unknown
 	Interrupted int    `json:"interrupted"` // passes cut by an interruption, left out
 
-	Docs         int64         `json:"docs"`
-	Accepted     int64         `json:"accepted_docs"`
-	Failures     FailureCounts `json:"-"`
-	OutputTokens int64         `json:"output_tokens"`
+	Docs         int64                      `json:"docs"`
+	Accepted     int64                      `json:"accepted_docs"`
+	Failures     extractbench.FailureCounts `json:"-"`
+	OutputTokens int64                      `json:"output_tokens"`
 
 	TTFTP50NS        Spread `json:"ttft_p50_ns"`
 	TTFTP95NS        Spread `json:"ttft_p95_ns"`
@@ -155,9 +157,9 @@ func (l *Level) Share() float64 {
 }
 
 // FailureCountsByName returns the failure counts keyed by class, for JSON.
-func (l *Level) FailureCountsByName() map[Failure]int64 {
-	m := make(map[Failure]int64, len(Failures))
-	for i, f := range Failures {
+func (l *Level) FailureCountsByName() map[extractbench.Failure]int64 {
+	m := make(map[extractbench.Failure]int64, len(extractbench.Failures))
+	for i, f := range extractbench.Failures {
 		m[f] = l.Failures[i]
 	}
 	return m
@@ -172,11 +174,11 @@ type levelBuilder struct {
 	offered, achieved, late50, late99, delay99, cpu  []float64
 	ttftSched99, tpot90, tpot99, goodput             []float64
 	steady                                           steadyTally
-	passes                                           []Pass // as added; counted at close
+	passes                                           []extractbench.Pass // as added; counted at close
 }
 
 // add keeps one pass of the level; close counts them.
-func (b *levelBuilder) add(p *Pass) { b.passes = append(b.passes, *p) }
+func (b *levelBuilder) add(p *extractbench.Pass) { b.passes = append(b.passes, *p) }
 
 // leftOut marks the client-bound passes left out of the level's figures:
 // when most of the level's complete repetitions were not client-bound, the
@@ -206,7 +208,7 @@ func (b *levelBuilder) leftOut() map[int]bool {
 	return out
 }
 
-func (b *levelBuilder) count(p *Pass) {
+func (b *levelBuilder) count(p *extractbench.Pass) {
 	l := &b.l
 	if l.Repetitions == 0 && l.Interrupted == 0 {
 		l.Variant, l.Mode, l.Level, l.Phase = p.Variant, p.Mode, p.Level, p.Phase
@@ -306,7 +308,7 @@ func (s *Series) Baseline() *Level {
 		return nil
 	}
 	for i := range s.Levels {
-		if s.Levels[i].Phase == PhaseBaseline {
+		if s.Levels[i].Phase == extractbench.PhaseBaseline {
 			return &s.Levels[i]
 		}
 	}
@@ -334,7 +336,7 @@ func (p Plan) levelsOf(variant string) []int {
 // Aggregator makes levels from pass rows by the rule above and judges
 // them: Add every pass of a run, then Close once.
 type Aggregator struct {
-	acc    Acceptance
+	acc    extractbench.Acceptance
 	plan   Plan
 	series map[[2]string]map[int]*levelBuilder
 	order  [][2]string
@@ -342,12 +344,12 @@ type Aggregator struct {
 
 // NewAggregator returns an aggregator that judges with acc and checks the
 // series against plan.
-func NewAggregator(acc Acceptance, plan Plan) *Aggregator {
+func NewAggregator(acc extractbench.Acceptance, plan Plan) *Aggregator {
 	return &Aggregator{acc: acc, plan: plan, series: map[[2]string]map[int]*levelBuilder{}}
 }
 
 // Add counts one pass row.
-func (a *Aggregator) Add(p *Pass) {
+func (a *Aggregator) Add(p *extractbench.Pass) {
 	k := [2]string{p.Variant, p.Mode}
 	levels := a.series[k]
 	if levels == nil {
@@ -395,7 +397,7 @@ func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
 	r := &s.Recommendation
 	stopAt := 0 // levels above a memory failure may be skipped on purpose (a recorded decision)
 	for _, l := range s.Levels {
-		if l.Failures.Of(Memory) > 0 && l.Phase != PhaseBaseline {
+		if l.Failures.Of(extractbench.Memory) > 0 && l.Phase != extractbench.PhaseBaseline {
 			stopAt = l.Level
 			break
 		}
@@ -419,7 +421,7 @@ func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
 }
 
 // AggregateLevels runs passes through one Aggregator.
-func AggregateLevels(passes []Pass, acc Acceptance, plan Plan) []Series {
+func AggregateLevels(passes []extractbench.Pass, acc extractbench.Acceptance, plan Plan) []Series {
 	a := NewAggregator(acc, plan)
 	for i := range passes {
 		a.Add(&passes[i])
@@ -458,4 +460,20 @@ func sumOf(cur, v *int64) *int64 {
 		x += *cur
 	}
 	return &x
+}
+
+// PlanOf is what m's protocol planned for every series, for the
+// aggregator. An auto sweep's levels are each variant's chosen rates, once
+// chosen.
+func PlanOf(m *extractbench.Manifest) Plan {
+	p := Plan{Levels: m.PlannedLevels(), Repetitions: m.Sweep.Repetitions}
+	for _, v := range m.Variants {
+		if v.AutoLevels != nil {
+			if p.ByVariant == nil {
+				p.ByVariant = map[string][]int{}
+			}
+			p.ByVariant[v.Name] = append(slices.Clone(p.Levels), v.AutoLevels.Levels...)
+		}
+	}
+	return p
 }

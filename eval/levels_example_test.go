@@ -3,17 +3,18 @@ package eval_test
 import (
 	"fmt"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
 func ExampleAggregateLevels() {
-	pass := func(level, accepted, memFailures int) eval.Pass {
-		p := eval.Pass{Variant: "bf16", Mode: "concurrency", Level: level, Repetition: 1, Docs: 300, Accepted: int64(accepted)}
-		p.Failures.Add(eval.Memory, int64(memFailures))
+	pass := func(level, accepted, memFailures int) extractbench.Pass {
+		p := extractbench.Pass{Variant: "bf16", Mode: "concurrency", Level: level, Repetition: 1, Docs: 300, Accepted: int64(accepted)}
+		p.Failures.Add(extractbench.Memory, int64(memFailures))
 		return p
 	}
-	series := eval.AggregateLevels([]eval.Pass{pass(1, 291, 0), pass(2, 291, 0), pass(4, 290, 0), pass(8, 240, 30)},
-		eval.Acceptance{MinAccepted: 0.95}, eval.Plan{})
+	series := eval.AggregateLevels([]extractbench.Pass{pass(1, 291, 0), pass(2, 291, 0), pass(4, 290, 0), pass(8, 240, 30)},
+		extractbench.Acceptance{MinAccepted: 0.95}, eval.Plan{})
 	r := series[0].Recommendation
 	fmt.Println(r.Recommended, r.FirstBroken, r.BrokeBy)
 	fmt.Println(r.Why)

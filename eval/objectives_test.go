@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
 // TestAcceptance_OnTime: a request is on time when it meets every
@@ -11,14 +13,14 @@ import (
 // objective, every request is.
 func TestAcceptance_OnTime(t *testing.T) {
 	ms := int64(1e6)
-	rec := func(sched, send, first, last, done int64, tokens int) *Record {
-		return &Record{Response: Response{Timings: Timings{SchedNS: sched, SendNS: send, FirstTokenNS: first, LastTokenNS: last, DoneNS: done}, CompletionTokens: tokens}}
+	rec := func(sched, send, first, last, done int64, tokens int) *extractbench.Record {
+		return &extractbench.Record{Response: extractbench.Response{Timings: extractbench.Timings{SchedNS: sched, SendNS: send, FirstTokenNS: first, LastTokenNS: last, DoneNS: done}, CompletionTokens: tokens}}
 	}
-	acc := Acceptance{TTFTP99MS: 100, TPOTP99MS: 10, E2EP95MS: 500}
+	acc := extractbench.Acceptance{TTFTP99MS: 100, TPOTP99MS: 10, E2EP95MS: 500}
 	for _, tc := range []struct {
 		name string
-		r    *Record
-		acc  Acceptance
+		r    *extractbench.Record
+		acc  extractbench.Acceptance
 		want bool
 	}{
 		{"every objective met", rec(1, 1, 50*ms, 250*ms, 260*ms, 21), acc, true},
@@ -26,7 +28,7 @@ func TestAcceptance_OnTime(t *testing.T) {
 		{"TPOT too slow", rec(1, 1, 50*ms, 450*ms, 460*ms, 21), acc, false},
 		{"E2E from schedule too long", rec(1, 1, 50*ms, 250*ms, 600*ms, 21), acc, false},
 		{"no first token under a TTFT objective", rec(1, 1, 0, 0, 10*ms, 0), acc, false},
-		{"no objective", rec(1, 1, 0, 0, 10*ms, 0), Acceptance{}, true},
+		{"no objective", rec(1, 1, 0, 0, 10*ms, 0), extractbench.Acceptance{}, true},
 	} {
 		if got := tc.acc.OnTime(tc.r); got != tc.want {
 			t.Errorf("%s: on time = %v, want %v", tc.name, got, tc.want)
@@ -40,19 +42,19 @@ func TestAcceptance_OnTime(t *testing.T) {
 func TestJudge_ObjectivesAndClientBound(t *testing.T) {
 	ms := int64(1e6)
 	yes := true
-	pass := func(level int, phase string, ttft99, onTimeAccepted int64, bound bool) Pass {
+	pass := func(level int, phase string, ttft99, onTimeAccepted int64, bound bool) extractbench.Pass {
 		b := bound
-		return Pass{Variant: "v", Mode: ModeRate, Level: level, Repetition: 1, Phase: phase, Status: PassComplete,
+		return extractbench.Pass{Variant: "v", Mode: extractbench.ModeRate, Level: level, Repetition: 1, Phase: phase, Status: extractbench.PassComplete,
 			Docs: 100, Accepted: 100, OnTime: &onTimeAccepted, OnTimeAccepted: &onTimeAccepted,
 			TTFTSchedP99NS: &ttft99, ClientBound: &b}
 	}
-	acc := Acceptance{MinAccepted: 0.9, TTFTP99MS: 200}
-	passes := []Pass{
-		pass(SyncLevel, PhaseBaseline, 50*ms, 100, false),
-		pass(10, PhaseSweep, 80*ms, 100, false),
-		pass(20, PhaseSweep, 150*ms, 100, false),
-		pass(40, PhaseSweep, 190*ms, 90, false), // objective's percentile met, but 10% late: goodput breaks
-		pass(80, PhaseSweep, 900*ms, 20, false),
+	acc := extractbench.Acceptance{MinAccepted: 0.9, TTFTP99MS: 200}
+	passes := []extractbench.Pass{
+		pass(extractbench.SyncLevel, extractbench.PhaseBaseline, 50*ms, 100, false),
+		pass(10, extractbench.PhaseSweep, 80*ms, 100, false),
+		pass(20, extractbench.PhaseSweep, 150*ms, 100, false),
+		pass(40, extractbench.PhaseSweep, 190*ms, 90, false), // objective's percentile met, but 10% late: goodput breaks
+		pass(80, extractbench.PhaseSweep, 900*ms, 20, false),
 	}
 	s := AggregateLevels(passes, acc, Plan{})[0]
 	r := s.Recommendation

@@ -1,35 +1,10 @@
 package eval
 
-import "fmt"
+import (
+	"fmt"
 
-// The objectives a protocol may ask for (acceptance.objective). A user who
-// serves people waits on latency (interactive); a user who processes a
-// corpus overnight waits on throughput (offline). The two answers differ:
-// the level that meets the latency objectives is usually below the one
-// that gets the most accepted documents out per hour.
-const (
-	ObjectiveBoth        = "both"        // the default: both answers
-	ObjectiveInteractive = "interactive" // the highest level meeting the latency objectives, one step back
-	ObjectiveOffline     = "offline"     // the level with the most accepted documents per hour, under the quality gate
+	"github.com/extractbench/extractbench"
 )
-
-// Objectives lists the values acceptance.objective takes.
-var Objectives = []string{ObjectiveBoth, ObjectiveInteractive, ObjectiveOffline}
-
-// ObjectiveOf returns the objective the acceptance asks for: "" is both.
-func (a Acceptance) ObjectiveOf() string {
-	if a.Objective == "" {
-		return ObjectiveBoth
-	}
-	return a.Objective
-}
-
-// Asks reports whether the acceptance asks for objective o (interactive or
-// offline).
-func (a Acceptance) Asks(o string) bool {
-	obj := a.ObjectiveOf()
-	return obj == ObjectiveBoth || obj == o
-}
 
 // Offline is the offline objective's answer for one series: the level
 // that maximises accepted documents per hour (each pass's figure, median
@@ -74,14 +49,14 @@ func offlineEligible(v Verdict) bool {
 // recommendOffline fills r.Offline from a series' judged levels; walk is
 // the levels the interactive walk considers (no synchronous baseline, no
 // probe), ascending.
-func recommendOffline(r *Recommendation, mode string, walk []Level, acc Acceptance) {
+func recommendOffline(r *Recommendation, mode string, walk []Level, acc extractbench.Acceptance) {
 	o := &r.Offline
-	if !acc.Asks(ObjectiveOffline) {
-		o.Why = "not asked: the protocol's objective is " + ObjectiveInteractive
+	if !acc.Asks(extractbench.ObjectiveOffline) {
+		o.Why = "not asked: the protocol's objective is " + extractbench.ObjectiveInteractive
 		return
 	}
 	o.Asked = true
-	if mode == ModeContext {
+	if mode == extractbench.ModeContext {
 		o.Why = "not applicable: a context sweep's levels are length classes, not a load to choose"
 		return
 	}
@@ -139,8 +114,8 @@ func (o *Offline) why(mode string, lowest bool) string {
 // Interactive is the interactive objective's sentence: Why, or that the
 // protocol did not ask for it.
 func (r Recommendation) Interactive() string {
-	if r.Objective == ObjectiveOffline {
-		return "not asked: the protocol's objective is " + ObjectiveOffline
+	if r.Objective == extractbench.ObjectiveOffline {
+		return "not asked: the protocol's objective is " + extractbench.ObjectiveOffline
 	}
 	return r.Why
 }
@@ -156,7 +131,7 @@ func (r Recommendation) Headline() string {
 
 // InteractiveAsked reports whether the protocol asked for the interactive
 // objective.
-func (r Recommendation) InteractiveAsked() bool { return r.Objective != ObjectiveOffline }
+func (r Recommendation) InteractiveAsked() bool { return r.Objective != extractbench.ObjectiveOffline }
 
 func unitOf(mode string) string {
 	if mode == "" {

@@ -4,22 +4,24 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
 func TestTransport_Served(t *testing.T) {
 	tests := []struct {
 		name string
-		tr   Transport
+		tr   extractbench.Transport
 		want bool
 	}{
-		{"streamed answer", Transport{HTTPStatus: 200, FinishReason: "stop"}, true},
-		{"cut by the budget: served all the same", Transport{HTTPStatus: 200, FinishReason: "length"}, true},
-		{"in-process engine, no status", Transport{}, true},
-		{"429 at once", Transport{HTTPStatus: 429, Kind: TransportHTTPStatus, ErrorBody: `{"error":"busy"}`}, false},
-		{"503", Transport{HTTPStatus: 503, Kind: TransportHTTPStatus}, false},
-		{"error object in a 200 stream", Transport{HTTPStatus: 200, ErrorBody: "overloaded"}, false},
-		{"reset", Transport{HTTPStatus: 200, Kind: TransportReset}, false},
-		{"refused", Transport{Kind: TransportRefused}, false},
+		{"streamed answer", extractbench.Transport{HTTPStatus: 200, FinishReason: "stop"}, true},
+		{"cut by the budget: served all the same", extractbench.Transport{HTTPStatus: 200, FinishReason: "length"}, true},
+		{"in-process engine, no status", extractbench.Transport{}, true},
+		{"429 at once", extractbench.Transport{HTTPStatus: 429, Kind: extractbench.TransportHTTPStatus, ErrorBody: `{"error":"busy"}`}, false},
+		{"503", extractbench.Transport{HTTPStatus: 503, Kind: extractbench.TransportHTTPStatus}, false},
+		{"error object in a 200 stream", extractbench.Transport{HTTPStatus: 200, ErrorBody: "overloaded"}, false},
+		{"reset", extractbench.Transport{HTTPStatus: 200, Kind: extractbench.TransportReset}, false},
+		{"refused", extractbench.Transport{Kind: extractbench.TransportRefused}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.tr.Served(); got != tt.want {
@@ -35,12 +37,12 @@ func TestTransport_Served(t *testing.T) {
 func TestJudge_FailuresDominate(t *testing.T) {
 	level := func(errors int64) Level {
 		p := pass(2, 1, 300-int(errors), 0, 1)
-		p.Failures.Add(Error, errors)
+		p.Failures.Add(extractbench.Error, errors)
 		var b levelBuilder
 		b.add(&p)
 		return b.close()
 	}
-	acc := Acceptance{MinAccepted: 0} // the threshold alone would not catch it
+	acc := extractbench.Acceptance{MinAccepted: 0} // the threshold alone would not catch it
 	for _, tt := range []struct {
 		errors int64
 		flag   bool

@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"github.com/extractbench/extractbench"
+
 	"fmt"
 	"math"
 	"slices"
@@ -64,12 +66,6 @@ const SteadyTrendZ = 3.09
 const (
 	SteadyMinGroup    = 5
 	SteadyMinRequests = 20
-)
-
-// The values of Acceptance.SteadyState.
-const (
-	SteadyJudge  = "judge"  // the default: a level not in steady state is not recommended
-	SteadyRecord = "record" // the old behaviour: the evidence is recorded and shown, never judged
 )
 
 // TrendGroup is one length class of a pass in the trend test: its requests
@@ -151,7 +147,7 @@ func (t Trend) Describe() string {
 
 // FillTrend stores a pass's trend test in its steady-state columns; nothing
 // when the pass had too few requests (NULL: not tested).
-func (p *Pass) FillTrend(t Trend) {
+func FillTrend(p *extractbench.Pass, t Trend) {
 	if !t.OK {
 		return
 	}
@@ -160,7 +156,7 @@ func (p *Pass) FillTrend(t Trend) {
 }
 
 // trendOfPass is the stored test of a pass, for the level's reason.
-func trendOfPass(p *Pass) Trend {
+func trendOfPass(p *extractbench.Pass) Trend {
 	if p.SteadyTrendZ == nil || p.SteadyTrendEffect == nil || p.SteadyTrendN == nil {
 		return Trend{}
 	}
@@ -174,7 +170,7 @@ type steadyTally struct {
 	trends    []string      // the repetitions whose pass found a trend, with what it found
 }
 
-func (s *steadyTally) add(p *Pass) {
+func (s *steadyTally) add(p *extractbench.Pass) {
 	s.floorNS = max(s.floorNS, SteadyFloorNS(p.LatenessP50NS))
 	if p.E2EP50NS != nil && *p.E2EP50NS > 0 {
 		if s.durations == nil {

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"github.com/extractbench/extractbench"
 	"strings"
 	"testing"
 )
@@ -71,9 +72,9 @@ func TestTrendOf(t *testing.T) {
 }
 
 // e2ePass is a complete baseline pass whose median E2E is p50 ms.
-func e2ePass(rep int, p50 int64) Pass {
+func e2ePass(rep int, p50 int64) extractbench.Pass {
 	p50 *= 1e6
-	return Pass{Variant: "v", Mode: "concurrency", Level: 1, Repetition: rep, Phase: PhaseBaseline, Status: PassComplete,
+	return extractbench.Pass{Variant: "v", Mode: "concurrency", Level: 1, Repetition: rep, Phase: extractbench.PhaseBaseline, Status: extractbench.PassComplete,
 		Docs: 100, Accepted: 100, DurationNS: 10 * p50, E2EP50NS: &p50}
 }
 
@@ -83,7 +84,7 @@ func e2ePass(rep int, p50 int64) Pass {
 // acceptance.steady_state: record the evidence stays and the verdict ignores
 // it; within the floor, or the others' own spread, the level is steady.
 func TestSteadyState_Level(t *testing.T) {
-	level := func(acc Acceptance, passes ...Pass) Level {
+	level := func(acc extractbench.Acceptance, passes ...extractbench.Pass) Level {
 		return AggregateLevels(passes, acc, Plan{Repetitions: len(passes)})[0].Levels[0]
 	}
 	no := false
@@ -92,16 +93,16 @@ func TestSteadyState_Level(t *testing.T) {
 	trending.Steady, trending.SteadyTrendZ, trending.SteadyTrendEffect, trending.SteadyTrendN = &no, &z, &e, &n
 	tests := []struct {
 		name   string
-		acc    Acceptance
-		passes []Pass
+		acc    extractbench.Acceptance
+		passes []extractbench.Pass
 		flag   string // in NotSteady; "" = steady
 		usable bool
 	}{
-		{"steady", Acceptance{}, []Pass{e2ePass(1, 110), e2ePass(2, 100), e2ePass(3, 104)}, "", true},
-		{"first repetition slower", Acceptance{}, []Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", false},
-		{"within the others' spread", Acceptance{}, []Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 150)}, "", true},
-		{"a trend within a pass", Acceptance{}, []Pass{e2ePass(1, 100), trending, e2ePass(3, 100)}, "repetition 2: early requests slower than late ones by 80%", false},
-		{"record only", Acceptance{SteadyState: SteadyRecord}, []Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", true},
+		{"steady", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 110), e2ePass(2, 100), e2ePass(3, 104)}, "", true},
+		{"first repetition slower", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", false},
+		{"within the others' spread", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 150)}, "", true},
+		{"a trend within a pass", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 100), trending, e2ePass(3, 100)}, "repetition 2: early requests slower than late ones by 80%", false},
+		{"record only", extractbench.Acceptance{SteadyState: extractbench.SteadyRecord}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", true},
 	}
 	for _, tt := range tests {
 		l := level(tt.acc, tt.passes...)
@@ -119,30 +120,30 @@ func TestSteadyState_Level(t *testing.T) {
 // as many or more were, every pass stays and the level is client-bound.
 func TestClientBoundLeftOut(t *testing.T) {
 	yes, no := true, false
-	pass := func(rep int, bound bool, p50 int64) Pass {
+	pass := func(rep int, bound bool, p50 int64) extractbench.Pass {
 		p := e2ePass(rep, p50)
-		p.Level, p.Phase = 2, PhaseSweep
+		p.Level, p.Phase = 2, extractbench.PhaseSweep
 		p.ClientBound = &no
 		if bound {
 			p.ClientBound = &yes
 		}
 		return p
 	}
-	base := []Pass{e2ePass(1, 100), e2ePass(2, 100), e2ePass(3, 100)}
+	base := []extractbench.Pass{e2ePass(1, 100), e2ePass(2, 100), e2ePass(3, 100)}
 	tests := []struct {
 		name             string
-		passes           []Pass
+		passes           []extractbench.Pass
 		bound, out, reps int
 		usable           bool
 	}{
-		{"none bound", []Pass{pass(1, false, 100), pass(2, false, 101), pass(3, false, 100)}, 0, 0, 3, true},
-		{"one of three", []Pass{pass(1, false, 100), pass(2, true, 400), pass(3, false, 101)}, 0, 1, 2, true},
-		{"two of three", []Pass{pass(1, false, 100), pass(2, true, 400), pass(3, true, 400)}, 2, 0, 3, false},
-		{"one of two", []Pass{pass(1, false, 100), pass(2, true, 400)}, 1, 0, 2, false},
-		{"the only one", []Pass{pass(1, true, 400)}, 1, 0, 1, false},
+		{"none bound", []extractbench.Pass{pass(1, false, 100), pass(2, false, 101), pass(3, false, 100)}, 0, 0, 3, true},
+		{"one of three", []extractbench.Pass{pass(1, false, 100), pass(2, true, 400), pass(3, false, 101)}, 0, 1, 2, true},
+		{"two of three", []extractbench.Pass{pass(1, false, 100), pass(2, true, 400), pass(3, true, 400)}, 2, 0, 3, false},
+		{"one of two", []extractbench.Pass{pass(1, false, 100), pass(2, true, 400)}, 1, 0, 2, false},
+		{"the only one", []extractbench.Pass{pass(1, true, 400)}, 1, 0, 1, false},
 	}
 	for _, tt := range tests {
-		s := AggregateLevels(append(append([]Pass{}, base...), tt.passes...), Acceptance{}, Plan{})[0]
+		s := AggregateLevels(append(append([]extractbench.Pass{}, base...), tt.passes...), extractbench.Acceptance{}, Plan{})[0]
 		l := s.Level(2)
 		if l.ClientBound != tt.bound || l.ClientBoundLeftOut != tt.out || l.Repetitions != tt.reps || l.Verdict.Usable != tt.usable {
 			t.Errorf("%s: client-bound %d, left out %d, repetitions %d, usable %v; want %d %d %d %v (%s)",
@@ -158,16 +159,16 @@ func TestClientBoundLeftOut(t *testing.T) {
 // client's own timing (SteadyResolutionNS, or the pass's client delay p99)
 // is not called warming.
 func TestSteadyState_Floor(t *testing.T) {
-	small := []Pass{e2ePass(1, 3), e2ePass(2, 1), e2ePass(3, 1)} // 3 ms against 1 ms: 200%, but 2 ms
-	if l := AggregateLevels(small, Acceptance{}, Plan{})[0].Levels[0]; l.NotSteady != "" {
+	small := []extractbench.Pass{e2ePass(1, 3), e2ePass(2, 1), e2ePass(3, 1)} // 3 ms against 1 ms: 200%, but 2 ms
+	if l := AggregateLevels(small, extractbench.Acceptance{}, Plan{})[0].Levels[0]; l.NotSteady != "" {
 		t.Errorf("2 ms slower: %s", l.NotSteady)
 	}
 	delay := int64(80e6)
-	loaded := []Pass{e2ePass(1, 150), e2ePass(2, 100), e2ePass(3, 100)}
+	loaded := []extractbench.Pass{e2ePass(1, 150), e2ePass(2, 100), e2ePass(3, 100)}
 	for i := range loaded {
 		loaded[i].LatenessP50NS = &delay
 	}
-	if l := AggregateLevels(loaded, Acceptance{}, Plan{})[0].Levels[0]; l.NotSteady != "" {
+	if l := AggregateLevels(loaded, extractbench.Acceptance{}, Plan{})[0].Levels[0]; l.NotSteady != "" {
 		t.Errorf("50 ms slower with a client's median delay of 80 ms: %s", l.NotSteady)
 	}
 	warm := TrendOf([]TrendGroup{trendGroup(series(12, func(i int) float64 { return float64(200e6 + i) }), series(12, func(i int) float64 { return float64(100e6 + i) }))})

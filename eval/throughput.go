@@ -1,5 +1,7 @@
 package eval
 
+import "github.com/extractbench/extractbench"
+
 // The throughput figures, each defined once (README "One figure per
 // concept"). Two figures really differ and are never shown under one name:
 //
@@ -35,16 +37,16 @@ func PerHour(count int64, durationNS int64) *float64 {
 
 // PassDocsPerHour is a pass's documents (accepted or not) per hour of its
 // duration: what a corpus of N documents takes at the pass's pace.
-func PassDocsPerHour(p *Pass) *float64 { return PerHour(p.Docs, p.DurationNS) }
+func PassDocsPerHour(p *extractbench.Pass) *float64 { return PerHour(p.Docs, p.DurationNS) }
 
 // PassAcceptedPerHour is a pass's accepted documents per hour of its
 // duration: passes.docs_per_hour.
-func PassAcceptedPerHour(p *Pass) *float64 { return PerHour(p.Accepted, p.DurationNS) }
+func PassAcceptedPerHour(p *extractbench.Pass) *float64 { return PerHour(p.Accepted, p.DurationNS) }
 
 // MedianOverRepetitions applies the level rule to one per-pass figure: its
 // median over the complete passes given (an interrupted pass, or one
 // without the figure, is left out), with its range.
-func MedianOverRepetitions(passes []*Pass, figure func(*Pass) *float64) Spread {
+func MedianOverRepetitions(passes []*extractbench.Pass, figure func(*extractbench.Pass) *float64) Spread {
 	var vs []float64
 	for _, p := range passes {
 		if p.Complete() {

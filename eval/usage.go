@@ -1,6 +1,10 @@
 package eval
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/extractbench/extractbench"
+)
 
 // MaxTokenCount is the largest token count an engine's usage may report
 // (2^40, a thousand billion tokens for one request): a count above it, or a
@@ -18,7 +22,7 @@ func PlausibleTokens(n int) bool { return n >= 0 && n <= MaxTokenCount }
 // as when the engine sends no usage, the cached prompt tokens unknown,
 // UsageReported is false and UsageRefused says what the engine sent. A usage
 // one of whose counts is impossible is not trusted for the others either.
-func (r *Response) RefuseImpossibleUsage() {
+func RefuseImpossibleUsage(r *extractbench.Response) {
 	cachedOK := r.CachedPromptTokens == nil || PlausibleTokens(*r.CachedPromptTokens) &&
 		(!r.UsageReported || *r.CachedPromptTokens <= r.PromptTokens)
 	if !r.UsageReported {

@@ -1,6 +1,10 @@
 package eval
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/extractbench/extractbench"
+)
 
 func TestResponse_RefuseImpossibleUsage(t *testing.T) {
 	const none = -1 // no cached figure
@@ -36,8 +40,8 @@ func TestResponse_RefuseImpossibleUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Response{PromptTokens: tt.prompt, CompletionTokens: tt.completion, UsageReported: tt.reported, ClientChunks: 7, CachedPromptTokens: ptr(tt.cached)}
-			r.RefuseImpossibleUsage()
+			r := extractbench.Response{PromptTokens: tt.prompt, CompletionTokens: tt.completion, UsageReported: tt.reported, ClientChunks: 7, CachedPromptTokens: ptr(tt.cached)}
+			RefuseImpossibleUsage(&r)
 			if got := r.UsageRefused != ""; got != tt.refused {
 				t.Fatalf("refused %v (%q), want %v", got, r.UsageRefused, tt.refused)
 			}
@@ -45,9 +49,9 @@ func TestResponse_RefuseImpossibleUsage(t *testing.T) {
 				t.Errorf("cached = %v, want %d (-1: nil)", got, tt.wantCached)
 			}
 			r.CachedPromptTokens = nil
-			want := Response{PromptTokens: tt.prompt, CompletionTokens: tt.completion, UsageReported: tt.reported, ClientChunks: 7}
+			want := extractbench.Response{PromptTokens: tt.prompt, CompletionTokens: tt.completion, UsageReported: tt.reported, ClientChunks: 7}
 			if tt.refused {
-				want = Response{CompletionTokens: 7, ClientChunks: 7, UsageRefused: r.UsageRefused}
+				want = extractbench.Response{CompletionTokens: 7, ClientChunks: 7, UsageRefused: r.UsageRefused}
 			}
 			if r != want {
 				t.Errorf("got %+v, want %+v", r, want)
@@ -88,8 +92,8 @@ func TestRecord_TPOT(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Record{Response: Response{CompletionTokens: tt.completion, ClientChunks: tt.chunks, UsageReported: tt.reported,
-				Timings: Timings{FirstTokenNS: tt.first, LastTokenNS: tt.last}, Transport: Transport{FinishReason: tt.finish}}}
+			r := extractbench.Record{Response: extractbench.Response{CompletionTokens: tt.completion, ClientChunks: tt.chunks, UsageReported: tt.reported,
+				Timings: extractbench.Timings{FirstTokenNS: tt.first, LastTokenNS: tt.last}, Transport: extractbench.Transport{FinishReason: tt.finish}}}
 			if got := r.TPOTSteps(); got != tt.wantSteps {
 				t.Errorf("TPOTSteps() = %d, want %d", got, tt.wantSteps)
 			}

@@ -5,88 +5,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/extractbench/extractbench"
 )
-
-// DefaultMinBaselineRatio is the part of the baseline's accepted share a
-// level must keep to be usable when the protocol sets none (MEASUREMENT.md
-// section 8: accepted ≥ 99% of the baseline's). Pushing concurrency must not
-// buy throughput with quality.
-const DefaultMinBaselineRatio = 0.99
-
-// Acceptance holds the criteria the protocol wrote before the run; it is the
-// protocol's and the manifest's "acceptance" object.
-type Acceptance struct {
-	MinAccepted      float64 `json:"min_accepted"`             // share of documents accepted, 0–1 (0.95 = 95%)
-	LatencyP95MS     float64 `json:"latency_p95_ms,omitempty"` // p95 E2E objective in milliseconds; 0 = none
-	MinBaselineRatio float64 `json:"min_baseline_ratio"`       // part of the baseline's share to keep; 0 = DefaultMinBaselineRatio
-	// MaxPreemptions makes a preemption storm a memory failure (MEASUREMENT.md
-	// section 6): a level whose engine preempted more sequences in a pass is
-	// not usable. nil = preemptions are recorded, not judged.
-	MaxPreemptions *int64 `json:"max_preemptions,omitempty"`
-
-	// Latency objectives (MEASUREMENT.md section 3), in milliseconds; 0 =
-	// none. Each is met per request (Record.OnTime) and by the level's
-	// percentile. TTFT and E2E count from the scheduled instant, so that a
-	// request that waited in the client's queue is late by that wait.
-	TTFTP99MS float64 `json:"ttft_p99_ms,omitempty"` // TTFT from t_sched; the level's p99
-	TPOTP99MS float64 `json:"tpot_p99_ms,omitempty"` // time per output token after the first; the level's p99
-	E2EP95MS  float64 `json:"e2e_p95_ms,omitempty"`  // done − t_sched; the level's p95
-
-	// Objective is which recommendations the protocol asks for (ObjectiveBoth,
-	// ObjectiveInteractive, ObjectiveOffline); "" is both. Left out when
-	// unset, so that fingerprints of older protocols do not change.
-	Objective string `json:"objective,omitempty"`
-	// BaselineVariant names the variant every other is compared with, paired
-	// on the same documents, in the report and the nightly verdict; "" is the
-	// first variant.
-	BaselineVariant string `json:"baseline_variant,omitempty"`
-	// RequireEquivalent makes run's exit code fail (1) when a variant is not
-	// equivalent to the baseline variant at EquivalenceMargin.
-	RequireEquivalent bool `json:"require_equivalent,omitempty"`
-	// EquivalenceMargin is the paired verdict's margin δ (a share, 0.02 = two
-	// points); 0 is compare's default.
-	EquivalenceMargin float64 `json:"equivalence_margin,omitempty"`
-	// SteadyState is SteadyJudge ("" reads so: a level not in steady state
-	// is not usable, cause not_steady) or SteadyRecord (the evidence is
-	// recorded and shown, the verdict ignores it, as before the check).
-	SteadyState string `json:"steady_state,omitempty"`
-}
-
-// JudgesSteadyState reports whether a level not in steady state is judged
-// not usable.
-func (a Acceptance) JudgesSteadyState() bool { return a.SteadyState != SteadyRecord }
-
-// HasObjectives reports whether any per-request latency objective is set.
-func (a Acceptance) HasObjectives() bool {
-	return a.TTFTP99MS > 0 || a.TPOTP99MS > 0 || a.E2EP95MS > 0
-}
-
-// OnTime reports whether one request meets every per-request objective
-// (MEASUREMENT.md section 3): TTFT and E2E from its scheduled instant, TPOT
-// as stored. A request that never produced what an objective measures
-// (no first token under a TTFT objective, no done instant) is late. With no
-// objective set, every request is on time.
-func (a Acceptance) OnTime(r *Record) bool {
-	if a.TTFTP99MS > 0 && (r.FirstTokenNS == 0 || r.SchedNS == 0 || float64(r.FirstTokenNS-r.SchedNS) > a.TTFTP99MS*1e6) {
-		return false
-	}
-	if a.TPOTP99MS > 0 {
-		if t, ok := r.TPOT(); ok && float64(t) > a.TPOTP99MS*1e6 {
-			return false
-		}
-	}
-	if a.E2EP95MS > 0 && (r.DoneNS == 0 || r.SchedNS == 0 || float64(r.DoneNS-r.SchedNS) > a.E2EP95MS*1e6) {
-		return false
-	}
-	return true
-}
-
-func (a Acceptance) baselineRatio() float64 {
-	if a.MinBaselineRatio <= 0 {
-		return DefaultMinBaselineRatio
-	}
-	return a.MinBaselineRatio
-}
 
 // Cause names one reason a level is not usable.
 type Cause string
@@ -135,7 +56,7 @@ func (v Verdict) Word() string {
 // preemption count of a pass, and the p95 E2E as the median over
 // repetitions. baselineShare < 0 means no baseline to keep (the baseline
 // itself is being judged).
-func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
+func Judge(l *Level, baselineShare float64, acc extractbench.Acceptance) Verdict {
 	var v Verdict
 	var reasons []string
 	add := func(c Cause, format string, args ...any) {
@@ -143,7 +64,7 @@ func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
 		reasons = append(reasons, fmt.Sprintf(format, args...))
 	}
 	share := l.Share()
-	if n := l.Failures.Of(Memory); n > 0 {
+	if n := l.Failures.Of(extractbench.Memory); n > 0 {
 		add(CauseMemory, "%d memory failure(s)", n)
 	}
 	if acc.MaxPreemptions != nil && l.Preemptions != nil && *l.Preemptions > *acc.MaxPreemptions {
@@ -152,11 +73,11 @@ func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
 	if share < acc.MinAccepted {
 		add(CauseAcceptance, "accepted %s < threshold %s", FormatShare(share), FormatShare(acc.MinAccepted))
 	}
-	if r := acc.baselineRatio(); baselineShare >= 0 && share < r*baselineShare {
+	if r := acc.BaselineRatio(); baselineShare >= 0 && share < r*baselineShare {
 		add(CauseBaseline, "accepted %s < %s of the baseline's %s", FormatShare(share), trimPct(r), FormatShare(baselineShare))
 	}
-	if good := l.GoodShare(); acc.HasObjectives() && baselineShare >= 0 && good < acc.baselineRatio()*baselineShare && share >= acc.baselineRatio()*baselineShare {
-		add(CauseLatency, "accepted on time %s < %s of the baseline's accepted %s", FormatShare(good), trimPct(acc.baselineRatio()), FormatShare(baselineShare))
+	if good := l.GoodShare(); acc.HasObjectives() && baselineShare >= 0 && good < acc.BaselineRatio()*baselineShare && share >= acc.BaselineRatio()*baselineShare {
+		add(CauseLatency, "accepted on time %s < %s of the baseline's accepted %s", FormatShare(good), trimPct(acc.BaselineRatio()), FormatShare(baselineShare))
 	}
 	if p95 := l.E2EP95NS; acc.LatencyP95MS > 0 && p95.N > 0 && p95.Median > acc.LatencyP95MS*1e6 {
 		add(CauseLatency, "p95 E2E %s%s > objective %s", FormatDuration(int64(p95.Median)), p95.Qualifier(),
@@ -177,7 +98,7 @@ func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
 	if l.NotSteady != "" && acc.JudgesSteadyState() {
 		add(CauseNotSteady, "not in steady state: %s", l.NotSteady)
 	}
-	if n := l.Failures.Of(Error); 2*n > l.Docs {
+	if n := l.Failures.Of(extractbench.Error); 2*n > l.Docs {
 		add(CauseFailures, "%d of %d requests failed (error): its latency percentiles and rates are mostly those of the failures", n, l.Docs)
 	}
 	v.Usable = len(v.Causes) == 0
@@ -187,7 +108,7 @@ func Judge(l *Level, baselineShare float64, acc Acceptance) Verdict {
 
 // JudgePass judges one pass on its own figures (passes.verdict): the rule of
 // Judge over a level made of that pass alone.
-func JudgePass(p *Pass, baselineShare float64, acc Acceptance) Verdict {
+func JudgePass(p *extractbench.Pass, baselineShare float64, acc extractbench.Acceptance) Verdict {
 	var a levelBuilder
 	a.add(p)
 	l := a.close()
@@ -229,12 +150,12 @@ func (r Recommendation) Usable() bool { return r.Recommended > 0 }
 // recommend applies MEASUREMENT.md section 8 to a series' levels, ascending:
 // usable levels are counted upwards from the lowest and stop at the first
 // broken one, so that a lucky higher level never hides a break.
-func recommend(s *Series, acc Acceptance) {
+func recommend(s *Series, acc extractbench.Acceptance) {
 	r := &s.Recommendation
 	r.Variant, r.Mode, r.Objective = s.Variant, s.Mode, acc.ObjectiveOf()
 	if len(s.Levels) == 0 {
 		r.Why = "no complete pass to judge"
-		r.Offline.Asked, r.Offline.Why = acc.Asks(ObjectiveOffline), "no complete pass to judge"
+		r.Offline.Asked, r.Offline.Why = acc.Asks(extractbench.ObjectiveOffline), "no complete pass to judge"
 		return
 	}
 	base := s.Baseline()
@@ -248,14 +169,14 @@ func recommend(s *Series, acc Acceptance) {
 		l.Verdict = Judge(l, bs, acc)
 	}
 	walk := s.Levels
-	if s.Mode == ModeRate && base.Level == SyncLevel {
+	if s.Mode == extractbench.ModeRate && base.Level == extractbench.SyncLevel {
 		// A rate sweep recommends a rate: the synchronous baseline is its
 		// reference, not a step of the walk.
-		walk = slices.DeleteFunc(slices.Clone(walk), func(l Level) bool { return l.Level == SyncLevel })
+		walk = slices.DeleteFunc(slices.Clone(walk), func(l Level) bool { return l.Level == extractbench.SyncLevel })
 	}
 	// An auto sweep's saturation probe is a burst far above capacity that
 	// measured the ceiling: shown, never a step to recommend.
-	walk = slices.DeleteFunc(slices.Clone(walk), func(l Level) bool { return l.Phase == PhaseProbe })
+	walk = slices.DeleteFunc(slices.Clone(walk), func(l Level) bool { return l.Phase == extractbench.PhaseProbe })
 	for i, l := range walk {
 		if r.FirstBroken != 0 {
 			break
@@ -306,12 +227,12 @@ func (r Recommendation) why() string {
 // in context mode the length class ("long").
 func LevelName(mode string, level int) string {
 	switch {
-	case mode == ModeRate && level == SyncLevel:
+	case mode == extractbench.ModeRate && level == extractbench.SyncLevel:
 		return "sync"
-	case mode == ModeRate:
+	case mode == extractbench.ModeRate:
 		return strconv.Itoa(level) + "/s"
-	case mode == ModeContext && LengthClassOf(level) != "":
-		return LengthClassOf(level)
+	case mode == extractbench.ModeContext && extractbench.LengthClassOf(level) != "":
+		return extractbench.LengthClassOf(level)
 	}
 	return strconv.Itoa(level)
 }

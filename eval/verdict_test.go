@@ -4,17 +4,19 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
 // pass builds a complete pass of 300 documents at a level.
-func pass(level, rep, accepted, memFail int, p95ms int64) Pass {
+func pass(level, rep, accepted, memFail int, p95ms int64) extractbench.Pass {
 	phase := "sweep"
 	if level == 1 {
 		phase = "baseline"
 	}
-	p := Pass{Variant: "bf16", Mode: "concurrency", Level: level, Repetition: rep, Phase: phase,
+	p := extractbench.Pass{Variant: "bf16", Mode: "concurrency", Level: level, Repetition: rep, Phase: phase,
 		Status: "complete", Docs: 300, Accepted: int64(accepted)}
-	p.Failures.Add(Memory, int64(memFail))
+	p.Failures.Add(extractbench.Memory, int64(memFail))
 	if p95ms > 0 {
 		ns := p95ms * 1e6
 		p.E2EP95NS = &ns
@@ -23,7 +25,7 @@ func pass(level, rep, accepted, memFail int, p95ms int64) Pass {
 }
 
 // recommendOne aggregates passes and returns the first series (bf16).
-func recommendOne(passes []Pass, acc Acceptance) Series {
+func recommendOne(passes []extractbench.Pass, acc extractbench.Acceptance) Series {
 	s := AggregateLevels(passes, acc, Plan{})
 	for _, x := range s {
 		if x.Variant == "bf16" {
@@ -34,10 +36,10 @@ func recommendOne(passes []Pass, acc Acceptance) Series {
 }
 
 func TestJudgePass(t *testing.T) {
-	acc := Acceptance{MinAccepted: 0.95, LatencyP95MS: 30000}
+	acc := extractbench.Acceptance{MinAccepted: 0.95, LatencyP95MS: 30000}
 	tests := []struct {
 		name     string
-		p        Pass
+		p        extractbench.Pass
 		baseline float64
 		want     []Cause
 		reason   string
@@ -52,7 +54,7 @@ func TestJudgePass(t *testing.T) {
 		{"latency exactly at objective", pass(4, 1, 299, 0, 30000), 1, nil, ""},
 		{"unknown latency is not judged", pass(4, 1, 299, 0, 0), 1, nil, ""},
 		{"all", pass(4, 1, 200, 5, 60000), 1, []Cause{CauseMemory, CauseAcceptance, CauseBaseline, CauseLatency}, "5 memory"},
-		{"no documents", Pass{Level: 1}, -1, []Cause{CauseAcceptance}, "accepted 0.0%"},
+		{"no documents", extractbench.Pass{Level: 1}, -1, []Cause{CauseAcceptance}, "accepted 0.0%"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,62 +73,62 @@ func TestJudgePass(t *testing.T) {
 }
 
 func TestRecommend(t *testing.T) {
-	acc := Acceptance{MinAccepted: 0.95, LatencyP95MS: 30000}
+	acc := extractbench.Acceptance{MinAccepted: 0.95, LatencyP95MS: 30000}
 	tests := []struct {
 		name                         string
-		passes                       []Pass
+		passes                       []extractbench.Pass
 		highest, recommended, broken int
 		brokeBy                      []Cause
 		why                          string
 	}{
 		{
 			name: "memory breaks at 16",
-			passes: []Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 1000), pass(4, 1, 290, 0, 1500),
+			passes: []extractbench.Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 1000), pass(4, 1, 290, 0, 1500),
 				pass(8, 1, 290, 0, 3000), pass(16, 1, 250, 40, 9000), pass(32, 1, 100, 190, 9000)},
 			highest: 8, recommended: 4, broken: 16, brokeBy: []Cause{CauseMemory, CauseAcceptance, CauseBaseline},
 			why: "concurrency 4, one step below 8, the highest usable; concurrency 16 broke (40 memory failure(s)",
 		},
 		{
 			name: "a lucky level above the break does not count",
-			passes: []Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 1000), pass(4, 1, 291, 0, 50000),
+			passes: []extractbench.Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 1000), pass(4, 1, 291, 0, 50000),
 				pass(8, 1, 291, 0, 20000)},
 			highest: 2, recommended: 1, broken: 4, brokeBy: []Cause{CauseLatency},
 		},
 		{
 			name: "memory failures are summed over repetitions",
-			passes: []Pass{pass(1, 1, 291, 0, 900), pass(1, 2, 291, 0, 900), pass(2, 1, 291, 0, 900),
+			passes: []extractbench.Pass{pass(1, 1, 291, 0, 900), pass(1, 2, 291, 0, 900), pass(2, 1, 291, 0, 900),
 				pass(2, 2, 291, 0, 900), pass(4, 1, 291, 0, 900), pass(4, 2, 291, 2, 900)},
 			highest: 2, recommended: 1, broken: 4, brokeBy: []Cause{CauseMemory},
 			why: "concurrency 4 broke (2 memory failure(s))",
 		},
 		{
 			name:    "nothing broke",
-			passes:  []Pass{pass(4, 1, 291, 0, 900), pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 900)},
+			passes:  []extractbench.Pass{pass(4, 1, 291, 0, 900), pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 900)},
 			highest: 4, recommended: 2,
 			why: "nothing broke, so the ceiling was not reached",
 		},
 		{
 			name:    "only the baseline is usable",
-			passes:  []Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 150, 0, 900)},
+			passes:  []extractbench.Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 150, 0, 900)},
 			highest: 1, recommended: 1, broken: 2, brokeBy: []Cause{CauseAcceptance, CauseBaseline},
 			why: "the lowest level, with no margin step below it",
 		},
 		{
 			name:   "the baseline breaks",
-			passes: []Pass{pass(1, 1, 200, 0, 900), pass(2, 1, 291, 0, 900)},
+			passes: []extractbench.Pass{pass(1, 1, 200, 0, 900), pass(2, 1, 291, 0, 900)},
 			broken: 1, brokeBy: []Cause{CauseAcceptance},
 			why: "no usable concurrency: concurrency 1 already broke",
 		},
 		{
 			name: "interrupted passes are left out",
-			passes: []Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 900),
-				func() Pass { p := pass(4, 1, 10, 0, 900); p.Status = "interrupted"; return p }()},
+			passes: []extractbench.Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 900),
+				func() extractbench.Pass { p := pass(4, 1, 10, 0, 900); p.Status = "interrupted"; return p }()},
 			highest: 2, recommended: 1,
 		},
 		{
 			name: "other variants are ignored",
-			passes: []Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 900),
-				func() Pass { p := pass(4, 1, 10, 0, 900); p.Variant = "int4"; return p }()},
+			passes: []extractbench.Pass{pass(1, 1, 291, 0, 900), pass(2, 1, 291, 0, 900),
+				func() extractbench.Pass { p := pass(4, 1, 10, 0, 900); p.Variant = "int4"; return p }()},
 			highest: 2, recommended: 1,
 		},
 	}
@@ -148,8 +150,8 @@ func TestRecommend(t *testing.T) {
 }
 
 func TestRecommendBaselineIsPooled(t *testing.T) {
-	ps := []Pass{pass(1, 1, 300, 0, 1), pass(1, 2, 294, 0, 1), pass(2, 1, 293, 0, 1)}
-	s := recommendOne(ps, Acceptance{MinAccepted: 0.9})
+	ps := []extractbench.Pass{pass(1, 1, 300, 0, 1), pass(1, 2, 294, 0, 1), pass(2, 1, 293, 0, 1)}
+	s := recommendOne(ps, extractbench.Acceptance{MinAccepted: 0.9})
 	got := s.Recommendation
 	if want := 594.0 / 600; got.BaselineShare != want || got.BaselineLevel != 1 {
 		t.Fatalf("baseline: got level %d share %v, want 1 %v", got.BaselineLevel, got.BaselineShare, want)
@@ -167,7 +169,7 @@ func TestAggregateLevelsSeries(t *testing.T) {
 	a := pass(1, 1, 291, 0, 1)
 	b := pass(1, 1, 100, 0, 1)
 	b.Variant = "int4"
-	got := AggregateLevels([]Pass{a, b, pass(2, 1, 291, 0, 1)}, Acceptance{MinAccepted: 0.95}, Plan{})
+	got := AggregateLevels([]extractbench.Pass{a, b, pass(2, 1, 291, 0, 1)}, extractbench.Acceptance{MinAccepted: 0.95}, Plan{})
 	if len(got) != 2 || got[0].Variant != "bf16" || got[0].Recommendation.HighestUsable != 2 || got[1].Variant != "int4" || got[1].Recommendation.Usable() {
 		t.Fatalf("got %+v", got)
 	}
@@ -177,8 +179,8 @@ func TestAggregateLevelsSeries(t *testing.T) {
 // repetitions, and it says so. One slow repetition out of three does not
 // break a level; two do.
 func TestJudgeUsesMedianOfRepetitions(t *testing.T) {
-	acc := Acceptance{MinAccepted: 0.9, LatencyP95MS: 200}
-	one := []Pass{pass(1, 1, 291, 0, 100), pass(1, 2, 291, 0, 100), pass(1, 3, 291, 0, 100),
+	acc := extractbench.Acceptance{MinAccepted: 0.9, LatencyP95MS: 200}
+	one := []extractbench.Pass{pass(1, 1, 291, 0, 100), pass(1, 2, 291, 0, 100), pass(1, 3, 291, 0, 100),
 		pass(2, 1, 291, 0, 150), pass(2, 2, 291, 0, 207), pass(2, 3, 291, 0, 178)}
 	s := recommendOne(one, acc)
 	l := s.Level(2)
@@ -195,9 +197,9 @@ func TestJudgeUsesMedianOfRepetitions(t *testing.T) {
 }
 
 func TestAggregatePartialSweep(t *testing.T) {
-	ps := []Pass{pass(1, 1, 291, 0, 1), pass(2, 1, 291, 0, 1),
-		func() Pass { p := pass(4, 1, 10, 0, 1); p.Status = PassInterrupted; return p }()}
-	s := AggregateLevels(ps, Acceptance{MinAccepted: 0.9}, Plan{Levels: []int{1, 2, 4, 8}, Repetitions: 1})[0]
+	ps := []extractbench.Pass{pass(1, 1, 291, 0, 1), pass(2, 1, 291, 0, 1),
+		func() extractbench.Pass { p := pass(4, 1, 10, 0, 1); p.Status = extractbench.PassInterrupted; return p }()}
+	s := AggregateLevels(ps, extractbench.Acceptance{MinAccepted: 0.9}, Plan{Levels: []int{1, 2, 4, 8}, Repetitions: 1})[0]
 	r := s.Recommendation
 	if !r.Partial || len(r.Missing) != 2 || r.Missing[0] != "level 4 (0 of 1 repetitions)" {
 		t.Fatalf("got partial %v missing %q", r.Partial, r.Missing)
@@ -207,23 +209,6 @@ func TestAggregatePartialSweep(t *testing.T) {
 	}
 	if s.Level(4) != nil {
 		t.Errorf("an interrupted pass made a level: %+v", s.Level(4))
-	}
-}
-
-func TestFailureCountsMatchFailures(t *testing.T) {
-	if len(Failures) != numFailures {
-		t.Fatalf("numFailures = %d but Failures lists %d classes: update numFailures", numFailures, len(Failures))
-	}
-	var c FailureCounts
-	for i, f := range Failures {
-		c.Add(f, int64(i+1))
-		if c.Of(f) != int64(i+1) || f.Index() != i {
-			t.Errorf("%s: Of = %d, Index = %d", f, c.Of(f), f.Index())
-		}
-	}
-	c.Add(None, 5)
-	if c.Total() != 15 {
-		t.Errorf("Total = %d, want 15 (None is not a failure)", c.Total())
 	}
 }
 
@@ -243,10 +228,10 @@ func TestJudgePassBaselineRatio(t *testing.T) {
 	// 280/300 against a baseline of 290/300 is 96.6% of it: broken at the
 	// default 99%, usable when the protocol allows 95%.
 	p := pass(4, 1, 280, 0, 1)
-	if v := JudgePass(&p, 290.0/300, Acceptance{MinAccepted: 0.9}); v.Usable || !strings.Contains(v.Reason, "< 99% of the baseline's") {
+	if v := JudgePass(&p, 290.0/300, extractbench.Acceptance{MinAccepted: 0.9}); v.Usable || !strings.Contains(v.Reason, "< 99% of the baseline's") {
 		t.Errorf("default ratio: got %+v", v)
 	}
-	if v := JudgePass(&p, 290.0/300, Acceptance{MinAccepted: 0.9, MinBaselineRatio: 0.95}); !v.Usable {
+	if v := JudgePass(&p, 290.0/300, extractbench.Acceptance{MinAccepted: 0.9, MinBaselineRatio: 0.95}); !v.Usable {
 		t.Errorf("ratio 0.95: got %+v", v)
 	}
 }
@@ -268,7 +253,7 @@ func TestJudgePassPreemptionStorm(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p.Preemptions = tt.preemptions
-			v := JudgePass(&p, 1, Acceptance{MinAccepted: 0.95, MaxPreemptions: tt.max})
+			v := JudgePass(&p, 1, extractbench.Acceptance{MinAccepted: 0.95, MaxPreemptions: tt.max})
 			if v.Usable != tt.usable {
 				t.Fatalf("usable = %v, want %v (%s)", v.Usable, tt.usable, v.Reason)
 			}

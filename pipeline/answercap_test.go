@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/hostile"
-	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
@@ -69,7 +69,7 @@ request_timeout: 8s
 			}
 			want := fmt.Sprintf("its %d-byte cap", tt.answer)
 			for _, r := range recs {
-				if r.Kind != eval.TransportTooLarge || r.Failure != eval.Truncation || len(r.Output) != tt.answer ||
+				if r.Kind != extractbench.TransportTooLarge || r.Failure != extractbench.Truncation || len(r.Output) != tt.answer ||
 					!strings.Contains(r.FailureDetail, want) {
 					t.Errorf("%s: kind %q, failure %q (%s), len(output) %d; want too_large, truncation at %s, %d bytes kept",
 						r.DocID, r.Kind, r.Failure, r.FailureDetail, len(r.Output), want, tt.answer)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
@@ -15,7 +16,7 @@ import (
 
 // oomSweep runs a sweep against oomEngine (a card that holds 4 requests)
 // with on_memory_failure set, and returns the run's decisions and passes.
-func oomSweep(t *testing.T, mode, onMemoryFailure string) ([]results.Decision, []results.Pass) {
+func oomSweep(t *testing.T, mode, onMemoryFailure string) ([]results.Decision, []extractbench.Pass) {
 	t.Helper()
 	dir := t.TempDir()
 	const docs = 32
@@ -68,7 +69,7 @@ func TestRun_BatchMemoryFailureReducesBatch(t *testing.T) {
 	}
 	retried := 0
 	for _, p := range passes {
-		if p.Phase == results.PhaseRetry && p.Level == 10 && p.RetryOf != nil && *p.RetryOf == 16 {
+		if p.Phase == extractbench.PhaseRetry && p.Level == 10 && p.RetryOf != nil && *p.RetryOf == 16 {
 			retried++
 		}
 	}
@@ -95,7 +96,7 @@ func TestRun_MemoryFailureStopsSweep(t *testing.T) {
 		t.Errorf("retry_lower decisions %v with on_memory_failure: stop", got)
 	}
 	for _, p := range passes {
-		if p.Level > 16 || p.Phase == results.PhaseRetry {
+		if p.Level > 16 || p.Phase == extractbench.PhaseRetry {
 			t.Errorf("pass at level %d (%s) after the sweep stopped at 16", p.Level, p.Phase)
 		}
 	}

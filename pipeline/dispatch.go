@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
 )
 
 // The client's self-check (MEASUREMENT.md section 3, as NVIDIA perf_analyzer
@@ -78,7 +78,7 @@ func (c *clientSelf) stop() {
 // judge fills the pass's self-check columns. A request that failed in the
 // client itself makes the pass client_bound too: its figures miss documents
 // for the client's want, not the engine's.
-func (c *clientSelf) judge(p *results.Pass) {
+func (c *clientSelf) judge(p *extractbench.Pass) {
 	if c == nil {
 		return
 	}
@@ -116,7 +116,7 @@ func (rs *runState) beforeSend() {
 // A request's t_sched is the instant its slot freed (the previous request's
 // t_done, or the pass's start), so that whatever the client does before
 // sending shows in client_queue rather than vanishing.
-func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo docList, bar *passBar, self *clientSelf) {
+func (rs *runState) dispatchConcurrent(ctx context.Context, v *extractbench.Variant, e *engine, level int, key extractbench.PassKey, todo docList, bar *passBar, self *clientSelf) {
 	slots := make(chan int64, level)
 	start := rs.clock.Now()
 	for range level {
@@ -153,7 +153,7 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 				done = rs.clock.Now()
 			}
 			self.sent(resp.SendNS, freed)
-			if resp.Transport.Kind != eval.TransportOK {
+			if resp.Transport.Kind != extractbench.TransportOK {
 				// A failed exchange may be the engine's death: score it (which
 				// waits for the evidence) before the slot frees, so that no
 				// request is sent to a dead engine. The next request's t_sched
@@ -175,7 +175,7 @@ func (rs *runState) dispatchConcurrent(ctx context.Context, v *Variant, e *engin
 // managed to send it then. With sweep.max_in_flight, a request that finds
 // every slot taken waits for one, keeping its planned t_sched, so the wait
 // shows as client queue.
-func (rs *runState) dispatchRate(ctx context.Context, v *Variant, e *engine, key results.PassKey, todo docList, bar *passBar, self *clientSelf) {
+func (rs *runState) dispatchRate(ctx context.Context, v *extractbench.Variant, e *engine, key extractbench.PassKey, todo docList, bar *passBar, self *clientSelf) {
 	sw := rs.proto.Sweep
 	offsets := Arrivals(arrivalSeed(rs.proto.Generation.Seed, key.Level, key.Repetition), float64(key.Level), todo.Len(), sw.Arrival, sw.Burstiness)
 	var slots chan struct{}

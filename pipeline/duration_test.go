@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/extractbench/extractbench"
 	"os"
 	"strings"
 	"testing"
@@ -16,10 +17,10 @@ import (
 func TestResumedPassDuration(t *testing.T) {
 	rs := &runState{resumes: []int64{500}} // resumed at 500 on the run clock
 	tally := rs.newTally(nil)
-	for _, r := range []eval.Record{
-		{DocID: "a", Response: eval.Response{Timings: eval.Timings{SendNS: 100, DoneNS: 300}}},
-		{DocID: "b", Response: eval.Response{Timings: eval.Timings{SendNS: 150, DoneNS: 320}}},
-		{DocID: "c", Response: eval.Response{Timings: eval.Timings{SendNS: 600, DoneNS: 700}}},
+	for _, r := range []extractbench.Record{
+		{DocID: "a", Response: extractbench.Response{Timings: extractbench.Timings{SendNS: 100, DoneNS: 300}}},
+		{DocID: "b", Response: extractbench.Response{Timings: extractbench.Timings{SendNS: 150, DoneNS: 320}}},
+		{DocID: "c", Response: extractbench.Response{Timings: extractbench.Timings{SendNS: 600, DoneNS: 700}}},
 	} {
 		tally.add(&r)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
 )
@@ -23,7 +23,7 @@ const portProbeTimeout = 2 * time.Second
 // answers on: the start command would fail to bind and exit, while the
 // other server answered /health and every request in its place. It names
 // the port and what the server there serves.
-func checkPortFree(ctx context.Context, v *Variant, c *client.Client) error {
+func checkPortFree(ctx context.Context, v *extractbench.Variant, c *client.Client) error {
 	u, err := url.Parse(v.Engine.URL)
 	if err != nil {
 		return &ConfigError{fmt.Errorf("variant %s: engine.url %q: %w", v.Name, v.Engine.URL, err)}
@@ -56,7 +56,7 @@ func checkPortFree(ctx context.Context, v *Variant, c *client.Client) error {
 // before any measured request: an engine that lists models without it
 // would answer every request 404. An engine without /v1/models is let
 // through with a warning.
-func (rs *runState) checkServedModel(ctx context.Context, v *Variant, r *replica) error {
+func (rs *runState) checkServedModel(ctx context.Context, v *extractbench.Variant, r *replica) error {
 	mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	at := r.name
@@ -83,7 +83,7 @@ func (rs *runState) checkServedModel(ctx context.Context, v *Variant, r *replica
 // noAnswer records a metadata call the engine at endpoint left without an
 // answer past its deadline (client.ErrNoAnswer): a warning and an event;
 // the run goes on without what the call would have said (so).
-func (rs *runState) noAnswer(ctx context.Context, v *Variant, endpoint, what, so string) {
+func (rs *runState) noAnswer(ctx context.Context, v *extractbench.Variant, endpoint, what, so string) {
 	detail := fmt.Sprintf("%s: %s; %s", endpoint, what, so)
 	rs.logf("%s: warning: the engine at %s", v.Name, detail)
 	rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineCallTimeout, 0, detail)
@@ -113,9 +113,9 @@ func redactURL(raw string) string {
 // engineGone reports whether a transport failure is one a dead engine
 // causes: no answer, or an answer cut. An HTTP status came from a live
 // server, whose status and body say what happened; a timeout is our clock.
-func engineGone(k eval.TransportKind) bool {
+func engineGone(k extractbench.TransportKind) bool {
 	switch k {
-	case eval.TransportRefused, eval.TransportReset, eval.TransportCut, eval.TransportOther:
+	case extractbench.TransportRefused, extractbench.TransportReset, extractbench.TransportCut, extractbench.TransportOther:
 		return true
 	}
 	return false
@@ -131,8 +131,8 @@ func engineGone(k eval.TransportKind) bool {
 //   - an engine it does not watch (a URL, or one whose start daemonised):
 //     connection refused after it had answered is the section's "connection
 //     refused after a crash".
-func (e *engine) attribute(tr eval.Transport) (eval.Transport, string) {
-	if tr.Kind == eval.TransportOK || !engineGone(tr.Kind) {
+func (e *engine) attribute(tr extractbench.Transport) (extractbench.Transport, string) {
+	if tr.Kind == extractbench.TransportOK || !engineGone(tr.Kind) {
 		return tr, ""
 	}
 	if e.proc != nil && !e.proc.Daemonised() {
@@ -143,7 +143,7 @@ func (e *engine) attribute(tr eval.Transport) (eval.Transport, string) {
 		tr.EngineDied = oom
 		return tr, evidence
 	}
-	if tr.Kind == eval.TransportRefused {
+	if tr.Kind == extractbench.TransportRefused {
 		tr.EngineDied = true
 		return tr, "connection refused by an engine that had answered: a crash (MEASUREMENT.md section 6: connection refused after a crash)"
 	}

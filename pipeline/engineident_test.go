@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/schemas"
@@ -36,11 +37,11 @@ func exitedEngine(t *testing.T, command string) *EngineProcess {
 // live server: the request is an error with the body, never memory.
 func TestScore_HTTP404IsNotMemory(t *testing.T) {
 	e := &engine{proc: exitedEngine(t, "echo 'OSError: [Errno 98] Address already in use'; exit 1")}
-	rs := &runState{proto: &Protocol{}, evalOpts: eval.Options{Rule: eval.Strict, Schema: schemas.Extraction()}}
+	rs := &runState{proto: &Protocol{}, evalOpts: eval.Options{Rule: extractbench.Strict, Schema: schemas.Extraction()}}
 	body := `{"object":"error","message":"The model ` + "`sim-8b`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}`
-	resp := eval.Response{Transport: eval.Transport{Kind: eval.TransportHTTPStatus, HTTPStatus: 404, ErrorBody: body, Detail: "HTTP 404: The model `sim-8b` does not exist."}}
-	rec := rs.score(&Variant{Name: "v"}, e, "http://127.0.0.1:8000", corpus.Document{ID: "d1"}, resp)
-	if rec.Failure != eval.Error || rec.EngineDied {
+	resp := extractbench.Response{Transport: extractbench.Transport{Kind: extractbench.TransportHTTPStatus, HTTPStatus: 404, ErrorBody: body, Detail: "HTTP 404: The model `sim-8b` does not exist."}}
+	rec := rs.score(&extractbench.Variant{Name: "v"}, e, "http://127.0.0.1:8000", corpus.Document{ID: "d1"}, resp)
+	if rec.Failure != extractbench.Error || rec.EngineDied {
 		t.Errorf("failure %q, engine_died %v; want error, false", rec.Failure, rec.EngineDied)
 	}
 	if !strings.Contains(rec.FailureDetail, "404") {
@@ -51,12 +52,12 @@ func TestScore_HTTP404IsNotMemory(t *testing.T) {
 // TestEngine_Attribute: which failed requests an engine's death explains,
 // and with what evidence.
 func TestEngine_Attribute(t *testing.T) {
-	refused := eval.Transport{Kind: eval.TransportRefused, Detail: "send request: connection refused"}
-	reset := eval.Transport{Kind: eval.TransportReset, Detail: "read stream: connection reset by peer"}
+	refused := extractbench.Transport{Kind: extractbench.TransportRefused, Detail: "send request: connection refused"}
+	reset := extractbench.Transport{Kind: extractbench.TransportReset, Detail: "read stream: connection reset by peer"}
 	tests := []struct {
 		name       string
 		e          *engine
-		tr         eval.Transport
+		tr         extractbench.Transport
 		wantDied   bool
 		wantDetail string
 	}{
@@ -65,7 +66,7 @@ func TestEngine_Attribute(t *testing.T) {
 		{"started engine, log says OOM", &engine{proc: exitedEngine(t, "echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB'; exit 1")}, refused, true, "CUDA out of memory"},
 		{"started engine killed by SIGKILL", &engine{proc: exitedEngine(t, "kill -KILL $$")}, reset, true, "SIGKILL"},
 		{"started engine exits without evidence", &engine{proc: exitedEngine(t, "echo 'ValueError: bad config'; exit 1")}, refused, false, "neither its exit nor its log"},
-		{"timeout is our clock", &engine{proc: exitedEngine(t, "exit 1")}, eval.Transport{Kind: eval.TransportTimeout}, false, ""},
+		{"timeout is our clock", &engine{proc: exitedEngine(t, "exit 1")}, extractbench.Transport{Kind: extractbench.TransportTimeout}, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,16 +123,16 @@ func groupRuns(pgid int) bool {
 func TestEngine_IsLocal(t *testing.T) {
 	yes, no := true, false
 	tests := []struct {
-		e    Engine
+		e    extractbench.Engine
 		want bool
 	}{
-		{Engine{URL: "http://127.0.0.1:8000"}, true},
-		{Engine{URL: "http://localhost:8000"}, true},
-		{Engine{URL: "http://[::1]:8000"}, true},
-		{Engine{URL: "http://gpu-box.internal:8000"}, false},
-		{Engine{URL: "http://10.0.0.5:8000", Start: "ssh gpu-box vllm serve ..."}, true},
-		{Engine{URL: "http://10.0.0.5:8000", Local: &yes}, true},
-		{Engine{URL: "http://127.0.0.1:8000", Local: &no}, false},
+		{extractbench.Engine{URL: "http://127.0.0.1:8000"}, true},
+		{extractbench.Engine{URL: "http://localhost:8000"}, true},
+		{extractbench.Engine{URL: "http://[::1]:8000"}, true},
+		{extractbench.Engine{URL: "http://gpu-box.internal:8000"}, false},
+		{extractbench.Engine{URL: "http://10.0.0.5:8000", Start: "ssh gpu-box vllm serve ..."}, true},
+		{extractbench.Engine{URL: "http://10.0.0.5:8000", Local: &yes}, true},
+		{extractbench.Engine{URL: "http://127.0.0.1:8000", Local: &no}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.e.IsLocal(); got != tt.want {

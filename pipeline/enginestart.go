@@ -3,11 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"path/filepath"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -15,7 +14,7 @@ import (
 // answers: first it stops an engine an interrupted attempt of this run left
 // behind (its pid file), then it refuses a port something else answers on,
 // then it starts, times the load and records the pid.
-func (rs *runState) startProcess(ctx context.Context, v *Variant, e *engine) error {
+func (rs *runState) startProcess(ctx context.Context, v *extractbench.Variant, e *engine) error {
 	logPath := filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".log")
 	pidPath := enginePIDPath(rs.opts.OutDir, v.Name)
 	if err := rs.stopStale(ctx, v, pidPath, logPath); err != nil {
@@ -49,7 +48,7 @@ func (rs *runState) startProcess(ctx context.Context, v *Variant, e *engine) err
 // stopStale stops the engine an interrupted attempt left running, found
 // by its pid file; for an engine that daemonised, the protocol's stop:
 // command is run as well, since the pid it recorded was only the launcher's.
-func (rs *runState) stopStale(ctx context.Context, v *Variant, pidPath, logPath string) error {
+func (rs *runState) stopStale(ctx context.Context, v *extractbench.Variant, pidPath, logPath string) error {
 	what, err := StopStaleEngine(pidPath)
 	if err != nil {
 		return err
@@ -67,36 +66,4 @@ func (rs *runState) stopStale(ctx context.Context, v *Variant, pidPath, logPath 
 	rs.logf("%s: %s", v.Name, what)
 	rs.event(ctx, v.Name, results.EventEngineStale, 0, what)
 	return nil
-}
-
-// IsLocal reports whether the engine runs on this machine, so that
-// nvidia-smi here describes its GPU: the protocol's engine.local when set,
-// else true for an engine extractbench starts or one on a loopback address
-// (every replica on one, for engine.urls).
-func (e Engine) IsLocal() bool {
-	if e.Local != nil {
-		return *e.Local
-	}
-	if e.Start != "" {
-		return true
-	}
-	for _, raw := range e.Endpoints() {
-		if !isLoopback(raw) {
-			return false
-		}
-	}
-	return true
-}
-
-// isLoopback reports whether a URL names this machine.
-func isLoopback(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return false
-	}
-	if u.Hostname() == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/results"
 )
@@ -67,7 +68,7 @@ variants:
 	return path
 }
 
-func readManifest(t *testing.T, out string) Manifest {
+func readManifest(t *testing.T, out string) extractbench.Manifest {
 	t.Helper()
 	s, err := results.Open(context.Background(), out)
 	if err != nil {
@@ -78,7 +79,7 @@ func readManifest(t *testing.T, out string) Manifest {
 	if err != nil || run == nil {
 		t.Fatalf("latest run: %v", err)
 	}
-	var m Manifest
+	var m extractbench.Manifest
 	if err := json.Unmarshal(run.Manifest, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestRun_RemoteEngineGetsNoHostGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := readManifest(t, out).Variants[0].GPU
-	if g != (GPUInfoJSON{Name: "NVIDIA L4", Source: "protocol"}) {
+	if g != (extractbench.GPUInfoJSON{Name: "NVIDIA L4", Source: "protocol"}) {
 		t.Errorf("remote engine's GPU = %+v, want only the protocol's name", g)
 	}
 	s, err := results.Open(context.Background(), out)

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/extractbench/extractbench"
 )
 
 // mib is nvidia-smi's memory unit with nounits: 1 MiB = 2^20 bytes.
@@ -170,11 +172,11 @@ func parseCUDAVersion(header []byte) string {
 // engine's comes from nvidia-smi here, its name overridden by engine.gpu
 // when the protocol gives one; a remote engine's is only what engine.gpu
 // says: this machine's card is not the engine's.
-func engineGPU(ctx context.Context, e Engine) GPUInfoJSON {
-	g := GPUInfoJSON{Source: "unknown"}
+func engineGPU(ctx context.Context, e extractbench.Engine) extractbench.GPUInfoJSON {
+	g := extractbench.GPUInfoJSON{Source: "unknown"}
 	if e.IsLocal() {
 		if smi, ok := GPUInfo(ctx); ok {
-			g = GPUInfoJSON{Name: smi.Name, MemoryTotalBytes: smi.MemoryTotalBytes, Driver: smi.Driver, CUDA: smi.CUDA, Source: "nvidia-smi"}
+			g = extractbench.GPUInfoJSON{Name: smi.Name, MemoryTotalBytes: smi.MemoryTotalBytes, Driver: smi.Driver, CUDA: smi.CUDA, Source: "nvidia-smi"}
 		}
 	}
 	if e.GPU != "" {

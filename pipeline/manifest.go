@@ -8,38 +8,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
-	"github.com/extractbench/extractbench/results"
 )
 
-// ToolVersion is extractbench's version; ScorerVersion changes whenever a
-// scoring or classification rule changes, so that results scored under
-// different rules never share a fingerprint.
-const (
-	ToolVersion   = "0.1.0"
-	ScorerVersion = "1"
-)
-
-// The manifest is defined by package results, which stores and reads it.
-type (
-	Manifest        = results.Manifest
-	ToolInfo        = results.ToolInfo
-	CorpusInfo      = results.CorpusInfo
-	SchemaInfo      = results.SchemaInfo
-	EngineInfo      = results.EngineInfo
-	GPUInfoJSON     = results.GPUInfoJSON
-	VariantManifest = results.VariantManifest
-	HostInfo        = results.HostInfo
-)
-
-func hostInfo() HostInfo {
-	return HostInfo{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+func hostInfo() extractbench.HostInfo {
+	return extractbench.HostInfo{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 }
 
-// Fingerprint hashes what pins a run's results (results.Fingerprint).
-func Fingerprint(m *Manifest) string { return results.Fingerprint(m) }
-
-func sha256Hex(b []byte) string { return results.SHA256Hex(b) }
+func sha256Hex(b []byte) string { return extractbench.SHA256Hex(b) }
 
 // EnvironmentHash hashes what an engine says of itself and of the card it
 // runs on, known only once it is up: engine version, served models, GPU
@@ -50,7 +27,7 @@ func sha256Hex(b []byte) string { return results.SHA256Hex(b) }
 // engine starts; this hash is pinned per variant at its first start and a
 // resumed run refuses a variant whose environment changed
 // (results/SCHEMA.md, runs.manifest).
-func EnvironmentHash(vm VariantManifest) string {
+func EnvironmentHash(vm extractbench.VariantManifest) string {
 	b, _ := json.Marshal(environmentFacts(vm))
 	return sha256Hex(b)
 }
@@ -58,7 +35,7 @@ func EnvironmentHash(vm VariantManifest) string {
 // environmentFacts are the facts EnvironmentHash covers, by name. The
 // served file's facts follow only when the engine reported them, so that
 // the hash of every other engine is what it was before they were covered.
-func environmentFacts(vm VariantManifest) [][2]string {
+func environmentFacts(vm extractbench.VariantManifest) [][2]string {
 	models := slices.Clone(vm.Engine.ServedModels)
 	slices.Sort(models)
 	return append([][2]string{
@@ -71,7 +48,7 @@ func environmentFacts(vm VariantManifest) [][2]string {
 }
 
 // fileFacts are the served file's facts the engine reported, by name.
-func fileFacts(f *results.ModelFile) [][2]string {
+func fileFacts(f *extractbench.ModelFile) [][2]string {
 	if f == nil {
 		return nil
 	}
@@ -90,18 +67,18 @@ func fileFacts(f *results.ModelFile) [][2]string {
 
 // modelFile is the manifest's form of what the engine said of its file;
 // nil when it said nothing.
-func modelFile(f client.ModelFile) *results.ModelFile {
+func modelFile(f client.ModelFile) *extractbench.ModelFile {
 	if f.IsZero() {
 		return nil
 	}
-	return &results.ModelFile{Format: f.Format, Bytes: f.Bytes, Params: f.Params}
+	return &extractbench.ModelFile{Format: f.Format, Bytes: f.Bytes, Params: f.Params}
 }
 
 // environmentDiff names the facts that differ between a pinned and a new
 // environment; "" when none does. A served-file fact the pinned manifest
 // lacks is not compared: a run pinned by a build that did not record it
 // resumes (its version and served models still must match).
-func environmentDiff(pinned, now VariantManifest) string {
+func environmentDiff(pinned, now extractbench.VariantManifest) string {
 	a, b := environmentFacts(pinned), environmentFacts(now)
 	nowFact := map[string]string{}
 	for _, f := range b {

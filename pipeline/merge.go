@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -32,15 +33,15 @@ type MergeOptions struct {
 
 // MergeSummary is what a merge built and found.
 type MergeSummary struct {
-	RunID       string                `json:"run_id"`
-	Fingerprint string                `json:"fingerprint"`
-	OutDir      string                `json:"out_dir"`
-	Protocol    string                `json:"protocol"`
-	Simulated   bool                  `json:"simulated"`
-	Status      string                `json:"status"` // complete only when every shard is there and complete
-	Count       int                   `json:"count"`  // the shards' count N
-	Shards      []results.MergedShard `json:"shards"`
-	Missing     []int                 `json:"missing,omitempty"`
+	RunID       string                     `json:"run_id"`
+	Fingerprint string                     `json:"fingerprint"`
+	OutDir      string                     `json:"out_dir"`
+	Protocol    string                     `json:"protocol"`
+	Simulated   bool                       `json:"simulated"`
+	Status      string                     `json:"status"` // complete only when every shard is there and complete
+	Count       int                        `json:"count"`  // the shards' count N
+	Shards      []extractbench.MergedShard `json:"shards"`
+	Missing     []int                      `json:"missing,omitempty"`
 	// DuplicateIndexes are shard indexes more than one directory held.
 	DuplicateIndexes []int `json:"duplicate_indexes,omitempty"`
 	Rows             int64 `json:"rows"`       // request rows in the merged run
@@ -49,12 +50,12 @@ type MergeSummary struct {
 	DuplicateRows []string `json:"duplicate_rows,omitempty"`
 	// Unsealed name the shards that have no digest of their rows (written
 	// before digests, or killed mid-run): checked, but an edit is not seen.
-	Unsealed []string          `json:"unsealed,omitempty"`
-	Passes   []results.Pass    `json:"passes"`
-	Variants []results.Outcome `json:"variants"`
-	Passed   bool              `json:"passed"`
-	Exports  []string          `json:"exports"`
-	Elapsed  time.Duration     `json:"elapsed_ns"`
+	Unsealed []string            `json:"unsealed,omitempty"`
+	Passes   []extractbench.Pass `json:"passes"`
+	Variants []results.Outcome   `json:"variants"`
+	Passed   bool                `json:"passed"`
+	Exports  []string            `json:"exports"`
+	Elapsed  time.Duration       `json:"elapsed_ns"`
 }
 
 // Incomplete reports whether the merged run lacks a shard or holds one
@@ -66,17 +67,17 @@ type mergeInput struct {
 	dir      string
 	rd       *results.Reader
 	run      results.Run
-	manifest Manifest
-	passes   []results.Pass
+	manifest extractbench.Manifest
+	passes   []extractbench.Pass
 	offset   int64 // added to its instants: its clock origin − the merged one
-	info     *results.MergedShard
+	info     *extractbench.MergedShard
 }
 
 // merger builds one merged run.
 type merger struct {
 	opts     MergeOptions
-	shards   []*mergeInput // by shard index, then directory
-	manifest Manifest      // the merged run's
+	shards   []*mergeInput         // by shard index, then directory
+	manifest extractbench.Manifest // the merged run's
 	store    *results.Store
 	rs       *runState // passRow's context: the protocol, the merged store, the shards' spans
 	sum      *MergeSummary
@@ -244,12 +245,12 @@ func (mg *merger) plan() error {
 	}
 	m := mg.shards[0].manifest // the first shard's protocol, corpus (whole) and engine facts
 	m.Shard = nil
-	m.Merge = &results.Merge{Count: n, Missing: sum.Missing, ClockOriginNS: origin}
+	m.Merge = &extractbench.Merge{Count: n, Missing: sum.Missing, ClockOriginNS: origin}
 	for _, in := range mg.shards {
 		if in.run.ClockOriginNS != 0 {
 			in.offset = in.run.ClockOriginNS - origin
 		}
-		m.Merge.Shards = append(m.Merge.Shards, results.MergedShard{Index: in.manifest.Shard.Index, Dir: in.dir, RunID: in.run.RunID,
+		m.Merge.Shards = append(m.Merge.Shards, extractbench.MergedShard{Index: in.manifest.Shard.Index, Dir: in.dir, RunID: in.run.RunID,
 			Status: in.run.Status, Documents: in.manifest.Shard.Documents, ClockOffsetNS: in.offset})
 		m.Simulated = m.Simulated || in.manifest.Simulated
 	}
@@ -262,7 +263,7 @@ func (mg *merger) plan() error {
 	for _, in := range mg.shards {
 		ids = append(ids, in.run.RunID)
 	}
-	sum.RunID = fmt.Sprintf("merged-%.12s-%.8s", m.Fingerprint, results.SHA256Hex([]byte(strings.Join(ids, "\n"))))
+	sum.RunID = fmt.Sprintf("merged-%.12s-%.8s", m.Fingerprint, extractbench.SHA256Hex([]byte(strings.Join(ids, "\n"))))
 	return nil
 }
 
@@ -276,7 +277,7 @@ func (mg *merger) checkOut(ctx context.Context) error {
 		return fmt.Errorf("merge: %w", err) // still a ConfigError where it is one
 	}
 	for _, r := range runs {
-		var m Manifest
+		var m extractbench.Manifest
 		_ = json.Unmarshal(r.Manifest, &m)
 		switch {
 		case m.Merge == nil:

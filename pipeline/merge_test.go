@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -29,7 +29,7 @@ variants:
 `
 
 // synthShards describes synthetic shards written straight through
-// results.Store (no engine): docs documents split by results.ShardOf over
+// results.Store (no engine): docs documents split by extractbench.ShardOf over
 // count shards, one pass per level, every request accepted.
 type synthShards struct {
 	docs, count int
@@ -63,7 +63,7 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 	ids := make([][]string, s.count)
 	for i := range s.docs {
 		id := fmt.Sprintf("doc-%07d", i)
-		sh := results.ShardOf(id, s.count)
+		sh := extractbench.ShardOf(id, s.count)
 		ids[sh] = append(ids[sh], id)
 	}
 	var dirs []string
@@ -73,12 +73,12 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 			idx = 0
 		}
 		dir := filepath.Join(root, fmt.Sprintf("shard-%d-%d", idx, n))
-		m := Manifest{Tool: ToolInfo{Name: "extractbench", Version: ToolVersion, ScorerVersion: ScorerVersion}, ProtocolName: p.Name,
+		m := extractbench.Manifest{Tool: extractbench.ToolInfo{Name: "extractbench", Version: extractbench.ToolVersion, ScorerVersion: extractbench.ScorerVersion}, ProtocolName: p.Name,
 			ProtocolSource: protoPath, Protocol: p.Canonical(), Acceptance: p.Acceptance, Sweep: p.Sweep,
-			Corpus:   CorpusInfo{Path: "synthetic", SHA256: "synthetic", Count: s.docs, Classes: map[string]int{"short": s.docs}},
-			Variants: []VariantManifest{{Name: "bf16", Engine: EngineInfo{Model: "m"}}},
-			Shard:    &results.Shard{Index: idx, Count: s.count, Documents: len(ids[idx]), Hash: results.ShardHash}}
-		m.Fingerprint = Fingerprint(&m)
+			Corpus:   extractbench.CorpusInfo{Path: "synthetic", SHA256: "synthetic", Count: s.docs, Classes: map[string]int{"short": s.docs}},
+			Variants: []extractbench.VariantManifest{{Name: "bf16", Engine: extractbench.EngineInfo{Model: "m"}}},
+			Shard:    &extractbench.Shard{Index: idx, Count: s.count, Documents: len(ids[idx]), Hash: extractbench.ShardHash}}
+		m.Fingerprint = extractbench.Fingerprint(&m)
 		writeSynthShard(tb, dir, &m, fmt.Sprintf("synth-%d", n), int64(n)*int64(time.Millisecond), ids[idx], s.levels, s.sealed)
 		dirs = append(dirs, dir)
 	}
@@ -87,7 +87,7 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 
 // writeSynthShard writes one shard run: each level's pass with one request
 // per document, 2 ms apart, its clock origin offset from the others'.
-func writeSynthShard(tb testing.TB, dir string, m *Manifest, runID string, origin int64, ids []string, levels []int, sealed bool) {
+func writeSynthShard(tb testing.TB, dir string, m *extractbench.Manifest, runID string, origin int64, ids []string, levels []int, sealed bool) {
 	ctx := context.Background()
 	st, err := results.Open(ctx, dir)
 	if err != nil {
@@ -101,24 +101,24 @@ func writeSynthShard(tb testing.TB, dir string, m *Manifest, runID string, origi
 	}
 	yes := true
 	for li, level := range levels {
-		key := results.PassKey{RunID: runID, Variant: "bf16", Mode: results.ModeConcurrency, Level: level, Repetition: 1}
+		key := extractbench.PassKey{RunID: runID, Variant: "bf16", Mode: extractbench.ModeConcurrency, Level: level, Repetition: 1}
 		t0 := int64(li+1) * 1e12
 		for i, id := range ids {
 			send := t0 + int64(i)*2e6
-			st.Add(eval.Record{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1, DocID: id, LengthClass: "short",
-				Response: eval.Response{Timings: eval.Timings{SchedNS: send, SendNS: send + 1e3, FirstByteNS: send + 4e5, FirstTokenNS: send + 5e5, LastTokenNS: send + 15e5, DoneNS: send + 16e5},
+			st.Add(extractbench.Record{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1, DocID: id, LengthClass: "short",
+				Response: extractbench.Response{Timings: extractbench.Timings{SchedNS: send, SendNS: send + 1e3, FirstByteNS: send + 4e5, FirstTokenNS: send + 5e5, LastTokenNS: send + 15e5, DoneNS: send + 16e5},
 					PromptTokens: 310, CompletionTokens: 24, UsageReported: true, ClientChunks: 24,
-					Transport: eval.Transport{FinishReason: "stop", HTTPStatus: 200},
+					Transport: extractbench.Transport{FinishReason: "stop", HTTPStatus: 200},
 					Output:    `{"date": "2025-01-02", "amount": 1234.50, "category": "rent"}`},
-				Outcome: eval.Outcome{StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: eval.TP, Amount: eval.TP, Category: eval.TP, Accepted: true},
-				OnTime:  &yes})
+				Score:  extractbench.Score{StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TP, Accepted: true},
+				OnTime: &yes})
 		}
-		phase := results.PhaseSweep
+		phase := extractbench.PhaseSweep
 		if li == 0 {
-			phase = results.PhaseBaseline
+			phase = extractbench.PhaseBaseline
 		}
-		if err := st.PutPass(ctx, results.Pass{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1,
-			Phase: phase, Attempt: 1, Status: results.PassComplete, Docs: int64(len(ids)), Accepted: int64(len(ids)), SentConcurrency: 1}); err != nil {
+		if err := st.PutPass(ctx, extractbench.Pass{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1,
+			Phase: phase, Attempt: 1, Status: extractbench.PassComplete, Docs: int64(len(ids)), Accepted: int64(len(ids)), SentConcurrency: 1}); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -144,7 +144,7 @@ func TestMerge_Duplicates(t *testing.T) {
 	}
 	shard0 := 0
 	for i := range 40 {
-		if results.ShardOf(fmt.Sprintf("doc-%07d", i), 2) == 0 {
+		if extractbench.ShardOf(fmt.Sprintf("doc-%07d", i), 2) == 0 {
 			shard0++
 		}
 	}
@@ -165,22 +165,22 @@ func TestMerge_Duplicates(t *testing.T) {
 // shards' segments: overlapping shards count their common time once, a
 // shard's downtime between its segments is not counted.
 func TestMergeSpans(t *testing.T) {
-	rec := func(id string, send, done int64) eval.Record {
-		return eval.Record{DocID: id, Response: eval.Response{Timings: eval.Timings{SendNS: send, DoneNS: done}}}
+	rec := func(id string, send, done int64) extractbench.Record {
+		return extractbench.Record{DocID: id, Response: extractbench.Response{Timings: extractbench.Timings{SendNS: send, DoneNS: done}}}
 	}
 	var a, b string // one id of each of two shards
 	for i := 0; a == "" || b == ""; i++ {
 		id := fmt.Sprintf("d%d", i)
-		if results.ShardOf(id, 2) == 0 && a == "" {
+		if extractbench.ShardOf(id, 2) == 0 && a == "" {
 			a = id
-		} else if results.ShardOf(id, 2) == 1 && b == "" {
+		} else if extractbench.ShardOf(id, 2) == 1 && b == "" {
 			b = id
 		}
 	}
 	rs := &runState{merged: &mergeSpans{count: 2, resumes: map[int][]int64{1: {500}}}}
 	// shard 0: 100-300; shard 1: 200-400, then resumed at 500: 600-700.
 	tally := rs.newTally(nil)
-	for _, r := range []eval.Record{rec(a, 100, 300), rec(b, 200, 400), rec(b, 600, 700)} {
+	for _, r := range []extractbench.Record{rec(a, 100, 300), rec(b, 200, 400), rec(b, 600, 700)} {
 		tally.add(&r)
 	}
 	first, last, dur := tally.activeSpan()
@@ -315,7 +315,7 @@ func TestMerge_Audit(t *testing.T) {
 
 	var other string // a document id of shard 0
 	for i := 0; other == ""; i++ {
-		if id := fmt.Sprintf("doc-%07d", i); results.ShardOf(id, 2) == 0 {
+		if id := fmt.Sprintf("doc-%07d", i); extractbench.ShardOf(id, 2) == 0 {
 			other = id
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -24,7 +25,7 @@ type TamperedError struct {
 
 // TamperedShard is one refused shard and what is wrong with each pass.
 type TamperedShard struct {
-	Shard    results.Shard
+	Shard    extractbench.Shard
 	Dir      string
 	RunID    string
 	Problems []string // "variant/mode/level=L/rep=R: what is wrong", one per pass
@@ -92,7 +93,7 @@ func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []st
 	sealed = len(digests) > 0
 	sh := *in.manifest.Shard
 	for _, p := range in.passes {
-		key := results.PassKey{RunID: in.run.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+		key := extractbench.PassKey{RunID: in.run.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
 		d, ok := digests[key]
 		delete(digests, key)
 		a, err := in.rd.AuditPass(ctx, key, d.Columns, sh.Holds, maxAuditExamples)
@@ -112,10 +113,10 @@ func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []st
 		case !ok && (a.Rows < p.Docs || a.Rows > p.Docs && in.run.Status != results.RunRunning):
 			what = append(what, fmt.Sprintf("%s, but its passes row counts %d documents", rowCount(a.Rows), p.Docs))
 		}
-		if want := int64(sh.Documents); p.Complete() && p.Mode != results.ModeContext && a.Rows != want {
+		if want := int64(sh.Documents); p.Complete() && p.Mode != extractbench.ModeContext && a.Rows != want {
 			what = append(what, fmt.Sprintf("complete, so every one of the shard's %d documents once, but %s", want, rowCount(a.Rows)))
 		}
-		if len(what) > 0 && p.Mode != results.ModeContext { // name the rows from the shard's other passes
+		if len(what) > 0 && p.Mode != extractbench.ModeContext { // name the rows from the shard's other passes
 			missing, lone, err := in.rd.PassDocsDiff(ctx, key, maxAuditExamples)
 			if err != nil {
 				return nil, sealed, err
@@ -128,7 +129,7 @@ func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []st
 			}
 		}
 		if a.Foreign > 0 {
-			what = append(what, fmt.Sprintf("%s of documents outside shard %s (%s): %s", rowCount(a.Foreign), sh, results.ShardHash, strings.Join(a.ForeignIDs, ", ")))
+			what = append(what, fmt.Sprintf("%s of documents outside shard %s (%s): %s", rowCount(a.Foreign), sh, extractbench.ShardHash, strings.Join(a.ForeignIDs, ", ")))
 		}
 		if a.Contradicted > 0 {
 			what = append(what, fmt.Sprintf("%s whose verdict contradicts their scores: %s", rowCount(a.Contradicted), strings.Join(a.ContradictedRows, "; ")))

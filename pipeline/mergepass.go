@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
 // mergeSpans is what activeSpan needs to time a merged pass: which shard
-// each record came from (results.ShardOf over the count) and each shard's
+// each record came from (extractbench.ShardOf over the count) and each shard's
 // resume instants, shifted onto the merged clock.
 type mergeSpans struct {
 	count   int
@@ -22,14 +22,14 @@ type mergeSpans struct {
 // shardPass is one shard's row of a pass being merged.
 type shardPass struct {
 	shard *mergeInput
-	row   results.Pass
+	row   extractbench.Pass
 }
 
 // copyRows copies every pass's request rows and telemetry from each shard
 // into the merged store, shard by shard in index order: a (pass,
 // document) already copied from an earlier shard is a duplicate, counted
 // and named, never copied.
-func (mg *merger) copyRows(ctx context.Context, keys []results.PassKey) error {
+func (mg *merger) copyRows(ctx context.Context, keys []extractbench.PassKey) error {
 	if err := mg.store.Flush(ctx); err != nil {
 		return fmt.Errorf("merge: write the merged run: %w", err)
 	}
@@ -63,19 +63,19 @@ func (mg *merger) copyRows(ctx context.Context, keys []results.PassKey) error {
 
 // mergePass writes the row of one merged pass, computed by the runner's own
 // passRow from the pass's merged request rows.
-func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []shardPass) (results.Pass, error) {
+func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows []shardPass) (extractbench.Pass, error) {
 	tally, err := mg.rs.tallyPass(ctx, key, mg.endpoints(key.Variant))
 	if err != nil {
-		return results.Pass{}, fmt.Errorf("merge: read back merged pass %s: %w", key, err)
+		return extractbench.Pass{}, fmt.Errorf("merge: read back merged pass %s: %w", key, err)
 	}
 	first := rows[0].row
 	complete := tally.docs == int64(mg.expectedDocs(key))
 	p := mg.rs.passRow(key, first.Phase, 0, key.Level, tally, mergedTelemetry(rows), first.BatchTransport, complete, nil)
 	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
 	p.SentConcurrency = tally.order.MaxInFlight
-	if key.Mode != results.ModeRate {
+	if key.Mode != extractbench.ModeRate {
 		per := key.Level
-		if key.Mode == results.ModeContext {
+		if key.Mode == extractbench.ModeContext {
 			per = mg.rs.proto.Sweep.Concurrency
 		}
 		p.SentConcurrency = min(p.SentConcurrency, int64(per*len(rows))) // each shard keeps level in flight
@@ -85,7 +85,7 @@ func (mg *merger) mergePass(ctx context.Context, key results.PassKey, rows []sha
 		mg.rs.judgePass(&p) // again: the shards' client self-checks are part of the verdict
 	}
 	if err := mg.store.PutPass(ctx, p); err != nil {
-		return results.Pass{}, fmt.Errorf("merge: write merged pass %s: %w", key, err)
+		return extractbench.Pass{}, fmt.Errorf("merge: write merged pass %s: %w", key, err)
 	}
 	return p, nil
 }
@@ -95,9 +95,9 @@ const maxDuplicateExamples = 20
 
 // expectedDocs is how many documents a complete merged pass holds: the
 // whole corpus, or in a context sweep the level's length class.
-func (mg *merger) expectedDocs(key results.PassKey) int {
-	if key.Mode == results.ModeContext {
-		return mg.manifest.Corpus.Classes[eval.LengthClassOf(key.Level)]
+func (mg *merger) expectedDocs(key extractbench.PassKey) int {
+	if key.Mode == extractbench.ModeContext {
+		return mg.manifest.Corpus.Classes[extractbench.LengthClassOf(key.Level)]
 	}
 	return mg.manifest.Corpus.Count
 }
@@ -150,7 +150,7 @@ func mergedTelemetry(rows []shardPass) Telemetry {
 // the shards' (each measured by its own process): the highest client delay
 // p99 and CPU share, the CPU time summed, and client-bound when any shard
 // was.
-func mergeClientFigures(p *results.Pass, rows []shardPass) {
+func mergeClientFigures(p *extractbench.Pass, rows []shardPass) {
 	for _, sp := range rows {
 		r := sp.row
 		if r.ClientDelayP99NS != nil && (p.ClientDelayP99NS == nil || *r.ClientDelayP99NS > *p.ClientDelayP99NS) {
@@ -179,19 +179,19 @@ func orZero[T any](p *T) T {
 // passKeys are the merged run's passes: every pass any shard has, the
 // baseline passes first (later passes are judged against them), then by
 // variant, mode, level and repetition.
-func (mg *merger) passKeys() []results.PassKey {
+func (mg *merger) passKeys() []extractbench.PassKey {
 	type k struct {
-		key      results.PassKey
+		key      extractbench.PassKey
 		baseline bool
 	}
-	seen := map[results.PassKey]bool{}
+	seen := map[extractbench.PassKey]bool{}
 	var keys []k
 	for _, in := range mg.shards {
 		for _, p := range in.passes {
-			key := results.PassKey{RunID: mg.sum.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+			key := extractbench.PassKey{RunID: mg.sum.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
 			if !seen[key] {
 				seen[key] = true
-				keys = append(keys, k{key, p.Phase == results.PhaseBaseline})
+				keys = append(keys, k{key, p.Phase == extractbench.PhaseBaseline})
 			}
 		}
 	}
@@ -205,7 +205,7 @@ func (mg *merger) passKeys() []results.PassKey {
 		return cmp.Or(cmp.Compare(a.key.Variant, b.key.Variant), cmp.Compare(a.key.Mode, b.key.Mode),
 			cmp.Compare(a.key.Level, b.key.Level), cmp.Compare(a.key.Repetition, b.key.Repetition))
 	})
-	out := make([]results.PassKey, len(keys))
+	out := make([]extractbench.PassKey, len(keys))
 	for i, x := range keys {
 		out[i] = x.key
 	}
@@ -213,7 +213,7 @@ func (mg *merger) passKeys() []results.PassKey {
 }
 
 // rowsOf are the shards' rows of the merged pass key, in shard order.
-func (mg *merger) rowsOf(key results.PassKey) []shardPass {
+func (mg *merger) rowsOf(key extractbench.PassKey) []shardPass {
 	var out []shardPass
 	for _, in := range mg.shards {
 		for _, p := range in.passes {

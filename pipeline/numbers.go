@@ -9,16 +9,16 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
 // refusedUsage collects, per pass, the usages refused at the record
-// boundary (eval.Response.RefuseImpossibleUsage), so that the pass records
+// boundary (extractbench.Response.RefuseImpossibleUsage), so that the pass records
 // one event rather than one per request. The zero value is ready.
 type refusedUsage struct {
 	mu     sync.Mutex
-	byPass map[results.PassKey]*usageRefusals
+	byPass map[extractbench.PassKey]*usageRefusals
 }
 
 type usageRefusals struct {
@@ -27,14 +27,14 @@ type usageRefusals struct {
 }
 
 // note counts rec's refused usage, if any, against its pass.
-func (u *refusedUsage) note(key results.PassKey, rec *eval.Record) {
+func (u *refusedUsage) note(key extractbench.PassKey, rec *extractbench.Record) {
 	if rec.UsageRefused == "" {
 		return
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.byPass == nil {
-		u.byPass = map[results.PassKey]*usageRefusals{}
+		u.byPass = map[extractbench.PassKey]*usageRefusals{}
 	}
 	r := u.byPass[key]
 	if r == nil {
@@ -45,7 +45,7 @@ func (u *refusedUsage) note(key results.PassKey, rec *eval.Record) {
 }
 
 // take returns the pass's refusals and forgets them.
-func (u *refusedUsage) take(key results.PassKey) *usageRefusals {
+func (u *refusedUsage) take(key extractbench.PassKey) *usageRefusals {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r := u.byPass[key]
@@ -56,7 +56,7 @@ func (u *refusedUsage) take(key results.PassKey) *usageRefusals {
 // numbersRefused says, on stderr and as one event, which engine numbers of
 // the pass were refused as impossible: usages of its requests, values of
 // its /metrics scrapes. The figures they would have made are NULL.
-func (rs *runState) numbersRefused(ctx context.Context, v *Variant, key results.PassKey, tel Telemetry) {
+func (rs *runState) numbersRefused(ctx context.Context, v *extractbench.Variant, key extractbench.PassKey, tel Telemetry) {
 	var parts []string
 	if u := rs.refusedUsage.take(key); u != nil {
 		parts = append(parts, fmt.Sprintf("%d requests sent an impossible usage (first: %s), counted as without usage", u.n, u.first))

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
 func TestRoundPtr(t *testing.T) {
@@ -43,15 +45,15 @@ func TestParseMetrics_RefusesImpossibleValues(t *testing.T) {
 		name, page, metric string
 		want               *float64 // the figure kept; nil when refused
 	}{
-		{"huge running", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1e300\n", metricRunning, nil},
-		{"negative waiting", "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting -3\n", metricWaiting, nil},
-		{"NaN running", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running NaN\n", metricRunning, nil},
-		{"KV over 1", "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc 1.5\n", metricKVUsage, nil},
-		{"KV full is possible", "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc 1\n", metricKVUsage, fp(1)},
-		{"one bad engine spoils the sum", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} 3\nvllm:num_requests_running{engine=\"1\"} -1e300\n", metricRunning, nil},
-		{"bytes over 2^53", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n# TYPE torch_cuda_max_memory_allocated_bytes gauge\ntorch_cuda_max_memory_allocated_bytes 1.8014398509481984e16\n", metricTorchAlloc, nil},
-		{"bytes of an H200", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n# TYPE torch_cuda_max_memory_allocated_bytes gauge\ntorch_cuda_max_memory_allocated_bytes 1.5e11\n", metricTorchAlloc, fp(1.5e11)},
-		{"negative preemptions", "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total -7\n", metricPreemptions, nil},
+		{"huge running", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1e300\n", extractbench.MetricRunning, nil},
+		{"negative waiting", "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting -3\n", extractbench.MetricWaiting, nil},
+		{"NaN running", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running NaN\n", extractbench.MetricRunning, nil},
+		{"KV over 1", "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc 1.5\n", extractbench.MetricKVUsage, nil},
+		{"KV full is possible", "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc 1\n", extractbench.MetricKVUsage, fp(1)},
+		{"one bad engine spoils the sum", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} 3\nvllm:num_requests_running{engine=\"1\"} -1e300\n", extractbench.MetricRunning, nil},
+		{"bytes over 2^53", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n# TYPE torch_cuda_max_memory_allocated_bytes gauge\ntorch_cuda_max_memory_allocated_bytes 1.8014398509481984e16\n", extractbench.MetricTorchAlloc, nil},
+		{"bytes of an H200", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n# TYPE torch_cuda_max_memory_allocated_bytes gauge\ntorch_cuda_max_memory_allocated_bytes 1.5e11\n", extractbench.MetricTorchAlloc, fp(1.5e11)},
+		{"negative preemptions", "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total -7\n", extractbench.MetricPreemptions, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +76,7 @@ func TestParseMetrics_RefusesImpossibleValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h, ok := sc.histograms[metricQueueTime]; ok || sc.refused[metricQueueTime] != 1e300 {
+	if h, ok := sc.histograms[extractbench.MetricQueueTime]; ok || sc.refused[extractbench.MetricQueueTime] != 1e300 {
 		t.Errorf("queue-time histogram with a sum of 1e300 kept as %+v (refused %v)", h, sc.refused)
 	}
 }
@@ -92,7 +94,7 @@ func TestCounterDelta_RefusedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep := &endpointState{first: &first, last: &last}
-	if d := ep.counterDelta(metricPreemptions); d != nil {
+	if d := ep.counterDelta(extractbench.MetricPreemptions); d != nil {
 		t.Errorf("preemptions delta = %v, want nil", *d)
 	}
 }

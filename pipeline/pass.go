@@ -12,6 +12,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
@@ -19,8 +20,8 @@ import (
 )
 
 // passKey names a pass in the store.
-func (rs *runState) passKey(v *Variant, level, rep int) results.PassKey {
-	return results.PassKey{RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, Level: level, Repetition: rep}
+func (rs *runState) passKey(v *extractbench.Variant, level, rep int) extractbench.PassKey {
+	return extractbench.PassKey{RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, Level: level, Repetition: rep}
 }
 
 // runPass measures one (variant, mode, level, repetition) over the pass's
@@ -28,7 +29,7 @@ func (rs *runState) passKey(v *Variant, level, rep int) results.PassKey {
 // then recomputes the pass's figures from all its rows.
 //
 // retryOf is the level whose memory failures this pass retries lower (0 for a planned pass).
-func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, rep int, phase string, retryOf int) (*results.Pass, error) {
+func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *engine, level, rep int, phase string, retryOf int) (*extractbench.Pass, error) {
 	key := rs.passKey(v, level, rep)
 	done, err := rs.store.DoneDocs(ctx, key)
 	if err != nil {
@@ -73,13 +74,13 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 	transport := ""
 	self := startClientSelf(e.inproc != nil)
 	switch {
-	case rs.proto.Sweep.Mode == results.ModeBatch:
+	case rs.proto.Sweep.Mode == extractbench.ModeBatch:
 		transport = rs.dispatchBatches(ctx, v, e, level, key, todo, bar)
-	case rs.proto.Sweep.Mode == results.ModeRate && level == results.SyncLevel:
+	case rs.proto.Sweep.Mode == extractbench.ModeRate && level == extractbench.SyncLevel:
 		rs.dispatchConcurrent(ctx, v, e, 1, key, todo, bar, self) // the synchronous baseline
-	case rs.proto.Sweep.Mode == results.ModeRate:
+	case rs.proto.Sweep.Mode == extractbench.ModeRate:
 		rs.dispatchRate(ctx, v, e, key, todo, bar, self)
-	case rs.proto.Sweep.Mode == results.ModeContext:
+	case rs.proto.Sweep.Mode == extractbench.ModeContext:
 		rs.dispatchConcurrent(ctx, v, e, rs.proto.Sweep.Concurrency, key, todo, bar, self)
 	default:
 		rs.dispatchConcurrent(ctx, v, e, level, key, todo, bar, self)
@@ -133,10 +134,10 @@ func (rs *runState) runPass(ctx context.Context, v *Variant, e *engine, level, r
 // class only. A pass is complete, and resume sends what is left, against
 // this set.
 func (rs *runState) passDocs(level int) docList {
-	if rs.proto.Sweep.Mode != results.ModeContext {
+	if rs.proto.Sweep.Mode != extractbench.ModeContext {
 		return docList{c: rs.corpus}
 	}
-	class := eval.LengthClassOf(level)
+	class := extractbench.LengthClassOf(level)
 	out := docList{c: rs.corpus, idx: []int32{}}
 	for i := range rs.corpus.Len() {
 		if string(rs.corpus.Doc(i).LengthClass) == class {
@@ -177,7 +178,7 @@ func (l docList) pos(i int) int32 {
 // context sweep's length classes that have no document.
 func (rs *runState) levels() []int {
 	levels := rs.proto.Levels()
-	if rs.proto.Sweep.Mode != results.ModeContext {
+	if rs.proto.Sweep.Mode != extractbench.ModeContext {
 		return levels
 	}
 	return slices.DeleteFunc(levels, func(l int) bool { return rs.passDocs(l).Len() == 0 })
@@ -187,7 +188,7 @@ func (rs *runState) levels() []int {
 // carry the evidence in failure_detail) and returns the variant's error: no
 // more passes, and no retry, are sent to a dead engine; the run goes on
 // with the next variant.
-func (rs *runState) engineDead(ctx context.Context, v *Variant, e *engine, what string) error {
+func (rs *runState) engineDead(ctx context.Context, v *extractbench.Variant, e *engine, what string) error {
 	detail := what + "; no further pass or retry against it (" + e.deathDetail() + ")"
 	rs.event(ctx, v.Name, results.EventEngineDead, 0, detail)
 	return fmt.Errorf("engine died %s", detail)
@@ -196,7 +197,7 @@ func (rs *runState) engineDead(ctx context.Context, v *Variant, e *engine, what 
 // dispatchBatches sends the documents in groups of level: one
 // /v1/completions call with a list of prompts where the engine accepts it,
 // else level simultaneous chat requests with a barrier. It returns which.
-func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, level int, key results.PassKey, todo docList, bar *passBar) string {
+func (rs *runState) dispatchBatches(ctx context.Context, v *extractbench.Variant, e *engine, level int, key extractbench.PassKey, todo docList, bar *passBar) string {
 	transport := "completions_list"
 	for start := 0; start < todo.Len() && ctx.Err() == nil && !e.died(); start += level {
 		group := make([]corpus.Document, 0, level)
@@ -253,7 +254,7 @@ func (rs *runState) dispatchBatches(ctx context.Context, v *Variant, e *engine, 
 
 // exchange sends one document (read back: readDoc) to replica r and
 // scores the answer.
-func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, r *replica, d corpus.Document, sched int64) eval.Record {
+func (rs *runState) exchange(ctx context.Context, v *extractbench.Variant, e *engine, r *replica, d corpus.Document, sched int64) extractbench.Record {
 	rs.intr.begin(1)
 	defer rs.intr.end(1)
 	resp := r.client.Chat(ctx, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
@@ -266,7 +267,7 @@ func (rs *runState) exchange(ctx context.Context, v *Variant, e *engine, r *repl
 // requests finish after a first signal and are cancelled when the interrupt
 // grace ends, then stored as interrupted), counted in flight. endpoint is the replica's name; ok is
 // false when every replica is dead and nothing was sent.
-func (rs *runState) send(v *Variant, e *engine, d corpus.Document, sched int64) (resp eval.Response, endpoint string, ok bool) {
+func (rs *runState) send(v *extractbench.Variant, e *engine, d corpus.Document, sched int64) (resp extractbench.Response, endpoint string, ok bool) {
 	r := e.replicas.acquire(1)
 	if r == nil {
 		return resp, "", false
@@ -283,7 +284,7 @@ func (rs *runState) send(v *Variant, e *engine, d corpus.Document, sched int64) 
 // several: see replicaSet.failed) and records it; it returns once the
 // replica's health is known, so that the caller's next request goes to a
 // live one.
-func (rs *runState) checkReplica(v *Variant, e *engine, r *replica, tr eval.Transport) {
+func (rs *runState) checkReplica(v *extractbench.Variant, e *engine, r *replica, tr extractbench.Transport) {
 	if dead, detail := e.replicas.failed(rs.intr.reqs, r, tr); dead {
 		rs.logf("%s: %s", v.Name, detail)
 		rs.event(context.Background(), v.Name, results.EventReplicaDead, 0, detail)
@@ -292,21 +293,21 @@ func (rs *runState) checkReplica(v *Variant, e *engine, r *replica, tr eval.Tran
 
 // score judges one answer of the replica named endpoint to document d,
 // read back (readDoc) before it was sent.
-func (rs *runState) score(v *Variant, e *engine, endpoint string, d corpus.Document, resp eval.Response) eval.Record {
+func (rs *runState) score(v *extractbench.Variant, e *engine, endpoint string, d corpus.Document, resp extractbench.Response) extractbench.Record {
 	// A failure the engine's death explains is memory only with evidence
 	// (engine.attribute); an HTTP answer, even a 404, came from a live server.
 	var evidence string
 	resp.Transport, evidence = e.attribute(resp.Transport)
-	resp.RefuseImpossibleUsage() // before anything reads its tokens (OnTime's TPOT)
-	rec := eval.Record{
+	eval.RefuseImpossibleUsage(&resp) // before anything reads its tokens (OnTime's TPOT)
+	rec := extractbench.Record{
 		RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, DocID: d.ID, LengthClass: string(d.LengthClass),
 		Response: resp, Endpoint: endpoint,
-		Outcome: eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
+		Score: eval.Evaluate(resp.Output, d.Expected, resp.Transport, rs.evalOpts),
 	}
 	rs.expectPromptTokens(v, d, &rec)
 	onTime := rs.proto.Acceptance.OnTime(&rec)
 	rec.OnTime = &onTime
-	if evidence != "" && (rec.Failure == eval.Memory || rec.Failure == eval.Error) {
+	if evidence != "" && (rec.Failure == extractbench.Memory || rec.Failure == extractbench.Error) {
 		rec.FailureDetail += "; " + evidence
 	}
 	return rec
@@ -316,12 +317,12 @@ func (rs *runState) score(v *Variant, e *engine, endpoint string, d corpus.Docum
 // failed in the client itself, is stored as it is (no class, no verdict):
 // readers leave it out, and resume sends the document again and replaces
 // the row. The client's failures are counted for the pass (client_bound).
-func (rs *runState) keep(key results.PassKey, rec eval.Record, bar *passBar) {
+func (rs *runState) keep(key extractbench.PassKey, rec extractbench.Record, bar *passBar) {
 	rec.Level, rec.Repetition = key.Level, key.Repetition
 	rs.refusedUsage.note(key, &rec)
 	rs.store.Add(rec)
 	switch {
-	case rec.Kind == eval.TransportClient:
+	case rec.Kind == extractbench.TransportClient:
 		bar.clientFault(rec.Detail)
 	case rec.Kind.Measured():
 		bar.add(rec)
@@ -388,7 +389,7 @@ func (rs *runState) generation() client.Generation {
 
 // metricsEndpoints are the Prometheus endpoints sampled during a pass: the
 // engine's metrics_url, or each replica's URL + /metrics.
-func (e *engine) metricsEndpoints(v *Variant) []MetricsEndpoint {
+func (e *engine) metricsEndpoints(v *extractbench.Variant) []MetricsEndpoint {
 	if v.Engine.MetricsURL != "" {
 		return []MetricsEndpoint{{Name: e.replicas.all[0].name, URL: v.Engine.MetricsURL}}
 	}
@@ -420,7 +421,7 @@ type passBar struct {
 	lastLine time.Time
 	label    string
 	accepted int
-	failures map[eval.Failure]int
+	failures map[extractbench.Failure]int
 	faults   int    // requests that failed in the client itself: no document of the engine's
 	fault    string // the last one's detail
 
@@ -455,25 +456,25 @@ func (rs *runState) plannedPasses() int {
 	return n
 }
 
-func (rs *runState) newBar(v *Variant, level, rep int, phase string, total, already int) *passBar {
+func (rs *runState) newBar(v *extractbench.Variant, level, rep int, phase string, total, already int) *passBar {
 	var what string
 	switch {
-	case rs.proto.Sweep.Mode == results.ModeBatch:
+	case rs.proto.Sweep.Mode == extractbench.ModeBatch:
 		what = fmt.Sprintf("batch %d", level)
-	case rs.proto.Sweep.Mode == results.ModeRate && level == results.SyncLevel:
+	case rs.proto.Sweep.Mode == extractbench.ModeRate && level == extractbench.SyncLevel:
 		what = "rate sync"
-	case rs.proto.Sweep.Mode == results.ModeContext:
-		what = fmt.Sprintf("context %s (concurrency %d)", eval.LevelName(results.ModeContext, level), rs.proto.Sweep.Concurrency)
-	case phase == results.PhaseProbe:
+	case rs.proto.Sweep.Mode == extractbench.ModeContext:
+		what = fmt.Sprintf("context %s (concurrency %d)", eval.LevelName(extractbench.ModeContext, level), rs.proto.Sweep.Concurrency)
+	case phase == extractbench.PhaseProbe:
 		what = fmt.Sprintf("rate %d/s (saturation probe)", level)
-	case rs.proto.Sweep.Mode == results.ModeRate:
+	case rs.proto.Sweep.Mode == extractbench.ModeRate:
 		what = fmt.Sprintf("rate %d/s", level)
 	default:
 		what = fmt.Sprintf("concurrency %d", level)
 	}
 	rs.passNo++
 	b := &passBar{label: fmt.Sprintf("pass %d/%d  %s  %s  rep %d/%d", rs.passNo, rs.plannedPasses(), v.Name, strings.TrimSpace(what), rep, rs.proto.Sweep.Repetitions),
-		failures: map[eval.Failure]int{}}
+		failures: map[extractbench.Failure]int{}}
 	if rs.opts.Quiet {
 		return b
 	}
@@ -511,7 +512,7 @@ func (rs *runState) newBar(v *Variant, level, rep int, phase string, total, alre
 	return b
 }
 
-func (b *passBar) add(rec eval.Record) {
+func (b *passBar) add(rec extractbench.Record) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if rec.Accepted {
@@ -536,7 +537,7 @@ func (b *passBar) add(rec eval.Record) {
 
 func (b *passBar) describe() string {
 	desc := fmt.Sprintf("%s  accepted %d", b.label, b.accepted)
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		if n := b.failures[f]; n > 0 {
 			desc += fmt.Sprintf(" %s %d", f, n)
 		}
@@ -586,7 +587,7 @@ func (b *passBar) finish(complete bool) {
 // waiting, KV cache, captures, peaks) then come from the scrapes that
 // worked, or are missing, and a reader must not take a missing figure for
 // a zero.
-func (rs *runState) telemetryErrors(ctx context.Context, v *Variant, level, rep int, tel Telemetry) {
+func (rs *runState) telemetryErrors(ctx context.Context, v *extractbench.Variant, level, rep int, tel Telemetry) {
 	var parts []string
 	if tel.ScrapeErrors > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d metrics scrapes failed (last: %s)", tel.ScrapeErrors, tel.ScrapeErrors+tel.Scrapes, tel.LastScrapeError))

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
@@ -20,8 +21,8 @@ type passTally struct {
 	order                                                  results.PassOrderStats
 	docs, outTokens, promptTokens, usage, onTime, onTimeOK int64
 	tokens                                                 tokenTally
-	cache                                                  cacheTally       // prompt cache (promptcache.go)
-	drift                                                  eval.PromptDrift // tokenizer drift (promptdrift.go), from SQLite
+	cache                                                  cacheTally               // prompt cache (promptcache.go)
+	drift                                                  extractbench.PromptDrift // tokenizer drift (promptdrift.go), from SQLite
 	sched, send                                            instantSpan
 	segments                                               [][]segment      // activeSpan's: by shard (one for a run), one per resume boundary
 	endpoints                                              map[string]int64 // requests per replica (a few keys); the variant's replicas start at 0
@@ -34,9 +35,9 @@ type segment struct{ lo, hi, first, last int64 }
 
 // tallyPass reads the pass's rows back from the store; endpoints are the
 // variant's replicas, so that one that answered nothing counts 0.
-func (rs *runState) tallyPass(ctx context.Context, key results.PassKey, endpoints []string) (*passTally, error) {
+func (rs *runState) tallyPass(ctx context.Context, key extractbench.PassKey, endpoints []string) (*passTally, error) {
 	t := rs.newTally(endpoints)
-	err := rs.store.EachPassRecord(ctx, key, func(r *eval.Record) {
+	err := rs.store.EachPassRecord(ctx, key, func(r *extractbench.Record) {
 		t.add(r)
 		if tallyRowHook != nil {
 			tallyRowHook(t.docs)
@@ -98,7 +99,7 @@ func (rs *runState) newTally(endpoints []string) *passTally {
 var tallyRowHook func(rows int64)
 
 // add counts one record.
-func (t *passTally) add(r *eval.Record) {
+func (t *passTally) add(r *extractbench.Record) {
 	t.acc.Add(r)
 	t.docs++
 	if r.OnTime == nil || *r.OnTime {
@@ -108,7 +109,7 @@ func (t *passTally) add(r *eval.Record) {
 		}
 	}
 	// A record's usage was checked when it was made
-	// (eval.Response.RefuseImpossibleUsage); one stored by an older build
+	// (extractbench.Response.RefuseImpossibleUsage); one stored by an older build
 	// may still hold an impossible count, which is not summed.
 	// A prompt the engine refused (its n_prompt_tokens kept without usage)
 	// was never prefilled: it is not the pass's prompt throughput.
@@ -130,7 +131,7 @@ func (t *passTally) add(r *eval.Record) {
 	}
 	segs := t.segments[0]
 	if len(t.segments) > 1 {
-		segs = t.segments[results.ShardOf(r.DocID, len(t.segments))]
+		segs = t.segments[extractbench.ShardOf(r.DocID, len(t.segments))]
 	}
 	for i := range segs {
 		g := &segs[i]
@@ -147,19 +148,19 @@ func (t *passTally) add(r *eval.Record) {
 // passRow turns a pass's tally and telemetry into its passes row. Every
 // figure is computed from the stored records, so that a resumed pass gets
 // the same figures as one that ran through.
-func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level int, t *passTally, tel Telemetry, transport string, complete bool, self *clientSelf) results.Pass {
+func (rs *runState) passRow(key extractbench.PassKey, phase string, retryOf, level int, t *passTally, tel Telemetry, transport string, complete bool, self *clientSelf) extractbench.Pass {
 	agg := t.acc.Summary(t.order.UniqueDocs, t.order.Recovered, nil) // one row per (pass, document): no duplicate id
-	p := results.Pass{
+	p := extractbench.Pass{
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
 		Phase: phase, Attempt: 1, BatchTransport: transport,
 		Docs: t.docs, Accepted: int64(agg.Accepted), UniqueIDs: int64(agg.Recovered),
-		Status: results.PassComplete,
+		Status: extractbench.PassComplete,
 	}
 	for f, n := range agg.Failures {
 		p.Failures.Add(f, int64(n))
 	}
 	if !complete {
-		p.Status = results.PassInterrupted
+		p.Status = extractbench.PassInterrupted
 	}
 	if retryOf > 0 {
 		p.Attempt, p.RetryOf = 2, ptr(int64(retryOf))
@@ -170,10 +171,10 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	}
 	endpointSpread(&p, t.endpoints)
 	p.SentConcurrency = t.order.MaxInFlight
-	if key.Mode != results.ModeRate && key.Mode != results.ModeContext && (level < int(p.SentConcurrency) || key.Mode == results.ModeConcurrency) {
+	if key.Mode != extractbench.ModeRate && key.Mode != extractbench.ModeContext && (level < int(p.SentConcurrency) || key.Mode == extractbench.ModeConcurrency) {
 		p.SentConcurrency = min(p.SentConcurrency, int64(level))
 	}
-	if key.Mode == results.ModeContext {
+	if key.Mode == extractbench.ModeContext {
 		p.SentConcurrency = min(p.SentConcurrency, int64(rs.proto.Sweep.Concurrency))
 	}
 	p.DateF1, p.AmountF1, p.CategoryF1 = ptr(agg.Date.F1), ptr(agg.Amount.F1), ptr(agg.Category.F1)
@@ -215,7 +216,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	}
 	onTime, onTimeAccepted := t.onTime, t.onTimeOK
 	p.OnTime, p.OnTimeAccepted = &onTime, &onTimeAccepted
-	if key.Mode == results.ModeRate && key.Level != results.SyncLevel {
+	if key.Mode == extractbench.ModeRate && key.Level != extractbench.SyncLevel {
 		p.OfferedRate = t.sched.perSecond()
 	}
 	p.AchievedRate = t.send.perSecond()
@@ -252,7 +253,7 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 	if complete {
 		tr := t.trend
 		tr.FloorNS = eval.SteadyFloorNS(p.LatenessP50NS) // the client's own timing is no trend
-		p.FillTrend(tr)
+		eval.FillTrend(&p, tr)
 		rs.judgePass(&p)
 	}
 	return p
@@ -260,10 +261,10 @@ func (rs *runState) passRow(key results.PassKey, phase string, retryOf, level in
 
 // judgePass sets a complete pass's own verdict (eval.JudgePass) against
 // the pooled share of its variant's complete baseline passes.
-func (rs *runState) judgePass(p *results.Pass) {
+func (rs *runState) judgePass(p *extractbench.Pass) {
 	baseline := -1.0
-	if p.Phase != results.PhaseBaseline {
-		baseline = rs.baselineShare(results.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition})
+	if p.Phase != extractbench.PhaseBaseline {
+		baseline = rs.baselineShare(extractbench.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition})
 	}
 	v := eval.JudgePass(p, baseline, rs.proto.Acceptance)
 	p.Verdict, p.VerdictReason = v.Word(), v.Reason
@@ -336,14 +337,14 @@ func unionSpan(ivs [][2]int64) (first, last, dur int64) {
 
 // baselineShare is the pooled accepted share of the variant's complete
 // baseline passes (eval's rule: accepted over documents of every repetition).
-func (rs *runState) baselineShare(key results.PassKey) float64 {
+func (rs *runState) baselineShare(key extractbench.PassKey) float64 {
 	passes, err := rs.store.Passes(context.Background(), key.RunID)
 	if err != nil {
 		return -1
 	}
 	var docs, accepted int64
 	for _, p := range passes {
-		if p.Variant == key.Variant && p.Mode == key.Mode && p.Phase == results.PhaseBaseline && p.Complete() {
+		if p.Variant == key.Variant && p.Mode == key.Mode && p.Phase == extractbench.PhaseBaseline && p.Complete() {
 			docs, accepted = docs+p.Docs, accepted+p.Accepted
 		}
 	}
@@ -386,9 +387,9 @@ func int64Of(r float64) *int64 {
 // invariance compares the pass's outputs with the level-1 pass of the same
 // variant, mode and repetition (eval.Invariance, computed in the store);
 // nil for level 1 itself or when that pass is not complete.
-func (rs *runState) invariance(key results.PassKey) (changed, verdicts *int64) {
+func (rs *runState) invariance(key extractbench.PassKey) (changed, verdicts *int64) {
 	base := rs.proto.Levels()[0]
-	if key.Level == base || key.Mode == results.ModeContext { // a context step's documents are not the baseline's
+	if key.Level == base || key.Mode == extractbench.ModeContext { // a context step's documents are not the baseline's
 		return nil, nil
 	}
 	bk := key
@@ -408,7 +409,7 @@ func (rs *runState) invariance(key results.PassKey) (changed, verdicts *int64) {
 // endpoint (passTally.endpoints): how many endpoints the variant spreads its
 // requests over, and the fewest and most requests one of them received (an
 // endpoint that received none, a dead replica, counts 0).
-func endpointSpread(p *results.Pass, count map[string]int64) {
+func endpointSpread(p *extractbench.Pass, count map[string]int64) {
 	if len(count) == 0 {
 		return
 	}

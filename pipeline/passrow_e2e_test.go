@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
@@ -44,12 +45,12 @@ func TestRun_PassRowsMatchRecords(t *testing.T) {
 		t.Fatalf("%d passes, %v; want 4", len(passes), err)
 	}
 	for _, p := range passes {
-		key := results.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+		key := extractbench.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
 		recs, err := s.PassRecords(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var base []eval.Record
+		var base []extractbench.Record
 		if p.Level != 1 {
 			bk := key
 			bk.Level = 1
@@ -74,7 +75,7 @@ func str[T any](p *T) string {
 }
 
 // storedFigures are the record-derived columns of a stored passes row.
-func storedFigures(p results.Pass) map[string]string {
+func storedFigures(p extractbench.Pass) map[string]string {
 	return map[string]string{
 		"docs": j(p.Docs), "accepted": j(p.Accepted), "unique_ids": j(p.UniqueIDs),
 		"failures": j(p.Failures), "sent_concurrency": j(p.SentConcurrency),
@@ -91,10 +92,10 @@ func storedFigures(p results.Pass) map[string]string {
 }
 
 // inMemoryFigures makes the same columns from records held in memory.
-func inMemoryFigures(recs, base []eval.Record, level int) map[string]string {
+func inMemoryFigures(recs, base []extractbench.Record, level int) map[string]string {
 	compare := level != 1
 	agg := eval.Aggregate(recs)
-	var failures eval.FailureCounts
+	var failures extractbench.FailureCounts
 	for f, n := range agg.Failures {
 		failures.Add(f, int64(n))
 	}

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -29,15 +29,15 @@ func tallyGrowth(t *testing.T, n int) (int64, *passTally) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	key := results.PassKey{RunID: "run-heap", Variant: "v", Mode: results.ModeConcurrency, Level: 4, Repetition: 1}
+	key := extractbench.PassKey{RunID: "run-heap", Variant: "v", Mode: extractbench.ModeConcurrency, Level: 4, Repetition: 1}
 	for i := range n {
 		at := int64(1_000_000 * (i + 1))
-		s.Add(eval.Record{RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
+		s.Add(extractbench.Record{RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
 			DocID: fmt.Sprintf("doc-%07d", i), LengthClass: "usual",
-			Response: eval.Response{Timings: eval.Timings{SchedNS: at, SendNS: at + 10, FirstTokenNS: at + 900 + int64(i%97), LastTokenNS: at + 5000, DoneNS: at + 5100 + int64(i%89)},
+			Response: extractbench.Response{Timings: extractbench.Timings{SchedNS: at, SendNS: at + 10, FirstTokenNS: at + 900 + int64(i%97), LastTokenNS: at + 5000, DoneNS: at + 5100 + int64(i%89)},
 				CompletionTokens: 40, ClientChunks: 40, UsageReported: true,
 				Output: fmt.Sprintf(`{"date": "2025-01-%02d", "amount": "%d.50", "category": "rent", "note": "an answer of a usual length"}`, i%28+1, i)},
-			Outcome: eval.Outcome{Accepted: i%5 != 0, StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: eval.TP, Amount: eval.TP, Category: eval.TP}})
+			Score: extractbench.Score{Accepted: i%5 != 0, StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TP}})
 	}
 	if err := s.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -83,8 +83,8 @@ func TestTallyPass_HeapFlat(t *testing.T) {
 func TestPassTally_RefusedPromptNotPrefilled(t *testing.T) {
 	rs := &runState{}
 	tally := rs.newTally(nil)
-	tally.add(&eval.Record{DocID: "a", Response: eval.Response{PromptTokens: 100, CompletionTokens: 10, UsageReported: true}})
-	tally.add(&eval.Record{DocID: "b", Response: eval.Response{PromptTokens: 9000}}) // a context-exceeded 400's n_prompt_tokens
+	tally.add(&extractbench.Record{DocID: "a", Response: extractbench.Response{PromptTokens: 100, CompletionTokens: 10, UsageReported: true}})
+	tally.add(&extractbench.Record{DocID: "b", Response: extractbench.Response{PromptTokens: 9000}}) // a context-exceeded 400's n_prompt_tokens
 	if got, want := tally.promptTokens, int64(100); got != want {
 		t.Fatalf("prompt tokens = %d, want %d", got, want)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
 )
 
 // barFit is how a pass's bar fits its terminal: the bar's width, whether
@@ -77,16 +77,16 @@ func terminalWidth(w io.Writer) int {
 // context step.
 func shortLevel(mode, phase string, level int) string {
 	switch {
-	case mode == results.ModeBatch:
+	case mode == extractbench.ModeBatch:
 		return fmt.Sprintf("b%d", level)
-	case mode == results.ModeRate && level == results.SyncLevel:
+	case mode == extractbench.ModeRate && level == extractbench.SyncLevel:
 		return "sync"
-	case mode == results.ModeRate && phase == results.PhaseProbe:
+	case mode == extractbench.ModeRate && phase == extractbench.PhaseProbe:
 		return fmt.Sprintf("probe %d/s", level)
-	case mode == results.ModeRate:
+	case mode == extractbench.ModeRate:
 		return fmt.Sprintf("%d/s", level)
-	case mode == results.ModeContext:
-		return eval.LevelName(results.ModeContext, level)
+	case mode == extractbench.ModeContext:
+		return eval.LevelName(extractbench.ModeContext, level)
 	}
 	return fmt.Sprintf("c%d", level)
 }
@@ -106,7 +106,7 @@ func (b *passBar) barText() string {
 	}
 	var tail strings.Builder
 	fmt.Fprintf(&tail, " %s ok %d", b.short.where, b.accepted)
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		if n := b.failures[f]; n > 0 {
 			fmt.Fprintf(&tail, " %s%d", string(f)[:1], n)
 		}

@@ -1,12 +1,12 @@
 package pipeline
 
 import (
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
 )
 
 // cacheTally adds up, over a pass, the prompt tokens the engine took from
-// its prompt cache (eval.Response.CachedPromptTokens) and the prompt tokens
+// its prompt cache (extractbench.Response.CachedPromptTokens) and the prompt tokens
 // of the same requests, so that the pass says how much of its prefill it
 // never computed: a TTFT over cached prompts is not a TTFT over prompts.
 // Only requests whose usage the engine reported count: the share's two
@@ -15,7 +15,7 @@ type cacheTally struct {
 	requests, cached, prompt int64
 }
 
-func (c *cacheTally) add(r *eval.Record) {
+func (c *cacheTally) add(r *extractbench.Record) {
 	if r.CachedPromptTokens == nil || !r.UsageReported {
 		return
 	}
@@ -33,7 +33,7 @@ func (c *cacheTally) add(r *eval.Record) {
 // fill sets the pass's cached_prompt_tokens and cached_prompt_share; both
 // stay NULL when no request reported the cache (an engine that does not
 // say, or a database written before schema version 8).
-func (c *cacheTally) fill(p *results.Pass) {
+func (c *cacheTally) fill(p *extractbench.Pass) {
 	if c.requests == 0 {
 		return
 	}

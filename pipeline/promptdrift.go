@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
-	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
-	"github.com/extractbench/extractbench/results"
 )
 
 // Tokenizer drift (results/SCHEMA.md, passes.prompt_drift_*): each
@@ -52,9 +51,9 @@ func (rs *runState) loadTokenizers() []string {
 }
 
 // driftReference is what a variant's expected prompt counts come from:
-// its tokenizer file (eval.DriftAgainstTokenizer), else the first variant
+// its tokenizer file (extractbench.DriftAgainstTokenizer), else the first variant
 // before it in the protocol that serves the same model
-// (eval.DriftAgainstVariant + its name), else nothing (""). The built-in
+// (extractbench.DriftAgainstVariant + its name), else nothing (""). The built-in
 // engine counts with corpus.ApproxTokens, no tokenizer: it is neither
 // compared nor a reference.
 func (rs *runState) driftReference(variant string) (reference, refVariant string) {
@@ -72,13 +71,13 @@ func (rs *runState) driftReference(variant string) (reference, refVariant string
 	case me < 0:
 		return "", ""
 	case IsTokenizerFile(vs[me].Engine.Tokenizer): // loaded (loadTokenizers) before the run began
-		return eval.DriftAgainstTokenizer, ""
+		return extractbench.DriftAgainstTokenizer, ""
 	case vs[me].Engine.IsBuiltin() || vs[me].Engine.Model == "":
 		return "", ""
 	}
 	for _, v := range vs[:me] {
 		if !v.Engine.IsBuiltin() && v.Engine.Model == vs[me].Engine.Model {
-			return eval.DriftAgainstVariant + v.Name, v.Name
+			return extractbench.DriftAgainstVariant + v.Name, v.Name
 		}
 	}
 	return "", ""
@@ -89,7 +88,7 @@ func (rs *runState) driftReference(variant string) (reference, refVariant string
 // variant when its pass ends (fillExpected). A document is counted once
 // per variant (a few ms for a 25 KB prompt on a busy core) and its count
 // kept for the next passes, up to maxCountedDocs documents.
-func (rs *runState) expectPromptTokens(v *Variant, d corpus.Document, rec *eval.Record) {
+func (rs *runState) expectPromptTokens(v *extractbench.Variant, d corpus.Document, rec *extractbench.Record) {
 	p := rs.prompts[v.Name]
 	if p == nil {
 		return
@@ -113,7 +112,7 @@ const maxCountedDocs = 1 << 18
 
 // fillExpected gives the pass's rows the reference variant's counts, when
 // the variant compares against one.
-func (rs *runState) fillExpected(ctx context.Context, key results.PassKey) error {
+func (rs *runState) fillExpected(ctx context.Context, key extractbench.PassKey) error {
 	if _, ref := rs.driftReference(key.Variant); ref != "" {
 		return rs.store.FillExpectedPromptTokens(ctx, key, ref)
 	}

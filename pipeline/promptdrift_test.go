@@ -16,6 +16,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/engines/hostile"
@@ -182,7 +183,7 @@ variants:
 	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
 		t.Fatal(err)
 	}
-	var m pipeline.Manifest
+	var m extractbench.Manifest
 	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
 		t.Fatal(err)
 	}

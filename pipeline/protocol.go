@@ -18,9 +18,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
-	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
 )
 
@@ -31,12 +30,11 @@ var DefaultProtocolYAML []byte
 
 // Named defaults for keys a protocol may leave out.
 const (
-	DefaultRepetitions       = 3                            // each level is measured this many times
-	DefaultWarmup            = 8                            // warm-up requests per variant, excluded from every figure
-	DefaultRequestTimeout    = client.DefaultTimeout        // per request, from send to the last byte
-	DefaultReadyTimeout      = 600 * time.Second            // engine start until /health answers
-	DefaultTelemetryInterval = 100 * time.Millisecond       // /metrics and nvidia-smi sampling
-	DefaultMinBaselineRatio  = eval.DefaultMinBaselineRatio // a level keeps >= 99% of the baseline's accepted documents
+	DefaultRepetitions       = 3                      // each level is measured this many times
+	DefaultWarmup            = 8                      // warm-up requests per variant, excluded from every figure
+	DefaultRequestTimeout    = client.DefaultTimeout  // per request, from send to the last byte
+	DefaultReadyTimeout      = 600 * time.Second      // engine start until /health answers
+	DefaultTelemetryInterval = 100 * time.Millisecond // /metrics and nvidia-smi sampling
 	DefaultOnMemoryFailure   = "retry_lower"
 	// DefaultInterruptGrace is how long the first SIGINT/SIGTERM lets the
 	// requests in flight finish before they are cancelled and recorded as
@@ -47,27 +45,27 @@ const (
 
 // Protocol is a parsed, validated protocol file. Field names follow the file's keys.
 type Protocol struct {
-	Name              string          `json:"name"`
-	Description       string          `json:"description,omitempty"`
-	Corpus            string          `json:"corpus"`
-	Prompt            Prompt          `json:"prompt"`
-	OutputSchema      string          `json:"output_schema"`
-	GuidedDecoding    bool            `json:"guided_decoding"`
-	Parse             string          `json:"parse"`
-	Generation        Generation      `json:"generation"`
-	Acceptance        eval.Acceptance `json:"acceptance"`
-	Sweep             Sweep           `json:"sweep"`
-	RequestTimeout    Duration        `json:"request_timeout"`
-	TelemetryInterval Duration        `json:"telemetry_interval"`
+	Name              string                  `json:"name"`
+	Description       string                  `json:"description,omitempty"`
+	Corpus            string                  `json:"corpus"`
+	Prompt            extractbench.Prompt     `json:"prompt"`
+	OutputSchema      string                  `json:"output_schema"`
+	GuidedDecoding    bool                    `json:"guided_decoding"`
+	Parse             string                  `json:"parse"`
+	Generation        extractbench.Generation `json:"generation"`
+	Acceptance        extractbench.Acceptance `json:"acceptance"`
+	Sweep             extractbench.Sweep      `json:"sweep"`
+	RequestTimeout    extractbench.Duration   `json:"request_timeout"`
+	TelemetryInterval extractbench.Duration   `json:"telemetry_interval"`
 	// InterruptGrace is left out of the canonical form when unset, so that
 	// the fingerprints of protocols written before it do not change.
-	InterruptGrace Duration `json:"interrupt_grace,omitempty"`
+	InterruptGrace extractbench.Duration `json:"interrupt_grace,omitempty"`
 	// MaxAnswerBytes caps one answer's content (max_answer_bytes): past it
 	// the client cancels the request, recorded as too_large (truncation).
 	// Zero: client.MaxAnswerBytes of generation.max_tokens. Left out of the
 	// canonical form when unset, as InterruptGrace is.
-	MaxAnswerBytes int       `json:"max_answer_bytes,omitempty"`
-	Variants       []Variant `json:"variants"`
+	MaxAnswerBytes int                    `json:"max_answer_bytes,omitempty"`
+	Variants       []extractbench.Variant `json:"variants"`
 
 	// Source is where the protocol came from ("(embedded default)" or a path);
 	// Dir is the directory relative paths in it are resolved against.
@@ -76,69 +74,10 @@ type Protocol struct {
 	doc    *yaml.Node // the parsed file, for At
 }
 
-// The protocol's prompt, generation and sweep are what a run pins: results
-// defines them with the manifest that stores them.
-type (
-	Prompt     = results.Prompt
-	Generation = results.Generation
-	Sweep      = results.Sweep
-)
-
-// Variant is one engine configuration to measure.
-type Variant struct {
-	Name   string `json:"name"`
-	Engine Engine `json:"engine"`
-}
-
-// Engine says how to reach (and optionally start) an engine.
-type Engine struct {
-	URL string `json:"url,omitempty"`
-	// URLs are replicas of one engine (engine.urls): each request goes to
-	// the least-loaded one. Exactly one of URL and URLs is set.
-	URLs []string `json:"urls,omitempty"`
-	// Replicas is how many built-in engines a url: builtin variant runs
-	// in-process as its replicas (0 or 1: one).
-	Replicas      int             `json:"replicas,omitempty"`
-	Model         string          `json:"model"`
-	Revision      string          `json:"revision,omitempty"`
-	Kind          string          `json:"kind,omitempty"`
-	APIKeyEnv     string          `json:"api_key_env,omitempty"`
-	Start         string          `json:"start,omitempty"`
-	Stop          string          `json:"stop,omitempty"`  // run at the end and on interruption, for engines that daemonise
-	Local         *bool           `json:"local,omitempty"` // the engine runs on this machine (nil: started, or a loopback URL)
-	ReadyTimeout  Duration        `json:"ready_timeout"`
-	MetricsURL    string          `json:"metrics_url,omitempty"`
-	GPU           string          `json:"gpu,omitempty"`
-	ContextWindow int             `json:"context_window,omitempty"`
-	Weights       string          `json:"weights,omitempty"`      // weight precision (bf16, fp8, int8, int4): memory predicts with it
-	Quantization  string          `json:"quantization,omitempty"` // the quantisation scheme, named in the manifest and report
-	Params        int64           `json:"params,omitempty"`       // the model's parameter count: the report's MFU estimate uses it
-	RandomWeights bool            `json:"random_weights,omitempty"`
-	Tokenizer     string          `json:"tokenizer,omitempty"`
-	ChatTemplate  string          `json:"chat_template,omitempty"`
-	Builtin       *BuiltinOptions `json:"builtin,omitempty"`
-}
-
-// BuiltinOptions override the built-in engine's profile.
-type BuiltinOptions struct {
-	TimeScale     *float64           `json:"time_scale,omitempty"`
-	OnKVFull      string             `json:"on_kv_full,omitempty"`
-	GPUMemoryGiB  float64            `json:"gpu_memory_gib,omitempty"`
-	MaxRunning    int                `json:"max_running,omitempty"`
-	ContextWindow int                `json:"context_window,omitempty"`
-	Faults        map[string]float64 `json:"faults,omitempty"`
-	// WarmupRequests makes the engine warm: slower until it has finished
-	// that many requests (builtin.Profile.WarmupRequests).
-	WarmupRequests int `json:"warmup_requests,omitempty"`
-}
-
-// IsBuiltin reports whether the variant runs on the in-process built-in engine.
-func (e Engine) IsBuiltin() bool { return e.URL == "builtin" && len(e.URLs) == 0 }
-
-// ReplicaNames are the names of a variant's replicas, as its rows record
+// replicaNames are the names of a variant's replicas, as its rows record
 // them: the URLs of engine.urls (credentials removed), or builtin/1 ...
 // builtin/N for engine.replicas; nil for one engine.
-func (e Engine) ReplicaNames() []string {
+func replicaNames(e extractbench.Engine) []string {
 	if e.IsBuiltin() && e.Replicas > 1 {
 		out := make([]string, e.Replicas)
 		for i := range out {
@@ -149,40 +88,15 @@ func (e Engine) ReplicaNames() []string {
 	return redactURLs(e.URLs)
 }
 
-// Endpoints are the URLs the variant's requests go to, as the protocol
-// writes them: engine.urls, or the one engine.url.
-func (e Engine) Endpoints() []string {
-	if len(e.URLs) > 0 {
-		return e.URLs
-	}
-	return []string{e.URL}
-}
-
-// Duration is a time.Duration written as "120s" in a protocol.
-type Duration time.Duration
-
-// MarshalJSON writes the duration as Go's string form.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON reads "120s" (the schema has checked the form already).
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
-
 // ProtocolError is a protocol that cannot be used; each problem names the
 // file, line and field.
 type ProtocolError struct {
 	Problems []string
 }
+
+// ExitCode is the status the command line exits with on a protocol that
+// cannot be used: 2, a usage or configuration error.
+func (e *ProtocolError) ExitCode() int { return 2 }
 
 func (e *ProtocolError) Error() string {
 	if len(e.Problems) == 1 {
@@ -283,32 +197,32 @@ func (p *Protocol) check(doc *yaml.Node) error {
 		problems = append(problems, fmt.Sprintf("%s:%d: acceptance.baseline_variant: no variant is named %q (the variants: %s)", p.Source, lineOf(doc, "acceptance.baseline_variant"), b, variantNames(p.Variants)))
 	}
 	sw := p.Sweep
-	if sw.Mode != results.ModeRate {
+	if sw.Mode != extractbench.ModeRate {
 		for key, set := range map[string]bool{"arrival": sw.Arrival != "", "burstiness": sw.Burstiness != 0, "max_in_flight": sw.MaxInFlight != 0} {
 			if set {
 				problems = append(problems, fmt.Sprintf("%s:%d: sweep.%s: only for mode: rate (this sweep's mode is %s)", p.Source, lineOf(doc, "sweep."+key), key, sw.Mode))
 			}
 		}
 	}
-	if sw.Auto && sw.Mode != results.ModeRate {
+	if sw.Auto && sw.Mode != extractbench.ModeRate {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: auto is only for mode: rate (this sweep's mode is %s; list its levels)", p.Source, lineOf(doc, "sweep.levels"), sw.Mode))
 	}
-	if sw.Classes && sw.Mode != results.ModeContext {
+	if sw.Classes && sw.Mode != extractbench.ModeContext {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: classes is only for mode: context (this sweep's mode is %s; list its levels)", p.Source, lineOf(doc, "sweep.levels"), sw.Mode))
 	}
-	if sw.Mode == results.ModeContext && !sw.Classes {
+	if sw.Mode == extractbench.ModeContext && !sw.Classes {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.levels: a context sweep's levels are the corpus's length classes: write levels: classes", p.Source, lineOf(doc, "sweep.levels")))
 	}
-	if sw.Mode == results.ModeContext && sw.Concurrency == 0 {
+	if sw.Mode == extractbench.ModeContext && sw.Concurrency == 0 {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.concurrency: a context sweep runs at a fixed concurrency: set it (requests in flight, e.g. 8)", p.Source, lineOf(doc, "sweep")))
 	}
-	if sw.Mode != results.ModeContext && sw.Concurrency != 0 {
+	if sw.Mode != extractbench.ModeContext && sw.Concurrency != 0 {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.concurrency: only for mode: context (this sweep's mode is %s; its levels are what it grows)", p.Source, lineOf(doc, "sweep.concurrency"), sw.Mode))
 	}
 	if sw.AutoLevels != 0 && !sw.Auto {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.auto_levels: only with levels: auto", p.Source, lineOf(doc, "sweep.auto_levels")))
 	}
-	if sw.Arrival == results.ArrivalConstant && sw.Burstiness != 0 && sw.Burstiness != 1 {
+	if sw.Arrival == extractbench.ArrivalConstant && sw.Burstiness != 0 && sw.Burstiness != 1 {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.burstiness: shapes Poisson gaps; constant arrivals have none (remove it, or use arrival: poisson)", p.Source, lineOf(doc, "sweep.burstiness")))
 	}
 	if len(problems) > 0 {
@@ -318,7 +232,7 @@ func (p *Protocol) check(doc *yaml.Node) error {
 	return nil
 }
 
-func variantNames(vs []Variant) string {
+func variantNames(vs []extractbench.Variant) string {
 	names := make([]string, len(vs))
 	for i, v := range vs {
 		names[i] = v.Name
@@ -336,28 +250,28 @@ func (p *Protocol) fillDefaults() {
 	if p.Sweep.Repetitions == 0 {
 		p.Sweep.Repetitions = DefaultRepetitions
 	}
-	if p.Sweep.Mode == results.ModeRate && p.Sweep.Arrival == "" {
-		p.Sweep.Arrival = results.ArrivalPoisson
+	if p.Sweep.Mode == extractbench.ModeRate && p.Sweep.Arrival == "" {
+		p.Sweep.Arrival = extractbench.ArrivalPoisson
 	}
 	if p.Sweep.Auto && p.Sweep.AutoLevels == 0 {
-		p.Sweep.AutoLevels = results.DefaultAutoLevels
+		p.Sweep.AutoLevels = extractbench.DefaultAutoLevels
 	}
 	if p.Sweep.OnMemoryFailure == "" {
 		p.Sweep.OnMemoryFailure = DefaultOnMemoryFailure
 	}
 	if p.Acceptance.MinBaselineRatio == 0 {
-		p.Acceptance.MinBaselineRatio = DefaultMinBaselineRatio
+		p.Acceptance.MinBaselineRatio = extractbench.DefaultMinBaselineRatio
 	}
 	if p.RequestTimeout == 0 {
-		p.RequestTimeout = Duration(DefaultRequestTimeout)
+		p.RequestTimeout = extractbench.Duration(DefaultRequestTimeout)
 	}
 	if p.TelemetryInterval == 0 {
-		p.TelemetryInterval = Duration(DefaultTelemetryInterval)
+		p.TelemetryInterval = extractbench.Duration(DefaultTelemetryInterval)
 	}
 	for i := range p.Variants {
 		e := &p.Variants[i].Engine
 		if e.ReadyTimeout == 0 {
-			e.ReadyTimeout = Duration(DefaultReadyTimeout)
+			e.ReadyTimeout = extractbench.Duration(DefaultReadyTimeout)
 		}
 		if e.Kind == "" && e.IsBuiltin() {
 			e.Kind = "builtin"
@@ -377,7 +291,7 @@ func (p *Protocol) At(field string) string {
 
 // Levels returns the pass plan's levels in order, the baseline first and
 // exactly once: level 1 (one request at a time), or in rate mode the
-// synchronous pass (results.SyncLevel).
+// synchronous pass (extractbench.SyncLevel).
 func (p *Protocol) Levels() []int { return p.Sweep.PlannedLevels() }
 
 // Grace is how long an interrupted run waits for its in-flight requests
@@ -402,9 +316,9 @@ func (p *Protocol) ResolvePath(path string) string {
 // (the manifest never keeps a secret).
 func (p *Protocol) Canonical() json.RawMessage {
 	c := *p
-	c.Variants = make([]Variant, len(p.Variants))
+	c.Variants = make([]extractbench.Variant, len(p.Variants))
 	for i, v := range p.Variants {
-		v.Engine = v.Engine.withoutCredentials()
+		v.Engine = withoutCredentials(v.Engine)
 		c.Variants[i] = v
 	}
 	b, err := json.Marshal(&c)

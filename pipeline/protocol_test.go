@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/extractbench/extractbench"
 )
 
 const validProtocol = `name: p
@@ -38,7 +40,7 @@ func TestParseProtocol_Defaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Parse != "strict" || p.OutputSchema != "default" || p.Sweep.OnMemoryFailure != DefaultOnMemoryFailure ||
-		time.Duration(p.RequestTimeout) != DefaultRequestTimeout || p.Acceptance.MinBaselineRatio != DefaultMinBaselineRatio ||
+		time.Duration(p.RequestTimeout) != DefaultRequestTimeout || p.Acceptance.MinBaselineRatio != extractbench.DefaultMinBaselineRatio ||
 		time.Duration(p.Variants[0].Engine.ReadyTimeout) != DefaultReadyTimeout || p.Variants[0].Engine.Kind != "builtin" {
 		t.Errorf("defaults not filled: %+v", p)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
@@ -46,7 +47,7 @@ variants:
 	return out, sum
 }
 
-func passAt(t *testing.T, sum *pipeline.Summary, level int) results.Pass {
+func passAt(t *testing.T, sum *pipeline.Summary, level int) extractbench.Pass {
 	t.Helper()
 	for _, p := range sum.Passes {
 		if p.Level == level {
@@ -54,7 +55,7 @@ func passAt(t *testing.T, sum *pipeline.Summary, level int) results.Pass {
 		}
 	}
 	t.Fatalf("no pass at level %d", level)
-	return results.Pass{}
+	return extractbench.Pass{}
 }
 
 // schedOffsets reads a pass's planned instants back, relative to its first.
@@ -91,7 +92,7 @@ func TestRun_RateScheduleIsTheSeeds(t *testing.T) {
 	if len(a) != docs || !slices.Equal(a, b) {
 		t.Errorf("two runs with seed 7 stored different schedules:\n%v\n%v", a, b)
 	}
-	if p := passAt(t, sum, results.SyncLevel); p.Phase != results.PhaseBaseline || p.OfferedRate != nil || p.SentConcurrency != 1 {
+	if p := passAt(t, sum, extractbench.SyncLevel); p.Phase != extractbench.PhaseBaseline || p.OfferedRate != nil || p.SentConcurrency != 1 {
 		t.Errorf("the synchronous baseline: phase %s, offered %v, in flight %d; want baseline, NULL, 1", p.Phase, p.OfferedRate, p.SentConcurrency)
 	}
 	p := passAt(t, sum, 200)
@@ -200,11 +201,11 @@ func TestRun_RateAutoLevels(t *testing.T) {
 	if auto.SaturatedRate < 1.5*auto.SyncRate {
 		t.Errorf("saturated throughput %.1f/s, synchronous rate %.1f/s: 3 slots should give about 3×", auto.SaturatedRate, auto.SyncRate)
 	}
-	if want := results.ChooseAutoLevels(auto.SyncRate, auto.SaturatedRate, 3, auto.ProbeLevel); !slices.Equal(auto.Levels, want) || len(want) == 0 {
+	if want := extractbench.ChooseAutoLevels(auto.SyncRate, auto.SaturatedRate, 3, auto.ProbeLevel); !slices.Equal(auto.Levels, want) || len(want) == 0 {
 		t.Errorf("levels %v, want %v", auto.Levels, want)
 	}
 	probe := passAt(t, sum, auto.ProbeLevel)
-	if probe.Phase != results.PhaseProbe || probe.Repetition != 1 || probe.Docs != 18 {
+	if probe.Phase != extractbench.PhaseProbe || probe.Repetition != 1 || probe.Docs != 18 {
 		t.Errorf("probe pass: phase %s, repetition %d, %d documents", probe.Phase, probe.Repetition, probe.Docs)
 	}
 	if float64(auto.ProbeLevel) < 10*auto.SyncRate {
@@ -212,7 +213,7 @@ func TestRun_RateAutoLevels(t *testing.T) {
 	}
 	var sweepLevels []int
 	for _, p := range sum.Passes {
-		if p.Phase == results.PhaseSweep {
+		if p.Phase == extractbench.PhaseSweep {
 			sweepLevels = append(sweepLevels, p.Level)
 		}
 	}
@@ -254,7 +255,7 @@ func TestRun_ContextSweep(t *testing.T) {
 	classes := data.Manifest.Corpus.Classes
 	var levels []int
 	for _, p := range sum.Passes {
-		class := eval.LengthClassOf(p.Level)
+		class := extractbench.LengthClassOf(p.Level)
 		levels = append(levels, p.Level)
 		if int(p.Docs) != classes[class] || !p.Complete() {
 			t.Errorf("context %s: %d documents (complete %v), the corpus has %d of that class", class, p.Docs, p.Complete(), classes[class])
@@ -270,7 +271,7 @@ func TestRun_ContextSweep(t *testing.T) {
 		}
 	}
 	want := []int{}
-	for i, c := range eval.LengthClasses {
+	for i, c := range extractbench.LengthClasses {
 		if classes[c] > 0 {
 			want = append(want, i+1)
 		}
@@ -286,7 +287,7 @@ func TestRun_ContextSweep(t *testing.T) {
 	if short.PeakKVUsage != nil && long.PeakKVUsage != nil && *long.PeakKVUsage <= *short.PeakKVUsage {
 		t.Errorf("KV cache peak %.3f for long documents, %.3f for short ones: memory does not grow with context", *long.PeakKVUsage, *short.PeakKVUsage)
 	}
-	if got := eval.LevelName(results.ModeContext, want[len(want)-1]); got != "long" {
+	if got := eval.LevelName(extractbench.ModeContext, want[len(want)-1]); got != "long" {
 		t.Errorf("the longest step reads %q", got)
 	}
 }
@@ -337,7 +338,7 @@ variants:
 	}
 	db := openDB(t, out)
 	for _, ps := range sum.Passes {
-		class := eval.LengthClassOf(ps.Level)
+		class := extractbench.LengthClassOf(ps.Level)
 		want := data.Manifest.Corpus.Classes[class]
 		if !ps.Complete() || int(ps.Docs) != want {
 			t.Errorf("context %s after resume: complete %v, %d documents, want %d", class, ps.Complete(), ps.Docs, want)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
 )
 
@@ -133,8 +133,8 @@ func (s *replicaSet) names() []string {
 // new request while its health is checked; if it does not answer it is
 // dead, and dead reports true exactly once, to the caller that should
 // record it.
-func (s *replicaSet) failed(ctx context.Context, r *replica, tr eval.Transport) (dead bool, detail string) {
-	if !s.multi() || tr.Kind == eval.TransportOK || !engineGone(tr.Kind) {
+func (s *replicaSet) failed(ctx context.Context, r *replica, tr extractbench.Transport) (dead bool, detail string) {
+	if !s.multi() || tr.Kind == extractbench.TransportOK || !engineGone(tr.Kind) {
 		return false, ""
 	}
 	s.mu.Lock()
@@ -182,7 +182,7 @@ func redactURLs(urls []string) []string {
 // the version and served models the first one reports (first), since the
 // manifest pins one engine per variant and the figures of different
 // engines are never mixed.
-func sameEngine(ctx context.Context, v *Variant, e *engine, first client.EngineReport) error {
+func sameEngine(ctx context.Context, v *extractbench.Variant, e *engine, first client.EngineReport) error {
 	want := strings.Join(slices.Sorted(slices.Values(first.ServedModels)), ",")
 	for _, r := range e.replicas.all[1:] {
 		got := r.client.Describe(ctx)

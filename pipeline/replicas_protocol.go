@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"gopkg.in/yaml.v3"
 )
 
@@ -11,7 +12,7 @@ import (
 // is set; a url is builtin or http(s); urls are http(s), each once, and
 // name engines the run does not start (one start: command runs one engine,
 // and one metrics_url names one endpoint).
-func (p *Protocol) checkEngineURLs(doc *yaml.Node, i int, e Engine) []string {
+func (p *Protocol) checkEngineURLs(doc *yaml.Node, i int, e extractbench.Engine) []string {
 	at := func(key string) string {
 		field := fmt.Sprintf("variants.%d.engine", i)
 		if key != "" {

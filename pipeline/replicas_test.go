@@ -17,6 +17,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
@@ -518,13 +519,13 @@ variants:
 }
 
 // runManifest decodes the manifest of the one run in db.
-func runManifest(t *testing.T, db *sql.DB) pipeline.Manifest {
+func runManifest(t *testing.T, db *sql.DB) extractbench.Manifest {
 	t.Helper()
 	var manifest string
 	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
 		t.Fatal(err)
 	}
-	var m pipeline.Manifest
+	var m extractbench.Manifest
 	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
 		t.Fatal(err)
 	}

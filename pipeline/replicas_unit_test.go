@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench"
 )
 
 func TestPickReplica(t *testing.T) {
@@ -97,7 +97,7 @@ func TestSampler_Replicas(t *testing.T) {
 		vllmMetrics(5, 4, 0.90, 1, 4, 8), // ... and b's come at different scrapes
 	)
 	eps := []MetricsEndpoint{{Name: "http://a", URL: a.URL}, {Name: "http://b", URL: b.URL}}
-	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil)
+	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil)
 	s.scrapeOnce(testContext(t))
 	tel := s.Stop()
 	checks := []struct {
@@ -123,7 +123,7 @@ func TestSampler_Replicas(t *testing.T) {
 	per := map[string]int{}
 	instants := map[int64]map[string]bool{}
 	for _, smp := range tel.Samples {
-		if smp.Metric != metricRunning {
+		if smp.Metric != extractbench.MetricRunning {
 			continue
 		}
 		per[smp.Endpoint]++
@@ -147,7 +147,7 @@ func TestSampler_Replicas(t *testing.T) {
 func TestSampler_ReplicaDown(t *testing.T) {
 	a, _ := sequenceServer(t, vllmMetrics(3, 1, 0.4, 0, 0, 0))
 	eps := []MetricsEndpoint{{Name: "a", URL: a.URL}, {Name: "gone", URL: "http://127.0.0.1:1/metrics"}}
-	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil).Stop()
 	if !eqPtr(tel.MaxRunning, 3) || tel.ScrapeErrors != 2 || tel.Scrapes != 2 {
 		t.Errorf("MaxRunning %v, Scrapes %d, ScrapeErrors %d; want 3, 2, 2", deref(tel.MaxRunning), tel.Scrapes, tel.ScrapeErrors)
 	}
@@ -199,17 +199,17 @@ func TestParseProtocol_Replicas(t *testing.T) {
 // TestEngine_ReplicaNames: the names rows record for each kind of variant.
 func TestEngine_ReplicaNames(t *testing.T) {
 	tests := []struct {
-		e    Engine
+		e    extractbench.Engine
 		want []string
 	}{
-		{Engine{URL: "builtin"}, nil},
-		{Engine{URL: "builtin", Replicas: 1}, nil},
-		{Engine{URL: "builtin", Replicas: 3}, []string{"builtin/1", "builtin/2", "builtin/3"}},
-		{Engine{URL: "http://a:1"}, nil},
-		{Engine{URLs: []string{"http://u:secret@a:1", "http://b:1"}}, []string{"http://a:1", "http://b:1"}},
+		{extractbench.Engine{URL: "builtin"}, nil},
+		{extractbench.Engine{URL: "builtin", Replicas: 1}, nil},
+		{extractbench.Engine{URL: "builtin", Replicas: 3}, []string{"builtin/1", "builtin/2", "builtin/3"}},
+		{extractbench.Engine{URL: "http://a:1"}, nil},
+		{extractbench.Engine{URLs: []string{"http://u:secret@a:1", "http://b:1"}}, []string{"http://a:1", "http://b:1"}},
 	}
 	for _, tt := range tests {
-		if got := tt.e.ReplicaNames(); !slices.Equal(got, tt.want) {
+		if got := replicaNames(tt.e); !slices.Equal(got, tt.want) {
 			t.Errorf("%+v: ReplicaNames() = %v, want %v", tt.e, got, tt.want)
 		}
 	}

@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
-	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 )
@@ -183,7 +183,7 @@ func TestRun_FailureClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDB(t, out)
-	for _, class := range eval.Failures {
+	for _, class := range extractbench.Failures {
 		if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = ?", class); got == 0 {
 			t.Errorf("no %s failure recorded", class)
 		}
@@ -195,7 +195,7 @@ func TestRun_FailureClasses(t *testing.T) {
 		t.Errorf("%d failures without a detail", got)
 	}
 	var cols []string
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		cols = append(cols, results.FailureColumn(f))
 	}
 	var sumFailures, docs int

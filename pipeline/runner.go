@@ -18,9 +18,9 @@ import (
 
 	"github.com/xeipuuv/gojsonschema"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
@@ -37,7 +37,7 @@ type Options struct {
 	TTY          bool      // Progress is a terminal: draw bars; else one line per pass
 	// Starters are the in-process engines by the engine.url that names
 	// them ("builtin"); cmd/extractbench wires them in.
-	Starters map[string]EngineStarter
+	Starters map[string]extractbench.Starter
 	// Abandon is closed at the second signal: the requests still in flight
 	// are cancelled at once instead of at the end of the grace period. Nil:
 	// never.
@@ -48,16 +48,16 @@ type Options struct {
 	// flags the pass client_bound.
 	BeforeSend func()
 	// Shard, when set, measures only the corpus's documents whose id
-	// hashes to it (results.ShardOf): `run -shard I/N` or an Indexed Job's
+	// hashes to it (extractbench.ShardOf): `run -shard I/N` or an Indexed Job's
 	// JOB_COMPLETION_INDEX. A resumed run measures its own shard; a Shard
 	// that differs from it is refused.
-	Shard *results.Shard
+	Shard *extractbench.Shard
 	// CheckManifest, when set, is called with the run's manifest once the
 	// protocol, corpus and output schema are read, before anything is
 	// created, started or sent (`run -baseline` compares the run with its
 	// baseline there): the problems it returns refuse the run
 	// (ValidationError, exit 2).
-	CheckManifest func(*Manifest) []string
+	CheckManifest func(*extractbench.Manifest) []string
 	// ProtocolText, when set, is the protocol itself, read in place of
 	// ProtocolPath and named ProtocolSource in messages and the manifest
 	// ("(run -url …)"): `run -url URL -model NAME` runs one it writes.
@@ -72,24 +72,28 @@ type ConfigError struct{ Err error }
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
+// ExitCode is the status the command line exits with on a configuration
+// error: 2, as a usage error.
+func (e *ConfigError) ExitCode() int { return 2 }
+
 // Summary is the outcome of a run, for the final table and -json. Its
 // figures are results' and eval's, read back from the store: the same
 // Outcomes and levels the report, compare and plan show.
 type Summary struct {
-	RunID       string            `json:"run_id"`
-	Fingerprint string            `json:"fingerprint"`
-	OutDir      string            `json:"out_dir"`
-	Protocol    string            `json:"protocol"`
-	Status      string            `json:"status"` // the runs row's: complete, interrupted, failed
-	Simulated   bool              `json:"simulated"`
-	Interrupted bool              `json:"interrupted"`
-	Resumed     bool              `json:"resumed"`
-	Passed      bool              `json:"passed"` // every variant's verdict passed
-	Variants    []results.Outcome `json:"variants"`
-	Passes      []results.Pass    `json:"passes"`
-	Exports     []string          `json:"exports"`
-	Elapsed     time.Duration     `json:"elapsed_ns"`
-	Shard       *results.Shard    `json:"shard,omitempty"` // the corpus's part the run measured; nil = all of it
+	RunID       string              `json:"run_id"`
+	Fingerprint string              `json:"fingerprint"`
+	OutDir      string              `json:"out_dir"`
+	Protocol    string              `json:"protocol"`
+	Status      string              `json:"status"` // the runs row's: complete, interrupted, failed
+	Simulated   bool                `json:"simulated"`
+	Interrupted bool                `json:"interrupted"`
+	Resumed     bool                `json:"resumed"`
+	Passed      bool                `json:"passed"` // every variant's verdict passed
+	Variants    []results.Outcome   `json:"variants"`
+	Passes      []extractbench.Pass `json:"passes"`
+	Exports     []string            `json:"exports"`
+	Elapsed     time.Duration       `json:"elapsed_ns"`
+	Shard       *extractbench.Shard `json:"shard,omitempty"` // the corpus's part the run measured; nil = all of it
 }
 
 // runState is one run in progress.
@@ -101,15 +105,15 @@ type runState struct {
 	schema      *gojsonschema.Schema
 	evalOpts    eval.Options
 	store       *results.Store
-	manifest    *Manifest
+	manifest    *extractbench.Manifest
 	runID       string
-	clock       client.Clock
+	clock       extractbench.Clock
 	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress    io.Writer
 	passNo      int // passes started so far by this invocation, for the progress line
 	simulated   bool
-	intr        *interrupts    // the requests' context and the count in flight
-	shard       *results.Shard // the corpus's part this run measures; nil = all of it
+	intr        *interrupts         // the requests' context and the count in flight
+	shard       *extractbench.Shard // the corpus's part this run measures; nil = all of it
 	// merged: the shards' segments when passRow computes a merged pass
 	// (merge.go); nil in a run.
 	merged     *mergeSpans
@@ -305,7 +309,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 	var err error
 	switch {
 	case prev != nil && rs.opts.ProtocolPath == "":
-		var m Manifest
+		var m extractbench.Manifest
 		if err := json.Unmarshal(prev.Manifest, &m); err != nil {
 			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
 		}
@@ -336,9 +340,9 @@ func (rs *runState) prepare(prev *results.Run) error {
 		problems = append(problems, problemsOf(err)...)
 	}
 	rs.printCorpusWarnings()
-	var full CorpusInfo
+	var full extractbench.CorpusInfo
 	if rs.corpus != nil {
-		full = CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: rs.corpus.Len(), Classes: classCounts(rs.corpus)}
+		full = extractbench.CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: rs.corpus.Len(), Classes: classCounts(rs.corpus)}
 		if err := rs.selectShard(prev); err != nil {
 			problems = append(problems, err.Error())
 		}
@@ -365,15 +369,15 @@ func (rs *runState) prepare(prev *results.Run) error {
 	if rs.proto.GuidedDecoding {
 		rs.responseFormat = responseFormat(schemaRaw)
 	}
-	rs.evalOpts = eval.Options{Rule: eval.ParseRule(rs.proto.Parse), Schema: rs.schema, Categories: rs.corpus.Manifest.Categories}
-	m := &Manifest{
-		Tool:           ToolInfo{Name: "extractbench", Version: ToolVersion, ScorerVersion: ScorerVersion},
+	rs.evalOpts = eval.Options{Rule: extractbench.ParseRule(rs.proto.Parse), Schema: rs.schema, Categories: rs.corpus.Manifest.Categories}
+	m := &extractbench.Manifest{
+		Tool:           extractbench.ToolInfo{Name: "extractbench", Version: extractbench.ToolVersion, ScorerVersion: extractbench.ScorerVersion},
 		ProtocolName:   rs.proto.Name,
 		ProtocolSource: rs.proto.Source,
 		Protocol:       rs.proto.Canonical(),
 		Corpus:         full, // the whole corpus's, also for a shard: shards of one run share the fingerprint
 		Shard:          rs.shard,
-		OutputSchema:   SchemaInfo{Source: schemaSrc, SHA256: sha256Hex(schemaRaw)},
+		OutputSchema:   extractbench.SchemaInfo{Source: schemaSrc, SHA256: sha256Hex(schemaRaw)},
 		Prompt:         rs.proto.Prompt,
 		Generation:     rs.proto.Generation,
 		Parse:          rs.proto.Parse,
@@ -388,14 +392,14 @@ func (rs *runState) prepare(prev *results.Run) error {
 		if p := rs.prompts[v.Name]; p != nil {
 			tokSHA = p.Tokenizer.SHA256
 		}
-		m.Variants = append(m.Variants, VariantManifest{Name: v.Name, Engine: EngineInfo{TokenizerSHA256: tokSHA,
-			URL: redactURL(v.Engine.URL), Endpoints: v.Engine.ReplicaNames(), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
+		m.Variants = append(m.Variants, extractbench.VariantManifest{Name: v.Name, Engine: extractbench.EngineInfo{TokenizerSHA256: tokSHA,
+			URL: redactURL(v.Engine.URL), Endpoints: replicaNames(v.Engine), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
 			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
 			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,
 			Started: v.Engine.Start != "", RandomWeights: v.Engine.RandomWeights}})
 	}
 	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
-	m.Fingerprint = Fingerprint(m)
+	m.Fingerprint = extractbench.Fingerprint(m)
 	if rs.opts.CheckManifest != nil {
 		if problems := rs.opts.CheckManifest(m); len(problems) > 0 {
 			return &ValidationError{Problems: problems}
@@ -428,7 +432,7 @@ func (rs *runState) printCorpusWarnings() {
 }
 
 // protocolDir is where a resumed run resolves the protocol's relative paths.
-func protocolDir(m *Manifest) string {
+func protocolDir(m *extractbench.Manifest) string {
 	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" || strings.HasPrefix(m.ProtocolSource, "(") {
 		wd, _ := os.Getwd()
 		return wd
@@ -438,7 +442,7 @@ func protocolDir(m *Manifest) string {
 
 func (rs *runState) create(ctx context.Context) error {
 	rs.runID = newRunID()
-	rs.clock = client.NewClock()
+	rs.clock = extractbench.NewClock()
 	b, _ := json.Marshal(rs.manifest)
 	err := rs.store.CreateRun(ctx, results.Run{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint,
 		ProtocolName: rs.proto.Name, Manifest: b, StartedAt: time.Now().UnixMilli(), Status: "running",
@@ -456,14 +460,14 @@ func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 		return &ConfigError{fmt.Errorf("resume: run %s in %s has fingerprint %.12s but this protocol, corpus and schema give %.12s; results of different fingerprints are never mixed: use a new -out directory",
 			prev.RunID, rs.opts.OutDir, prev.Fingerprint, rs.manifest.Fingerprint)}
 	}
-	var old Manifest
+	var old extractbench.Manifest
 	if err := json.Unmarshal(prev.Manifest, &old); err == nil {
 		rs.manifest.Variants = old.Variants // engine facts pinned by the first attempt; checked again per variant
 		rs.manifest.Simulated = old.Simulated
 		rs.simulated = old.Simulated
 	}
 	rs.runID = prev.RunID
-	rs.clock = client.NewClockAt(prev.ClockOriginNS)
+	rs.clock = extractbench.NewClockAt(prev.ClockOriginNS)
 	events, err := rs.store.Events(ctx, rs.runID)
 	if err != nil {
 		return fmt.Errorf("read the run's events: %w", err)

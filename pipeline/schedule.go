@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 )
 
 // Arrivals is a rate pass's schedule: n planned arrival offsets in
@@ -26,7 +26,7 @@ func Arrivals(seed uint64, rate float64, n int, arrival string, burstiness float
 	var t float64
 	for i := 1; i < n; i++ {
 		switch {
-		case arrival == results.ArrivalConstant:
+		case arrival == extractbench.ArrivalConstant:
 			t += mean
 		case burstiness > 0 && burstiness != 1:
 			t += gamma(rng, burstiness) * mean / burstiness

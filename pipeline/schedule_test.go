@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 )
 
 // TestArrivals_SameSeedSameSchedule: a rate pass's schedule is a pure
@@ -16,7 +16,7 @@ func TestArrivals_SameSeedSameSchedule(t *testing.T) {
 	for _, tc := range []struct {
 		arrival    string
 		burstiness float64
-	}{{results.ArrivalPoisson, 0}, {results.ArrivalPoisson, 0.5}, {results.ArrivalPoisson, 4}, {results.ArrivalConstant, 0}} {
+	}{{extractbench.ArrivalPoisson, 0}, {extractbench.ArrivalPoisson, 0.5}, {extractbench.ArrivalPoisson, 4}, {extractbench.ArrivalConstant, 0}} {
 		a := Arrivals(arrivalSeed(ptr(7), 40, 1), 40, 300, tc.arrival, tc.burstiness)
 		b := Arrivals(arrivalSeed(ptr(7), 40, 1), 40, 300, tc.arrival, tc.burstiness)
 		if !slices.Equal(a, b) {
@@ -24,7 +24,7 @@ func TestArrivals_SameSeedSameSchedule(t *testing.T) {
 		}
 		other := Arrivals(arrivalSeed(ptr(8), 40, 1), 40, 300, tc.arrival, tc.burstiness)
 		rep2 := Arrivals(arrivalSeed(ptr(7), 40, 2), 40, 300, tc.arrival, tc.burstiness)
-		if tc.arrival == results.ArrivalConstant {
+		if tc.arrival == extractbench.ArrivalConstant {
 			if !slices.Equal(a, other) {
 				t.Errorf("constant arrivals depend on the seed")
 			}
@@ -44,7 +44,7 @@ func TestArrivals_Rate(t *testing.T) {
 		arrival    string
 		burstiness float64
 		cv         float64 // coefficient of variation of the gaps: 1/sqrt(shape)
-	}{{results.ArrivalPoisson, 0, 1}, {results.ArrivalPoisson, 0.25, 2}, {results.ArrivalPoisson, 4, 0.5}, {results.ArrivalConstant, 0, 0}} {
+	}{{extractbench.ArrivalPoisson, 0, 1}, {extractbench.ArrivalPoisson, 0.25, 2}, {extractbench.ArrivalPoisson, 4, 0.5}, {extractbench.ArrivalConstant, 0, 0}} {
 		at := Arrivals(1, rate, n, tc.arrival, tc.burstiness)
 		if at[0] != 0 {
 			t.Errorf("%s: first arrival at %d, want 0", tc.arrival, at[0])

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -41,7 +42,7 @@ func (p *Protocol) Secrets() []string {
 
 // withoutCredentials is the engine with the credentials of its URLs
 // replaced by credentialsMarker.
-func (e Engine) withoutCredentials() Engine {
+func withoutCredentials(e extractbench.Engine) extractbench.Engine {
 	strip := func(raw string) string {
 		u, err := url.Parse(raw)
 		if err != nil || u.User == nil {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
 )
@@ -42,12 +43,12 @@ func llamaCppLike(t *testing.T, gguf *atomic.Value) *httptest.Server {
 }
 
 // describeGGUF is what pinEngine makes of the llama.cpp server serving gguf.
-func describeGGUF(t *testing.T, gguf string) VariantManifest {
+func describeGGUF(t *testing.T, gguf string) extractbench.VariantManifest {
 	t.Helper()
 	var v atomic.Value
 	v.Store(gguf)
 	info := client.New(client.Config{BaseURL: llamaCppLike(t, &v).URL, Model: "extract-llama-15m"}).Describe(context.Background())
-	vm := VariantManifest{Name: "v", Engine: EngineInfo{Kind: "llamacpp", Model: "extract-llama-15m",
+	vm := extractbench.VariantManifest{Name: "v", Engine: extractbench.EngineInfo{Kind: "llamacpp", Model: "extract-llama-15m",
 		Version: info.Version, ServedModels: info.ServedModels, File: modelFile(info.File)}}
 	vm.Environment = EnvironmentHash(vm)
 	return vm
@@ -61,12 +62,12 @@ func describeGGUF(t *testing.T, gguf string) VariantManifest {
 // are facts of the environment.
 func TestEnvironmentHash_ServedFile(t *testing.T) {
 	q8, bf16, q4 := describeGGUF(t, "q8_0"), describeGGUF(t, "bf16"), describeGGUF(t, "q4_0")
-	for _, vm := range []VariantManifest{q8, bf16, q4} {
+	for _, vm := range []extractbench.VariantManifest{q8, bf16, q4} {
 		if vm.Engine.Version != "b1-de3ff81" || strings.Join(vm.Engine.ServedModels, ",") != "extract-llama-15m" {
 			t.Fatalf("the captures should differ only in their file: version %q, served %v", vm.Engine.Version, vm.Engine.ServedModels)
 		}
 	}
-	if f := q8.Engine.File; f == nil || *f != (results.ModelFile{Format: "Q8_0", Bytes: 15649656, Params: 14711040}) {
+	if f := q8.Engine.File; f == nil || *f != (extractbench.ModelFile{Format: "Q8_0", Bytes: 15649656, Params: 14711040}) {
 		t.Errorf("Q8_0 file = %+v, want its type, bytes and parameters as /v1/models says them", f)
 	}
 	if q8.Environment == bf16.Environment || q8.Environment == q4.Environment || bf16.Environment == q4.Environment {
@@ -75,7 +76,7 @@ func TestEnvironmentHash_ServedFile(t *testing.T) {
 	// Files differing only in their type (the same bytes and parameters)
 	// are still two environments.
 	sameSize := q8
-	sameSize.Engine.File = &results.ModelFile{Format: "Q4_K - Medium", Bytes: q8.Engine.File.Bytes, Params: q8.Engine.File.Params}
+	sameSize.Engine.File = &extractbench.ModelFile{Format: "Q4_K - Medium", Bytes: q8.Engine.File.Bytes, Params: q8.Engine.File.Params}
 	if EnvironmentHash(sameSize) == q8.Environment {
 		t.Error("two files differing only in their type hash alike")
 	}
@@ -98,7 +99,7 @@ func TestEnvironmentHash_ReferencesUnchanged(t *testing.T) {
 	if _, err := exec.LookPath("xz"); err != nil {
 		t.Skip("xz not installed: cannot read the committed references")
 	}
-	dbs, err := filepath.Glob(filepath.Join("..", "results", "reference", "*", "*", "results.db.xz"))
+	dbs, err := filepath.Glob(filepath.Join("..", "reference", "*", "*", "results.db.xz"))
 	if err != nil || len(dbs) == 0 {
 		t.Fatalf("no committed references: %v", err)
 	}

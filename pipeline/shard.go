@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -15,7 +16,7 @@ import (
 func (rs *runState) selectShard(prev *results.Run) error {
 	want := rs.opts.Shard
 	if prev != nil {
-		var m Manifest
+		var m extractbench.Manifest
 		if err := json.Unmarshal(prev.Manifest, &m); err != nil {
 			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
 		}
@@ -31,11 +32,11 @@ func (rs *runState) selectShard(prev *results.Run) error {
 		return nil
 	}
 	sh := *want
-	sh.Hash = results.ShardHash
+	sh.Hash = extractbench.ShardHash
 	whole := rs.corpus.Len()
 	n := rs.corpus.Keep(sh.Holds)
 	if n == 0 {
-		return fmt.Errorf("shard %s: none of the corpus's %d documents hashes to shard %d (%s); use fewer shards", sh, whole, sh.Index, results.ShardHash)
+		return fmt.Errorf("shard %s: none of the corpus's %d documents hashes to shard %d (%s); use fewer shards", sh, whole, sh.Index, extractbench.ShardHash)
 	}
 	sh.Documents = n
 	rs.shard = &sh

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"github.com/extractbench/extractbench"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // (eval's levelBuilder.leftOut): a client_bound_left_out decision names
 // them. A level whose passes were not in steady state (eval/steady.go)
 // gets a not_steady decision.
-func (rs *runState) settleLevel(ctx context.Context, v *Variant, level int) error {
+func (rs *runState) settleLevel(ctx context.Context, v *extractbench.Variant, level int) error {
 	bg := context.WithoutCancel(ctx)
 	passes, err := rs.levelPasses(bg, v, level)
 	if err != nil {
@@ -66,15 +67,15 @@ func (rs *runState) settleLevel(ctx context.Context, v *Variant, level int) erro
 }
 
 // levelPasses are the variant's passes at level, in the sweep's mode.
-func (rs *runState) levelPasses(ctx context.Context, v *Variant, level int) ([]results.Pass, error) {
+func (rs *runState) levelPasses(ctx context.Context, v *extractbench.Variant, level int) ([]extractbench.Pass, error) {
 	all, err := rs.store.Passes(ctx, rs.runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the passes of level %d: %w", level, err)
 	}
-	var out []results.Pass
+	var out []extractbench.Pass
 	mode := rs.passKey(v, level, 1).Mode
 	for _, p := range all {
-		if p.Variant == v.Name && p.Mode == mode && p.Level == level && p.Phase != results.PhaseProbe {
+		if p.Variant == v.Name && p.Mode == mode && p.Level == level && p.Phase != extractbench.PhaseProbe {
 			out = append(out, p)
 		}
 	}
@@ -84,7 +85,7 @@ func (rs *runState) levelPasses(ctx context.Context, v *Variant, level int) ([]r
 // levelDecisions are the decisions already recorded for the variant's
 // level by settleLevel (an earlier attempt, before a resume), by kind:
 // they are not written twice.
-func (rs *runState) levelDecisions(ctx context.Context, v *Variant, level int) (map[string]bool, error) {
+func (rs *runState) levelDecisions(ctx context.Context, v *extractbench.Variant, level int) (map[string]bool, error) {
 	ds, err := rs.store.Decisions(ctx, rs.runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the decisions of level %d: %w", level, err)

@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench"
+	"github.com/sourcegraph/conc"
+	"github.com/sourcegraph/conc/panics"
 )
 
 // Telemetry timing bounds.
@@ -145,12 +147,12 @@ const MinActiveScrapes = 2
 // instant of the scrape: their peaks are made of active scrapes only
 // (SamplerConfig.Active). torch's peaks are maxima since the pass's
 // reset_peaks, which the closing scrape reads whole.
-var instantGauges = map[string]bool{metricRunning: true, metricWaiting: true, metricKVUsage: true, metricKVTokens: true}
+var instantGauges = map[string]bool{extractbench.MetricRunning: true, extractbench.MetricWaiting: true, extractbench.MetricKVUsage: true, extractbench.MetricKVTokens: true}
 
 // Sampler samples engine metrics and device memory in the background from
 // StartSampler until Stop, which owns and waits for its goroutines.
 type Sampler struct {
-	clock  client.Clock
+	clock  extractbench.Clock
 	cfg    SamplerConfig
 	hc     *http.Client
 	parent context.Context
@@ -181,7 +183,7 @@ type endpointState struct {
 // StartSampler scrapes the engine's metrics (cfg.Endpoints, else
 // cfg.MetricsURL) once before returning, so that the pass's deltas start
 // before its first request, then keeps sampling every cfg.Interval until Stop.
-func StartSampler(ctx context.Context, clock client.Clock, cfg SamplerConfig, httpClient *http.Client) *Sampler {
+func StartSampler(ctx context.Context, clock extractbench.Clock, cfg SamplerConfig, httpClient *http.Client) *Sampler {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultTelemetryInterval
 	}
@@ -279,11 +281,11 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 	scs := make([]scrape, len(s.eps))
 	errs := make([]error, len(s.eps))
 	if len(s.eps) == 1 {
-		scs[0], errs[0] = s.fetch(ctx, s.eps[0].URL)
+		scs[0], errs[0] = s.safeFetch(ctx, s.eps[0].URL)
 	} else {
-		var wg sync.WaitGroup
+		var wg conc.WaitGroup // owns one scrape per replica
 		for i, ep := range s.eps {
-			wg.Go(func() { scs[i], errs[i] = s.fetch(ctx, ep.URL) })
+			wg.Go(func() { scs[i], errs[i] = s.safeFetch(ctx, ep.URL) })
 		}
 		wg.Wait()
 	}
@@ -379,6 +381,19 @@ func (s *Sampler) flushFull() {
 	s.samples = make([]Sample, 0, TelemetryFlushSamples)
 }
 
+// safeFetch is fetch with a panic in it (a parser bug on an engine's
+// output, a broken transport) caught and returned as the scrape's error:
+// the scrape fails and is counted, the run goes on and says why, instead
+// of the process dying in a scraper goroutine.
+func (s *Sampler) safeFetch(ctx context.Context, metricsURL string) (sc scrape, err error) {
+	var pc panics.Catcher
+	pc.Try(func() { sc, err = s.fetch(ctx, metricsURL) })
+	if r := pc.Recovered(); r != nil {
+		return scrape{}, fmt.Errorf("scrape %s: panic: %v", metricsURL, r.Value)
+	}
+	return sc, err
+}
+
 func (s *Sampler) fetch(ctx context.Context, metricsURL string) (scrape, error) {
 	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 	defer cancel()
@@ -420,7 +435,7 @@ func (s *Sampler) sampleGPU(ctx context.Context, bin string) {
 	}
 	s.tel.GPUSamples++
 	u, t := float64(used), float64(total)
-	s.samples = append(s.samples, Sample{TNS: now, Metric: metricGPUMemUsed, Value: u})
+	s.samples = append(s.samples, Sample{TNS: now, Metric: extractbench.MetricGPUMemUsed, Value: u})
 	s.flushFull()
 	if s.tel.PeakGPUMemUsed == nil || u > *s.tel.PeakGPUMemUsed {
 		s.tel.PeakGPUMemUsed = &u
@@ -441,11 +456,11 @@ func (s *Sampler) summary() Telemetry {
 		}
 		return nil
 	}
-	t.MaxRunning = peak(metricRunning)
-	t.MaxWaiting = peak(metricWaiting)
-	t.PeakKVUsage = peak(metricKVUsage)
-	t.PeakTorchAllocated = peak(metricTorchAlloc)
-	t.PeakTorchReserved = peak(metricTorchReserve)
+	t.MaxRunning = peak(extractbench.MetricRunning)
+	t.MaxWaiting = peak(extractbench.MetricWaiting)
+	t.PeakKVUsage = peak(extractbench.MetricKVUsage)
+	t.PeakTorchAllocated = peak(extractbench.MetricTorchAlloc)
+	t.PeakTorchReserved = peak(extractbench.MetricTorchReserve)
 	// A counter or histogram the first scrape lacks counts from zero:
 	// Python's prometheus_client prints a labelled series only once it is
 	// first used and TGI's exporter a metric only once it is first recorded
@@ -457,8 +472,8 @@ func (s *Sampler) summary() Telemetry {
 		if ep.first == nil || ep.last == nil {
 			continue
 		}
-		t.PreemptionsDelta = addPtr(t.PreemptionsDelta, ep.counterDelta(metricPreemptions))
-		t.CapturesDelta = addPtr(t.CapturesDelta, ep.counterDelta(metricCaptures))
+		t.PreemptionsDelta = addPtr(t.PreemptionsDelta, ep.counterDelta(extractbench.MetricPreemptions))
+		t.CapturesDelta = addPtr(t.CapturesDelta, ep.counterDelta(extractbench.MetricCaptures))
 		for _, name := range histogramMetrics {
 			b, ok := ep.last.histograms[name]
 			if _, refused := ep.first.refused[name]; !ok || refused {
@@ -477,11 +492,11 @@ func (s *Sampler) summary() Telemetry {
 	for name, d := range t.Histograms {
 		sum, count := d.Sum, d.Count
 		switch name {
-		case metricQueueTime:
+		case extractbench.MetricQueueTime:
 			t.QueueTimeSumDelta, t.QueueTimeCountDelta = &sum, &count
-		case metricTTFT:
+		case extractbench.MetricTTFT:
 			t.TTFTSumDelta, t.TTFTCountDelta = &sum, &count
-		case metricE2E:
+		case extractbench.MetricE2E:
 			t.E2ESumDelta, t.E2ECountDelta = &sum, &count
 		}
 	}

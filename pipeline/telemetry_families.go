@@ -3,12 +3,13 @@ package pipeline
 import (
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	dto "github.com/prometheus/client_model/go"
 )
 
 // Engine families whose /metrics telemetry reads. Each names the same
 // figures its own way; telemetry stores them under the canonical names
-// (metricRunning, ...), so one column means one thing whatever the engine.
+// (extractbench.MetricRunning, ...), so one column means one thing whatever the engine.
 const (
 	familyVLLMV1   = "vllm-v1"  // vLLM's V1 engine (0.8 on), and servers that speak its names
 	familyVLLMV0   = "vllm-v0"  // vLLM's V0 engine (the default before 0.8)
@@ -33,50 +34,50 @@ var engineFamilies = []family{
 	{
 		name: familyVLLMV1, // the V0 generation is told apart by vllmGeneration
 		sources: map[string][]string{
-			metricRunning:     {"vllm:num_requests_running"},
-			metricWaiting:     {"vllm:num_requests_waiting"},
-			metricKVUsage:     {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
-			metricPreemptions: {"vllm:num_preemptions_total"},
-			metricQueueTime:   {"vllm:request_queue_time_seconds"},
-			metricTTFT:        {"vllm:time_to_first_token_seconds"},
-			metricE2E:         {"vllm:e2e_request_latency_seconds"},
+			extractbench.MetricRunning:     {"vllm:num_requests_running"},
+			extractbench.MetricWaiting:     {"vllm:num_requests_waiting"},
+			extractbench.MetricKVUsage:     {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
+			extractbench.MetricPreemptions: {"vllm:num_preemptions_total"},
+			extractbench.MetricQueueTime:   {"vllm:request_queue_time_seconds"},
+			extractbench.MetricTTFT:        {"vllm:time_to_first_token_seconds"},
+			extractbench.MetricE2E:         {"vllm:e2e_request_latency_seconds"},
 		},
 	},
 	{
 		name: familySGLang,
 		sources: map[string][]string{
-			metricRunning:  {"sglang:num_running_reqs"},
-			metricWaiting:  {"sglang:num_queue_reqs"},
-			metricKVUsage:  {"sglang:token_usage"},
-			metricKVTokens: {"sglang:num_used_tokens"},
+			extractbench.MetricRunning:  {"sglang:num_running_reqs"},
+			extractbench.MetricWaiting:  {"sglang:num_queue_reqs"},
+			extractbench.MetricKVUsage:  {"sglang:token_usage"},
+			extractbench.MetricKVTokens: {"sglang:num_used_tokens"},
 			// Retraction is SGLang's preemption: a decoding request evicted
 			// back to the queue when the KV pool runs out. The older
 			// sglang:num_retracted_reqs gauge is reset at every log interval,
 			// so it cannot be differenced and is not read.
-			metricPreemptions: {"sglang:num_retracted_requests_total"},
-			metricQueueTime:   {"sglang:queue_time_seconds"},
-			metricTTFT:        {"sglang:time_to_first_token_seconds"},
-			metricE2E:         {"sglang:e2e_request_latency_seconds"},
+			extractbench.MetricPreemptions: {"sglang:num_retracted_requests_total"},
+			extractbench.MetricQueueTime:   {"sglang:queue_time_seconds"},
+			extractbench.MetricTTFT:        {"sglang:time_to_first_token_seconds"},
+			extractbench.MetricE2E:         {"sglang:e2e_request_latency_seconds"},
 		},
 	},
 	{
 		name: familyTGI,
 		sources: map[string][]string{
-			metricRunning:   {"tgi_batch_current_size"},
-			metricWaiting:   {"tgi_queue_size"},
-			metricQueueTime: {"tgi_request_queue_duration"}, // seconds (as_secs_f64), like vLLM's
-			metricE2E:       {"tgi_request_duration"},       // validation + queue + inference, seconds
+			extractbench.MetricRunning:   {"tgi_batch_current_size"},
+			extractbench.MetricWaiting:   {"tgi_queue_size"},
+			extractbench.MetricQueueTime: {"tgi_request_queue_duration"}, // seconds (as_secs_f64), like vLLM's
+			extractbench.MetricE2E:       {"tgi_request_duration"},       // validation + queue + inference, seconds
 		},
 	},
 	{
 		name: familyLlamaCpp,
 		sources: map[string][]string{
-			metricRunning: {"llamacpp:requests_processing"},
-			metricWaiting: {"llamacpp:requests_deferred"},
+			extractbench.MetricRunning: {"llamacpp:requests_processing"},
+			extractbench.MetricWaiting: {"llamacpp:requests_deferred"},
 			// Used cells over n_ctx. llama.cpp removed both KV gauges from
 			// /metrics in May 2025 (PR 13660): current builds leave KV NULL.
-			metricKVUsage:  {"llamacpp:kv_cache_usage_ratio"},
-			metricKVTokens: {"llamacpp:kv_cache_tokens"},
+			extractbench.MetricKVUsage:  {"llamacpp:kv_cache_usage_ratio"},
+			extractbench.MetricKVTokens: {"llamacpp:kv_cache_tokens"},
 		},
 	},
 }
@@ -84,9 +85,9 @@ var engineFamilies = []family{
 // torchSources are read whatever the engine family: our transformers engine
 // prints them next to vLLM's names.
 var torchSources = map[string][]string{
-	metricTorchAlloc:   {"torch_cuda_max_memory_allocated_bytes"},
-	metricTorchReserve: {"torch_cuda_max_memory_reserved_bytes"},
-	metricCaptures:     {metricCaptures},
+	extractbench.MetricTorchAlloc:   {"torch_cuda_max_memory_allocated_bytes"},
+	extractbench.MetricTorchReserve: {"torch_cuda_max_memory_reserved_bytes"},
+	extractbench.MetricCaptures:     {extractbench.MetricCaptures},
 }
 
 // detectFamily returns the first engine family that fams carries a mapped

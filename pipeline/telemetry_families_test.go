@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -40,18 +40,18 @@ func TestMetricsFamilies(t *testing.T) {
 	}{
 		{file: "vllm_v1.txt", family: familyVLLMV1, running: fp(12), waiting: fp(3), kv: fp(0.4375), preemptions: fp(2),
 			queueSum: fp(1.25), queueCount: fp(40), kvSource: "vllm:kv_cache_usage_perc",
-			histograms: []string{metricQueueTime, metricTTFT, metricE2E}},
+			histograms: []string{extractbench.MetricQueueTime, extractbench.MetricTTFT, extractbench.MetricE2E}},
 		{file: "vllm_v0.txt", family: familyVLLMV0, running: fp(7), waiting: fp(5), kv: fp(0.9123), preemptions: fp(14),
 			queueSum: fp(31.5), queueCount: fp(120), kvSource: "vllm:gpu_cache_usage_perc",
-			histograms: []string{metricQueueTime, metricTTFT, metricE2E}},
+			histograms: []string{extractbench.MetricQueueTime, extractbench.MetricTTFT, extractbench.MetricE2E}},
 		// Tensor parallel 2 with --enable-metrics-for-all-schedulers: each
 		// scheduler figure is printed once per rank and must count once.
 		{file: "sglang.txt", family: familySGLang, running: fp(24), waiting: fp(6), kv: fp(0.62), tokens: fp(101580), preemptions: fp(3),
 			queueSum: fp(8.4), queueCount: fp(200), kvSource: "sglang:token_usage",
-			histograms: []string{metricQueueTime, metricTTFT, metricE2E}},
+			histograms: []string{extractbench.MetricQueueTime, extractbench.MetricTTFT, extractbench.MetricE2E}},
 		{file: "tgi.txt", family: familyTGI, running: fp(8), waiting: fp(2),
 			queueSum: fp(0.912), queueCount: fp(96),
-			histograms: []string{metricQueueTime, metricE2E}},
+			histograms: []string{extractbench.MetricQueueTime, extractbench.MetricE2E}},
 		{file: "llamacpp.txt", family: familyLlamaCpp, running: fp(4), waiting: fp(2), kv: fp(0.271118), tokens: fp(2221),
 			kvSource: "llamacpp:kv_cache_usage_ratio"},
 	}
@@ -75,13 +75,13 @@ func TestMetricsFamilies(t *testing.T) {
 				name      string
 				got, want *float64
 			}{
-				{"running", value(metricRunning), tt.running},
-				{"waiting", value(metricWaiting), tt.waiting},
-				{"kv usage", value(metricKVUsage), tt.kv},
-				{"kv tokens", value(metricKVTokens), tt.tokens},
-				{"preemptions", value(metricPreemptions), tt.preemptions},
+				{"running", value(extractbench.MetricRunning), tt.running},
+				{"waiting", value(extractbench.MetricWaiting), tt.waiting},
+				{"kv usage", value(extractbench.MetricKVUsage), tt.kv},
+				{"kv tokens", value(extractbench.MetricKVTokens), tt.tokens},
+				{"preemptions", value(extractbench.MetricPreemptions), tt.preemptions},
 			}
-			if h, ok := sc.histograms[metricQueueTime]; ok {
+			if h, ok := sc.histograms[extractbench.MetricQueueTime]; ok {
 				checks = append(checks, struct {
 					name      string
 					got, want *float64
@@ -97,7 +97,7 @@ func TestMetricsFamilies(t *testing.T) {
 					t.Errorf("%s = %v, want %v", c.name, deref(c.got), deref(c.want))
 				}
 			}
-			if got := sc.sources[metricKVUsage]; got != tt.kvSource {
+			if got := sc.sources[extractbench.MetricKVUsage]; got != tt.kvSource {
 				t.Errorf("KV usage read from %q, want %q", got, tt.kvSource)
 			}
 			if got := slices.Sorted(maps.Keys(sc.histograms)); !slices.Equal(got, slices.Sorted(slices.Values(tt.histograms))) {
@@ -105,7 +105,7 @@ func TestMetricsFamilies(t *testing.T) {
 			}
 
 			srv, _ := sequenceServer(t, page)
-			s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+			s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
 			s.scrapeOnce(testContext(t))
 			tel := s.Stop()
 			if tel.Scrapes != 3 || tel.Family != tt.family {
@@ -153,10 +153,10 @@ func TestTelemetry_OneKVSamplePerScrape(t *testing.T) {
 		t.Fatal("vllm_v1.txt should carry both KV names")
 	}
 	srv, _ := sequenceServer(t, page)
-	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
 	s.scrapeOnce(testContext(t))
 	tel := s.Stop()
-	if n := countSamples(tel, metricKVUsage); n != tel.Scrapes {
+	if n := countSamples(tel, extractbench.MetricKVUsage); n != tel.Scrapes {
 		t.Errorf("%d KV samples in %d scrapes, want one per scrape", n, tel.Scrapes)
 	}
 	if n := countSamples(tel, "vllm:gpu_cache_usage_perc"); n != 0 {
@@ -170,7 +170,7 @@ func TestTelemetry_OneKVSamplePerScrape(t *testing.T) {
 func TestSampler_SeriesAppearingMidPass(t *testing.T) {
 	fresh := "# HELP tgi_queue_size Current queue size\n# TYPE tgi_queue_size gauge\ntgi_queue_size 0\n"
 	srv, _ := sequenceServer(t, fresh, readFixture(t, "tgi.txt"))
-	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client()).Stop()
+	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client()).Stop()
 	if !eqPtr(tel.QueueTimeCountDelta, 96) || !sameFloat(tel.QueueTimeSumDelta, fp(0.912)) || !eqPtr(tel.E2ECountDelta, 96) {
 		t.Errorf("QueueTimeCountDelta, QueueTimeSumDelta, E2ECountDelta = %v, %v, %v, want 96, 0.912, 96",
 			deref(tel.QueueTimeCountDelta), deref(tel.QueueTimeSumDelta), deref(tel.E2ECountDelta))
@@ -178,7 +178,7 @@ func TestSampler_SeriesAppearingMidPass(t *testing.T) {
 	if tel.PreemptionsDelta != nil || tel.TTFTCountDelta != nil {
 		t.Errorf("PreemptionsDelta, TTFTCountDelta = %v, %v, want nil (TGI exposes neither)", deref(tel.PreemptionsDelta), deref(tel.TTFTCountDelta))
 	}
-	if got := tel.Sources[metricQueueTime]; got != "tgi_request_queue_duration" {
+	if got := tel.Sources[extractbench.MetricQueueTime]; got != "tgi_request_queue_duration" {
 		t.Errorf("queue time read from %q", got)
 	}
 }
@@ -195,39 +195,39 @@ func TestMetricsFold(t *testing.T) {
 		{"sglang dp ranks add up", `# TYPE sglang:num_running_reqs gauge
 sglang:num_running_reqs{dp_rank="0",engine_type="unified",model_name="m",pp_rank="0",tp_rank="0"} 5.0
 sglang:num_running_reqs{dp_rank="1",engine_type="unified",model_name="m",pp_rank="0",tp_rank="4"} 7.0
-`, metricRunning, fp(12)},
+`, extractbench.MetricRunning, fp(12)},
 		{"vllm data-parallel engines add up, KV takes the fullest", `# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{engine="0",model_name="m"} 3.0
 vllm:num_requests_running{engine="1",model_name="m"} 4.0
 # TYPE vllm:kv_cache_usage_perc gauge
 vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.25
 vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.5
-`, metricRunning, fp(7)},
+`, extractbench.MetricRunning, fp(7)},
 		{"priority aggregate is read alone", `# TYPE sglang:num_queue_reqs gauge
 sglang:num_queue_reqs{model_name="m",priority="",tp_rank="0"} 9.0
 sglang:num_queue_reqs{model_name="m",priority="0",tp_rank="0"} 4.0
 sglang:num_queue_reqs{model_name="m",priority="1",tp_rank="0"} 5.0
-`, metricWaiting, fp(9)},
+`, extractbench.MetricWaiting, fp(9)},
 		{"priority breakdown without aggregate adds up", `# TYPE sglang:num_queue_reqs gauge
 sglang:num_queue_reqs{model_name="m",priority="0"} 4.0
 sglang:num_queue_reqs{model_name="m",priority="1"} 5.0
-`, metricWaiting, fp(9)},
+`, extractbench.MetricWaiting, fp(9)},
 		{"NaN and Inf are not values", `# TYPE vllm:kv_cache_usage_perc gauge
 vllm:kv_cache_usage_perc{engine="0"} NaN
 vllm:kv_cache_usage_perc{engine="1"} +Inf
-`, metricKVUsage, nil},
+`, extractbench.MetricKVUsage, nil},
 		{"another engine's names are ignored once a family is detected", `# TYPE sglang:num_running_reqs gauge
 sglang:num_running_reqs{model_name="m"} 2.0
 # TYPE tgi_batch_current_size gauge
 tgi_batch_current_size 50
-`, metricRunning, fp(2)},
+`, extractbench.MetricRunning, fp(2)},
 		{"llama.cpp after the KV gauges were removed", `# HELP llamacpp:requests_processing Number of requests processing.
 # TYPE llamacpp:requests_processing gauge
 llamacpp:requests_processing 1
 # HELP llamacpp:requests_deferred Number of requests deferred.
 # TYPE llamacpp:requests_deferred gauge
 llamacpp:requests_deferred 0
-`, metricKVUsage, nil},
+`, extractbench.MetricKVUsage, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

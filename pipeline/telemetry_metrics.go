@@ -7,33 +7,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-)
-
-// Canonical metric names: what the telemetry table's metric column holds,
-// whatever engine family the figure was read from (telemetry_families.go
-// maps each family's names onto them). They are vLLM's names, which
-// telemetry stored before it read other engines, so older results stay
-// readable; the transformers engine's torch_cuda_* names and nvidia-smi's
-// memory figure are ours.
-const (
-	metricRunning      = "vllm:num_requests_running"
-	metricWaiting      = "vllm:num_requests_waiting"
-	metricKVUsage      = "vllm:kv_cache_usage_perc" // fraction 0-1
-	metricKVTokens     = "kv_cache_used_tokens"     // no vLLM equivalent
-	metricPreemptions  = "vllm:num_preemptions_total"
-	metricTorchAlloc   = "torch_cuda_max_memory_allocated_bytes"
-	metricTorchReserve = "torch_cuda_max_memory_reserved_bytes"
-	metricQueueTime    = "vllm:request_queue_time_seconds"
-	metricTTFT         = "vllm:time_to_first_token_seconds"
-	metricE2E          = "vllm:e2e_request_latency_seconds"
-	metricGPUMemUsed   = "gpu_memory_used_bytes"
-	// metricCaptures counts the CUDA graphs an engine captured and the
-	// kernels it compiled since it started (our transformers engine exports
-	// it): a pass during which it grew was not in steady state.
-	metricCaptures = "engine_graph_captures_total"
 )
 
 // gaugeMetrics are sampled at each scrape, in this order, with how their
@@ -45,14 +22,14 @@ var gaugeMetrics = []struct {
 	max  bool
 	hi   float64 // the largest possible value; the smallest is 0
 }{
-	{metricRunning, false, maxCount},
-	{metricWaiting, false, maxCount},
-	{metricKVUsage, true, 1},
-	{metricKVTokens, false, maxCount},
-	{metricPreemptions, false, maxCount},
-	{metricTorchAlloc, false, maxBytes},
-	{metricTorchReserve, false, maxBytes},
-	{metricCaptures, false, maxCount},
+	{extractbench.MetricRunning, false, maxCount},
+	{extractbench.MetricWaiting, false, maxCount},
+	{extractbench.MetricKVUsage, true, 1},
+	{extractbench.MetricKVTokens, false, maxCount},
+	{extractbench.MetricPreemptions, false, maxCount},
+	{extractbench.MetricTorchAlloc, false, maxBytes},
+	{extractbench.MetricTorchReserve, false, maxBytes},
+	{extractbench.MetricCaptures, false, maxCount},
 }
 
 // The domains of engine figures. A value outside its figure's domain (or
@@ -70,7 +47,7 @@ func possible(v, hi float64) bool { return v >= 0 && v <= hi } // false for NaN
 
 // histogramMetrics are read as _sum/_count (and buckets) at the first and
 // last scrape; their difference covers the pass.
-var histogramMetrics = []string{metricQueueTime, metricTTFT, metricE2E}
+var histogramMetrics = []string{extractbench.MetricQueueTime, extractbench.MetricTTFT, extractbench.MetricE2E}
 
 // scrape is one parsed /metrics answer, reduced to the canonical figures.
 type scrape struct {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench"
 )
 
 // vllmMetrics renders vLLM's /metrics text (prometheus_client exposition,
@@ -76,7 +76,7 @@ func TestSampler_VLLM(t *testing.T) {
 		vllmMetrics(1, 0, 0.20, 6, 14.5, 120),
 	)
 	// An hour's interval: only the scrapes this test makes happen.
-	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
 	s.scrapeOnce(testContext(t))
 	tel := s.Stop()
 
@@ -108,11 +108,11 @@ func TestSampler_VLLM(t *testing.T) {
 	if tel.Scrapes != 3 || tel.ScrapeErrors != 0 {
 		t.Errorf("Scrapes, ScrapeErrors = %d, %d, want 3, 0", tel.Scrapes, tel.ScrapeErrors)
 	}
-	if got := tel.Histograms[metricQueueTime].Buckets; len(got) != 2 || got[0] != (BucketDelta{0.3, 20}) {
+	if got := tel.Histograms[extractbench.MetricQueueTime].Buckets; len(got) != 2 || got[0] != (BucketDelta{0.3, 20}) {
 		t.Errorf("queue time buckets = %+v", got)
 	}
-	if n := countSamples(tel, metricRunning); n != 3 {
-		t.Errorf("%d samples of %s, want 3", n, metricRunning)
+	if n := countSamples(tel, extractbench.MetricRunning); n != 3 {
+		t.Errorf("%d samples of %s, want 3", n, extractbench.MetricRunning)
 	}
 	for i := 1; i < len(tel.Samples); i++ {
 		if tel.Samples[i].TNS < tel.Samples[i-1].TNS {
@@ -153,7 +153,7 @@ vllm:gpu_cache_usage_perc{model_name="a"} 0.4
 vllm:gpu_cache_usage_perc{model_name="b"} 0.7
 `
 	srv, _ := sequenceServer(t, page)
-	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
 	if !eqPtr(tel.PeakTorchAllocated, 2.5e10) || !eqPtr(tel.PeakTorchReserved, 3.2e10) || !eqPtr(tel.PeakKVUsage, 0.7) {
 		t.Errorf("PeakTorchAllocated, PeakTorchReserved, PeakKVUsage = %v, %v, %v, want 2.5e10, 3.2e10, 0.7",
 			deref(tel.PeakTorchAllocated), deref(tel.PeakTorchReserved), deref(tel.PeakKVUsage))
@@ -166,7 +166,7 @@ vllm:gpu_cache_usage_perc{model_name="b"} 0.7
 func TestSampler_MetricsUnavailable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL + "/metrics", Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL + "/metrics", Interval: time.Hour}, nil).Stop()
 	if tel.Scrapes != 0 || tel.ScrapeErrors != 2 || tel.LastScrapeError == "" {
 		t.Errorf("Scrapes, ScrapeErrors, LastScrapeError = %d, %d, %q, want 0, 2 (start and stop), an error",
 			tel.Scrapes, tel.ScrapeErrors, tel.LastScrapeError)
@@ -178,7 +178,7 @@ func TestSampler_MetricsUnavailable(t *testing.T) {
 
 func TestSampler_Garbage(t *testing.T) {
 	srv, _ := sequenceServer(t, "<html>not metrics</html>\n")
-	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
 	if tel.Scrapes != 0 || tel.ScrapeErrors != 2 {
 		t.Errorf("Scrapes, ScrapeErrors = %d, %d, want 0, 2", tel.Scrapes, tel.ScrapeErrors)
 	}
@@ -188,7 +188,7 @@ func TestSampler_Garbage(t *testing.T) {
 // scraped a few times: Stop must wait for the goroutine and return.
 func TestSampler_Ticks(t *testing.T) {
 	srv, n := sequenceServer(t, vllmMetrics(1, 0, 0.1, 0, 0, 0))
-	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond}, nil)
+	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond}, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for n.Load() < 4 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -234,11 +234,11 @@ esac
 
 func TestSampler_NvidiaSMI(t *testing.T) {
 	fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "", "")
-	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
 	if !eqPtr(tel.PeakGPUMemUsed, 81920*mib) || !eqPtr(tel.GPUMemTotal, 143771*mib) {
 		t.Errorf("PeakGPUMemUsed, GPUMemTotal = %v, %v", deref(tel.PeakGPUMemUsed), deref(tel.GPUMemTotal))
 	}
-	if tel.GPUSamples != 1 || countSamples(tel, metricGPUMemUsed) != 1 {
+	if tel.GPUSamples != 1 || countSamples(tel, extractbench.MetricGPUMemUsed) != 1 {
 		t.Errorf("GPUSamples = %d, samples %+v", tel.GPUSamples, tel.Samples)
 	}
 }
@@ -248,7 +248,7 @@ func TestSampler_NvidiaSMI(t *testing.T) {
 func TestSampler_NvidiaSMIVisibleDevices(t *testing.T) {
 	dir := fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", string(mustRead(t, "testdata/nvidia-smi/h200-plain.txt")))
 	t.Setenv("CUDA_VISIBLE_DEVICES", "1")
-	StartSampler(testContext(t), client.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
 	if _, ok := GPUInfo(testContext(t)); !ok {
 		t.Fatal("GPUInfo failed")
 	}
@@ -282,7 +282,7 @@ func TestSMISelection(t *testing.T) {
 
 func TestSampler_NvidiaSMIMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	tel := StartSampler(testContext(t), client.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
 	if tel.PeakGPUMemUsed != nil || tel.GPUMemTotal != nil || tel.GPUErrors != 0 {
 		t.Errorf("without nvidia-smi: %+v", tel)
 	}
@@ -296,7 +296,7 @@ func TestSampler_Concurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			s := StartSampler(ctx, client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, NvidiaSMI: true}, nil)
+			s := StartSampler(ctx, extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, NvidiaSMI: true}, nil)
 			time.Sleep(5 * time.Millisecond)
 			s.Stop()
 		})
@@ -325,7 +325,7 @@ func TestSampler_Flush(t *testing.T) {
 		}
 		return nil
 	}
-	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, Flush: flush}, nil)
+	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, Flush: flush}, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for n.Load() < 12 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -335,7 +335,7 @@ func TestSampler_Flush(t *testing.T) {
 		t.Errorf("%d flushes, %d samples held; want 2 or more and under %d held", calls, len(tel.Samples), TelemetryFlushSamples)
 	}
 	all := append(flushed, tel.Samples...)
-	perScrape := countSamples(Telemetry{Samples: all}, metricRunning)
+	perScrape := countSamples(Telemetry{Samples: all}, extractbench.MetricRunning)
 	if perScrape != tel.Scrapes {
 		t.Errorf("%d running samples flushed or held, want one per scrape: %d", perScrape, tel.Scrapes)
 	}
@@ -361,7 +361,7 @@ func TestSampler_ActiveScrapesOnly(t *testing.T) {
 		vllmMetrics(7, 7, 0.88, 5, 14, 120)+fmt.Sprintf(torch, 3e9), // after it
 	)
 	var active atomic.Bool
-	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour, Active: active.Load}, srv.Client())
+	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour, Active: active.Load}, srv.Client())
 	active.Store(true)
 	s.scrapeOnce(testContext(t))
 	active.Store(false)
@@ -383,7 +383,7 @@ func TestSampler_ActiveScrapesOnly(t *testing.T) {
 // TestSampler_Kick: a kick scrapes at once, between ticks.
 func TestSampler_Kick(t *testing.T) {
 	srv, n := sequenceServer(t, vllmMetrics(0, 0, 0, 0, 0, 0))
-	s := StartSampler(testContext(t), client.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
 	s.Kick()
 	for i := 0; n.Load() < 2; i++ { // the opening scrape, then the kick's
 		if i > 10000 {

@@ -3,7 +3,7 @@ package pipeline
 import (
 	"math"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // Token counts agree (MEASUREMENT.md section 4: count client-side and flag
@@ -21,7 +21,7 @@ const (
 // tokenCountMismatches counts the records whose engine-reported token count
 // and client-counted chunks disagree beyond the tolerance; nil when no
 // record carries the engine's usage (there is nothing to compare).
-func tokenCountMismatches(recs []eval.Record) *int64 {
+func tokenCountMismatches(recs []extractbench.Record) *int64 {
 	var t tokenTally
 	for i := range recs {
 		t.add(&recs[i])
@@ -32,7 +32,7 @@ func tokenCountMismatches(recs []eval.Record) *int64 {
 // tokenTally is tokenCountMismatches one record at a time.
 type tokenTally struct{ compared, mismatched int64 }
 
-func (t *tokenTally) add(r *eval.Record) {
+func (t *tokenTally) add(r *extractbench.Record) {
 	if !r.UsageReported {
 		return
 	}

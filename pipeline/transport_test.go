@@ -20,8 +20,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/hostile"
-	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 )
@@ -168,8 +168,8 @@ func TestRun_ClientFaultsNotCharged(t *testing.T) {
 		t.Fatalf("%d passes, want 1", len(sum.Passes))
 	}
 	p := sum.Passes[0]
-	if p.Docs != sent || p.Failures.Of(eval.Error) != 0 || p.Status != results.PassComplete {
-		t.Errorf("pass: %d documents, %d error failures, status %q; want %d, 0, complete", p.Docs, p.Failures.Of(eval.Error), p.Status, sent)
+	if p.Docs != sent || p.Failures.Of(extractbench.Error) != 0 || p.Status != extractbench.PassComplete {
+		t.Errorf("pass: %d documents, %d error failures, status %q; want %d, 0, complete", p.Docs, p.Failures.Of(extractbench.Error), p.Status, sent)
 	}
 	if p.ClientBound == nil || !*p.ClientBound || p.Verdict != "not_usable" || !strings.Contains(p.VerdictReason, "client-bound") {
 		t.Errorf("pass client_bound = %v, verdict %q (%s); want client-bound, not usable", p.ClientBound != nil && *p.ClientBound, p.Verdict, p.VerdictReason)

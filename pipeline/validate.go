@@ -15,29 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
-	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
-
-// EngineChecker is what an EngineStarter may also implement: a check of a
-// variant's settings without starting anything, so that an unknown model or
-// option is reported before the first request of the run, with every other
-// problem, instead of when the variant's turn comes.
-// Each problem may be a *FieldError naming the engine key at fault.
-type EngineChecker interface {
-	CheckEngine(v *Variant, proto *Protocol) []error
-}
-
-// FieldError is a problem with one key of a variant's engine ("model",
-// "builtin.faults"), so that the message can give its line.
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string { return "engine." + e.Field + ": " + e.Err.Error() }
-func (e *FieldError) Unwrap() error { return e.Err }
 
 // ValidationError lists every problem found before the first request: the
 // protocol, its corpus, its output schema, each variant's settings and the
@@ -45,6 +26,10 @@ func (e *FieldError) Unwrap() error { return e.Err }
 type ValidationError struct {
 	Problems []string
 }
+
+// ExitCode is the status the command line exits with when nothing was run
+// for the problems listed: 2, a usage or configuration error.
+func (e *ValidationError) ExitCode() int { return 2 }
 
 func (e *ValidationError) Error() string {
 	if len(e.Problems) == 1 {
@@ -95,9 +80,9 @@ func (rs *runState) checkVariants() []string {
 			case !ok:
 				problems = append(problems, fmt.Sprintf("%s: variant %s: %s: this program has no in-process engine of that name", at("url"), v.Name, e.URL))
 			default:
-				if c, ok := s.(EngineChecker); ok {
-					for _, err := range c.CheckEngine(v, rs.proto) {
-						var fe *FieldError
+				if c, ok := s.(extractbench.Checker); ok {
+					for _, err := range c.CheckEngine(v) {
+						var fe *extractbench.FieldError
 						if errors.As(err, &fe) {
 							problems = append(problems, fmt.Sprintf("%s: variant %s: %v", at(fe.Field), v.Name, fe.Err))
 						} else {
@@ -298,12 +283,12 @@ func (rs *runState) checkFresh(ctx context.Context) error {
 // checkLevels refuses levels larger than the corpus: a pass could never
 // have that many requests in flight (or a batch that large).
 func (rs *runState) checkLevels() []string {
-	if rs.corpus == nil || rs.proto.Sweep.Mode == results.ModeRate {
+	if rs.corpus == nil || rs.proto.Sweep.Mode == extractbench.ModeRate {
 		return nil // the corpus's own problems are reported; a rate is not a count of requests
 	}
-	if rs.proto.Sweep.Mode == results.ModeContext {
+	if rs.proto.Sweep.Mode == extractbench.ModeContext {
 		if len(rs.levels()) == 0 {
-			return []string{fmt.Sprintf("%s: no document of the corpus has a length class (%s): a context sweep has no step", rs.proto.At("sweep.levels"), strings.Join(eval.LengthClasses, ", "))}
+			return []string{fmt.Sprintf("%s: no document of the corpus has a length class (%s): a context sweep has no step", rs.proto.At("sweep.levels"), strings.Join(extractbench.LengthClasses, ", "))}
 		}
 		return nil // the levels are length classes; the concurrency may exceed a class's documents
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
@@ -24,10 +25,10 @@ type engine struct {
 	url       string
 	client    *client.Client
 	replicas  *replicaSet
-	proc      *EngineProcess     // nil unless extractbench started it
-	inproc    *InProcessEngine   // nil unless an EngineStarter started it (the first, with engine.replicas)
-	inprocs   []*InProcessEngine // every engine an EngineStarter started, stopped by close
-	nvidiaSMI bool               // sample this machine's GPU during passes
+	proc      *EngineProcess                  // nil unless extractbench started it
+	inproc    *extractbench.InProcessEngine   // nil unless an EngineStarter started it (the first, with engine.replicas)
+	inprocs   []*extractbench.InProcessEngine // every engine an EngineStarter started, stopped by close
+	nvidiaSMI bool                            // sample this machine's GPU during passes
 	loadTime  time.Duration
 }
 
@@ -56,7 +57,7 @@ func (e *engine) close() error {
 }
 
 // runVariant runs one variant's phases: load, warm-up, baseline, sweep.
-func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
+func (rs *runState) runVariant(ctx context.Context, v *extractbench.Variant) error {
 	eng, err := rs.startEngine(ctx, v)
 	if err != nil {
 		return err
@@ -105,16 +106,16 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			phase := results.PhaseSweep
+			phase := extractbench.PhaseSweep
 			if li == 0 {
-				phase = results.PhaseBaseline
+				phase = extractbench.PhaseBaseline
 			}
 			p, err := rs.runPass(ctx, v, eng, level, rep, phase, 0)
 			if err != nil {
 				return err
 			}
 			if p != nil {
-				memFailures += int(p.Failures.Of(eval.Memory))
+				memFailures += int(p.Failures.Of(extractbench.Memory))
 			}
 		}
 		if ctx.Err() == nil {
@@ -140,16 +141,16 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 			}
 			continue
 		}
-		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" && rs.proto.Sweep.Mode != results.ModeContext { // no class lies between two classes
+		if rs.proto.Sweep.OnMemoryFailure == "retry_lower" && rs.proto.Sweep.Mode != extractbench.ModeContext { // no class lies between two classes
 			lower := (levels[li-1] + level) / 2
 			if lower > levels[li-1] && lower < level {
 				kind, reason := results.DecisionRetryLower, fmt.Sprintf("%d memory failure(s) at level %d", memFailures, level)
-				if rs.proto.Sweep.Mode == results.ModeBatch { // the batch itself is made smaller
+				if rs.proto.Sweep.Mode == extractbench.ModeBatch { // the batch itself is made smaller
 					kind, reason = results.DecisionReduceBatch, fmt.Sprintf("%d memory failure(s) in batches of %d; retried in batches of %d", memFailures, level, lower)
 				}
 				rs.decision(ctx, v.Name, kind, level, lower, reason+"; the first attempt stays the primary result")
 				for rep := 1; rep <= rs.proto.Sweep.Repetitions && ctx.Err() == nil; rep++ {
-					if _, err := rs.runPass(ctx, v, eng, lower, rep, results.PhaseRetry, level); err != nil {
+					if _, err := rs.runPass(ctx, v, eng, lower, rep, extractbench.PhaseRetry, level); err != nil {
 						return err
 					}
 				}
@@ -165,9 +166,9 @@ func (rs *runState) runVariant(ctx context.Context, v *Variant) error {
 // synchronous request's time) measures the saturated throughput, the
 // requests it served per second (a request refused at once is not served); then
 // sweep.auto_levels rates are spaced from the synchronous rate up to it
-// (results.ChooseAutoLevels), recorded as a decision and in the variant's
+// (extractbench.ChooseAutoLevels), recorded as a decision and in the variant's
 // manifest. It returns nil, nil when interrupted before the rates are known.
-func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]int, error) {
+func (rs *runState) autoLevels(ctx context.Context, v *extractbench.Variant, eng *engine) ([]int, error) {
 	bg := context.WithoutCancel(ctx)
 	passes, err := rs.store.Passes(bg, rs.runID)
 	if err != nil {
@@ -175,7 +176,7 @@ func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]
 	}
 	var syncRates []float64
 	for _, p := range passes {
-		if p.Variant == v.Name && p.Mode == results.ModeRate && p.Level == results.SyncLevel && p.Complete() && p.DurationNS > 0 {
+		if p.Variant == v.Name && p.Mode == extractbench.ModeRate && p.Level == extractbench.SyncLevel && p.Complete() && p.DurationNS > 0 {
 			syncRates = append(syncRates, float64(p.Docs)/(float64(p.DurationNS)/1e9))
 		}
 	}
@@ -190,7 +191,7 @@ func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]
 	if ctx.Err() != nil {
 		return nil, nil
 	}
-	p, err := rs.runPass(ctx, v, eng, probe, 1, results.PhaseProbe, 0)
+	p, err := rs.runPass(ctx, v, eng, probe, 1, extractbench.PhaseProbe, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -217,19 +218,19 @@ func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]
 		return nil, fmt.Errorf("levels: auto: the saturation probe at %d/s had no request served (%s): no saturated throughput to space rates up to", probe, probeWhat)
 	}
 	n := rs.proto.Sweep.AutoLevels
-	chosen := results.ChooseAutoLevels(syncRate, satRate, n, probe)
+	chosen := extractbench.ChooseAutoLevels(syncRate, satRate, n, probe)
 	if len(chosen) == 0 {
 		return nil, fmt.Errorf("levels: auto: no rate between the synchronous rate %.2f/s and the saturated throughput %.2f/s below the probe's %d/s", syncRate, satRate, probe)
 	}
 	names := make([]string, len(chosen))
 	for i, l := range chosen {
-		names[i] = eval.LevelName(results.ModeRate, l)
+		names[i] = eval.LevelName(extractbench.ModeRate, l)
 	}
 	rs.decision(bg, v.Name, results.DecisionAutoLevels, probe, slices.Max(chosen), fmt.Sprintf(
 		"levels: auto: synchronous rate %.2f/s, saturated throughput %.2f/s (probe at %d/s, %s); %d rates spaced evenly up to it (sweep.auto_levels=%d, whole requests/s): %s",
 		syncRate, satRate, probe, probeWhat, len(chosen), n, strings.Join(names, ", ")))
-	if idx := slices.IndexFunc(rs.manifest.Variants, func(m VariantManifest) bool { return m.Name == v.Name }); idx >= 0 {
-		rs.manifest.Variants[idx].AutoLevels = &results.AutoLevels{SyncRate: syncRate, ProbeLevel: probe, SaturatedRate: satRate, Levels: chosen}
+	if idx := slices.IndexFunc(rs.manifest.Variants, func(m extractbench.VariantManifest) bool { return m.Name == v.Name }); idx >= 0 {
+		rs.manifest.Variants[idx].AutoLevels = &extractbench.AutoLevels{SyncRate: syncRate, ProbeLevel: probe, SaturatedRate: satRate, Levels: chosen}
 		if err := rs.store.UpdateManifest(bg, rs.runID, rs.manifest); err != nil {
 			return nil, fmt.Errorf("record the chosen rates in the manifest: %w", err)
 		}
@@ -238,10 +239,10 @@ func (rs *runState) autoLevels(ctx context.Context, v *Variant, eng *engine) ([]
 }
 
 // servedRequests counts the pass's requests the engine served through
-// (eval.Transport.Served).
-func (rs *runState) servedRequests(ctx context.Context, key results.PassKey) (int64, error) {
+// (extractbench.Transport.Served).
+func (rs *runState) servedRequests(ctx context.Context, key extractbench.PassKey) (int64, error) {
 	var n int64
-	err := rs.store.EachPassRecord(ctx, key, func(r *eval.Record) {
+	err := rs.store.EachPassRecord(ctx, key, func(r *extractbench.Record) {
 		if r.Served() {
 			n++
 		}
@@ -250,9 +251,9 @@ func (rs *runState) servedRequests(ctx context.Context, key results.PassKey) (in
 }
 
 // failureList is "error 296, memory 1": the classes a pass's failures fell in.
-func failureList(c eval.FailureCounts) string {
+func failureList(c extractbench.FailureCounts) string {
 	var parts []string
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		if n := c.Of(f); n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", f, n))
 		}
@@ -287,10 +288,10 @@ func (rs *runState) decision(ctx context.Context, variant, kind string, from, to
 }
 
 // startEngine starts (or reaches) the variant's engine and waits until it is ready.
-func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error) {
+func (rs *runState) startEngine(ctx context.Context, v *extractbench.Variant) (*engine, error) {
 	e := &engine{}
 	maxLevel := slices.Max(rs.proto.Levels())
-	if rs.proto.Sweep.Mode == results.ModeContext {
+	if rs.proto.Sweep.Mode == extractbench.ModeContext {
 		maxLevel = rs.proto.Sweep.Concurrency
 	}
 	if rs.proto.Sweep.Auto && rs.corpus != nil {
@@ -308,13 +309,13 @@ func (rs *runState) startEngine(ctx context.Context, v *Variant) (*engine, error
 		}
 		// The engine outlives an interruption: in-flight requests finish
 		// before it stops. engine.replicas starts several, each its own.
-		names := v.Engine.ReplicaNames()
+		names := replicaNames(v.Engine)
 		if names == nil {
 			names = []string{v.Engine.URL}
 		}
 		var reps []*replica
 		for _, name := range names {
-			ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto)
+			ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto.Generation)
 			if err != nil {
 				e.close()
 				return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
@@ -369,8 +370,8 @@ var clientDial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // pinEngine records what the engine says of itself (served models, version,
 // GPU) in the manifest; on resume it refuses an engine that changed.
-func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error {
-	idx := slices.IndexFunc(rs.manifest.Variants, func(m VariantManifest) bool { return m.Name == v.Name })
+func (rs *runState) pinEngine(ctx context.Context, v *extractbench.Variant, e *engine) error {
+	idx := slices.IndexFunc(rs.manifest.Variants, func(m extractbench.VariantManifest) bool { return m.Name == v.Name })
 	if idx < 0 {
 		return fmt.Errorf("variant %s missing from the manifest", v.Name)
 	}
@@ -382,7 +383,7 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	if err := sameEngine(ctx, v, e, info); err != nil {
 		return err
 	}
-	now := VariantManifest{Name: v.Name, Engine: vm.Engine}
+	now := extractbench.VariantManifest{Name: v.Name, Engine: vm.Engine}
 	now.Engine.ServedModels, now.Engine.Version = info.ServedModels, info.Version
 	now.Engine.VersionSource, now.Engine.About = info.VersionSource, info.About
 	now.Engine.File = modelFile(info.File)
@@ -392,14 +393,14 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 	// Simulated because the engine says so (client.EngineReport), whatever
 	// its URL: a start: that runs `extractbench engine serve` is simulated.
 	now.Engine.Simulated = info.Simulated
-	now.GPU = GPUInfoJSON{Source: "unknown"}
+	now.GPU = extractbench.GPUInfoJSON{Source: "unknown"}
 	switch {
 	case e.inproc != nil:
 		now.GPU, now.Extra, now.Engine.Version = e.inproc.GPU, e.inproc.Profile, e.inproc.Version
 	case info.Simulated:
 		// The card is modelled: this machine's GPU is not the engine's,
 		// neither recorded nor sampled.
-		now.GPU = GPUInfoJSON{Name: info.ModelledGPU.Name, MemoryTotalBytes: info.ModelledGPU.MemoryTotalBytes, Source: "builtin-profile"}
+		now.GPU = extractbench.GPUInfoJSON{Name: info.ModelledGPU.Name, MemoryTotalBytes: info.ModelledGPU.MemoryTotalBytes, Source: "builtin-profile"}
 		e.nvidiaSMI = false
 	default:
 		now.GPU = engineGPU(ctx, v.Engine)
@@ -431,7 +432,7 @@ func (rs *runState) pinEngine(ctx context.Context, v *Variant, e *engine) error 
 // each prompt opened by WarmupMarker so that no measured request is served
 // from the engine's prompt cache of them; they are excluded from every
 // figure and recorded as an event.
-func (rs *runState) warmup(ctx context.Context, v *Variant, e *engine) error {
+func (rs *runState) warmup(ctx context.Context, v *extractbench.Variant, e *engine) error {
 	n := rs.proto.Sweep.Warmup
 	if n <= 0 || ctx.Err() != nil {
 		return nil

@@ -3,8 +3,8 @@ package pipeline
 import (
 	"context"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
-	"github.com/extractbench/extractbench/eval"
 )
 
 // WarmupMarker opens every warm-up prompt (its system message, or its user
@@ -25,7 +25,7 @@ const WarmupMarker = "Warm-up request, not measured. "
 // warmupExchange sends one warm-up document to replica r, its prompt opened
 // by WarmupMarker, and scores the answer (the warm-up event counts those
 // not accepted).
-func (rs *runState) warmupExchange(ctx context.Context, v *Variant, e *engine, r *replica, d corpus.Document) eval.Record {
+func (rs *runState) warmupExchange(ctx context.Context, v *extractbench.Variant, e *engine, r *replica, d corpus.Document) extractbench.Record {
 	rs.intr.begin(1)
 	defer rs.intr.end(1)
 	system, user := warmupPrompt(rs.proto.Prompt.System, rs.userPrompt(d))

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/extractbench/extractbench"
 )
 
 // instantColumns are the requests columns that are instants on a run's
@@ -133,7 +135,7 @@ type CopyResult struct {
 // by offsetNS. A (pass, document) the destination already holds is kept
 // and counted as a duplicate; maxExamples of them are named. Columns the
 // source lacks are NULL.
-func (c *Copier) CopyPass(ctx context.Context, src, dst PassKey, offsetNS int64, maxExamples int) (CopyResult, error) {
+func (c *Copier) CopyPass(ctx context.Context, src, dst extractbench.PassKey, offsetNS int64, maxExamples int) (CopyResult, error) {
 	var res CopyResult
 	if c.srcCols == nil {
 		return res, fmt.Errorf("copy pass %s: no source attached", src)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // TestCopier_CopyPass: measured rows and telemetry of a pass are copied
@@ -14,7 +14,7 @@ import (
 func TestCopier_CopyPass(t *testing.T) {
 	ctx := context.Background()
 	src, srcDir := MustOpen(t)
-	key := PassKey{RunID: "shard-run", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
+	key := extractbench.PassKey{RunID: "shard-run", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
 	if err := src.CreateRun(ctx, Run{RunID: key.RunID, Fingerprint: "fp", Status: RunComplete, Manifest: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestCopier_CopyPass(t *testing.T) {
 		src.Add(testRecord(key, i)) // record 2 never got a first token: its instants stay NULL
 	}
 	cut := testRecord(key, 4)
-	cut.Transport.Kind = eval.TransportInterrupted
+	cut.Transport.Kind = extractbench.TransportInterrupted
 	src.Add(cut)
 	if err := src.AddTelemetry(ctx, key, []TelemetrySample{{TNS: 100, Metric: "m", Value: 1}}); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 )
 
 // DBNameXZ is results.db compressed with xz, as the committed reference
-// runs (results/reference/*/*/) keep it. Readers open a directory that has
+// runs (reference/*/*/) keep it. Readers open a directory that has
 // only this file as if it held results.db, through a decompressed copy;
 // writers never touch it.
 const DBNameXZ = DBName + ".xz"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/ulikunitz/xz"
 )
 
@@ -70,7 +71,7 @@ func TestOpenReadOnly_XZ(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 6 {
-		s.Add(testRecord(PassKey{RunID: run.RunID, Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1}, i))
+		s.Add(testRecord(extractbench.PassKey{RunID: run.RunID, Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1}, i))
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestOpenReadOnly_XZ(t *testing.T) {
 // TestLoadRun_ReferenceXZ reads a committed reference run as it is in the
 // repository: only results.db.xz, no results.db.
 func TestLoadRun_ReferenceXZ(t *testing.T) {
-	dir := filepath.Join("reference", "cpu", "extract-llama-15m")
+	dir := filepath.Join("..", "reference", "cpu", "extract-llama-15m")
 	if _, err := os.Stat(filepath.Join(dir, DBName)); err == nil {
 		t.Skipf("%s has a decompressed results.db: this test is for the committed .xz alone", dir)
 	}

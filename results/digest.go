@@ -11,6 +11,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/extractbench/extractbench"
 )
 
 // Digest is what a run recorded, when it ended, of one pass's measured
@@ -20,7 +22,7 @@ import (
 // run that goes back to running loses them (SetRunStatus), so a present
 // digest always describes the rows its run left.
 type Digest struct {
-	Key     PassKey
+	Key     extractbench.PassKey
 	Rows    int64
 	SHA256  string
 	Columns []string // the requests columns covered, in order
@@ -69,11 +71,11 @@ type PassAudit struct {
 // empty), the rows whose document holds rejects (nil: none is checked) and
 // the rows whose verdict contradicts their scores; maxExamples of each are
 // named. One row at a time: a pass of a million costs no memory.
-func (r *reader) AuditPass(ctx context.Context, key PassKey, columns []string, holds func(id string) bool, maxExamples int) (PassAudit, error) {
+func (r *reader) AuditPass(ctx context.Context, key extractbench.PassKey, columns []string, holds func(id string) bool, maxExamples int) (PassAudit, error) {
 	return auditPass(ctx, r.rdb, key, columns, holds, maxExamples)
 }
 
-func auditPass(ctx context.Context, q querier, key PassKey, columns []string, holds func(string) bool, maxExamples int) (PassAudit, error) {
+func auditPass(ctx context.Context, q querier, key extractbench.PassKey, columns []string, holds func(string) bool, maxExamples int) (PassAudit, error) {
 	var a PassAudit
 	have, err := tableColumns(ctx, q, "main", "requests")
 	if err != nil {
@@ -231,16 +233,16 @@ func (s *Store) SealRun(ctx context.Context, runID string) error {
 }
 
 // passKeys are the keys of run runID's passes rows.
-func passKeys(ctx context.Context, q querier, runID string) ([]PassKey, error) {
+func passKeys(ctx context.Context, q querier, runID string) ([]extractbench.PassKey, error) {
 	rows, err := q.QueryContext(ctx, `SELECT variant, mode, level, repetition FROM passes WHERE run_id = ?
 		ORDER BY variant, mode, level, repetition`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the passes: %w", err)
 	}
 	defer rows.Close()
-	var keys []PassKey
+	var keys []extractbench.PassKey
 	for rows.Next() {
-		k := PassKey{RunID: runID}
+		k := extractbench.PassKey{RunID: runID}
 		if err := rows.Scan(&k.Variant, &k.Mode, &k.Level, &k.Repetition); err != nil {
 			return nil, fmt.Errorf("read the passes: %w", err)
 		}
@@ -252,15 +254,15 @@ func passKeys(ctx context.Context, q querier, runID string) ([]PassKey, error) {
 // Digests returns the digests run runID recorded when it last ended, by
 // pass; none for a run that has not ended since it was created or resumed,
 // or that was written before schema version 7, or that is not a shard's.
-func (r *reader) Digests(ctx context.Context, runID string) (map[PassKey]Digest, error) {
+func (r *reader) Digests(ctx context.Context, runID string) (map[extractbench.PassKey]Digest, error) {
 	rows, err := r.rdb.QueryContext(ctx, `SELECT variant, mode, level, repetition, row_count, sha256, columns FROM digests WHERE run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the digests of run %s: %w", runID, err)
 	}
 	defer rows.Close()
-	out := map[PassKey]Digest{}
+	out := map[extractbench.PassKey]Digest{}
 	for rows.Next() {
-		d := Digest{Key: PassKey{RunID: runID}}
+		d := Digest{Key: extractbench.PassKey{RunID: runID}}
 		var cols string
 		if err := rows.Scan(&d.Key.Variant, &d.Key.Mode, &d.Key.Level, &d.Key.Repetition, &d.Rows, &d.SHA256, &cols); err != nil {
 			return nil, fmt.Errorf("read the digests of run %s: %w", runID, err)
@@ -277,7 +279,7 @@ func (r *reader) Digests(ctx context.Context, runID string) (map[PassKey]Digest,
 // and in no other pass (rows a pass gained, or ids edited). Only a pass
 // over the whole of its run's documents can be told so: a context pass
 // holds one length class by design; do not ask for one.
-func (r *reader) PassDocsDiff(ctx context.Context, key PassKey, limit int) (missing, lone []string, err error) {
+func (r *reader) PassDocsDiff(ctx context.Context, key extractbench.PassKey, limit int) (missing, lone []string, err error) {
 	pass := `SELECT doc_id FROM requests WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ? AND ` + measured
 	others := `SELECT doc_id FROM requests WHERE run_id = ? AND NOT (variant = ? AND mode = ? AND level = ? AND repetition = ?) AND ` + measured
 	args := []any{key.RunID, key.Variant, key.Mode, key.Level, key.Repetition}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"slices"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
 // TestSealRun: a sealed run has one digest per pass over every requests
@@ -47,7 +49,7 @@ func TestSealRun(t *testing.T) {
 		t.Errorf("run-2, never sealed, has %d digests", len(other))
 	}
 
-	level1 := PassKey{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1}
+	level1 := extractbench.PassKey{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1}
 	level2 := level1
 	level2.Level = 2
 	where := ` WHERE run_id = 'run-1' AND level = 2 AND doc_id = 'doc-00004'`
@@ -67,7 +69,7 @@ func TestSealRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			digests, _ := s.Digests(ctx, "run-1")
-			for key, changed := range map[PassKey]bool{level1: false, level2: true} {
+			for key, changed := range map[extractbench.PassKey]bool{level1: false, level2: true} {
 				a, err := s.AuditPass(ctx, key, digests[key].Columns, nil, 0)
 				if err != nil {
 					t.Fatal(err)
@@ -103,7 +105,7 @@ func TestAuditPass_Contradictions(t *testing.T) {
 	ctx := context.Background()
 	s, _ := MustOpen(t)
 	fillStore(t, s, 40)
-	key := PassKey{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1}
+	key := extractbench.PassKey{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1}
 	for edit, want := range map[string]string{
 		`UPDATE requests SET accepted = 1 WHERE doc_id = 'doc-00003'`:                 "doc-00003: accepted = 1 with failure quality",
 		`UPDATE requests SET failure = NULL WHERE doc_id = 'doc-00001'`:               "doc-00001: accepted = 0 without a failure class",

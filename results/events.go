@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/extractbench/extractbench"
 )
 
 // TelemetrySample is one sampled engine or device metric during a pass:
@@ -107,7 +109,7 @@ type Event struct {
 
 // AddTelemetry stores samples of the pass key in one transaction, behind the
 // records added before.
-func (s *Store) AddTelemetry(ctx context.Context, key PassKey, samples []TelemetrySample) error {
+func (s *Store) AddTelemetry(ctx context.Context, key extractbench.PassKey, samples []TelemetrySample) error {
 	if len(samples) == 0 {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/extractbench/extractbench"
 )
 
 // The Arrow schemas of the exported Parquet files, written by hand so that
@@ -106,7 +107,7 @@ var telemetrySchema = arrow.NewSchema([]arrow.Field{
 // entry, typed by the Pass field: a pointer is nullable, as is a text column
 // that stores "" as NULL.
 var passesSchema = func() *arrow.Schema {
-	var p Pass
+	var p extractbench.Pass
 	fields := make([]arrow.Field, len(passColumns))
 	for i, c := range passColumns {
 		switch c.ptr(&p).(type) {

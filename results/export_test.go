@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/extractbench/extractbench"
 )
 
 // fillStore writes two runs: run-1 with two passes of nRecords/2 requests,
@@ -35,7 +36,7 @@ func fillStore(t *testing.T, s *Store, nRecords int) {
 			t.Fatal(err)
 		}
 	}
-	keys := []PassKey{
+	keys := []extractbench.PassKey{
 		{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 1, Repetition: 1},
 		{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 2, Repetition: 1},
 	}
@@ -43,8 +44,8 @@ func fillStore(t *testing.T, s *Store, nRecords int) {
 		for i := range nRecords / 2 {
 			s.Add(testRecord(k, i))
 		}
-		if err := s.PutPass(ctx, Pass{RunID: k.RunID, Variant: k.Variant, Mode: k.Mode, Level: k.Level, Repetition: k.Repetition,
-			Phase: PhaseSweep, Attempt: 1, SentConcurrency: int64(k.Level), Status: PassComplete, DurationNS: 5e9,
+		if err := s.PutPass(ctx, extractbench.Pass{RunID: k.RunID, Variant: k.Variant, Mode: k.Mode, Level: k.Level, Repetition: k.Repetition,
+			Phase: extractbench.PhaseSweep, Attempt: 1, SentConcurrency: int64(k.Level), Status: extractbench.PassComplete, DurationNS: 5e9,
 			Docs: int64(nRecords / 2), Accepted: int64(nRecords / 8), E2EN: 3, E2EP50NS: i64p(123), OutputTokensPerS: f64p(math.Nextafter(0.3, 1)),
 			Endpoints: i64p(2), EndpointRequestsMin: i64p(int64(nRecords / 6)), EndpointRequestsMax: i64p(int64(nRecords / 6)),
 			CachedPromptTokens: i64p(int64(nRecords * 100)), CachedPromptShare: f64p(0.25),
@@ -52,13 +53,13 @@ func fillStore(t *testing.T, s *Store, nRecords int) {
 			t.Fatal(err)
 		}
 	}
-	k2 := PassKey{RunID: "run-2", Variant: "q4", Mode: "batch", Level: 4, Repetition: 1}
+	k2 := extractbench.PassKey{RunID: "run-2", Variant: "q4", Mode: "batch", Level: 4, Repetition: 1}
 	for i := range 5 {
 		s.Add(testRecord(k2, i))
 	}
-	if err := s.PutPass(ctx, Pass{RunID: k2.RunID, Variant: k2.Variant, Mode: k2.Mode, Level: 4, Repetition: 1,
-		Phase: PhaseBaseline, Attempt: 2, RetryOf: i64p(8), RequestedBatch: i64p(4), SentConcurrency: 4,
-		BatchTransport: TransportCompletionsList, Status: PassInterrupted, Docs: 5}); err != nil {
+	if err := s.PutPass(ctx, extractbench.Pass{RunID: k2.RunID, Variant: k2.Variant, Mode: k2.Mode, Level: 4, Repetition: 1,
+		Phase: extractbench.PhaseBaseline, Attempt: 2, RetryOf: i64p(8), RequestedBatch: i64p(4), SentConcurrency: 4,
+		BatchTransport: extractbench.TransportCompletionsList, Status: extractbench.PassInterrupted, Docs: 5}); err != nil {
 		t.Fatal(err)
 	}
 	var samples []TelemetrySample

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // migrations are applied in order; migration i brings the database from
@@ -339,7 +339,7 @@ func missingFailureColumns(ctx context.Context, db *sql.DB) ([]string, error) {
 		have[n] = true
 	}
 	var missing []string
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		if c := FailureColumn(f); !have[c] {
 			missing = append(missing, c)
 		}

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -31,7 +32,7 @@ type Outcome struct {
 	PassesPlanned int           `json:"passes_planned"`
 	// Tokenization is the variant's tokenizer drift (VariantPromptDrift);
 	// nil when none of its passes compared a prompt count.
-	Tokenization *eval.PromptDrift `json:"tokenization,omitempty"`
+	Tokenization *extractbench.PromptDrift `json:"tokenization,omitempty"`
 }
 
 // Passed reports whether the variant's verdict passed.
@@ -55,7 +56,7 @@ func (d *RunData) Outcomes() []Outcome {
 			}
 		}
 		for _, p := range d.Passes {
-			if p.Variant == name && p.Complete() && p.Phase != PhaseRetry {
+			if p.Variant == name && p.Complete() && p.Phase != extractbench.PhaseRetry {
 				o.PassesDone++
 			}
 		}
@@ -127,7 +128,7 @@ func (d *RunData) missingShards() string {
 	if m == nil || len(m.Missing) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("shard indexes %s of %d are missing from this merge", ShardList(m.Missing), m.Count)
+	return fmt.Sprintf("shard indexes %s of %d are missing from this merge", extractbench.ShardList(m.Missing), m.Count)
 }
 
 // stopped names how a run that did not complete ended.
@@ -147,8 +148,8 @@ func (d *RunData) stopped() string {
 // any accuracy figure: that of its complete pass with the most documents
 // tokenised otherwise than expected (the first of them in table order),
 // since every pass sends the same prompts; nil when no pass compared one.
-func VariantPromptDrift(passes []Pass, variant string) *eval.PromptDrift {
-	var best *eval.PromptDrift
+func VariantPromptDrift(passes []extractbench.Pass, variant string) *extractbench.PromptDrift {
+	var best *extractbench.PromptDrift
 	for i := range passes {
 		p := &passes[i]
 		if p.Variant != variant || !p.Complete() || p.PromptDrift.Compared == nil {

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing/sizingtest"
+	"github.com/extractbench/extractbench/results/plan/plantest"
 )
 
 // TestOutcomes_InterruptedMidPass is issue 24's variant interrupted after
@@ -16,11 +17,11 @@ import (
 // requests are counted) and from pass rows alone (an interrupted pass's
 // documents), as a RunData built without the database has them.
 func TestOutcomes_InterruptedMidPass(t *testing.T) {
-	m := sizingtest.Manifest(sizingtest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
+	m := plantest.Manifest(plantest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
 	m["variants"] = []map[string]any{{"name": "bf16", "engine": map[string]any{"model": "m"}}, {"name": "int4", "engine": map[string]any{"model": "m"}}}
 	dir := t.TempDir()
-	sizingtest.Write(t, dir, sizingtest.Run{RunID: "cut", Manifest: m, Status: results.RunInterrupted,
-		Records: sizingtest.Records("bf16", 1, 1, 53, func(int) bool { return true })})
+	plantest.Write(t, dir, plantest.Run{RunID: "cut", Manifest: m, Status: results.RunInterrupted,
+		Records: plantest.Records("bf16", 1, 1, 53, func(int) bool { return true })})
 	run, err := results.LoadRun(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +43,8 @@ func TestOutcomes_InterruptedMidPass(t *testing.T) {
 
 	byHand := *run
 	byHand.Measured = nil
-	p := sizingtest.Pass("bf16", 1, 1, 53, 53, 10, 500)
-	p.Status = results.PassInterrupted
-	byHand.Passes = []results.Pass{p}
+	p := plantest.Pass("bf16", 1, 1, 53, 53, 10, 500)
+	p.Status = extractbench.PassInterrupted
+	byHand.Passes = []extractbench.Pass{p}
 	check("from an interrupted pass row", &byHand)
 }

@@ -1,6 +1,10 @@
 package results
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/extractbench/extractbench"
+)
 
 // TestVariantFailure_Attempts checks which variant_failed events make a
 // variant's state: those of its last attempt only. A resume ends the
@@ -26,7 +30,7 @@ func TestVariantFailure_Attempts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := &RunData{Events: tt.events}
 			if tt.merged {
-				d.Manifest.Merge = &Merge{}
+				d.Manifest.Merge = &extractbench.Merge{}
 			}
 			if got := d.VariantFailure("v"); got != tt.want {
 				t.Errorf("VariantFailure = %q, want %q", got, tt.want)

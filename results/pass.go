@@ -7,142 +7,124 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
-
-// The pass phases, statuses and batch transports stored in passes.
-const (
-	PhaseBaseline = eval.PhaseBaseline
-	PhaseSweep    = eval.PhaseSweep
-	PhaseRetry    = eval.PhaseRetry
-	PhaseProbe    = eval.PhaseProbe
-
-	PassComplete    = eval.PassComplete
-	PassInterrupted = eval.PassInterrupted
-
-	TransportCompletionsList = "completions_list" // one /v1/completions call with a list of prompts
-	TransportBarrier         = "barrier"          // N chat requests released together, the next batch after all N end
-)
-
-// Pass is one row of the passes table; eval defines it (eval.Pass) beside
-// the figures it aggregates and the verdicts that judge it.
-type Pass = eval.Pass
 
 // passColumn maps one passes column to its Pass field. ptr returns a pointer
 // to the field, used to scan it and (dereferenced) to write it.
 type passColumn struct {
 	name string
-	ptr  func(p *Pass) any
+	ptr  func(p *extractbench.Pass) any
 }
 
 // passColumns lists every passes column, in table order. PutPass, Passes, the
 // Parquet export and the CSV all read it, so a column added here is written,
 // read and exported alike.
 var passColumns = withFailureColumns([]passColumn{
-	{"run_id", func(p *Pass) any { return &p.RunID }},
-	{"variant", func(p *Pass) any { return &p.Variant }},
-	{"mode", func(p *Pass) any { return &p.Mode }},
-	{"level", func(p *Pass) any { return &p.Level }},
-	{"repetition", func(p *Pass) any { return &p.Repetition }},
-	{"phase", func(p *Pass) any { return &p.Phase }},
-	{"attempt", func(p *Pass) any { return &p.Attempt }},
-	{"retry_of", func(p *Pass) any { return &p.RetryOf }},
-	{"requested_batch", func(p *Pass) any { return &p.RequestedBatch }},
-	{"sent_concurrency", func(p *Pass) any { return &p.SentConcurrency }},
-	{"batch_transport", func(p *Pass) any { return &p.BatchTransport }},
-	{"status", func(p *Pass) any { return &p.Status }},
-	{"started_ns", func(p *Pass) any { return &p.StartedNS }},
-	{"ended_ns", func(p *Pass) any { return &p.EndedNS }},
-	{"duration_ns", func(p *Pass) any { return &p.DurationNS }},
-	{"docs", func(p *Pass) any { return &p.Docs }},
-	{"accepted", func(p *Pass) any { return &p.Accepted }},
-	// failures_<class>, one per eval.Failures entry, follow accepted (withFailureColumns).
-	{"unique_ids", func(p *Pass) any { return &p.UniqueIDs }},
-	{"ttft_n", func(p *Pass) any { return &p.TTFTN }},
-	{"ttft_p50_ns", func(p *Pass) any { return &p.TTFTP50NS }},
-	{"ttft_p90_ns", func(p *Pass) any { return &p.TTFTP90NS }},
-	{"ttft_p95_ns", func(p *Pass) any { return &p.TTFTP95NS }},
-	{"ttft_p99_ns", func(p *Pass) any { return &p.TTFTP99NS }},
-	{"ttft_min_ns", func(p *Pass) any { return &p.TTFTMinNS }},
-	{"ttft_max_ns", func(p *Pass) any { return &p.TTFTMaxNS }},
-	{"e2e_n", func(p *Pass) any { return &p.E2EN }},
-	{"e2e_p50_ns", func(p *Pass) any { return &p.E2EP50NS }},
-	{"e2e_p90_ns", func(p *Pass) any { return &p.E2EP90NS }},
-	{"e2e_p95_ns", func(p *Pass) any { return &p.E2EP95NS }},
-	{"e2e_p99_ns", func(p *Pass) any { return &p.E2EP99NS }},
-	{"e2e_min_ns", func(p *Pass) any { return &p.E2EMinNS }},
-	{"e2e_max_ns", func(p *Pass) any { return &p.E2EMaxNS }},
-	{"e2e_sched_p95_ns", func(p *Pass) any { return &p.E2ESchedP95NS }},
-	{"client_queue_p95_ns", func(p *Pass) any { return &p.ClientQueueP95NS }},
-	{"tpot_p50_ns", func(p *Pass) any { return &p.TPOTP50NS }},
-	{"engine_queue_mean_ns", func(p *Pass) any { return &p.EngineQueueMeanNS }},
-	{"observed_max_running", func(p *Pass) any { return &p.ObservedMaxRunning }},
-	{"observed_max_waiting", func(p *Pass) any { return &p.ObservedMaxWaiting }},
-	{"preemptions", func(p *Pass) any { return &p.Preemptions }},
-	{"output_tokens", func(p *Pass) any { return &p.OutputTokens }},
-	{"usage_reported_share", func(p *Pass) any { return &p.UsageReportedShare }},
-	{"output_tokens_per_s", func(p *Pass) any { return &p.OutputTokensPerS }},
-	{"accepted_per_s", func(p *Pass) any { return &p.AcceptedPerS }},
-	{"docs_per_hour", func(p *Pass) any { return &p.DocsPerHour }},
-	{"date_f1", func(p *Pass) any { return &p.DateF1 }},
-	{"amount_f1", func(p *Pass) any { return &p.AmountF1 }},
-	{"category_f1", func(p *Pass) any { return &p.CategoryF1 }},
-	{"peak_gpu_mem_bytes", func(p *Pass) any { return &p.PeakGPUMemBytes }},
-	{"peak_torch_allocated_bytes", func(p *Pass) any { return &p.PeakTorchAllocatedBytes }},
-	{"peak_torch_reserved_bytes", func(p *Pass) any { return &p.PeakTorchReservedBytes }},
-	{"peak_kv_usage", func(p *Pass) any { return &p.PeakKVUsage }},
-	{"verdict", func(p *Pass) any { return &p.Verdict }},
-	{"verdict_reason", func(p *Pass) any { return &p.VerdictReason }},
-	{"category_confusion", func(p *Pass) any { return &p.CategoryConfusion }},
-	{"prompt_tokens", func(p *Pass) any { return &p.PromptTokens }},
-	{"prompt_tokens_per_s", func(p *Pass) any { return &p.PromptTokensPerS }},
-	{"total_tokens_per_s", func(p *Pass) any { return &p.TotalTokensPerS }},
-	{"engine_captures", func(p *Pass) any { return &p.EngineCaptures }},
-	{"outputs_changed", func(p *Pass) any { return &p.OutputsChanged }},
-	{"verdicts_changed", func(p *Pass) any { return &p.VerdictsChanged }},
-	{"token_count_mismatches", func(p *Pass) any { return &p.TokenCountMismatches }},
-	{"offered_rate", func(p *Pass) any { return &p.OfferedRate }},
-	{"achieved_rate", func(p *Pass) any { return &p.AchievedRate }},
-	{"lateness_p50_ns", func(p *Pass) any { return &p.LatenessP50NS }},
-	{"lateness_p99_ns", func(p *Pass) any { return &p.LatenessP99NS }},
-	{"client_delay_p99_ns", func(p *Pass) any { return &p.ClientDelayP99NS }},
-	{"client_cpu_ns", func(p *Pass) any { return &p.ClientCPUNS }},
-	{"client_cpu_share", func(p *Pass) any { return &p.ClientCPUShare }},
-	{"client_bound", func(p *Pass) any { return &p.ClientBound }},
-	{"tpot_p90_ns", func(p *Pass) any { return &p.TPOTP90NS }},
-	{"tpot_p99_ns", func(p *Pass) any { return &p.TPOTP99NS }},
-	{"ttft_sched_p99_ns", func(p *Pass) any { return &p.TTFTSchedP99NS }},
-	{"on_time", func(p *Pass) any { return &p.OnTime }},
-	{"on_time_accepted", func(p *Pass) any { return &p.OnTimeAccepted }},
-	{"goodput", func(p *Pass) any { return &p.Goodput }},
-	{"endpoints", func(p *Pass) any { return &p.Endpoints }},
-	{"endpoint_requests_min", func(p *Pass) any { return &p.EndpointRequestsMin }},
-	{"endpoint_requests_max", func(p *Pass) any { return &p.EndpointRequestsMax }},
-	{"telemetry_samples", func(p *Pass) any { return &p.TelemetrySamples }},
-	{"cached_prompt_tokens", func(p *Pass) any { return &p.CachedPromptTokens }},
-	{"cached_prompt_share", func(p *Pass) any { return &p.CachedPromptShare }},
-	{"prompt_drift_reference", func(p *Pass) any { return &p.PromptDrift.Reference }},
-	{"prompt_drift_compared", func(p *Pass) any { return &p.PromptDrift.Compared }},
-	{"prompt_drift_docs", func(p *Pass) any { return &p.PromptDrift.Docs }},
-	{"prompt_drift_median", func(p *Pass) any { return &p.PromptDrift.Median }},
-	{"prompt_drift_max", func(p *Pass) any { return &p.PromptDrift.Max }},
-	{"steady_trend_n", func(p *Pass) any { return &p.SteadyTrendN }},
-	{"steady_trend_z", func(p *Pass) any { return &p.SteadyTrendZ }},
-	{"steady_trend_effect", func(p *Pass) any { return &p.SteadyTrendEffect }},
-	{"steady", func(p *Pass) any { return &p.Steady }},
+	{"run_id", func(p *extractbench.Pass) any { return &p.RunID }},
+	{"variant", func(p *extractbench.Pass) any { return &p.Variant }},
+	{"mode", func(p *extractbench.Pass) any { return &p.Mode }},
+	{"level", func(p *extractbench.Pass) any { return &p.Level }},
+	{"repetition", func(p *extractbench.Pass) any { return &p.Repetition }},
+	{"phase", func(p *extractbench.Pass) any { return &p.Phase }},
+	{"attempt", func(p *extractbench.Pass) any { return &p.Attempt }},
+	{"retry_of", func(p *extractbench.Pass) any { return &p.RetryOf }},
+	{"requested_batch", func(p *extractbench.Pass) any { return &p.RequestedBatch }},
+	{"sent_concurrency", func(p *extractbench.Pass) any { return &p.SentConcurrency }},
+	{"batch_transport", func(p *extractbench.Pass) any { return &p.BatchTransport }},
+	{"status", func(p *extractbench.Pass) any { return &p.Status }},
+	{"started_ns", func(p *extractbench.Pass) any { return &p.StartedNS }},
+	{"ended_ns", func(p *extractbench.Pass) any { return &p.EndedNS }},
+	{"duration_ns", func(p *extractbench.Pass) any { return &p.DurationNS }},
+	{"docs", func(p *extractbench.Pass) any { return &p.Docs }},
+	{"accepted", func(p *extractbench.Pass) any { return &p.Accepted }},
+	// failures_<class>, one per extractbench.Failures entry, follow accepted (withFailureColumns).
+	{"unique_ids", func(p *extractbench.Pass) any { return &p.UniqueIDs }},
+	{"ttft_n", func(p *extractbench.Pass) any { return &p.TTFTN }},
+	{"ttft_p50_ns", func(p *extractbench.Pass) any { return &p.TTFTP50NS }},
+	{"ttft_p90_ns", func(p *extractbench.Pass) any { return &p.TTFTP90NS }},
+	{"ttft_p95_ns", func(p *extractbench.Pass) any { return &p.TTFTP95NS }},
+	{"ttft_p99_ns", func(p *extractbench.Pass) any { return &p.TTFTP99NS }},
+	{"ttft_min_ns", func(p *extractbench.Pass) any { return &p.TTFTMinNS }},
+	{"ttft_max_ns", func(p *extractbench.Pass) any { return &p.TTFTMaxNS }},
+	{"e2e_n", func(p *extractbench.Pass) any { return &p.E2EN }},
+	{"e2e_p50_ns", func(p *extractbench.Pass) any { return &p.E2EP50NS }},
+	{"e2e_p90_ns", func(p *extractbench.Pass) any { return &p.E2EP90NS }},
+	{"e2e_p95_ns", func(p *extractbench.Pass) any { return &p.E2EP95NS }},
+	{"e2e_p99_ns", func(p *extractbench.Pass) any { return &p.E2EP99NS }},
+	{"e2e_min_ns", func(p *extractbench.Pass) any { return &p.E2EMinNS }},
+	{"e2e_max_ns", func(p *extractbench.Pass) any { return &p.E2EMaxNS }},
+	{"e2e_sched_p95_ns", func(p *extractbench.Pass) any { return &p.E2ESchedP95NS }},
+	{"client_queue_p95_ns", func(p *extractbench.Pass) any { return &p.ClientQueueP95NS }},
+	{"tpot_p50_ns", func(p *extractbench.Pass) any { return &p.TPOTP50NS }},
+	{"engine_queue_mean_ns", func(p *extractbench.Pass) any { return &p.EngineQueueMeanNS }},
+	{"observed_max_running", func(p *extractbench.Pass) any { return &p.ObservedMaxRunning }},
+	{"observed_max_waiting", func(p *extractbench.Pass) any { return &p.ObservedMaxWaiting }},
+	{"preemptions", func(p *extractbench.Pass) any { return &p.Preemptions }},
+	{"output_tokens", func(p *extractbench.Pass) any { return &p.OutputTokens }},
+	{"usage_reported_share", func(p *extractbench.Pass) any { return &p.UsageReportedShare }},
+	{"output_tokens_per_s", func(p *extractbench.Pass) any { return &p.OutputTokensPerS }},
+	{"accepted_per_s", func(p *extractbench.Pass) any { return &p.AcceptedPerS }},
+	{"docs_per_hour", func(p *extractbench.Pass) any { return &p.DocsPerHour }},
+	{"date_f1", func(p *extractbench.Pass) any { return &p.DateF1 }},
+	{"amount_f1", func(p *extractbench.Pass) any { return &p.AmountF1 }},
+	{"category_f1", func(p *extractbench.Pass) any { return &p.CategoryF1 }},
+	{"peak_gpu_mem_bytes", func(p *extractbench.Pass) any { return &p.PeakGPUMemBytes }},
+	{"peak_torch_allocated_bytes", func(p *extractbench.Pass) any { return &p.PeakTorchAllocatedBytes }},
+	{"peak_torch_reserved_bytes", func(p *extractbench.Pass) any { return &p.PeakTorchReservedBytes }},
+	{"peak_kv_usage", func(p *extractbench.Pass) any { return &p.PeakKVUsage }},
+	{"verdict", func(p *extractbench.Pass) any { return &p.Verdict }},
+	{"verdict_reason", func(p *extractbench.Pass) any { return &p.VerdictReason }},
+	{"category_confusion", func(p *extractbench.Pass) any { return &p.CategoryConfusion }},
+	{"prompt_tokens", func(p *extractbench.Pass) any { return &p.PromptTokens }},
+	{"prompt_tokens_per_s", func(p *extractbench.Pass) any { return &p.PromptTokensPerS }},
+	{"total_tokens_per_s", func(p *extractbench.Pass) any { return &p.TotalTokensPerS }},
+	{"engine_captures", func(p *extractbench.Pass) any { return &p.EngineCaptures }},
+	{"outputs_changed", func(p *extractbench.Pass) any { return &p.OutputsChanged }},
+	{"verdicts_changed", func(p *extractbench.Pass) any { return &p.VerdictsChanged }},
+	{"token_count_mismatches", func(p *extractbench.Pass) any { return &p.TokenCountMismatches }},
+	{"offered_rate", func(p *extractbench.Pass) any { return &p.OfferedRate }},
+	{"achieved_rate", func(p *extractbench.Pass) any { return &p.AchievedRate }},
+	{"lateness_p50_ns", func(p *extractbench.Pass) any { return &p.LatenessP50NS }},
+	{"lateness_p99_ns", func(p *extractbench.Pass) any { return &p.LatenessP99NS }},
+	{"client_delay_p99_ns", func(p *extractbench.Pass) any { return &p.ClientDelayP99NS }},
+	{"client_cpu_ns", func(p *extractbench.Pass) any { return &p.ClientCPUNS }},
+	{"client_cpu_share", func(p *extractbench.Pass) any { return &p.ClientCPUShare }},
+	{"client_bound", func(p *extractbench.Pass) any { return &p.ClientBound }},
+	{"tpot_p90_ns", func(p *extractbench.Pass) any { return &p.TPOTP90NS }},
+	{"tpot_p99_ns", func(p *extractbench.Pass) any { return &p.TPOTP99NS }},
+	{"ttft_sched_p99_ns", func(p *extractbench.Pass) any { return &p.TTFTSchedP99NS }},
+	{"on_time", func(p *extractbench.Pass) any { return &p.OnTime }},
+	{"on_time_accepted", func(p *extractbench.Pass) any { return &p.OnTimeAccepted }},
+	{"goodput", func(p *extractbench.Pass) any { return &p.Goodput }},
+	{"endpoints", func(p *extractbench.Pass) any { return &p.Endpoints }},
+	{"endpoint_requests_min", func(p *extractbench.Pass) any { return &p.EndpointRequestsMin }},
+	{"endpoint_requests_max", func(p *extractbench.Pass) any { return &p.EndpointRequestsMax }},
+	{"telemetry_samples", func(p *extractbench.Pass) any { return &p.TelemetrySamples }},
+	{"cached_prompt_tokens", func(p *extractbench.Pass) any { return &p.CachedPromptTokens }},
+	{"cached_prompt_share", func(p *extractbench.Pass) any { return &p.CachedPromptShare }},
+	{"prompt_drift_reference", func(p *extractbench.Pass) any { return &p.PromptDrift.Reference }},
+	{"prompt_drift_compared", func(p *extractbench.Pass) any { return &p.PromptDrift.Compared }},
+	{"prompt_drift_docs", func(p *extractbench.Pass) any { return &p.PromptDrift.Docs }},
+	{"prompt_drift_median", func(p *extractbench.Pass) any { return &p.PromptDrift.Median }},
+	{"prompt_drift_max", func(p *extractbench.Pass) any { return &p.PromptDrift.Max }},
+	{"steady_trend_n", func(p *extractbench.Pass) any { return &p.SteadyTrendN }},
+	{"steady_trend_z", func(p *extractbench.Pass) any { return &p.SteadyTrendZ }},
+	{"steady_trend_effect", func(p *extractbench.Pass) any { return &p.SteadyTrendEffect }},
+	{"steady", func(p *extractbench.Pass) any { return &p.Steady }},
 })
 
 // FailureColumn is the passes column counting documents of class f.
-func FailureColumn(f eval.Failure) string { return "failures_" + string(f) }
+func FailureColumn(f extractbench.Failure) string { return "failures_" + string(f) }
 
 // withFailureColumns inserts one failures_<class> column per failure class
-// after "accepted", so that a class added to eval.Failures is stored, read
+// after "accepted", so that a class added to extractbench.Failures is stored, read
 // and exported without a list to remember here.
 func withFailureColumns(cols []passColumn) []passColumn {
 	at := slices.IndexFunc(cols, func(c passColumn) bool { return c.name == "accepted" }) + 1
 	var fc []passColumn
-	for i, f := range eval.Failures {
-		fc = append(fc, passColumn{FailureColumn(f), func(p *Pass) any { return &p.Failures[i] }})
+	for i, f := range extractbench.Failures {
+		fc = append(fc, passColumn{FailureColumn(f), func(p *extractbench.Pass) any { return &p.Failures[i] }})
 	}
 	return slices.Insert(cols, at, fc...)
 }
@@ -160,7 +142,7 @@ func passColumnNames() []string {
 
 // passValues returns p's row in column order: a nil pointer is NULL, and so
 // is "" in a nullable text column.
-func passValues(p *Pass) []any {
+func passValues(p *extractbench.Pass) []any {
 	vals := make([]any, len(passColumns))
 	for i, c := range passColumns {
 		switch v := c.ptr(p).(type) {
@@ -205,11 +187,11 @@ var putPassSQL = func() string {
 // PassRecords, which flushes first. A pass of another phase or attempt under
 // the same key is an error, never overwritten: a retry must not replace the
 // first attempt, which stays the primary result.
-func (s *Store) PutPass(ctx context.Context, p Pass) error {
+func (s *Store) PutPass(ctx context.Context, p extractbench.Pass) error {
 	switch {
 	case p.RunID == "":
 		return fmt.Errorf("put pass: empty run id")
-	case p.Status != PassComplete && p.Status != PassInterrupted:
+	case p.Status != extractbench.PassComplete && p.Status != extractbench.PassInterrupted:
 		return fmt.Errorf("put pass %s/%s level %d rep %d: status %q is not complete or interrupted", p.Variant, p.Mode, p.Level, p.Repetition, p.Status)
 	}
 	vals := passValues(&p)
@@ -229,7 +211,7 @@ func (s *Store) PutPass(ctx context.Context, p Pass) error {
 }
 
 // Pass returns the pass key, or nil and no error when it has no row yet.
-func (r *reader) Pass(ctx context.Context, key PassKey) (*Pass, error) {
+func (r *reader) Pass(ctx context.Context, key extractbench.PassKey) (*extractbench.Pass, error) {
 	rows, err := r.rdb.QueryContext(ctx, `SELECT `+strings.Join(passColumnNames(), ", ")+`
 		FROM passes WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
 		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
@@ -252,14 +234,14 @@ func (r *reader) Pass(ctx context.Context, key PassKey) (*Pass, error) {
 
 // Passes returns the passes of run runID ordered by variant, mode, level and
 // repetition.
-func (r *reader) Passes(ctx context.Context, runID string) ([]Pass, error) {
+func (r *reader) Passes(ctx context.Context, runID string) ([]extractbench.Pass, error) {
 	rows, err := r.rdb.QueryContext(ctx, `SELECT `+strings.Join(passColumnNames(), ", ")+`
 		FROM passes WHERE run_id = ? ORDER BY variant, mode, level, repetition`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read passes of run %s: %w", runID, err)
 	}
 	defer rows.Close()
-	var passes []Pass
+	var passes []extractbench.Pass
 	for rows.Next() {
 		p, err := scanPass(rows)
 		if err != nil {
@@ -274,8 +256,8 @@ func (r *reader) Passes(ctx context.Context, runID string) ([]Pass, error) {
 }
 
 // scanPass reads a row selected with passColumnNames.
-func scanPass(rows *sql.Rows) (Pass, error) {
-	var p Pass
+func scanPass(rows *sql.Rows) (extractbench.Pass, error) {
+	var p extractbench.Pass
 	dest := make([]any, len(passColumns))
 	nulls := make(map[int]*sql.NullString)
 	for i, c := range passColumns {

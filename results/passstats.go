@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -26,7 +27,7 @@ type PassOrderStats struct {
 	E2E       eval.Summary // done − send
 	E2ESched  eval.Summary // done − scheduled
 	Queue     eval.Summary // send − scheduled (client queue, lateness)
-	TPOT      eval.Summary // (last token − first token) / eval.Record.TPOTSteps
+	TPOT      eval.Summary // (last token − first token) / extractbench.Record.TPOTSteps
 
 	// MaxInFlight is the most requests the client had in flight at once: a
 	// request is in flight from t_send to t_done, and one done at t frees its
@@ -42,22 +43,33 @@ type PassOrderStats struct {
 // (the instants it needs were recorded; NULL reads as 0, never recorded)
 // and its value in nanoseconds. They are the definitions of
 // MEASUREMENT.md section 3 as the passes row's columns use them.
-var passLatencies = []struct {
-	Name      string
-	Where     string // SQL condition on a requests row
-	Value     string // SQL expression, integer nanoseconds
-	summaryOf func(*PassOrderStats) *eval.Summary
-}{
-	{"ttft", `first_token_ns > 0 AND send_ns > 0`, `first_token_ns - send_ns`, func(p *PassOrderStats) *eval.Summary { return &p.TTFT }},
-	{"ttft_sched", `first_token_ns > 0 AND sched_ns > 0`, `first_token_ns - sched_ns`, func(p *PassOrderStats) *eval.Summary { return &p.TTFTSched }},
-	{"e2e", `done_ns > 0 AND send_ns > 0`, `done_ns - send_ns`, func(p *PassOrderStats) *eval.Summary { return &p.E2E }},
-	{"e2e_sched", `done_ns > 0 AND send_ns > 0`, `done_ns - COALESCE(sched_ns, 0)`, func(p *PassOrderStats) *eval.Summary { return &p.E2ESched }},
-	{"queue", `done_ns > 0 AND send_ns > 0`, `send_ns - COALESCE(sched_ns, 0)`, func(p *PassOrderStats) *eval.Summary { return &p.Queue }},
+var passLatencies = []passLatency{
+	spanLatency("ttft", extractbench.ColSend, extractbench.ColFirstToken, func(p *PassOrderStats) *eval.Summary { return &p.TTFT }),
+	spanLatency("ttft_sched", extractbench.ColSched, extractbench.ColFirstToken, func(p *PassOrderStats) *eval.Summary { return &p.TTFTSched }),
+	spanLatency("e2e", extractbench.ColSend, extractbench.ColDone, func(p *PassOrderStats) *eval.Summary { return &p.E2E }),
+	spanLatency("e2e_sched", extractbench.ColSched, extractbench.ColDone, func(p *PassOrderStats) *eval.Summary { return &p.E2ESched }),
+	spanLatency("queue", extractbench.ColSched, extractbench.ColSend, func(p *PassOrderStats) *eval.Summary { return &p.Queue }),
 	{"tpot", tpotSteps + ` > 0 AND first_token_ns > 0 AND last_token_ns > first_token_ns`,
 		`(last_token_ns - first_token_ns) / ` + tpotSteps, func(p *PassOrderStats) *eval.Summary { return &p.TPOT }},
 }
 
-// tpotSteps is eval.Record.TPOTSteps in SQL: completion_tokens − 1, or the
+// spanLatency is a passLatencies entry for extractbench.Span from instant
+// column a to b (extractbench.SpanSQL).
+func spanLatency(name, a, b string, of func(*PassOrderStats) *eval.Summary) passLatency {
+	where, value := extractbench.SpanSQL(a, b)
+	return passLatency{name, where, value, of}
+}
+
+// passLatency is one latency of a pass: the rows it is defined for and its
+// value, in SQL.
+type passLatency struct {
+	Name      string
+	Where     string // SQL condition on a requests row
+	Value     string // SQL expression, integer nanoseconds
+	summaryOf func(*PassOrderStats) *eval.Summary
+}
+
+// tpotSteps is extractbench.Record.TPOTSteps in SQL: completion_tokens − 1, or the
 // content chunks − 1 when the engine counted an end-of-generation token it
 // never streamed (a stop with one content chunk fewer than its usage says).
 // A row written before client_completion_chunks (NULL) keeps the former.
@@ -67,14 +79,14 @@ const tpotSteps = `(CASE WHEN usage_reported = 1 AND finish_reason = 'stop' AND 
 // passWhere selects one pass's measured rows of requests (alias r).
 const passWhere = `r.run_id = ? AND r.variant = ? AND r.mode = ? AND r.level = ? AND r.repetition = ? AND r.` + measured
 
-func passArgs(key PassKey) []any {
+func passArgs(key extractbench.PassKey) []any {
 	return []any{key.RunID, key.Variant, key.Mode, key.Level, key.Repetition}
 }
 
 // EachPassRecord calls fn with each measured row of the pass, in the order
 // they were stored, after flushing what was added before. The record is
 // fn's only for the call: nothing of the pass is kept.
-func (s *Store) EachPassRecord(ctx context.Context, key PassKey, fn func(*eval.Record)) error {
+func (s *Store) EachPassRecord(ctx context.Context, key extractbench.PassKey, fn func(*extractbench.Record)) error {
 	if err := s.Flush(ctx); err != nil {
 		return fmt.Errorf("records of pass %s: %w", key, err)
 	}
@@ -87,7 +99,7 @@ func (s *Store) EachPassRecord(ctx context.Context, key PassKey, fn func(*eval.R
 
 // PassOrderStats computes the pass's order statistics in SQLite, in one
 // read transaction (one snapshot), after flushing what was added before.
-func (s *Store) PassOrderStats(ctx context.Context, key PassKey) (PassOrderStats, error) {
+func (s *Store) PassOrderStats(ctx context.Context, key extractbench.PassKey) (PassOrderStats, error) {
 	var st PassOrderStats
 	if err := s.Flush(ctx); err != nil {
 		return st, fmt.Errorf("order statistics of pass %s: %w", key, err)
@@ -147,7 +159,7 @@ func sortedSummary(ctx context.Context, q querier, query string, args []any) (ev
 
 // maxInFlight walks the pass's send (+1) and done (−1) instants in time
 // order, a done before a send at the same instant, and keeps the peak.
-func maxInFlight(ctx context.Context, q querier, key PassKey) (int64, error) {
+func maxInFlight(ctx context.Context, q querier, key extractbench.PassKey) (int64, error) {
 	const sent = `FROM requests r WHERE ` + passWhere + ` AND r.send_ns > 0 AND r.done_ns >= r.send_ns`
 	args := append(passArgs(key), passArgs(key)...)
 	rows, err := q.QueryContext(ctx, `SELECT send_ns AS t, 1 AS d `+sent+` UNION ALL SELECT done_ns, -1 `+sent+` ORDER BY t, d`, args...)
@@ -173,7 +185,7 @@ func maxInFlight(ctx context.Context, q querier, key PassKey) (int64, error) {
 // no output is held): the documents whose output differs, and of those the
 // ones whose verdict (accepted or not) differs too. A document missing from
 // either pass is not compared.
-func (s *Store) PassInvariance(ctx context.Context, key PassKey, baseLevel int) (changed, verdicts int, err error) {
+func (s *Store) PassInvariance(ctx context.Context, key extractbench.PassKey, baseLevel int) (changed, verdicts int, err error) {
 	if err := s.Flush(ctx); err != nil {
 		return 0, 0, fmt.Errorf("batch invariance of pass %s: %w", key, err)
 	}

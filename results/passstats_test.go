@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -15,8 +16,8 @@ import (
 // narrow range (ties are common), any instant missing at times (a request
 // never sent, an error before the first token, no schedule), and now and
 // then an interrupted row, which every figure leaves out.
-func randomRecord(rng *rand.Rand, key PassKey, i int) eval.Record {
-	r := eval.Record{RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
+func randomRecord(rng *rand.Rand, key extractbench.PassKey, i int) extractbench.Record {
+	r := extractbench.Record{RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
 		DocID: fmt.Sprintf("d%05d", i), LengthClass: "short"}
 	at := func(lo int64, steps int) int64 { return lo + int64(rng.IntN(steps))*1_000 }
 	start := at(1_000_000, 40) // sends and dones of different requests often coincide
@@ -33,7 +34,7 @@ func randomRecord(rng *rand.Rand, key PassKey, i int) eval.Record {
 		r.DoneNS = max(r.DoneNS, r.LastTokenNS)
 		r.CompletionTokens = rng.IntN(5)
 		// Now and then an engine that counts an end-of-generation token it
-		// never streams (TPOT divides by the chunks then: eval.Record.TPOTSteps).
+		// never streams (TPOT divides by the chunks then: extractbench.Record.TPOTSteps).
 		r.ClientChunks = max(r.CompletionTokens-rng.IntN(2), 0)
 		r.UsageReported = rng.IntN(4) > 0
 		r.FinishReason = []string{"stop", "length", ""}[rng.IntN(3)]
@@ -41,7 +42,7 @@ func randomRecord(rng *rand.Rand, key PassKey, i int) eval.Record {
 	r.Output = []string{"", `{"a":1}`, `{"a":2}`}[rng.IntN(3)]
 	r.Accepted = rng.IntN(2) == 0
 	if rng.IntN(15) == 0 {
-		r.Transport.Kind = eval.TransportInterrupted
+		r.Transport.Kind = extractbench.TransportInterrupted
 	}
 	return r
 }
@@ -50,7 +51,7 @@ func randomRecord(rng *rand.Rand, key PassKey, i int) eval.Record {
 // from the records held in memory, as the passes row was made before it
 // was streamed (eval.DescribeNS over each latency; in flight by sorting
 // every send and done).
-func inMemoryOrderStats(recs []eval.Record) PassOrderStats {
+func inMemoryOrderStats(recs []extractbench.Record) PassOrderStats {
 	var ttft, ttftSched, e2e, e2eSched, queue, tpot []int64
 	type edge struct {
 		t     int64
@@ -58,16 +59,15 @@ func inMemoryOrderStats(recs []eval.Record) PassOrderStats {
 	}
 	var edges []edge
 	for _, r := range recs {
-		if r.FirstTokenNS > 0 && r.SchedNS > 0 {
-			ttftSched = append(ttftSched, r.FirstTokenNS-r.SchedNS)
-		}
-		if r.FirstTokenNS > 0 && r.SendNS > 0 {
-			ttft = append(ttft, r.FirstTokenNS-r.SendNS)
-		}
-		if r.DoneNS > 0 && r.SendNS > 0 {
-			e2e = append(e2e, r.DoneNS-r.SendNS)
-			e2eSched = append(e2eSched, r.DoneNS-r.SchedNS)
-			queue = append(queue, r.SendNS-r.SchedNS)
+		// extractbench's one definition of each latency: the SQL must agree
+		// with it, a missing t_sched included (once read as 0).
+		for _, l := range []struct {
+			dst *[]int64
+			of  func() (int64, bool)
+		}{{&ttft, r.TTFT}, {&ttftSched, r.TTFTSched}, {&e2e, r.E2E}, {&e2eSched, r.E2ESched}, {&queue, r.ClientQueue}} {
+			if ns, ok := l.of(); ok {
+				*l.dst = append(*l.dst, ns)
+			}
 		}
 		if ns, ok := r.TPOT(); ok {
 			tpot = append(tpot, ns)
@@ -107,26 +107,26 @@ func TestPassOrderStats_Exact(t *testing.T) {
 	type pass struct {
 		name string
 		n    int
-		edit func(*eval.Record)
+		edit func(*extractbench.Record)
 	}
 	passes := []pass{
 		{"empty", 0, nil}, {"one record", 1, nil}, {"two records", 2, nil}, {"random 7", 7, nil},
 		{"random 100", 100, nil}, {"random 1000", 1000, nil},
-		{"errors only", 50, func(r *eval.Record) {
+		{"errors only", 50, func(r *extractbench.Record) {
 			r.FirstTokenNS, r.LastTokenNS, r.CompletionTokens, r.Output, r.Accepted = 0, 0, 0, "", false
-			r.Transport.Kind = eval.TransportRefused
+			r.Transport.Kind = extractbench.TransportRefused
 		}},
-		{"never sent", 20, func(r *eval.Record) {
+		{"never sent", 20, func(r *extractbench.Record) {
 			r.SendNS, r.FirstTokenNS, r.LastTokenNS, r.DoneNS = 0, 0, 0, 0
 		}},
-		{"all interrupted", 10, func(r *eval.Record) { r.Transport.Kind = eval.TransportInterrupted }},
-		{"one value", 30, func(r *eval.Record) {
+		{"all interrupted", 10, func(r *extractbench.Record) { r.Transport.Kind = extractbench.TransportInterrupted }},
+		{"one value", 30, func(r *extractbench.Record) {
 			r.SchedNS, r.SendNS, r.FirstTokenNS, r.LastTokenNS, r.DoneNS, r.CompletionTokens = 1e6, 1e6+10, 1e6+20, 1e6+50, 1e6+60, 3
-			r.Transport.Kind = eval.TransportOK
+			r.Transport.Kind = extractbench.TransportOK
 		}},
 	}
 	for lv, p := range passes {
-		key := PassKey{RunID: "run-stats", Variant: "v", Mode: "concurrency", Level: lv + 1, Repetition: 1}
+		key := extractbench.PassKey{RunID: "run-stats", Variant: "v", Mode: "concurrency", Level: lv + 1, Repetition: 1}
 		for i := range p.n {
 			r := randomRecord(rng, key, i)
 			if p.edit != nil {
@@ -159,7 +159,7 @@ func TestPassInvariance_Exact(t *testing.T) {
 	ctx := context.Background()
 	s, _ := MustOpen(t)
 	rng := rand.New(rand.NewPCG(3, 4))
-	base := PassKey{RunID: "run-inv", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
+	base := extractbench.PassKey{RunID: "run-inv", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
 	key, other := base, base
 	key.Level, other.Repetition = 8, 2
 	for i := range 400 {
@@ -206,8 +206,8 @@ func TestEachPassRecord_Streams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []eval.Record
-	if err := s.EachPassRecord(ctx, testKey, func(r *eval.Record) { got = append(got, *r) }); err != nil {
+	var got []extractbench.Record
+	if err := s.EachPassRecord(ctx, testKey, func(r *extractbench.Record) { got = append(got, *r) }); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) || len(got) == 50 {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -18,11 +19,11 @@ const driftRel = `(CAST(r.prompt_tokens - r.expected_prompt_tokens AS REAL) / r.
 
 // PassPromptDrift is eval.DriftOf of the pass's stored rows, computed in
 // SQLite (nothing of the pass is held): how many were compared, how many
-// drifted beyond eval.PromptDriftSlack, and the median and the largest
+// drifted beyond extractbench.PromptDriftSlack, and the median and the largest
 // relative difference of those. reference is the pass's
 // prompt_drift_reference; it is kept only when a row was compared.
-func (s *Store) PassPromptDrift(ctx context.Context, key PassKey, reference string) (eval.PromptDrift, error) {
-	var d eval.PromptDrift
+func (s *Store) PassPromptDrift(ctx context.Context, key extractbench.PassKey, reference string) (extractbench.PromptDrift, error) {
+	var d extractbench.PromptDrift
 	if err := s.Flush(ctx); err != nil {
 		return d, fmt.Errorf("prompt drift of pass %s: %w", key, err)
 	}
@@ -31,10 +32,10 @@ func (s *Store) PassPromptDrift(ctx context.Context, key PassKey, reference stri
 		return d, fmt.Errorf("prompt drift of pass %s: %w", key, err)
 	}
 	defer func() { _ = tx.Rollback() }() // read only
-	drifted := driftWhere + fmt.Sprintf(` AND ABS(r.prompt_tokens - r.expected_prompt_tokens) > %d`, eval.PromptDriftSlack)
+	drifted := driftWhere + fmt.Sprintf(` AND ABS(r.prompt_tokens - r.expected_prompt_tokens) > %d`, extractbench.PromptDriftSlack)
 	var compared, docs int64
 	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(CASE WHEN ABS(r.prompt_tokens - r.expected_prompt_tokens) > ? THEN 1 END)
-		FROM requests r WHERE `+driftWhere, append([]any{eval.PromptDriftSlack}, passArgs(key)...)...).Scan(&compared, &docs)
+		FROM requests r WHERE `+driftWhere, append([]any{extractbench.PromptDriftSlack}, passArgs(key)...)...).Scan(&compared, &docs)
 	if err != nil {
 		return d, fmt.Errorf("prompt drift of pass %s: %w", key, err)
 	}
@@ -81,7 +82,7 @@ func (s *Store) PassPromptDrift(ctx context.Context, key PassKey, reference stri
 // of a warm-up, which is never stored): the expected count when the
 // variant names no tokenizer and ref is the baseline variant of its model.
 // A document ref has no usage for stays NULL.
-func (s *Store) FillExpectedPromptTokens(ctx context.Context, key PassKey, ref string) error {
+func (s *Store) FillExpectedPromptTokens(ctx context.Context, key extractbench.PassKey, ref string) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE requests AS r SET expected_prompt_tokens = (
 				SELECT b.prompt_tokens FROM requests b

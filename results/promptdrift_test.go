@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -23,7 +24,7 @@ func TestStore_PassPromptDrift(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, _ := MustOpen(t)
 			key := testKey
-			var recs []eval.Record
+			var recs []extractbench.Record
 			for i, n := range prompts {
 				r := testRecord(key, i)
 				want := 100
@@ -36,11 +37,11 @@ func TestStore_PassPromptDrift(t *testing.T) {
 			for _, r := range recs {
 				s.Add(r)
 			}
-			got, err := s.PassPromptDrift(ctx, key, eval.DriftAgainstTokenizer)
+			got, err := s.PassPromptDrift(ctx, key, extractbench.DriftAgainstTokenizer)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := eval.DriftOf(recs, eval.DriftAgainstTokenizer)
+			want := eval.DriftOf(recs, extractbench.DriftAgainstTokenizer)
 			if got.Reference != want.Reference || *got.Compared != *want.Compared || *got.Docs != *want.Docs ||
 				(got.Median == nil) != (want.Median == nil) || got.Median != nil && (*got.Median != *want.Median || *got.Max != *want.Max) {
 				t.Errorf("SQL %+v, eval %+v", show(got), show(want))
@@ -77,7 +78,7 @@ func TestStore_PassPromptDrift(t *testing.T) {
 			t.Errorf("%s: expected %v, want the baseline's %d", r.DocID, r.ExpectedPromptTokens, 200+i)
 		}
 	}
-	d, err := s.PassPromptDrift(ctx, other, eval.DriftAgainstVariant+"exact")
+	d, err := s.PassPromptDrift(ctx, other, extractbench.DriftAgainstVariant+"exact")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestStore_PassPromptDrift(t *testing.T) {
 	}
 }
 
-func show(d eval.PromptDrift) map[string]any {
+func show(d extractbench.PromptDrift) map[string]any {
 	m := map[string]any{"reference": d.Reference}
 	for k, p := range map[string]*int64{"compared": d.Compared, "docs": d.Docs} {
 		if p != nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -172,7 +173,7 @@ type RequestFilter struct {
 }
 
 // Requests returns the run's requests rows matching f, in stored order.
-func (rd *Reader) Requests(ctx context.Context, runID string, f RequestFilter) ([]eval.Record, error) {
+func (rd *Reader) Requests(ctx context.Context, runID string, f RequestFilter) ([]extractbench.Record, error) {
 	where, args := []string{"run_id = ?"}, []any{runID}
 	if f.Variant != "" {
 		where, args = append(where, "variant = ?"), append(args, f.Variant)
@@ -194,15 +195,15 @@ func (rd *Reader) Requests(ctx context.Context, runID string, f RequestFilter) (
 }
 
 // TelemetryPasses lists the passes of a run that have telemetry samples.
-func (rd *Reader) TelemetryPasses(ctx context.Context, runID string) (map[PassKey]bool, error) {
+func (rd *Reader) TelemetryPasses(ctx context.Context, runID string) (map[extractbench.PassKey]bool, error) {
 	rows, err := rd.rdb.QueryContext(ctx, `SELECT DISTINCT variant, mode, level, repetition FROM telemetry WHERE run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read telemetry passes of run %s: %w", runID, err)
 	}
 	defer rows.Close()
-	out := map[PassKey]bool{}
+	out := map[extractbench.PassKey]bool{}
 	for rows.Next() {
-		k := PassKey{RunID: runID}
+		k := extractbench.PassKey{RunID: runID}
 		if err := rows.Scan(&k.Variant, &k.Mode, &k.Level, &k.Repetition); err != nil {
 			return nil, fmt.Errorf("read telemetry passes of run %s: %w", runID, err)
 		}
@@ -214,14 +215,14 @@ func (rd *Reader) TelemetryPasses(ctx context.Context, runID string) (map[PassKe
 // fractionMetrics are the telemetry metrics that are a fraction of one
 // engine's capacity (0-1): over replicas they fold by the fullest, where
 // counts and bytes add up.
-var fractionMetrics = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}
+var fractionMetrics = []string{extractbench.MetricKVUsage, "vllm:gpu_cache_usage_perc"}
 
 // Telemetry returns the samples of one pass for the given metrics (all
 // when none are given), in time order. Samples of one scrape of several
 // replicas share an instant and are folded into one, as the engine's own
 // label sets are: counts and bytes summed over endpoints, a fraction
 // (KV-cache usage) the fullest; Endpoint is then "".
-func (rd *Reader) Telemetry(ctx context.Context, key PassKey, metrics ...string) ([]TelemetrySample, error) {
+func (rd *Reader) Telemetry(ctx context.Context, key extractbench.PassKey, metrics ...string) ([]TelemetrySample, error) {
 	q := `SELECT t_ns, metric, CASE WHEN metric IN ('` + strings.Join(fractionMetrics, "', '") + `') THEN MAX(value) ELSE SUM(value) END,
 		CASE WHEN COUNT(*) = 1 THEN MAX(endpoint) ELSE '' END
 		FROM telemetry WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`
@@ -253,14 +254,14 @@ func (rd *Reader) Telemetry(ctx context.Context, key PassKey, metrics ...string)
 // RunData is one run of a results directory as every reader sees it: its
 // runs row, decoded manifest, passes, events and decisions.
 type RunData struct {
-	Dir       string          `json:"dir"`
-	Run       Run             `json:"-"`
-	Runs      int             `json:"-"` // runs in the database
-	Manifest  Manifest        `json:"-"`
-	Raw       json.RawMessage `json:"manifest"`
-	Passes    []Pass          `json:"passes"`
-	Events    []Event         `json:"events"`
-	Decisions []Decision      `json:"decisions"`
+	Dir       string                `json:"dir"`
+	Run       Run                   `json:"-"`
+	Runs      int                   `json:"-"` // runs in the database
+	Manifest  extractbench.Manifest `json:"-"`
+	Raw       json.RawMessage       `json:"manifest"`
+	Passes    []extractbench.Pass   `json:"passes"`
+	Events    []Event               `json:"events"`
+	Decisions []Decision            `json:"decisions"`
 	// Measured counts each variant's measured requests (complete passes or
 	// not): a variant interrupted mid-pass measured something and is
 	// INTERRUPTED, not NOT RUN. Nil when not read (a RunData built by hand).
@@ -385,7 +386,7 @@ func (d *RunData) Simulated() bool { return d.Run.Simulated || d.Manifest.Simula
 // Series aggregates the run's passes by eval's one rule and judges them with
 // the run's own acceptance criteria against its planned sweep.
 func (d *RunData) Series() []eval.Series {
-	return eval.AggregateLevels(d.Passes, d.Manifest.Acceptance, d.Manifest.Plan())
+	return eval.AggregateLevels(d.Passes, d.Manifest.Acceptance, eval.PlanOf(&d.Manifest))
 }
 
 // VariantNames lists the run's variants: those the protocol planned, in its

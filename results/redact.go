@@ -11,7 +11,7 @@ import (
 	"unicode/utf16"
 	unicodeutf8 "unicode/utf8"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // Redacted replaces a secret in everything a run writes.
@@ -316,7 +316,7 @@ func (ss *storeSecrets) redact(text string) string { return ss.p.Load().Redact(t
 func (s *Store) SetSecrets(secrets *Secrets) { s.secrets.p.Store(secrets) }
 
 // redactRecord is r with its texts redacted.
-func (s *Store) redactRecord(r eval.Record) eval.Record {
+func (s *Store) redactRecord(r extractbench.Record) extractbench.Record {
 	if s.secrets.p.Load().Empty() {
 		return r
 	}

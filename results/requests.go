@@ -7,27 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
-
-// PassKey names one pass: one (variant, mode, level, repetition) of a run
-// over the whole corpus.
-type PassKey struct {
-	RunID      string
-	Variant    string
-	Mode       string
-	Level      int
-	Repetition int
-}
-
-// PassKeyOf returns the pass rec belongs to.
-func PassKeyOf(rec eval.Record) PassKey {
-	return PassKey{RunID: rec.RunID, Variant: rec.Variant, Mode: rec.Mode, Level: rec.Level, Repetition: rec.Repetition}
-}
-
-func (k PassKey) String() string {
-	return fmt.Sprintf("%s/%s/%s/level=%d/rep=%d", k.RunID, k.Variant, k.Mode, k.Level, k.Repetition)
-}
 
 // requestColumns are the columns of requests that insertRecords writes, in
 // the order of requestValues.
@@ -58,8 +39,8 @@ var insertRequestSQL = `INSERT INTO requests (` + strings.Join(requestColumns, "
 	WHERE requests.` + unmeasured
 
 // unmeasured is the SQL condition of the rows that are no measurement:
-// transport_kind interrupted or client (eval.TransportKind.Measured).
-const unmeasured = `transport_kind IN ('` + string(eval.TransportInterrupted) + `', '` + string(eval.TransportClient) + `')`
+// transport_kind interrupted or client (extractbench.TransportKind.Measured).
+const unmeasured = `transport_kind IN ('` + string(extractbench.TransportInterrupted) + `', '` + string(extractbench.TransportClient) + `')`
 
 // measured is the SQL condition that leaves out the unmeasured rows: no
 // reader sees them as records, and resume sends their documents again. A
@@ -76,26 +57,17 @@ func upsertSet() string {
 	return strings.Join(set, ", ")
 }
 
-// span returns b − a, or NULL when either instant never happened.
-func span(a, b int64) any {
-	if a == 0 || b == 0 {
+// nullSpan is NULL for a latency that is undefined (extractbench.Span).
+func nullSpan(ns int64, ok bool) any {
+	if !ok {
 		return nil
 	}
-	return b - a
-}
-
-// tpot is MEASUREMENT.md's time per output token after the first
-// (eval.Record.TPOT); NULL when it is undefined.
-func tpot(r eval.Record) any {
-	if ns, ok := r.TPOT(); ok {
-		return ns
-	}
-	return nil
+	return ns
 }
 
 // fieldOK is NULL for a field that was never scored, else whether it is right.
-func fieldOK(f eval.FieldResult) any {
-	if f == eval.Unscored {
+func fieldOK(f extractbench.FieldResult) any {
+	if f == extractbench.Unscored {
 		return nil
 	}
 	return f.OK()
@@ -130,11 +102,11 @@ func nullPtr(p *string) any {
 func validText(s string) string { return strings.ToValidUTF8(s, "\uFFFD") } // no copy when valid
 
 // requestValues returns the row of r, in the order of requestColumns.
-func requestValues(r eval.Record) []any {
+func requestValues(r extractbench.Record) []any {
 	return []any{
 		r.RunID, r.Variant, r.Mode, r.Level, r.Repetition, r.DocID, r.LengthClass,
 		nullInt(r.SchedNS), nullInt(r.SendNS), nullInt(r.FirstByteNS), nullInt(r.FirstTokenNS), nullInt(r.LastTokenNS), nullInt(r.DoneNS),
-		span(r.SendNS, r.FirstTokenNS), span(r.SendNS, r.DoneNS), span(r.SchedNS, r.DoneNS), span(r.SchedNS, r.SendNS), tpot(r),
+		nullSpan(r.TTFT()), nullSpan(r.E2E()), nullSpan(r.E2ESched()), nullSpan(r.ClientQueue()), nullSpan(r.TPOT()),
 		nullInt(r.PromptTokens), r.CompletionTokens, r.UsageReported,
 		nullStr(validText(r.FinishReason)), nullInt(r.HTTPStatus), nullStr(r.Kind), nullStr(validText(r.Detail)), r.EngineDied, nullStr(validText(r.ErrorBody)),
 		nullStr(r.Failure), nullStr(validText(r.FailureDetail)),
@@ -150,7 +122,7 @@ func requestValues(r eval.Record) []any {
 
 // insertRecords commits recs in one transaction. It runs on the writer
 // goroutine only.
-func (s *Store) insertRecords(recs []eval.Record) (err error) {
+func (s *Store) insertRecords(recs []extractbench.Record) (err error) {
 	ctx := context.Background() // records outlive a canceled run: they are what resume reads
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
@@ -168,7 +140,7 @@ func (s *Store) insertRecords(recs []eval.Record) (err error) {
 	defer stmt.Close()
 	for _, r := range recs {
 		if _, err := stmt.ExecContext(ctx, requestValues(s.redactRecord(r))...); err != nil {
-			return fmt.Errorf("insert request %s of pass %s: %w", r.DocID, PassKeyOf(r), err)
+			return fmt.Errorf("insert request %s of pass %s: %w", r.DocID, extractbench.PassKeyOf(r), err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -179,7 +151,7 @@ func (s *Store) insertRecords(recs []eval.Record) (err error) {
 
 // DoneDocs returns the ids of the documents the pass has a measured row for, after
 // flushing what was added before. A resumed pass sends only the others.
-func (s *Store) DoneDocs(ctx context.Context, key PassKey) (*DocSet, error) {
+func (s *Store) DoneDocs(ctx context.Context, key extractbench.PassKey) (*DocSet, error) {
 	if err := s.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("done docs of pass %s: %w", key, err)
 	}
@@ -235,7 +207,7 @@ func (d *DocSet) Has(id string) bool {
 // PassRecords returns the pass's rows as Records, in the order they were
 // stored, after flushing what was added before. Every stored field round-trips;
 // the derived columns (ttft_ns, e2e_ns, ...) are recomputed from the instants.
-func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, error) {
+func (s *Store) PassRecords(ctx context.Context, key extractbench.PassKey) ([]extractbench.Record, error) {
 	if err := s.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("records of pass %s: %w", key, err)
 	}
@@ -250,14 +222,14 @@ func (s *Store) PassRecords(ctx context.Context, key PassKey) ([]eval.Record, er
 // records reads the measured requests rows matching where (a SQL condition
 // on requests' columns with ? placeholders), in the order they were stored;
 // interrupted rows are left out.
-func (r *reader) records(ctx context.Context, where string, args ...any) ([]eval.Record, error) {
-	var recs []eval.Record
-	err := r.eachRecord(ctx, func(rec *eval.Record) { recs = append(recs, *rec) }, where, args...)
+func (r *reader) records(ctx context.Context, where string, args ...any) ([]extractbench.Record, error) {
+	var recs []extractbench.Record
+	err := r.eachRecord(ctx, func(rec *extractbench.Record) { recs = append(recs, *rec) }, where, args...)
 	return recs, err
 }
 
 // eachRecord is records one row at a time.
-func (r *reader) eachRecord(ctx context.Context, fn func(*eval.Record), where string, args ...any) error {
+func (r *reader) eachRecord(ctx context.Context, fn func(*extractbench.Record), where string, args ...any) error {
 	rows, err := r.rdb.QueryContext(ctx, `SELECT
 		run_id, variant, mode, level, repetition, doc_id, length_class,
 		sched_ns, send_ns, first_byte_ns, first_token_ns, last_token_ns, done_ns,
@@ -285,9 +257,9 @@ func (r *reader) eachRecord(ctx context.Context, fn func(*eval.Record), where st
 
 // scanRecord reads one row of PassRecords' query back into a Record: NULL
 // becomes the zero the Record gave it.
-func scanRecord(rows *sql.Rows) (eval.Record, error) {
+func scanRecord(rows *sql.Rows) (extractbench.Record, error) {
 	var (
-		r                                    eval.Record
+		r                                    extractbench.Record
 		sched, send, fbyte, ftok, ltok, done sql.NullInt64
 		prompt, httpStatus                   sql.NullInt64
 		finish, kind, detail, errBody        sql.NullString
@@ -327,13 +299,13 @@ func scanRecord(rows *sql.Rows) (eval.Record, error) {
 	}
 	r.HTTPStatus = int(httpStatus.Int64)
 	r.FinishReason = finish.String
-	r.Kind = eval.TransportKind(kind.String)
+	r.Kind = extractbench.TransportKind(kind.String)
 	r.Detail = detail.String
 	r.ErrorBody = errBody.String
-	r.Failure = eval.Failure(failure.String)
+	r.Failure = extractbench.Failure(failure.String)
 	r.FailureDetail = failDetail.String
-	r.Date = eval.FieldResult(dateRes.String)
-	r.Amount = eval.FieldResult(amountRes.String)
-	r.Category = eval.FieldResult(catRes.String)
+	r.Date = extractbench.FieldResult(dateRes.String)
+	r.Amount = extractbench.FieldResult(amountRes.String)
+	r.Category = extractbench.FieldResult(catRes.String)
 	return r, nil
 }

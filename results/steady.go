@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/extractbench/extractbench"
 
 	"github.com/extractbench/extractbench/eval"
 )
@@ -27,7 +28,7 @@ x AS (SELECT c, third, e FROM g WHERE third <> 2)`
 // rank sum by E2E (mean ranks for ties) and both medians, leaving out the
 // first and last trim requests sent (the ramp up and the drain of a closed
 // loop of trim requests in flight). One read transaction.
-func (s *Store) PassTrend(ctx context.Context, key PassKey, trim int64) ([]eval.TrendGroup, error) {
+func (s *Store) PassTrend(ctx context.Context, key extractbench.PassKey, trim int64) ([]eval.TrendGroup, error) {
 	if err := s.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("trend test of pass %s: %w", key, err)
 	}

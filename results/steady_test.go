@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"fmt"
+	"github.com/extractbench/extractbench"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,14 +16,14 @@ import (
 // records held in memory (measured, sent and done), in send order with
 // ties in storage order, trim left out at each end, each class cut in
 // thirds as SQL's NTILE(3) cuts (the first n mod 3 tiles one larger).
-func inMemoryTrend(recs []eval.Record, trim int) []eval.TrendGroup {
-	var rows []eval.Record
+func inMemoryTrend(recs []extractbench.Record, trim int) []eval.TrendGroup {
+	var rows []extractbench.Record
 	for _, r := range recs {
-		if r.Transport.Kind != eval.TransportInterrupted && r.Transport.Kind != eval.TransportClient && r.SendNS > 0 && r.DoneNS >= r.SendNS {
+		if r.Transport.Kind != extractbench.TransportInterrupted && r.Transport.Kind != extractbench.TransportClient && r.SendNS > 0 && r.DoneNS >= r.SendNS {
 			rows = append(rows, r)
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b eval.Record) int { return int(a.SendNS - b.SendNS) })
+	slices.SortStableFunc(rows, func(a, b extractbench.Record) int { return int(a.SendNS - b.SendNS) })
 	if len(rows) <= 2*trim {
 		return nil
 	}
@@ -82,7 +83,7 @@ func TestPassTrend_Exact(t *testing.T) {
 	s, _ := MustOpen(t)
 	rng := rand.New(rand.NewPCG(3, 9))
 	for lv, n := range []int{0, 1, 7, 50, 301} {
-		key := PassKey{RunID: "run-trend", Variant: "v", Mode: "concurrency", Level: lv + 1, Repetition: 1}
+		key := extractbench.PassKey{RunID: "run-trend", Variant: "v", Mode: "concurrency", Level: lv + 1, Repetition: 1}
 		for i := range n {
 			r := randomRecord(rng, key, i)
 			if i%3 == 0 {

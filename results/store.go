@@ -21,9 +21,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
-
-	"github.com/extractbench/extractbench/eval"
 )
 
 // DBName is the name of the SQLite database inside a results directory.
@@ -65,7 +64,7 @@ type Store struct {
 // op is one item of the writer's queue: a record to insert (fn and done nil),
 // a flush (fn nil, done set) or a write to run in its own transaction.
 type op struct {
-	rec  eval.Record
+	rec  extractbench.Record
 	ctx  context.Context
 	fn   func(ctx context.Context, tx *sql.Tx) error
 	done chan error
@@ -139,7 +138,7 @@ func (s *Store) Path() string { return s.path }
 // (pass, doc) already stored is left as it is: the first row stays. Errors
 // come back from Flush and Close. Add on a closed store drops the record and
 // keeps ErrClosed for Flush to return.
-func (s *Store) Add(rec eval.Record) {
+func (s *Store) Add(rec extractbench.Record) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -220,7 +219,7 @@ func (s *Store) enqueue(ctx context.Context, o op) error {
 // before any other op, so that ops see every record queued before them.
 func (s *Store) run() {
 	defer close(s.done)
-	var pending []eval.Record
+	var pending []extractbench.Record
 	timer := time.NewTimer(s.interval)
 	timer.Stop()
 	commit := func() {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // MustOpen opens a store in a fresh temporary directory and closes it when
@@ -41,18 +41,18 @@ func f64p(v float64) *float64 {
 	return &v
 }
 
-var testKey = PassKey{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 4, Repetition: 2}
+var testKey = extractbench.PassKey{RunID: "run-1", Variant: "ref", Mode: "concurrency", Level: 4, Repetition: 2}
 
 // testRecord returns the i-th record of a pass, varied so that every column
 // sees values and NULLs: an accepted document, a truncation, a transport
 // error that never got a byte, a format failure with a null prediction.
-func testRecord(key PassKey, i int) eval.Record {
-	r := eval.Record{
+func testRecord(key extractbench.PassKey, i int) extractbench.Record {
+	r := extractbench.Record{
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
 		DocID: fmt.Sprintf("doc-%05d", i), LengthClass: []string{"short", "usual", "long"}[i%3],
 	}
 	base := int64(1_000_000 * (i + 1))
-	r.Timings = eval.Timings{SchedNS: base, SendNS: base + 10, FirstByteNS: base + 500, FirstTokenNS: base + 900, LastTokenNS: base + 5000, DoneNS: base + 5100}
+	r.Timings = extractbench.Timings{SchedNS: base, SendNS: base + 10, FirstByteNS: base + 500, FirstTokenNS: base + 900, LastTokenNS: base + 5000, DoneNS: base + 5100}
 	r.PromptTokens, r.CompletionTokens, r.UsageReported = 300+i, 40, true
 	r.FinishReason, r.HTTPStatus = "stop", 200
 	r.Endpoint = []string{"http://10.0.0.1:8000", "http://10.0.0.2:8000", ""}[i%3] // "": a row written before schema version 6
@@ -63,24 +63,24 @@ func testRecord(key PassKey, i int) eval.Record {
 	r.Output = fmt.Sprintf(`{"date": "2025-01-%02d", "amount": %d.50, "category": "rent"}`, i%28+1, i)
 	switch i % 4 {
 	case 0:
-		r.Outcome = eval.Outcome{StrictParseOK: true, LenientParseOK: true, SchemaOK: true,
-			Date: eval.TP, Amount: eval.TP, Category: eval.TN, Accepted: true,
-			Prediction: eval.Prediction{Date: strp("2025-01-01"), Amount: strp(fmt.Sprintf("%d.50", i))}}
+		r.Score = extractbench.Score{StrictParseOK: true, LenientParseOK: true, SchemaOK: true,
+			Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TN, Accepted: true,
+			Prediction: extractbench.Prediction{Date: strp("2025-01-01"), Amount: strp(fmt.Sprintf("%d.50", i))}}
 	case 1:
 		r.FinishReason = "length"
 		r.UsageReported = false
 		r.Output = `{"date": "2025-`
-		r.Outcome = eval.Outcome{Failure: eval.Truncation, FailureDetail: "finish_reason=length"}
+		r.Score = extractbench.Score{Failure: extractbench.Truncation, FailureDetail: "finish_reason=length"}
 	case 2:
-		r.Timings = eval.Timings{SchedNS: base, SendNS: base + 10, DoneNS: base + 30_000_000}
+		r.Timings = extractbench.Timings{SchedNS: base, SendNS: base + 10, DoneNS: base + 30_000_000}
 		r.PromptTokens, r.CompletionTokens, r.HTTPStatus, r.FinishReason, r.Output = 0, 0, 0, "", ""
-		r.Transport.Kind, r.Transport.Detail, r.EngineDied = eval.TransportRefused, "dial tcp: connection refused", true
-		r.Outcome = eval.Outcome{Failure: eval.Memory, FailureDetail: "engine died"}
+		r.Transport.Kind, r.Transport.Detail, r.EngineDied = extractbench.TransportRefused, "dial tcp: connection refused", true
+		r.Score = extractbench.Score{Failure: extractbench.Memory, FailureDetail: "engine died"}
 	case 3:
-		r.HTTPStatus, r.Transport.Kind, r.ErrorBody = 200, eval.TransportOK, ""
-		r.Outcome = eval.Outcome{StrictParseOK: false, LenientParseOK: true, SchemaOK: true,
-			Date: eval.FPFN, Amount: eval.FN, Category: eval.FP, Failure: eval.Quality, FailureDetail: "date differs",
-			Prediction: eval.Prediction{Date: strp("2025-02-01"), Category: strp("")}}
+		r.HTTPStatus, r.Transport.Kind, r.ErrorBody = 200, extractbench.TransportOK, ""
+		r.Score = extractbench.Score{StrictParseOK: false, LenientParseOK: true, SchemaOK: true,
+			Date: extractbench.FPFN, Amount: extractbench.FN, Category: extractbench.FP, Failure: extractbench.Quality, FailureDetail: "date differs",
+			Prediction: extractbench.Prediction{Date: strp("2025-02-01"), Category: strp("")}}
 	}
 	return r
 }
@@ -187,7 +187,7 @@ func TestStore_AddFlush(t *testing.T) {
 	ctx := context.Background()
 	s, _ := MustOpen(t)
 	const n = 10_000
-	keys := []PassKey{testKey, {RunID: "run-1", Variant: "q4", Mode: "concurrency", Level: 8, Repetition: 1}}
+	keys := []extractbench.PassKey{testKey, {RunID: "run-1", Variant: "q4", Mode: "concurrency", Level: 8, Repetition: 1}}
 	var wg sync.WaitGroup
 	for _, k := range keys { // two dispatchers at once, as two passes never are, but Add must not care
 		wg.Go(func() {
@@ -254,7 +254,7 @@ func TestStore_AddCommitsWithoutFlush(t *testing.T) {
 func TestStore_PassRecordsRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s, _ := MustOpen(t)
-	var want []eval.Record
+	var want []extractbench.Record
 	for i := range 8 {
 		r := testRecord(testKey, i)
 		want = append(want, r)
@@ -301,24 +301,24 @@ func TestStore_PassRecordsRoundTrip(t *testing.T) {
 func TestStore_Passes(t *testing.T) {
 	ctx := context.Background()
 	s, _ := MustOpen(t)
-	p := Pass{RunID: "run-1", Variant: "ref", Mode: "batch", Level: 8, Repetition: 1, Phase: PhaseSweep, Attempt: 1,
-		RequestedBatch: i64p(8), SentConcurrency: 8, BatchTransport: TransportBarrier, Status: PassComplete,
+	p := extractbench.Pass{RunID: "run-1", Variant: "ref", Mode: "batch", Level: 8, Repetition: 1, Phase: extractbench.PhaseSweep, Attempt: 1,
+		RequestedBatch: i64p(8), SentConcurrency: 8, BatchTransport: extractbench.TransportBarrier, Status: extractbench.PassComplete,
 		StartedNS: i64p(100), EndedNS: i64p(2_000_000_100), DurationNS: 2_000_000_000,
 		Docs: 300, Accepted: 290, UniqueIDs: 290,
 		TTFTN: 300, TTFTP50NS: i64p(1), TTFTP90NS: i64p(2), TTFTP95NS: i64p(3), TTFTP99NS: i64p(4), TTFTMinNS: i64p(0), TTFTMaxNS: i64p(5),
 		E2EN: 300, E2EP95NS: i64p(9), OutputTokens: 12000, UsageReportedShare: f64p(1), OutputTokensPerS: f64p(6000.5),
 		DateF1: f64p(0.99), PeakKVUsage: f64p(0.875), PeakGPUMemBytes: i64p(80 << 30), Verdict: "usable", VerdictReason: "acceptance 96.7% ≥ 95%"}
-	for i, f := range eval.Failures { // every class has its own column, generated from eval's list
+	for i, f := range extractbench.Failures { // every class has its own column, generated from eval's list
 		p.Failures.Add(f, int64(i+1))
 	}
 	if err := s.PutPass(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	interrupted := Pass{RunID: "run-1", Variant: "ref", Mode: "batch", Level: 1, Repetition: 1, Phase: PhaseBaseline, Attempt: 1, Status: PassInterrupted}
+	interrupted := extractbench.Pass{RunID: "run-1", Variant: "ref", Mode: "batch", Level: 1, Repetition: 1, Phase: extractbench.PhaseBaseline, Attempt: 1, Status: extractbench.PassInterrupted}
 	if err := s.PutPass(ctx, interrupted); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutPass(ctx, Pass{RunID: "run-1", Status: "half"}); err == nil {
+	if err := s.PutPass(ctx, extractbench.Pass{RunID: "run-1", Status: "half"}); err == nil {
 		t.Error("PutPass with status half succeeded, want an error")
 	}
 	// Upsert: the same key again replaces the aggregates.
@@ -327,7 +327,7 @@ func TestStore_Passes(t *testing.T) {
 		t.Fatal(err)
 	}
 	retry := p
-	retry.Phase, retry.Attempt, retry.RetryOf, retry.Accepted = PhaseRetry, 2, i64p(16), 1
+	retry.Phase, retry.Attempt, retry.RetryOf, retry.Accepted = extractbench.PhaseRetry, 2, i64p(16), 1
 	if err := s.PutPass(ctx, retry); err == nil {
 		t.Error("PutPass of a retry over a planned pass succeeded, want an error")
 	}
@@ -335,10 +335,10 @@ func TestStore_Passes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []Pass{interrupted, p}; !reflect.DeepEqual(got, want) {
+	if want := []extractbench.Pass{interrupted, p}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Passes =\n%+v\nwant\n%+v", got, want)
 	}
-	one, err := s.Pass(ctx, PassKey{RunID: "run-1", Variant: "ref", Mode: "batch", Level: 8, Repetition: 1})
+	one, err := s.Pass(ctx, extractbench.PassKey{RunID: "run-1", Variant: "ref", Mode: "batch", Level: 8, Repetition: 1})
 	if err != nil || one == nil || !reflect.DeepEqual(*one, p) {
 		t.Errorf("Pass = %+v, %v; want %+v", one, err, p)
 	}
@@ -451,7 +451,7 @@ func TestStore_BatchErrorIsSticky(t *testing.T) {
 func BenchmarkStore_AddFlush(b *testing.B) {
 	ctx := context.Background()
 	s, _ := MustOpen(b)
-	recs := make([]eval.Record, 1000)
+	recs := make([]extractbench.Record, 1000)
 	for i := range recs {
 		recs[i] = testRecord(testKey, i)
 	}
@@ -472,7 +472,7 @@ func BenchmarkStore_AddFlush(b *testing.B) {
 
 // TestStoreEveryFailureClass stores a request of every class eval lists and
 // reads it back, through the writer and through the read-only reader: a
-// class added to eval.Failures that the requests table's CHECK does not
+// class added to extractbench.Failures that the requests table's CHECK does not
 // accept fails here (the fix is a migration that rebuilds the table).
 func TestStoreEveryFailureClass(t *testing.T) {
 	ctx := context.Background()
@@ -480,7 +480,7 @@ func TestStoreEveryFailureClass(t *testing.T) {
 	if err := s.CreateRun(ctx, Run{RunID: testKey.RunID, Fingerprint: "f", ProtocolName: "p", Manifest: []byte("{}"), Status: RunRunning}); err != nil {
 		t.Fatal(err)
 	}
-	for i, f := range eval.Failures {
+	for i, f := range extractbench.Failures {
 		r := testRecord(testKey, i)
 		r.Accepted, r.Failure, r.FailureDetail = false, f, "test"
 		s.Add(r)
@@ -497,10 +497,10 @@ func TestStoreEveryFailureClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != len(eval.Failures) {
-		t.Fatalf("read %d requests, want %d", len(recs), len(eval.Failures))
+	if len(recs) != len(extractbench.Failures) {
+		t.Fatalf("read %d requests, want %d", len(recs), len(extractbench.Failures))
 	}
-	for i, f := range eval.Failures {
+	for i, f := range extractbench.Failures {
 		if recs[i].Failure != f {
 			t.Errorf("request %d: failure %q, want %q", i, recs[i].Failure, f)
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	unicodeutf8 "unicode/utf8"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // TestStore_ClientRowsAreNotMeasured: a request that failed in the client
@@ -20,10 +20,10 @@ func TestStore_ClientRowsAreNotMeasured(t *testing.T) {
 	if err := s.CreateRun(ctx, Run{RunID: "r", Fingerprint: "fp", ProtocolName: "p", Manifest: json.RawMessage(`{}`), StartedAt: 1, Status: RunRunning}); err != nil {
 		t.Fatal(err)
 	}
-	key := PassKey{RunID: "r", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
+	key := extractbench.PassKey{RunID: "r", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
 	ok, fault := testRecord(key, 0), testRecord(key, 4)
-	fault.Transport = eval.Transport{Kind: eval.TransportClient, Detail: "dial tcp: socket: too many open files"}
-	fault.Outcome = eval.Outcome{}
+	fault.Transport = extractbench.Transport{Kind: extractbench.TransportClient, Detail: "dial tcp: socket: too many open files"}
+	fault.Score = extractbench.Score{}
 	s.Add(ok)
 	s.Add(fault)
 	done, err := s.DoneDocs(ctx, key)
@@ -53,7 +53,7 @@ func TestExport_InvalidUTF8Stored(t *testing.T) {
 	if err := s.CreateRun(ctx, Run{RunID: "r", Fingerprint: "fp", ProtocolName: "p", Manifest: json.RawMessage(`{}`), StartedAt: 1, Status: RunComplete}); err != nil {
 		t.Fatal(err)
 	}
-	key := PassKey{RunID: "r", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
+	key := extractbench.PassKey{RunID: "r", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
 	const bad = "ok \xff\xfe\xc3\x28 \xe2\x82"
 	r := testRecord(key, 2)
 	r.Output, r.ErrorBody, r.Detail, r.FinishReason, r.FailureDetail = bad, bad, bad, bad, bad

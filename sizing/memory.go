@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 // Precision is how weights or KV-cache elements are stored.
@@ -398,38 +400,7 @@ func (e Estimate) FitFor(name string) (Fit, bool) {
 // Bytes formats a byte count in GiB with the exact bytes ("14.96 GiB
 // (16,060,522,496 B)") so that the unit is never in doubt.
 func Bytes(b int64) string {
-	return fmt.Sprintf("%s (%s B)", GiBString(b), GroupDigits(b))
-}
-
-// GiBString formats bytes as GiB with two decimals, MiB or KiB below one GiB.
-func GiBString(b int64) string {
-	switch a := math.Abs(float64(b)); {
-	case a >= GiB:
-		return fmt.Sprintf("%.2f GiB", float64(b)/GiB)
-	case a >= MiB:
-		return fmt.Sprintf("%.1f MiB", float64(b)/MiB)
-	case a >= KiB:
-		return fmt.Sprintf("%.1f KiB", float64(b)/KiB)
-	}
-	return fmt.Sprintf("%d B", b)
-}
-
-// GroupDigits writes an integer with thousands separators (16,060,522,496).
-func GroupDigits(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return fmt.Sprintf("%s (%s B)", numfmt.GiBString(b), numfmt.GroupDigits(b))
 }
 
 // utilAndMargin applies the defaults to a share of card memory the engine

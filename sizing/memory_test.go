@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 func mustPreset(t *testing.T, name string) Model {
@@ -80,7 +82,7 @@ func TestCalculateLlama8B(t *testing.T) {
 			t.Errorf("%s: got %d, want %d", c.name, c.got, c.want)
 		}
 	}
-	if got := GiBString(e.WeightBytes); got != "14.96 GiB" {
+	if got := numfmt.GiBString(e.WeightBytes); got != "14.96 GiB" {
 		t.Errorf("weights printed: got %s, want 14.96 GiB", got)
 	}
 	fits := []struct {

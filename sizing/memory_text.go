@@ -1,23 +1,12 @@
 package sizing
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
-)
 
-// WriteJSON writes v as indented JSON: the machine-readable form of every
-// answer in this package.
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write json: %w", err)
-	}
-	return nil
-}
+	"github.com/extractbench/extractbench/numfmt"
+)
 
 // errWriter keeps the first write error so that text writers can print
 // line after line and check once.
@@ -63,37 +52,37 @@ func (e Estimate) WriteText(w io.Writer) error {
 	kvElem, _ := e.KV.KVBytes()
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	if e.TP > 1 {
-		fmt.Fprintf(tw, "Weights\t%s = %s / %d cards\n", Bytes(e.WeightBytes), GiBString(e.ModelWeightBytes), e.TP)
+		fmt.Fprintf(tw, "Weights\t%s = %s / %d cards\n", Bytes(e.WeightBytes), numfmt.GiBString(e.ModelWeightBytes), e.TP)
 	} else {
 		fmt.Fprintf(tw, "Weights\t%s\n", Bytes(e.WeightBytes))
 	}
 	fmt.Fprintf(tw, "KV cache per token\t%s = 2 × %d layers × %d KV heads × %d head dim × %d B (%s)\n",
 		Bytes(e.KVBytesPerToken), e.Shape.Layers, e.KVHeadsPerCard, e.Shape.HeadDim, kvElem, e.KV)
-	held := fmt.Sprintf("at %s tokens", GroupDigits(int64(e.HeldTokens)))
+	held := fmt.Sprintf("at %s tokens", numfmt.GroupDigits(int64(e.HeldTokens)))
 	switch {
 	case e.Cache == StaticCache:
-		held = fmt.Sprintf("reserved at load for %s tokens (static cache)", GroupDigits(int64(e.ContextTokens)))
+		held = fmt.Sprintf("reserved at load for %s tokens (static cache)", numfmt.GroupDigits(int64(e.ContextTokens)))
 	case e.HeldTokens != e.ContextTokens:
-		held = fmt.Sprintf("at %s tokens held on average (dynamic cache; context %s)", GroupDigits(int64(e.HeldTokens)), GroupDigits(int64(e.ContextTokens)))
+		held = fmt.Sprintf("at %s tokens held on average (dynamic cache; context %s)", numfmt.GroupDigits(int64(e.HeldTokens)), numfmt.GroupDigits(int64(e.ContextTokens)))
 	}
 	fmt.Fprintf(tw, "KV cache per sequence\t%s %s\n", Bytes(e.KVBytesPerSeq), held)
 	if sl := e.Shape.SlidingLayers; e.Shape.SlidingWindow > 0 && sl > 0 {
 		fmt.Fprintf(tw, "  sliding window\t= 2 × %d KV heads × %d head dim × %d B × (%d full layers × %s + %d sliding layers × min(%s, %s window))\n",
-			e.KVHeadsPerCard, e.Shape.HeadDim, kvElem, e.Shape.Layers-sl, GroupDigits(int64(e.HeldTokens)), sl,
-			GroupDigits(int64(e.HeldTokens)), GroupDigits(int64(e.Shape.SlidingWindow)))
+			e.KVHeadsPerCard, e.Shape.HeadDim, kvElem, e.Shape.Layers-sl, numfmt.GroupDigits(int64(e.HeldTokens)), sl,
+			numfmt.GroupDigits(int64(e.HeldTokens)), numfmt.GroupDigits(int64(e.Shape.SlidingWindow)))
 	}
 	if e.KVOffloadShare > 0 {
 		fmt.Fprintf(tw, "KV cache, %d sequence(s)\t%s on the card; %s in CPU memory (%.0f%% offloaded)\n", e.Concurrency, Bytes(e.KVBytes),
-			GiBString(e.KVCPUBytes), e.KVOffloadShare*100)
+			numfmt.GiBString(e.KVCPUBytes), e.KVOffloadShare*100)
 	} else {
 		fmt.Fprintf(tw, "KV cache, %d sequence(s)\t%s\n", e.Concurrency, Bytes(e.KVBytes))
 	}
 	fmt.Fprintf(tw, "Activations\t%s (one %s-token prefill chunk + fp32 logits per sequence)\n",
-		Bytes(e.ActivationBytes), GroupDigits(DefaultPrefillTokens))
+		Bytes(e.ActivationBytes), numfmt.GroupDigits(DefaultPrefillTokens))
 	fmt.Fprintf(tw, "Runtime overhead\t%s (CUDA context, workspaces, CUDA graphs)\n", Bytes(e.OverheadBytes))
 	if e.CommBytes > 0 {
 		fmt.Fprintf(tw, "Tensor-parallel buffers\t%s (one prefill chunk's hidden states for the all-reduce + %s NCCL buffers)\n",
-			Bytes(e.CommBytes), GiBString(NCCLBufferBytes))
+			Bytes(e.CommBytes), numfmt.GiBString(NCCLBufferBytes))
 	}
 	fmt.Fprintf(tw, "After load\t%s (weights, overhead%s, KV held before any request)\n", Bytes(e.AfterLoadBytes()),
 		map[bool]string{true: ", buffers", false: ""}[e.CommBytes > 0])
@@ -104,7 +93,7 @@ func (e Estimate) WriteText(w io.Writer) error {
 	}
 	ew.printf("\nCards: datasheet memory is decimal (1 GB = 10^9 B), shown here in GiB (2^30 B); usable = memory × %.2f.\n", e.Utilisation)
 	ew.printf("Max concurrency: sequences of %s tokens that fit with the %.0f%% margin (and without it).\n",
-		GroupDigits(int64(e.HeldTokens)), e.Margin*100)
+		numfmt.GroupDigits(int64(e.HeldTokens)), e.Margin*100)
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	offload := e.KVOffloadShare > 0
 	fmt.Fprintf(tw, "GPU\tarch\tmemory\tusable\tfits %d\theadroom\tmax concurrency\tdecode ceiling at 1\t", e.Concurrency)
@@ -114,7 +103,7 @@ func (e Estimate) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "weights %s\tKV %s\tFA2\tFA3\t\n", e.Weights, e.KV)
 	var notes []string
 	for _, f := range e.Fits {
-		mem := GiBString(f.MemoryBytes)
+		mem := numfmt.GiBString(f.MemoryBytes)
 		if f.GPU.MemoryBytes == 0 {
 			mem = fmt.Sprintf("%g GB = %s", f.GPU.DatasheetGB, mem)
 		} else {
@@ -132,8 +121,8 @@ func (e Estimate) WriteText(w io.Writer) error {
 		if f.GPU.Arch != "" {
 			arch = f.GPU.Arch + " " + f.GPU.ComputeCapability
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d (%d)\t%s\t", name, arch, mem, GiBString(f.UsableBytes), yesNo(f.Fits),
-			GiBString(f.HeadroomBytes), f.MaxConcurrency, f.MaxConcurrencyNoMargin, ceiling)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d (%d)\t%s\t", name, arch, mem, numfmt.GiBString(f.UsableBytes), yesNo(f.Fits),
+			numfmt.GiBString(f.HeadroomBytes), f.MaxConcurrency, f.MaxConcurrencyNoMargin, ceiling)
 		if offload {
 			if f.OffloadStepMS > 0 {
 				fmt.Fprintf(tw, "≥ %.1f ms\t", f.OffloadStepMS)
@@ -175,47 +164,6 @@ func appendNew(ss []string, s string) []string {
 	return append(ss, s)
 }
 
-// WriteText writes the prediction beside the measured peaks.
-func (mc MemoryCheck) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
-	if mc.Simulated {
-		ew.printf("SIMULATED RUN: the measured peaks come from the built-in engine's model, not a GPU.\n")
-	}
-	ew.printf("Run %s in %s: prediction beside measured peaks (GiB = 2^30 B; peaks are the highest over repetitions).\n", mc.RunID, mc.Dir)
-	for _, v := range mc.Estimates {
-		gpu := v.GPU.Name
-		if gpu == "" {
-			gpu = "unknown card"
-		}
-		mem := "datasheet catalog"
-		if len(v.Estimate.Fits) == 1 {
-			mem = Bytes(v.Estimate.Fits[0].MemoryBytes)
-		}
-		ew.printf("  %s: %s as %s, %s weights %s, KV %s per token, %s per sequence at %s tokens; card %s, %s\n",
-			v.Variant, v.Model, v.Estimate.Model, v.Estimate.Weights, GiBString(v.Estimate.WeightBytes),
-			GiBString(v.Estimate.KVBytesPerToken), GiBString(v.Estimate.KVBytesPerSeq),
-			GroupDigits(int64(v.Estimate.ContextTokens)), gpu, mem)
-	}
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "variant\tlevel\tpredicted\tpred. KV use\tdevice peak\ttorch allocated\ttorch reserved\tKV usage\t\n")
-	for _, r := range mc.Rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f%%\t%s\t%s\t%s\t%s\t\n", r.Variant, r.Level, GiBString(r.PredictedBytes),
-			r.PredictedKVShare*100, optBytes(r.PeakGPUMemBytes), optBytes(r.PeakTorchAllocatedBytes),
-			optBytes(r.PeakTorchReservedBytes), optPct(r.PeakKVUsage))
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("write memory check: %w", err)
-	}
-	ew.printf("%s\n", strings.Join([]string{
-		"Predicted assumes every sequence holds the full context; engines that reserve memory up front",
-		"(vLLM) show a device peak near memory × utilisation whatever the level: read torch allocated and KV usage.",
-	}, " "))
-	if ew.err != nil {
-		return fmt.Errorf("write memory check: %w", ew.err)
-	}
-	return nil
-}
-
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -227,7 +175,7 @@ func optBytes(v *int64) string {
 	if v == nil {
 		return "n/a"
 	}
-	return GiBString(*v)
+	return numfmt.GiBString(*v)
 }
 
 func optPct(v *float64) string {

@@ -1,19 +1,17 @@
 package sizing
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/extractbench/extractbench"
 	"io"
 	"math"
-	"slices"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 // DefaultRentalDays are the rental lengths a plan is compared against.
@@ -68,11 +66,11 @@ type LevelRates struct {
 }
 
 // LevelRatesOf is the level's rates in passes, from its passes rows.
-func LevelRatesOf(passes []*eval.Pass) LevelRates {
+func LevelRatesOf(passes []*extractbench.Pass) LevelRates {
 	return LevelRates{
 		DocsPerHour:      eval.MedianOverRepetitions(passes, eval.PassDocsPerHour).Median,
 		AcceptedPerHour:  eval.MedianOverRepetitions(passes, eval.PassAcceptedPerHour).Median,
-		OutputTokensPerS: eval.MedianOverRepetitions(passes, func(p *eval.Pass) *float64 { return p.OutputTokensPerS }).Median,
+		OutputTokensPerS: eval.MedianOverRepetitions(passes, func(p *extractbench.Pass) *float64 { return p.OutputTokensPerS }).Median,
 	}
 }
 
@@ -271,135 +269,6 @@ func Plan(in PlanInputs) (PlanResult, error) {
 // ErrNoUsableLevel is returned (wrapped) when a variant has no level to plan at.
 var ErrNoUsableLevel = errors.New("no usable level")
 
-// PlanOptions say what to plan a run for.
-type PlanOptions struct {
-	CorpusDocs int   // N, the corpus to plan for
-	Days       []int // rental lengths; nil = DefaultRentalDays
-	// RetryShare, when set, assumes that share of the documents sent
-	// again, each once (plan -retry-share); nil assumes none: the run
-	// measured no retry of a document.
-	RetryShare *float64
-}
-
-// PlanRun plans each variant of a run at its recommended level, assuming no
-// retry (PlanRunWith).
-func PlanRun(run *results.RunData, corpusDocs int, days []int) ([]PlanResult, error) {
-	return PlanRunWith(run, PlanOptions{CorpusDocs: corpusDocs, Days: days})
-}
-
-// PlanRunWith plans each variant of a run at its recommended level, as
-// eval's aggregator judged it: the level's complete passes give the rate,
-// the events the engine load and warm-up, the time between a variant's
-// passes the evaluation overhead (a share of pass time), and the rest of
-// the run's wall time its fixed costs, paid once (RunOverhead). A variant
-// with no usable level is returned with its Recommendation and no figures.
-func PlanRunWith(run *results.RunData, o PlanOptions) ([]PlanResult, error) {
-	corpusDocs, days := o.CorpusDocs, o.Days
-	overhead, fixed := RunOverhead(run)
-	var out []PlanResult
-	for _, s := range run.Series() {
-		rec := s.Recommendation
-		if !rec.Usable() {
-			out = append(out, PlanResult{PlanInputs: PlanInputs{Variant: rec.Variant, Mode: rec.Mode, CorpusDocs: corpusDocs},
-				Recommendation: &rec, Simulated: run.Simulated()})
-			continue
-		}
-		level := rec.Recommended
-		if !rec.InteractiveAsked() && rec.Offline.Level > 0 {
-			level = rec.Offline.Level // the protocol asked for the offline objective only
-		}
-		in := PlanInputs{Variant: rec.Variant, Mode: rec.Mode, Level: level, OverheadShare: overhead, FixedNS: fixed,
-			CorpusDocs: corpusDocs, RentalDays: days}
-		if o.RetryShare != nil {
-			in.RetryShare, in.RetryAssumed = *o.RetryShare, true
-		}
-		// The level's passes as eval's aggregator kept them: client-bound
-		// ones it left out are left out here too.
-		leftOut := false
-		if l := s.Level(level); l != nil {
-			leftOut = l.ClientBoundLeftOut > 0
-		}
-		var passes []*eval.Pass
-		for i, p := range run.Passes {
-			if leftOut && p.ClientBound != nil && *p.ClientBound {
-				continue
-			}
-			if p.Variant == rec.Variant && p.Mode == rec.Mode && p.Level == level && p.Complete() {
-				in.Docs += int(p.Docs)
-				in.Accepted += int(p.Accepted)
-				in.DurationNS += p.DurationNS
-				in.OutputTokens += p.OutputTokens
-				passes = append(passes, &run.Passes[i])
-			}
-		}
-		if lr := LevelRatesOf(passes); lr.DocsPerHour > 0 {
-			in.InPasses = &lr
-		}
-		in.LoadNS = run.LastEventNS(results.EventEngineLoad, rec.Variant)
-		in.WarmupNS = run.LastEventNS(results.EventWarmup, rec.Variant)
-		r, err := Plan(in)
-		if err != nil {
-			return nil, fmt.Errorf("plan run %s: %w", run.Run.RunID, err)
-		}
-		r.Recommendation, r.Simulated = &rec, run.Simulated()
-		r.GPU = run.Manifest.Variant(rec.Variant).GPU.Name
-		out = append(out, r)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("plan run %s in %s: %w: the run has no complete pass", run.Run.RunID, run.Dir, ErrNoUsableLevel)
-	}
-	return out, nil
-}
-
-// RunOverhead splits the run's time outside its passes, engine loads and
-// warm-ups in two. The time between one variant's consecutive passes
-// (reading a pass back and writing its row, the next one's set-up) grows
-// with the documents a pass holds: it is returned as share, per unit of
-// pass time. The rest of the wall time (setting the run up, stopping an
-// engine, going from one variant to the next, the run's end) is paid once
-// whatever the corpus: fixedNS. Both are 0 when the run has not ended or
-// was interrupted or resumed (its wall time then holds the pause, not work).
-func RunOverhead(d *results.RunData) (share float64, fixedNS int64) {
-	if d.Run.EndedAt <= d.Run.StartedAt || d.Run.StartedAt == 0 {
-		return 0, 0
-	}
-	var prep int64
-	for _, e := range d.Events {
-		switch e.Kind {
-		case results.EventInterrupted, results.EventResumed:
-			return 0, 0
-		case results.EventEngineLoad, results.EventWarmup:
-			prep += e.ValueNS
-		}
-	}
-	var passes, between int64
-	spans := map[string][][2]int64{} // per variant, each pass's [start, end] on the run clock
-	for _, p := range d.Passes {
-		passes += p.DurationNS
-		if p.StartedNS != nil && p.EndedNS != nil {
-			spans[p.Variant] = append(spans[p.Variant], [2]int64{*p.StartedNS, *p.EndedNS})
-		}
-	}
-	for _, s := range spans {
-		slices.SortFunc(s, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
-		for i := 1; i < len(s); i++ {
-			if gap := s[i][0] - s[i-1][1]; gap > 0 {
-				between += gap
-			}
-		}
-	}
-	if passes == 0 {
-		return 0, 0
-	}
-	wall := (d.Run.EndedAt - d.Run.StartedAt) * int64(time.Millisecond)
-	rest := wall - passes - prep
-	if rest <= 0 {
-		return 0, 0
-	}
-	between = min(between, rest)
-	return float64(between) / float64(passes), rest - between
-}
-
 // WriteText writes a plan for people.
 func (r PlanResult) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
@@ -431,7 +300,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day, %.0f accepted/hour sustained (evaluation overhead %.1f%% of pass time; retries %s)\n",
 		r.DocsPerHour, r.DocsPerDay, r.SustainedAcceptedPerHour, r.OverheadShare*100, retries)
-	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
+	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", numfmt.GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
 	fmt.Fprintf(tw, "  preparation\t%s (engine load %s + warm-up %s, once)\n", fmtLong(r.PreparationNS), fmtLong(r.LoadNS), fmtLong(r.WarmupNS))
 	fmt.Fprintf(tw, "  fixed\t%s (the run's time outside passes, loads and warm-ups: set-up, engine stop, its end; once)\n", fmtLong(r.FixedNS))
 	fmt.Fprintf(tw, "  processing\t%s\n", fmtLong(r.ProcessingNS))
@@ -442,9 +311,9 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		if rt.FitsCorpus {
 			fits = "fits"
 		}
-		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental); %s", rt.Days, GroupDigits(rt.Docs), fits, rt.Use*100, cardsPhrase(rt.CardsNeeded, rt.Days))
+		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental); %s", rt.Days, numfmt.GroupDigits(rt.Docs), fits, rt.Use*100, cardsPhrase(rt.CardsNeeded, rt.Days))
 		if rt.Cost != nil {
-			fmt.Fprintf(tw, ": %s %s", money(*rt.Cost), r.Cost.Currency)
+			fmt.Fprintf(tw, ": %s %s", numfmt.Money(*rt.Cost), r.Cost.Currency)
 		}
 		fmt.Fprintf(tw, "\n")
 	}
@@ -453,17 +322,17 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		if card == "" {
 			card = "the card"
 		}
-		fmt.Fprintf(tw, "Cost (%s)\t%s %s per card-hour of %s\n", c.Label, money(c.PerCardHour), c.Currency, card)
+		fmt.Fprintf(tw, "Cost (%s)\t%s %s per card-hour of %s\n", c.Label, numfmt.Money(c.PerCardHour), c.Currency, card)
 		if c.PerThousandAccepted > 0 {
-			fmt.Fprintf(tw, "  per 1,000 accepted\t%s %s (1,000 × price / %.0f accepted/hour sustained)\n", money(c.PerThousandAccepted), c.Currency,
+			fmt.Fprintf(tw, "  per 1,000 accepted\t%s %s (1,000 × price / %.0f accepted/hour sustained)\n", numfmt.Money(c.PerThousandAccepted), c.Currency,
 				r.SustainedAcceptedPerHour)
 		} else {
 			fmt.Fprintf(tw, "  per 1,000 accepted\tnone accepted; %s %s per 1,000 documents (1,000 × price / %.0f documents/hour sustained)\n",
-				money(c.PerThousandDocs), c.Currency, r.DocsPerHour)
+				numfmt.Money(c.PerThousandDocs), c.Currency, r.DocsPerHour)
 		}
-		fmt.Fprintf(tw, "  corpus on one card\t%s %s\n", money(c.CorpusCost), c.Currency)
+		fmt.Fprintf(tw, "  corpus on one card\t%s %s\n", numfmt.Money(c.CorpusCost), c.Currency)
 		if c.DeadlineDays > 0 {
-			fmt.Fprintf(tw, "  deadline %g days\t%s: %s %s\n", c.DeadlineDays, cardsPhrase(c.CardsForDeadline, 0), money(c.DeadlineCost), c.Currency)
+			fmt.Fprintf(tw, "  deadline %g days\t%s: %s %s\n", c.DeadlineDays, cardsPhrase(c.CardsForDeadline, 0), numfmt.Money(c.DeadlineCost), c.Currency)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -497,18 +366,6 @@ func cardsPhrase(n, days int) string {
 		return fmt.Sprintf("%s to finish in %d days", s, days)
 	}
 	return s + " to finish in time"
-}
-
-// money prints an amount: from 1 on with two decimals and thousands
-// separators ("1,440.00"), below 1 with two significant digits ("0.42",
-// "0.0041"), so that a small cost never reads 0.00.
-func money(v float64) string {
-	if v != 0 && math.Abs(v) < 1 && !math.IsNaN(v) {
-		decimals := min(1-int(math.Floor(math.Log10(math.Abs(v)))), 12)
-		return strconv.FormatFloat(v, 'f', decimals, 64)
-	}
-	cents := int64(math.Round(v * 100))
-	return fmt.Sprintf("%s.%02d", GroupDigits(cents/100), cents%100)
 }
 
 // fmtLong prints a duration to the second (finer under a minute), with

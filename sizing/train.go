@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"text/tabwriter"
+
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 // TrainMethod is how a model is fine-tuned.
@@ -242,8 +244,8 @@ func (e TrainEstimate) WriteText(w io.Writer) error {
 		ck = "on"
 	}
 	ew.printf("Training %s: %s fine-tuning, %s, micro-batch %d × %s tokens, activation checkpointing %s\n",
-		e.Model, e.Method, e.Optimizer, e.MicroBatch, GroupDigits(int64(e.SeqLen)), ck)
-	ew.printf("%.2f billion parameters; trained: %s", float64(e.Params)/1e9, GroupDigits(e.TrainedParams))
+		e.Model, e.Method, e.Optimizer, e.MicroBatch, numfmt.GroupDigits(int64(e.SeqLen)), ck)
+	ew.printf("%.2f billion parameters; trained: %s", float64(e.Params)/1e9, numfmt.GroupDigits(e.TrainedParams))
 	if e.LoRARank > 0 {
 		ew.printf(" (rank-%d adapters on every linear layer)", e.LoRARank)
 	}
@@ -282,8 +284,8 @@ func (e TrainEstimate) WriteText(w io.Writer) error {
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "GPU\tmemory\tusable\tfits\theadroom\tmax micro-batch\t\n")
 	for _, f := range e.Fits {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t\n", f.GPU.Name, GiBString(f.MemoryBytes), GiBString(f.UsableBytes), yesNo(f.Fits),
-			GiBString(f.HeadroomBytes), f.MaxMicroBatch)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t\n", f.GPU.Name, numfmt.GiBString(f.MemoryBytes), numfmt.GiBString(f.UsableBytes), yesNo(f.Fits),
+			numfmt.GiBString(f.HeadroomBytes), f.MaxMicroBatch)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write training fits: %w", err)

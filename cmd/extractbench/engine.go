@@ -7,8 +7,8 @@ import (
 	"net"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin"
-	"github.com/extractbench/extractbench/pipeline"
 )
 
 type engineCommand struct{ env }
@@ -48,7 +48,7 @@ func (c *engineCommand) Run(ctx context.Context, args []string) error {
 		p.OnKVFull = *onKVFull
 	}
 	_, variant := builtin.SplitVariant(*model)
-	cfg := builtin.Config{Profile: p, Models: []string{*model}, Variant: variant, Seed: *seed, Version: pipeline.ToolVersion}
+	cfg := builtin.Config{Profile: p, Models: []string{*model}, Variant: variant, Seed: *seed, Version: extractbench.ToolVersion}
 	if *faults != "" {
 		cfg.FaultRates, err = builtin.ParseFaults(*faults)
 		if err != nil {

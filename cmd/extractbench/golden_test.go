@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing/sizingtest"
+	"github.com/extractbench/extractbench/results/plan/plantest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden code, stdout and stderr files of TestGolden")
@@ -337,7 +337,7 @@ func TestNormalise(t *testing.T) {
 // buildFixture writes the results directory named by a case's fixture file
 // into dir:
 //
-//	sizing  a run written through sizingtest (figures chosen, not measured):
+//	sizing  a run written through plantest (figures chosen, not measured):
 //	        variants bf16 (two level-1 repetitions, sweep 2, 4, 8 with memory
 //	        peaks; 8 breaks on memory), int4 (one flip each way against
 //	        bf16 at level 1, sweep 2 and 4) and awq (15 more failures at
@@ -350,9 +350,9 @@ func buildFixture(t *testing.T, kind, dir string) {
 	t.Helper()
 	switch kind {
 	case "sizing":
-		sizingtest.Write(t, dir, sizingFixture())
+		plantest.Write(t, dir, sizingFixture())
 	case "no-pass":
-		sizingtest.Write(t, dir, sizingtest.Run{RunID: "golden-cut", Status: results.RunInterrupted})
+		plantest.Write(t, dir, plantest.Run{RunID: "golden-cut", Status: results.RunInterrupted})
 	case "empty":
 		st, err := results.Open(context.Background(), dir)
 		if err != nil {
@@ -371,11 +371,11 @@ func buildFixture(t *testing.T, kind, dir string) {
 	}
 }
 
-func sizingFixture() sizingtest.Run {
+func sizingFixture() plantest.Run {
 	fails := func(from, to int) func(int) bool { return func(i int) bool { return i < from || i >= to } }
 	const docs = 300
-	run := sizingtest.Run{RunID: "golden",
-		Manifest: sizingtest.Manifest(sizingtest.DefaultCorpusSHA, "meta-llama/Llama-3.1-8B-Instruct", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.95, 2500)}
+	run := plantest.Run{RunID: "golden",
+		Manifest: plantest.Manifest(plantest.DefaultCorpusSHA, "meta-llama/Llama-3.1-8B-Instruct", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.95, 2500)}
 	level1 := []struct {
 		variant  string
 		rep      int
@@ -386,18 +386,18 @@ func sizingFixture() sizingtest.Run {
 		{"awq", 1, 0, 24},
 	}
 	for _, l := range level1 {
-		run.Records = append(run.Records, sizingtest.Records(l.variant, 1, l.rep, docs, fails(l.from, l.to))...)
-		run.Passes = append(run.Passes, sizingtest.WithPeaks(sizingtest.Pass(l.variant, 1, l.rep, docs, docs-(l.to-l.from), 600, 900),
+		run.Records = append(run.Records, plantest.Records(l.variant, 1, l.rep, docs, fails(l.from, l.to))...)
+		run.Passes = append(run.Passes, plantest.WithPeaks(plantest.Pass(l.variant, 1, l.rep, docs, docs-(l.to-l.from), 600, 900),
 			20_000_000_000, 17_000_000_000, 18_000_000_000, 0.05))
 	}
-	l8 := sizingtest.Pass("bf16", 8, 1, docs, 200, 60, 3000)
-	l8.Failures.Add(eval.Memory, 100)
+	l8 := plantest.Pass("bf16", 8, 1, docs, 200, 60, 3000)
+	l8.Failures.Add(extractbench.Memory, 100)
 	run.Passes = append(run.Passes,
-		sizingtest.WithPeaks(sizingtest.Pass("bf16", 2, 1, docs, 291, 320, 1000), 40_000_000_000, 36_000_000_000, 38_000_000_000, 0.30),
-		sizingtest.WithPeaks(sizingtest.Pass("bf16", 4, 1, docs, 291, 180, 2000), 70_000_000_000, 66_000_000_000, 68_000_000_000, 0.75),
-		sizingtest.WithPeaks(l8, 80_000_000_000, 78_000_000_000, 79_000_000_000, 1),
-		sizingtest.WithPeaks(sizingtest.Pass("int4", 2, 1, docs, 291, 250, 800), 12_000_000_000, 10_000_000_000, 11_000_000_000, 0.20),
-		sizingtest.WithPeaks(sizingtest.Pass("int4", 4, 1, docs, 291, 140, 1500), 20_000_000_000, 18_000_000_000, 19_000_000_000, 0.45),
+		plantest.WithPeaks(plantest.Pass("bf16", 2, 1, docs, 291, 320, 1000), 40_000_000_000, 36_000_000_000, 38_000_000_000, 0.30),
+		plantest.WithPeaks(plantest.Pass("bf16", 4, 1, docs, 291, 180, 2000), 70_000_000_000, 66_000_000_000, 68_000_000_000, 0.75),
+		plantest.WithPeaks(l8, 80_000_000_000, 78_000_000_000, 79_000_000_000, 1),
+		plantest.WithPeaks(plantest.Pass("int4", 2, 1, docs, 291, 250, 800), 12_000_000_000, 10_000_000_000, 11_000_000_000, 0.20),
+		plantest.WithPeaks(plantest.Pass("int4", 4, 1, docs, 291, 140, 1500), 20_000_000_000, 18_000_000_000, 19_000_000_000, 0.45),
 	)
 	for _, v := range []string{"bf16", "int4", "awq"} {
 		run.Events = append(run.Events,

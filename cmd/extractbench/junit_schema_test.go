@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/ci"
@@ -140,9 +141,9 @@ func TestXSDSchema_Refuses(t *testing.T) {
 func everyState() *ci.Run {
 	share := 0.5
 	level := func(variant string, usable bool) ci.Level {
-		return ci.Level{Level: eval.Level{Variant: variant, Mode: "concurrency", Level: 1, Phase: eval.PhaseBaseline, Docs: 2, Accepted: 1,
+		return ci.Level{Level: eval.Level{Variant: variant, Mode: "concurrency", Level: 1, Phase: extractbench.PhaseBaseline, Docs: 2, Accepted: 1,
 			Verdict: eval.Verdict{Usable: usable, Reason: "accepted 50.0% < threshold 95.0%"}}, Name: "concurrency 1 (baseline)", Baseline: true, Seconds: 1.25,
-			NFailed: 1, Failed: []ci.Doc{{ID: "d\x00\x1b1", Repetition: 1, Failure: eval.Format, Detail: "output ]]> \xff\xfe and \x07 bell"}}}
+			NFailed: 1, Failed: []ci.Doc{{ID: "d\x00\x1b1", Repetition: 1, Failure: extractbench.Format, Detail: "output ]]> \xff\xfe and \x07 bell"}}}
 	}
 	v := func(name, state string, usable bool) ci.Variant {
 		return ci.Variant{Outcome: results.Outcome{Variant: name, Model: "m", State: state, Reason: "because <" + state + ">", BaselineShare: &share},

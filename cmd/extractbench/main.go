@@ -6,8 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,23 +14,9 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
-	"strings"
 	"syscall"
 
-	"github.com/extractbench/extractbench/corpus"
-	"github.com/extractbench/extractbench/pipeline"
-)
-
-// Exit codes: nightly jobs rely on them.
-const (
-	exitOK       = 0 // every verdict passed
-	exitVerdict  = 1 // a verdict failed (acceptance, equivalence, regression)
-	exitUsage    = 2 // usage or configuration error
-	exitInfra    = 3 // infrastructure error (engine unreachable, disk, ...) or an interrupted run
-	exitInternal = exitInfra
-	// exitInconclusive: compare could not decide, too few documents for
-	// the margin (no answers could have shown equivalence); measure more.
-	exitInconclusive = 4
+	"github.com/extractbench/extractbench"
 )
 
 // command is one subcommand: it parses its own flags and calls packages.
@@ -150,7 +134,7 @@ func usage(w io.Writer, cmds map[string]command) {
 // versionLine is what `extractbench version` prints: the tool version, the
 // commit it was built from when the build recorded one, and the toolchain.
 func versionLine() string {
-	v := "extractbench " + pipeline.ToolVersion
+	v := "extractbench " + extractbench.ToolVersion
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev, dirty string
 		for _, s := range bi.Settings {
@@ -171,117 +155,4 @@ func versionLine() string {
 		}
 	}
 	return fmt.Sprintf("%s %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
-
-// verdictError is a measured result that failed its criteria: exit 1.
-type verdictError struct{ msg string }
-
-func (e *verdictError) Error() string { return e.msg }
-
-// inconclusiveError is a comparison on too few documents to decide: exit 4.
-type inconclusiveError struct{ msg string }
-
-func (e *inconclusiveError) Error() string { return e.msg }
-
-// usageError is a bad command line: exit 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-// interruptedError is a run stopped by a signal: exit 3, resumable.
-type interruptedError struct{ dir string }
-
-func (e *interruptedError) Error() string {
-	return "interrupted: every finished request is recorded; resume with: extractbench run -resume " + e.dir
-}
-
-func exitCode(w io.Writer, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	var (
-		ve *verdictError
-		ue *usageError
-		ce *pipeline.ConfigError
-		pe *pipeline.ProtocolError
-		va *pipeline.ValidationError
-		le *corpus.LoadError
-		ie *interruptedError
-		me *incompleteError
-		ne *inconclusiveError
-	)
-	switch {
-	case errors.As(err, &ne):
-		fmt.Fprintln(w, "extractbench: verdict inconclusive:", err)
-		return exitInconclusive
-	case errors.As(err, &ve):
-		fmt.Fprintln(w, "extractbench: verdict failed:", err)
-		return exitVerdict
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &pe), errors.As(err, &le), errors.As(err, &va):
-		fmt.Fprintln(w, "extractbench:", err)
-		return exitUsage
-	case errors.As(err, &ie), errors.As(err, &me):
-		fmt.Fprintln(w, "extractbench:", err)
-		return exitInfra
-	default:
-		fmt.Fprintln(w, "extractbench:", err)
-		return exitInternal
-	}
-}
-
-// newFlags makes a FlagSet that reports errors instead of exiting. name is
-// the usage line after "extractbench" ("run [-protocol FILE] ..."); its
-// leading lower-case words are the command ("corpus check"). -h prints the
-// usage on stdout; a bad flag is a usage error on stderr (parseFlags).
-func newFlags(name, synopsis string, e env) *flag.FlagSet {
-	fs := flag.NewFlagSet(commandName(name), flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stdout, "Usage: extractbench %s\n\n%s\n\nFlags:\n", name, synopsis)
-		fs.SetOutput(e.stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	return fs
-}
-
-// commandName is the leading lower-case words of a usage line.
-func commandName(usageLine string) string {
-	var words []string
-	for _, w := range strings.Fields(usageLine) {
-		if strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") != "" {
-			break
-		}
-		words = append(words, w)
-	}
-	return strings.Join(words, " ")
-}
-
-// parseFlags parses args: -h prints the usage on stdout (flag.ErrHelp,
-// exit 0); a bad flag is a usage error that names the command, suggests the
-// nearest flag and says where the flags are listed.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	printUsage := fs.Usage
-	fs.Usage = func() {} // the flag package calls it on every error; only -h prints it
-	err := fs.Parse(args)
-	fs.Usage = printUsage
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, flag.ErrHelp):
-		printUsage()
-		return err
-	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		var names []string
-		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-		if near := nearest(name, names); near != "" {
-			msg += fmt.Sprintf(" (did you mean -%s?)", near)
-		}
-	}
-	return &usageError{msg: fmt.Sprintf("%s: %s; extractbench %s -h lists its flags", fs.Name(), msg, fs.Name())}
 }

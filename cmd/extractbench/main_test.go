@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench"
 )
 
 // runCLI runs the command line in-process and returns its exit code and output.
@@ -135,8 +135,8 @@ func TestRunJSONSummary(t *testing.T) {
 func TestVersion(t *testing.T) {
 	for _, arg := range []string{"version", "-version", "--version"} {
 		code, stdout, stderr := runCLI(t, arg)
-		if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "extractbench "+pipeline.ToolVersion+" ") || strings.Count(stdout, "\n") != 1 {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line naming version %s", arg, code, stdout, stderr, pipeline.ToolVersion)
+		if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "extractbench "+extractbench.ToolVersion+" ") || strings.Count(stdout, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line naming version %s", arg, code, stdout, stderr, extractbench.ToolVersion)
 		}
 	}
 }

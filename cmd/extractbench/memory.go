@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/plan"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -66,7 +68,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 			return &usageError{msg: "memory: " + err.Error()}
 		}
 		if *asJSON {
-			return sizing.WriteJSON(c.stdout, te)
+			return numfmt.WriteJSON(c.stdout, te)
 		}
 		return te.WriteText(c.stdout)
 	}
@@ -80,12 +82,12 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return readError("memory", err)
 		}
-		mc, err := sizing.CheckMeasured(run, in)
+		mc, err := plan.CheckMeasured(run, in)
 		if err != nil {
 			return &usageError{msg: "memory: " + err.Error()}
 		}
 		if *asJSON {
-			return sizing.WriteJSON(c.stdout, mc)
+			return numfmt.WriteJSON(c.stdout, mc)
 		}
 		return mc.WriteText(c.stdout)
 	}
@@ -97,7 +99,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: "memory: " + err.Error()}
 	}
 	if *asJSON {
-		return sizing.WriteJSON(c.stdout, est)
+		return numfmt.WriteJSON(c.stdout, est)
 	}
 	if err := est.WriteText(c.stdout); err != nil {
 		return fmt.Errorf("write estimate: %w", err)

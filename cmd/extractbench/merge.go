@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline"
-	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/report"
 )
 
@@ -98,10 +98,10 @@ func printMerge(c *mergeCommand, s *pipeline.MergeSummary) {
 	}
 	writeTable(w, []string{"shard", "directory", "run", "status", "documents", "rows", "duplicates"}, rows)
 	if len(s.Missing) > 0 {
-		fmt.Fprintf(w, "MISSING shard indexes %s of %d: the merged run is incomplete; merge again when they land\n", results.ShardList(s.Missing), s.Count)
+		fmt.Fprintf(w, "MISSING shard indexes %s of %d: the merged run is incomplete; merge again when they land\n", extractbench.ShardList(s.Missing), s.Count)
 	}
 	if len(s.DuplicateIndexes) > 0 {
-		fmt.Fprintf(w, "REPEATED shard indexes %s: more than one directory holds them; the first (by directory name) keeps each row\n", results.ShardList(s.DuplicateIndexes))
+		fmt.Fprintf(w, "REPEATED shard indexes %s: more than one directory holds them; the first (by directory name) keeps each row\n", extractbench.ShardList(s.DuplicateIndexes))
 	}
 	if s.Duplicates > 0 {
 		fmt.Fprintf(w, "DUPLICATES: %d (pass, document) rows were found in more than one shard; the first was kept:\n", s.Duplicates)
@@ -120,10 +120,14 @@ func printMerge(c *mergeCommand, s *pipeline.MergeSummary) {
 // one: exit 3, like an interrupted run; merging again completes it.
 type incompleteError struct{ sum *pipeline.MergeSummary }
 
+// ExitCode is the exit status of an incomplete merge: that of an
+// interrupted run.
+func (e *incompleteError) ExitCode() int { return exitInfra }
+
 func (e *incompleteError) Error() string {
 	msg := fmt.Sprintf("the merged run in %s is %s", e.sum.OutDir, e.sum.Status)
 	if len(e.sum.Missing) > 0 {
-		msg += fmt.Sprintf(" (shard indexes %s of %d missing)", results.ShardList(e.sum.Missing), e.sum.Count)
+		msg += fmt.Sprintf(" (shard indexes %s of %d missing)", extractbench.ShardList(e.sum.Missing), e.sum.Count)
 	}
 	return msg + "; merge again when the retried shards land (the merge is replaced, never appended)"
 }

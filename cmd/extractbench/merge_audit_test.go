@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -26,7 +27,7 @@ func auditShards(t *testing.T, dir string) (shards []string, docs1 int) {
 		shards = append(shards, out)
 	}
 	for id := range texts {
-		if results.ShardOf(id, 2) == 1 {
+		if extractbench.ShardOf(id, 2) == 1 {
 			docs1++
 		}
 	}
@@ -69,7 +70,7 @@ func tamperedCopy(t *testing.T, shard string, stmts ...string) string {
 // idOfShard is an id that is in no corpus and hashes to shard index of 2.
 func idOfShard(index int) string {
 	for i := 0; ; i++ {
-		if id := fmt.Sprintf("not-in-the-corpus-%d", i); results.ShardOf(id, 2) == index {
+		if id := fmt.Sprintf("not-in-the-corpus-%d", i); extractbench.ShardOf(id, 2) == index {
 			return id
 		}
 	}

@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/plan"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -42,14 +44,14 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return readError("plan", err)
 	}
-	o := sizing.PlanOptions{CorpusDocs: *docs, Days: ds}
+	o := plan.PlanOptions{CorpusDocs: *docs, Days: ds}
 	if flagSet(fs, "retry-share") {
 		if *retryShare < 0 || *retryShare > 1 {
 			return &usageError{msg: fmt.Sprintf("plan: -retry-share %g: want a share of the documents, 0 to 1", *retryShare)}
 		}
 		o.RetryShare = retryShare
 	}
-	plans, err := sizing.PlanRunWith(run, o)
+	plans, err := plan.PlanRunWith(run, o)
 	if err != nil {
 		return &usageError{msg: "plan: " + err.Error()}
 	}
@@ -70,7 +72,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if *asJSON {
-		return sizing.WriteJSON(c.stdout, plans)
+		return numfmt.WriteJSON(c.stdout, plans)
 	}
 	for _, p := range plans {
 		if err := p.WriteText(c.stdout); err != nil {

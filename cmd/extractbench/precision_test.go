@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench/results/plan"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -37,7 +38,7 @@ variants:
 		if code != exitOK {
 			t.Fatalf("memory: exit %d: %s", code, stderr)
 		}
-		var mc sizing.MemoryCheck
+		var mc plan.MemoryCheck
 		if err := json.Unmarshal([]byte(stdout), &mc); err != nil {
 			t.Fatalf("memory -json: %v\n%s", err, stdout)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline"
 )
 
@@ -160,7 +161,7 @@ func (c *printProtocolCommand) Run(ctx context.Context, args []string) error {
 	if err := enc.Encode(&node); err != nil {
 		return fmt.Errorf("print-protocol: %w", err)
 	}
-	fmt.Fprintf(c.stdout, "# %s with every default filled in (extractbench %s)\n", fs.Arg(0), pipeline.ToolVersion)
+	fmt.Fprintf(c.stdout, "# %s with every default filled in (extractbench %s)\n", fs.Arg(0), extractbench.ToolVersion)
 	_, err = c.stdout.Write(b.Bytes())
 	return err
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/ulikunitz/xz"
 
 	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing/sizingtest"
+	"github.com/extractbench/extractbench/results/plan/plantest"
 )
 
 // TestSelect_SameConfigurationTwoDirs: two results directories of one
@@ -21,10 +21,10 @@ import (
 func TestSelect_SameConfigurationTwoDirs(t *testing.T) {
 	root := t.TempDir()
 	a, b := filepath.Join(root, "night-1"), filepath.Join(root, "night-2")
-	sizingtest.Write(t, a, sizingFixture())
+	plantest.Write(t, a, sizingFixture())
 	other := sizingFixture()
 	other.RunID = "golden-2"
-	sizingtest.Write(t, b, other)
+	plantest.Write(t, b, other)
 	code, stdout, stderr := runCLI(t, "select", a, b)
 	if code != exitOK {
 		t.Fatalf("select: exit %d: %s", code, stderr)
@@ -56,7 +56,7 @@ func TestSelect_SameConfigurationTwoDirs(t *testing.T) {
 func xzOnly(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	sizingtest.Write(t, dir, sizingFixture())
+	plantest.Write(t, dir, sizingFixture())
 	in, err := os.Open(filepath.Join(dir, results.DBName))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestReadCommands_XZ(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	packed := xzOnly(t)
 	plain := t.TempDir()
-	sizingtest.Write(t, plain, sizingFixture())
+	plantest.Write(t, plain, sizingFixture())
 
 	code, stdout, stderr := runCLI(t, "report", packed)
 	if code != exitOK || !strings.Contains(stdout, filepath.Join(packed, "report.html")) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/compare"
 )
@@ -59,12 +60,12 @@ func recordAccepted(ctx context.Context, dir, baselineDir string, diffs []string
 // measured (prompt, output schema, parse rule, generation, the variants'
 // models), unless acceptDiffs. A resumed run's other differences are
 // checked after the run, as every run's are.
-func checkBaseline(ctx context.Context, baselineDir string, resume, acceptDiffs bool) (func(*results.Manifest) []string, error) {
+func checkBaseline(ctx context.Context, baselineDir string, resume, acceptDiffs bool) (func(*extractbench.Manifest) []string, error) {
 	base, err := results.LoadRun(ctx, baselineDir)
 	if err != nil {
 		return nil, &usageError{msg: "run: -baseline: " + err.Error()}
 	}
-	return func(cur *results.Manifest) []string {
+	return func(cur *extractbench.Manifest) []string {
 		var problems []string
 		if b, c := base.Manifest.Corpus, cur.Corpus; b.SHA256 == "" || b.SHA256 != c.SHA256 {
 			problems = append(problems, fmt.Sprintf("-baseline %s ran corpus %.12s (%s, %d documents) and this run's corpus is %.12s (%s, %d documents): results of different corpora are never compared (-accept-baseline-diff does not change that); nothing was run",

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
@@ -159,7 +160,7 @@ func printSummaryFit(out io.Writer, s *pipeline.Summary, width int, verdicts ...
 	fmt.Fprintln(w, "accepted and failures: pooled over repetitions; latency, tok/s and docs/h: median over repetitions; max run: highest.")
 	fmt.Fprintln(w)
 	head := []string{"variant", "level", "reps", "accepted"}
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		head = append(head, string(f))
 	}
 	head = append(head, "TTFT p50", "TTFT p95", "E2E p50", "E2E p95", "tok/s", "accepted/h", "max run", "verdict")
@@ -168,7 +169,7 @@ func printSummaryFit(out io.Writer, s *pipeline.Summary, width int, verdicts ...
 		for _, sr := range o.Series {
 			for _, l := range sr.Levels {
 				row := []string{o.Variant, levelLabel(l), fmt.Sprint(l.Repetitions), eval.FormatShare(l.Share())}
-				for _, f := range eval.Failures {
+				for _, f := range extractbench.Failures {
 					row = append(row, fmt.Sprint(l.Failures.Of(f)))
 				}
 				row = append(row, spreadNS(l.TTFTP50NS), spreadNS(l.TTFTP95NS), spreadNS(l.E2EP50NS), spreadNS(l.E2EP95NS),
@@ -250,7 +251,7 @@ func printRateTable(w io.Writer, s *pipeline.Summary, width int) {
 	var rows [][]string
 	for _, o := range s.Variants {
 		for _, sr := range o.Series {
-			if sr.Mode != eval.ModeRate {
+			if sr.Mode != extractbench.ModeRate {
 				continue
 			}
 			for _, l := range sr.Levels {
@@ -300,7 +301,7 @@ func printContextTable(w io.Writer, s *pipeline.Summary, width int) {
 	}
 	for _, o := range s.Variants {
 		for _, sr := range o.Series {
-			if sr.Mode != eval.ModeContext {
+			if sr.Mode != extractbench.ModeContext {
 				continue
 			}
 			for _, l := range sr.Levels {
@@ -325,10 +326,10 @@ func printContextTable(w io.Writer, s *pipeline.Summary, width int) {
 // levelLabel is the level as the pages name it (eval.LevelName), marked
 // when it was a retry below a failed one.
 func levelLabel(l eval.Level) string {
-	if l.Phase == results.PhaseRetry {
+	if l.Phase == extractbench.PhaseRetry {
 		return eval.LevelName(l.Mode, l.Level) + " (retry)"
 	}
-	if l.Phase == results.PhaseProbe {
+	if l.Phase == extractbench.PhaseProbe {
 		return eval.LevelName(l.Mode, l.Level) + " (probe)"
 	}
 	return eval.LevelName(l.Mode, l.Level)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench/numfmt"
+	"github.com/extractbench/extractbench/results/plan"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -34,7 +36,7 @@ func (c *selectCommand) Run(ctx context.Context, args []string) error {
 	if fs.NArg() == 0 {
 		return &usageError{msg: "select: want at least one results directory"}
 	}
-	crit := sizing.SelectCriteria{Docs: *docs, DeadlineDays: *deadline, MaxCards: *maxCards, MinAccepted: *minAcc}
+	crit := plan.SelectCriteria{Docs: *docs, DeadlineDays: *deadline, MaxCards: *maxCards, MinAccepted: *minAcc}
 	for _, d := range strings.Split(*days, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(d))
 		if err != nil || n <= 0 {
@@ -52,7 +54,7 @@ func (c *selectCommand) Run(ctx context.Context, args []string) error {
 			return &usageError{msg: "select: -prices: " + err.Error()}
 		}
 	}
-	rows, err := sizing.Select(ctx, fs.Args(), crit, p)
+	rows, err := plan.Select(ctx, fs.Args(), crit, p)
 	if err != nil {
 		return &usageError{msg: err.Error()}
 	}
@@ -63,9 +65,9 @@ func (c *selectCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if *asJSON {
-		return sizing.WriteJSON(c.stdout, rows) // each row has its dir
+		return numfmt.WriteJSON(c.stdout, rows) // each row has its dir
 	}
-	return sizing.WriteSelectMarkdown(c.stdout, sheet, crit)
+	return plan.WriteSelectMarkdown(c.stdout, sheet, crit)
 }
 
 // tellApart names the results directory beside the variant of every row
@@ -73,9 +75,9 @@ func (c *selectCommand) Run(ctx context.Context, args []string) error {
 // has: two nights of one protocol would otherwise read as one
 // configuration listed twice. The rows are copied; the JSON keeps the
 // variant as recorded, beside its dir.
-func tellApart(rows []sizing.SelectRow) []sizing.SelectRow {
+func tellApart(rows []plan.SelectRow) []plan.SelectRow {
 	type config struct{ variant, model, weights, gpu string }
-	key := func(r sizing.SelectRow) config { return config{r.Variant, r.Model, string(r.Weights), r.GPU} }
+	key := func(r plan.SelectRow) config { return config{r.Variant, r.Model, string(r.Weights), r.GPU} }
 	n := map[config]int{}
 	for _, r := range rows {
 		n[key(r)]++
@@ -89,13 +91,13 @@ func tellApart(rows []sizing.SelectRow) []sizing.SelectRow {
 	return out
 }
 
-func writeSheets(dir string, rows []sizing.SelectRow, crit sizing.SelectCriteria) error {
+func writeSheets(dir string, rows []plan.SelectRow, crit plan.SelectCriteria) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("select: create %s: %w", dir, err)
 	}
 	for name, write := range map[string]func(f *os.File) error{
-		"select.md":   func(f *os.File) error { return sizing.WriteSelectMarkdown(f, rows, crit) },
-		"select.html": func(f *os.File) error { return sizing.WriteSelectHTML(f, rows, crit) },
+		"select.md":   func(f *os.File) error { return plan.WriteSelectMarkdown(f, rows, crit) },
+		"select.html": func(f *os.File) error { return plan.WriteSelectHTML(f, rows, crit) },
 	} {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 )
 
 // The environment a Kubernetes Indexed Job gives each pod: the controller
@@ -19,9 +19,9 @@ const (
 // $JOB_COMPLETION_INDEX of $JOB_COMPLETIONS when the index is set, else
 // none (the whole corpus). A bad value is a usage error: exit 2, nothing
 // created.
-func shardOf(spec string, given bool, getenv func(string) string) (*results.Shard, error) {
+func shardOf(spec string, given bool, getenv func(string) string) (*extractbench.Shard, error) {
 	if given {
-		sh, err := results.ParseShard(spec)
+		sh, err := extractbench.ParseShard(spec)
 		if err != nil {
 			return nil, &usageError{msg: "run: -shard: " + err.Error()}
 		}
@@ -36,7 +36,7 @@ func shardOf(spec string, given bool, getenv func(string) string) (*results.Shar
 		return nil, &usageError{msg: fmt.Sprintf("run: %s=%s is set but %s is not: Kubernetes gives the index only; set %s to the Job's completions (deploy/kubernetes/shards-job.yaml does), or pass -shard I/N",
 			envShardIndex, index, envShardCount, envShardCount)}
 	}
-	sh, err := results.NewShard(index, count)
+	sh, err := extractbench.NewShard(index, count)
 	if err != nil {
 		return nil, &usageError{msg: fmt.Sprintf("run: %s=%s, %s=%s: %v", envShardIndex, index, envShardCount, count, err)}
 	}

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin"
-	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -147,7 +147,7 @@ type docKey struct {
 	doc               string
 }
 
-func requestsByDoc(t *testing.T, dir string) map[docKey]eval.Record {
+func requestsByDoc(t *testing.T, dir string) map[docKey]extractbench.Record {
 	t.Helper()
 	ctx := context.Background()
 	rd, err := results.OpenReadOnly(ctx, dir)
@@ -163,7 +163,7 @@ func requestsByDoc(t *testing.T, dir string) map[docKey]eval.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[docKey]eval.Record{}
+	out := map[docKey]extractbench.Record{}
 	for _, r := range recs {
 		k := docKey{r.Variant, r.Mode, r.Level, r.Repetition, r.DocID}
 		if _, dup := out[k]; dup {
@@ -187,7 +187,7 @@ func TestShards_EndToEnd(t *testing.T) {
 	const shards, killed = 3, 1
 	ks := &killSwitch{killAt: make(chan struct{})}
 	for id, text := range texts {
-		if results.ShardOf(id, shards) == killed {
+		if extractbench.ShardOf(id, shards) == killed {
 			ks.watch = append(ks.watch, text)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -87,9 +88,9 @@ func writeFitTable(w io.Writer, width int, head []string, rows [][]string, drop 
 // failureCell is a level's failures in one cell, for the compact table:
 // "0", or each class that occurred with its count ("3 mem 1 qual").
 func failureCell(l eval.Level) string {
-	short := map[eval.Failure]string{eval.Memory: "mem", eval.Truncation: "trunc", eval.Format: "fmt", eval.Quality: "qual", eval.Error: "err"}
+	short := map[extractbench.Failure]string{extractbench.Memory: "mem", extractbench.Truncation: "trunc", extractbench.Format: "fmt", extractbench.Quality: "qual", extractbench.Error: "err"}
 	var parts []string
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		if n := l.Failures.Of(f); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, cmpOr(short[f], string(f))))
 		}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
@@ -93,12 +94,12 @@ func expected(t *testing.T, id string) corpus.Expected {
 // chat sends the protocol's request for a fixture and scores the answer
 // against doc-0002's expectation (the document capture.sh sent, but for the
 // in-stream errors' second request, whose answer is empty either way).
-func chat(t *testing.T, fixture string) (eval.Response, eval.Outcome) {
+func chat(t *testing.T, fixture string) (extractbench.Response, extractbench.Score) {
 	t.Helper()
 	srv := replay(t, map[string]string{"/v1/chat/completions": fixture})
 	c := client.New(client.Config{BaseURL: srv.URL, Model: "extract-llama-15m", MaxConns: 1})
 	defer c.Close()
-	r := c.Chat(testContext(t), client.NewClock(), 0, "system", "user", client.Generation{MaxTokens: 48})
+	r := c.Chat(testContext(t), extractbench.NewClock(), 0, "system", "user", client.Generation{MaxTokens: 48})
 	tr := r.Transport
 	return r, eval.Evaluate(r.Output, expected(t, "doc-0002"), tr, eval.Options{})
 }
@@ -111,18 +112,18 @@ func TestFixtures_Answers(t *testing.T) {
 		fixture       string
 		finish        string
 		prompt, compl int
-		failure       eval.Failure
+		failure       extractbench.Failure
 	}{
-		{"chat-stream", "stop", 211, 26, eval.None},
-		{"chat-nonstream", "stop", 211, 26, eval.None},
-		{"chat-stream-length", "length", 211, 5, eval.Truncation},
+		{"chat-stream", "stop", 211, 26, extractbench.None},
+		{"chat-nonstream", "stop", 211, 26, extractbench.None},
+		{"chat-stream-length", "length", 211, 5, extractbench.Truncation},
 		// ignore_eos past the answer until the slot's 1,024 tokens are full
-		{"chat-stream-slot-full", "length", 211, 813, eval.Truncation},
+		{"chat-stream-slot-full", "length", 211, 813, extractbench.Truncation},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
 			r, o := chat(t, tt.fixture)
-			if r.Kind != eval.TransportOK || r.HTTPStatus != 200 {
+			if r.Kind != extractbench.TransportOK || r.HTTPStatus != 200 {
 				t.Fatalf("transport %q HTTP %d (%s), want a completed 200", r.Kind, r.HTTPStatus, r.Detail)
 			}
 			if r.FinishReason != tt.finish {
@@ -142,7 +143,7 @@ func TestFixtures_Answers(t *testing.T) {
 			if strings.HasPrefix(tt.fixture, "chat-stream") && r.ClientChunks != chunks {
 				t.Errorf("%d content chunks for %d completion tokens (%s)", r.ClientChunks, r.CompletionTokens, tt.finish)
 			}
-			if o.Failure != tt.failure || (tt.failure == eval.None) != o.Accepted {
+			if o.Failure != tt.failure || (tt.failure == extractbench.None) != o.Accepted {
 				t.Errorf("scored %q (%s), accepted %v; want %q", o.Failure, o.FailureDetail, o.Accepted, tt.failure)
 			}
 		})
@@ -154,25 +155,25 @@ func TestFixtures_Errors(t *testing.T) {
 	tests := []struct {
 		fixture string
 		status  int
-		kind    eval.TransportKind
+		kind    extractbench.TransportKind
 		message string // in the stored error body
-		failure eval.Failure
+		failure extractbench.Failure
 		output  bool // some content arrived before the error
 	}{
 		// 400 exceed_context_size_error before any byte of a stream: the prompt
 		// is over the slot's 4,096 tokens, truncation by MEASUREMENT.md 6.
-		{"error-context-stream", 400, eval.TransportHTTPStatus, "exceeds the available context size", eval.Truncation, false},
-		{"error-context-nonstream", 400, eval.TransportHTTPStatus, "exceeds the available context size", eval.Truncation, false},
-		{"error-no-messages", 400, eval.TransportHTTPStatus, "'messages' is required", eval.Error, false},
+		{"error-context-stream", 400, extractbench.TransportHTTPStatus, "exceeds the available context size", extractbench.Truncation, false},
+		{"error-context-nonstream", 400, extractbench.TransportHTTPStatus, "exceeds the available context size", extractbench.Truncation, false},
+		{"error-no-messages", 400, extractbench.TransportHTTPStatus, "'messages' is required", extractbench.Error, false},
 		// llama.cpp answers a body that is not JSON with a 500, not a 400.
-		{"error-invalid-json", 500, eval.TransportHTTPStatus, "parse_error", eval.Error, false},
+		{"error-invalid-json", 500, extractbench.TransportHTTPStatus, "parse_error", extractbench.Error, false},
 		// data: {"error":{"code":500,...}} inside a 200 stream, no [DONE]
 		// after it: the status the client records is the event's code. What
 		// ran out was the KV cells the slots share (--kv-unified), not this
 		// prompt's context (an admitted prompt fits it; one that does not is
 		// refused with the 400 above): memory, by MEASUREMENT.md 6.
-		{"error-in-stream-after-content", 500, eval.TransportHTTPStatus, "Context size has been exceeded.", eval.Memory, true},
-		{"error-in-stream-at-prefill", 500, eval.TransportHTTPStatus, "Context size has been exceeded.", eval.Memory, false},
+		{"error-in-stream-after-content", 500, extractbench.TransportHTTPStatus, "Context size has been exceeded.", extractbench.Memory, true},
+		{"error-in-stream-at-prefill", 500, extractbench.TransportHTTPStatus, "Context size has been exceeded.", extractbench.Memory, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
 )
 
@@ -51,8 +51,8 @@ func TestLive_Connections(t *testing.T) {
 					}
 				}}
 				ctx := httptrace.WithClientTrace(context.Background(), trace)
-				r := c.Chat(ctx, client.NewClock(), 0, "Answer with JSON only.", "Say {} "+strconv.Itoa(i), client.Generation{MaxTokens: 4})
-				if r.Kind != eval.TransportOK {
+				r := c.Chat(ctx, extractbench.NewClock(), 0, "Answer with JSON only.", "Say {} "+strconv.Itoa(i), client.Generation{MaxTokens: 4})
+				if r.Kind != extractbench.TransportOK {
 					failed.Add(1)
 					t.Errorf("level %d request %d: %s HTTP %d: %s", par, i, r.Kind, r.HTTPStatus, r.Detail)
 				}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
@@ -287,7 +288,7 @@ func checkRealIdentity(t *testing.T, run *results.RunData, types []string) {
 // checkRealRequests: usage on every served request, TTFT before E2E, and
 // the failure classes: truncation exactly where the prompt is over the slot
 // (the engine's 400 says how long it was), no error, no memory.
-func checkRealRequests(t *testing.T, ty string, recs []eval.Record) {
+func checkRealRequests(t *testing.T, ty string, recs []extractbench.Record) {
 	t.Helper()
 	if len(recs) != 2*realDocs {
 		t.Fatalf("%s: %d requests, want %d (two levels of %d documents)", ty, len(recs), 2*realDocs, realDocs)
@@ -297,9 +298,9 @@ func checkRealRequests(t *testing.T, ty string, recs []eval.Record) {
 	for _, r := range recs {
 		id := fmt.Sprintf("%s level %d %s (%s, %d prompt tokens)", ty, r.Level, r.DocID, r.LengthClass, r.PromptTokens)
 		switch r.Failure {
-		case eval.Error, eval.Memory:
+		case extractbench.Error, extractbench.Memory:
 			t.Errorf("%s: %s: %s (%s %s)", id, r.Failure, r.FailureDetail, r.Kind, r.Detail)
-		case eval.Truncation:
+		case extractbench.Truncation:
 			truncated++
 			if r.PromptTokens < realSlotTokens || r.LengthClass != "long" {
 				t.Errorf("%s: truncation (%s) of a prompt that fits the %d-token slot", id, r.FailureDetail, realSlotTokens)
@@ -343,7 +344,7 @@ func checkRealPasses(t *testing.T, ctx context.Context, rd *results.Reader, run 
 		if !p.Complete() || p.Docs != realDocs {
 			t.Errorf("%s: status %q, %d documents", name, p.Status, p.Docs)
 		}
-		key := results.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+		key := extractbench.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
 		samples, err := rd.Telemetry(ctx, key, "vllm:num_requests_running")
 		if err != nil {
 			t.Fatal(err)
@@ -358,7 +359,7 @@ func checkRealPasses(t *testing.T, ctx context.Context, rd *results.Reader, run 
 			t.Errorf("%s: no TTFT figure", name)
 		}
 		t.Logf("%s: accepted %d/%d, truncation %d, cached prompt share %s, %d telemetry samples, max running %s, E2E p50 %s",
-			name, p.Accepted, p.Docs, p.Failures.Of(eval.Truncation), fmtPtr(p.CachedPromptShare, "%.3f"), len(samples),
+			name, p.Accepted, p.Docs, p.Failures.Of(extractbench.Truncation), fmtPtr(p.CachedPromptShare, "%.3f"), len(samples),
 			fmtPtr(p.ObservedMaxRunning, "%d"), fmtPtr(p.E2EP50NS, "%dns"))
 	}
 	if passes != 2*len(types) {

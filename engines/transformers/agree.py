@@ -7,7 +7,7 @@ variant's passes at that level), are the CPU reference's answers
 and prompts through another implementation and other numerics (bf16 kernels
 vs float32), so a few near-tie flips are expected and many are a bug.
 
-    python3 engines/transformers/agree.py OUTDIR/sweep results/reference/cpu/extract-llama-15m/cpu-default.json
+    python3 engines/transformers/agree.py OUTDIR/sweep reference/cpu/extract-llama-15m/cpu-default.json
 """
 
 import argparse

@@ -26,7 +26,7 @@ import (
 // extractbench itself: server.py --cpu (cpu_reference.py) started by the
 // runner, the five shortest corpus/default documents at level 1. Every
 // answer and verdict must be the one the committed offline CPU run recorded
-// for the document (results/reference/cpu/extract-llama-15m/cpu-default.json,
+// for the document (reference/cpu/extract-llama-15m/cpu-default.json,
 // whose model_sha256 must be the committed model's): the Go client, SSE, parsing and scoring against the
 // Python path, on real answers. It needs a python3 with torch, aiohttp and
 // regex ($PYTHON, or Debian's /usr/bin/python3 with python3-torch,
@@ -91,7 +91,7 @@ func TestCPUModel_EndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	modelSHA := fmt.Sprintf("%x", sha256.Sum256(sums))
-	refPath := filepath.Join(root, "results", "reference", "cpu", "extract-llama-15m", "cpu-default.json")
+	refPath := filepath.Join(root, "reference", "cpu", "extract-llama-15m", "cpu-default.json")
 	data, err := os.ReadFile(refPath)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ the same levels in the same order (ceiling.py --concurrency 1,2,4,...).
 The harness's captures are counted in the engine's log (engine-<variant>.log)
 between each pass's first send and last answer.
 
-    python3 engines/transformers/ratio.py results/reference/h200/8b ceiling-sweep-8b.json
+    python3 engines/transformers/ratio.py reference/h200/8b ceiling-sweep-8b.json
     python3 engines/transformers/ratio.py RUN_DIR ceiling-fp8.json --variant fp8 --median
 
 With --median (for engines that capture nothing inside a pass, such as the

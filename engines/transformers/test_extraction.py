@@ -265,7 +265,7 @@ class CommittedModelTest(unittest.TestCase):
         self.assertTrue(shards and shards <= names)
 
     def test_reference_run_measured_these_weights(self):
-        # reference-weights.sha256 pins what results/reference/h200/extract-llama-15m swept: a
+        # reference-weights.sha256 pins what reference/h200/extract-llama-15m swept: a
         # model replaced without a new sweep must fail here, not leave the reference's figures
         # under weights they were not measured on.
         def pins(path):

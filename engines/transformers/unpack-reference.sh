@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # unpack-reference.sh PACKDIR [DEST]: lays out what device-reference.sh packed (the files a
 # device call brought back) as the committed reference, in DEST (default
-# results/reference/h200/extract-llama-15m), replacing the previous run's files there:
+# reference/h200/extract-llama-15m), replacing the previous run's files there:
 #
 #   run.tar.xz   sweep/results.db       -> results.db.xz (xz -9)
 #                sweep/{requests,passes,telemetry}.parquet, raw_table.csv, report.{md,html},
@@ -19,7 +19,7 @@
 set -euo pipefail
 pack=${1:?usage: unpack-reference.sh PACKDIR [DEST]}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-dest=${2:-$root/results/reference/h200/extract-llama-15m}
+dest=${2:-$root/reference/h200/extract-llama-15m}
 model=$root/engines/transformers/model/extract-llama-15m
 for f in run.tar.xz device.log; do
 	[ -f "$pack/$f" ] || { echo "unpack-reference.sh: $pack/$f missing: not a finished device-reference.sh pack" >&2; exit 2; }

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin"
-	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
 )
 
@@ -93,7 +93,7 @@ func BenchmarkClientNoop(b *testing.B) {
 func driveClient(ctx context.Context, b *testing.B, url, model string, level int) {
 	c := client.New(client.Config{BaseURL: url, Model: model, MaxConns: level})
 	defer c.Close()
-	clock := client.NewClock()
+	clock := extractbench.NewClock()
 	users := make([]string, len(benchDocs))
 	for i, d := range benchDocs {
 		users[i] = "Extract the fields.\n<document>" + d + "</document>"
@@ -160,9 +160,9 @@ func processCPU(b *testing.B) time.Duration {
 // checkBenchResponse returns why r is not a complete stream of benchChunks
 // content chunks with usage and ordered timestamps, or "" when it is.
 // want is the expected output; "" accepts any output of the right shape.
-func checkBenchResponse(r eval.Response, want string) string {
+func checkBenchResponse(r extractbench.Response, want string) string {
 	switch {
-	case r.Kind != eval.TransportOK:
+	case r.Kind != extractbench.TransportOK:
 		return fmt.Sprintf("transport %s: %s", r.Kind, r.Detail)
 	case !r.UsageReported || r.CompletionTokens != benchChunks || r.PromptTokens == 0:
 		return fmt.Sprintf("usage reported %v, %d prompt and %d completion tokens, want %d completion tokens",

@@ -1,7 +1,7 @@
 // Package client is the OpenAI-compatible engine client: it sends one
 // streamed chat completion (or one /v1/completions call with a list of
 // prompts), reads the server-sent events of vLLM, SGLang, llama.cpp, Ollama
-// and TGI, and returns what happened as an eval.Response: the instants on
+// and TGI, and returns what happened as an extractbench.Response: the instants on
 // the run's monotonic Clock, the tokens, the raw output and the transport
 // outcome. It also asks an engine what it serves and what it is (Health,
 // Models, Describe). It never scores or stores, and retries only what never
@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // DefaultTimeout bounds one request, from send to the last byte, when
@@ -59,7 +59,7 @@ type Config struct {
 	Timeout  time.Duration // per request; DefaultTimeout when zero
 	MaxConns int           // the highest concurrency the run will use
 	// MaxAnswerBytes caps one answer's content (each prompt's, in a batch);
-	// past it the request is cancelled as eval.TransportTooLarge. Zero:
+	// past it the request is cancelled as extractbench.TransportTooLarge. Zero:
 	// MaxAnswerBytes of each request's max_tokens.
 	MaxAnswerBytes int
 	// CallTimeout bounds one metadata call; DefaultCallTimeout when zero,
@@ -164,7 +164,7 @@ type generateRequest struct {
 // Chat sends one streamed chat completion and returns what happened. It
 // never returns a Go error: a failed request is a Response whose Transport
 // says why, with whatever output arrived before the failure.
-func (c *Client) Chat(ctx context.Context, clock Clock, schedNS int64, system, user string, g Generation) eval.Response {
+func (c *Client) Chat(ctx context.Context, clock extractbench.Clock, schedNS int64, system, user string, g Generation) extractbench.Response {
 	msgs := make([]chatMessage, 0, 2)
 	if system != "" {
 		msgs = append(msgs, chatMessage{Role: "system", Content: system})
@@ -183,17 +183,17 @@ func (c *Client) Chat(ctx context.Context, clock Clock, schedNS int64, system, u
 // exchangeResult is one HTTP exchange: the call-wide timings and transport,
 // and the per-choice accumulators.
 type exchangeResult struct {
-	timings   eval.Timings
-	transport eval.Transport
+	timings   extractbench.Timings
+	transport extractbench.Transport
 	acc       *streamAcc
 	red       *Redactor // the client's: content is an engine's bytes too
 }
 
 // response builds the Response of choice i. single says the call had one
 // prompt, so the call's total usage is that prompt's own.
-func (x *exchangeResult) response(i int, single bool) eval.Response {
+func (x *exchangeResult) response(i int, single bool) extractbench.Response {
 	ch := &x.acc.choices[i]
-	r := eval.Response{Timings: x.timings, Transport: x.transport, Output: cleanText(x.red, ch.out.String())}
+	r := extractbench.Response{Timings: x.timings, Transport: x.transport, Output: cleanText(x.red, ch.out.String())}
 	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
 	r.FinishReason = cleanText(x.red, ch.finish)
 	r.ClientChunks = ch.chunks
@@ -218,7 +218,7 @@ func (x *exchangeResult) response(i int, single bool) eval.Response {
 
 // exchange POSTs payload to path and reads the answer, streamed or not,
 // into n choices.
-func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path string, payload any, n int) *exchangeResult {
+func (c *Client) exchange(ctx context.Context, clock extractbench.Clock, schedNS int64, path string, payload any, n int) *exchangeResult {
 	x := &exchangeResult{acc: c.newAcc(clock, payload, n), red: c.red}
 	x.timings.SchedNS = schedNS
 	defer func() {
@@ -229,14 +229,14 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 
 	body, err := json.Marshal(payload)
 	if err != nil {
-		x.transport = eval.Transport{Kind: eval.TransportOther, Detail: "encode request: " + err.Error()}
+		x.transport = extractbench.Transport{Kind: extractbench.TransportOther, Detail: "encode request: " + err.Error()}
 		return x
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.base+path, bytes.NewReader(body))
 	if err != nil {
-		x.transport = eval.Transport{Kind: eval.TransportOther, Detail: c.clean("build request: " + err.Error())}
+		x.transport = extractbench.Transport{Kind: extractbench.TransportOther, Detail: c.clean("build request: " + err.Error())}
 		return x
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -267,7 +267,7 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(br, maxErrorBody))
-		x.transport.Kind = eval.TransportHTTPStatus
+		x.transport.Kind = extractbench.TransportHTTPStatus
 		x.transport.ErrorBody = c.clean(string(b))
 		x.transport.Detail = joinDetail(c.clean(statusDetail(res, b)), x.transport.Detail)
 		x.acc.rejectedPrompt = errorPromptTokens(b)
@@ -284,12 +284,12 @@ func (c *Client) exchange(ctx context.Context, clock Clock, schedNS int64, path 
 		c.readJSON(ctx, rctx, br, x)
 	default:
 		b, _ := br.Peek(200)
-		x.transport.Kind = eval.TransportContentType
+		x.transport.Kind = extractbench.TransportContentType
 		x.transport.Detail = joinDetail(c.clean(fmt.Sprintf("200 with Content-Type %q, not an event stream: %q",
 			res.Header.Get("Content-Type"), truncate(string(b), 120))), x.transport.Detail)
 	}
 	x.timings.DoneNS = clock.Now()
-	if x.transport.Kind == eval.TransportOK {
+	if x.transport.Kind == extractbench.TransportOK {
 		// Read what follows [DONE] (the final empty chunk of chunked
 		// encoding) so that the connection goes back to the pool instead of
 		// being closed and re-dialled by the next request.
@@ -325,18 +325,18 @@ func (c *Client) readSSE(ctx, rctx context.Context, r io.Reader, x *exchangeResu
 		ev, err := sr.Next()
 		switch {
 		case errors.Is(err, io.EOF):
-			x.transport.Kind = eval.TransportCut
+			x.transport.Kind = extractbench.TransportCut
 			x.transport.Detail = joinDetail(x.acc.cutDetail(), x.transport.Detail)
 			return
 		case errors.Is(err, errTooLarge):
 			x.setFault(c, x.acc.lim.tooLarge("one event passed "+x.acc.lim.eventCapText(sr.maxEvent)+" before its end"))
 			return
 		case errors.Is(err, errIncompleteEvent):
-			x.transport.Kind = eval.TransportCut
+			x.transport.Kind = extractbench.TransportCut
 			x.transport.Detail = joinDetail("stream ended inside an event, before [DONE]", x.transport.Detail)
 			return
 		case errors.Is(err, errSSESyntax):
-			x.transport.Kind = eval.TransportMalformed
+			x.transport.Kind = extractbench.TransportMalformed
 			x.transport.Detail = joinDetail(c.clean(err.Error()), x.transport.Detail)
 			return
 		case err != nil:
@@ -419,33 +419,33 @@ func bodyFormat(contentType string, br *bufio.Reader) format {
 // failure turns a Go error from the HTTP exchange into a Transport. parent
 // is the caller's context (canceled: the run was interrupted); rctx carries
 // the per-request timeout.
-func (c *Client) failure(parent, rctx context.Context, doing string, err error, status ...int) eval.Transport {
-	t := eval.Transport{Kind: classifyError(parent, rctx, err), Detail: c.clean(doing + ": " + err.Error())}
+func (c *Client) failure(parent, rctx context.Context, doing string, err error, status ...int) extractbench.Transport {
+	t := extractbench.Transport{Kind: classifyError(parent, rctx, err), Detail: c.clean(doing + ": " + err.Error())}
 	if len(status) > 0 {
 		t.HTTPStatus = status[0]
 	}
 	return t
 }
 
-func classifyError(parent, rctx context.Context, err error) eval.TransportKind {
+func classifyError(parent, rctx context.Context, err error) extractbench.TransportKind {
 	var ne net.Error
 	switch {
 	case parent.Err() != nil:
-		return eval.TransportInterrupted
+		return extractbench.TransportInterrupted
 	case errors.Is(rctx.Err(), context.DeadlineExceeded):
-		return eval.TransportTimeout
+		return extractbench.TransportTimeout
 	case clientSide(err):
-		return eval.TransportClient
+		return extractbench.TransportClient
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return eval.TransportRefused
+		return extractbench.TransportRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, io.EOF):
-		return eval.TransportReset
+		return extractbench.TransportReset
 	case errors.As(err, &ne) && ne.Timeout():
-		return eval.TransportTimeout
+		return extractbench.TransportTimeout
 	}
-	return eval.TransportOther
+	return extractbench.TransportOther
 }
 
 func (c *Client) authorize(req *http.Request) {
@@ -467,7 +467,7 @@ func cleanText(red *Redactor, s string) string {
 // firstByteReader records when the first body byte was read.
 type firstByteReader struct {
 	r     io.Reader
-	clock Clock
+	clock extractbench.Clock
 	at    *int64
 }
 

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // ErrBatchUnsupported says the engine does not take a list of prompts on
@@ -23,7 +23,7 @@ var ErrBatchUnsupported = errors.New("engine does not accept a list prompt on /v
 // (continuous_usage_stats) or when there is one prompt; otherwise they are
 // counted from chunks and UsageReported is false. The only error is
 // ErrBatchUnsupported; every other failure is in each Response's Transport.
-func (c *Client) Complete(ctx context.Context, clock Clock, schedNS int64, prompts []string, g Generation) ([]eval.Response, error) {
+func (c *Client) Complete(ctx context.Context, clock extractbench.Clock, schedNS int64, prompts []string, g Generation) ([]extractbench.Response, error) {
 	if len(prompts) == 0 {
 		return nil, nil
 	}
@@ -35,10 +35,10 @@ func (c *Client) Complete(ctx context.Context, clock Clock, schedNS int64, promp
 		ResponseFormat: g.ResponseFormat,
 	}
 	x := c.exchange(ctx, clock, schedNS, "/v1/completions", req, len(prompts))
-	if x.transport.Kind == eval.TransportHTTPStatus && rejectsListPrompt(x.transport.HTTPStatus, x.transport.ErrorBody) {
+	if x.transport.Kind == extractbench.TransportHTTPStatus && rejectsListPrompt(x.transport.HTTPStatus, x.transport.ErrorBody) {
 		return nil, ErrBatchUnsupported
 	}
-	out := make([]eval.Response, len(prompts))
+	out := make([]extractbench.Response, len(prompts))
 	for i := range prompts {
 		out[i] = x.response(i, len(prompts) == 1)
 	}

@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 func TestClient_Complete(t *testing.T) {
@@ -27,7 +27,7 @@ func TestClient_Complete(t *testing.T) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	clock := NewClock()
+	clock := extractbench.NewClock()
 	sched := clock.Now()
 	resps, err := New(Config{BaseURL: srv.URL, Model: "m"}).Complete(testContext(t), clock, sched, []string{"p0", "p1", "p2"}, Generation{MaxTokens: 16})
 	if err != nil {
@@ -59,7 +59,7 @@ func TestClient_Complete(t *testing.T) {
 func TestClient_CompleteTotalUsageOnly(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", mustRead(t, "testdata/streams/completions_total_only.sse"))
 	c := New(Config{BaseURL: srv.URL})
-	resps, err := c.Complete(testContext(t), NewClock(), 1, []string{"a", "b"}, Generation{})
+	resps, err := c.Complete(testContext(t), extractbench.NewClock(), 1, []string{"a", "b"}, Generation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestClient_CompleteSingle(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", []byte(
 		"data: {\"choices\":[{\"index\":0,\"text\":\"{}\",\"finish_reason\":\"stop\"}]}\n\n"+
 			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n"))
-	resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), NewClock(), 1, []string{"a"}, Generation{})
+	resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), extractbench.NewClock(), 1, []string{"a"}, Generation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestClient_CompleteErrors(t *testing.T) {
 				w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), NewClock(), 1, []string{"a", "b"}, Generation{})
+			resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), extractbench.NewClock(), 1, []string{"a", "b"}, Generation{})
 			if got := errors.Is(err, ErrBatchUnsupported); got != tt.unsupported {
 				t.Fatalf("ErrBatchUnsupported = %v (err %v), want %v", got, err, tt.unsupported)
 			}
@@ -120,7 +120,7 @@ func TestClient_CompleteErrors(t *testing.T) {
 				t.Fatalf("got %d responses, want 2", len(resps))
 			}
 			for i, r := range resps {
-				if r.Kind != eval.TransportHTTPStatus || r.HTTPStatus != tt.status || r.ErrorBody != tt.body {
+				if r.Kind != extractbench.TransportHTTPStatus || r.HTTPStatus != tt.status || r.ErrorBody != tt.body {
 					t.Errorf("response %d: Kind, HTTPStatus, ErrorBody = %q, %d, %q", i, r.Kind, r.HTTPStatus, r.ErrorBody)
 				}
 			}
@@ -133,12 +133,12 @@ func TestClient_CompleteErrors(t *testing.T) {
 func TestClient_CompleteCut(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", []byte(
 		"data: {\"choices\":[{\"index\":1,\"text\":\"b\"}]}\n\ndata: {\"choices\":[{\"index\":0,\"text\":\"a\"}]}\n\n"))
-	resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), NewClock(), 1, []string{"x", "y"}, Generation{})
+	resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), extractbench.NewClock(), 1, []string{"x", "y"}, Generation{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []string{"a", "b"} {
-		if resps[i].Kind != eval.TransportCut || resps[i].Output != want {
+		if resps[i].Kind != extractbench.TransportCut || resps[i].Output != want {
 			t.Errorf("response %d: Kind, Output = %q, %q, want stream_cut, %q", i, resps[i].Kind, resps[i].Output, want)
 		}
 	}

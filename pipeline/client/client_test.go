@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -53,20 +53,20 @@ func mustRead(t *testing.T, path string) []byte {
 // observed is the part of a Response that does not depend on timing, plus
 // the order facts the timings must satisfy; it is what golden files hold.
 type observed struct {
-	Output           string             `json:"output"`
-	FinishReason     string             `json:"finish_reason"`
-	PromptTokens     int                `json:"prompt_tokens"`
-	CompletionTokens int                `json:"completion_tokens"`
-	UsageReported    bool               `json:"usage_reported"`
-	CachedTokens     *int               `json:"cached_prompt_tokens,omitempty"`
-	Kind             eval.TransportKind `json:"kind"`
-	HTTPStatus       int                `json:"http_status"`
-	ErrorBody        string             `json:"error_body,omitempty"`
-	Detail           string             `json:"detail,omitempty"`
-	HasFirstToken    bool               `json:"has_first_token"`
+	Output           string                     `json:"output"`
+	FinishReason     string                     `json:"finish_reason"`
+	PromptTokens     int                        `json:"prompt_tokens"`
+	CompletionTokens int                        `json:"completion_tokens"`
+	UsageReported    bool                       `json:"usage_reported"`
+	CachedTokens     *int                       `json:"cached_prompt_tokens,omitempty"`
+	Kind             extractbench.TransportKind `json:"kind"`
+	HTTPStatus       int                        `json:"http_status"`
+	ErrorBody        string                     `json:"error_body,omitempty"`
+	Detail           string                     `json:"detail,omitempty"`
+	HasFirstToken    bool                       `json:"has_first_token"`
 }
 
-func observe(t *testing.T, r eval.Response) observed {
+func observe(t *testing.T, r extractbench.Response) observed {
 	t.Helper()
 	checkTimingOrder(t, r)
 	return observed{
@@ -80,7 +80,7 @@ func observe(t *testing.T, r eval.Response) observed {
 
 // checkTimingOrder checks sched <= send <= first byte <= first token <=
 // last token <= done for the instants that happened.
-func checkTimingOrder(t *testing.T, r eval.Response) {
+func checkTimingOrder(t *testing.T, r extractbench.Response) {
 	t.Helper()
 	seq := []struct {
 		name string
@@ -140,7 +140,7 @@ func TestClient_ChatReplay(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := replayServer(t, "text/event-stream", mustRead(t, f))
 			c := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1})
-			clock := NewClock()
+			clock := extractbench.NewClock()
 			sched := clock.Now()
 			r := c.Chat(testContext(t), clock, sched, "sys", "doc", Generation{MaxTokens: 64})
 			if r.SchedNS != sched {
@@ -167,11 +167,11 @@ func TestClient_ChatRequest(t *testing.T) {
 	defer srv.Close()
 	seed := 7
 	c := New(Config{BaseURL: srv.URL + "/", Model: "qwen", APIKey: "sk-secret", MaxConns: 4})
-	r := c.Chat(testContext(t), NewClock(), 1, "be terse", "the document", Generation{
+	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "be terse", "the document", Generation{
 		MaxTokens: 128, Temperature: 0, Seed: &seed,
 		ResponseFormat: json.RawMessage(`{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object"}}}`),
 	})
-	if r.Kind != eval.TransportOK {
+	if r.Kind != extractbench.TransportOK {
 		t.Fatalf("Kind = %q (%s), want OK", r.Kind, r.Detail)
 	}
 	if path != "/v1/chat/completions" {
@@ -205,20 +205,20 @@ func TestClient_ChatHTTPErrors(t *testing.T) {
 		status      int
 		contentType string
 		body        string
-		wantKind    eval.TransportKind
+		wantKind    extractbench.TransportKind
 		wantStatus  int
 		wantDetail  string // substring
 		wantOutput  string
 		wantBody    bool // ErrorBody holds the body
 	}{
-		{"vllm context length", 400, "application/json", vllmContext, eval.TransportHTTPStatus, 400, "maximum context length is 4096", "", true},
-		{"oom 500", 500, "application/json", oom, eval.TransportHTTPStatus, 500, "CUDA out of memory", "", true},
-		{"bare text 502", 502, "text/plain", "upstream connect error", eval.TransportHTTPStatus, 502, "upstream connect error", "", true},
-		{"tgi 422", 422, "application/json", `{"error":"Input validation error: max_new_tokens must be <= 4096","error_type":"validation"}`, eval.TransportHTTPStatus, 422, "Input validation error", "", true},
-		{"html 200", 200, "text/html; charset=utf-8", "<!DOCTYPE html><html><body>Welcome to nginx!</body></html>", eval.TransportContentType, 200, "text/html", "", false},
-		{"unlabelled html 200", 200, "", "<html>login</html>", eval.TransportContentType, 200, "not an event stream", "", false},
-		{"non-streamed json", 200, "application/json", `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"{\"a\": 1}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":4,"total_tokens":9}}`, eval.TransportOK, 200, "", `{"a": 1}`, false},
-		{"sse as text/plain", 200, "text/plain", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", eval.TransportOK, 200, "", "hi", false},
+		{"vllm context length", 400, "application/json", vllmContext, extractbench.TransportHTTPStatus, 400, "maximum context length is 4096", "", true},
+		{"oom 500", 500, "application/json", oom, extractbench.TransportHTTPStatus, 500, "CUDA out of memory", "", true},
+		{"bare text 502", 502, "text/plain", "upstream connect error", extractbench.TransportHTTPStatus, 502, "upstream connect error", "", true},
+		{"tgi 422", 422, "application/json", `{"error":"Input validation error: max_new_tokens must be <= 4096","error_type":"validation"}`, extractbench.TransportHTTPStatus, 422, "Input validation error", "", true},
+		{"html 200", 200, "text/html; charset=utf-8", "<!DOCTYPE html><html><body>Welcome to nginx!</body></html>", extractbench.TransportContentType, 200, "text/html", "", false},
+		{"unlabelled html 200", 200, "", "<html>login</html>", extractbench.TransportContentType, 200, "not an event stream", "", false},
+		{"non-streamed json", 200, "application/json", `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"{\"a\": 1}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":4,"total_tokens":9}}`, extractbench.TransportOK, 200, "", `{"a": 1}`, false},
+		{"sse as text/plain", 200, "text/plain", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", extractbench.TransportOK, 200, "", "hi", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,7 +233,7 @@ func TestClient_ChatHTTPErrors(t *testing.T) {
 			}))
 			defer srv.Close()
 			c := New(Config{BaseURL: srv.URL, Model: "m"})
-			r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+			r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 			checkTimingOrder(t, r)
 			if r.Kind != tt.wantKind || r.HTTPStatus != tt.wantStatus {
 				t.Errorf("Kind, HTTPStatus = %q, %d, want %q, %d (%s)", r.Kind, r.HTTPStatus, tt.wantKind, tt.wantStatus, r.Detail)
@@ -258,7 +258,7 @@ func TestClient_ErrorBodyBounded(t *testing.T) {
 		w.Write([]byte(big))
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if got, want := len(r.ErrorBody), maxErrorBody; got != want {
 		t.Errorf("len(ErrorBody) = %d, want %d", got, want)
 	}
@@ -277,7 +277,7 @@ func TestClient_APIKeyNeverLeaks(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := New(Config{BaseURL: srv.URL, APIKey: key})
-	r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.HTTPStatus != 401 {
 		t.Fatalf("HTTPStatus = %d, want 401", r.HTTPStatus)
 	}
@@ -305,8 +305,8 @@ func TestClient_SlowFirstByte(t *testing.T) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportOK {
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportOK {
 		t.Fatalf("Kind = %q (%s)", r.Kind, r.Detail)
 	}
 	checkTimingOrder(t, r)
@@ -330,8 +330,8 @@ func TestClient_RoleChunkIsNotAToken(t *testing.T) {
 		w.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportOK || r.Output != "x" {
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportOK || r.Output != "x" {
 		t.Fatalf("Kind, Output = %q, %q (%s)", r.Kind, r.Output, r.Detail)
 	}
 	if got := time.Duration(r.FirstTokenNS - r.FirstByteNS); got < gap {
@@ -358,9 +358,9 @@ func TestClient_ResetMidStream(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	checkTimingOrder(t, r)
-	if r.Kind != eval.TransportReset {
+	if r.Kind != extractbench.TransportReset {
 		t.Errorf("Kind = %q (%s), want reset", r.Kind, r.Detail)
 	}
 	if r.Output != `{"date"` {
@@ -406,9 +406,9 @@ func TestClient_Timeout(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	c := New(Config{BaseURL: srv.URL, Timeout: 50 * time.Millisecond})
-	r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	checkTimingOrder(t, r)
-	if r.Kind != eval.TransportTimeout {
+	if r.Kind != extractbench.TransportTimeout {
 		t.Errorf("Kind = %q (%s), want timeout", r.Kind, r.Detail)
 	}
 	if r.Output != "{" {
@@ -425,8 +425,8 @@ func TestClient_TimeoutBeforeHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	r := New(Config{BaseURL: srv.URL, Timeout: 30 * time.Millisecond}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportTimeout || r.HTTPStatus != 0 || r.FirstByteNS != 0 {
+	r := New(Config{BaseURL: srv.URL, Timeout: 30 * time.Millisecond}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportTimeout || r.HTTPStatus != 0 || r.FirstByteNS != 0 {
 		t.Errorf("Kind, HTTPStatus, FirstByteNS = %q, %d, %d (%s), want timeout, 0, 0", r.Kind, r.HTTPStatus, r.FirstByteNS, r.Detail)
 	}
 }
@@ -443,8 +443,8 @@ func TestClient_Canceled(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	r := New(Config{BaseURL: srv.URL}).Chat(ctx, NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportInterrupted {
+	r := New(Config{BaseURL: srv.URL}).Chat(ctx, extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportInterrupted {
 		t.Errorf("Kind = %q (%s), want interrupted", r.Kind, r.Detail)
 	}
 }
@@ -456,8 +456,8 @@ func TestClient_Refused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	r := New(Config{BaseURL: "http://" + addr}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportRefused || r.HTTPStatus != 0 {
+	r := New(Config{BaseURL: "http://" + addr}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportRefused || r.HTTPStatus != 0 {
 		t.Errorf("Kind, HTTPStatus = %q, %d (%s), want refused, 0", r.Kind, r.HTTPStatus, r.Detail)
 	}
 	if r.SendNS == 0 || r.DoneNS < r.SendNS {
@@ -472,8 +472,8 @@ func TestClient_LongLine(t *testing.T) {
 	ev, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": content}, "finish_reason": "stop"}}})
 	body := "data: " + string(ev) + "\n\ndata: [DONE]\n\n"
 	srv := replayServer(t, "text/event-stream", []byte(body))
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportOK || r.Output != content {
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportOK || r.Output != content {
 		t.Errorf("Kind = %q (%s), len(Output) = %d, want OK and %d", r.Kind, r.Detail, len(r.Output), len(content))
 	}
 }
@@ -499,7 +499,7 @@ func TestClient_ConnectionReuse(t *testing.T) {
 	defer srv.Close()
 	c := New(Config{BaseURL: srv.URL, MaxConns: 1})
 	for range 5 {
-		if r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{}); r.Kind != eval.TransportOK {
+		if r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{}); r.Kind != extractbench.TransportOK {
 			t.Fatalf("Kind = %q (%s)", r.Kind, r.Detail)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/eval"
@@ -34,8 +35,8 @@ func TestClient_StaleConnectionRetried(t *testing.T) {
 				t.Errorf("ResetPeaks after a stream = %v, %v; want supported, no error", supported, err)
 			}
 		}
-		r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-		if r.Kind != eval.TransportOK || r.Output != hostile.Answer {
+		r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+		if r.Kind != extractbench.TransportOK || r.Output != hostile.Answer {
 			t.Fatalf("request %d: Kind %q (%s), Output %q; want every request answered", i+1, r.Kind, r.Detail, r.Output)
 		}
 		if strings.Contains(r.Detail, "sent again on a new connection") {
@@ -58,8 +59,8 @@ func TestClient_FreshConnectionNotRetried(t *testing.T) {
 	s := hostile.MustNew(t, hostile.TransportDrop, hostile.Options{})
 	c := New(Config{BaseURL: s.URL, MaxConns: 1})
 	defer c.Close()
-	r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportReset || strings.Contains(r.Detail, "sent again") {
+	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportReset || strings.Contains(r.Detail, "sent again") {
 		t.Errorf("Kind %q, Detail %q: want reset, not sent again", r.Kind, r.Detail)
 	}
 	if got := s.Requests.Load(); got != 1 {
@@ -69,8 +70,8 @@ func TestClient_FreshConnectionNotRetried(t *testing.T) {
 	if _, err := c.Models(testContext(t)); err != nil { // leaves a connection in the pool
 		t.Fatal(err)
 	}
-	r = c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportReset || !strings.Contains(r.Detail, "sent again") {
+	r = c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportReset || !strings.Contains(r.Detail, "sent again") {
 		t.Errorf("Kind %q, Detail %q: want reset, sent again once", r.Kind, r.Detail)
 	}
 	if got := s.Requests.Load() - 1; got != 2 {
@@ -122,15 +123,15 @@ func TestClient_ClientSideFault(t *testing.T) {
 	emfile := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("socket", syscall.EMFILE)}
 	}
-	r := New(Config{BaseURL: s.URL, Dial: emfile}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportClient || !strings.Contains(r.Detail, "too many open files") {
+	r := New(Config{BaseURL: s.URL, Dial: emfile}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportClient || !strings.Contains(r.Detail, "too many open files") {
 		t.Fatalf("Kind %q, Detail %q: want client, too many open files", r.Kind, r.Detail)
 	}
 	if s.Requests.Load() != 0 {
 		t.Errorf("the engine received %d requests", s.Requests.Load())
 	}
-	o := eval.Evaluate(r.Output, corpus.Expected{}, r.Transport, eval.Options{Rule: eval.Strict})
-	if o.Failure != eval.None || o.Accepted || r.Kind.Measured() {
+	o := eval.Evaluate(r.Output, corpus.Expected{}, r.Transport, eval.Options{Rule: extractbench.Strict})
+	if o.Failure != extractbench.None || o.Accepted || r.Kind.Measured() {
 		t.Errorf("Failure %q, Accepted %v, Measured %v: want no failure of the engine, not accepted, not measured", o.Failure, o.Accepted, r.Kind.Measured())
 	}
 }
@@ -149,15 +150,15 @@ func TestClient_RedirectNotFollowed(t *testing.T) {
 			s := hostile.MustNew(t, tt.mode, hostile.Options{APIKey: key})
 			sink := hostile.SinkOf(s)
 			c := New(Config{BaseURL: s.URL, APIKey: key})
-			r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-			if r.Kind != eval.TransportHTTPStatus || r.HTTPStatus != tt.status {
+			r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+			if r.Kind != extractbench.TransportHTTPStatus || r.HTTPStatus != tt.status {
 				t.Errorf("Kind, HTTPStatus = %q, %d, want http_status, %d", r.Kind, r.HTTPStatus, tt.status)
 			}
 			if !strings.Contains(r.Detail, "redirect") || !strings.Contains(r.Detail, sink.URL+"/v1/chat/completions") {
 				t.Errorf("Detail %q does not say redirect to %s", r.Detail, sink.URL)
 			}
-			o := eval.Evaluate(r.Output, corpus.Expected{}, r.Transport, eval.Options{Rule: eval.Strict})
-			if o.Failure != eval.Error {
+			o := eval.Evaluate(r.Output, corpus.Expected{}, r.Transport, eval.Options{Rule: extractbench.Strict})
+			if o.Failure != extractbench.Error {
 				t.Errorf("Failure = %q, want error", o.Failure)
 			}
 			if _, err := c.Models(testContext(t)); err == nil || !strings.Contains(err.Error(), "redirect") {
@@ -175,7 +176,7 @@ func TestClient_RedirectNotFollowed(t *testing.T) {
 // binary leaves ErrorBody and Detail valid UTF-8.
 func TestClient_BinaryErrorBody(t *testing.T) {
 	s := hostile.MustNew(t, hostile.TransportBinary500, hostile.Options{})
-	r := New(Config{BaseURL: s.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: s.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.HTTPStatus != 500 || r.ErrorBody == "" {
 		t.Fatalf("HTTPStatus %d, ErrorBody %q: want the 500 and its body", r.HTTPStatus, r.ErrorBody)
 	}

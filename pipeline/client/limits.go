@@ -3,14 +3,14 @@ package client
 import (
 	"fmt"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // The caps on one response. Without them an engine that never stops
 // (valid chunks without end, data lines without a blank line, a 100 MB
 // non-streamed body) held the whole answer in memory at every level of
 // concurrency and wrote it to results.db. Past a cap the client cancels the
-// request and reports eval.TransportTooLarge, which the classifier counts
+// request and reports extractbench.TransportTooLarge, which the classifier counts
 // as truncation: the answer was cut for its size, by the client, as
 // finish_reason=length cuts it by the engine. What arrived within the cap
 // is kept as the output.
@@ -61,7 +61,7 @@ func newLimits(answer, choices int) limits {
 // newAcc returns the accumulator of one exchange with the caps of its
 // request: Config.MaxAnswerBytes, else MaxAnswerBytes of the request's
 // max_tokens.
-func (c *Client) newAcc(clock Clock, payload any, choices int) *streamAcc {
+func (c *Client) newAcc(clock extractbench.Clock, payload any, choices int) *streamAcc {
 	answer := c.cfg.MaxAnswerBytes
 	if answer <= 0 {
 		maxTokens := 0
@@ -77,7 +77,7 @@ func (c *Client) newAcc(clock Clock, payload any, choices int) *streamAcc {
 
 // tooLarge is the fault of a response past a cap; what says which.
 func (l limits) tooLarge(what string) *streamFault {
-	return &streamFault{kind: eval.TransportTooLarge,
+	return &streamFault{kind: extractbench.TransportTooLarge,
 		detail: what + "; request cancelled (the cap: max_answer_bytes, else max(64 KiB, max_tokens × 64))"}
 }
 

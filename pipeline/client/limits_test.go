@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/eval"
@@ -54,16 +55,16 @@ func TestClient_AnswerCap(t *testing.T) {
 		t.Run(string(tt.mode), func(t *testing.T) {
 			s := hostile.MustNew(t, tt.mode, hostile.Options{N: tt.n})
 			c := New(Config{BaseURL: s.URL, Model: hostile.Model, MaxConns: 1})
-			r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
+			r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
 			checkTimingOrder(t, r)
-			if r.Kind != eval.TransportTooLarge || !strings.Contains(r.Detail, tt.detail) {
+			if r.Kind != extractbench.TransportTooLarge || !strings.Contains(r.Detail, tt.detail) {
 				t.Errorf("Kind = %q (%s), want too_large saying %q", r.Kind, r.Detail, tt.detail)
 			}
 			if len(r.Output) > limit {
 				t.Errorf("len(Output) = %d, want at most the cap %d", len(r.Output), limit)
 			}
 			o := eval.Evaluate(r.Output, corpus.Expected{}, r.Transport, eval.Options{})
-			if o.Failure != eval.Truncation || !strings.Contains(o.FailureDetail, "size cap") {
+			if o.Failure != extractbench.Truncation || !strings.Contains(o.FailureDetail, "size cap") {
 				t.Errorf("failure = %q (%s), want truncation at the size cap", o.Failure, o.FailureDetail)
 			}
 		})
@@ -75,13 +76,13 @@ func TestClient_AnswerCap(t *testing.T) {
 func TestClient_AnswerCapConfig(t *testing.T) {
 	s := hostile.MustNew(t, hostile.SSEEndlessChunks, hostile.Options{N: 3})
 	small := New(Config{BaseURL: s.URL, MaxAnswerBytes: 1000})
-	r := small.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
-	if r.Kind != eval.TransportTooLarge || len(r.Output) != 1000 || !strings.Contains(r.Detail, "its 1000-byte cap") {
+	r := small.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
+	if r.Kind != extractbench.TransportTooLarge || len(r.Output) != 1000 || !strings.Contains(r.Detail, "its 1000-byte cap") {
 		t.Errorf("Kind = %q (%s), len(Output) = %d, want too_large at 1000 bytes", r.Kind, r.Detail, len(r.Output))
 	}
 	large := New(Config{BaseURL: s.URL, MaxAnswerBytes: 4 * hostile.ContentChunk})
-	r = large.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
-	if r.Kind != eval.TransportOK || len(r.Output) != 3*hostile.ContentChunk {
+	r = large.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
+	if r.Kind != extractbench.TransportOK || len(r.Output) != 3*hostile.ContentChunk {
 		t.Errorf("Kind = %q (%s), len(Output) = %d, want the whole %d-byte answer", r.Kind, r.Detail, len(r.Output), 3*hostile.ContentChunk)
 	}
 }
@@ -115,8 +116,8 @@ func TestClient_EndlessStreamHeapBounded(t *testing.T) {
 			c := New(Config{BaseURL: s.URL, Model: hostile.Model, MaxConns: heapLevel})
 			defer c.Close()
 			ctx := testContext(t)
-			resps, grown, idle := peakHeap(func(i int) eval.Response {
-				return c.Chat(ctx, NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
+			resps, grown, idle := peakHeap(func(i int) extractbench.Response {
+				return c.Chat(ctx, extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
 			})
 			t.Logf("peak heap in use at concurrency %d: %.1f MiB above the idle %.1f MiB (%.2f MiB a request; bound %d MiB)",
 				heapLevel, float64(grown)/(1<<20), float64(idle)/(1<<20), float64(grown)/heapLevel/(1<<20), heapBound>>20)
@@ -125,7 +126,7 @@ func TestClient_EndlessStreamHeapBounded(t *testing.T) {
 			}
 			limit := MaxAnswerBytes(capMaxTokens)
 			for i, r := range resps {
-				if r.Kind != eval.TransportTooLarge || len(r.Output) > limit {
+				if r.Kind != extractbench.TransportTooLarge || len(r.Output) > limit {
 					t.Fatalf("request %d: Kind = %q (%s), len(Output) = %d, want too_large within %d", i, r.Kind, r.Detail, len(r.Output), limit)
 				}
 			}
@@ -135,7 +136,7 @@ func TestClient_EndlessStreamHeapBounded(t *testing.T) {
 
 // peakHeap runs heapLevel calls of do at once and returns their responses
 // and the peak heap in use while they ran, above the idle heap before.
-func peakHeap(do func(i int) eval.Response) (resps []eval.Response, grown int64, idle uint64) {
+func peakHeap(do func(i int) extractbench.Response) (resps []extractbench.Response, grown int64, idle uint64) {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
@@ -157,7 +158,7 @@ func peakHeap(do func(i int) eval.Response) (resps []eval.Response, grown int64,
 			}
 		}
 	})
-	resps = make([]eval.Response, heapLevel)
+	resps = make([]extractbench.Response, heapLevel)
 	var wg sync.WaitGroup
 	for i := range resps {
 		wg.Go(func() { resps[i] = do(i) })

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // llamaCapture is a capture of the real llama.cpp server (testdata/llamacpp/README.md).
@@ -57,8 +57,8 @@ func TestClient_CachedPromptTokens(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := replayServer(t, "text/event-stream", []byte(tt.body))
-			r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), NewClock(), 1, "sys", "doc", Generation{MaxTokens: 64})
-			if r.Kind != eval.TransportOK || !r.UsageReported || r.PromptTokens != tt.wantPrompt {
+			r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), extractbench.NewClock(), 1, "sys", "doc", Generation{MaxTokens: 64})
+			if r.Kind != extractbench.TransportOK || !r.UsageReported || r.PromptTokens != tt.wantPrompt {
 				t.Fatalf("Chat() = kind %q (%s), usage %v, prompt %d; want a complete answer with usage, prompt %d", r.Kind, r.Detail, r.UsageReported, r.PromptTokens, tt.wantPrompt)
 			}
 			got := -1
@@ -81,11 +81,11 @@ func TestClient_CachedPromptTokens(t *testing.T) {
 func TestClient_LlamaCppRuntimeContextError(t *testing.T) {
 	tests := []struct {
 		name, file, contentType string
-		wantKind                eval.TransportKind
+		wantKind                extractbench.TransportKind
 	}{
-		{"500 answer", "error-runtime-context-500.json", "application/json; charset=utf-8", eval.TransportHTTPStatus},
-		{"first event of a stream", "error-runtime-context-stream-first.sse", "text/event-stream", eval.TransportHTTPStatus},
-		{"after content", "error-runtime-context-stream.sse", "text/event-stream", eval.TransportHTTPStatus},
+		{"500 answer", "error-runtime-context-500.json", "application/json; charset=utf-8", extractbench.TransportHTTPStatus},
+		{"first event of a stream", "error-runtime-context-stream-first.sse", "text/event-stream", extractbench.TransportHTTPStatus},
+		{"after content", "error-runtime-context-stream.sse", "text/event-stream", extractbench.TransportHTTPStatus},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestClient_LlamaCppRuntimeContextError(t *testing.T) {
 				status = 500
 			}
 			srv := statusServer(t, status, tt.contentType, body)
-			r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), NewClock(), 1, "sys", "doc", Generation{MaxTokens: 64})
+			r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), extractbench.NewClock(), 1, "sys", "doc", Generation{MaxTokens: 64})
 			if r.Kind != tt.wantKind || r.HTTPStatus != 500 || !strings.Contains(r.ErrorBody, "Context size has been exceeded.") {
 				t.Errorf("Chat() = kind %q, status %d, error body %q; want %q, 500 and the error object", r.Kind, r.HTTPStatus, r.ErrorBody, tt.wantKind)
 			}
@@ -109,11 +109,11 @@ func TestClient_LlamaCppRuntimeContextError(t *testing.T) {
 // TestClient_LlamaCppEOSNotStreamed: the captured llama.cpp answer counts 26
 // completion tokens in its usage and streams 25 content chunks (the
 // end-of-generation token has no chunk), so TPOT spans 24 steps
-// (eval.Record.TPOTSteps), not 25.
+// (extractbench.Record.TPOTSteps), not 25.
 func TestClient_LlamaCppEOSNotStreamed(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", llamaCapture(t, "chat-stream-cached.sse"))
-	r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), NewClock(), 1, "sys", "doc", Generation{MaxTokens: 128})
-	rec := eval.Record{Response: r}
+	r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), extractbench.NewClock(), 1, "sys", "doc", Generation{MaxTokens: 128})
+	rec := extractbench.Record{Response: r}
 	if r.CompletionTokens != 26 || r.ClientChunks != 25 || r.FinishReason != "stop" || rec.TPOTSteps() != 24 {
 		t.Errorf("completion %d, chunks %d, finish %q, TPOT steps %d; want 26, 25, stop, 24", r.CompletionTokens, r.ClientChunks, r.FinishReason, rec.TPOTSteps())
 	}

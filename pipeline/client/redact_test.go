@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/hostile"
-	"github.com/extractbench/extractbench/eval"
 )
 
 // testKey has characters JSON and URLs escape: '/', '<', '&' and '+'.
@@ -87,7 +87,7 @@ func TestClient_KeyNeverLeaksInAnyEncoding(t *testing.T) {
 	for _, mode := range []hostile.Mode{hostile.TransportEchoKeyEscaped, hostile.TransportEchoKeyStream} {
 		t.Run(string(mode), func(t *testing.T) {
 			s := hostile.MustNew(t, mode, hostile.Options{APIKey: testKey})
-			r := New(Config{BaseURL: s.URL, APIKey: testKey}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
+			r := New(Config{BaseURL: s.URL, APIKey: testKey}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 			if s.Requests.Load() != 1 || !strings.Contains(r.ErrorBody+r.Output, Redacted) {
 				t.Fatalf("Kind %q, ErrorBody %q, Output %q: want the echo, redacted", r.Kind, r.ErrorBody, r.Output)
 			}
@@ -110,8 +110,8 @@ func TestClient_URLUserinfoNeverInDetail(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	c := New(Config{BaseURL: "http://alice:pw-0123456789@" + addr})
-	r := c.Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportRefused {
+	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportRefused {
 		t.Fatalf("Kind %q (%s), want refused", r.Kind, r.Detail)
 	}
 	_, merr := c.Models(testContext(t))

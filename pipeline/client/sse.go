@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
 // errIncompleteEvent says the body ended in the middle of an event (for
@@ -20,7 +20,7 @@ var errIncompleteEvent = errors.New("stream ended inside an event")
 var errSSESyntax = errors.New("not an event-stream line")
 
 // errTooLarge says one event (or one line) passed the reader's cap before
-// its end: the client reports it as eval.TransportTooLarge.
+// its end: the client reports it as extractbench.TransportTooLarge.
 var errTooLarge = errors.New("one event passed its cap before its end")
 
 // sseEvent is one dispatched server-sent event.
@@ -245,7 +245,7 @@ func encodingFault(contentEncoding string) *streamFault {
 	if enc == "" || enc == "identity" {
 		return nil
 	}
-	return &streamFault{kind: eval.TransportContentType,
+	return &streamFault{kind: extractbench.TransportContentType,
 		detail: fmt.Sprintf("body is %s-compressed (Content-Encoding: %s) although the client asked for identity: turn compression off at the engine or at the proxy in front of it",
 			enc, truncate(contentEncoding, 60))}
 }

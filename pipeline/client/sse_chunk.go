@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 )
 
-// maxErrorBody bounds eval.Transport.ErrorBody.
+// maxErrorBody bounds extractbench.Transport.ErrorBody.
 const maxErrorBody = 4 << 10
 
 // chunk is the union of the JSON bodies OpenAI-compatible engines send: a
@@ -110,7 +110,7 @@ type choiceAcc struct {
 
 // streamAcc demultiplexes the chunks of one response into n choices.
 type streamAcc struct {
-	clock   Clock
+	clock   extractbench.Clock
 	choices []choiceAcc
 	total   *tokenCounts // usage of the whole call (the usage-only chunk)
 	// cacheN is llama.cpp's timings.cache_n seen without a usage (nil:
@@ -126,13 +126,13 @@ type streamAcc struct {
 	scratch        chunkScratch
 }
 
-func newStreamAcc(clock Clock, n int) *streamAcc {
+func newStreamAcc(clock extractbench.Clock, n int) *streamAcc {
 	return &streamAcc{clock: clock, choices: make([]choiceAcc, n), lim: newLimits(DefaultAnswerBytes, n)}
 }
 
-// streamFault is what ended a stream early, in eval.Transport terms.
+// streamFault is what ended a stream early, in extractbench.Transport terms.
 type streamFault struct {
-	kind   eval.TransportKind
+	kind   extractbench.TransportKind
 	status int    // for an in-stream error: the status the engine declared
 	body   string // for an in-stream error: the error payload
 	detail string
@@ -163,7 +163,7 @@ func (a *streamAcc) consume(name string, data []byte) *streamFault {
 		if name == "error" {
 			return a.inStreamError(d, nil) // `event: error` with a text payload
 		}
-		return &streamFault{kind: eval.TransportMalformed,
+		return &streamFault{kind: extractbench.TransportMalformed,
 			detail: fmt.Sprintf("decode chunk %q: %v", truncate(string(d), 120), err)}
 	}
 	if hasError(c.Error) || name == "error" || c.Choices == nil && c.Usage == nil && isErrorObject(d) {
@@ -183,7 +183,7 @@ func (a *streamAcc) consume(name string, data []byte) *streamFault {
 	}
 	for _, ch := range c.Choices {
 		if !inRange(ch.Index, len(a.choices)) {
-			return &streamFault{kind: eval.TransportMalformed,
+			return &streamFault{kind: extractbench.TransportMalformed,
 				detail: fmt.Sprintf("chunk for choice index %d, expected fewer than %d", ch.Index, len(a.choices))}
 		}
 		acc := &a.choices[ch.Index]
@@ -267,7 +267,7 @@ func (a *streamAcc) inStreamError(payload []byte, raw json.RawMessage) *streamFa
 		a.rejectedPrompt = e.prompt
 	}
 	return &streamFault{
-		kind:   eval.TransportHTTPStatus,
+		kind:   extractbench.TransportHTTPStatus,
 		status: e.status,
 		body:   truncate(string(payload), maxErrorBody),
 		detail: "error event inside a 200 stream: " + truncate(e.message, 300),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/eval"
@@ -13,11 +14,11 @@ import (
 
 // chatHostile sends one chat request to a hostile engine in mode m and
 // returns the response and how the classifier judges it.
-func chatHostile(t *testing.T, m hostile.Mode) (eval.Response, eval.Outcome) {
+func chatHostile(t *testing.T, m hostile.Mode) (extractbench.Response, extractbench.Score) {
 	t.Helper()
 	s := hostile.MustNew(t, m, hostile.Options{})
 	r := New(Config{BaseURL: s.URL, Model: hostile.Model, MaxConns: 1}).
-		Chat(testContext(t), NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
+		Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
 	checkTimingOrder(t, r)
 	return r, eval.Evaluate(r.Output, corpus.Expected{}, r.Transport, eval.Options{})
 }
@@ -33,21 +34,21 @@ func TestClient_InStreamErrors(t *testing.T) {
 		wantStatus int
 		wantPrompt int
 		wantOutput string
-		failure    eval.Failure
+		failure    extractbench.Failure
 		detail     string // in the failure detail
 	}{
-		{hostile.SSELlamaCppContextError, 400, hostile.PromptTokens, "", eval.Truncation, "context size"},
-		{hostile.SSELlamaCppDataContextError, 400, hostile.PromptTokens, "", eval.Truncation, "context size"},
-		{hostile.SSELlamaCpp400Context, 400, hostile.PromptTokens, "", eval.Truncation, "HTTP 400 says \"context size\""},
-		{hostile.SSELlamaCppOOMError, 500, 0, `{"date": `, eval.Memory, "out of memory"},
-		{hostile.SSEEventErrorText, 500, 0, "", eval.Memory, "out of memory"},
-		{hostile.SSEVLLMError, 500, 0, `{"date": `, eval.Memory, "out of memory"},
-		{hostile.SSEVLLMFlatError, 400, 0, "", eval.Truncation, "maximum context"},
+		{hostile.SSELlamaCppContextError, 400, hostile.PromptTokens, "", extractbench.Truncation, "context size"},
+		{hostile.SSELlamaCppDataContextError, 400, hostile.PromptTokens, "", extractbench.Truncation, "context size"},
+		{hostile.SSELlamaCpp400Context, 400, hostile.PromptTokens, "", extractbench.Truncation, "HTTP 400 says \"context size\""},
+		{hostile.SSELlamaCppOOMError, 500, 0, `{"date": `, extractbench.Memory, "out of memory"},
+		{hostile.SSEEventErrorText, 500, 0, "", extractbench.Memory, "out of memory"},
+		{hostile.SSEVLLMError, 500, 0, `{"date": `, extractbench.Memory, "out of memory"},
+		{hostile.SSEVLLMFlatError, 400, 0, "", extractbench.Truncation, "maximum context"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
 			r, o := chatHostile(t, tt.mode)
-			if r.Kind != eval.TransportHTTPStatus || r.HTTPStatus != tt.wantStatus || r.ErrorBody == "" {
+			if r.Kind != extractbench.TransportHTTPStatus || r.HTTPStatus != tt.wantStatus || r.ErrorBody == "" {
 				t.Errorf("Kind, HTTPStatus = %q, %d (%s), ErrorBody %q; want http_status, %d and the error as body",
 					r.Kind, r.HTTPStatus, r.Detail, r.ErrorBody, tt.wantStatus)
 			}
@@ -70,30 +71,30 @@ func TestClient_InStreamErrors(t *testing.T) {
 func TestClient_StreamFraming(t *testing.T) {
 	t.Run("bare CR", func(t *testing.T) {
 		r, o := chatHostile(t, hostile.SSEBareCR)
-		if r.Kind != eval.TransportOK || r.Output != hostile.Answer || r.PromptTokens != 10 || r.FinishReason != "stop" {
+		if r.Kind != extractbench.TransportOK || r.Output != hostile.Answer || r.PromptTokens != 10 || r.FinishReason != "stop" {
 			t.Errorf("Kind, Output, PromptTokens, FinishReason = %q (%s), %q, %d, %q; want the whole answer",
 				r.Kind, r.Detail, r.Output, r.PromptTokens, r.FinishReason)
 		}
-		if o.Failure == eval.Error {
+		if o.Failure == extractbench.Error {
 			t.Errorf("failure = %q (%s), want the answer judged on its content", o.Failure, o.FailureDetail)
 		}
 	})
 	t.Run("gzip", func(t *testing.T) {
 		r, o := chatHostile(t, hostile.SSEGzip)
 		const want = "body is gzip-compressed (Content-Encoding: gzip) although the client asked for identity"
-		if r.Kind != eval.TransportContentType || !strings.Contains(r.Detail, want) {
+		if r.Kind != extractbench.TransportContentType || !strings.Contains(r.Detail, want) {
 			t.Errorf("Kind = %q (%s), want content_type saying %q", r.Kind, r.Detail, want)
 		}
-		if o.Failure != eval.Error || !strings.Contains(o.FailureDetail, "gzip-compressed") {
+		if o.Failure != extractbench.Error || !strings.Contains(o.FailureDetail, "gzip-compressed") {
 			t.Errorf("failure = %q (%s), want error naming the compression", o.Failure, o.FailureDetail)
 		}
 	})
 	t.Run("complete chunk, no [DONE]", func(t *testing.T) {
 		r, o := chatHostile(t, hostile.SSENoDone)
-		if r.Kind != eval.TransportCut || r.Detail != "stream ended after a complete chunk, before [DONE]" || r.Output != hostile.Answer {
+		if r.Kind != extractbench.TransportCut || r.Detail != "stream ended after a complete chunk, before [DONE]" || r.Output != hostile.Answer {
 			t.Errorf("Kind, Detail, Output = %q, %q, %q", r.Kind, r.Detail, r.Output)
 		}
-		if o.Failure != eval.Error || !strings.Contains(o.FailureDetail, "after a complete JSON object, before [DONE]") {
+		if o.Failure != extractbench.Error || !strings.Contains(o.FailureDetail, "after a complete JSON object, before [DONE]") {
 			t.Errorf("failure = %q (%s), want error after a complete object", o.Failure, o.FailureDetail)
 		}
 	})
@@ -108,8 +109,8 @@ func TestClient_AsksForIdentity(t *testing.T) {
 		hostile.StreamAnswer(w, hostile.Answer)
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), NewClock(), 1, "", "doc", Generation{})
-	if r.Kind != eval.TransportOK || len(got) != 1 || got[0] != "identity" {
+	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	if r.Kind != extractbench.TransportOK || len(got) != 1 || got[0] != "identity" {
 		t.Errorf("Kind = %q (%s), Accept-Encoding = %q, want [identity]", r.Kind, r.Detail, got)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/extractbench/extractbench"
 )
 
 // readEvents reads every event of in, and checks that a borrowing reader
@@ -154,7 +156,7 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte("event: error\rdata: CUDA out of memory\r\r"), "")
 	f.Fuzz(func(t *testing.T, raw []byte, payload string) {
 		r := newSSEReader(bytes.NewReader(raw))
-		acc := newStreamAcc(NewClock(), 2)
+		acc := newStreamAcc(extractbench.NewClock(), 2)
 		for i := 0; ; i++ {
 			if i > len(raw)+2 {
 				t.Fatalf("reader did not terminate on %q", raw)

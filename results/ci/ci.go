@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/compare"
@@ -63,7 +64,7 @@ type Level struct {
 type Doc struct {
 	ID         string
 	Repetition int
-	Failure    eval.Failure
+	Failure    extractbench.Failure
 	Detail     string
 }
 
@@ -127,14 +128,14 @@ func Load(ctx context.Context, dir string, opt Options) (*Run, error) {
 // levelName is the level as the pages name it, with its mode and phase.
 func levelName(l eval.Level) string {
 	name := l.Mode + " " + eval.LevelName(l.Mode, l.Level)
-	if l.Phase != eval.PhaseSweep {
+	if l.Phase != extractbench.PhaseSweep {
 		name += " (" + l.Phase + ")"
 	}
 	return name
 }
 
 // passSeconds is the time the level's complete passes took, summed.
-func passSeconds(passes []results.Pass, l eval.Level) float64 {
+func passSeconds(passes []extractbench.Pass, l eval.Level) float64 {
 	var ns int64
 	for _, p := range passes {
 		if p.Variant == l.Variant && p.Mode == l.Mode && p.Level == l.Level && p.Phase == l.Phase && p.Complete() {
@@ -153,7 +154,7 @@ func failedDocs(ctx context.Context, rd *results.Reader, runID string, l *Level,
 		return err
 	}
 	for _, rec := range recs {
-		if rec.Accepted || rec.Kind == eval.TransportInterrupted || rec.Kind == eval.TransportClient {
+		if rec.Accepted || rec.Kind == extractbench.TransportInterrupted || rec.Kind == extractbench.TransportClient {
 			continue
 		}
 		l.NFailed++

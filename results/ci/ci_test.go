@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
@@ -16,9 +17,9 @@ import (
 func TestWriteJUnit_HostileText(t *testing.T) {
 	r := &Run{Protocol: "p", Variants: []Variant{{
 		Outcome: results.Outcome{Variant: "v", State: results.OutcomeFail, Reason: "a <b> & c"},
-		Levels: []Level{{Level: eval.Level{Variant: "v", Mode: "concurrency", Level: 1, Phase: eval.PhaseBaseline, Docs: 1},
+		Levels: []Level{{Level: eval.Level{Variant: "v", Mode: "concurrency", Level: 1, Phase: extractbench.PhaseBaseline, Docs: 1},
 			Name: "concurrency 1 (baseline)", Baseline: true, NFailed: 1,
-			Failed: []Doc{{ID: "d1", Repetition: 1, Failure: eval.Format, Detail: "x\x00y\x1bz ]]> \xff end"}}}},
+			Failed: []Doc{{ID: "d1", Repetition: 1, Failure: extractbench.Format, Detail: "x\x00y\x1bz ]]> \xff end"}}}},
 	}}}
 	var b bytes.Buffer
 	if err := r.WriteJUnit(&b); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
@@ -170,7 +171,7 @@ func levelCase(l Level, class string) junitCase {
 	c := junitCase{Name: l.Name, Classname: class, Time: seconds(l.Seconds)}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: accepted %s of %d documents over %d repetition(s)", l.Verdict.Word(), eval.FormatShare(l.Share()), l.Docs, l.Repetitions)
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		if n := l.Failures.Of(f); n > 0 {
 			fmt.Fprintf(&b, ", %s %d", f, n)
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
@@ -113,7 +114,7 @@ func recommended(v Variant) string {
 
 func failureCounts(l eval.Level) string {
 	var parts []string
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		if n := l.Failures.Of(f); n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", f, n))
 		}

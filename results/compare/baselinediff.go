@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 )
 
 // ManifestDiffs lists what makes a run and a baseline run measure different
@@ -15,7 +15,7 @@ import (
 // leaves empty is not compared (a protocol checked before its run has no
 // engine version yet; an older manifest did not record every field). The corpus is not listed: a different corpus is
 // refused outright.
-func ManifestDiffs(base, cur *results.Manifest) []string {
+func ManifestDiffs(base, cur *extractbench.Manifest) []string {
 	var out []string
 	diff := func(what, b, c string) {
 		if b != "" && c != "" && b != c {
@@ -47,13 +47,13 @@ func ManifestDiffs(base, cur *results.Manifest) []string {
 	return out
 }
 
-func variantOf(m *results.Manifest, name string) (results.VariantManifest, bool) {
+func variantOf(m *extractbench.Manifest, name string) (extractbench.VariantManifest, bool) {
 	for _, v := range m.Variants {
 		if v.Name == name {
 			return m.Variant(name), true
 		}
 	}
-	return results.VariantManifest{}, false
+	return extractbench.VariantManifest{}, false
 }
 
 func seedText(s *int) string {

@@ -12,6 +12,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
@@ -45,15 +46,15 @@ type Options struct {
 
 // SideInfo describes one side as its run pinned it.
 type SideInfo struct {
-	Side           Side                `json:"side"`
-	RunID          string              `json:"run_id"`
-	Variant        string              `json:"variant"`
-	Model          string              `json:"model"`
-	Engine         results.EngineInfo  `json:"engine"`
-	GPU            results.GPUInfoJSON `json:"gpu"`
-	CorpusSHA256   string              `json:"corpus_sha256"`
-	Simulated      bool                `json:"simulated"`
-	Recommendation eval.Recommendation `json:"recommendation"`
+	Side           Side                     `json:"side"`
+	RunID          string                   `json:"run_id"`
+	Variant        string                   `json:"variant"`
+	Model          string                   `json:"model"`
+	Engine         extractbench.EngineInfo  `json:"engine"`
+	GPU            extractbench.GPUInfoJSON `json:"gpu"`
+	CorpusSHA256   string                   `json:"corpus_sha256"`
+	Simulated      bool                     `json:"simulated"`
+	Recommendation eval.Recommendation      `json:"recommendation"`
 }
 
 // FieldDelta is one field's F1 under each side and B − A with its bootstrap
@@ -281,8 +282,8 @@ func modeAt(run *results.RunData, variant string, level int) string {
 }
 
 // pair matches records by document id; both slices are sorted by id.
-func pair(a, b []eval.Record) (pairs []eval.Pair, onlyA, onlyB []string) {
-	bi := make(map[string]*eval.Record, len(b))
+func pair(a, b []extractbench.Record) (pairs []eval.Pair, onlyA, onlyB []string) {
+	bi := make(map[string]*extractbench.Record, len(b))
 	for i := range b {
 		if _, dup := bi[b[i].DocID]; !dup {
 			bi[b[i].DocID] = &b[i]
@@ -312,7 +313,7 @@ func pair(a, b []eval.Record) (pairs []eval.Pair, onlyA, onlyB []string) {
 }
 
 // f1 is one field's F1 over records, from eval.Aggregate.
-func f1(recs []eval.Record, field string) float64 {
+func f1(recs []extractbench.Record, field string) float64 {
 	fs, ok := eval.Aggregate(recs).Field(field)
 	if !ok {
 		return math.NaN()

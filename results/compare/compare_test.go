@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing/sizingtest"
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/results/plan/plantest"
 )
 
 // failSet returns ok(i) that is false for the listed document indexes.
@@ -36,23 +35,23 @@ func span(from, to int) []int {
 type variantData struct {
 	name  string
 	reps  [][]int // failing indexes of repetition 1, 2, ...
-	sweep []results.Pass
+	sweep []extractbench.Pass
 }
 
 // writeRun writes a results directory with 300-document level-1 passes.
 func writeRun(t *testing.T, corpusSHA string, vs ...variantData) string {
 	t.Helper()
 	dir := t.TempDir()
-	run := sizingtest.Run{RunID: "run-" + corpusSHA,
-		Manifest: sizingtest.Manifest(corpusSHA, "meta-llama/Llama-3.1-8B-Instruct", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.95, 0)}
+	run := plantest.Run{RunID: "run-" + corpusSHA,
+		Manifest: plantest.Manifest(corpusSHA, "meta-llama/Llama-3.1-8B-Instruct", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.95, 0)}
 	for _, v := range vs {
 		for i, fails := range v.reps {
-			run.Records = append(run.Records, sizingtest.Records(v.name, 1, i+1, 300, failSet(fails...))...)
-			run.Passes = append(run.Passes, sizingtest.Pass(v.name, 1, i+1, 300, 300-len(fails), 600, 900))
+			run.Records = append(run.Records, plantest.Records(v.name, 1, i+1, 300, failSet(fails...))...)
+			run.Passes = append(run.Passes, plantest.Pass(v.name, 1, i+1, 300, 300-len(fails), 600, 900))
 		}
 		run.Passes = append(run.Passes, v.sweep...)
 	}
-	sizingtest.Write(t, dir, run)
+	plantest.Write(t, dir, run)
 	return dir
 }
 
@@ -60,9 +59,9 @@ func TestRunEquivalent(t *testing.T) {
 	// A fails documents 0–8; B fails 1–8 and 9: b = 1 (doc 9), c = 1 (doc 0).
 	dir := writeRun(t, "c0ffee",
 		variantData{name: "bf16", reps: [][]int{span(0, 9), span(0, 9)},
-			sweep: []results.Pass{sizingtest.Pass("bf16", 2, 1, 300, 291, 300, 1000), sizingtest.Pass("bf16", 4, 1, 300, 291, 160, 1500)}},
+			sweep: []extractbench.Pass{plantest.Pass("bf16", 2, 1, 300, 291, 300, 1000), plantest.Pass("bf16", 4, 1, 300, 291, 160, 1500)}},
 		variantData{name: "int4", reps: [][]int{span(1, 10)},
-			sweep: []results.Pass{sizingtest.Pass("int4", 2, 1, 300, 291, 250, 800)}})
+			sweep: []extractbench.Pass{plantest.Pass("int4", 2, 1, 300, 291, 250, 800)}})
 	r, err := Run(context.Background(), Options{A: Side{Dir: dir, Variant: "bf16"}, B: Side{Dir: dir, Variant: "int4"}})
 	if err != nil {
 		t.Fatal(err)
@@ -225,14 +224,14 @@ func TestParseSide(t *testing.T) {
 func TestInferredExpectationsCountMisses(t *testing.T) {
 	// A document that failed format on one side (fields unscored) and scored
 	// tp on the other had an expected value: the failing side misses it (FN).
-	recs := sizingtest.Records("bf16", 1, 1, 2, func(int) bool { return true })
-	bad := sizingtest.Records("int4", 1, 1, 2, func(int) bool { return true })
-	bad[1].Accepted, bad[1].Failure, bad[1].SchemaOK = false, eval.Format, false
-	bad[1].Date, bad[1].Amount, bad[1].Category = eval.Unscored, eval.Unscored, eval.Unscored
+	recs := plantest.Records("bf16", 1, 1, 2, func(int) bool { return true })
+	bad := plantest.Records("int4", 1, 1, 2, func(int) bool { return true })
+	bad[1].Accepted, bad[1].Failure, bad[1].SchemaOK = false, extractbench.Format, false
+	bad[1].Date, bad[1].Amount, bad[1].Category = extractbench.Unscored, extractbench.Unscored, extractbench.Unscored
 	dir := t.TempDir()
-	run := sizingtest.Run{RunID: "r", Records: append(recs, bad...), Passes: []results.Pass{
-		sizingtest.Pass("bf16", 1, 1, 2, 2, 1, 100), sizingtest.Pass("int4", 1, 1, 2, 1, 1, 100)}}
-	sizingtest.Write(t, dir, run)
+	run := plantest.Run{RunID: "r", Records: append(recs, bad...), Passes: []extractbench.Pass{
+		plantest.Pass("bf16", 1, 1, 2, 2, 1, 100), plantest.Pass("int4", 1, 1, 2, 1, 1, 100)}}
+	plantest.Write(t, dir, run)
 	r, err := Run(context.Background(), Options{A: Side{Dir: dir, Variant: "bf16"}, B: Side{Dir: dir, Variant: "int4"}})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
@@ -111,13 +112,13 @@ func (l *loaded) resolve(ctx context.Context) error {
 // field scored tp, fn or fp_fn anywhere in the run had a value, tn or fp had
 // null. A field never scored (every answer failed format) is taken as null,
 // which leaves it out of F1 on both sides alike.
-func inferExpected(recs []eval.Record) map[string]map[string]bool {
+func inferExpected(recs []extractbench.Record) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for _, r := range recs {
 		exp := [3]*string{r.Expected.Date, r.Expected.Amount, r.Expected.Category}
-		res := [3]eval.FieldResult{r.Date, r.Amount, r.Category}
+		res := [3]extractbench.FieldResult{r.Date, r.Amount, r.Category}
 		for i, f := range fields {
-			if exp[i] != nil || res[i] == eval.TP || res[i] == eval.FN || res[i] == eval.FPFN {
+			if exp[i] != nil || res[i] == extractbench.TP || res[i] == extractbench.FN || res[i] == extractbench.FPFN {
 				if out[r.DocID] == nil {
 					out[r.DocID] = map[string]bool{}
 				}
@@ -137,12 +138,12 @@ var placeholder = "?"
 
 // records reads one pass of the side's variant as eval.Records sorted by
 // document id, with the inferred expectations.
-func (l *loaded) records(ctx context.Context, mode string, level, rep int) ([]eval.Record, error) {
+func (l *loaded) records(ctx context.Context, mode string, level, rep int) ([]extractbench.Record, error) {
 	recs, err := l.rd.Requests(ctx, l.run.Run.RunID, results.RequestFilter{Variant: l.variant, Mode: mode, Level: level, Repetition: rep})
 	if err != nil {
 		return nil, fmt.Errorf("read requests of %s at %s %d repetition %d: %w", l.side, mode, level, rep, err)
 	}
-	slices.SortStableFunc(recs, func(a, b eval.Record) int { return strings.Compare(a.DocID, b.DocID) })
+	slices.SortStableFunc(recs, func(a, b extractbench.Record) int { return strings.Compare(a.DocID, b.DocID) })
 	for i := range recs {
 		r := &recs[i]
 		exp := l.expected[r.DocID]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -55,7 +56,7 @@ func (p Paired) Text() string {
 
 // BaselineVariant is the variant a run's others are paired with: the one
 // its protocol names (acceptance.baseline_variant), else the first.
-func BaselineVariant(m *results.Manifest) string {
+func BaselineVariant(m *extractbench.Manifest) string {
 	if b := m.Acceptance.BaselineVariant; b != "" {
 		return b
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing"
 )
 
 // DefaultLatencyRatio is how much p95 E2E at the recommended level may grow
@@ -170,4 +170,4 @@ func (v Verdict) WriteText(w io.Writer) error {
 }
 
 // WriteJSON writes the verdict as indented JSON.
-func (v Verdict) WriteJSON(w io.Writer) error { return sizing.WriteJSON(w, v) }
+func (v Verdict) WriteJSON(w io.Writer) error { return numfmt.WriteJSON(w, v) }

@@ -3,13 +3,13 @@ package compare
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/extractbench/extractbench/eval"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/extractbench/extractbench/sizing"
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 // outputExcerpt bounds each output the text form prints for a flip; the
@@ -178,7 +178,7 @@ func pairBytes(a, b *int64) string {
 		if v == nil {
 			return "n/a"
 		}
-		return sizing.GiBString(*v)
+		return numfmt.GiBString(*v)
 	}
 	return f(a) + " / " + f(b)
 }

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -15,24 +16,24 @@ import (
 // against A's, document by document. Each is nil when nothing could be
 // compared (no usage, no expected count).
 type Tokenization struct {
-	A    *eval.PromptDrift `json:"a,omitempty"`
-	B    *eval.PromptDrift `json:"b,omitempty"`
-	BvsA *eval.PromptDrift `json:"b_vs_a,omitempty"`
+	A    *extractbench.PromptDrift `json:"a,omitempty"`
+	B    *extractbench.PromptDrift `json:"b,omitempty"`
+	BvsA *extractbench.PromptDrift `json:"b_vs_a,omitempty"`
 }
 
 // tokenization compares the paired passes' prompt counts (records sorted by
 // document id, as pair reads them).
-func tokenization(a, b *loaded, ra, rb []eval.Record, mode string, level, rep int) Tokenization {
+func tokenization(a, b *loaded, ra, rb []extractbench.Record, mode string, level, rep int) Tokenization {
 	var t Tokenization
 	t.A = sideDrift(a, ra, mode, level, rep)
 	t.B = sideDrift(b, rb, mode, level, rep)
-	byDoc := make(map[string]*eval.Record, len(ra))
+	byDoc := make(map[string]*extractbench.Record, len(ra))
 	for i := range ra {
 		if ra[i].UsageReported && eval.PlausibleTokens(ra[i].PromptTokens) {
 			byDoc[ra[i].DocID] = &ra[i]
 		}
 	}
-	against := make([]eval.Record, 0, len(rb))
+	against := make([]extractbench.Record, 0, len(rb))
 	for _, r := range rb {
 		ar, ok := byDoc[r.DocID]
 		if !ok {
@@ -42,7 +43,7 @@ func tokenization(a, b *loaded, ra, rb []eval.Record, mode string, level, rep in
 		r.ExpectedPromptTokens = &n
 		against = append(against, r)
 	}
-	if d := eval.DriftOf(against, eval.DriftAgainstVariant+a.variant); d.Compared != nil {
+	if d := eval.DriftOf(against, extractbench.DriftAgainstVariant+a.variant); d.Compared != nil {
 		t.BvsA = &d
 	}
 	return t
@@ -50,7 +51,7 @@ func tokenization(a, b *loaded, ra, rb []eval.Record, mode string, level, rep in
 
 // sideDrift is a side's drift over its compared records, against what its
 // pass row says the expected counts are.
-func sideDrift(l *loaded, recs []eval.Record, mode string, level, rep int) *eval.PromptDrift {
+func sideDrift(l *loaded, recs []extractbench.Record, mode string, level, rep int) *extractbench.PromptDrift {
 	reference := ""
 	for _, p := range l.run.Passes {
 		if p.Variant == l.variant && p.Mode == mode && p.Level == level && p.Repetition == rep {
@@ -70,12 +71,12 @@ func (t Tokenization) lines(a, b SideInfo) []string {
 	if t.BvsA.Drifted() {
 		d := t.BvsA
 		out = append(out, fmt.Sprintf("B tokenises %d of %d paired documents differently from A (%s tokens, median; up to %s): the two engines were not sent the same prompts",
-			*d.Docs, *d.Compared, eval.DriftPercent(*d.Median), eval.DriftPercent(*d.Max)))
+			*d.Docs, *d.Compared, extractbench.DriftPercent(*d.Median), extractbench.DriftPercent(*d.Max)))
 	}
 	for _, s := range []struct {
 		name string
 		info SideInfo
-		d    *eval.PromptDrift
+		d    *extractbench.PromptDrift
 	}{{"A", a, t.A}, {"B", b, t.B}} {
 		if line := s.d.Sentence(); line != "" {
 			out = append(out, fmt.Sprintf("%s (%s): %s", s.name, s.info.Variant, line))

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing"
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 // maxTimelinePoints bounds the telemetry chart: a pass sampled every 100 ms
@@ -69,7 +69,7 @@ type objectives struct {
 	MinAccepted  float64 // share, 0–1
 }
 
-func objectivesOf(a eval.Acceptance) objectives {
+func objectivesOf(a extractbench.Acceptance) objectives {
 	return objectives{LatencyP95MS: a.LatencyP95MS, MinAccepted: a.MinAccepted}
 }
 
@@ -158,9 +158,9 @@ func levelAxis(mode string, levels []int) (x []float64, log bool) {
 			}
 		}
 	}
-	log = mode != results.ModeContext && positive >= 2
+	log = mode != extractbench.ModeContext && positive >= 2
 	for _, l := range levels {
-		if l <= 0 && !(mode == results.ModeRate && l == eval.SyncLevel) {
+		if l <= 0 && !(mode == extractbench.ModeRate && l == extractbench.SyncLevel) {
 			log = false
 		}
 	}
@@ -175,9 +175,9 @@ func levelAxis(mode string, levels []int) (x []float64, log bool) {
 }
 
 // levelName names a level as the tables do; a probe pass says so.
-func levelName(l level) string {
+func levelName(l eval.Level) string {
 	name := eval.LevelName(l.Mode, l.Level)
-	if l.Phase == results.PhaseProbe {
+	if l.Phase == extractbench.PhaseProbe {
 		name += " (probe)"
 	}
 	return name
@@ -188,7 +188,7 @@ func withUnit(v float64, unit string) string {
 	s := fmtNum(v)
 	switch {
 	case v == math.Trunc(v) && math.Abs(v) < 1e15: // a count, or a round figure
-		s = sizing.GroupDigits(int64(v))
+		s = numfmt.GroupDigits(int64(v))
 	case math.Abs(v) < 10:
 		s = strconv.FormatFloat(v, 'f', 2, 64)
 	}
@@ -237,7 +237,7 @@ const (
 	objectiveColor = "#444444"
 )
 
-// failureColors follows eval.Failures order (cycled for a class added later).
+// failureColors follows extractbench.Failures order (cycled for a class added later).
 var failureColors = []string{red, orange, purple, sky, black}
 
 // charts builds the charts of one series; prefix keeps element ids unique
@@ -252,22 +252,22 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 		levels[i], names[i] = l.Level, levelName(l)
 	}
 	x, xLog := levelAxis(s.Mode, levels)
-	perLevel := func(f func(level) *float64) []*float64 {
+	perLevel := func(f func(eval.Level) *float64) []*float64 {
 		out := make([]*float64, len(s.Levels))
 		for i, l := range s.Levels {
 			out[i] = f(l)
 		}
 		return out
 	}
-	ms := func(f func(level) eval.Spread) []*float64 {
-		return perLevel(func(l level) *float64 {
+	ms := func(f func(eval.Level) eval.Spread) []*float64 {
+		return perLevel(func(l eval.Level) *float64 {
 			if v := f(l); v.N > 0 {
 				return num(v.Median / 1e6)
 			}
 			return nil
 		})
 	}
-	latency := func(id, name string, p50, p95 func(level) eval.Spread) chart {
+	latency := func(id, name string, p50, p95 func(eval.Level) eval.Spread) chart {
 		return chart{ID: prefix + id, Title: name + " vs " + unit + " (median and p95 of each pass, median over repetitions; p95 band)",
 			XLabel: unit, XLog: xLog, YLabel: [2]string{name + " (ms)", ""}, X: x,
 			Series: []line{
@@ -277,10 +277,10 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 			},
 			Bands: [][2]int{{1, 0}}, VLines: recMarker(s)}
 	}
-	e2e := latency("e2e", "E2E", func(l level) eval.Spread { return l.E2EP50NS }, func(l level) eval.Spread { return l.E2EP95NS })
+	e2e := latency("e2e", "E2E", func(l eval.Level) eval.Spread { return l.E2EP50NS }, func(l eval.Level) eval.Spread { return l.E2EP95NS })
 	e2e.HLines = latencyObjective(obj)
 	all := []chart{
-		latency("ttft", "TTFT", func(l level) eval.Spread { return l.TTFTP50NS }, func(l level) eval.Spread { return l.TTFTP95NS }),
+		latency("ttft", "TTFT", func(l eval.Level) eval.Spread { return l.TTFTP50NS }, func(l eval.Level) eval.Spread { return l.TTFTP95NS }),
 		e2e,
 		// Documents/hour and tokens/s are two charts: on two auto-scaled axes
 		// of one chart the two lines, nearly proportional, coincide.
@@ -288,12 +288,12 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 			VLines: append(recMarker(s), offlineMarker(s)...),
 			YLabel: [2]string{"accepted documents/hour", ""}, X: x,
 			Series: []line{
-				{Label: "accepted documents/hour", Unit: "docs/h", Color: blue, Values: perLevel(func(l level) *float64 { return spreadPtr(l.DocsPerHour) })},
+				{Label: "accepted documents/hour", Unit: "docs/h", Color: blue, Values: perLevel(func(l eval.Level) *float64 { return spreadPtr(l.DocsPerHour) })},
 			}},
 		{ID: prefix + "tokens", Title: "Output tokens/s vs " + unit + " (median over repetitions)", XLabel: unit, XLog: xLog, VLines: recMarker(s),
 			YLabel: [2]string{"output tokens/s", ""}, X: x,
 			Series: []line{
-				{Label: "output tokens/s", Unit: "tok/s", Color: orange, Values: perLevel(func(l level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
+				{Label: "output tokens/s", Unit: "tok/s", Color: orange, Values: perLevel(func(l eval.Level) *float64 { return spreadPtr(l.OutputTokensPerS) })},
 			}},
 		acceptanceChart(prefix, unit, x, xLog, s, obj),
 		failuresChart(prefix, unit, x, xLog, s),
@@ -302,14 +302,14 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 		{ID: prefix + "memory", Title: "Memory peaks vs " + unit + " (GiB = 2^30 bytes)", XLabel: unit, XLog: xLog,
 			YLabel: [2]string{"memory peak (GiB)", ""}, X: x, VLines: recMarker(s),
 			Series: []line{
-				{Label: "device (NVML)", Unit: "GiB", Color: black, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakGPUMemBytes) })},
-				{Label: "torch allocated", Unit: "GiB", Color: blue, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchAllocatedBytes) })},
-				{Label: "torch reserved", Unit: "GiB", Color: sky, Dash: true, Values: perLevel(func(l level) *float64 { return gibPtr(l.PeakTorchReservedBytes) })},
+				{Label: "device (NVML)", Unit: "GiB", Color: black, Values: perLevel(func(l eval.Level) *float64 { return gibPtr(l.PeakGPUMemBytes) })},
+				{Label: "torch allocated", Unit: "GiB", Color: blue, Values: perLevel(func(l eval.Level) *float64 { return gibPtr(l.PeakTorchAllocatedBytes) })},
+				{Label: "torch reserved", Unit: "GiB", Color: sky, Dash: true, Values: perLevel(func(l eval.Level) *float64 { return gibPtr(l.PeakTorchReservedBytes) })},
 			}},
 		{ID: prefix + "kv", Title: "KV cache usage peak vs " + unit + " (share of the engine's KV cache)", XLabel: unit, XLog: xLog,
 			YLabel: [2]string{"KV cache usage peak (%)", ""}, X: x, YRange: [2]float64{0, 100}, VLines: recMarker(s),
 			Series: []line{
-				{Label: "KV cache usage peak", Unit: "%", Color: red, Values: perLevel(func(l level) *float64 { return pctPtr(l.PeakKVUsage) })},
+				{Label: "KV cache usage peak", Unit: "%", Color: red, Values: perLevel(func(l eval.Level) *float64 { return pctPtr(l.PeakKVUsage) })},
 			}},
 	}
 	for i := range all {
@@ -373,7 +373,7 @@ func acceptanceChart(prefix, unit string, x []float64, xLog bool, s *series, obj
 func failuresChart(prefix, unit string, x []float64, xLog bool, s *series) chart {
 	c := chart{ID: prefix + "failures", Title: "Failed documents by class vs " + unit + " (summed over repetitions)", XLabel: unit, XLog: xLog,
 		X: x, VLines: recMarker(s), YLabel: [2]string{"failed documents (all repetitions)", ""}}
-	for i, f := range eval.Failures {
+	for i, f := range extractbench.Failures {
 		v := make([]*float64, len(s.Levels))
 		for j, l := range s.Levels {
 			v[j] = num(float64(l.Failures.Of(f)))
@@ -398,8 +398,8 @@ var timelineMetrics = []struct {
 	line  line
 	scale float64
 }{
-	{[]string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, line{Label: "KV cache usage", Unit: "%", Color: red}, 100},
-	{[]string{"vllm:num_requests_running"}, line{Label: "running requests", Unit: "requests", Axis: 1, Color: blue}, 1},
+	{[]string{extractbench.MetricKVUsage, "vllm:gpu_cache_usage_perc"}, line{Label: "KV cache usage", Unit: "%", Color: red}, 100},
+	{[]string{extractbench.MetricRunning}, line{Label: "running requests", Unit: "requests", Axis: 1, Color: blue}, 1},
 	{[]string{"vllm:num_requests_waiting"}, line{Label: "waiting requests", Unit: "requests", Axis: 1, Color: orange, Dash: true}, 1},
 }
 
@@ -415,8 +415,8 @@ func timelineMetricNames() []string {
 // heaviest picks the pass of one variant and mode whose telemetry the
 // timeline shows: the highest level with telemetry, and there the
 // repetition with the highest KV peak (the first on a tie).
-func heaviest(passes []results.Pass, variant, mode string, has map[results.PassKey]bool) (results.PassKey, bool) {
-	var best *results.Pass
+func heaviest(passes []extractbench.Pass, variant, mode string, has map[extractbench.PassKey]bool) (extractbench.PassKey, bool) {
+	var best *extractbench.Pass
 	for i := range passes {
 		p := &passes[i]
 		if p.Variant != variant || p.Mode != mode || !has[keyOf(*p)] || !p.Complete() {
@@ -430,7 +430,7 @@ func heaviest(passes []results.Pass, variant, mode string, has map[results.PassK
 		}
 	}
 	if best == nil {
-		return results.PassKey{}, false
+		return extractbench.PassKey{}, false
 	}
 	return keyOf(*best), true
 }
@@ -439,7 +439,7 @@ func heaviest(passes []results.Pass, variant, mode string, has map[results.PassK
 // over the heaviest pass (the only one whose samples load reads), on the
 // pass's own clock.
 func timeline(prefix string, s *series, telemetry []sampleRow) (chart, bool) {
-	var key results.PassKey
+	var key extractbench.PassKey
 	found := false
 	for _, t := range telemetry {
 		if t.Variant == s.Variant && t.Mode == s.Mode {

@@ -158,3 +158,91 @@ func checkFirstScreen(t *testing.T, l screenLayout, variants []string, width, he
 		t.Errorf("checked %d verdict tables, want %d", checked, want)
 	}
 }
+
+// TestChromium_FirstScreenEveryKind opens the report of every kind of run
+// (runKinds: each sweep mode, auto levels, a merged run, replicas, a failed
+// and an interrupted variant) at both first-screen windows and checks what
+// holds for all of them: no horizontal scrollbar, the title, headline and
+// each variant's card and coloured verdict inside the window's width and
+// on the first screen, no two boxes overlapping, and no verdict table
+// scrolling. TestChromium_FirstScreen checks the full card of a
+// two-variant run.
+func TestChromium_FirstScreenEveryKind(t *testing.T) {
+	bin := findChromium(t)
+	for _, k := range runKinds {
+		t.Run(k.name, func(t *testing.T) {
+			dir := k.build(t)
+			if err := Write(context.Background(), dir); err != nil {
+				t.Fatal(err)
+			}
+			page := "file://" + filepath.Join(dir, HTMLFile)
+			for _, size := range firstScreenSizes {
+				dom := headless(t, bin, fmt.Sprintf("--window-size=%d,%d", size[0], size[1]), "--dump-dom", page)
+				m := screenAttr.FindSubmatch(dom)
+				if m == nil {
+					t.Fatalf("%dx%d: the page recorded no data-screen layout", size[0], size[1])
+				}
+				var l screenLayout
+				if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &l); err != nil {
+					t.Fatalf("data-screen is not JSON: %v", err)
+				}
+				checkAnyFirstScreen(t, l, float64(size[0]), float64(size[1]))
+			}
+		})
+	}
+}
+
+// checkAnyFirstScreen is checkFirstScreen's part that every report kind
+// must meet, whatever its variants and sweep.
+func checkAnyFirstScreen(t *testing.T, l screenLayout, width, height float64) {
+	t.Helper()
+	const slack = 0.5
+	if l.DocWidth > width+slack {
+		t.Errorf("%.0f px window: the page is %.0f px wide (a horizontal scrollbar)", width, l.DocWidth)
+	}
+	seen := map[string]bool{}
+	cards := 0
+	for _, b := range l.Boxes {
+		seen[b.Name] = true
+		first := b.Name == "title" || b.Name == "headline" || strings.HasPrefix(b.Name, "verdict ")
+		if strings.HasPrefix(b.Name, "card ") {
+			cards++
+		}
+		if b.Box[0] < -slack || b.Box[2] > width+slack {
+			t.Errorf("%.0f px window: %q at %v is outside its width", width, b.Name, b.Box)
+		}
+		if first && cards <= 1 && b.Box[3] > height+slack {
+			t.Errorf("%.0f×%.0f window: %q at %v is below the first screen", width, height, b.Name, b.Box)
+		}
+		if strings.HasPrefix(b.Name, "verdict ") && (b.Background == "" || b.Background == "rgba(0, 0, 0, 0)") {
+			t.Errorf("%q is not coloured", b.Name)
+		}
+	}
+	for _, name := range []string{"title", "headline"} {
+		if !seen[name] {
+			t.Errorf("the first screen has no %q", name)
+		}
+	}
+	if cards == 0 {
+		t.Error("the first screen has no variant card")
+	}
+	inside := func(a, b [4]float64) bool {
+		return a[0] >= b[0]-slack && a[1] >= b[1]-slack && a[2] <= b[2]+slack && a[3] <= b[3]+slack
+	}
+	for i, a := range l.Boxes {
+		for _, b := range l.Boxes[i+1:] {
+			overlap := a.Box[0] < b.Box[2]-slack && b.Box[0] < a.Box[2]-slack && a.Box[1] < b.Box[3]-slack && b.Box[1] < a.Box[3]-slack
+			if overlap && !inside(a.Box, b.Box) && !inside(b.Box, a.Box) {
+				t.Errorf("%.0f px window: %q at %v and %q at %v overlap", width, a.Name, a.Box, b.Name, b.Box)
+			}
+		}
+	}
+	for _, tb := range l.Tables {
+		if tb.ID != "outcomes" && !strings.HasSuffix(tb.ID, "-interactive") && !strings.HasSuffix(tb.ID, "-offline") {
+			continue
+		}
+		if tb.Scrolls || tb.Right > width+slack {
+			t.Errorf("%.0f px window: verdict table %s is %.0f px wide in %.0f px (right edge %.0f): a horizontal scrollbar", width, tb.ID, tb.Width, tb.Room, tb.Right)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -12,8 +13,8 @@ import (
 // its documents) before the whole corpus.
 func TestRunLines_Shard(t *testing.T) {
 	d := &dataset{RunData: &results.RunData{}}
-	m := &results.Manifest{Corpus: results.CorpusInfo{Path: "corpus/default", Count: 300, SHA256: "984d148083b8aa"},
-		Shard: &results.Shard{Index: 1, Count: 3, Documents: 97, Hash: "5eed"}}
+	m := &extractbench.Manifest{Corpus: extractbench.CorpusInfo{Path: "corpus/default", Count: 300, SHA256: "984d148083b8aa"},
+		Shard: &extractbench.Shard{Index: 1, Count: 3, Documents: 97, Hash: "5eed"}}
 	var corpus string
 	for _, l := range runLines(d, m) {
 		if l.K == "Corpus" {

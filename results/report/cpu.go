@@ -4,7 +4,7 @@ import (
 	"net"
 	"net/url"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 )
 
 // cpuEngineLine is what the report says of a variant that ran on no GPU.
@@ -15,7 +15,7 @@ const cpuEngineLine = "CPU engine: no GPU"
 // and nvidia-smi found no card there, while the protocol named none
 // (pipeline's engineGPU then records the source "unknown" and no name). A
 // remote engine whose card is unknown is not one: its card is just unknown.
-func cpuEngine(vm results.VariantManifest) bool {
+func cpuEngine(vm extractbench.VariantManifest) bool {
 	if vm.Engine.Simulated || vm.GPU.Name != "" || vm.GPU.Source != "unknown" {
 		return false
 	}

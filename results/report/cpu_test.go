@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
 // TestWrite_CPUEngine is issue 24's report of llama.cpp on the CPU, on the
-// committed run itself (results/reference/cpu/llamacpp-extract-llama-15m):
+// committed run itself (reference/cpu/llamacpp-extract-llama-15m):
 // the engine ran on this machine, which has no GPU, with engine.params
 // given. The report said "GPU and memory: (from unknown)", `CHECK: card ""
 // is not in the catalog` and "MFU needs the model's parameter count"; it
@@ -21,7 +22,7 @@ func TestWrite_CPUEngine(t *testing.T) {
 	if _, err := exec.LookPath("xz"); err != nil {
 		t.Skip("xz not installed: cannot read the committed reference")
 	}
-	src := filepath.Join("..", "reference", "cpu", "llamacpp-extract-llama-15m", results.DBNameXZ)
+	src := filepath.Join("..", "..", "reference", "cpu", "llamacpp-extract-llama-15m", results.DBNameXZ)
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -51,20 +52,20 @@ func TestWrite_CPUEngine(t *testing.T) {
 // TestCPUEngine: only an engine on this machine with no card found and
 // none named is a CPU engine; a remote engine of unknown card is not.
 func TestCPUEngine(t *testing.T) {
-	vm := func(url string, started bool, g results.GPUInfoJSON) results.VariantManifest {
-		return results.VariantManifest{Engine: results.EngineInfo{URL: url, Started: started}, GPU: g}
+	vm := func(url string, started bool, g extractbench.GPUInfoJSON) extractbench.VariantManifest {
+		return extractbench.VariantManifest{Engine: extractbench.EngineInfo{URL: url, Started: started}, GPU: g}
 	}
-	unknown := results.GPUInfoJSON{Source: "unknown"}
+	unknown := extractbench.GPUInfoJSON{Source: "unknown"}
 	tests := []struct {
 		name string
-		vm   results.VariantManifest
+		vm   extractbench.VariantManifest
 		want bool
 	}{
 		{"started, no nvidia-smi", vm("http://127.0.0.1:8021", true, unknown), true},
 		{"loopback, not started", vm("http://localhost:8021", false, unknown), true},
 		{"remote, card unknown", vm("http://10.0.0.5:8000", false, unknown), false},
-		{"started, nvidia-smi", vm("http://127.0.0.1:8000", true, results.GPUInfoJSON{Name: "NVIDIA H200", Source: "nvidia-smi"}), false},
-		{"card named by the protocol", vm("http://127.0.0.1:8000", true, results.GPUInfoJSON{Name: "NVIDIA H200", Source: "protocol"}), false},
+		{"started, nvidia-smi", vm("http://127.0.0.1:8000", true, extractbench.GPUInfoJSON{Name: "NVIDIA H200", Source: "nvidia-smi"}), false},
+		{"card named by the protocol", vm("http://127.0.0.1:8000", true, extractbench.GPUInfoJSON{Name: "NVIDIA H200", Source: "protocol"}), false},
 	}
 	for _, tt := range tests {
 		if got := cpuEngine(tt.vm); got != tt.want {

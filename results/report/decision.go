@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/numfmt"
+	"github.com/extractbench/extractbench/results/plan"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -20,7 +22,7 @@ type Options struct {
 // measured environment set against the card's compatibility table, memory
 // per phase, and the cost when a price file was given.
 type decision struct {
-	phases map[string]sizing.Phases
+	phases map[string]plan.Phases
 	plans  map[string]sizing.PlanResult
 	prices *sizing.Prices
 	note   string // why a figure is missing, once for the page
@@ -30,12 +32,12 @@ type decision struct {
 // so in its line, never guessed.
 func decide(ctx context.Context, d *dataset, opts Options) decision {
 	dc := decision{prices: opts.Prices, plans: map[string]sizing.PlanResult{}}
-	if ph, err := sizing.MeasurePhases(ctx, d.RunData); err == nil {
+	if ph, err := plan.MeasurePhases(ctx, d.RunData); err == nil {
 		dc.phases = ph
 	} else {
 		dc.note = "memory per phase unavailable: " + err.Error()
 	}
-	if plans, err := sizing.PlanRun(d.RunData, max(d.Manifest.Corpus.Count, 1), sizing.DefaultRentalDays); err == nil {
+	if plans, err := plan.PlanRun(d.RunData, max(d.Manifest.Corpus.Count, 1), sizing.DefaultRentalDays); err == nil {
 		for _, p := range plans {
 			dc.plans[p.Variant+"\x00"+p.Mode] = p
 		}
@@ -44,7 +46,7 @@ func decide(ctx context.Context, d *dataset, opts Options) decision {
 }
 
 // lines returns the sheet lines of one series.
-func (dc decision) lines(m *results.Manifest, s *series) []kv {
+func (dc decision) lines(m *extractbench.Manifest, s *series) []kv {
 	vm := m.Variant(s.Variant)
 	var out []kv
 	if vm.Engine.Simulated || vm.GPU.Source == "builtin-profile" {
@@ -67,7 +69,7 @@ func (dc decision) lines(m *results.Manifest, s *series) []kv {
 }
 
 // memoryAndCost are the sheet's memory-per-phase and cost lines.
-func (dc decision) memoryAndCost(m *results.Manifest, s *series, vm results.VariantManifest) []kv {
+func (dc decision) memoryAndCost(m *extractbench.Manifest, s *series, vm extractbench.VariantManifest) []kv {
 	var out []kv
 	if ph, ok := dc.phases[s.Variant]; ok {
 		out = append(out, kv{fmt.Sprintf("Memory per phase (device, %s %d, repetition %d)", unitName(s.Mode), ph.Level, ph.Repetition),
@@ -98,7 +100,7 @@ func (dc decision) memoryAndCost(m *results.Manifest, s *series, vm results.Vari
 			}
 		}
 		if len(rentals) > 0 {
-			line += fmt.Sprintf("; the %s-document corpus in %s", sizing.GroupDigits(int64(plan.CorpusDocs)), strings.Join(rentals, ", "))
+			line += fmt.Sprintf("; the %s-document corpus in %s", numfmt.GroupDigits(int64(plan.CorpusDocs)), strings.Join(rentals, ", "))
 		}
 		out = append(out, kv{"Cost", line})
 	}

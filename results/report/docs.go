@@ -10,9 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
-	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
 )
 
 // Limits of the document lists.
@@ -49,7 +48,7 @@ type failedDoc struct {
 // ClassList renders the failure classes with their counts, in precedence order.
 func (f failedDoc) ClassList() string {
 	var parts []string
-	for _, f2 := range eval.Failures {
+	for _, f2 := range extractbench.Failures {
 		c := string(f2)
 		if n := f.Classes[c]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s×%d", c, n))
@@ -232,7 +231,7 @@ func excerpt(s string) string {
 // to the results directory or to the working directory). It returns nil and
 // a note saying why when the corpus is not there or is not the one the run
 // measured: text from another corpus would mislabel the failures.
-func corpusTexts(dir string, info results.CorpusInfo) (map[string]string, string) {
+func corpusTexts(dir string, info extractbench.CorpusInfo) (map[string]string, string) {
 	if info.Path == "" {
 		return nil, "document excerpts unavailable: the run manifest names no corpus path"
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -15,12 +16,12 @@ const fieldNote = "Precision, recall and F1 per field (MEASUREMENT.md section 7)
 	"Failed documents stay in the denominator."
 
 // fieldStats sums the field counts of recs by eval.Aggregate.
-func fieldStats(recs []eval.Record) eval.PassSummary { return eval.Aggregate(recs) }
+func fieldStats(recs []extractbench.Record) eval.PassSummary { return eval.Aggregate(recs) }
 
 // recordsAt are the records of the series' complete passes at a level.
-func (s *series) recordsAt(level int) []eval.Record {
+func (s *series) recordsAt(level int) []extractbench.Record {
 	complete := s.completePasses()
-	var out []eval.Record
+	var out []extractbench.Record
 	for _, r := range s.Records {
 		if r.Level == level && complete[[2]int{r.Level, r.Repetition}] {
 			out = append(out, r)
@@ -61,7 +62,7 @@ func fieldClassTable(prefix, unit string, s *series) table {
 	lv := s.readLevel()
 	t := table{ID: prefix + "fields-by-length", Title: fmt.Sprintf("Field quality per length class at %s %d", unit, lv), Note: fieldNote,
 		Head: append([]string{"length class", "field", "documents", "accepted"}, fieldHead...)}
-	byClass := map[string][]eval.Record{}
+	byClass := map[string][]extractbench.Record{}
 	var classes []string
 	for _, r := range s.recordsAt(lv) {
 		if _, ok := byClass[r.LengthClass]; !ok {

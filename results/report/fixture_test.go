@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
@@ -144,7 +145,7 @@ func (f fixture) write(tb testing.TB, dir string) {
 				if err := st.PutPass(ctx, p); err != nil {
 					tb.Fatal(err)
 				}
-				key := results.PassKey{RunID: runID, Variant: variant, Mode: "concurrency", Level: lv, Repetition: rep}
+				key := extractbench.PassKey{RunID: runID, Variant: variant, Mode: "concurrency", Level: lv, Repetition: rep}
 				if !f.Bare {
 					if err := st.AddTelemetry(ctx, key, f.telemetry(lv, *p.StartedNS, p.DurationNS)); err != nil {
 						tb.Fatal(err)
@@ -176,8 +177,8 @@ func (f fixture) write(tb testing.TB, dir string) {
 // class; long documents run out of memory from OOMAt on; doc-0007 always
 // gets its amount wrong; doc-0005 (the hostile one) fails format once at
 // the top level, with its payload in the output and the reason.
-func (f fixture) pass(runID, variant string, vi int, docs []corpus.Document, lv, rep int, start int64) []eval.Record {
-	var recs []eval.Record
+func (f fixture) pass(runID, variant string, vi int, docs []corpus.Document, lv, rep int, start int64) []extractbench.Record {
+	var recs []extractbench.Record
 	inflight := make([]int64, lv) // when each client slot frees up
 	for i := range inflight {
 		inflight[i] = start
@@ -190,7 +191,7 @@ func (f fixture) pass(runID, variant string, vi int, docs []corpus.Document, lv,
 		ttft := (prefill+jitter)*int64(4+lv)/4*int64(2+vi)/2 + 5e6
 		tokens := 28 + i%5
 		e2e := ttft + int64(tokens)*int64(18e6)*int64(8+lv)/8
-		r := eval.Record{RunID: runID, Variant: variant, Mode: "concurrency", Level: lv, Repetition: rep,
+		r := extractbench.Record{RunID: runID, Variant: variant, Mode: "concurrency", Level: lv, Repetition: rep,
 			DocID: d.ID, LengthClass: string(d.LengthClass)}
 		if len(f.Replicas) > 0 { // one in three documents on the last replica, the rest on the first
 			r.Endpoint = f.Replicas[0]
@@ -208,25 +209,25 @@ func (f fixture) pass(runID, variant string, vi int, docs []corpus.Document, lv,
 		r.Output = `{"date": "2025-03-12", "amount": 1234.56, "category": "software"}`
 		r.FinishReason = "stop"
 		r.StrictParseOK, r.LenientParseOK, r.SchemaOK = true, true, true
-		r.Date, r.Amount, r.Category = eval.TP, eval.TP, eval.TP
+		r.Date, r.Amount, r.Category = extractbench.TP, extractbench.TP, extractbench.TP
 		r.Prediction.Date, r.Prediction.Amount, r.Prediction.Category = d.Expected.Date, d.Expected.Amount, d.Expected.Category
 		r.Accepted = true
 		switch {
 		case d.LengthClass == corpus.Long && lv >= f.OOMAt:
-			r.Timings = eval.Timings{SchedNS: send, SendNS: send, FirstByteNS: send + 30e6, DoneNS: send + 31e6}
+			r.Timings = extractbench.Timings{SchedNS: send, SendNS: send, FirstByteNS: send + 30e6, DoneNS: send + 31e6}
 			r.CompletionTokens, r.Output, r.FinishReason = 0, "", ""
 			r.HTTPStatus, r.ErrorBody = 500, "CUDA out of memory. Tried to allocate 2.00 GiB"
-			r.Transport.Kind = eval.TransportHTTPStatus
-			r.Outcome = eval.Outcome{Expected: d.Expected, Failure: eval.Memory, FailureDetail: "HTTP 500: CUDA out of memory"}
+			r.Transport.Kind = extractbench.TransportHTTPStatus
+			r.Score = extractbench.Score{Expected: d.Expected, Failure: extractbench.Memory, FailureDetail: "HTTP 500: CUDA out of memory"}
 			e2e = 31e6
 		case d.ID == "doc-0007", vi > 0 && lv >= 4 && i%20 == 2:
-			r.Amount, r.Accepted = eval.FPFN, false
-			r.Failure, r.FailureDetail = eval.Quality, "amount 1243.56 ≠ expected 1234.56"
+			r.Amount, r.Accepted = extractbench.FPFN, false
+			r.Failure, r.FailureDetail = extractbench.Quality, "amount 1243.56 ≠ expected 1234.56"
 			r.Output = `{"date": "2025-03-12", "amount": 1243.56, "category": "software"}`
 		case d.ID == "doc-0005" && lv == f.OOMAt && rep == 1:
 			r.StrictParseOK, r.SchemaOK, r.Accepted = false, false, false
-			r.Date, r.Amount, r.Category = eval.Unscored, eval.Unscored, eval.Unscored
-			r.Failure, r.FailureDetail = eval.Format, "not JSON: "+payload
+			r.Date, r.Amount, r.Category = extractbench.Unscored, extractbench.Unscored, extractbench.Unscored
+			r.Failure, r.FailureDetail = extractbench.Format, "not JSON: "+payload
 			r.Output = "Sure! " + scriptPayload + payload
 		}
 		inflight[slot] = send + e2e
@@ -236,11 +237,11 @@ func (f fixture) pass(runID, variant string, vi int, docs []corpus.Document, lv,
 }
 
 // passRow aggregates a pass the way the runner does, for the passes table.
-func (f fixture) passRow(runID, variant string, recs []eval.Record, lv, rep int) results.Pass {
-	p := results.Pass{RunID: runID, Variant: variant, Mode: "concurrency", Level: lv, Repetition: rep,
-		Phase: results.PhaseSweep, Attempt: 1, SentConcurrency: int64(lv), Status: results.PassComplete}
+func (f fixture) passRow(runID, variant string, recs []extractbench.Record, lv, rep int) extractbench.Pass {
+	p := extractbench.Pass{RunID: runID, Variant: variant, Mode: "concurrency", Level: lv, Repetition: rep,
+		Phase: extractbench.PhaseSweep, Attempt: 1, SentConcurrency: int64(lv), Status: extractbench.PassComplete}
 	if lv == f.Levels[0] {
-		p.Phase = results.PhaseBaseline
+		p.Phase = extractbench.PhaseBaseline
 	}
 	if b, err := json.Marshal(eval.Aggregate(recs).Confusion); err == nil {
 		p.CategoryConfusion = string(b)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/sizing"
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 // gib is 2^30 bytes (MEASUREMENT.md section 5): every memory figure of the
@@ -23,7 +23,7 @@ const none = "–"
 func fmtNS(ns float64) string { return eval.FormatDuration(int64(math.Round(ns))) }
 
 // fmtDist prints a distribution's value at p (0.5 or 0.95), or none.
-func fmtDist(d dist, p float64) string {
+func fmtDist(d eval.Summary, p float64) string {
 	if d.N == 0 {
 		return none
 	}
@@ -69,7 +69,7 @@ func fmtNum(v float64) string {
 	if math.Abs(v) < 100 {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
-	return sizing.GroupDigits(int64(math.Round(v)))
+	return numfmt.GroupDigits(int64(math.Round(v)))
 }
 
 // fmtSpread prints a median over repetitions with its range when they differ.

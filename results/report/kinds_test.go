@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
@@ -62,7 +63,7 @@ var runKinds = []runKind{
 		var shards []string
 		for i := range 2 {
 			out := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
-			runPipeline(t, pipeline.Options{ProtocolPath: proto, OutDir: out, Shard: &results.Shard{Index: i, Count: 2}})
+			runPipeline(t, pipeline.Options{ProtocolPath: proto, OutDir: out, Shard: &extractbench.Shard{Index: i, Count: 2}})
 			shards = append(shards, out)
 		}
 		out := filepath.Join(dir, "merged")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -27,23 +27,19 @@ type requestRow struct {
 }
 
 // requestRowOf derives the report's view of one stored record.
-func requestRowOf(r eval.Record) requestRow {
-	span := func(a, b int64) *int64 {
-		if a <= 0 || b <= 0 {
+func requestRowOf(r extractbench.Record) requestRow {
+	span := func(ns int64, ok bool) *int64 {
+		if !ok {
 			return nil
 		}
-		d := b - a
-		return &d
+		return &ns
 	}
 	row := requestRow{Variant: r.Variant, Mode: r.Mode, Level: r.Level, Repetition: r.Repetition, DocID: r.DocID,
-		LengthClass: r.LengthClass, TTFT: span(r.SendNS, r.FirstTokenNS), E2E: span(r.SendNS, r.DoneNS),
-		E2ESched: span(r.SchedNS, r.DoneNS), ClientQueue: span(r.SchedNS, r.SendNS),
+		LengthClass: r.LengthClass, TTFT: span(r.TTFT()), E2E: span(r.E2E()),
+		E2ESched: span(r.E2ESched()), ClientQueue: span(r.ClientQueue()),
 		PromptTokens: nonZero(int64(r.PromptTokens)), CompletionTokens: nonZero(int64(r.CompletionTokens)),
 		HTTPStatus: nonZero(int64(r.HTTPStatus)), FinishReason: r.FinishReason, Failure: string(r.Failure), FailureDetail: r.FailureDetail, Accepted: r.Accepted}
-	if r.SchedNS <= 0 && r.DoneNS > 0 { // no schedule recorded: E2E from the send
-		row.E2ESched = row.E2E
-	}
-	if r.Failure != eval.None {
+	if r.Failure != extractbench.None {
 		out := r.Output
 		if out == "" {
 			out = r.ErrorBody // a failure with no output (an OOM answer, a reset) shows the engine's error body
@@ -58,7 +54,7 @@ func requestRowOf(r eval.Record) requestRow {
 
 // sampleRow is one telemetry sample of one pass.
 type sampleRow struct {
-	results.PassKey
+	extractbench.PassKey
 	results.TelemetrySample
 }
 
@@ -67,7 +63,7 @@ type sampleRow struct {
 type dataset struct {
 	*results.RunData
 	Requests  []requestRow
-	Records   []eval.Record // the stored records, for the field scores
+	Records   []extractbench.Record // the stored records, for the field scores
 	Telemetry []sampleRow
 	Changed   map[[2]string][]changedDoc // by (variant, mode): answers that differ from level 1's
 }
@@ -102,8 +98,8 @@ func load(ctx context.Context, dir string) (*dataset, error) {
 }
 
 // keyOf names a pass.
-func keyOf(p results.Pass) results.PassKey {
-	return results.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+func keyOf(p extractbench.Pass) extractbench.PassKey {
+	return extractbench.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
 }
 
 // loadTelemetry reads the timeline samples of the heaviest pass of each

@@ -4,25 +4,21 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
-
-// lengthClasses orders the length classes of the corpus; a class outside it
-// is listed after them.
-var lengthClasses = []string{"short", "usual", "long"}
 
 // series is one (variant, mode): the unit a sweep grows and a verdict judges.
 type series struct {
 	Variant, Mode string
-	Passes        []results.Pass // ascending level, repetition
-	Requests      []requestRow   // of these passes
-	Records       []eval.Record  // of these passes, for the field scores
+	Passes        []extractbench.Pass   // ascending level, repetition
+	Requests      []requestRow          // of these passes
+	Records       []extractbench.Record // of these passes, for the field scores
 	Rec           eval.Recommendation
 	// Levels are eval's: the figures and verdict every page shows (pooled
 	// share, medians over repetitions with their range, highest peaks).
-	Levels []level
+	Levels []eval.Level
 	// Changed lists the answers that differ from level 1's (batch invariance).
 	Changed []changedDoc
 	// Params and PeakTFLOPS are the model's parameter count and the card's
@@ -35,17 +31,12 @@ type series struct {
 	Card string
 	// PooledE2E is each level's E2E over every request of every complete
 	// repetition, for the detail tables (its n and maximum).
-	PooledE2E map[int]dist
+	PooledE2E map[int]eval.Summary
 }
 
-// level is one level as eval's aggregator made it.
-type level = eval.Level
-
-// dist is a latency distribution in nanoseconds, described by eval (type-7
-// percentiles, as the passes table).
-type dist = eval.Summary
-
-func distOf(ns []int64) dist { return eval.DescribeNS(ns) }
+// distOf describes a latency distribution in nanoseconds as eval does
+// (type-7 percentiles, as the passes table).
+func distOf(ns []int64) eval.Summary { return eval.DescribeNS(ns) }
 
 // buildSeries groups the run's passes by variant and mode, as eval's
 // aggregator does for every page, and attaches the requests of each.
@@ -88,7 +79,7 @@ func buildSeries(d *dataset) []*series {
 				e2e[r.Level] = append(e2e[r.Level], *r.E2E)
 			}
 		}
-		s.PooledE2E = map[int]dist{}
+		s.PooledE2E = map[int]eval.Summary{}
 		for lv, v := range e2e {
 			s.PooledE2E[lv] = distOf(v)
 		}
@@ -114,9 +105,9 @@ type classRow struct {
 	Class    string
 	Docs     int
 	Accepted int
-	Failures eval.FailureCounts
-	TTFT     dist
-	E2E      dist
+	Failures extractbench.FailureCounts
+	TTFT     eval.Summary
+	E2E      eval.Summary
 }
 
 // byClass splits every level by length class: long documents are where a
@@ -143,7 +134,7 @@ func byClass(s *series) []classRow {
 		if r.Accepted {
 			row.Accepted++
 		}
-		row.Failures.Add(eval.Failure(r.Failure), 1)
+		row.Failures.Add(extractbench.Failure(r.Failure), 1)
 		if r.TTFT != nil {
 			ttft[k] = append(ttft[k], *r.TTFT)
 		}
@@ -163,10 +154,10 @@ func byClass(s *series) []classRow {
 }
 
 func classRank(c string) int {
-	if i := slices.Index(lengthClasses, c); i >= 0 {
+	if i := slices.Index(extractbench.LengthClasses, c); i >= 0 {
 		return i
 	}
-	return len(lengthClasses)
+	return len(extractbench.LengthClasses)
 }
 
 // changedDoc is one document whose raw answer at a level differs from its
@@ -179,7 +170,7 @@ type changedDoc struct {
 
 // changedDocs compares every complete pass with the lowest level's pass of
 // the same variant, mode and repetition (eval.Invariance).
-func changedDocs(passes []results.Pass, recs []eval.Record) map[[2]string][]changedDoc {
+func changedDocs(passes []extractbench.Pass, recs []extractbench.Record) map[[2]string][]changedDoc {
 	type pk struct {
 		variant, mode     string
 		level, repetition int
@@ -196,7 +187,7 @@ func changedDocs(passes []results.Pass, recs []eval.Record) map[[2]string][]chan
 			lowest[k] = p.Level
 		}
 	}
-	byPass := map[pk][]eval.Record{}
+	byPass := map[pk][]extractbench.Record{}
 	for _, r := range recs {
 		k := pk{r.Variant, r.Mode, r.Level, r.Repetition}
 		if complete[k] {

@@ -4,7 +4,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/eval"
 )
 
 // variantColors tell the variants apart on an overlay (Okabe–Ito, cycled).
@@ -35,7 +36,7 @@ func overlays(all []*series, obj objectives) []chart {
 		for _, s := range ss {
 			for _, l := range s.Levels {
 				levels = append(levels, l.Level)
-				if _, ok := named[l.Level]; !ok || l.Phase != results.PhaseProbe {
+				if _, ok := named[l.Level]; !ok || l.Phase != extractbench.PhaseProbe {
 					named[l.Level] = levelName(l) // a probe of one variant is a steady rate of another
 				}
 			}
@@ -49,7 +50,7 @@ func overlays(all []*series, obj objectives) []chart {
 		}
 		unit := unitName(mode)
 		prefix := "overlay" + strconv.Itoa(mi) + "-"
-		figure := func(id, title, ylabel, lineUnit string, f func(level) *float64) chart {
+		figure := func(id, title, ylabel, lineUnit string, f func(eval.Level) *float64) chart {
 			c := chart{ID: prefix + id, Title: title + " vs " + unit + ", every variant", XLabel: unit, XLog: xLog,
 				YLabel: [2]string{ylabel, ""}, X: x, XNames: names, levels: levels}
 			for i, s := range ss {
@@ -66,14 +67,14 @@ func overlays(all []*series, obj objectives) []chart {
 			}
 			return c
 		}
-		e2e := figure("e2e", "p95 E2E (each pass's p95, median over repetitions)", "p95 E2E (ms)", "ms", func(l level) *float64 {
+		e2e := figure("e2e", "p95 E2E (each pass's p95, median over repetitions)", "p95 E2E (ms)", "ms", func(l eval.Level) *float64 {
 			if l.E2EP95NS.N == 0 {
 				return nil
 			}
 			return num(l.E2EP95NS.Median / 1e6)
 		})
 		e2e.HLines = latencyObjective(obj)
-		acc := figure("acceptance", "Accepted share (pooled over repetitions)", "", "%", func(l level) *float64 {
+		acc := figure("acceptance", "Accepted share (pooled over repetitions)", "", "%", func(l eval.Level) *float64 {
 			if l.Docs == 0 {
 				return nil
 			}
@@ -87,7 +88,7 @@ func overlays(all []*series, obj objectives) []chart {
 		acc.YLabel[0] = "accepted (%, " + axisRange(acc.YRange) + ")"
 		acc.Note = "The accepted-share axis runs from " + strconv.FormatFloat(acc.YRange[0], 'f', -1, 64) + "% to 100%, not from 0."
 		acc.HLines = shareObjective(obj)
-		rate := figure("throughput", "Accepted documents/hour (median over repetitions)", "accepted documents/hour", "docs/h", func(l level) *float64 {
+		rate := figure("throughput", "Accepted documents/hour (median over repetitions)", "accepted documents/hour", "docs/h", func(l eval.Level) *float64 {
 			return spreadPtr(l.DocsPerHour)
 		})
 		for _, c := range []chart{e2e, acc, rate} {

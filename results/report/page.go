@@ -6,17 +6,18 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/compare"
-	"github.com/extractbench/extractbench/sizing"
 )
 
 // kv is one labelled line of a sheet.
 type kv struct{ K, V string }
 
 // sheet is the selection sheet of one series: what to rent and run, and why.
-func sheet(m *results.Manifest, s *series) []kv {
+func sheet(m *extractbench.Manifest, s *series) []kv {
 	v := m.Variant(s.Variant)
 	e, g := v.Engine, v.GPU
 	unit := unitName(s.Mode)
@@ -52,7 +53,7 @@ func sheet(m *results.Manifest, s *series) []kv {
 	}
 	add("GPU and memory", strings.TrimPrefix(card, ", "))
 	if e.ContextWindow > 0 {
-		add("Context window", sizing.GroupDigits(int64(e.ContextWindow))+" tokens")
+		add("Context window", numfmt.GroupDigits(int64(e.ContextWindow))+" tokens")
 	} else {
 		add("Context window", "")
 	}
@@ -87,13 +88,13 @@ func sheet(m *results.Manifest, s *series) []kv {
 	return rows
 }
 
-func (s *series) level(n int) (level, bool) {
+func (s *series) level(n int) (eval.Level, bool) {
 	for _, l := range s.Levels {
 		if l.Level == n {
 			return l, true
 		}
 	}
-	return level{}, false
+	return eval.Level{}, false
 }
 
 // unitName is what a level counts: concurrency (requests in flight) or
@@ -116,7 +117,7 @@ func orNone(s string) string {
 }
 
 // verdictText says what the verdict made of a level, for the tables.
-func (s *series) verdictText(l level) string {
+func (s *series) verdictText(l eval.Level) string {
 	text := func() string {
 		switch {
 		case !l.Verdict.Usable:
@@ -136,7 +137,7 @@ func (s *series) verdictText(l level) string {
 }
 
 // runLines describe the run as a whole, above the series.
-func runLines(d *dataset, m *results.Manifest) []kv {
+func runLines(d *dataset, m *extractbench.Manifest) []kv {
 	wall := none
 	if d.Run.StartedAt > 0 && d.Run.EndedAt >= d.Run.StartedAt {
 		wall = fmtNS(float64(d.Run.EndedAt-d.Run.StartedAt) * 1e6)
@@ -206,7 +207,7 @@ func shortHash(h string) string {
 // there (p95 E2E, accepted documents/hour, device memory peak: eval's
 // level, as every page), the offline level, and why. Seven columns, so
 // that it fits a 1000 px window without a scrollbar.
-func outcomeRows(m *results.Manifest, outcomes []results.Outcome, paired []compare.Paired, baseline string) table {
+func outcomeRows(m *extractbench.Manifest, outcomes []results.Outcome, paired []compare.Paired, baseline string) table {
 	t := table{ID: "outcomes", Title: "Verdict per variant",
 		Note: "Accepted share pooled over the baseline's repetitions; p95 E2E and accepted documents/hour are each pass's figure, median over repetitions; the memory peak is the highest. " +
 			"Interactive: the highest level meeting the latency objectives, one step back; offline: the level with the most accepted documents/hour under the quality gate.",
@@ -265,7 +266,7 @@ func recommendedLevel(o results.Outcome) (eval.Series, *eval.Level) {
 // headline is the summary's first sentence: which passing variant did the
 // job fastest at its recommended level, with the figures the table shows;
 // or that none passed.
-func headline(m *results.Manifest, outcomes []results.Outcome, paired []compare.Paired) string {
+func headline(m *extractbench.Manifest, outcomes []results.Outcome, paired []compare.Paired) string {
 	h := fastestHeadline(m, outcomes)
 	if p := pairedHeadline(paired); p != "" {
 		return p + " " + h
@@ -274,7 +275,7 @@ func headline(m *results.Manifest, outcomes []results.Outcome, paired []compare.
 }
 
 // fastestHeadline is the headline without the paired verdicts.
-func fastestHeadline(m *results.Manifest, outcomes []results.Outcome) string {
+func fastestHeadline(m *extractbench.Manifest, outcomes []results.Outcome) string {
 	var best *results.Outcome
 	var bestRate float64
 	passed := 0

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/results"
 )
 
 // endpointCount is one replica's share of a series' measured requests.
@@ -18,7 +18,7 @@ type endpointCount struct {
 // endpointCounts counts the series' measured requests per endpoint, in the
 // manifest's order of the variant's replicas (then any other endpoint its
 // rows name, in the order of their first request).
-func endpointCounts(endpoints []string, recs []eval.Record) []endpointCount {
+func endpointCounts(endpoints []string, recs []extractbench.Record) []endpointCount {
 	var out []endpointCount
 	at := map[string]int{}
 	for _, e := range endpoints {
@@ -39,8 +39,8 @@ func endpointCounts(endpoints []string, recs []eval.Record) []endpointCount {
 		if r.Accepted {
 			out[i].Accepted++
 		}
-		if r.SendNS > 0 && r.DoneNS > 0 {
-			out[i].E2E = append(out[i].E2E, r.DoneNS-r.SendNS)
+		if ns, ok := r.E2E(); ok {
+			out[i].E2E = append(out[i].E2E, ns)
 		}
 	}
 	return out
@@ -49,7 +49,7 @@ func endpointCounts(endpoints []string, recs []eval.Record) []endpointCount {
 // replicasLine is the selection sheet's line for a variant of several
 // replicas (engine.urls): each endpoint and its share of the requests;
 // "" for a variant of one engine.
-func replicasLine(m *results.Manifest, s *series) string {
+func replicasLine(m *extractbench.Manifest, s *series) string {
 	eps := m.Variant(s.Variant).Engine.Endpoints
 	if len(eps) < 2 {
 		return ""
@@ -71,7 +71,7 @@ func replicasLine(m *results.Manifest, s *series) string {
 // requests over the series (every level and repetition), its share, its
 // accepted share and its E2E, so that a slow or dead replica shows; and
 // per level the fewest and most requests an endpoint got in a pass.
-func replicasTable(prefix, unit string, m *results.Manifest, s *series) (table, bool) {
+func replicasTable(prefix, unit string, m *extractbench.Manifest, s *series) (table, bool) {
 	eps := m.Variant(s.Variant).Engine.Endpoints
 	if len(eps) < 2 {
 		return table{}, false

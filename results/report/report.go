@@ -83,7 +83,7 @@ type page struct {
 	// failure classes and field scores say nothing; timing and memory stand.
 	RandomWeights bool
 	// Drift says, per variant whose engine tokenised prompts otherwise than
-	// expected, how many and by how much (eval.PromptDrift.Sentence): what
+	// expected, how many and by how much (extractbench.PromptDrift.Sentence): what
 	// the engine was sent, before any figure of what it answered.
 	Drift    []string
 	Run      []kv

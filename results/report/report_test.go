@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
@@ -166,7 +167,7 @@ func TestBuild_Levels(t *testing.T) {
 		if l.Level == defaultFixture.OOMAt {
 			wantFormat = 1
 		}
-		got := [3]int64{l.Docs, l.Failures.Of(eval.Memory), l.Failures.Of(eval.Format)}
+		got := [3]int64{l.Docs, l.Failures.Of(extractbench.Memory), l.Failures.Of(extractbench.Format)}
 		want := [3]int64{int64(docs * reps), int64(wantMemory), int64(wantFormat)}
 		if got != want {
 			t.Errorf("level %d: docs, memory, format = %v, want %v", l.Level, got, want)
@@ -188,7 +189,7 @@ func TestBuild_Levels(t *testing.T) {
 	if got, want := len(classes), 3*len(defaultFixture.Levels); got != want {
 		t.Fatalf("got %d class rows, want %d", got, want)
 	}
-	if c := classes[len(classes)-1]; c.Class != "long" || c.Failures.Of(eval.Memory) != int64(long*reps) || c.Accepted != 0 {
+	if c := classes[len(classes)-1]; c.Class != "long" || c.Failures.Of(extractbench.Memory) != int64(long*reps) || c.Accepted != 0 {
 		t.Errorf("top level long row = %+v: want every long document failing on memory", c)
 	}
 	fails := failed(s, nil)
@@ -289,15 +290,15 @@ func TestCorpusTexts(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		info     results.CorpusInfo
+		info     extractbench.CorpusInfo
 		wantDocs int
 		wantNote string
 	}{
-		{"relative to the results directory", results.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
-		{"absolute", results.CorpusInfo{Path: filepath.Join(dir, "corpus"), SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
-		{"another corpus", results.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: "0123456789abcdef"}, 0, "the run measured 0123456789ab"},
-		{"missing", results.CorpusInfo{Path: "nowhere.jsonl"}, 0, "corpus not found at " + filepath.Join(dir, "nowhere.jsonl")},
-		{"unrecorded", results.CorpusInfo{}, 0, "names no corpus path"},
+		{"relative to the results directory", extractbench.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
+		{"absolute", extractbench.CorpusInfo{Path: filepath.Join(dir, "corpus"), SHA256: c.Manifest.SHA256}, defaultFixture.Docs, ""},
+		{"another corpus", extractbench.CorpusInfo{Path: "corpus/documents.jsonl", SHA256: "0123456789abcdef"}, 0, "the run measured 0123456789ab"},
+		{"missing", extractbench.CorpusInfo{Path: "nowhere.jsonl"}, 0, "corpus not found at " + filepath.Join(dir, "nowhere.jsonl")},
+		{"unrecorded", extractbench.CorpusInfo{}, 0, "names no corpus path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -445,10 +446,10 @@ func TestBuild_FieldTables(t *testing.T) {
 // the most accepted documents/hour at its recommended level, with that
 // level's figures; failed variants never win; none passing is said.
 func TestHeadline(t *testing.T) {
-	m := &results.Manifest{Variants: []results.VariantManifest{
-		{Name: "bf16", Engine: results.EngineInfo{Model: "m"}, GPU: results.GPUInfoJSON{Name: "NVIDIA H100"}},
-		{Name: "int4", Engine: results.EngineInfo{Model: "m-int4"}, GPU: results.GPUInfoJSON{Name: "NVIDIA L4"}},
-		{Name: "fast-but-wrong", Engine: results.EngineInfo{Model: "x"}},
+	m := &extractbench.Manifest{Variants: []extractbench.VariantManifest{
+		{Name: "bf16", Engine: extractbench.EngineInfo{Model: "m"}, GPU: extractbench.GPUInfoJSON{Name: "NVIDIA H100"}},
+		{Name: "int4", Engine: extractbench.EngineInfo{Model: "m-int4"}, GPU: extractbench.GPUInfoJSON{Name: "NVIDIA L4"}},
+		{Name: "fast-but-wrong", Engine: extractbench.EngineInfo{Model: "x"}},
 	}}
 	share := 0.98
 	outcome := func(name, state string, rate, p95 float64) results.Outcome {
@@ -524,7 +525,7 @@ func TestRunLines_TelemetryErrors(t *testing.T) {
 		{Variant: "fp8", Kind: results.EventWarmup, ValueNS: 1e9},
 	}}}
 	var got []string
-	for _, l := range runLines(d, &results.Manifest{}) {
+	for _, l := range runLines(d, &extractbench.Manifest{}) {
 		if strings.HasPrefix(l.K, "Telemetry errors") {
 			got = append(got, l.K+": "+l.V)
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/extractbench/extractbench"
 	"strings"
 	"testing"
 
@@ -14,15 +15,15 @@ import (
 func TestVerdictText_NotSteady(t *testing.T) {
 	s := &series{Rec: eval.Recommendation{Recommended: 1}}
 	why := "repetition 1's median E2E 160ms, the others' 100ms: 60% slower"
-	recorded := level{Level: 1, NotSteady: why, Verdict: eval.Verdict{Usable: true}}
+	recorded := eval.Level{Level: 1, NotSteady: why, Verdict: eval.Verdict{Usable: true}}
 	if got := s.verdictText(recorded); !strings.HasPrefix(got, "usable, recommended; NOT STEADY (recorded, not judged): ") || !strings.Contains(got, why) {
 		t.Errorf("recorded: %q", got)
 	}
-	judged := level{Level: 1, NotSteady: why, Verdict: eval.Judge(&level{Level: 1, NotSteady: why}, -1, eval.Acceptance{})}
+	judged := eval.Level{Level: 1, NotSteady: why, Verdict: eval.Judge(&eval.Level{Level: 1, NotSteady: why}, -1, extractbench.Acceptance{})}
 	if got := s.verdictText(judged); !strings.HasPrefix(got, "not_usable: ") || !strings.Contains(got, "not in steady state: "+why) {
 		t.Errorf("judged: %q", got)
 	}
-	if got := s.verdictText(level{Level: 1, Verdict: eval.Verdict{Usable: true}}); got != "usable, recommended" {
+	if got := s.verdictText(eval.Level{Level: 1, Verdict: eval.Verdict{Usable: true}}); got != "usable, recommended" {
 		t.Errorf("steady: %q", got)
 	}
 }

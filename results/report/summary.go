@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/compare"
@@ -46,7 +47,7 @@ func stateClass(state string) string {
 }
 
 // cards builds the first screen, one card per variant in protocol order.
-func cards(m *results.Manifest, outcomes []results.Outcome, paired []compare.Paired, baseline string) []card {
+func cards(m *extractbench.Manifest, outcomes []results.Outcome, paired []compare.Paired, baseline string) []card {
 	var out []card
 	for _, o := range outcomes {
 		c := card{Variant: o.Variant, Model: orNone(o.Model), State: o.State, StateClass: stateClass(o.State), GPU: none}
@@ -164,7 +165,7 @@ func failedLines(o results.Outcome) []string {
 	if b := s.Baseline(); b != nil {
 		var classes []string
 		var n int64
-		for _, f := range eval.Failures {
+		for _, f := range extractbench.Failures {
 			if k := b.Failures.Of(f); k > 0 {
 				classes = append(classes, fmt.Sprintf("%s %d", f, k))
 				n += k

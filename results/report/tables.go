@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/sizing"
+	"github.com/extractbench/extractbench/numfmt"
 )
 
 // table is one table of the report, already formatted, so that report.html
@@ -28,7 +29,7 @@ func seriesTables(prefix string, s *series, texts map[string]string, textNote st
 	out := []table{interactiveTable(prefix, unit, s), offlineTable(prefix, unit, s), qualityTable(prefix, unit, s),
 		memoryTable(prefix, unit, s), fieldTable(prefix, unit, s), fieldClassTable(prefix, unit, s), classTable(prefix, unit, s), changedTable(prefix, unit, s), slowTable(prefix, unit, s, texts, textNote),
 		failedTable(prefix, s, texts, textNote), confusionTable(prefix, unit, s)}
-	if s.Mode == eval.ModeRate {
+	if s.Mode == extractbench.ModeRate {
 		out = slices.Insert(out, 1, rateTable(prefix, s))
 	}
 	return out
@@ -75,7 +76,7 @@ func interactiveTable(prefix, unit string, s *series) table {
 	return t
 }
 
-func maxText(d dist) string {
+func maxText(d eval.Summary) string {
 	if d.N == 0 {
 		return none
 	}
@@ -100,7 +101,7 @@ func offlineTable(prefix, unit string, s *series) table {
 // mfu estimates the model FLOPs utilisation of a level: 2 × parameters ×
 // total tokens/s over the card's dense bf16 rate. Attention FLOPs are left
 // out, so for long prompts on a small model it is a lower bound.
-func (s *series) mfu(l level) string {
+func (s *series) mfu(l eval.Level) string {
 	if s.Params <= 0 || l.TotalTokensPerS.N == 0 {
 		return none
 	}
@@ -120,12 +121,12 @@ func (s *series) mfuNote() string {
 		return "MFU needs the model's parameter count (engine.params) and a card of the catalog: not estimated."
 	case s.CPU:
 		return fmt.Sprintf("%s, so no utilisation: the MFU column is the model's FLOP rate, 2 × %s parameters × total tokens/s (attention FLOPs left out: a lower bound).",
-			cpuEngineLine, sizing.GroupDigits(s.Params))
+			cpuEngineLine, numfmt.GroupDigits(s.Params))
 	case s.PeakTFLOPS <= 0:
-		return fmt.Sprintf("MFU needs a card of the catalog (this run's card: %s): not estimated from its %s parameters.", orNone(s.Card), sizing.GroupDigits(s.Params))
+		return fmt.Sprintf("MFU needs a card of the catalog (this run's card: %s): not estimated from its %s parameters.", orNone(s.Card), numfmt.GroupDigits(s.Params))
 	}
 	return fmt.Sprintf("MFU ≈ 2 × %s parameters × total tokens/s ÷ %.0f TFLOP/s (the card's dense bf16 datasheet rate); attention FLOPs are left out, so it is a lower bound.",
-		sizing.GroupDigits(s.Params), s.PeakTFLOPS)
+		numfmt.GroupDigits(s.Params), s.PeakTFLOPS)
 }
 
 func qualityTable(prefix, unit string, s *series) table {
@@ -133,7 +134,7 @@ func qualityTable(prefix, unit string, s *series) table {
 		Note: "Counts summed over complete repetitions (the share is pooled); failed documents stay in the denominator.",
 		Head: []string{unit, "documents", "accepted", "share", "outputs ≠ level 1", "verdicts changed"}}
 	t.Note += " Outputs ≠ level 1: documents whose raw answer differs from the level-1 pass of the same repetition (batch invariance at temperature 0); verdicts changed: of those, the ones accepted at one level and not at the other."
-	for _, f := range eval.Failures {
+	for _, f := range extractbench.Failures {
 		t.Head = append(t.Head, string(f))
 	}
 	t.Head = append(t.Head, "lowest repetition share")
@@ -141,7 +142,7 @@ func qualityTable(prefix, unit string, s *series) table {
 	for _, l := range s.Levels {
 		row := []string{strconv.Itoa(l.Level), strconv.FormatInt(l.Docs, 10), strconv.FormatInt(l.Accepted, 10), fmtShare(l.Share()),
 			fmtCount(l.OutputsChanged), fmtCount(l.VerdictsChanged)}
-		for _, f := range eval.Failures {
+		for _, f := range extractbench.Failures {
 			row = append(row, strconv.FormatInt(l.Failures.Of(f), 10))
 		}
 		t.Rows = append(t.Rows, append(row, low[l.Level]))
@@ -167,7 +168,7 @@ func classTable(prefix, unit string, s *series) table {
 		Head: []string{unit, "class", "n", "accepted", "TTFT p95", "E2E median", "E2E p95", "failures"}}
 	for _, r := range byClass(s) {
 		var fails []string
-		for _, f := range eval.Failures {
+		for _, f := range extractbench.Failures {
 			if n := r.Failures.Of(f); n > 0 {
 				fails = append(fails, fmt.Sprintf("%s %d", f, n))
 			}

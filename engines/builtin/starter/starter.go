@@ -1,5 +1,5 @@
 // Package starter starts the built-in engine for a run: it implements
-// pipeline.EngineStarter, so that pipeline imports no engine and the engine
+// extractbench.Starter, so that pipeline imports no engine and the engine
 // imports no pipeline. cmd/extractbench wires it in as the "builtin" engine.
 package starter
 
@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin"
-	"github.com/extractbench/extractbench/pipeline"
 )
 
 // Name is the engine.url that selects the built-in engine.
@@ -24,21 +24,21 @@ type Builtin struct{}
 
 // Starters returns the in-process engines this binary offers, for
 // pipeline.Options.Starters.
-func Starters() map[string]pipeline.EngineStarter {
-	return map[string]pipeline.EngineStarter{Name: Builtin{}}
+func Starters() map[string]extractbench.Starter {
+	return map[string]extractbench.Starter{Name: Builtin{}}
 }
 
 // CheckEngine checks the variant's model and engine.builtin settings
-// without starting anything (pipeline.EngineChecker): the run reports them
+// without starting anything (extractbench.Checker): the run reports them
 // before its first request.
-func (Builtin) CheckEngine(v *pipeline.Variant, _ *pipeline.Protocol) []error {
+func (Builtin) CheckEngine(v *extractbench.Variant) []error {
 	var errs []error
 	if _, err := profile(v); err != nil {
 		field := "model"
 		if _, lerr := builtin.LookupProfile(v.Engine.Model); lerr == nil {
 			field = "builtin"
 		}
-		errs = append(errs, &pipeline.FieldError{Field: field, Err: err})
+		errs = append(errs, &extractbench.FieldError{Field: field, Err: err})
 	}
 	if o := v.Engine.Builtin; o != nil {
 		names := make([]string, 0, len(o.Faults))
@@ -48,7 +48,7 @@ func (Builtin) CheckEngine(v *pipeline.Variant, _ *pipeline.Protocol) []error {
 		sort.Strings(names)
 		for _, name := range names {
 			if !slices.Contains(builtin.FaultKinds, builtin.Fault(name)) {
-				errs = append(errs, &pipeline.FieldError{Field: "builtin.faults." + name, Err: fmt.Errorf("unknown fault %q (known: %s)", name, faultNames())})
+				errs = append(errs, &extractbench.FieldError{Field: "builtin.faults." + name, Err: fmt.Errorf("unknown fault %q (known: %s)", name, faultNames())})
 			}
 		}
 	}
@@ -58,15 +58,15 @@ func (Builtin) CheckEngine(v *pipeline.Variant, _ *pipeline.Protocol) []error {
 // StartEngine starts the engine the variant describes: the preset named by
 // engine.model with the protocol's engine.builtin overrides, seeded by
 // generation.seed.
-func (Builtin) StartEngine(ctx context.Context, v *pipeline.Variant, proto *pipeline.Protocol) (*pipeline.InProcessEngine, error) {
+func (Builtin) StartEngine(ctx context.Context, v *extractbench.Variant, gen extractbench.Generation) (*extractbench.InProcessEngine, error) {
 	p, err := profile(v)
 	if err != nil {
 		return nil, fmt.Errorf("engine.model: %w", err)
 	}
 	_, variant := builtin.SplitVariant(v.Engine.Model)
-	cfg := builtin.Config{Profile: p, Models: []string{v.Engine.Model}, Variant: variant, Version: pipeline.ToolVersion}
-	if proto.Generation.Seed != nil {
-		cfg.Seed = int64(*proto.Generation.Seed)
+	cfg := builtin.Config{Profile: p, Models: []string{v.Engine.Model}, Variant: variant, Version: extractbench.ToolVersion}
+	if gen.Seed != nil {
+		cfg.Seed = int64(*gen.Seed)
 	}
 	if o := v.Engine.Builtin; o != nil && len(o.Faults) > 0 {
 		cfg.FaultRates = map[builtin.Fault]float64{}
@@ -82,17 +82,17 @@ func (Builtin) StartEngine(ctx context.Context, v *pipeline.Variant, proto *pipe
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline.InProcessEngine{
+	return &extractbench.InProcessEngine{
 		URL: url, Stop: stop,
-		Version: builtin.Name + " " + pipeline.ToolVersion,
-		GPU:     pipeline.GPUInfoJSON{Name: p.GPUName, MemoryTotalBytes: p.GPUMemoryBytes, Source: "builtin-profile"},
+		Version: builtin.Name + " " + extractbench.ToolVersion,
+		GPU:     extractbench.GPUInfoJSON{Name: p.GPUName, MemoryTotalBytes: p.GPUMemoryBytes, Source: "builtin-profile"},
 		Profile: describe(p),
 	}, nil
 }
 
 // profile is the variant's built-in engine profile: the preset named by
 // engine.model, with the protocol's engine.builtin overrides.
-func profile(v *pipeline.Variant) (builtin.Profile, error) {
+func profile(v *extractbench.Variant) (builtin.Profile, error) {
 	p, err := builtin.LookupProfile(v.Engine.Model)
 	if err != nil {
 		return p, err

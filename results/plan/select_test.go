@@ -1,4 +1,4 @@
-package sizing_test
+package plan_test
 
 import (
 	"bytes"
@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench/results/plan"
+	"github.com/extractbench/extractbench/results/plan/plantest"
 	"github.com/extractbench/extractbench/sizing"
-	"github.com/extractbench/extractbench/sizing/sizingtest"
 )
 
 // reference decompresses a committed H200 reference's results.db.xz into a
@@ -21,7 +22,7 @@ func reference(t *testing.T, name string) string {
 		t.Skip("xz not installed: cannot read the committed references")
 	}
 	dir := t.TempDir()
-	out, err := exec.Command("xz", "-dc", filepath.Join("..", "results", "reference", "h200", name, "results.db.xz")).Output()
+	out, err := exec.Command("xz", "-dc", filepath.Join("..", "..", "reference", "h200", name, "results.db.xz")).Output()
 	if err != nil {
 		t.Fatalf("decompress reference %s: %v", name, err)
 	}
@@ -36,30 +37,30 @@ func reference(t *testing.T, name string) string {
 func simulated(t *testing.T) string {
 	dir := t.TempDir()
 	const docs = 300
-	run := sizingtest.Run{RunID: "sim", Simulated: true, EndedAt: 1_700_000_000_000 + 2_000_000}
+	run := plantest.Run{RunID: "sim", Simulated: true, EndedAt: 1_700_000_000_000 + 2_000_000}
 	for _, l := range []struct {
 		variant string
 		level   int
 		acc     int
 		dur     float64
 	}{{"bf16", 1, 297, 600}, {"bf16", 2, 297, 320}, {"bf16", 4, 297, 180}, {"bf16", 8, 297, 150}, {"int4", 1, 250, 500}} {
-		p := sizingtest.WithPeaks(sizingtest.Pass(l.variant, l.level, 1, docs, l.acc, l.dur, int64(500*l.level)),
+		p := plantest.WithPeaks(plantest.Pass(l.variant, l.level, 1, docs, l.acc, l.dur, int64(500*l.level)),
 			int64(20e9+float64(l.level)*4e9), int64(17e9+float64(l.level)*4e9), int64(18e9+float64(l.level)*4e9), 0.1*float64(l.level))
 		run.Passes = append(run.Passes, p)
 	}
-	sizingtest.Write(t, dir, run)
+	plantest.Write(t, dir, run)
 	return dir
 }
 
 func TestSelectReferencesAndSimulated(t *testing.T) {
 	ctx := context.Background()
 	dirs := []string{reference(t, "1b"), reference(t, "8b"), simulated(t)}
-	prices, err := sizing.LoadPrices("../prices.example.yaml")
+	prices, err := sizing.LoadPrices("../../prices.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := sizing.SelectCriteria{Docs: 1_000_000, DeadlineDays: 3}
-	rows, err := sizing.Select(ctx, dirs, c, prices)
+	c := plan.SelectCriteria{Docs: 1_000_000, DeadlineDays: 3}
+	rows, err := plan.Select(ctx, dirs, c, prices)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestSelectReferencesAndSimulated(t *testing.T) {
 		}
 	}
 	// A quality floor removes the references (accepted 0%: random weights).
-	floor, err := sizing.Select(ctx, dirs, sizing.SelectCriteria{Docs: 1000, MinAccepted: 0.95}, nil)
+	floor, err := plan.Select(ctx, dirs, plan.SelectCriteria{Docs: 1000, MinAccepted: 0.95}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,10 +115,10 @@ func TestSelectReferencesAndSimulated(t *testing.T) {
 		t.Errorf("with a 95%% floor only the simulated bf16 meets: got %s rank %d, next meets %v", floor[0].Dir, floor[0].Rank, floor[1].Meets)
 	}
 	var md, html bytes.Buffer
-	if err := sizing.WriteSelectMarkdown(&md, rows, c); err != nil {
+	if err := plan.WriteSelectMarkdown(&md, rows, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := sizing.WriteSelectHTML(&html, rows, c); err != nil {
+	if err := plan.WriteSelectHTML(&html, rows, c); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"PLACEHOLDER", "random weights", "SIMULATED", "NVIDIA H200", "none accepted"} {

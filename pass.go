@@ -1,4 +1,6 @@
-package eval
+package extractbench
+
+import "fmt"
 
 // The pass phases and statuses stored in passes.
 const (
@@ -13,16 +15,12 @@ const (
 
 	PassComplete    = "complete"
 	PassInterrupted = "interrupted"
+)
 
-	// ModeRate is a rate sweep's mode: its levels are requests per second,
-	// after the synchronous baseline at level SyncLevel.
-	ModeRate  = "rate"
-	SyncLevel = 0
-
-	// ModeContext is a context sweep's mode: at a fixed concurrency, each
-	// level is a length class of the corpus (LengthClasses, from 1), and a
-	// pass sends that class's documents only.
-	ModeContext = "context"
+// The batch transports stored in passes.batch_transport.
+const (
+	TransportCompletionsList = "completions_list" // one /v1/completions call with a list of prompts
+	TransportBarrier         = "barrier"          // N chat requests released together, the next batch after all N end
 )
 
 // LengthClasses are a context sweep's levels in order: level i + 1 is
@@ -223,4 +221,23 @@ func (p *Pass) Share() float64 {
 		return 0
 	}
 	return float64(p.Accepted) / float64(p.Docs)
+}
+
+// PassKey names one pass: one (variant, mode, level, repetition) of a run
+// over the whole corpus.
+type PassKey struct {
+	RunID      string
+	Variant    string
+	Mode       string
+	Level      int
+	Repetition int
+}
+
+// PassKeyOf returns the pass rec belongs to.
+func PassKeyOf(rec Record) PassKey {
+	return PassKey{RunID: rec.RunID, Variant: rec.Variant, Mode: rec.Mode, Level: rec.Level, Repetition: rec.Repetition}
+}
+
+func (k PassKey) String() string {
+	return fmt.Sprintf("%s/%s/%s/level=%d/rep=%d", k.RunID, k.Variant, k.Mode, k.Level, k.Repetition)
 }

@@ -1,4 +1,4 @@
-package eval
+package extractbench
 
 import "github.com/extractbench/extractbench/corpus"
 
@@ -30,8 +30,9 @@ type Prediction struct {
 	Category *string
 }
 
-// Outcome is the evaluator's verdict on one document.
-type Outcome struct {
+// Score is the evaluator's verdict on one document: how its answer parsed and
+// scored, and its failure class. (A variant's PASS/FAIL is results.Outcome.)
+type Score struct {
 	StrictParseOK  bool // the content, less surrounding whitespace, is exactly one JSON object
 	LenientParseOK bool // one ```json fence or surrounding text removed, one JSON object found
 	SchemaOK       bool // the object that the protocol's parse rule selected passes the JSON Schema

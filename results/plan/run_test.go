@@ -1,4 +1,4 @@
-package sizing_test
+package plan_test
 
 import (
 	"bytes"
@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/plan"
+	"github.com/extractbench/extractbench/results/plan/plantest"
 	"github.com/extractbench/extractbench/sizing"
-	"github.com/extractbench/extractbench/sizing/sizingtest"
 )
 
 // planFixture is a run of one variant: a 60 s baseline and a 30 s level 2
@@ -19,16 +20,16 @@ import (
 func planFixture(t *testing.T) *results.RunData {
 	t.Helper()
 	dir := t.TempDir()
-	m := sizingtest.Manifest(sizingtest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
+	m := plantest.Manifest(plantest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
 	m["sweep"] = map[string]any{"mode": "concurrency", "levels": []int{1, 2}, "repetitions": 1}
 	start := int64(1_700_000_000_000)
-	run := sizingtest.Run{RunID: "r", Manifest: m, StartedAt: start, EndedAt: start + 130_000}
+	run := plantest.Run{RunID: "r", Manifest: m, StartedAt: start, EndedAt: start + 130_000}
 	at := int64(40e9) // after the load and the warm-up
 	for _, l := range []struct {
 		level int
 		dur   float64
 	}{{1, 60}, {2, 30}} {
-		p := sizingtest.Pass("v", l.level, 1, 300, 285, l.dur, 100)
+		p := plantest.Pass("v", l.level, 1, 300, 285, l.dur, 100)
 		s, e := at, at+p.DurationNS
 		p.StartedNS, p.EndedNS = &s, &e
 		run.Passes = append(run.Passes, p)
@@ -38,7 +39,7 @@ func planFixture(t *testing.T) *results.RunData {
 		{Variant: "v", AtMS: start + 30_000, Kind: results.EventEngineLoad, ValueNS: 30e9},
 		{Variant: "v", AtMS: start + 34_000, Kind: results.EventWarmup, ValueNS: 4e9},
 	}
-	sizingtest.Write(t, dir, run)
+	plantest.Write(t, dir, run)
 	d, err := results.LoadRun(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func planFixture(t *testing.T) *results.RunData {
 // (1 s for 90 s of passes) is a share of processing. No retry is planned
 // unless assumed: the 5% not accepted are said, not re-sent.
 func TestPlanRun_FixedCostsOnce(t *testing.T) {
-	plans, err := sizing.PlanRun(planFixture(t), 1_000_000, nil)
+	plans, err := plan.PlanRun(planFixture(t), 1_000_000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestPlanRun_FixedCostsOnce(t *testing.T) {
 // assumed, and the text says it is an assumption, with its figure.
 func TestPlanRunWith_RetryShareAssumed(t *testing.T) {
 	share := 0.05
-	plans, err := sizing.PlanRunWith(planFixture(t), sizing.PlanOptions{CorpusDocs: 1_000_000, RetryShare: &share})
+	plans, err := plan.PlanRunWith(planFixture(t), plan.PlanOptions{CorpusDocs: 1_000_000, RetryShare: &share})
 	if err != nil {
 		t.Fatal(err)
 	}

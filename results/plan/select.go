@@ -1,4 +1,4 @@
-package sizing
+package plan
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // SelectCriteria are what a configuration must meet to be ranked, and
@@ -27,24 +29,24 @@ type SelectCriteria struct {
 
 // SelectRow is one configuration (run, variant, card) in the selection sheet.
 type SelectRow struct {
-	Rank          int       `json:"rank"` // 1 = best of those that meet the criteria; 0 = does not meet them
-	Meets         bool      `json:"meets"`
-	Why           []string  `json:"why,omitempty"` // what it misses
-	Dir           string    `json:"dir"`
-	RunID         string    `json:"run_id"`
-	Variant       string    `json:"variant"`
-	Model         string    `json:"model"`
-	Simulated     bool      `json:"simulated"`
-	RandomWeights bool      `json:"random_weights"`
-	Weights       Precision `json:"weights"`
-	Engine        string    `json:"engine"` // kind and version
-	GPU           string    `json:"gpu"`
-	Env           EnvCheck  `json:"environment"`
-	CardBytes     int64     `json:"card_bytes,omitempty"`
-	ContextWindow int       `json:"context_window,omitempty"`
-	State         string    `json:"state"` // results.Outcome's
-	Mode          string    `json:"mode"`
-	Recommended   int       `json:"recommended"`
+	Rank          int              `json:"rank"` // 1 = best of those that meet the criteria; 0 = does not meet them
+	Meets         bool             `json:"meets"`
+	Why           []string         `json:"why,omitempty"` // what it misses
+	Dir           string           `json:"dir"`
+	RunID         string           `json:"run_id"`
+	Variant       string           `json:"variant"`
+	Model         string           `json:"model"`
+	Simulated     bool             `json:"simulated"`
+	RandomWeights bool             `json:"random_weights"`
+	Weights       sizing.Precision `json:"weights"`
+	Engine        string           `json:"engine"` // kind and version
+	GPU           string           `json:"gpu"`
+	Env           sizing.EnvCheck  `json:"environment"`
+	CardBytes     int64            `json:"card_bytes,omitempty"`
+	ContextWindow int              `json:"context_window,omitempty"`
+	State         string           `json:"state"` // results.Outcome's
+	Mode          string           `json:"mode"`
+	Recommended   int              `json:"recommended"`
 	// Interactive and Offline are the two objectives' answers with their
 	// reasons (eval.Recommendation); Recommended is the interactive level.
 	Interactive string        `json:"interactive"`
@@ -52,10 +54,10 @@ type SelectRow struct {
 	// BaselineAccepted is the baseline level's pooled accepted share.
 	BaselineAccepted *float64 `json:"baseline_accepted"`
 	// Peaks at the recommended level (the highest over its repetitions).
-	PeakDeviceBytes *int64      `json:"peak_device_bytes"`
-	PeakTorchAlloc  *int64      `json:"peak_torch_allocated_bytes"`
-	Phases          *Phases     `json:"phases,omitempty"`
-	Plan            *PlanResult `json:"plan,omitempty"`
+	PeakDeviceBytes *int64             `json:"peak_device_bytes"`
+	PeakTorchAlloc  *int64             `json:"peak_torch_allocated_bytes"`
+	Phases          *Phases            `json:"phases,omitempty"`
+	Plan            *sizing.PlanResult `json:"plan,omitempty"`
 }
 
 // Select reads every run directory and makes one row per variant, planned
@@ -63,7 +65,7 @@ type SelectRow struct {
 // that meet the criteria: PASS, a usable level, the quality floor, the
 // deadline within MaxCards; cheapest per 1,000 accepted documents first
 // when priced, else the most accepted documents per hour.
-func Select(ctx context.Context, dirs []string, c SelectCriteria, prices *Prices) ([]SelectRow, error) {
+func Select(ctx context.Context, dirs []string, c SelectCriteria, prices *sizing.Prices) ([]SelectRow, error) {
 	var rows []SelectRow
 	for _, dir := range dirs {
 		run, err := results.LoadRun(ctx, dir)
@@ -86,13 +88,13 @@ func Select(ctx context.Context, dirs []string, c SelectCriteria, prices *Prices
 	return rows, nil
 }
 
-func selectRow(run *results.RunData, o results.Outcome, plans []PlanResult, phases map[string]Phases, c SelectCriteria, prices *Prices) SelectRow {
+func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResult, phases map[string]Phases, c SelectCriteria, prices *sizing.Prices) SelectRow {
 	vm := run.Manifest.Variant(o.Variant)
 	r := SelectRow{Dir: run.Dir, RunID: run.Run.RunID, Variant: o.Variant, Model: vm.Engine.Model, Simulated: run.Simulated(),
-		RandomWeights: vm.Engine.RandomWeights, Weights: VariantPrecision(vm), Engine: strings.TrimSpace(vm.Engine.Kind + " " + vm.Engine.Version),
+		RandomWeights: vm.Engine.RandomWeights, Weights: sizing.VariantPrecision(vm), Engine: strings.TrimSpace(vm.Engine.Kind + " " + vm.Engine.Version),
 		GPU: vm.GPU.Name, CardBytes: vm.GPU.MemoryTotalBytes, ContextWindow: vm.Engine.ContextWindow, State: o.State,
 		BaselineAccepted: o.BaselineShare}
-	r.Env = CheckEnvironment(vm.GPU.Name, vm.GPU.CUDA, vm.GPU.Driver, vm.Engine.Version, r.Weights, BF16)
+	r.Env = sizing.CheckEnvironment(vm.GPU.Name, vm.GPU.CUDA, vm.GPU.Driver, vm.Engine.Version, r.Weights, sizing.BF16)
 	if ph, ok := phases[o.Variant]; ok {
 		r.Phases = &ph
 	}
@@ -217,10 +219,10 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		}
 		mem := "peak " + optBytes(r.PeakDeviceBytes)
 		if r.CardBytes > 0 {
-			mem += " of " + GiBString(r.CardBytes)
+			mem += " of " + numfmt.GiBString(r.CardBytes)
 		}
 		if r.PeakTorchAlloc != nil {
-			mem += ", torch " + GiBString(*r.PeakTorchAlloc)
+			mem += ", torch " + numfmt.GiBString(*r.PeakTorchAlloc)
 		}
 		if p := r.Phases; p != nil {
 			mem += fmt.Sprintf("; phases at level %d: load %s, long prefill %s, generation %s", p.Level,
@@ -228,7 +230,7 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		}
 		ctx := "–"
 		if r.ContextWindow > 0 {
-			ctx = GroupDigits(int64(r.ContextWindow))
+			ctx = numfmt.GroupDigits(int64(r.ContextWindow))
 		}
 		recd := "interactive: none"
 		if r.Recommended > 0 {
@@ -243,21 +245,21 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 			for _, rt := range p.Rentals {
 				s := fmt.Sprintf("%dd: %s", rt.Days, cardsShort(rt.CardsNeeded))
 				if rt.Cost != nil {
-					s += " " + money(*rt.Cost)
+					s += " " + numfmt.Money(*rt.Cost)
 				}
 				ps = append(ps, s)
 			}
-			plans = fmt.Sprintf("%s docs in %.2f days on 1 card; ", GroupDigits(int64(p.CorpusDocs)), p.CorpusDays) + strings.Join(ps, ", ")
+			plans = fmt.Sprintf("%s docs in %.2f days on 1 card; ", numfmt.GroupDigits(int64(p.CorpusDocs)), p.CorpusDays) + strings.Join(ps, ", ")
 			if c := p.Cost; c != nil {
-				cost = fmt.Sprintf("%s %s", money(c.PerThousandAccepted), c.Currency)
+				cost = fmt.Sprintf("%s %s", numfmt.Money(c.PerThousandAccepted), c.Currency)
 				if c.PerThousandAccepted == 0 {
-					cost = fmt.Sprintf("none accepted (%s %s per 1,000 documents)", money(c.PerThousandDocs), c.Currency)
+					cost = fmt.Sprintf("none accepted (%s %s per 1,000 documents)", numfmt.Money(c.PerThousandDocs), c.Currency)
 				}
 				if c.Placeholder {
 					cost += " (PLACEHOLDER prices)"
 				}
 				if c.DeadlineDays > 0 {
-					plans += fmt.Sprintf("; deadline %g days: %s, %s %s", c.DeadlineDays, cardsShort(c.CardsForDeadline), money(c.DeadlineCost), c.Currency)
+					plans += fmt.Sprintf("; deadline %g days: %s, %s %s", c.DeadlineDays, cardsShort(c.CardsForDeadline), numfmt.Money(c.DeadlineCost), c.Currency)
 				}
 			}
 		}
@@ -354,7 +356,7 @@ func WriteSelectHTML(w io.Writer, rows []SelectRow, c SelectCriteria) error {
 }
 
 func criteriaLine(c SelectCriteria) string {
-	s := fmt.Sprintf("Criteria: each run's own acceptance verdict (PASS) and a usable level; plans for %s documents", GroupDigits(int64(c.Docs)))
+	s := fmt.Sprintf("Criteria: each run's own acceptance verdict (PASS) and a usable level; plans for %s documents", numfmt.GroupDigits(int64(c.Docs)))
 	if c.MinAccepted > 0 {
 		s += fmt.Sprintf("; baseline accepted ≥ %.1f%%", c.MinAccepted*100)
 	}

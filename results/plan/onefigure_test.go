@@ -1,4 +1,4 @@
-package sizing_test
+package plan_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench/results"
-	"github.com/extractbench/extractbench/sizing"
-	"github.com/extractbench/extractbench/sizing/sizingtest"
+	"github.com/extractbench/extractbench/results/plan"
+	"github.com/extractbench/extractbench/results/plan/plantest"
 )
 
 // TestPlanAndSelect_OneAcceptedPerHour: a level of three repetitions whose
@@ -19,13 +19,13 @@ import (
 // (855 accepted in 130 s), and the sustained figure is labelled apart.
 func TestPlanAndSelect_OneAcceptedPerHour(t *testing.T) {
 	dir := t.TempDir()
-	m := sizingtest.Manifest(sizingtest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
+	m := plantest.Manifest(plantest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
 	m["sweep"] = map[string]any{"mode": "concurrency", "levels": []int{1}, "repetitions": 3}
-	run := sizingtest.Run{RunID: "r", Manifest: m}
+	run := plantest.Run{RunID: "r", Manifest: m}
 	for rep, dur := range []float64{60, 30, 40} {
-		run.Passes = append(run.Passes, sizingtest.Pass("v", 1, rep+1, 300, 285, dur, 100))
+		run.Passes = append(run.Passes, plantest.Pass("v", 1, rep+1, 300, 285, dur, 100))
 	}
-	sizingtest.Write(t, dir, run)
+	plantest.Write(t, dir, run)
 	d, err := results.LoadRun(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestPlanAndSelect_OneAcceptedPerHour(t *testing.T) {
 	if pooled := 3 * 285 / 130.0 * 3600; math.Abs(want-pooled) < 1 {
 		t.Fatalf("fixture: the median %v should differ from the pooled %v", want, pooled)
 	}
-	plans, err := sizing.PlanRun(d, 10000, nil)
+	plans, err := plan.PlanRun(d, 10000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +56,11 @@ func TestPlanAndSelect_OneAcceptedPerHour(t *testing.T) {
 	if s := fmt.Sprintf("%.0f accepted/hour sustained", p.SustainedAcceptedPerHour); !strings.Contains(text.String(), s) {
 		t.Errorf("plan text does not label the sustained figure %q:\n%s", s, text.String())
 	}
-	rows, err := sizing.Select(context.Background(), []string{dir}, sizing.SelectCriteria{Docs: 10000}, nil)
+	rows, err := plan.Select(context.Background(), []string{dir}, plan.SelectCriteria{Docs: 10000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cells := sizing.SelectSheet(rows)
+	_, cells := plan.SelectSheet(rows)
 	if s := fmt.Sprintf("in passes %.0f accepted/h", want); !strings.Contains(cells[0][7], s) {
 		t.Errorf("select's throughput %q does not quote %q", cells[0][7], s)
 	}
@@ -71,19 +71,19 @@ func TestPlanAndSelect_OneAcceptedPerHour(t *testing.T) {
 // client-bound) is left out of plan's rates too.
 func TestPlan_LeavesOutWhatTheLevelLeavesOut(t *testing.T) {
 	dir := t.TempDir()
-	m := sizingtest.Manifest(sizingtest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
+	m := plantest.Manifest(plantest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.9, 0)
 	m["sweep"] = map[string]any{"mode": "concurrency", "levels": []int{1}, "repetitions": 3}
-	run := sizingtest.Run{RunID: "r", Manifest: m}
+	run := plantest.Run{RunID: "r", Manifest: m}
 	yes, no := true, false
 	for rep, dur := range []float64{90, 30, 40} {
-		p := sizingtest.Pass("v", 1, rep+1, 300, 285, dur, 100)
+		p := plantest.Pass("v", 1, rep+1, 300, 285, dur, 100)
 		p.ClientBound = &no
 		if rep == 0 {
 			p.ClientBound = &yes
 		}
 		run.Passes = append(run.Passes, p)
 	}
-	sizingtest.Write(t, dir, run)
+	plantest.Write(t, dir, run)
 	d, err := results.LoadRun(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestPlan_LeavesOutWhatTheLevelLeavesOut(t *testing.T) {
 	if l.ClientBoundLeftOut != 1 {
 		t.Fatalf("fixture: %d left out", l.ClientBoundLeftOut)
 	}
-	plans, err := sizing.PlanRun(d, 10000, nil)
+	plans, err := plan.PlanRun(d, 10000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

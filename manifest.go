@@ -1,4 +1,4 @@
-package results
+package extractbench
 
 import (
 	"crypto/sha256"
@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/extractbench/extractbench/eval"
 )
 
 // Manifest is everything MEASUREMENT.md section 1 pins, stored as JSON in
@@ -24,7 +22,7 @@ type Manifest struct {
 	Prompt         Prompt            `json:"prompt"`
 	Generation     Generation        `json:"generation"`
 	Parse          string            `json:"parse"`
-	Acceptance     eval.Acceptance   `json:"acceptance"`
+	Acceptance     Acceptance        `json:"acceptance"`
 	Sweep          Sweep             `json:"sweep"`
 	Simulated      bool              `json:"simulated"`
 	Model          string            `json:"model"`
@@ -161,7 +159,7 @@ type Sweep struct {
 	// default DefaultAutoLevels); 0 unless Auto.
 	AutoLevels int `json:"auto_levels,omitempty"`
 	// Classes is `levels: classes` (context mode): the levels are the
-	// corpus's length classes in order (eval.LengthClasses: 1 short,
+	// corpus's length classes in order (LengthClasses: 1 short,
 	// 2 usual, 3 long), each pass sending that class's documents only.
 	// Written back as "levels": "classes".
 	Classes bool `json:"-"`
@@ -244,10 +242,15 @@ func (s *Sweep) UnmarshalJSON(b []byte) error {
 
 // The sweep modes.
 const (
-	ModeConcurrency = "concurrency"    // exactly N requests in flight (closed loop)
-	ModeBatch       = "batch"          // B prompts together
-	ModeRate        = eval.ModeRate    // N requests per second (open loop)
-	ModeContext     = eval.ModeContext // longer documents at a fixed concurrency: levels are length classes
+	ModeConcurrency = "concurrency" // exactly N requests in flight (closed loop)
+	ModeBatch       = "batch"       // B prompts together
+	// ModeRate is a rate sweep's mode: its levels are requests per second
+	// (open loop), after the synchronous baseline at level SyncLevel.
+	ModeRate = "rate"
+	// ModeContext is a context sweep's mode: at a fixed concurrency, each
+	// level is a length class of the corpus (LengthClasses, from 1), and a
+	// pass sends that class's documents only.
+	ModeContext = "context"
 )
 
 // The arrival processes of a rate sweep.
@@ -259,7 +262,7 @@ const (
 // SyncLevel is a rate sweep's baseline level: one request at a time, each
 // sent when the previous is done (no schedule), what GuideLLM calls
 // synchronous. Its rate levels are requests per second, from 1.
-const SyncLevel = eval.SyncLevel
+const SyncLevel = 0
 
 // BaselineLevel is the level of the baseline pass: 1 (one request at a
 // time) in concurrency and batch mode, SyncLevel in rate mode.
@@ -277,7 +280,7 @@ func (s Sweep) BaselineLevel() int {
 // manifest, and a DecisionAutoLevels).
 func (s Sweep) PlannedLevels() []int {
 	if s.Classes {
-		out := make([]int, len(eval.LengthClasses))
+		out := make([]int, len(LengthClasses))
 		for i := range out {
 			out[i] = i + 1
 		}
@@ -347,28 +350,13 @@ func (m *Manifest) VariantNames() []string {
 	return out
 }
 
-// Plan is what the protocol planned for every series, for eval's aggregator.
-// An auto sweep's levels are each variant's chosen rates, once chosen.
-func (m *Manifest) Plan() eval.Plan {
-	p := eval.Plan{Levels: m.plannedLevels(), Repetitions: m.Sweep.Repetitions}
-	for _, v := range m.Variants {
-		if v.AutoLevels != nil {
-			if p.ByVariant == nil {
-				p.ByVariant = map[string][]int{}
-			}
-			p.ByVariant[v.Name] = append(slices.Clone(p.Levels), v.AutoLevels.Levels...)
-		}
-	}
-	return p
-}
-
 // PlannedPasses is how many passes the protocol plans for the named
 // variant, retries aside: levels × repetitions, and for an auto sweep the
 // saturation probe (one pass) and the rates chosen after it (before they
 // are chosen, sweep.auto_levels of them).
 func (m *Manifest) PlannedPasses(variant string) int {
 	reps := max(m.Sweep.Repetitions, 1)
-	n := len(m.plannedLevels()) * reps
+	n := len(m.PlannedLevels()) * reps
 	if m.Sweep.Auto {
 		chosen := m.Sweep.AutoLevels
 		if a := m.Variant(variant).AutoLevels; a != nil {
@@ -379,14 +367,15 @@ func (m *Manifest) PlannedPasses(variant string) int {
 	return n
 }
 
-// plannedLevels is the sweep's planned levels; a context sweep's length
-// classes without a document in the corpus are not levels.
-func (m *Manifest) plannedLevels() []int {
+// PlannedLevels is the sweep's planned levels (Sweep.PlannedLevels); a
+// context sweep's length classes without a document in the corpus are not
+// levels.
+func (m *Manifest) PlannedLevels() []int {
 	levels := m.Sweep.PlannedLevels()
 	if !m.Sweep.Classes || len(m.Corpus.Classes) == 0 {
 		return levels
 	}
-	return slices.DeleteFunc(levels, func(l int) bool { return m.Corpus.Classes[eval.LengthClassOf(l)] == 0 })
+	return slices.DeleteFunc(levels, func(l int) bool { return m.Corpus.Classes[LengthClassOf(l)] == 0 })
 }
 
 // AutoLevels is what an auto rate sweep measured before it chose its rates,

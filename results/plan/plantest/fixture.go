@@ -1,7 +1,7 @@
-// Package sizingtest builds results directories for the tests of the
-// decision packages (sizing, results/compare). Fixtures are written through
+// Package plantest builds results directories for the tests of the
+// decision packages (results/plan, results/compare, the CLI). Fixtures are written through
 // the results store, so they follow its schema and migrations exactly.
-package sizingtest
+package plantest
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -22,8 +22,8 @@ type Run struct {
 	EndedAt   int64          // unix ms; 0 = unset
 	Status    string         // "" = complete
 	Simulated bool
-	Passes    []results.Pass
-	Records   []eval.Record
+	Passes    []extractbench.Pass
+	Records   []extractbench.Record
 	Events    []results.Event
 }
 
@@ -100,7 +100,7 @@ func Write(tb testing.TB, dir string, run Run) {
 // Pass returns a complete concurrency pass of docs documents of which
 // accepted were accepted, lasting durationS seconds with the given p95 E2E
 // (milliseconds). Other figures are derived so that they agree.
-func Pass(variant string, level, rep, docs, accepted int, durationS float64, e2eP95MS int64) results.Pass {
+func Pass(variant string, level, rep, docs, accepted int, durationS float64, e2eP95MS int64) extractbench.Pass {
 	phase := "sweep"
 	if level == 1 {
 		phase = "baseline"
@@ -115,7 +115,7 @@ func Pass(variant string, level, rep, docs, accepted int, durationS float64, e2e
 	dph := accS * 3600
 	start := int64(1e9)
 	end := start + dur
-	return results.Pass{
+	return extractbench.Pass{
 		Variant: variant, Mode: "concurrency", Level: level, Repetition: rep, Phase: phase, Attempt: 1,
 		SentConcurrency: int64(level), Status: "complete", StartedNS: &start, EndedNS: &end, DurationNS: dur,
 		Docs: int64(docs), Accepted: int64(accepted), Failures: quality(int64(docs - accepted)), UniqueIDs: int64(accepted),
@@ -125,39 +125,39 @@ func Pass(variant string, level, rep, docs, accepted int, durationS float64, e2e
 }
 
 // WithPeaks sets a pass's memory peaks (bytes, and KV usage 0–1).
-func WithPeaks(p results.Pass, gpuMem, torchAlloc, torchReserved int64, kv float64) results.Pass {
+func WithPeaks(p extractbench.Pass, gpuMem, torchAlloc, torchReserved int64, kv float64) extractbench.Pass {
 	p.PeakGPUMemBytes, p.PeakTorchAllocatedBytes, p.PeakTorchReservedBytes, p.PeakKVUsage = &gpuMem, &torchAlloc, &torchReserved, &kv
 	return p
 }
 
 // Records returns one record per document of a pass: documents d0001... are
 // accepted where ok(i) is true, else a quality failure on the amount.
-func Records(variant string, level, rep, docs int, ok func(i int) bool) []eval.Record {
-	out := make([]eval.Record, docs)
+func Records(variant string, level, rep, docs int, ok func(i int) bool) []extractbench.Record {
+	out := make([]extractbench.Record, docs)
 	for i := range out {
 		date, amount, cat := "2025-01-02", "10.00", "travel"
-		rec := eval.Record{Variant: variant, Mode: "concurrency", Level: level, Repetition: rep,
+		rec := extractbench.Record{Variant: variant, Mode: "concurrency", Level: level, Repetition: rep,
 			DocID: fmt.Sprintf("d%04d", i+1), LengthClass: "usual"}
 		rec.SchedNS, rec.SendNS, rec.FirstByteNS, rec.FirstTokenNS = int64(i+1)*1e6, int64(i+1)*1e6, int64(i+1)*1e6+1e5, int64(i+1)*1e6+2e5
 		rec.LastTokenNS, rec.DoneNS = int64(i+1)*1e6+5e5, int64(i+1)*1e6+6e5
 		rec.CompletionTokens, rec.PromptTokens, rec.UsageReported, rec.FinishReason = 20, 300, true, "stop"
 		rec.StrictParseOK, rec.LenientParseOK, rec.SchemaOK = true, true, true
-		rec.Date, rec.Amount, rec.Category = eval.TP, eval.TP, eval.TP
+		rec.Date, rec.Amount, rec.Category = extractbench.TP, extractbench.TP, extractbench.TP
 		if ok(i) {
 			rec.Accepted = true
 		} else {
 			amount = "11.00"
-			rec.Amount, rec.Failure, rec.FailureDetail = eval.FPFN, eval.Quality, "amount 11.00 != 10.00"
+			rec.Amount, rec.Failure, rec.FailureDetail = extractbench.FPFN, extractbench.Quality, "amount 11.00 != 10.00"
 		}
-		rec.Prediction = eval.Prediction{Date: &date, Amount: &amount, Category: &cat}
+		rec.Prediction = extractbench.Prediction{Date: &date, Amount: &amount, Category: &cat}
 		rec.Output = fmt.Sprintf(`{"date":%q,"amount":%s,"category":%q}`, date, amount, cat)
 		out[i] = rec
 	}
 	return out
 }
 
-func quality(n int64) eval.FailureCounts {
-	var c eval.FailureCounts
-	c.Add(eval.Quality, n)
+func quality(n int64) extractbench.FailureCounts {
+	var c extractbench.FailureCounts
+	c.Add(extractbench.Quality, n)
 	return c
 }

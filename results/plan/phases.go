@@ -1,10 +1,10 @@
-package sizing
+package plan
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -67,10 +67,10 @@ func MeasurePhases(ctx context.Context, run *results.RunData) (map[string]Phases
 }
 
 // firstTelemetryPass is the lowest complete repetition of a level that has telemetry.
-func firstTelemetryPass(run *results.RunData, have map[results.PassKey]bool, variant, mode string, level int) (results.PassKey, bool) {
-	best := results.PassKey{}
+func firstTelemetryPass(run *results.RunData, have map[extractbench.PassKey]bool, variant, mode string, level int) (extractbench.PassKey, bool) {
+	best := extractbench.PassKey{}
 	for _, p := range run.Passes {
-		k := results.PassKey{RunID: run.Run.RunID, Variant: variant, Mode: mode, Level: level, Repetition: p.Repetition}
+		k := extractbench.PassKey{RunID: run.Run.RunID, Variant: variant, Mode: mode, Level: level, Repetition: p.Repetition}
 		if p.Variant == variant && p.Mode == mode && p.Level == level && p.Complete() && have[k] &&
 			(best.Repetition == 0 || p.Repetition < best.Repetition) {
 			best = k
@@ -80,7 +80,7 @@ func firstTelemetryPass(run *results.RunData, have map[results.PassKey]bool, var
 }
 
 // PhasesOf splits one pass's samples into phases by its requests' times.
-func PhasesOf(samples []results.TelemetrySample, recs []eval.Record, level, rep int) Phases {
+func PhasesOf(samples []results.TelemetrySample, recs []extractbench.Record, level, rep int) Phases {
 	ph := Phases{Level: level, Repetition: rep, Samples: len(samples)}
 	first := int64(-1)
 	for _, r := range recs {

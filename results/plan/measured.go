@@ -1,11 +1,11 @@
-package sizing
+package plan
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // MemoryCheck puts the calculator's prediction for a run's model and card
@@ -21,10 +21,10 @@ type MemoryCheck struct {
 
 // VariantEst is the estimate a variant's rows were predicted with.
 type VariantEst struct {
-	Variant  string              `json:"variant"`
-	Model    string              `json:"model"` // as the manifest names it
-	GPU      results.GPUInfoJSON `json:"gpu"`
-	Estimate Estimate            `json:"estimate"` // at concurrency 1, on the run's card
+	Variant  string                   `json:"variant"`
+	Model    string                   `json:"model"` // as the manifest names it
+	GPU      extractbench.GPUInfoJSON `json:"gpu"`
+	Estimate sizing.Estimate          `json:"estimate"` // at concurrency 1, on the run's card
 }
 
 // MemoryRow is one level: predicted figures and the peaks measured over its
@@ -52,34 +52,34 @@ type MemoryRow struct {
 // variant's model name contains; in.Weights is each variant's own weight
 // precision (VariantPrecision) unless set; in.GPUs is replaced by the card
 // the run measured when the manifest names one.
-func CheckMeasured(run *results.RunData, in Inputs) (MemoryCheck, error) {
+func CheckMeasured(run *results.RunData, in sizing.Inputs) (MemoryCheck, error) {
 	if len(run.Series()) == 0 {
 		return MemoryCheck{}, results.Refused("run %s in %s has no complete pass: no measured peak to set beside the prediction (without the directory, memory predicts alone)", run.Run.RunID, run.Dir)
 	}
 	mc := MemoryCheck{Dir: run.Dir, RunID: run.Run.RunID, Simulated: run.Simulated()}
-	ests := map[string]Estimate{}
+	ests := map[string]sizing.Estimate{}
 	for _, variant := range run.VariantNames() {
 		vm := run.Manifest.Variant(variant)
 		vin := in
 		if vin.Model.Name == "" {
-			p, ok := Preset(vm.Engine.Model)
+			p, ok := sizing.Preset(vm.Engine.Model)
 			if !ok {
 				return MemoryCheck{}, fmt.Errorf("variant %s: model %q matches no preset (%v): give the model's config.json",
-					variant, vm.Engine.Model, PresetNames())
+					variant, vm.Engine.Model, sizing.PresetNames())
 			}
 			vin.Model = p
 		}
 		if in.Weights == "" {
-			vin.Weights = VariantPrecision(vm)
+			vin.Weights = sizing.VariantPrecision(vm)
 		}
 		if vm.GPU.MemoryTotalBytes > 0 {
-			g, _ := FindGPU(vm.GPU.Name)
+			g, _ := sizing.FindGPU(vm.GPU.Name)
 			g.Name = vm.GPU.Name
 			g.MemoryBytes = vm.GPU.MemoryTotalBytes
-			vin.GPUs = []GPU{g}
+			vin.GPUs = []sizing.GPU{g}
 		}
 		vin.Concurrency = 1
-		e, err := Calculate(vin)
+		e, err := sizing.Calculate(vin)
 		if err != nil {
 			return MemoryCheck{}, fmt.Errorf("variant %s: %w", variant, err)
 		}
@@ -101,45 +101,4 @@ func CheckMeasured(run *results.RunData, in Inputs) (MemoryCheck, error) {
 		}
 	}
 	return mc, nil
-}
-
-// VariantPrecision is the weight precision a variant ran with: the
-// protocol's engine.weights when set, else the built-in engine's profile,
-// else what the variant and model names say (InferPrecision).
-func VariantPrecision(vm results.VariantManifest) Precision {
-	if vm.Engine.Weights != "" {
-		return Precision(vm.Engine.Weights)
-	}
-	var prof struct {
-		Dtype string `json:"dtype"`
-	}
-	if len(vm.Extra) > 0 && json.Unmarshal(vm.Extra, &prof) == nil && prof.Dtype != "" {
-		return Precision(prof.Dtype)
-	}
-	return InferPrecision(vm.Name + " " + vm.Engine.Model)
-}
-
-// InferPrecision reads a weight precision from a variant or model name
-// ("bf16", "Llama-3.1-8B-Instruct-AWQ", "w8a8", "FP8-Dynamic"), bf16 when
-// the name says nothing.
-func InferPrecision(name string) Precision {
-	n := strings.ToLower(name)
-	switch {
-	case containsAny(n, "int4", "awq", "gptq", "4bit", "w4a16", "q4"):
-		return INT4
-	case containsAny(n, "fp8"):
-		return FP8
-	case containsAny(n, "int8", "w8a8", "8bit", "q8"):
-		return INT8
-	}
-	return BF16
-}
-
-func containsAny(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package eval
+package extractbench
 
 // Failure is the class of a document that was not accepted, chosen by the
 // precedence of MEASUREMENT.md section 6: memory, truncation, format, quality;
@@ -76,7 +76,7 @@ func (t Transport) Served() bool {
 }
 
 // Timings are monotonic instants of one request, in nanoseconds since the
-// run's clock origin (pipeline.Clock). Zero means the instant never happened
+// run's clock origin (Clock). Zero means the instant never happened
 // (no first byte, no content token...), and is stored as NULL.
 type Timings struct {
 	SchedNS      int64 // when the dispatcher meant to send it
@@ -120,7 +120,7 @@ type Record struct {
 	DocID       string
 	LengthClass string
 	Response
-	Outcome
+	Score
 	// OnTime says whether the request met every latency objective of the
 	// protocol (Acceptance.OnTime); nil when not judged (rows written
 	// before schema version 5).
@@ -145,10 +145,11 @@ type Record struct {
 // definition.
 func (r *Record) TPOT() (ns int64, ok bool) {
 	steps := r.TPOTSteps()
-	if steps < 1 || r.FirstTokenNS == 0 || r.LastTokenNS <= r.FirstTokenNS {
+	span, ok := Span(r.FirstTokenNS, r.LastTokenNS)
+	if steps < 1 || !ok || span == 0 {
 		return 0, false
 	}
-	return (r.LastTokenNS - r.FirstTokenNS) / int64(steps), true
+	return span / int64(steps), true
 }
 
 // TPOTSteps is what TPOT divides by: the tokens generated after the first

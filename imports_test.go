@@ -1,0 +1,125 @@
+package extractbench_test
+
+import (
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/extractbench/extractbench"
+
+// layer is the rank of a package in the house (README, "Layout"): imports
+// run from a higher rank to a lower one only, cmd → pipeline → results →
+// eval → the root → corpus, so that no arrow runs back up.
+func layer(pkg string) (int, bool) {
+	switch {
+	case pkg == "schemas" || pkg == "numfmt":
+		return 0, true
+	case pkg == "corpus" || strings.HasPrefix(pkg, "corpus/"):
+		return 1, true
+	case pkg == "":
+		return 2, true // the root: the contract
+	case pkg == "eval":
+		return 3, true
+	case pkg == "sizing":
+		return 4, true // pure arithmetic over eval's figures
+	case pkg == "results":
+		return 5, true
+	case pkg == "results/plan" || strings.HasPrefix(pkg, "results/plan/"):
+		return 6, true // a run's phases and plan, read through results, priced by sizing
+	case pkg == "results/compare":
+		return 7, true // paired verdicts between runs, which the pages show
+	case strings.HasPrefix(pkg, "results/"):
+		return 8, true // the pages that read through results
+	case pkg == "pipeline" || strings.HasPrefix(pkg, "pipeline/"):
+		return 9, true
+	case strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "scripts/"):
+		return 10, true
+	}
+	return 0, false
+}
+
+// knownBackArrows are imports that break the rule today, each with the
+// stage of issue 27 that removes it. The test fails when one is no longer
+// there, so that the list only shrinks.
+var knownBackArrows = map[string]string{}
+
+// knownSQLTests are test packages that still speak SQL to results.db
+// themselves; issue 27 stage 4 gives them resultstest's typed readers.
+var knownSQLTests = map[string]bool{
+	"pipeline": true, "cmd/extractbench": true, "engines/transformers": true,
+}
+
+// TestImportDirection asserts the one-way graph of the house with go list:
+// every import goes down the layers, an engine imports only the root,
+// corpus and its own engine packages, and only results imports
+// go-sqlite3 (or database/sql), tests included.
+func TestImportDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	short := func(p string) (string, bool) {
+		if p == module {
+			return "", true
+		}
+		s, ok := strings.CutPrefix(p, module+"/")
+		return s, ok
+	}
+	seenBack := map[string]bool{}
+	var bad []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "|", 3)
+		pkg, _ := short(parts[0])
+		tests := strings.Fields(parts[2])
+		for _, imp := range tests {
+			if (imp == "github.com/mattn/go-sqlite3" || imp == "database/sql") && pkg != "results" && !knownSQLTests[pkg] && !strings.HasPrefix(pkg, "results/") {
+				bad = append(bad, pkg+" (test) imports "+imp+": only results speaks SQL (use its typed readers)")
+			}
+		}
+		for _, imp := range strings.Fields(parts[1]) {
+			if (imp == "github.com/mattn/go-sqlite3" || imp == "database/sql") && pkg != "results" {
+				bad = append(bad, pkg+" imports "+imp+": only results speaks SQL")
+			}
+			dep, ok := short(imp)
+			if !ok || dep == pkg || strings.HasPrefix(dep, pkg+"/") && pkg != "" {
+				continue // outside the module, or the package's own sub-package
+			}
+			if pkg == "engines/hostile" {
+				continue // the tests' hostile server, not an engine a run starts: it may use pipeline's tokenizer
+			}
+			if strings.HasPrefix(pkg, "engines/") {
+				if r, _ := layer(dep); !(r == 1 || r == 2) && !strings.HasPrefix(dep, "engines/") {
+					bad = append(bad, pkg+" imports "+dep+": an engine imports only the root and corpus")
+				}
+				continue
+			}
+			from, ok1 := layer(pkg)
+			to, ok2 := layer(dep)
+			if !ok1 || !ok2 {
+				continue // a deploy or test-only folder
+			}
+			arrow := pkg + " -> " + dep
+			if pkg == "" {
+				arrow = "(root) -> " + dep
+			}
+			if to >= from && !strings.HasPrefix(pkg, dep+"/") {
+				if _, known := knownBackArrows[arrow]; known {
+					seenBack[arrow] = true
+					continue
+				}
+				bad = append(bad, arrow+": imports run cmd → pipeline → results → eval → root → corpus")
+			}
+		}
+	}
+	for arrow, why := range knownBackArrows {
+		if !seenBack[arrow] {
+			bad = append(bad, arrow+" is gone: remove it from knownBackArrows ("+why+")")
+		}
+	}
+	sort.Strings(bad)
+	for _, b := range bad {
+		t.Error(b)
+	}
+}

@@ -1,0 +1,89 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/extractbench/extractbench/numfmt"
+	"github.com/extractbench/extractbench/sizing"
+)
+
+// WriteText writes the prediction beside the measured peaks.
+func (mc MemoryCheck) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	if mc.Simulated {
+		ew.printf("SIMULATED RUN: the measured peaks come from the built-in engine's model, not a GPU.\n")
+	}
+	ew.printf("Run %s in %s: prediction beside measured peaks (GiB = 2^30 B; peaks are the highest over repetitions).\n", mc.RunID, mc.Dir)
+	for _, v := range mc.Estimates {
+		gpu := v.GPU.Name
+		if gpu == "" {
+			gpu = "unknown card"
+		}
+		mem := "datasheet catalog"
+		if len(v.Estimate.Fits) == 1 {
+			mem = sizing.Bytes(v.Estimate.Fits[0].MemoryBytes)
+		}
+		ew.printf("  %s: %s as %s, %s weights %s, KV %s per token, %s per sequence at %s tokens; card %s, %s\n",
+			v.Variant, v.Model, v.Estimate.Model, v.Estimate.Weights, numfmt.GiBString(v.Estimate.WeightBytes),
+			numfmt.GiBString(v.Estimate.KVBytesPerToken), numfmt.GiBString(v.Estimate.KVBytesPerSeq),
+			numfmt.GroupDigits(int64(v.Estimate.ContextTokens)), gpu, mem)
+	}
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "variant\tlevel\tpredicted\tpred. KV use\tdevice peak\ttorch allocated\ttorch reserved\tKV usage\t\n")
+	for _, r := range mc.Rows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f%%\t%s\t%s\t%s\t%s\t\n", r.Variant, r.Level, numfmt.GiBString(r.PredictedBytes),
+			r.PredictedKVShare*100, optBytes(r.PeakGPUMemBytes), optBytes(r.PeakTorchAllocatedBytes),
+			optBytes(r.PeakTorchReservedBytes), optPct(r.PeakKVUsage))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write memory check: %w", err)
+	}
+	ew.printf("%s\n", strings.Join([]string{
+		"Predicted assumes every sequence holds the full context; engines that reserve memory up front",
+		"(vLLM) show a device peak near memory × utilisation whatever the level: read torch allocated and KV usage.",
+	}, " "))
+	if ew.err != nil {
+		return fmt.Errorf("write memory check: %w", ew.err)
+	}
+	return nil
+}
+
+// errWriter keeps the first write error so that text writers can print
+// line after line and check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+// Write passes p on until the first error, which it then keeps returning.
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	var n int
+	n, e.err = e.w.Write(p)
+	return n, e.err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+func optBytes(v *int64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return numfmt.GiBString(*v)
+}
+
+func optPct(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", *v*100)
+}
