@@ -91,6 +91,14 @@ func TestSteadyState_Level(t *testing.T) {
 	z, e, n := 5.0, 0.8, int64(60)
 	trending := e2ePass(2, 100)
 	trending.Steady, trending.SteadyTrendZ, trending.SteadyTrendEffect, trending.SteadyTrendN = &no, &z, &e, &n
+	yes := true
+	tested := func(rep int) extractbench.Pass { // a pass whose trend test found nothing
+		p := e2ePass(rep, 100)
+		p.Steady, p.SteadyTrendN = &yes, &n
+		return p
+	}
+	trending3 := trending
+	trending3.Repetition = 3
 	tests := []struct {
 		name   string
 		acc    extractbench.Acceptance
@@ -102,6 +110,8 @@ func TestSteadyState_Level(t *testing.T) {
 		{"first repetition slower", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", false},
 		{"within the others' spread", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 150)}, "", true},
 		{"a trend within a pass", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 100), trending, e2ePass(3, 100)}, "repetition 2: early requests slower than late ones by 80%", false},
+		{"a trend in one of three tested passes", extractbench.Acceptance{}, []extractbench.Pass{tested(1), trending, tested(3)}, "", true},
+		{"a trend in two of three tested passes", extractbench.Acceptance{}, []extractbench.Pass{tested(1), trending, trending3}, "in 2 of 3 repetitions", false},
 		{"record only", extractbench.Acceptance{SteadyState: extractbench.SteadyRecord}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", true},
 	}
 	for _, tt := range tests {
