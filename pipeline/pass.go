@@ -489,7 +489,7 @@ func (rs *runState) newBar(v *extractbench.Variant, level, rep int, phase string
 		return b
 	}
 	b.out = rs.progress
-	fit := fitBar(terminalWidth(rs.opts.Progress), total, b.label) // rs.progress wraps it (secrets)
+	fit := fitBar(TerminalWidth(rs.opts.Progress), total, b.label) // rs.progress wraps it (secrets)
 	b.maxDesc = fit.maxDesc
 	b.short = shortLabel{place: fmt.Sprintf("%d/%d", rs.passNo, rs.plannedPasses()), variant: v.Name,
 		where: fmt.Sprintf("%s r%d/%d", shortLevel(rs.proto.Sweep.Mode, phase, level), rep, rs.proto.Sweep.Repetitions)}

@@ -59,14 +59,16 @@ func fitBar(width, total int, desc string) barFit {
 	return barFit{bar: narrowBarWidth, maxDesc: max(width-reserve(narrowBarWidth, false), 8)}
 }
 
-// terminalWidth is w's width in columns, 0 when w is no terminal.
-func terminalWidth(w io.Writer) int {
+// TerminalWidth is w's terminal width in columns, 0 when w is no terminal
+// (a file, a pipe, a test's buffer): the progress bar and the CLI's summary
+// then have no limit.
+func TerminalWidth(w io.Writer) int {
 	f, ok := w.(*os.File)
-	if !ok {
+	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return 0
 	}
 	width, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
+	if err != nil || width <= 0 {
 		return 0
 	}
 	return width

@@ -135,7 +135,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 // then each variant's state and verdict. On a terminal it fits the
 // terminal's width (summaryfit.go); elsewhere it has every column.
 func printSummary(w io.Writer, s *pipeline.Summary, verdicts ...func(io.Writer)) {
-	printSummaryFit(w, s, termWidth(w), verdicts...)
+	printSummaryFit(w, s, pipeline.TerminalWidth(w), verdicts...)
 }
 
 // printSummaryFit is printSummary within width columns (0: no limit, every

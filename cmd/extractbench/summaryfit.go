@@ -5,29 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/term"
-
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline"
 )
-
-// termWidth is w's terminal width in columns, 0 when w is no terminal (a
-// file, a pipe, a test's buffer): the summary then has every column.
-func termWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0
-	}
-	width, _, err := term.GetSize(int(f.Fd()))
-	if err != nil || width <= 0 {
-		return 0
-	}
-	return width
-}
 
 // tableWidth is the width writeTable's tabwriter gives the table: each
 // column its widest cell plus the padding of 2.
@@ -178,5 +162,5 @@ func summaryWidth(w io.Writer, wide bool) int {
 	if wide {
 		return 0
 	}
-	return termWidth(w)
+	return pipeline.TerminalWidth(w)
 }

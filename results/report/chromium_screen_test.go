@@ -130,30 +130,8 @@ func checkFirstScreen(t *testing.T, l screenLayout, variants []string, width, he
 			t.Errorf("verdict of %s is not coloured (background %q)", v, bg)
 		}
 	}
-	// Two boxes may nest (a verdict inside its card) but never overlap.
-	inside := func(a, b [4]float64) bool {
-		return a[0] >= b[0]-slack && a[1] >= b[1]-slack && a[2] <= b[2]+slack && a[3] <= b[3]+slack
-	}
-	for i, a := range l.Boxes {
-		for _, b := range l.Boxes[i+1:] {
-			overlap := a.Box[0] < b.Box[2]-slack && b.Box[0] < a.Box[2]-slack && a.Box[1] < b.Box[3]-slack && b.Box[1] < a.Box[3]-slack
-			if overlap && !inside(a.Box, b.Box) && !inside(b.Box, a.Box) {
-				t.Errorf("%q at %v and %q at %v overlap", a.Name, a.Box, b.Name, b.Box)
-			}
-		}
-	}
-	// The verdict tables: the one per variant, and each variant's latency
-	// and throughput tables, whose last column is the verdict.
-	checked := 0
-	for _, tb := range l.Tables {
-		if tb.ID != "outcomes" && !strings.HasSuffix(tb.ID, "-interactive") && !strings.HasSuffix(tb.ID, "-offline") {
-			continue
-		}
-		checked++
-		if tb.Scrolls || tb.Right > width+slack {
-			t.Errorf("verdict table %s is %.0f px wide in %.0f px of room (right edge %.0f): a horizontal scrollbar", tb.ID, tb.Width, tb.Room, tb.Right)
-		}
-	}
+	checkNoOverlap(t, l, width)
+	checked := checkVerdictTablesFit(t, l, width)
 	if want := 1 + 2*len(variants); checked != want {
 		t.Errorf("checked %d verdict tables, want %d", checked, want)
 	}
@@ -226,6 +204,15 @@ func checkAnyFirstScreen(t *testing.T, l screenLayout, width, height float64) {
 	if cards == 0 {
 		t.Error("the first screen has no variant card")
 	}
+	checkNoOverlap(t, l, width)
+	checkVerdictTablesFit(t, l, width)
+}
+
+// checkNoOverlap: two boxes may nest (a verdict inside its card) but never
+// overlap.
+func checkNoOverlap(t *testing.T, l screenLayout, width float64) {
+	t.Helper()
+	const slack = 0.5
 	inside := func(a, b [4]float64) bool {
 		return a[0] >= b[0]-slack && a[1] >= b[1]-slack && a[2] <= b[2]+slack && a[3] <= b[3]+slack
 	}
@@ -237,12 +224,23 @@ func checkAnyFirstScreen(t *testing.T, l screenLayout, width, height float64) {
 			}
 		}
 	}
+}
+
+// checkVerdictTablesFit: the verdict tables (the one per variant, and each
+// variant's latency and throughput tables, whose last column is the
+// verdict) never scroll; it returns how many it checked.
+func checkVerdictTablesFit(t *testing.T, l screenLayout, width float64) int {
+	t.Helper()
+	const slack = 0.5
+	checked := 0
 	for _, tb := range l.Tables {
 		if tb.ID != "outcomes" && !strings.HasSuffix(tb.ID, "-interactive") && !strings.HasSuffix(tb.ID, "-offline") {
 			continue
 		}
+		checked++
 		if tb.Scrolls || tb.Right > width+slack {
-			t.Errorf("%.0f px window: verdict table %s is %.0f px wide in %.0f px (right edge %.0f): a horizontal scrollbar", width, tb.ID, tb.Width, tb.Room, tb.Right)
+			t.Errorf("%.0f px window: verdict table %s is %.0f px wide in %.0f px of room (right edge %.0f): a horizontal scrollbar", width, tb.ID, tb.Width, tb.Room, tb.Right)
 		}
 	}
+	return checked
 }
