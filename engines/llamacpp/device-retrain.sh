@@ -24,6 +24,10 @@
 #      int8 at levels 1, 8, 128, 3 repetitions; the ceiling of bf16 only, 100 documents);
 #   8. the llama.cpp sweep (retrain-protocol-h200.yaml: the five GGUFs at levels 1, 8, 128,
 #      3 repetitions, 128 slots), then prompt_tokens_agree.py between the two sweeps.
+# TRAIN_ONLY=1 stops after step 3 (a recipe search; no llama.cpp source needed in CARRY). The
+# stage-1 candidates are CANDIDATES ("SHAPE:SEED ...", default h512 for each of STAGE1_SEEDS), on
+# SEEDS1 (default 1000:2000) for STEPS1 steps; stage 2 on SEEDS2 (default 2000:2400) for STEPS2;
+# STAGE1_ARGS and STAGE2_ARGS add train.py flags to one stage, TRAIN_ARGS to both.
 # PACKDIR gets at most 8 files under 16 MiB (what one device call brings back): the weight shards,
 # model.tar.xz (the rest of the model directory and stage 1's training log), transformers.tar.xz,
 # llamacpp.tar.xz, device.log.
@@ -88,6 +92,8 @@ if [[ "$dry" == 1 ]]; then
   bin="${LLAMACPP_BIN:?DRY=1 needs LLAMACPP_BIN (the CPU build)}"
   hf="${HF_TOKENIZERS:?DRY=1 needs HF_TOKENIZERS (hf-tokenizers.sh)}"
   # the CPU build's own source checkout serves gguf.sh (build.sh --source)
+elif [[ "${TRAIN_ONLY:-0}" == 1 ]]; then
+  hf=python # no llama.cpp: only the trainings and their held-out figures
 else
   tar -xJf "$carry/llama-src.tar.xz" -C "$work" || finish 1
   export LLAMACPP_SRC="$work/llama.cpp" LLAMACPP_JOBS="${LLAMACPP_JOBS:-12}" LLAMACPP_CACHE="$work/cache"
@@ -99,44 +105,52 @@ fi
 export PYTHON="$python"
 
 # ---- corpora: every training seed and the held-out 999, once (train.py skips what exists)
+seeds1="${SEEDS1:-1000:2000}" seeds2="${SEEDS2:-2000:2400}"
 gen() { seq "$1" "$2" | xargs -P "$(nproc)" -I{} "$eb" corpus generate -seed {} -out "$data/seed-{}" >/dev/null; }
 if [[ "$dry" == 1 ]]; then
   step corpora gen 999 999 || finish 1
 else
-  step corpora bash -c "$(declare -f gen); eb='$eb' data='$data' gen 999 2399" || finish 1
+  step corpora bash -c "$(declare -f gen); eb='$eb' data='$data' gen 999 $((${seeds2#*:} - 1))" || finish 1
 fi
 
 # ---- training
 heldout_of() { "$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["heldout"]["summary"]["all"]["accepted_share"])' "$1/training-log.json" 2>/dev/null || echo 0; }
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
 [[ "$gpus" -ge 1 ]] || gpus=1
-seeds="${STAGE1_SEEDS:-1}"
+# CANDIDATES: stage-1 trainings as SHAPE:SEED words, all at once (default: h512 for each of
+# STAGE1_SEEDS); the best held-out share goes on to stage 2 with its shape.
+candidates="${CANDIDATES:-}"
+if [[ -z "$candidates" ]]; then
+  for s in ${STAGE1_SEEDS:-1}; do candidates+="h512:$s "; done
+fi
 i=0
-for s in $seeds; do
-  out1="$work/stage1/seed-$s/extract-llama-15m"
+for c in $candidates; do
+  shape="${c%%:*}" s="${c##*:}" name="$shape-seed-${c##*:}"
+  out1="$work/stage1/$name/extract-llama-15m"
   mkdir -p "$(dirname "$out1")"
   if [[ "$dry" == 1 ]]; then
-    "$python" "$here/random_model.py" --shape h512 --tokenizer "$tokenizer" --out "$out1" --seed "$s" 2>"$work/stage1/seed-$s/train.log" &
+    "$python" "$here/random_model.py" --shape "$shape" --tokenizer "$tokenizer" --out "$out1" --seed "$s" 2>"$work/stage1/$name/train.log" &
   else
-    log "stage 1, seed $s, GPU $((i % gpus))"
+    log "stage 1, $name, GPU $((i % gpus))"
     CUDA_VISIBLE_DEVICES=$((i % gpus)) python3 $tf/train.py --extractbench "$eb" --workdir "$data" --out "$out1" \
-      --shape h512 --tokenizer "$tokenizer" --seeds 1000:2000 --long-skip-chunks 40 --steps "${STEPS1:-2400}" \
-      --lm-weight 0.3 --date-weight 10 --seed "$s" --heldout-limit 0 ${TRAIN_ARGS:-} >"$work/stage1/seed-$s/train.log" 2>&1 &
+      --shape "$shape" --tokenizer "$tokenizer" --seeds "$seeds1" --long-skip-chunks 40 --steps "${STEPS1:-2400}" \
+      --lm-weight 0.3 --date-weight 10 --seed "$s" --heldout-limit 0 ${TRAIN_ARGS:-} ${STAGE1_ARGS:-} >"$work/stage1/$name/train.log" 2>&1 &
   fi
   i=$((i + 1))
 done
 t0=$SECONDS
 wait_training() { local p rc=0; for p in $(jobs -p); do [[ "${build_pid:-}" == "$p" ]] && continue; wait "$p" || rc=1; done; return $rc; }
 wait_training
-echo "stage 1 ($seeds): $((SECONDS - t0)) s" >>"$steps"
-best= best_acc=-1
-for s in $seeds; do
-  d="$work/stage1/seed-$s/extract-llama-15m"
-  [[ -f "$d/SHA256SUMS" ]] || { log "stage 1 seed $s made no model"; tail -n 20 "$work/stage1/seed-$s/train.log"; continue; }
+echo "stage 1 ($candidates): $((SECONDS - t0)) s" >>"$steps"
+best= best_acc=-1 best_shape=
+for c in $candidates; do
+  name="${c%%:*}-seed-${c##*:}"
+  d="$work/stage1/$name/extract-llama-15m"
+  [[ -f "$d/SHA256SUMS" ]] || { log "stage 1 $name made no model"; tail -n 20 "$work/stage1/$name/train.log"; continue; }
   acc=$(heldout_of "$d")
-  log "stage 1 seed $s: held-out accepted $acc"
-  echo "stage 1 seed $s: held-out accepted $acc" >>"$res/heldout.txt"
-  if "$python" -c 'import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))' "$acc" "$best_acc"; then best="$d" best_acc="$acc"; fi
+  log "stage 1 $name: held-out accepted $acc"
+  echo "stage 1 $name: held-out accepted $acc" >>"$res/heldout.txt"
+  if "$python" -c 'import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))' "$acc" "$best_acc"; then best="$d" best_acc="$acc" best_shape="${c%%:*}"; fi
 done
 [[ -n "$best" ]] || finish 1
 log "stage 2 from $best"
@@ -144,9 +158,9 @@ if [[ "$dry" == 1 ]]; then
   step stage2 cp -r "$best" "$(dirname "$model")/" || finish 1
   echo '{"heldout": {"summary": {"all": {"accepted_share": 0}}}, "dry_run": "random weights"}' >"$model/training-log.json"
 else
-  step stage2 python3 $tf/train.py --extractbench "$eb" --workdir "$data" --out "$model" --init "$best" --shape h512 \
-    --seeds 2000:2400 --steps "${STEPS2:-1000}" --warmup 50 --lr 5e-4 --min-lr 1e-5 --long-skip-chunks 0 --lm-weight 0.3 \
-    --date-weight 10 --date-null-weight 5 --amount-weight 5 --seed 1 --heldout-limit 0 ${TRAIN_ARGS:-} >"$work/stage1/train-stage-2.log" 2>&1 ||
+  step stage2 python3 $tf/train.py --extractbench "$eb" --workdir "$data" --out "$model" --init "$best" --shape "$best_shape" \
+    --seeds "$seeds2" --steps "${STEPS2:-1000}" --warmup 50 --lr 5e-4 --min-lr 1e-5 --long-skip-chunks 0 --lm-weight 0.3 \
+    --date-weight 10 --date-null-weight 5 --amount-weight 5 --seed 1 --heldout-limit 0 ${TRAIN_ARGS:-} ${STAGE2_ARGS:-} >"$work/stage1/train-stage-2.log" 2>&1 ||
     { tail -n 30 "$work/stage1/train-stage-2.log"; finish 1; }
 fi
 acc=$(heldout_of "$model")
@@ -154,6 +168,16 @@ echo "stage 2: held-out accepted $acc (model_sha256 $(sha256sum "$model/SHA256SU
 cat "$res/heldout.txt"
 status=0
 "$python" -c 'import sys; sys.exit(float(sys.argv[1]) < float(sys.argv[2]))' "$acc" "${MIN_HELDOUT:-0.90}" || { [[ "$dry" == 1 ]] || status=3; }
+
+if [[ "${TRAIN_ONLY:-0}" == 1 ]]; then # a recipe search: the weights and logs come back, nothing else runs
+  if [[ "$dry" != 1 ]]; then # corpus/default at level 1 in bf16, the bar's own figure, in process
+    step default timeout 300 python3 $tf/evaluate.py --model "$model" --quant bf16 --level 1 \
+      --out "$res/default-bf16.json" >"$res/default-bf16.txt" 2>&1
+    cat "$res/default-bf16.txt"
+  fi
+  log "TRAIN_ONLY: done, status $status"
+  finish "$status"
+fi
 
 # ---- the CUDA build must be done by now
 if [[ "$dry" != 1 ]]; then
