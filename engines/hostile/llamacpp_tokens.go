@@ -11,8 +11,9 @@ import (
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 )
 
-// Modes that tokenise the prompt as llama.cpp did the committed model
-// (engines/transformers/model/extract-llama-15m) before and after its GGUF
+// Modes that tokenise the prompt as llama.cpp did the first committed model
+// (h384, whose tokenizer and chat template stay in engines/transformers/
+// model-h384 for these fixtures; its weights are in git's history) before and after its GGUF
 // carried the model's normalizer in its chat template (engines/llamacpp/
 // README.md, "The tokenizer"). Each renders the request's messages with the
 // model's chat template, counts them with its tokenizer.json, and reports
@@ -30,12 +31,13 @@ const (
 	LlamaCppTokensExact Mode = "llamacpp-tokens-exact"
 )
 
-// ModelTokenizer is the committed model's tokenizer.json, the one the
+// ModelTokenizer is the first committed model's tokenizer.json (with the
+// normalizer llama.cpp lacks), the one the
 // LlamaCppTokens modes count with: a path from this file's directory, so
 // that a test of any package finds it.
 func ModelTokenizer() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "transformers", "model", "extract-llama-15m", "tokenizer.json")
+	return filepath.Join(filepath.Dir(file), "..", "transformers", "model-h384", "tokenizer.json")
 }
 
 var modelPrompt = sync.OnceValues(func() (*tokenizer.Prompt, error) { return tokenizer.LoadPrompt(ModelTokenizer(), "") })

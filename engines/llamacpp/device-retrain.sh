@@ -4,15 +4,15 @@
 # The model of engines/transformers/model/extract-llama-15m retrained with the tokenizer every
 # engine reproduces (engines/transformers/retrain/tokenizer.json: no normalizer, superbpe's
 # splits; the chat template collapses the spaces) and widths llama.cpp's k-quants accept
-# (train.py --shape h512: hidden 512, MLP 1,024, 6 layers, 16.2M parameters), then measured on
+# (recipe.sh: --shape h512d8, hidden 512, MLP 768, 8 layers, 17.5M parameters), then measured on
 # both engines. CARRY holds what the GPU machine cannot make: llama-src.tar.xz (pack-source.sh)
 # and extractbench.xz (CGO_ENABLED=1 go build -trimpath -ldflags "-s -w" ./cmd/extractbench, xz).
 # Each step is timed in PACKDIR/steps.txt; PACKDIR.done holds the exit status at the end.
 #   1. the CUDA llama.cpp build (build.sh --cuda, nice 19, LLAMACPP_JOBS) in the background,
 #      while the corpora are generated and the model trained;
-#   2. stage 1 for each of STAGE1_SEEDS (default "1"; two seeds run at once, on GPU i mod the
+#   2. stage 1 for each of CANDIDATES (default h512d8:2; all at once, on GPU i mod the
 #      GPUs there are, and the better held-out share is kept), stage 2 from it: the committed
-#      model's two-stage recipe (engines/transformers/README.md) with --shape h512 --tokenizer;
+#      model's two-stage recipe (engines/transformers/recipe.sh);
 #   3. the held-out figures (heldout.txt; below MIN_HELDOUT, default 0.90, the sweeps still run
 #      and the job ends with status 3);
 #   4. the GGUF ladder (gguf.sh bf16 f16 q8_0 q6_k q4_k_m q4_0, sha256 recorded): any
@@ -25,9 +25,11 @@
 #   8. the llama.cpp sweep (retrain-protocol-h200.yaml: the five GGUFs at levels 1, 8, 128,
 #      3 repetitions, 128 slots), then prompt_tokens_agree.py between the two sweeps.
 # TRAIN_ONLY=1 stops after step 3 (a recipe search; no llama.cpp source needed in CARRY). The
-# stage-1 candidates are CANDIDATES ("SHAPE:SEED ...", default h512 for each of STAGE1_SEEDS), on
-# SEEDS1 (default 1000:2000) for STEPS1 steps; stage 2 on SEEDS2 (default 2000:2400) for STEPS2;
-# STAGE1_ARGS and STAGE2_ARGS add train.py flags to one stage, TRAIN_ARGS to both.
+# stages are the committed model's recipe (engines/transformers/recipe.sh); the stage-1 candidates
+# are CANDIDATES ("SHAPE:SEED ...", default h512d8 for each of STAGE1_SEEDS, default 2), SEEDS1 and
+# STEPS1 override stage 1's corpora and steps, SEEDS2 and STEPS2 stage 2's; STAGE1_ARGS and
+# STAGE2_ARGS add train.py flags to one stage, TRAIN_ARGS to both. With none of them it remakes
+# the committed weights (reference-weights.sha256).
 # PACKDIR gets at most 8 files under 16 MiB (what one device call brings back): the weight shards,
 # model.tar.xz (the rest of the model directory and stage 1's training log), transformers.tar.xz,
 # llamacpp.tar.xz, device.log.
@@ -105,23 +107,26 @@ fi
 export PYTHON="$python"
 
 # ---- corpora: every training seed and the held-out 999, once (train.py skips what exists)
-seeds1="${SEEDS1:-1000:2000}" seeds2="${SEEDS2:-2000:2400}"
+# shellcheck source=../transformers/recipe.sh
+. "$tf/recipe.sh"
 gen() { seq "$1" "$2" | xargs -P "$(nproc)" -I{} "$eb" corpus generate -seed {} -out "$data/seed-{}" >/dev/null; }
 if [[ "$dry" == 1 ]]; then
   step corpora gen 999 999 || finish 1
 else
-  step corpora bash -c "$(declare -f gen); eb='$eb' data='$data' gen 999 $((${seeds2#*:} - 1))" || finish 1
+  last="$RECIPE_LAST_SEED"
+for r in ${SEEDS1:-} ${SEEDS2:-}; do [[ "${r#*:}" -gt "$last" ]] && last=$((${r#*:} - 1)); done
+step corpora bash -c "$(declare -f gen); eb='$eb' data='$data' gen 999 $last" || finish 1
 fi
 
 # ---- training
 heldout_of() { "$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["heldout"]["summary"]["all"]["accepted_share"])' "$1/training-log.json" 2>/dev/null || echo 0; }
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
 [[ "$gpus" -ge 1 ]] || gpus=1
-# CANDIDATES: stage-1 trainings as SHAPE:SEED words, all at once (default: h512 for each of
+# CANDIDATES: stage-1 trainings as SHAPE:SEED words, all at once (default: h512d8 for each of
 # STAGE1_SEEDS); the best held-out share goes on to stage 2 with its shape.
 candidates="${CANDIDATES:-}"
 if [[ -z "$candidates" ]]; then
-  for s in ${STAGE1_SEEDS:-1}; do candidates+="h512:$s "; done
+  for s in ${STAGE1_SEEDS:-2}; do candidates+="h512d8:$s "; done
 fi
 i=0
 for c in $candidates; do
@@ -133,8 +138,8 @@ for c in $candidates; do
   else
     log "stage 1, $name, GPU $((i % gpus))"
     CUDA_VISIBLE_DEVICES=$((i % gpus)) python3 $tf/train.py --extractbench "$eb" --workdir "$data" --out "$out1" \
-      --shape "$shape" --tokenizer "$tokenizer" --seeds "$seeds1" --long-skip-chunks 40 --steps "${STEPS1:-2400}" \
-      --lm-weight 0.3 --date-weight 10 --seed "$s" --heldout-limit 0 ${TRAIN_ARGS:-} ${STAGE1_ARGS:-} >"$work/stage1/$name/train.log" 2>&1 &
+      "${RECIPE_STAGE1[@]}" --shape "$shape" --seed "$s" ${SEEDS1:+--seeds $SEEDS1} ${STEPS1:+--steps $STEPS1} \
+      ${TRAIN_ARGS:-} ${STAGE1_ARGS:-} >"$work/stage1/$name/train.log" 2>&1 &
   fi
   i=$((i + 1))
 done
@@ -158,9 +163,8 @@ if [[ "$dry" == 1 ]]; then
   step stage2 cp -r "$best" "$(dirname "$model")/" || finish 1
   echo '{"heldout": {"summary": {"all": {"accepted_share": 0}}}, "dry_run": "random weights"}' >"$model/training-log.json"
 else
-  step stage2 python3 $tf/train.py --extractbench "$eb" --workdir "$data" --out "$model" --init "$best" --shape "$best_shape" \
-    --seeds "$seeds2" --steps "${STEPS2:-1000}" --warmup 50 --lr 5e-4 --min-lr 1e-5 --long-skip-chunks 0 --lm-weight 0.3 \
-    --date-weight 10 --date-null-weight 5 --amount-weight 5 --seed 1 --heldout-limit 0 ${TRAIN_ARGS:-} ${STAGE2_ARGS:-} >"$work/stage1/train-stage-2.log" 2>&1 ||
+  step stage2 python3 $tf/train.py --extractbench "$eb" --workdir "$data" --out "$model" --init "$best" "${RECIPE_STAGE2[@]}" \
+    --shape "$best_shape" ${SEEDS2:+--seeds $SEEDS2} ${STEPS2:+--steps $STEPS2} ${TRAIN_ARGS:-} ${STAGE2_ARGS:-} >"$work/stage1/train-stage-2.log" 2>&1 ||
     { tail -n 30 "$work/stage1/train-stage-2.log"; finish 1; }
 fi
 acc=$(heldout_of "$model")

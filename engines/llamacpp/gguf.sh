@@ -11,7 +11,7 @@
 # Environment: LLAMACPP_BIN (default: what build.sh prints), LLAMACPP_CACHE as for build.sh,
 # PYTHON (default /usr/bin/python3: Debian's, with python3-numpy), EXTRACT_MODEL (the model
 # directory, default engines/transformers/model/extract-llama-15m), GGUF_DIR (where the files go,
-# default the cache's gguf/; a retrain's files go elsewhere, as they have the same names),
+# default the cache's gguf/MODELSHA12/, keyed by the model's SHA256SUMS),
 # GGUF_SUMS (the pins, default gguf.sha256), STRICT_QUANT=1 (a tensor that falls back to another
 # quantisation type than the one asked fails).
 set -euo pipefail
@@ -26,7 +26,9 @@ python="${PYTHON:-/usr/bin/python3}"
 log() { echo "gguf.sh: $*" >&2; }
 
 src="$("$here/build.sh" --source)"
-cache="${GGUF_DIR:-$(dirname "$src")/gguf}"
+# The cache is keyed by the model (the sha256 of its SHA256SUMS, as /version reports it): two
+# checkouts with different committed weights never serve each other's files under one name.
+cache="${GGUF_DIR:-$(dirname "$src")/gguf/$(sha256sum "$model/SHA256SUMS" | cut -c1-12)}"
 mkdir -p "$cache"
 
 want_sum() { awk -v f="$1" '$2 == f { print $1 }' "$sums" 2>/dev/null || true; }

@@ -27,8 +27,8 @@ const RealBinEnv = "EXTRACTBENCH_LLAMACPP_BIN"
 // The real protocol's shape: the first realDocs documents of corpus/default
 // (8 short, 16 usual, 6 long), levels 1 and 4, on realSlots slots of
 // realSlotTokens each (a multiple of 256, which llama.cpp rounds the
-// context to): one of the long prompts fits a slot (4,397 tokens), five do
-// not (4,701-5,057) and are refused with a 400, so truncation is measured
+// context to): one of the long prompts fits a slot (4,344 tokens), five do
+// not (4,648-5,007) and are refused with a 400, so truncation is measured
 // and the run stays short (a long prefill is the costly request on a CPU).
 // realThreads: on this shared 2-core machine one thread prefills faster
 // than two (990 tokens: 4.6 s against 5.8-8.3 s at load 23), whose

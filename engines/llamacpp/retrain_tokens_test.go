@@ -147,7 +147,7 @@ func compareTokens(t *testing.T, modelDir string) tokenSummary {
 // own chat template, exactly as the model's tokenizer.json does through its
 // own (cpu_reference.py's BPE; compare_tokens.py --hf adds tokenizers
 // itself, testdata/retrain/tokens.md). The committed model's tokenizer gives
-// 292 of 300 here (TestCommittedTokenizer_LlamaCppDrifts).
+// 292 of 300 here (TestOldTokenizer_LlamaCppDrifts).
 func TestRetrainTokenizer_LlamaCppIdentical(t *testing.T) {
 	_, _, python := llamaTools(t)
 	model := filepath.Join(t.TempDir(), "extract-llama-15m")
@@ -159,16 +159,31 @@ func TestRetrainTokenizer_LlamaCppIdentical(t *testing.T) {
 	}
 }
 
-// TestCommittedTokenizer_LlamaCppDrifts keeps the comparison honest: the
-// committed model's tokenizer (a normalizer llama.cpp cannot apply, `\p{Nd}`
-// where llama.cpp cuts `\p{N}`) must show its known drift, so a comparison
-// that could not see a difference would fail here.
-func TestCommittedTokenizer_LlamaCppDrifts(t *testing.T) {
-	s := compareTokens(t, "../transformers/model/extract-llama-15m")
+// TestOldTokenizer_LlamaCppDrifts keeps the comparison honest: the first
+// committed model's tokenizer (h384, engines/transformers/model-h384: a
+// normalizer llama.cpp cannot apply, `\p{Nd}` where llama.cpp cuts `\p{N}`)
+// must show its known drift, so a comparison that could not see a
+// difference would fail here.
+func TestOldTokenizer_LlamaCppDrifts(t *testing.T) {
+	_, _, python := llamaTools(t)
+	model := filepath.Join(t.TempDir(), "extract-llama-15m")
+	run(t, python, "random_model.py", "--shape", "h384", "--tokenizer", "../transformers/model-h384/tokenizer.json", "--out", model)
+	s := compareTokens(t, model)
 	if s.Documents != 300 || s.LlamaIdentical >= s.Documents {
-		t.Fatalf("committed tokenizer through llama.cpp: %d of %d prompts identical; want the known drift (292)", s.LlamaIdentical, s.Documents)
+		t.Fatalf("old tokenizer through llama.cpp: %d of %d prompts identical; want the known drift (292)", s.LlamaIdentical, s.Documents)
 	}
-	t.Logf("committed tokenizer: %d of %d prompts identical through llama.cpp", s.LlamaIdentical, s.Documents)
+	t.Logf("old tokenizer: %d of %d prompts identical through llama.cpp", s.LlamaIdentical, s.Documents)
+}
+
+// TestCommittedModel_LlamaCppIdentical: the committed weights' own
+// directory (its tokenizer.json and chat template, as train.py saved them)
+// through convert.py and llama-server, all 300 prompts identical.
+func TestCommittedModel_LlamaCppIdentical(t *testing.T) {
+	s := compareTokens(t, "../transformers/model/extract-llama-15m")
+	if s.Documents != 300 || s.LlamaIdentical != s.Documents || s.TemplateIdentical != s.Documents {
+		t.Fatalf("committed model through llama.cpp: %d of %d prompts with identical ids, %d with identical template text; want all",
+			s.LlamaIdentical, s.Documents, s.TemplateIdentical)
+	}
 }
 
 // TestRetrainProtocol checks the retrain's H200 protocol (device-retrain.sh):

@@ -52,22 +52,18 @@ mkdir -p "$out"
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 if [ ! -f "$model/SHA256SUMS" ] || [ -n "${RETRAIN:-}" ]; then
-	# The committed model's recipe (README, "The trained model"), two stages, about 7 minutes
-	# on an H200. TRAIN_ARGS come last in each, so they override it (argparse keeps the last
+	# The committed model's recipe (recipe.sh), two stages, about 16 minutes on an H200. TRAIN_ARGS come last in each, so they override it (argparse keeps the last
 	# value). STAGES=1: the first stage only, into $model (recipe-search.sh's from-scratch
 	# recipes; the weights of stage1-weights.sha256).
 	stage1=$model
 	[ "${STAGES:-2}" = 1 ] || stage1=$out/stage-1/$(basename "$model")
+	# shellcheck source=recipe.sh
+	. "$here/recipe.sh"
 	echo "== training $stage1 (stage 1: from scratch) $(date +%T)"
-	python3 $here/train.py --extractbench ./extractbench --out "$stage1" --seeds 1000:2000 --long-skip-chunks 40 --steps 2400 \
-		--lm-weight 0.3 --date-weight 10 --seed 1 --heldout-limit 0 ${TRAIN_ARGS:-} 2>&1 | tee "$out/train.log"
+	python3 $here/train.py --extractbench ./extractbench --out "$stage1" "${RECIPE_STAGE1[@]}" ${TRAIN_ARGS:-} 2>&1 | tee "$out/train.log"
 	if [ "${STAGES:-2}" != 1 ]; then
-		# Stage 2: from stage 1's weights, on 400 new corpora, long documents from the start,
-		# the amount and the null date weighted too (held-out accepted 87.3% -> 95.7%).
 		echo "== training $model (stage 2: from $stage1) $(date +%T)"
-		python3 $here/train.py --extractbench ./extractbench --out "$model" --init "$stage1" --seeds 2000:2400 --steps 1000 \
-			--warmup 50 --lr 5e-4 --min-lr 1e-5 --long-skip-chunks 0 --lm-weight 0.3 --date-weight 10 --date-null-weight 5 \
-			--amount-weight 5 --seed 1 --heldout-limit 0 ${TRAIN_ARGS:-} 2>&1 | tee "$out/train-stage-2.log"
+		python3 $here/train.py --extractbench ./extractbench --out "$model" --init "$stage1" "${RECIPE_STAGE2[@]}" ${TRAIN_ARGS:-} 2>&1 | tee "$out/train-stage-2.log"
 	fi
 	[ -z "${TRAIN_ONLY:-}" ] || exit 0
 fi

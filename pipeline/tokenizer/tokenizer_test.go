@@ -11,9 +11,12 @@ import (
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 )
 
-// modelDir is the committed extraction model: its tokenizer.json has an NFC
-// + [ \t]+ collapse normalizer and a Split pattern with both lookahead forms.
-const modelDir = "../../engines/transformers/model/extract-llama-15m"
+// modelDir holds the first committed extraction model's tokenizer (h384,
+// kept for its normalizer): its tokenizer.json has an NFC + [ \t]+ collapse
+// normalizer and a Split pattern with both lookahead forms. The committed
+// model's tokenizer (no normalizer, the collapse in its chat template) is
+// checked against llama.cpp in engines/llamacpp (retrain_tokens_test.go).
+const modelDir = "../../engines/transformers/model-h384"
 
 // The protocol's prompt as engines/transformers/extraction.py writes it
 // (SYSTEM, USER), which testdata/extract-llama-15m.json was counted with.
