@@ -90,10 +90,15 @@ func (c GGUFCheck) WriteText(w io.Writer) error {
 		verdict = fmt.Sprintf("%d tensors differ (below)", len(c.Differences))
 	}
 	ew.printf("GGUF %s: %s as %s, %s bytes in all; %s\n", c.Path, c.Model, c.Scheme, numfmt.GroupDigits(c.FileBytes), verdict)
-	ew.printf("  tensor bytes: calculator %s, file %s (%+d B)", numfmt.GroupDigits(c.PredictedBytes), numfmt.GroupDigits(c.FileTensorBytes),
-		c.PredictedBytes-c.FileTensorBytes)
+	d := c.PredictedBytes - c.FileTensorBytes
+	sign := "+"
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	ew.printf("  tensor bytes: calculator %s, file %s (%s%s B)", numfmt.GroupDigits(c.PredictedBytes), numfmt.GroupDigits(c.FileTensorBytes),
+		sign, numfmt.GroupDigits(d))
 	if c.Fallbacks > 0 {
-		ew.printf("; %d tensors fall back from the scheme's type (rows not whole blocks)", c.Fallbacks)
+		ew.printf("; the calculator expects %d of the scheme's tensors to fall back to another type (rows not whole blocks)", c.Fallbacks)
 	}
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
