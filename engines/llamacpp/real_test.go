@@ -18,6 +18,7 @@ import (
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/compare"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // RealBinEnv names the directory of a built llama-server (build.sh's last
@@ -86,12 +87,69 @@ func ciVariants(t *testing.T) []string {
 }
 
 // TestCIVariants checks ci-variants in every `go test`, so that an edit of
-// its one line is caught before CI serves a type nobody described.
+// its one line is caught before CI serves a type nobody described, or a
+// k-quant (q4_k_m, q6_k) that the committed model's widths make
+// llama-quantize fall back from (at hidden 384 Q4_K_M is 44 tensors of
+// Q5_0: not what its name says). Switching to "f16 q4_k_m" is that one
+// line once the committed model's rows are multiples of 256 (the retrain's
+// h512); the subtests show the check refusing it at h384 and taking it at
+// h512.
 func TestCIVariants(t *testing.T) {
 	types := ciVariants(t)
 	if types[0] == types[1] {
 		t.Errorf("ci-variants serves %s twice", types[0])
 	}
+	committed, err := sizing.LoadHFConfig("../transformers/model/extract-llama-15m/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ciTypesFit(committed, types); err != nil {
+		t.Errorf("ci-variants %v: %v", types, err)
+	}
+	t.Run("q4_k_m at hidden 384", func(t *testing.T) {
+		h384, err := sizing.LoadHFConfig("../../sizing/testdata/gguf/h384-config.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ciTypesFit(h384, []string{"f16", "q4_k_m"}); err == nil {
+			t.Error("f16 q4_k_m accepted for a model of hidden 384")
+		}
+		if err := ciTypesFit(h384, []string{"f16", "q4_0"}); err != nil {
+			t.Errorf("f16 q4_0 at hidden 384: %v", err)
+		}
+	})
+	t.Run("q4_k_m at hidden 512", func(t *testing.T) {
+		h512, err := sizing.LoadHFConfig("../../sizing/testdata/gguf/h512-config.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ciTypesFit(h512, []string{"f16", "q4_k_m"}); err != nil {
+			t.Errorf("f16 q4_k_m at hidden 512: %v", err)
+		}
+	})
+}
+
+// ciTypesFit says whether each GGUF type is what its name says for model
+// m: a k-quant type (q4_k_m, q6_k) none of whose tensors llama-quantize
+// gives another type because a row is not whole 256-blocks
+// (sizing.GGUFWeightBytes, checked against llama-quantize's files in
+// sizing/testdata/gguf). Q4_0's embedding in Q8_0 at hidden 384 is the
+// scheme's own rule for the output tensor and is allowed.
+func ciTypesFit(m sizing.Model, types []string) error {
+	for _, ty := range types {
+		if !strings.Contains(ty, "_k") {
+			continue
+		}
+		_, fell, err := sizing.GGUFWeightBytes(m, ty)
+		if err != nil {
+			return err
+		}
+		if fell > 0 {
+			return fmt.Errorf("%s: %d of %s's tensors would fall back from k-quants (hidden %d, MLP %d: k-quant rows must be multiples of 256); serve q4_0 until the model's widths fit",
+				ty, fell, m.Name, m.HiddenSize, m.IntermediateSize)
+		}
+	}
+	return nil
 }
 
 // TestReal_Protocol runs a short real protocol against llama.cpp's
