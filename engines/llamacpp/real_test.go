@@ -18,6 +18,7 @@ import (
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/compare"
+	"github.com/extractbench/extractbench/results/plan"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -214,6 +215,7 @@ func TestReal_Protocol(t *testing.T) {
 	}
 	checkRealPasses(t, ctx, rd, run, types)
 	checkRealCompare(t, ctx, out, run, types)
+	checkRealMemory(t, run, types)
 }
 
 // writeRealProtocol writes the corpus cut and the protocol, one variant per
@@ -233,6 +235,11 @@ func writeRealProtocol(t *testing.T, dir, bin string, types []string) string {
 		t.Fatal(err)
 	}
 	serve, err := filepath.Abs("serve.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The served model's tokenizer, so the drift is counted (TestProtocols_Tokenizers).
+	tok, err := filepath.Abs(filepath.Join(committedModel, "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,8 +271,8 @@ variants:
       weights: %s
       quantization: %q
       params: 14711040
-      tokenizer: extract-llama-15m-bpe5525
-`, ty, port, bin, realSlots*realSlotTokens, realSlots, serve, ty, port, realThreads, g.weights, g.quantization)
+      tokenizer: %q
+`, ty, port, bin, realSlots*realSlotTokens, realSlots, serve, ty, port, realThreads, g.weights, g.quantization, tok)
 	}
 	path := filepath.Join(dir, "protocol.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -416,6 +423,14 @@ func checkRealPasses(t *testing.T, ctx context.Context, rd *results.Reader, run 
 		if p.TTFTN == 0 || p.TTFTP50NS == nil {
 			t.Errorf("%s: no TTFT figure", name)
 		}
+		// The drift against the model's tokenizer.json is counted on every
+		// answered request (how many drifted is the model's: the committed
+		// tokenizer's \p{Nd} against llama.cpp's \p{N} at "m³)").
+		if d := p.PromptDrift; d.Reference != extractbench.DriftAgainstTokenizer || d.Compared == nil || *d.Compared == 0 {
+			t.Errorf("%s: prompt drift %+v, want counted against the tokenizer", name, d)
+		} else {
+			t.Logf("%s: %s", name, p.PromptDrift.Sentence())
+		}
 		t.Logf("%s: accepted %d/%d, truncation %d, cached prompt share %s, %d telemetry samples, max running %s, E2E p50 %s",
 			name, p.Accepted, p.Docs, p.Failures.Of(extractbench.Truncation), fmtPtr(p.CachedPromptShare, "%.3f"), len(samples),
 			fmtPtr(p.ObservedMaxRunning, "%d"), fmtPtr(p.E2EP50NS, "%dns"))
@@ -430,6 +445,30 @@ func fmtPtr[T any](v *T, format string) string {
 		return "NULL"
 	}
 	return fmt.Sprintf(format, *v)
+}
+
+// checkRealMemory: `memory RUN` sizes each variant's weights as the GGUF
+// scheme it served, from the served file's own shape, and the calculator's
+// bytes are the tensor bytes llama.cpp says it loaded (/v1/models
+// meta.size), tensor for tensor with the file.
+func checkRealMemory(t *testing.T, run *results.RunData, types []string) {
+	t.Helper()
+	mc, err := plan.CheckMeasured(run, sizing.Inputs{ContextTokens: realSlotTokens, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ty := range types {
+		e := mc.Estimates[i]
+		if e.Variant != ty || e.Estimate.GGUF != ty || e.File == nil || e.Estimate.ModelWeightBytes != e.File.Bytes {
+			t.Errorf("%s: calculator %d bytes as GGUF %q, llama.cpp loaded %+v", ty, e.Estimate.ModelWeightBytes, e.Estimate.GGUF, e.File)
+			continue
+		}
+		if e.GGUF == nil || len(e.GGUF.Differences) != 0 {
+			t.Errorf("%s: the served file tensor by tensor: %+v", ty, e.GGUF)
+			continue
+		}
+		t.Logf("%s: weights %d bytes, the calculator's and llama.cpp's", ty, e.File.Bytes)
+	}
 }
 
 // checkRealCompare: compare pairs every document of the two variants at
