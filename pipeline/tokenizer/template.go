@@ -15,7 +15,8 @@ type Message struct{ Role, Content string }
 
 // Template is a model's chat template in the subset of Jinja that the
 // plain chat templates use: text, {{ message['role'] }} and
-// {{ message['content'] }} (or message.role, message.content), {{
+// {{ message['content'] }} (or message.role, message.content; either with
+// Jinja's | replace('old', 'new') filters, filters.go), {{
 // bos_token }} and {{ eos_token }}, one {% for message in messages %} ...
 // {% endfor %} and {% if add_generation_prompt %} ... {% endif %}, with
 // the whitespace control of transformers' environment (trim_blocks,
