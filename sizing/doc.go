@@ -3,11 +3,14 @@
 // windows, precision, static or dynamic cache and offload, mixtures of
 // experts, tensor parallelism, buffers) with its GPU catalog, compatibility
 // table and model presets; the training-memory calculator (full, LoRA,
-// QLoRA); the calculator set beside a run's measured peaks and phases; the
+// QLoRA); llama.cpp's GGUF files, predicted tensor by tensor for each
+// quantisation scheme (GGUFTensors) and read back from a file's header
+// (ReadGGUF, CheckGGUF); the calculator set beside a run's measured peaks and phases; the
 // plans that turn a measured throughput into corpus times, rental lengths
 // and costs from a user's price file (MEASUREMENT.md section 9); and the
 // selection sheet across runs.
 //
-// Everything here is a pure function of its inputs: runs are read by
+// Everything here is a pure function of its inputs, but for the model
+// files it is pointed at (config.json, a GGUF header): runs are read by
 // package results, and the verdict on which level to recommend is eval's.
 package sizing

@@ -45,6 +45,13 @@ var ggufSchemes = map[string]GGMLType{
 	"q8_0": GGMLQ8_0, "q6_k": GGMLQ6_K, "q4_k_m": GGMLQ4_K, "q4_0": GGMLQ4_0,
 }
 
+// ggufPrecision is the precision a GGUF scheme's linear layers are nearest
+// to, for what a card's kernels support (a 6-bit k-quant counts as int8,
+// f32 as 16 bits).
+var ggufPrecision = map[string]Precision{
+	"bf16": BF16, "f16": FP16, "f32": BF16, "q8_0": INT8, "q6_k": INT8, "q4_k_m": INT4, "q4_0": INT4,
+}
+
 // GGUFTensor is one tensor of a GGUF file: its llama.cpp name, type, row
 // length (ggml's ne0: the input width) and rows, and its bytes.
 type GGUFTensor struct {

@@ -122,15 +122,24 @@ type Inputs struct {
 	// TP is the tensor-parallel degree: the model split over TP cards of
 	// the same kind (0 = 1). Figures are then per card.
 	TP int
+	// GGUF is a GGUF scheme (GGUFTensors': bf16, f16, q8_0, q6_k, q4_k_m,
+	// q4_0): the weights are then that file's tensors as llama-quantize
+	// makes them (GGUFWeightBytes), not Weights' bytes per parameter.
+	GGUF string
 }
 
 // Estimate is the calculator's answer. Byte counts are exact integers;
 // printing converts them to GiB. With tensor parallelism (TP > 1) every
 // byte figure but ModelWeightBytes and KVCPUBytes is per card.
 type Estimate struct {
-	Model           string    `json:"model"`
-	Shape           Model     `json:"shape"`
-	Weights         Precision `json:"weights_precision"`
+	Model   string    `json:"model"`
+	Shape   Model     `json:"shape"`
+	Weights Precision `json:"weights_precision"`
+	// GGUF is the GGUF scheme the weights were sized as (Inputs.GGUF), and
+	// GGUFFallbacks how many of its tensors llama-quantize gives another
+	// type than the scheme's because their rows do not fit its blocks.
+	GGUF            string    `json:"gguf,omitempty"`
+	GGUFFallbacks   int       `json:"gguf_fallbacks,omitempty"`
 	GroupSize       int       `json:"group_size,omitempty"`
 	KV              Precision `json:"kv_precision"`
 	Cache           Cache     `json:"cache"`
@@ -226,6 +235,9 @@ func Calculate(in Inputs) (Estimate, error) {
 	}
 	if in.Weights == "" {
 		in.Weights = BF16
+		if p, ok := ggufPrecision[strings.ToLower(in.GGUF)]; ok {
+			in.Weights = p
+		}
 	}
 	if in.KV == "" {
 		in.KV = BF16
@@ -289,6 +301,17 @@ func Calculate(in Inputs) (Estimate, error) {
 	e.ModelWeightBytes = int64(math.Ceil(float64(pc.Linear)*wb)) + pc.Other*2
 	e.WeightBytes = ceilDiv(e.ModelWeightBytes, int64(tp))
 	e.ActiveWeightBytes = ceilDiv(int64(math.Ceil(float64(pc.ActiveLinear)*wb))+pc.Other*2, int64(tp))
+	if in.GGUF != "" {
+		// A dense model's GGUF: every token reads every tensor.
+		b, fell, err := GGUFWeightBytes(m, in.GGUF)
+		if err != nil {
+			return Estimate{}, err
+		}
+		e.GGUF, e.GGUFFallbacks = strings.ToLower(in.GGUF), fell
+		e.ModelWeightBytes = b
+		e.WeightBytes = ceilDiv(b, int64(tp))
+		e.ActiveWeightBytes = e.WeightBytes
+	}
 	e.KVHeadsPerCard = ceilDiv(m.KVHeads, tp)
 	perLayerToken := 2 * int64(e.KVHeadsPerCard) * int64(m.HeadDim) * kvb
 	e.KVBytesPerToken = int64(m.Layers) * perLayerToken

@@ -40,8 +40,17 @@ func (e Estimate) WriteText(w io.Writer) error {
 	if e.GroupSize > 0 {
 		prec = fmt.Sprintf("%s, group %d with an fp16 scale and zero point", e.Weights, e.GroupSize)
 	}
-	ew.printf("Model %s: %.2f billion parameters (%.2f billion in linear layers at %s; embeddings, head, norms and routers in 16 bits)\n",
-		e.Model, float64(e.Params)/1e9, float64(e.QuantisedParams)/1e9, prec)
+	if e.GGUF != "" {
+		fell := ""
+		if e.GGUFFallbacks > 0 {
+			fell = fmt.Sprintf("; %d tensors fall back to another type: their rows are not whole blocks of the scheme's", e.GGUFFallbacks)
+		}
+		ew.printf("Model %s: %.2f billion parameters as GGUF %s, tensor by tensor as llama-quantize makes them%s\n",
+			e.Model, float64(e.Params)/1e9, e.GGUF, fell)
+	} else {
+		ew.printf("Model %s: %.2f billion parameters (%.2f billion in linear layers at %s; embeddings, head, norms and routers in 16 bits)\n",
+			e.Model, float64(e.Params)/1e9, float64(e.QuantisedParams)/1e9, prec)
+	}
 	if e.Shape.MoE() {
 		ew.printf("Mixture of experts: all %d experts resident; %.2f billion parameters active per token (%d of %d experts)\n",
 			e.Shape.Experts, float64(e.ActiveParams)/1e9, e.Shape.ExpertsPerToken, e.Shape.Experts)

@@ -328,6 +328,12 @@ func ResolveModel(nameOrPath string) (Model, error) {
 		path := nameOrPath
 		if fi.IsDir() {
 			path = filepath.Join(path, "config.json")
+		} else if IsGGUF(path) {
+			g, err := OpenGGUF(path)
+			if err != nil {
+				return Model{}, err
+			}
+			return g.Model, nil
 		}
 		return LoadHFConfig(path)
 	}

@@ -20,7 +20,8 @@ func (c *memoryCommand) Synopsis() string {
 
 func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("memory [flags] [RESULTS_DIR]", c.Synopsis()+"\n\nWith RESULTS_DIR, the prediction is put beside the run's measured peaks.", c.env)
-	model := fs.String("model", "Llama-3.1-8B", "a preset ("+strings.Join(sizing.PresetNames(), ", ")+"), a config.json or a model directory")
+	model := fs.String("model", "Llama-3.1-8B", "a preset ("+strings.Join(sizing.PresetNames(), ", ")+"), a config.json, a model directory or a GGUF file")
+	gguf := fs.String("gguf", "", "size the weights as llama.cpp's GGUF scheme, tensor by tensor: bf16 | f16 | q8_0 | q6_k | q4_k_m | q4_0 (default: a GGUF -model's own; with RESULTS_DIR each variant's served file's)")
 	weights := fs.String("weights", "bf16", "weight precision: bf16 | fp16 | fp8 | int8 | int4 | fp4")
 	group := fs.Int("group", sizing.DefaultGroupSize, "int4 quantisation group size")
 	kv := fs.String("kv", "bf16", "KV-cache precision: bf16 | fp16 | fp8")
@@ -48,7 +49,27 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 	}
 	in := sizing.Inputs{Model: m, Weights: sizing.Precision(*weights), GroupSize: *group, KV: sizing.Precision(*kv),
 		ContextTokens: *context_, Concurrency: *conc, Utilisation: *util, Margin: *margin,
-		Cache: sizing.Cache(*cache), MeanTokens: *mean, KVOffload: *offload, TP: *tp}
+		Cache: sizing.Cache(*cache), MeanTokens: *mean, KVOffload: *offload, TP: *tp, GGUF: *gguf}
+	// A GGUF file is read whole (its header): the calculator's tensors are
+	// set beside the file's, and the estimate sizes its scheme.
+	var check *sizing.GGUFCheck
+	if sizing.IsGGUF(*model) {
+		g, err := sizing.OpenGGUF(*model)
+		if err != nil {
+			return &usageError{msg: "memory: -model: " + err.Error()}
+		}
+		c, err := sizing.CheckGGUF(g, *gguf)
+		if err != nil {
+			return &usageError{msg: "memory: -model: " + err.Error()}
+		}
+		check = &c
+		if fs.NArg() == 0 {
+			in.GGUF = c.Scheme
+		}
+		if !flagSet(fs, "weights") {
+			in.Weights = ""
+		}
+	}
 	if *gpus != "" {
 		for _, g := range strings.Split(*gpus, ",") {
 			gpu, err := sizing.ParseGPU(strings.TrimSpace(g))
@@ -99,7 +120,18 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: "memory: " + err.Error()}
 	}
 	if *asJSON {
+		if check != nil {
+			return numfmt.WriteJSON(c.stdout, struct {
+				GGUF     *sizing.GGUFCheck `json:"gguf"`
+				Estimate sizing.Estimate   `json:"estimate"`
+			}{check, est})
+		}
 		return numfmt.WriteJSON(c.stdout, est)
+	}
+	if check != nil {
+		if err := check.WriteText(c.stdout); err != nil {
+			return err
+		}
 	}
 	if err := est.WriteText(c.stdout); err != nil {
 		return fmt.Errorf("write estimate: %w", err)

@@ -237,7 +237,7 @@ if [[ "$dry" == 1 ]]; then
   head -n "${DRY_DOCS:-3}" corpus/default/documents.jsonl >"$work/dry-docs.jsonl"
   sed -e "s#^corpus: .*#corpus: $work/dry-docs.jsonl#" -e 's#^sweep: .*#sweep: {mode: concurrency, levels: [1], repetitions: 1, warmup: 1}#' \
     -e 's#^generation: .*#generation: {max_tokens: 4, temperature: 0, seed: 7}#' -e 's#^request_timeout: .*#request_timeout: 300s#' \
-    -e 's# -ngl 99##' "$proto" >"$work/dry-protocol.yaml"
+    -e 's# -ngl 99##' -e "s#tokenizer: \.\./#tokenizer: $root/engines/#" "$proto" >"$work/dry-protocol.yaml"
   proto="$work/dry-protocol.yaml"
 else
   export LLAMACPP_PARALLEL=128 LLAMACPP_CTX=1048576

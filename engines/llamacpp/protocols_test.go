@@ -2,12 +2,17 @@ package llamacpp_test
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/tokenizer"
 )
 
 // TestProtocols checks that every protocol in this directory is one
@@ -58,4 +63,130 @@ func TestProtocols(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The committed model and the tokenizer the retrain trains with
+// (device-retrain.sh's tokenizer=).
+const (
+	committedModel = "../transformers/model/extract-llama-15m"
+	retrainDir     = "../transformers/retrain"
+)
+
+// TestProtocols_Tokenizers: every protocol of engines/ whose variants serve
+// extract-llama-15m names, as engine.tokenizer, the tokenizer.json of the
+// model it serves, so that the drift figure (README, "Tokenizer drift")
+// is counted against that model's own tokenizer and template: the
+// committed model's for the protocols that serve its directory (server.py
+// --model's default, serve.sh's gguf.sh default), the retrain's for the
+// retrain's protocols (device-retrain.sh sets EXTRACT_MODEL to the model
+// it trained with that tokenizer). Each must load as a prompt counter (a
+// run refuses one that does not), and the retrain's template must be the
+// one the retrained model carries (extraction.CHAT_TEMPLATE_COLLAPSE).
+// The random-weight shapes (protocol-1b, protocol-8b) have no tokenizer
+// file and are left to the approximation.
+func TestProtocols_Tokenizers(t *testing.T) {
+	job, err := os.ReadFile("device-retrain.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(job), `tokenizer="$tf/retrain/tokenizer.json"`) {
+		t.Fatalf("device-retrain.sh no longer trains with $tf/retrain/tokenizer.json: update this test's retrainDir")
+	}
+	var files []string
+	for _, g := range []string{"../*/protocol-*.yaml", "../*/*-protocol-*.yaml"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	checked := 0
+	for _, file := range files {
+		p, err := pipeline.LoadProtocol(file)
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		for i, v := range p.Variants {
+			if v.Engine.Model != "extract-llama-15m" {
+				continue
+			}
+			at := fmt.Sprintf("%s: variants.%d (%s)", file, i, v.Name)
+			want := filepath.Join(committedModel, "tokenizer.json")
+			if strings.Contains(filepath.Base(file), "retrain") {
+				want = filepath.Join(retrainDir, "tokenizer.json")
+			} else if servedDir(v.Engine.Start) != "engines/transformers/model/extract-llama-15m" {
+				t.Errorf("%s: starts %q: which model directory does it serve?", at, v.Engine.Start)
+			}
+			if !pipeline.IsTokenizerFile(v.Engine.Tokenizer) {
+				t.Errorf("%s: tokenizer %q names no tokenizer.json: the drift would be counted against another variant, not the model", at, v.Engine.Tokenizer)
+				continue
+			}
+			got := p.ResolvePath(v.Engine.Tokenizer)
+			gi, err1 := os.Stat(got)
+			wi, err2 := os.Stat(want)
+			if err1 != nil || err2 != nil || !os.SameFile(gi, wi) {
+				t.Errorf("%s: tokenizer %s (%v), want the served model's %s (%v)", at, got, err1, want, err2)
+				continue
+			}
+			tmpl := "" // as the run loads it (pipeline/promptdrift.go): a .jinja file, else the one beside the tokenizer
+			if strings.HasSuffix(v.Engine.ChatTemplate, ".jinja") {
+				tmpl = p.ResolvePath(v.Engine.ChatTemplate)
+			}
+			if _, err := tokenizer.LoadPrompt(got, tmpl); err != nil {
+				t.Errorf("%s: %v", at, err)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no variant serves extract-llama-15m")
+	}
+	// The committed model's tokenizer is the one its SHA256SUMS pins.
+	sums, err := os.ReadFile(filepath.Join(committedModel, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(committedModel, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := fmt.Sprintf("%x  tokenizer.json", sha256.Sum256(raw)); !strings.Contains(string(sums), sum) {
+		t.Errorf("%s/tokenizer.json is not the one its SHA256SUMS lists", committedModel)
+	}
+	// The retrain's template is the one train.py gives the retrained model.
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Logf("no python3: the retrain's chat_template.jinja is not compared with extraction.CHAT_TEMPLATE_COLLAPSE")
+		return
+	}
+	cmd := exec.Command(py, "-c", "import sys, extraction; sys.stdout.write(extraction.CHAT_TEMPLATE_COLLAPSE)")
+	cmd.Dir = "../transformers"
+	want, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("extraction.CHAT_TEMPLATE_COLLAPSE: %v", err)
+	}
+	got, err := os.ReadFile(filepath.Join(retrainDir, "chat_template.jinja"))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s/chat_template.jinja (%v) is not extraction.CHAT_TEMPLATE_COLLAPSE", retrainDir, err)
+	}
+}
+
+// servedDir is the model directory a start command serves: server.py's
+// --model (its ${EXTRACT_MODEL:-…} default), serve.sh's gguf.sh default.
+func servedDir(start string) string {
+	args := strings.Fields(start)
+	if len(args) > 0 && args[0] == "engines/llamacpp/serve.sh" {
+		return "engines/transformers/model/extract-llama-15m"
+	}
+	for i, a := range args {
+		if a == "--model" && i+1 < len(args) {
+			m := args[i+1]
+			if d, ok := strings.CutPrefix(m, "${EXTRACT_MODEL:-"); ok {
+				return strings.TrimSuffix(d, "}")
+			}
+			return m
+		}
+	}
+	return ""
 }

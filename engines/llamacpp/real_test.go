@@ -18,6 +18,8 @@ import (
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/compare"
+	"github.com/extractbench/extractbench/results/plan"
+	"github.com/extractbench/extractbench/sizing"
 )
 
 // RealBinEnv names the directory of a built llama-server (build.sh's last
@@ -86,12 +88,69 @@ func ciVariants(t *testing.T) []string {
 }
 
 // TestCIVariants checks ci-variants in every `go test`, so that an edit of
-// its one line is caught before CI serves a type nobody described.
+// its one line is caught before CI serves a type nobody described, or a
+// k-quant (q4_k_m, q6_k) that the committed model's widths make
+// llama-quantize fall back from (at hidden 384 Q4_K_M is 44 tensors of
+// Q5_0: not what its name says). Switching to "f16 q4_k_m" is that one
+// line once the committed model's rows are multiples of 256 (the retrain's
+// h512); the subtests show the check refusing it at h384 and taking it at
+// h512.
 func TestCIVariants(t *testing.T) {
 	types := ciVariants(t)
 	if types[0] == types[1] {
 		t.Errorf("ci-variants serves %s twice", types[0])
 	}
+	committed, err := sizing.LoadHFConfig("../transformers/model/extract-llama-15m/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ciTypesFit(committed, types); err != nil {
+		t.Errorf("ci-variants %v: %v", types, err)
+	}
+	t.Run("q4_k_m at hidden 384", func(t *testing.T) {
+		h384, err := sizing.LoadHFConfig("../../sizing/testdata/gguf/h384-config.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ciTypesFit(h384, []string{"f16", "q4_k_m"}); err == nil {
+			t.Error("f16 q4_k_m accepted for a model of hidden 384")
+		}
+		if err := ciTypesFit(h384, []string{"f16", "q4_0"}); err != nil {
+			t.Errorf("f16 q4_0 at hidden 384: %v", err)
+		}
+	})
+	t.Run("q4_k_m at hidden 512", func(t *testing.T) {
+		h512, err := sizing.LoadHFConfig("../../sizing/testdata/gguf/h512-config.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ciTypesFit(h512, []string{"f16", "q4_k_m"}); err != nil {
+			t.Errorf("f16 q4_k_m at hidden 512: %v", err)
+		}
+	})
+}
+
+// ciTypesFit says whether each GGUF type is what its name says for model
+// m: a k-quant type (q4_k_m, q6_k) none of whose tensors llama-quantize
+// gives another type because a row is not whole 256-blocks
+// (sizing.GGUFWeightBytes, checked against llama-quantize's files in
+// sizing/testdata/gguf). Q4_0's embedding in Q8_0 at hidden 384 is the
+// scheme's own rule for the output tensor and is allowed.
+func ciTypesFit(m sizing.Model, types []string) error {
+	for _, ty := range types {
+		if !strings.Contains(ty, "_k") {
+			continue
+		}
+		_, fell, err := sizing.GGUFWeightBytes(m, ty)
+		if err != nil {
+			return err
+		}
+		if fell > 0 {
+			return fmt.Errorf("%s: %d of %s's tensors would fall back from k-quants (hidden %d, MLP %d: k-quant rows must be multiples of 256); serve q4_0 until the model's widths fit",
+				ty, fell, m.Name, m.HiddenSize, m.IntermediateSize)
+		}
+	}
+	return nil
 }
 
 // TestReal_Protocol runs a short real protocol against llama.cpp's
@@ -156,6 +215,7 @@ func TestReal_Protocol(t *testing.T) {
 	}
 	checkRealPasses(t, ctx, rd, run, types)
 	checkRealCompare(t, ctx, out, run, types)
+	checkRealMemory(t, run, types)
 }
 
 // writeRealProtocol writes the corpus cut and the protocol, one variant per
@@ -175,6 +235,11 @@ func writeRealProtocol(t *testing.T, dir, bin string, types []string) string {
 		t.Fatal(err)
 	}
 	serve, err := filepath.Abs("serve.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The served model's tokenizer, so the drift is counted (TestProtocols_Tokenizers).
+	tok, err := filepath.Abs(filepath.Join(committedModel, "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,8 +271,8 @@ variants:
       weights: %s
       quantization: %q
       params: 14711040
-      tokenizer: extract-llama-15m-bpe5525
-`, ty, port, bin, realSlots*realSlotTokens, realSlots, serve, ty, port, realThreads, g.weights, g.quantization)
+      tokenizer: %q
+`, ty, port, bin, realSlots*realSlotTokens, realSlots, serve, ty, port, realThreads, g.weights, g.quantization, tok)
 	}
 	path := filepath.Join(dir, "protocol.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -358,6 +423,14 @@ func checkRealPasses(t *testing.T, ctx context.Context, rd *results.Reader, run 
 		if p.TTFTN == 0 || p.TTFTP50NS == nil {
 			t.Errorf("%s: no TTFT figure", name)
 		}
+		// The drift against the model's tokenizer.json is counted on every
+		// answered request (how many drifted is the model's: the committed
+		// tokenizer's \p{Nd} against llama.cpp's \p{N} at "m³)").
+		if d := p.PromptDrift; d.Reference != extractbench.DriftAgainstTokenizer || d.Compared == nil || *d.Compared == 0 {
+			t.Errorf("%s: prompt drift %+v, want counted against the tokenizer", name, d)
+		} else {
+			t.Logf("%s: %s", name, p.PromptDrift.Sentence())
+		}
 		t.Logf("%s: accepted %d/%d, truncation %d, cached prompt share %s, %d telemetry samples, max running %s, E2E p50 %s",
 			name, p.Accepted, p.Docs, p.Failures.Of(extractbench.Truncation), fmtPtr(p.CachedPromptShare, "%.3f"), len(samples),
 			fmtPtr(p.ObservedMaxRunning, "%d"), fmtPtr(p.E2EP50NS, "%dns"))
@@ -372,6 +445,30 @@ func fmtPtr[T any](v *T, format string) string {
 		return "NULL"
 	}
 	return fmt.Sprintf(format, *v)
+}
+
+// checkRealMemory: `memory RUN` sizes each variant's weights as the GGUF
+// scheme it served, from the served file's own shape, and the calculator's
+// bytes are the tensor bytes llama.cpp says it loaded (/v1/models
+// meta.size), tensor for tensor with the file.
+func checkRealMemory(t *testing.T, run *results.RunData, types []string) {
+	t.Helper()
+	mc, err := plan.CheckMeasured(run, sizing.Inputs{ContextTokens: realSlotTokens, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ty := range types {
+		e := mc.Estimates[i]
+		if e.Variant != ty || e.Estimate.GGUF != ty || e.File == nil || e.Estimate.ModelWeightBytes != e.File.Bytes {
+			t.Errorf("%s: calculator %d bytes as GGUF %q, llama.cpp loaded %+v", ty, e.Estimate.ModelWeightBytes, e.Estimate.GGUF, e.File)
+			continue
+		}
+		if e.GGUF == nil || len(e.GGUF.Differences) != 0 {
+			t.Errorf("%s: the served file tensor by tensor: %+v", ty, e.GGUF)
+			continue
+		}
+		t.Logf("%s: weights %d bytes, the calculator's and llama.cpp's", ty, e.File.Bytes)
+	}
 }
 
 // checkRealCompare: compare pairs every document of the two variants at

@@ -59,6 +59,7 @@ func TestCPUModel_EndToEnd(t *testing.T) {
 		"corpus: corpus/default", "corpus: "+corpus,
 		"8011", strconv.Itoa(freePort(t)),
 		"engines/transformers/", filepath.Join(root, "engines", "transformers")+"/",
+		"tokenizer: model/", "tokenizer: "+filepath.Join(root, "engines", "transformers", "model")+"/",
 	).Replace(string(raw))
 	protoPath := filepath.Join(dir, "protocol.yaml")
 	if err := os.WriteFile(protoPath, []byte(proto), 0o644); err != nil {

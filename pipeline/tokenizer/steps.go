@@ -170,6 +170,9 @@ func parsePreTokenizer(raw json.RawMessage, key string) ([]preTokenizer, error) 
 		default:
 			return nil, fmt.Errorf("%s.pattern: neither String nor Regex", key)
 		}
+		if pat == digitCutPattern {
+			return []preTokenizer{digitCutStep{}}, nil
+		}
 		m, err := compileSplit(pat)
 		if err != nil {
 			return nil, fmt.Errorf("%s.pattern.Regex: %w", key, err)

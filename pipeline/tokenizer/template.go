@@ -15,7 +15,8 @@ type Message struct{ Role, Content string }
 
 // Template is a model's chat template in the subset of Jinja that the
 // plain chat templates use: text, {{ message['role'] }} and
-// {{ message['content'] }} (or message.role, message.content), {{
+// {{ message['content'] }} (or message.role, message.content; either with
+// Jinja's | replace('old', 'new') filters, filters.go), {{
 // bos_token }} and {{ eos_token }}, one {% for message in messages %} ...
 // {% endfor %} and {% if add_generation_prompt %} ... {% endif %}, with
 // the whitespace control of transformers' environment (trim_blocks,
@@ -46,6 +47,10 @@ type node struct {
 	kind nodeKind
 	text string
 	body []node
+	// replace is a role or content expression's `| replace(old, new)`
+	// filters, applied in order (the retrained model's template collapses
+	// runs of spaces so, extraction.CHAT_TEMPLATE_COLLAPSE).
+	replace [][2]string
 }
 
 var (
@@ -73,12 +78,17 @@ func ParseTemplate(src, source, bos, eos string) (*Template, error) {
 		at = loc[1]
 		switch {
 		case loc[2] >= 0: // {{ expr }}
-			expr := src[loc[2]:loc[3]]
+			expr, repl, err := replaceFilters(src[loc[2]:loc[3]])
+			if err != nil {
+				return nil, fmt.Errorf("chat template %s: {{ %s }}: %w", source, src[loc[2]:loc[3]], err)
+			}
 			switch {
 			case roleRE.MatchString(expr):
-				cur = append(cur, node{kind: roleNode})
+				cur = append(cur, node{kind: roleNode, replace: repl})
 			case contRE.MatchString(expr):
-				cur = append(cur, node{kind: contentNode})
+				cur = append(cur, node{kind: contentNode, replace: repl})
+			case repl != nil:
+				return nil, fmt.Errorf("chat template %s: {{ %s }}: replace applies to message['role'] or message['content'] only", source, src[loc[2]:loc[3]])
 			case expr == "bos_token":
 				cur = append(cur, node{kind: bosNode})
 			case expr == "eos_token":
@@ -184,11 +194,11 @@ func (t *Template) render(b *strings.Builder, nodes []node, msgs []Message, m *M
 			b.WriteString(n.text)
 		case roleNode:
 			if m != nil {
-				b.WriteString(m.Role)
+				b.WriteString(applyReplace(m.Role, n.replace))
 			}
 		case contentNode:
 			if m != nil {
-				b.WriteString(m.Content)
+				b.WriteString(applyReplace(m.Content, n.replace))
 			}
 		case bosNode:
 			b.WriteString(t.bos)

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
@@ -25,6 +27,15 @@ type VariantEst struct {
 	Model    string                   `json:"model"` // as the manifest names it
 	GPU      extractbench.GPUInfoJSON `json:"gpu"`
 	Estimate sizing.Estimate          `json:"estimate"` // at concurrency 1, on the run's card
+	// File is what the engine said of the weights file it served
+	// (llama.cpp's /v1/models meta: its type and tensor bytes), nil when it
+	// said nothing; with a GGUF scheme Estimate's weights are that scheme's
+	// tensors, so the two are the calculator against the file.
+	File *extractbench.ModelFile `json:"file,omitempty"`
+	// GGUF is the served file read where it still is (the path llama.cpp's
+	// /props gave), tensor by tensor against the calculator; nil when the
+	// file is not there.
+	GGUF *sizing.GGUFCheck `json:"gguf,omitempty"`
 }
 
 // MemoryRow is one level: predicted figures and the peaks measured over its
@@ -61,6 +72,13 @@ func CheckMeasured(run *results.RunData, in sizing.Inputs) (MemoryCheck, error) 
 	for _, variant := range run.VariantNames() {
 		vm := run.Manifest.Variant(variant)
 		vin := in
+		served := servedGGUF(vm)
+		if vin.GGUF == "" && vm.Engine.File != nil {
+			vin.GGUF, _ = sizing.GGUFSchemeOf(vm.Engine.File.Format)
+		}
+		if vin.Model.Name == "" && served != nil {
+			vin.Model = served.Model
+		}
 		if vin.Model.Name == "" {
 			p, ok := sizing.Preset(vm.Engine.Model)
 			if !ok {
@@ -84,7 +102,13 @@ func CheckMeasured(run *results.RunData, in sizing.Inputs) (MemoryCheck, error) 
 			return MemoryCheck{}, fmt.Errorf("variant %s: %w", variant, err)
 		}
 		ests[variant] = e
-		mc.Estimates = append(mc.Estimates, VariantEst{Variant: variant, Model: vm.Engine.Model, GPU: vm.GPU, Estimate: e})
+		ve := VariantEst{Variant: variant, Model: vm.Engine.Model, GPU: vm.GPU, Estimate: e, File: vm.Engine.File}
+		if served != nil && vin.GGUF != "" {
+			if c, err := sizing.CheckGGUF(served, vin.GGUF); err == nil {
+				ve.GGUF = &c
+			}
+		}
+		mc.Estimates = append(mc.Estimates, ve)
 	}
 	for _, s := range run.Series() {
 		e := ests[s.Variant]
@@ -101,4 +125,24 @@ func CheckMeasured(run *results.RunData, in sizing.Inputs) (MemoryCheck, error) 
 		}
 	}
 	return mc, nil
+}
+
+// servedGGUF reads the GGUF file a llama.cpp variant served, from the path
+// its /props answer gave (model_path, kept in the manifest's about), or nil
+// when the engine gave none or the file is no longer there.
+func servedGGUF(vm extractbench.VariantManifest) *sizing.GGUFFile {
+	var props struct {
+		ModelPath string `json:"model_path"`
+	}
+	if len(vm.Engine.About) == 0 || json.Unmarshal(vm.Engine.About, &props) != nil || props.ModelPath == "" {
+		return nil
+	}
+	if _, err := os.Stat(props.ModelPath); err != nil || !sizing.IsGGUF(props.ModelPath) {
+		return nil
+	}
+	g, err := sizing.OpenGGUF(props.ModelPath)
+	if err != nil {
+		return nil
+	}
+	return g
 }

@@ -30,6 +30,15 @@ func (mc MemoryCheck) WriteText(w io.Writer) error {
 			v.Variant, v.Model, v.Estimate.Model, v.Estimate.Weights, numfmt.GiBString(v.Estimate.WeightBytes),
 			numfmt.GiBString(v.Estimate.KVBytesPerToken), numfmt.GiBString(v.Estimate.KVBytesPerSeq),
 			numfmt.GroupDigits(int64(v.Estimate.ContextTokens)), gpu, mem)
+		if v.Estimate.GGUF != "" && v.File != nil && v.File.Bytes > 0 {
+			ew.printf("    weights as GGUF %s: calculator %s B, the engine's file (%s) %s B (%s)\n", v.Estimate.GGUF,
+				numfmt.GroupDigits(v.Estimate.ModelWeightBytes), v.File.Format, numfmt.GroupDigits(v.File.Bytes),
+				diffWords(v.Estimate.ModelWeightBytes, v.File.Bytes))
+		}
+		if v.GGUF != nil {
+			ew.printf("    served file %s read: tensor bytes %s, %d tensors differ from the calculator's\n", v.GGUF.Path,
+				numfmt.GroupDigits(v.GGUF.FileTensorBytes), len(v.GGUF.Differences))
+		}
 	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "variant\tlevel\tpredicted\tpred. KV use\tdevice peak\ttorch allocated\ttorch reserved\tKV usage\t\n")
@@ -86,4 +95,12 @@ func optPct(v *float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f%%", *v*100)
+}
+
+// diffWords says how far a prediction is from a measured byte count.
+func diffWords(predicted, measured int64) string {
+	if predicted == measured {
+		return "the same"
+	}
+	return fmt.Sprintf("%+d B, %+.2f%%", predicted-measured, 100*float64(predicted-measured)/float64(measured))
 }
