@@ -6,7 +6,8 @@ sequence needs a block and none is left: the behaviour device-margin.sh looks
 for on the H200, on any machine, so that DRY=1 runs the whole job here.
 
 Its memory is bookkeeping, not allocation: the "device" is DEVICE_TOTAL_BYTES,
-the weights, activations and memory outside the allocator are fixed figures,
+the weights (SHAPE's parameters in bf16), activations (one prefill chunk of
+SHAPE) and memory outside the allocator are computed figures,
 and memory() reports weights + activations + the KV blocks in use. Answers are
 a function of the prompt and the position only (batch-invariant by
 construction), never of the batch.
@@ -24,16 +25,30 @@ from events import Event
 
 log = logging.getLogger("dryengine")
 
-DEVICE_TOTAL_BYTES = 1 << 30  # the pretend device: 1 GiB
-DEFAULT_WEIGHTS_MIB = 16.0
+DEVICE_TOTAL_BYTES = 8 << 30  # the pretend device
 DEFAULT_STEP_MS = 2.0
-OUTSIDE_BYTES = 8 << 20  # the pretend CUDA context
-ACTIVATION_BYTES_PER_TOKEN = 1024  # the pretend profiled prefill chunk, per token
+OUTSIDE_BYTES = 900 << 20  # the pretend CUDA context and libraries (the calculator assumes 1 GiB)
 
-# SHAPE is the tiny model's config.json (cardcap.HF_KEYS): 2 layers, 2 KV heads of 32.
-SHAPE = dict(model_type="llama", hidden_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-             head_dim=32, intermediate_size=256, vocab_size=tk.VOCAB_SIZE, tie_word_embeddings=True,
+# SHAPE is the tiny model's config.json (cardcap.HF_KEYS): 8 layers of 512, 8 KV heads of 64,
+# so 16 KiB of KV a token: a few long sequences fill a card of a few GB.
+SHAPE = dict(model_type="llama", hidden_size=512, num_hidden_layers=8, num_attention_heads=8, num_key_value_heads=8,
+             head_dim=64, intermediate_size=1024, vocab_size=tk.VOCAB_SIZE, tie_word_embeddings=True,
              max_position_embeddings=8192)
+
+
+def shape_params(s=SHAPE):
+    """shape_params is the tiny Llama's parameter count (tied embeddings, gated MLP, RMSNorm)."""
+    h, hd = s["hidden_size"], s["head_dim"]
+    attn = h * s["num_attention_heads"] * hd * 2 + h * s["num_key_value_heads"] * hd * 2
+    layer = attn + 3 * h * s["intermediate_size"] + 2 * h
+    return s["vocab_size"] * h + s["num_hidden_layers"] * layer + h
+
+
+def activation_bytes(tokens, s=SHAPE):
+    """activation_bytes is the pretend profiled prefill of that many tokens: one layer's live
+    tensors in 16 bits (residual and attention output, q, k, v, gate and up)."""
+    width = 2 * s["hidden_size"] + (s["num_attention_heads"] + 2 * s["num_key_value_heads"]) * s["head_dim"] + 2 * s["intermediate_size"]
+    return tokens * width * 2
 
 
 def served_name(args):
@@ -71,8 +86,8 @@ class DryEngine:
         self.block_size = block_size
         self.max_batch_tokens = max_batch_tokens
         self.step_s = (step_ms if step_ms is not None else DEFAULT_STEP_MS) / 1000
-        self.weights_bytes = int((weights_mib if weights_mib is not None else DEFAULT_WEIGHTS_MIB) * (1 << 20))
-        self.activation_bytes = max_batch_tokens * ACTIVATION_BYTES_PER_TOKEN
+        self.weights_bytes = int(weights_mib * (1 << 20)) if weights_mib is not None else shape_params() * 2
+        self.activation_bytes = activation_bytes(max_batch_tokens)
         self.kv_per_token = cardcap.kv_bytes_per_token(SHAPE["num_hidden_layers"], SHAPE["num_key_value_heads"], SHAPE["head_dim"])
         cap = cap or dict(cap_bytes=DEVICE_TOTAL_BYTES, utilisation=cardcap.DEFAULT_UTILISATION, card=None)
         self.card = cap.get("card")

@@ -350,7 +350,7 @@ def parse_args(argv):
                    help="with a cap: the share of the card the engine sizes itself to (default 0.90, vLLM's and the calculator's)")
     p.add_argument("--dry", action="store_true",
                    help="serve dryengine.py instead: a tiny random model in plain Python on the CPU with a paged KV pool sized from the cap (no torch): proves the memory-boundary scripts end to end")
-    p.add_argument("--dry-weights-mib", type=float, default=None, help="with --dry: the fake model's weights in MiB (default dryengine.DEFAULT_WEIGHTS_MIB)")
+    p.add_argument("--dry-weights-mib", type=float, default=None, help="with --dry: the fake model's weights in MiB (default: its shape's parameters in bf16)")
     p.add_argument("--dry-step-ms", type=float, default=None, help="with --dry: the time one engine step takes (default dryengine.DEFAULT_STEP_MS)")
     p.add_argument("--cpu", action="store_true",
                    help="serve the --model through cpu_reference.py: float32 on the CPU, one request at a time, no GPU, torch and regex only (its answers, not its speed)")

@@ -130,17 +130,17 @@ class DryEngineTest(unittest.TestCase):
 
         return asyncio.run(go())
 
-    def engine(self, cap_mib):
-        return dryengine.DryEngine(dict(cap_bytes=int(cap_mib * MiB), utilisation=0.9, card=None), step_ms=0.2)
+    def engine(self, cap_gb):
+        return dryengine.DryEngine(dict(cap_bytes=int(cap_gb * GB), utilisation=0.9, card=None), step_ms=0.2)
 
     def test_boundary_and_invariance(self):
-        e = self.engine(64)
+        e = self.engine(2)
         prompt_len, max_new = 6000, 300
         per_seq = -(-(prompt_len + max_new) // 256)
         fits = e.pool.num_blocks // per_seq
         self.assertGreater(fits, 1)
         prompts = [[1000 + (i * 7 + j) % 900 for j in range(prompt_len)] for i in range(fits + 3)]
-        alone, _ = self.run_requests(self.engine(64), prompts[:1], max_new)
+        alone, _ = self.run_requests(self.engine(2), prompts[:1], max_new)
         done, peaks = self.run_requests(e, prompts, max_new)
         self.assertEqual(len(done), len(prompts))
         self.assertEqual(done[0], alone[0], "the answer changed with the batch")
@@ -151,7 +151,7 @@ class DryEngineTest(unittest.TestCase):
         self.assertLessEqual(peaks["running"], e.pool.num_blocks // -(-(prompt_len + 1) // 256))
 
     def test_preempts_when_growth_runs_out(self):
-        e = self.engine(64)
+        e = self.engine(2)
         # Prompts that leave the pool just short of their growth: admitted together, preempted while decoding.
         prompt_len = 256 * 10 - 1
         n = e.pool.num_blocks // 10
