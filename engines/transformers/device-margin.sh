@@ -27,8 +27,9 @@
 # (the calculator's prediction beside the measured boundary, per card).
 #
 # Each step's wall time goes to PACKDIR/steps.txt; PACKDIR gets at most 8 files under 16 MiB:
-# runs.tar.xz (every results directory, protocols and engine logs), select.md, select.json,
-# steps.txt, predictions.txt, gpu.txt, device.log. PACKDIR.done marks the end.
+# runs.tar.xz (every results directory, protocols and engine logs), select.md (the sheet and
+# its section "Emulated cards"), margins.json (that section's rows), select.json, steps.txt,
+# predictions.txt, gpu.txt, device.log. PACKDIR.done marks the end.
 #
 # Every card is labelled in its protocol (engine.gpu, so in the manifest, the report and select):
 # "emulated <card> (<N> GB) on <device>: memory only; bandwidth and compute are the <device>'s".
@@ -53,6 +54,12 @@
 #                   admitted before the first finishes)
 #   CONTEXT_SWEEP   0 skips the context sweeps; QUALITY=0 skips the 15M model
 #   Q_CAP_GIB, Q_LEVELS   the 15M model's cap (default 2) and levels (default 1,16,32,48)
+#   CUDA_GRAPHS     on|off|auto for the 8B engines (default: server.py's, transformers' own choice)
+#   PASS_TIMEOUT    seconds before one run is cut (default 900; what it measured stays)
+#
+# Expected on the H200 (from the 8B reference's ~15,800 tokens/s at 128 in flight, ~35 s to
+# start): 24 GB ~1 min, 48 GB ~2.5, 80 GB ~4, 141 GB ~6.5, the 15M model ~1: ~15 minutes in
+# all, ~13 with CONTEXT_SWEEP=0.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: device-margin.sh OUTDIR PACKDIR}
@@ -92,6 +99,11 @@ step() {
 	echo "$name rc=$rc $((SECONDS - t0)) s" >>"$steps"
 	echo "== $name: rc $rc, $((SECONDS - t0)) s"
 	return $rc
+}
+
+# healthy: the engine on $port answers /health.
+healthy() {
+	"$py" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "http://127.0.0.1:$port/health" >/dev/null 2>&1
 }
 
 # card_name GB: the catalog card of that datasheet size (cardcap.CARDS), else "dryGB".
@@ -213,6 +225,7 @@ EOF
 			server=("$py" engines/transformers/server.py --shape 8b)
 		fi
 		server+=(--memory-cap-gib "$gib" --card "$(card_name "$c")" --port "$port")
+		[ -n "${CUDA_GRAPHS:-}" ] && [ "$dry" != 1 ] && server+=(--cuda-graphs "$CUDA_GRAPHS")
 		echo "== $name: $gib GiB cap, predicted $p, levels $levels; ${server[*]}"
 		# One engine per card for all its passes (a start per pass would reload 16 GB each time).
 		t0=$SECONDS
@@ -220,7 +233,7 @@ EOF
 		spid=$!
 		up=0
 		for _ in $(seq 1 600); do
-			curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && { up=1; break; }
+			healthy && { up=1; break; }
 			kill -0 "$spid" 2>/dev/null || break
 			sleep 1
 		done
@@ -230,7 +243,8 @@ EOF
 			kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
 			continue
 		fi
-		curl -s "http://127.0.0.1:$port/version" >"$dir/version.json"
+		"$py" -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+			"http://127.0.0.1:$port/version" >"$dir/version.json" 2>&1
 		# The concurrency sweep: a context-mode run per level (L long documents at L in flight:
 		# one wave, no synchronous baseline over them), so each pass is its own results directory.
 		for l in $levels; do
@@ -239,9 +253,9 @@ EOF
 				"{mode: context, levels: classes, concurrency: $l, repetitions: 1, warmup: 1, on_memory_failure: record}" \
 				"$name" "" "$label" "$model" "$max_tokens" "$extra"
 			step "$name concurrency $l" timeout "${PASS_TIMEOUT:-900}" "$eb" run -quiet -protocol "$dir/protocol-c$l.yaml" -out "$dir/c$l"
-			curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 || { echo "== $name: the engine is down after level $l: higher levels not run"; break; }
+			healthy || { echo "== $name: the engine is down after level $l: higher levels not run"; break; }
 		done
-		if [ "${CONTEXT_SWEEP:-1}" != 0 ] && curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
+		if [ "${CONTEXT_SWEEP:-1}" != 0 ] && healthy; then
 			subset "$out/corpus-gen" "$dir/corpus-classes" "short:$p" "usual:$p" "long:$p"
 			protocol "$dir/protocol-context.yaml" "$name-context" "$dir/corpus-classes" \
 				"{mode: context, levels: classes, concurrency: $p, repetitions: 1, warmup: 1, on_memory_failure: record}" \
@@ -255,11 +269,12 @@ EOF
 
 	if [ "${QUALITY:-1}" != 0 ]; then
 		qgib=${Q_CAP_GIB:-2}
+		[ "$dry" = 1 ] && qgib=${DRY_Q_CAP_GIB:-2.5}
 		qdir=$out/extract-llama-15m-capped
 		mkdir -p "$qdir"
 		subset corpus/default "$qdir/corpus-long" "long:50"
 		if [ "$dry" = 1 ]; then
-			qstart="$py engines/transformers/server.py --dry --model engines/transformers/model/extract-llama-15m --memory-cap-gib ${DRY_Q_CAP_GIB:-2.5} --port $port"
+			qstart="$py engines/transformers/server.py --dry --model engines/transformers/model/extract-llama-15m --memory-cap-gib $qgib --port $port"
 			qmodel=extract-llama-15m
 		else
 			qstart="$py engines/transformers/server.py --model engines/transformers/model/extract-llama-15m --memory-cap-gib $qgib --card '15m-cap-${qgib}GiB' --port $port"
@@ -279,7 +294,7 @@ EOF
 	"$eb" select -json $runs >"$pack/select.json" 2>&1
 	rm -f "$pack/select.html"
 	find "$out" -name 'results.db-wal' -o -name 'results.db-shm' | xargs -r rm -f
-	step pack tar -C "$out" -cJf "$pack/runs.tar.xz" --exclude=extractbench --exclude=corpus-gen .
+	step pack tar -C "$out" -cJf "$pack/runs.tar.xz" --exclude=extractbench --exclude=corpus-gen --exclude=corpus-long --exclude=.extractbench.lock .
 	ls -la "$pack"
 } >"$pack/device.log" 2>&1
 touch "$pack.done"
