@@ -20,7 +20,8 @@
 # a start per run would build 16 GB of weights again); engine.log and version.json beside.
 #
 # Then the trained 15M model (engines/transformers/model/extract-llama-15m) under a cap that puts
-# its boundary inside its sweep (Q_CAP_GIB; a 24 GB card would hold ~700 of its long sequences),
+# its boundary inside its sweep (Q_CAP_GIB, Q_UTILISATION; a 24 GB card would hold ~700 of its
+# long sequences),
 # over corpus/default's 50 long documents at levels Q_LEVELS: its outputs at each level against
 # level 1 (outputs_changed, verdicts_changed) say whether the boundary moves its answers.
 # Finally `extractbench select` over every run: the sheet with its section "Emulated cards"
@@ -53,7 +54,9 @@
 #                   sequence grows by this much, and long enough that all requests of a level are
 #                   admitted before the first finishes)
 #   CONTEXT_SWEEP   0 skips the context sweeps; QUALITY=0 skips the 15M model
-#   Q_CAP_GIB, Q_LEVELS   the 15M model's cap (default 2) and levels (default 1,16,32,48)
+#   Q_CAP_GIB, Q_UTILISATION, Q_LEVELS   the 15M model's cap (default 3), the share of it its KV
+#                   pool is sized to (default 0.6: ~1.1 GB of pool, ~37 long sequences, and 1.2 GiB
+#                   left for its CUDA graphs, captured at start-up) and levels (default 1,16,32,48)
 #   CUDA_GRAPHS     on|off|auto for the 8B engines (default: server.py's, transformers' own choice)
 #   PASS_TIMEOUT    seconds before one run is cut (default 900; what it measured stays)
 #
@@ -217,7 +220,7 @@ EOF
 		p=${pred[$c]}
 		[ "$p" -ge 1 ] || p=1
 		levels=$("$py" -c 'import sys; p=int(sys.argv[1]); print(" ".join(str(l) for l in sorted({max(1, round(p*float(f))) for f in sys.argv[2].split()})))' "$p" "$factors")
-		gib=$("$py" -c "print(round($c * 10**9 / 2**30, 4))")
+		gib=$("$py" -c "print(round($c * 10**9 / 2**30, 6))")
 		label="emulated $(card_name "$c") ($c GB) on $device: memory only; bandwidth and compute are the $device's"
 		if [ "$dry" = 1 ]; then
 			server=("$py" engines/transformers/server.py --dry --shape 8b)
@@ -228,21 +231,29 @@ EOF
 		[ -n "${CUDA_GRAPHS:-}" ] && [ "$dry" != 1 ] && server+=(--cuda-graphs "$CUDA_GRAPHS")
 		echo "== $name: $gib GiB cap, predicted $p, levels $levels; ${server[*]}"
 		# One engine per card for all its passes (a start per pass would reload 16 GB each time).
-		t0=$SECONDS
-		"${server[@]}" >"$dir/engine.log" 2>&1 &
-		spid=$!
+		# An engine that cannot start under the cap with CUDA graphs (their pools come out of the
+		# 10% the KV pool leaves) is started once more without them, and the run says so.
 		up=0
-		for _ in $(seq 1 600); do
-			healthy && { up=1; break; }
-			kill -0 "$spid" 2>/dev/null || break
-			sleep 1
+		for attempt in 1 2; do
+			t0=$SECONDS
+			"${server[@]}" >"$dir/engine.log" 2>&1 &
+			spid=$!
+			for _ in $(seq 1 600); do
+				healthy && { up=1; break; }
+				kill -0 "$spid" 2>/dev/null || break
+				sleep 1
+			done
+			echo "$name engine start (attempt $attempt) up=$up $((SECONDS - t0)) s" >>"$steps"
+			[ "$up" = 1 ] && break
+			echo "== $name: the engine did not start (attempt $attempt)"
+			tail -20 "$dir/engine.log"
+			kill "$spid" 2>/dev/null
+			wait "$spid" 2>/dev/null
+			cp "$dir/engine.log" "$dir/engine-attempt-$attempt.log"
+			[ "$dry" = 1 ] || [ -n "${CUDA_GRAPHS:-}" ] && break
+			server+=(--cuda-graphs off)
 		done
-		echo "$name engine start up=$up $((SECONDS - t0)) s" >>"$steps"
-		if [ "$up" != 1 ]; then
-			echo "== $name: the engine did not start"; tail -20 "$dir/engine.log"
-			kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
-			continue
-		fi
+		[ "$up" = 1 ] || continue
 		"$py" -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
 			"http://127.0.0.1:$port/version" >"$dir/version.json" 2>&1
 		# The concurrency sweep: a context-mode run per level (L long documents at L in flight:
@@ -268,7 +279,8 @@ EOF
 	done
 
 	if [ "${QUALITY:-1}" != 0 ]; then
-		qgib=${Q_CAP_GIB:-2}
+		qgib=${Q_CAP_GIB:-3}
+		qutil=${Q_UTILISATION:-0.6}
 		[ "$dry" = 1 ] && qgib=${DRY_Q_CAP_GIB:-2.5}
 		qdir=$out/extract-llama-15m-capped
 		mkdir -p "$qdir"
@@ -277,7 +289,7 @@ EOF
 			qstart="$py engines/transformers/server.py --dry --model engines/transformers/model/extract-llama-15m --memory-cap-gib $qgib --port $port"
 			qmodel=extract-llama-15m
 		else
-			qstart="$py engines/transformers/server.py --model engines/transformers/model/extract-llama-15m --memory-cap-gib $qgib --card '15m-cap-${qgib}GiB' --port $port"
+			qstart="$py engines/transformers/server.py --model engines/transformers/model/extract-llama-15m --memory-cap-gib $qgib --utilisation $qutil --card '15m-cap-${qgib}GiB' --port $port"
 			qmodel=extract-llama-15m
 		fi
 		qlabel="emulated card ($qgib GiB) on $device: memory only; bandwidth and compute are the $device's"
