@@ -206,7 +206,7 @@ EOF
 	maxd=1
 	for c in $cards; do
 		pred[$c]=$(predict "$c") || { echo "device-margin.sh: memory failed for card $c"; pred[$c]=0; }
-		echo "card $c GB ($(card_name "$c")): calculator at $context tokens: ${pred[$c]} sequences (memory -model $calc_model -context $context -gpus $(card_name "$c"))" | tee -a "$pack/predictions.txt"
+		echo "card $c GB ($(card_name "$c")): calculator at $context tokens: ${pred[$c]} sequences (memory -model $calc_model -context $context -gpus $(card_name "$c")); llama.cpp's equivalent: llama-server -c $((pred[$c] * context)) --parallel ${pred[$c]}" | tee -a "$pack/predictions.txt"
 		top=$("$py" -c 'import sys; p=int(sys.argv[1]); print(max(max(1, round(p*float(f))) for f in sys.argv[2].split()))' "${pred[$c]}" "$factors")
 		[ "$top" -gt "$maxd" ] && maxd=$top
 	done
