@@ -274,6 +274,9 @@ func (r *MarginRow) judge(model sizing.Model) error {
 	f := e.Fits[0]
 	r.Fits, r.Predicted, r.PredictedWithMargin = f.Fits, f.MaxConcurrencyNoMargin, f.MaxConcurrency
 	r.Command = fmt.Sprintf("extractbench memory -model %s -context %d -gpus '%s=%g'", r.Model, r.ContextTokens, r.Card.Card, float64(r.Card.CapBytes)/sizing.GB)
+	if g, ok := sizing.FindGPU(r.Card.Card); ok && math.Abs(float64(g.Bytes()-r.Card.CapBytes)) <= 0.001*float64(g.Bytes()) {
+		r.Command = fmt.Sprintf("extractbench memory -model %s -context %d -gpus '%s'", r.Model, r.ContextTokens, g.Name)
+	}
 	if bs := r.Card.BlockSize; bs > 0 {
 		r.EnginePool = r.Card.NumBlocks / ((r.ContextTokens + bs - 1) / bs)
 	}
