@@ -245,19 +245,34 @@ func (r *MarginRow) judge(model sizing.Model) error {
 	for _, p := range r.Passes {
 		longest = max(longest, p.MeanTokens)
 	}
-	var ref *MarginPass // the pass whose documents the context comes from: the boundary's, else the highest
+	// The boundary: the most running in a pass held back with the KV cache full, where the pool
+	// is what stopped admission; only without such a pass, in one that preempted or failed
+	// (sequences admitted on their prompt's blocks can overshoot what their growth leaves).
+	var ref, clean, other *MarginPass // ref: the pass whose documents the context comes from
 	for i := range r.Passes {
 		p := &r.Passes[i]
 		if p.MaxRunning == nil || p.MeanTokens < marginSameContext*longest {
 			continue // another context's boundary: evidence, not this one
 		}
-		run := int(*p.MaxRunning)
+		run := *p.MaxRunning
 		switch {
-		case p.Saturated && (!r.Reached || run > r.Measured):
-			r.Reached, r.Measured, ref = true, run, p
-		case !r.Reached && run >= r.Measured:
-			r.Measured, ref = run, p
+		case p.Saturated && p.Memory == 0 && (p.Preemptions == nil || *p.Preemptions == 0):
+			if clean == nil || run > *clean.MaxRunning {
+				clean = p
+			}
+		case p.Saturated:
+			if other == nil || run > *other.MaxRunning {
+				other = p
+			}
+		case !r.Reached && int(run) >= r.Measured:
+			r.Measured, ref = int(run), p
 		}
+		if p.Saturated {
+			r.Reached = true
+		}
+	}
+	if b := cmp.Or(clean, other); b != nil {
+		r.Measured, ref = int(*b.MaxRunning), b
 	}
 	if ref == nil && len(r.Passes) > 0 {
 		ref = &r.Passes[len(r.Passes)-1]

@@ -74,7 +74,9 @@ func TestMargins_KnownBoundary(t *testing.T) {
 	}
 	dirs = append(dirs,
 		marginRun(t, l40s, 34, 3, marginTokens(), marginBoundary, 7, 0, 0.99, 0),
-		marginRun(t, l40s, 41, 3, marginTokens(), marginBoundary, 14, 3, 1, 0),
+		// Admitted on their prompts' blocks, more ran for a while, then were preempted as they grew:
+		// an overshoot, not the boundary, while a pass held back by the full pool says it.
+		marginRun(t, l40s, 41, 3, marginTokens(), marginBoundary+3, 14, 3, 1, 0),
 		marginRun(t, l40s, 54, 3, marginTokens(), marginBoundary-2, 30, 0, 1, 4),
 		// Short documents meet another boundary: more sequences, never this card's long one.
 		marginRun(t, l40s, 60, 1, 300, 58, 2, 5, 1, 0),
@@ -86,13 +88,16 @@ func TestMargins_KnownBoundary(t *testing.T) {
 		dirs = append(dirs, marginRun(t, h100, l, 3, marginTokens(), int64(l), 0, 0, 0.5, 0))
 	}
 	dirs = append(dirs, marginRun(t, nil, 16, 3, marginTokens(), 16, 0, 0, 0.5, 0)) // not emulated: no row
+	// 24 GB: only a pass that preempted met the boundary: its most running is the boundary.
+	l4 := marginCard(24, "L4", 4)
+	dirs = append(dirs, marginRun(t, l4, 3, 3, marginTokens(), 3, 0, 0, 0.7, 0), marginRun(t, l4, 6, 3, marginTokens(), 5, 1, 2, 1, 0))
 
 	rows, err := plan.Margins(ctx, dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 {
-		t.Fatalf("got %d rows, want 2 (L40S, H100 SXM): %+v", len(rows), rows)
+	if len(rows) != 3 || rows[0].Card.Card != "L4" || rows[2].Card.Card != "H100 SXM" {
+		t.Fatalf("got %d rows, want 3 in the cards' order (L4, L40S, H100 SXM): %+v", len(rows), rows)
 	}
 	for _, r := range rows {
 		gpu := sizing.GPU{Name: r.Card.Card, MemoryBytes: r.Card.CapBytes}
@@ -110,6 +115,10 @@ func TestMargins_KnownBoundary(t *testing.T) {
 			t.Errorf("%s: command %q", r.Card.Card, r.Command)
 		}
 		switch r.Card.Card {
+		case "L4":
+			if !r.Reached || r.Measured != 5 || r.Source != "measured" || r.Recommended != 4 {
+				t.Errorf("L4: measured %d (reached %v), recommended %d (%s); want 5 from the preempting pass, 4 measured", r.Measured, r.Reached, r.Recommended, r.Source)
+			}
 		case "L40S":
 			if !r.Reached || r.Measured != marginBoundary {
 				t.Fatalf("L40S: measured %d (reached %v), want the known boundary %d", r.Measured, r.Reached, marginBoundary)
