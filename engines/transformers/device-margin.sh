@@ -231,10 +231,12 @@ EOF
 		[ -n "${CUDA_GRAPHS:-}" ] && [ "$dry" != 1 ] && server+=(--cuda-graphs "$CUDA_GRAPHS")
 		echo "== $name: $gib GiB cap, predicted $p, levels $levels; ${server[*]}"
 		# One engine per card for all its passes (a start per pass would reload 16 GB each time).
-		# An engine that cannot start under the cap with CUDA graphs (their pools come out of the
-		# 10% the KV pool leaves) is started once more without them, and the run says so.
+		# An engine that cannot start under the cap with CUDA graphs (their pools and the batch
+		# buffers come out of the 10% the KV pool leaves) is started again without them, then with
+		# its pool sized to 0.8 of the card (what a vLLM user does: a lower gpu_memory_utilization);
+		# steps.txt and engine-attempt-N.log say which attempt started, /version what it sized.
 		up=0
-		for attempt in 1 2; do
+		for attempt in 1 2 3; do
 			t0=$SECONDS
 			"${server[@]}" >"$dir/engine.log" 2>&1 &
 			spid=$!
@@ -250,8 +252,11 @@ EOF
 			kill "$spid" 2>/dev/null
 			wait "$spid" 2>/dev/null
 			cp "$dir/engine.log" "$dir/engine-attempt-$attempt.log"
-			[ "$dry" = 1 ] || [ -n "${CUDA_GRAPHS:-}" ] && break
-			server+=(--cuda-graphs off)
+			[ "$dry" = 1 ] && break
+			case $attempt in
+			1) [ -n "${CUDA_GRAPHS:-}" ] || server+=(--cuda-graphs off) ;;
+			2) server+=(--utilisation 0.8) ;;
+			esac
 		done
 		[ "$up" = 1 ] || continue
 		"$py" -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \

@@ -134,6 +134,8 @@ class DryEngine:
     def cap_info(self):
         out = self.pool.as_dict(self.card, device="CPU (dry run)")
         out["hf_config"] = dict(SHAPE)
+        held = self.weights_bytes + self.activation_bytes + self.pool.num_blocks * self.block_size * self.kv_per_token
+        out.update(after_start_allocated_bytes=held, after_start_reserved_bytes=held, start_peak_allocated_bytes=held)
         return out
 
     def info(self):

@@ -657,6 +657,12 @@ class CBEngine:
             sizing = dataclasses.replace(sizing, cuda_graphs=False)
             self.manager, self.warmup_s = init_manager(self.model, sizing, **ids)
         self.startup_captures = self.captures.total() - captures0
+        # What the started engine holds beyond the plan (its batch buffers, graph pools): the
+        # emulated card's headroom has to hold it.
+        torch.cuda.synchronize()
+        self.after_start = {"after_start_allocated_bytes": torch.cuda.memory_allocated(),
+                            "after_start_reserved_bytes": torch.cuda.memory_reserved(),
+                            "start_peak_allocated_bytes": torch.cuda.max_memory_allocated()}
         self.sizing = sizing
         self._handlers = {}
         if not hasattr(self.manager, "register_result_handler"):
@@ -677,7 +683,9 @@ class CBEngine:
         torch.cuda.set_per_process_memory_fraction(self.pool.torch_fraction)
         self.notes.append(cardcap.label(cap.cap_bytes, cap.card, device=torch.cuda.get_device_name(0)))
         log.info("memory cap: %s", json.dumps(self.pool.as_dict(cap.card)))
-        return dataclasses.replace(sizing, num_blocks=self.pool.num_blocks)
+        # transformers checks its own memory model against the whole device's free memory times
+        # max_memory_percent; under a cap the allocator's limit is the check that counts.
+        return dataclasses.replace(sizing, num_blocks=self.pool.num_blocks, max_memory_percent=1.0)
 
     def cap_info(self):
         """cap_info is the emulated card and its KV pool (cardcap.Pool.as_dict), or None without a cap."""
@@ -686,6 +694,7 @@ class CBEngine:
         out = self.pool.as_dict(self.cap.card, device=torch.cuda.get_device_name(0))
         cfg = self.model.config
         out["hf_config"] = {k: getattr(cfg, k, None) for k in cardcap.HF_KEYS}
+        out.update(getattr(self, "after_start", {}))
         if self.shape is not None:
             out["calculator_model"] = SHAPES[self.shape]["calculator"]
         return out

@@ -35,21 +35,25 @@ const (
 // its self-description (the manifest's engine.about.memory_cap, written by
 // engines/transformers/cardcap.py); byte figures are bytes.
 type EmulatedCard struct {
-	Card             string          `json:"card"`
-	Label            string          `json:"label"`
-	CapBytes         int64           `json:"cap_bytes"`
-	DeviceTotalBytes int64           `json:"device_total_bytes"`
-	OutsideTorch     int64           `json:"outside_torch_bytes"`
-	WeightsBytes     int64           `json:"weights_bytes"`
-	ActivationBytes  int64           `json:"activation_bytes"`
-	Utilisation      float64         `json:"utilisation"`
-	BlockSize        int             `json:"block_size"`
-	KVBytesPerToken  int64           `json:"kv_bytes_per_token"`
-	KVBudgetBytes    int64           `json:"kv_budget_bytes"`
-	NumBlocks        int             `json:"num_blocks"`
-	KVCapacityTokens int64           `json:"kv_capacity_tokens"`
-	CalculatorModel  string          `json:"calculator_model,omitempty"`
-	HFConfig         json.RawMessage `json:"hf_config,omitempty"`
+	Card             string  `json:"card"`
+	Label            string  `json:"label"`
+	CapBytes         int64   `json:"cap_bytes"`
+	DeviceTotalBytes int64   `json:"device_total_bytes"`
+	OutsideTorch     int64   `json:"outside_torch_bytes"`
+	WeightsBytes     int64   `json:"weights_bytes"`
+	ActivationBytes  int64   `json:"activation_bytes"`
+	Utilisation      float64 `json:"utilisation"`
+	BlockSize        int     `json:"block_size"`
+	KVBytesPerToken  int64   `json:"kv_bytes_per_token"`
+	KVBudgetBytes    int64   `json:"kv_budget_bytes"`
+	NumBlocks        int     `json:"num_blocks"`
+	KVCapacityTokens int64   `json:"kv_capacity_tokens"`
+	// AfterStart* is what the started engine held (the KV pool and its
+	// batch buffers and graph pools included); 0 = not reported.
+	AfterStartAllocated int64           `json:"after_start_allocated_bytes,omitempty"`
+	AfterStartReserved  int64           `json:"after_start_reserved_bytes,omitempty"`
+	CalculatorModel     string          `json:"calculator_model,omitempty"`
+	HFConfig            json.RawMessage `json:"hf_config,omitempty"`
 }
 
 // EmulatedCardOf reads a variant's emulated card from its engine's
@@ -305,6 +309,11 @@ func (r *MarginRow) judge(model sizing.Model) error {
 	r.Terms = fmt.Sprintf("weights %s engine / %s calculator; outside PyTorch %s / runtime overhead %s; activations %s / %s (prefill) + %s logits a sequence; KV pool %s tokens / %s",
 		gib(r.Card.WeightsBytes), gib(e.WeightBytes), gib(r.Card.OutsideTorch), gib(e.OverheadBytes), gib(r.Card.ActivationBytes), gib(e.PrefillBytes),
 		gib(e.LogitBytesPerSeq), numfmt.GroupDigits(r.Card.KVCapacityTokens), numfmt.GroupDigits(max(0, kvCalc)/max(1, e.KVBytesPerToken)))
+	if c := r.Card; c.AfterStartAllocated > 0 {
+		pool := int64(c.NumBlocks) * int64(c.BlockSize) * c.KVBytesPerToken
+		r.Terms += fmt.Sprintf("; the started engine held %s allocated (%s reserved): %s beyond weights and KV pool", gib(c.AfterStartAllocated),
+			gib(c.AfterStartReserved), gib(c.AfterStartAllocated-c.WeightsBytes-pool))
+	}
 	return nil
 }
 
