@@ -59,15 +59,24 @@ func (c *selectCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{msg: err.Error()}
 	}
 	sheet := tellApart(rows)
+	// Runs of emulated cards (an engine with a memory cap) get their own section: the calculator
+	// beside the measured boundary. Runs without one leave the sheet as it was.
+	margins, err := plan.Margins(ctx, fs.Args())
+	if err != nil {
+		return &usageError{msg: err.Error()}
+	}
 	if *out != "" {
-		if err := writeSheets(*out, sheet, crit); err != nil {
+		if err := writeSheets(*out, sheet, crit, margins); err != nil {
 			return err
 		}
 	}
 	if *asJSON {
 		return numfmt.WriteJSON(c.stdout, rows) // each row has its dir
 	}
-	return plan.WriteSelectMarkdown(c.stdout, sheet, crit)
+	if err := plan.WriteSelectMarkdown(c.stdout, sheet, crit); err != nil {
+		return err
+	}
+	return plan.WriteMarginMarkdown(c.stdout, margins)
 }
 
 // tellApart names the results directory beside the variant of every row
@@ -91,14 +100,23 @@ func tellApart(rows []plan.SelectRow) []plan.SelectRow {
 	return out
 }
 
-func writeSheets(dir string, rows []plan.SelectRow, crit plan.SelectCriteria) error {
+func writeSheets(dir string, rows []plan.SelectRow, crit plan.SelectCriteria, margins []plan.MarginRow) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("select: create %s: %w", dir, err)
 	}
-	for name, write := range map[string]func(f *os.File) error{
-		"select.md":   func(f *os.File) error { return plan.WriteSelectMarkdown(f, rows, crit) },
+	files := map[string]func(f *os.File) error{
+		"select.md": func(f *os.File) error {
+			if err := plan.WriteSelectMarkdown(f, rows, crit); err != nil {
+				return err
+			}
+			return plan.WriteMarginMarkdown(f, margins)
+		},
 		"select.html": func(f *os.File) error { return plan.WriteSelectHTML(f, rows, crit) },
-	} {
+	}
+	if len(margins) > 0 {
+		files["margins.json"] = func(f *os.File) error { return numfmt.WriteJSON(f, margins) }
+	}
+	for name, write := range files {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return fmt.Errorf("select: %w", err)

@@ -24,6 +24,7 @@ triggers them: /metrics reports the count as engine_graph_captures_total.
 
 import dataclasses
 import inspect
+import json
 import logging
 import os
 import sys
@@ -34,6 +35,7 @@ import torch
 import transformers
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
+import cardcap
 import extraction
 import modeldir
 import tokenizer as tk
@@ -48,6 +50,7 @@ MAX_CONTEXT = 8192  # prompt + completion tokens a request may use
 SHAPES = {
     "8b": dict(  # Llama-3.1-8B
         served="random-llama-3.1-8b",
+        calculator="Llama-3.1-8B",  # sizing's preset of the same shape
         hidden_size=4096,
         intermediate_size=14336,
         num_hidden_layers=32,
@@ -57,6 +60,7 @@ SHAPES = {
     ),
     "1b": dict(  # Llama-3.2-1B
         served="random-llama-3.2-1b",
+        calculator="Llama-3.2-1B",
         hidden_size=2048,
         intermediate_size=8192,
         num_hidden_layers=16,
@@ -79,7 +83,7 @@ def versions():
 
 def llama_config(shape):
     """llama_config returns the LlamaConfig of a SHAPES entry."""
-    s = {k: v for k, v in SHAPES[shape].items() if k != "served"}
+    s = {k: v for k, v in SHAPES[shape].items() if k not in ("served", "calculator")}
     return LlamaConfig(
         vocab_size=tk.VOCAB_SIZE,
         max_position_embeddings=MAX_CONTEXT,
@@ -191,6 +195,65 @@ def init_manager(model, sizing, eos_ids=(tk.EOT,), pad_id=tk.END_OF_TEXT, bos_id
             raise RuntimeError("continuous batching manager did not start")
         time.sleep(0.05)
     return manager, warm
+
+
+# ---------------------------------------------------------------- emulated cards
+
+
+@dataclasses.dataclass
+class Cap:
+    """Cap is an emulated card (cardcap.py): its bytes, the share of it the
+    engine sizes itself to, and its name."""
+
+    cap_bytes: int
+    utilisation: float = cardcap.DEFAULT_UTILISATION
+    card: str | None = None
+
+
+def outside_torch_bytes():
+    """outside_torch_bytes is the device memory in use that PyTorch's
+    allocator does not hold (the CUDA context, kernels' modules, libraries'
+    workspaces), and the device's total: the device is taken to be this
+    process's alone, as on the lent H200."""
+    free, total = torch.cuda.mem_get_info()
+    return max(0, total - free - torch.cuda.memory_reserved()), total
+
+
+def set_cap_fraction(cap_bytes):
+    """set_cap_fraction caps PyTorch's allocator at a card of cap_bytes less
+    what is outside it now; returns (fraction, outside, total)."""
+    outside, total = outside_torch_bytes()
+    fraction = min(1.0, max(1e-6, (cap_bytes - outside) / total))
+    torch.cuda.set_per_process_memory_fraction(fraction)
+    return fraction, outside, total
+
+
+@torch.no_grad()
+def profile_activations(model, tokens):
+    """profile_activations runs one forward of a prefill chunk of that many
+    tokens (logits for the last only, as the batching manager computes them)
+    and returns its peak allocation above what was allocated before: the
+    activation reserve a real engine profiles at start-up."""
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    ids = torch.zeros((1, tokens), dtype=torch.long, device="cuda")
+    try:
+        model(input_ids=ids, use_cache=False, logits_to_keep=1)
+    except TypeError:  # older transformers: num_logits_to_keep
+        model(input_ids=ids, use_cache=False, num_logits_to_keep=1)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    del ids
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    return peak
+
+
+def kv_bytes_per_token_of(cfg):
+    """kv_bytes_per_token_of is a model config's KV bytes per token in bf16."""
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    return cardcap.kv_bytes_per_token(cfg.num_hidden_layers, cfg.num_key_value_heads, head_dim)
 
 
 class EngineDown(RuntimeError):
@@ -543,10 +606,13 @@ class CBEngine:
     (shape=...) or a train.py model directory (model_dir=..., quant=...). The
     server calls submit/cancel on its event loop and stats from anywhere."""
 
-    def __init__(self, shape=None, attn=TORCH_FLASH, sizing=None, model_dir=None, quant="bf16"):
+    def __init__(self, shape=None, attn=TORCH_FLASH, sizing=None, model_dir=None, quant="bf16", cap=None):
         if (shape is None) == (model_dir is None):
             raise ValueError("CBEngine: give a shape or a model directory")
         sizing = sizing or Sizing()
+        self.cap, self.pool = cap, None
+        if cap is not None:  # before the weights, so that they count against the card
+            set_cap_fraction(cap.cap_bytes)
         self.captures = capture_counter()
         self.shape, self.attn, self.model_dir = shape, attn, model_dir
         self.max_context = MAX_CONTEXT
@@ -575,6 +641,8 @@ class CBEngine:
         torch.cuda.synchronize()
         self.build_s = time.perf_counter() - t0
         self.weights_bytes = torch.cuda.memory_allocated()
+        if cap is not None:
+            sizing = self._size_from_cap(cap, sizing)
         self.attn_kernel = install_torch_flash() if attn == TORCH_FLASH else attn
         self.attn_set_via = set_attention(self.model, attn)
         self._preemptions = _count_preemptions()
@@ -589,11 +657,47 @@ class CBEngine:
             sizing = dataclasses.replace(sizing, cuda_graphs=False)
             self.manager, self.warmup_s = init_manager(self.model, sizing, **ids)
         self.startup_captures = self.captures.total() - captures0
+        # What the started engine holds beyond the plan (its batch buffers, graph pools): the
+        # emulated card's headroom has to hold it.
+        torch.cuda.synchronize()
+        self.after_start = {"after_start_allocated_bytes": torch.cuda.memory_allocated(),
+                            "after_start_reserved_bytes": torch.cuda.memory_reserved(),
+                            "start_peak_allocated_bytes": torch.cuda.max_memory_allocated()}
         self.sizing = sizing
         self._handlers = {}
         if not hasattr(self.manager, "register_result_handler"):
             self._loop = None
             threading.Thread(target=self._route, name="cb-router", daemon=True).start()
+
+    def _size_from_cap(self, cap, sizing):
+        """_size_from_cap sizes the KV pool from the emulated card, as a real
+        engine from its own: the activation reserve profiled, the memory
+        outside PyTorch measured again (cuBLAS is loaded now), the allocator
+        capped to the card less it, and the pool what the card's usable
+        share leaves (cardcap.plan_pool)."""
+        activations = profile_activations(self.model, sizing.max_batch_tokens or MAX_CONTEXT)
+        _, outside, total = set_cap_fraction(cap.cap_bytes)
+        self.pool = cardcap.plan_pool(cap.cap_bytes, total, outside, self.weights_bytes, activations,
+                                      kv_bytes_per_token_of(self.model.config), sizing.block_size, cap.utilisation,
+                                      min_tokens=MAX_CONTEXT)
+        torch.cuda.set_per_process_memory_fraction(self.pool.torch_fraction)
+        self.notes.append(cardcap.label(cap.cap_bytes, cap.card, device=torch.cuda.get_device_name(0)))
+        log.info("memory cap: %s", json.dumps(self.pool.as_dict(cap.card)))
+        # transformers checks its own memory model against the whole device's free memory times
+        # max_memory_percent; under a cap the allocator's limit is the check that counts.
+        return dataclasses.replace(sizing, num_blocks=self.pool.num_blocks, max_memory_percent=1.0)
+
+    def cap_info(self):
+        """cap_info is the emulated card and its KV pool (cardcap.Pool.as_dict), or None without a cap."""
+        if self.pool is None:
+            return None
+        out = self.pool.as_dict(self.cap.card, device=torch.cuda.get_device_name(0))
+        cfg = self.model.config
+        out["hf_config"] = {k: getattr(cfg, k, None) for k in cardcap.HF_KEYS}
+        out.update(getattr(self, "after_start", {}))
+        if self.shape is not None:
+            out["calculator_model"] = SHAPES[self.shape]["calculator"]
+        return out
 
     def encode_chat(self, messages):
         """encode_chat returns the prompt ids of an OpenAI messages list: the
@@ -725,8 +829,7 @@ class CBEngine:
         """info describes the engine for /version and /v1/models."""
         bp = self.manager.batch_processor
         cfg = self.model.config
-        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-        kv_per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * 2
+        kv_per_token = kv_bytes_per_token_of(cfg)
         cbc = getattr(self.manager, "continuous_batching_config", None)
         out = {
             **versions(),
@@ -752,6 +855,8 @@ class CBEngine:
             "quantization": self.quant,
             "notes": self.notes,
         }
+        if self.pool is not None:
+            out["memory_cap"] = self.cap_info()
         if self.tokenizer is None:
             out.update(tokenizer=tk.NAME, chat_template=tk.CHAT_TEMPLATE, random_weights=True)
         else:

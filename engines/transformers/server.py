@@ -198,6 +198,15 @@ class Server:
         quant = getattr(self.engine, "quant", None)
         if quant is not None:
             gauge("engine_quantization_info", "The served weights' quantisation scheme (value always 1).", 1, lab=f'{labels},quantization="{quant}"')
+        cap_info = getattr(self.engine, "cap_info", None)
+        cap = cap_info() if cap_info else None
+        if cap:
+            # An emulated card (--memory-cap-gib): its size and the KV pool sized from it, labelled.
+            card = cap["label"].replace('"', "'")
+            gauge("engine_memory_cap_bytes", "The emulated card's memory (the engine's allocator is capped to it).", cap["cap_bytes"],
+                  lab=f'{labels},card="{card}"')
+            gauge("engine_kv_cache_blocks", "KV cache blocks the engine sized from its card.", cap["num_blocks"], lab=labels)
+            gauge("engine_kv_cache_capacity_tokens", "Tokens the KV cache holds.", cap["kv_capacity_tokens"], lab=labels)
         mem = self.engine.memory()
         if mem:
             # Peaks since the last POST /reset_peaks; allocated and reserved are separate figures, never summed.
@@ -333,6 +342,16 @@ def parse_args(argv):
     p.add_argument("--num-blocks", type=int, default=None, help="KV cache blocks (default: sized from --max-memory)")
     p.add_argument("--max-batch-tokens", type=int, default=8192, help="tokens per forward step (prefill chunk budget)")
     p.add_argument("--max-memory", type=float, default=0.9, help="fraction of GPU memory the CB manager may size itself to")
+    p.add_argument("--memory-cap-gib", type=float, default=None,
+                   help="emulate a card of this many GiB: PyTorch's allocator capped to it and the KV pool sized from it (cardcap.py); memory only, bandwidth and compute stay the device's")
+    p.add_argument("--memory-cap-fraction", type=float, default=None, help="the same as a share of the device's memory")
+    p.add_argument("--card", default=None, help="the emulated card's name in every label (default: the catalog card of that size, cardcap.CARDS)")
+    p.add_argument("--utilisation", type=float, default=None,
+                   help="with a cap: the share of the card the engine sizes itself to (default 0.90, vLLM's and the calculator's)")
+    p.add_argument("--dry", action="store_true",
+                   help="serve dryengine.py instead: a tiny random model in plain Python on the CPU with a paged KV pool sized from the cap (no torch): proves the memory-boundary scripts end to end")
+    p.add_argument("--dry-weights-mib", type=float, default=None, help="with --dry: the fake model's weights in MiB (default: its shape's parameters in bf16)")
+    p.add_argument("--dry-step-ms", type=float, default=None, help="with --dry: the time one engine step takes (default dryengine.DEFAULT_STEP_MS)")
     p.add_argument("--cpu", action="store_true",
                    help="serve the --model through cpu_reference.py: float32 on the CPU, one request at a time, no GPU, torch and regex only (its answers, not its speed)")
     p.add_argument("--cuda-graphs", choices=["auto", "on", "off"], default="auto",
@@ -346,7 +365,31 @@ def parse_args(argv):
         p.error("--quant needs --model (random-weight shapes are bf16)")
     if args.cpu and (not args.model or args.quant != "bf16"):
         p.error("--cpu needs --model and serves its bf16 weights (widened to float32)")
+    if args.memory_cap_gib is not None and args.memory_cap_fraction is not None:
+        p.error("--memory-cap-gib and --memory-cap-fraction exclude each other")
+    if args.cpu and (args.memory_cap_gib is not None or args.memory_cap_fraction is not None):
+        p.error("--cpu has no device memory to cap")
+    if args.utilisation is not None and not 0 < args.utilisation <= 1:
+        p.error(f"--utilisation {args.utilisation}: want a share above 0, at most 1")
     return args
+
+
+def cap_of(args, device_total=None):
+    """cap_of is the emulated card the flags ask for (engine.Cap's fields as
+    a dict), or None."""
+    import cardcap
+
+    if args.memory_cap_fraction is not None and device_total is None:
+        import torch
+
+        device_total = torch.cuda.mem_get_info()[1]
+    try:
+        b = cardcap.parse_cap(args.memory_cap_gib, args.memory_cap_fraction, device_total)
+    except cardcap.CapError as e:
+        raise SystemExit(f"server.py: {e}")
+    if b is None:
+        return None
+    return dict(cap_bytes=b, utilisation=args.utilisation or cardcap.DEFAULT_UTILISATION, card=args.card)
 
 
 def sizing_of(args, eng):
@@ -371,14 +414,22 @@ def main(argv=None):
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     t0 = time.perf_counter()
-    if args.cpu:
+    if args.dry:
+        import dryengine
+
+        engine = dryengine.DryEngine(cap_of(args, dryengine.DEVICE_TOTAL_BYTES), block_size=args.block_size,
+                                     max_batch_tokens=args.max_batch_tokens, weights_mib=args.dry_weights_mib,
+                                     step_ms=args.dry_step_ms, served=dryengine.served_name(args))
+    elif args.cpu:
         import cpu_reference
 
         engine = cpu_reference.CPUEngine(args.model)
     else:
         import engine as eng
 
-        engine = eng.CBEngine(args.shape, attn=args.attn, sizing=sizing_of(args, eng), model_dir=args.model, quant=args.quant)
+        cap = cap_of(args)
+        engine = eng.CBEngine(args.shape, attn=args.attn, sizing=sizing_of(args, eng), model_dir=args.model, quant=args.quant,
+                              cap=eng.Cap(**cap) if cap else None)
     info = engine.info()
     log.info("ready in %.1fs: %s", time.perf_counter() - t0, json.dumps({k: v for k, v in info.items() if k != "chat_template"}))
     app = Server(engine).app()
