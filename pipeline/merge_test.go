@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // synthProtocol is the protocol of the synthetic shards: one variant, a
@@ -319,24 +319,21 @@ func TestMerge_Audit(t *testing.T) {
 			other = id
 		}
 	}
-	tests := []struct{ name, stmt, want string }{
-		{"verdict contradicts its scores", `UPDATE requests SET failure = 'quality' WHERE rowid = (SELECT min(rowid) FROM requests WHERE level = 2)`,
+	tests := []struct {
+		name string
+		edit resultstest.Edit
+		want string
+	}{
+		{"verdict contradicts its scores", resultstest.SetFailure(resultstest.Row{Level: 2}, extractbench.Quality),
 			"level=2/rep=1: 1 row whose verdict contradicts their scores: doc-"},
-		{"document outside the shard", `UPDATE requests SET doc_id = '` + other + `' WHERE rowid = (SELECT min(rowid) FROM requests WHERE level = 1)`,
+		{"document outside the shard", resultstest.SetDocID(resultstest.Row{Level: 1}, other),
 			"level=1/rep=1: 1 row of documents outside shard 1/2 (fnv1a64(id) mod count): " + other},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dirs := synthShards{docs: 40, count: 2, levels: []int{1, 2}}.write(t, t.TempDir())
-			db, err := sql.Open("sqlite3", filepath.Join(dirs[1], results.DBName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.Exec(tt.stmt); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
-			_, err = merge(t, dirs)
+			resultstest.Tamper(t, dirs[1], tt.edit)
+			_, err := merge(t, dirs)
 			var te *TamperedError
 			var ce *ConfigError
 			if !errors.As(err, &te) || !errors.As(err, &ce) || len(te.Shards) != 1 || te.Shards[0].Dir != dirs[1] {

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // TestRun_CorpusChangedMidRunStops is the hardening issue's item 1: a
@@ -61,21 +63,19 @@ func TestRun_CorpusChangedMidRunStops(t *testing.T) {
 	if re.ID != next.ID || !strings.Contains(err.Error(), at) || !strings.Contains(err.Error(), next.ID) || !errors.Is(err, corpus.ErrChanged) {
 		t.Errorf("err = %q, want document %s at %s, changed", err, next.ID, at)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != sentBefore {
+	reqs := resultstest.Requests(t, out)
+	if got := len(reqs); got != sentBefore {
 		t.Errorf("%d rows, want the %d documents read back before the change", got, sentBefore)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE doc_id = ?", next.ID); got != 0 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.DocID == next.ID }); got != 0 {
 		t.Errorf("document %s, never read back, has %d row(s)", next.ID, got)
 	}
-	var status string
-	if err := db.QueryRow("SELECT status FROM runs").Scan(&status); err != nil || status != results.RunFailed {
-		t.Errorf("run status %q (%v), want %s", status, err, results.RunFailed)
+	if runs := resultstest.Runs(t, out); len(runs) == 0 || runs[0].Status != results.RunFailed {
+		t.Errorf("runs %+v, want one of status %s", runs, results.RunFailed)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = ? AND detail LIKE ?", results.EventCorpusReadFailed, "%"+at+"%"); got != 1 {
+	if got := eventCount(t, out, results.EventCorpusReadFailed, "%"+at+"%"); got != 1 {
 		t.Errorf("%d %s events naming %s, want 1", got, results.EventCorpusReadFailed, at)
 	}
-	db.Close()
 
 	if err := os.WriteFile(file, original, 0o644); err != nil {
 		t.Fatal(err)
@@ -87,11 +87,11 @@ func TestRun_CorpusChangedMidRunStops(t *testing.T) {
 	if sum.Status != results.RunComplete {
 		t.Errorf("resumed status %q, want %s", sum.Status, results.RunComplete)
 	}
-	db = openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != docs {
+	reqs = resultstest.Requests(t, out)
+	if got := len(reqs); got != docs {
 		t.Errorf("%d rows after resume, want %d", got, docs)
 	}
-	if got := queryInt(t, db, "SELECT count(DISTINCT doc_id) FROM requests"); got != docs {
+	if got := resultstest.Distinct(reqs, func(r *extractbench.Record) string { return r.DocID }); got != docs {
 		t.Errorf("%d documents after resume, want %d, each once", got, docs)
 	}
 }
