@@ -13,6 +13,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/resultstest"
 )
@@ -31,7 +32,7 @@ func TestRun_CorpusChangedMidRunStops(t *testing.T) {
 	file := writeSmallCorpus(t, dir, docs)
 	proto := writeProtocol(t, dir, file, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", "{time_scale: 0}")
 	out := filepath.Join(dir, "out")
-	original := mustReadFile(t, file)
+	original := pipelinetest.ReadFile(t, file)
 	lines := bytes.SplitAfter(original, []byte("\n"))
 	lines = lines[:len(lines)-1] // the empty rest after the last "\n"
 	if len(lines) != docs {
@@ -94,13 +95,4 @@ func TestRun_CorpusChangedMidRunStops(t *testing.T) {
 	if got := resultstest.Distinct(reqs, func(r *extractbench.Record) string { return r.DocID }); got != docs {
 		t.Errorf("%d documents after resume, want %d, each once", got, docs)
 	}
-}
-
-func mustReadFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
