@@ -14,7 +14,7 @@ const module = "github.com/extractbench/extractbench"
 // eval → the root → corpus, so that no arrow runs back up.
 func layer(pkg string) (int, bool) {
 	switch {
-	case pkg == "schemas" || pkg == "numfmt":
+	case pkg == "schemas" || pkg == "numfmt" || pkg == "redact":
 		return 0, true
 	case pkg == "corpus" || strings.HasPrefix(pkg, "corpus/"):
 		return 1, true
