@@ -1,7 +1,10 @@
 package extractbench_test
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -124,5 +127,37 @@ func TestImportDirection(t *testing.T) {
 	sort.Strings(bad)
 	for _, b := range bad {
 		t.Error(b)
+	}
+}
+
+// TestOneResultsBuilder: tests outside results build a results directory
+// through resultstest.Write only, so that a fixture follows the store as the
+// run writes it, and one change to the store reaches every fixture. A test
+// file (or a test-helper package, a folder ending in "test") that creates
+// runs itself is a second builder.
+func TestOneResultsBuilder(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || dir == "results" || dir == "results/resultstest" {
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") && !strings.HasSuffix(dir, "test") {
+			return nil // the run and merge create runs: they are the writers, not fixtures
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), ".Create"+"Run(") { // split, so that this file is not a match
+
+			t.Errorf("%s creates runs itself: build the directory with resultstest.Write", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
