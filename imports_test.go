@@ -1,7 +1,13 @@
 package extractbench_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -14,7 +20,7 @@ const module = "github.com/extractbench/extractbench"
 // eval → the root → corpus, so that no arrow runs back up.
 func layer(pkg string) (int, bool) {
 	switch {
-	case pkg == "schemas" || pkg == "numfmt":
+	case pkg == "schemas" || pkg == "numfmt" || pkg == "redact":
 		return 0, true
 	case pkg == "corpus" || strings.HasPrefix(pkg, "corpus/"):
 		return 1, true
@@ -24,8 +30,8 @@ func layer(pkg string) (int, bool) {
 		return 3, true
 	case pkg == "sizing":
 		return 4, true // pure arithmetic over eval's figures
-	case pkg == "results":
-		return 5, true
+	case pkg == "results" || pkg == "results/resultstest":
+		return 5, true // the store, and its typed rows for the tests of every package
 	case pkg == "results/plan" || strings.HasPrefix(pkg, "results/plan/"):
 		return 6, true // a run's phases and plan, read through results, priced by sizing
 	case pkg == "results/compare":
@@ -45,11 +51,14 @@ func layer(pkg string) (int, bool) {
 // there, so that the list only shrinks.
 var knownBackArrows = map[string]string{}
 
-// knownSQLTests are test packages that still speak SQL to results.db
-// themselves; issue 27 stage 4 gives them resultstest's typed readers.
-var knownSQLTests = map[string]bool{
-	"pipeline": true, "cmd/extractbench": true, "engines/transformers": true,
-}
+// speaksSQL reports whether package pkg may import database/sql or
+// go-sqlite3: results, the store, and results/resultstest, which changes a
+// results.db behind its run's back for the tests of other packages (every
+// other reader, tests included, asks results for typed rows).
+func speaksSQL(pkg string) bool { return pkg == "results" || pkg == "results/resultstest" }
+
+// isSQL reports whether imp is the SQL driver or database/sql.
+func isSQL(imp string) bool { return imp == "github.com/mattn/go-sqlite3" || imp == "database/sql" }
 
 // TestImportDirection asserts the one-way graph of the house with go list:
 // every import goes down the layers, an engine imports only the root,
@@ -74,12 +83,12 @@ func TestImportDirection(t *testing.T) {
 		pkg, _ := short(parts[0])
 		tests := strings.Fields(parts[2])
 		for _, imp := range tests {
-			if (imp == "github.com/mattn/go-sqlite3" || imp == "database/sql") && pkg != "results" && !knownSQLTests[pkg] && !strings.HasPrefix(pkg, "results/") {
+			if isSQL(imp) && !speaksSQL(pkg) {
 				bad = append(bad, pkg+" (test) imports "+imp+": only results speaks SQL (use its typed readers)")
 			}
 		}
 		for _, imp := range strings.Fields(parts[1]) {
-			if (imp == "github.com/mattn/go-sqlite3" || imp == "database/sql") && pkg != "results" {
+			if isSQL(imp) && !speaksSQL(pkg) {
 				bad = append(bad, pkg+" imports "+imp+": only results speaks SQL")
 			}
 			dep, ok := short(imp)
@@ -121,5 +130,73 @@ func TestImportDirection(t *testing.T) {
 	sort.Strings(bad)
 	for _, b := range bad {
 		t.Error(b)
+	}
+}
+
+// TestOneResultsBuilder: tests outside results build a results directory
+// through resultstest.Write only, so that a fixture follows the store as the
+// run writes it, and one change to the store reaches every fixture. A test
+// file (or a test-helper package, a folder ending in "test") that creates
+// runs itself is a second builder.
+func TestOneResultsBuilder(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || dir == "results" || dir == "results/resultstest" {
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") && !strings.HasSuffix(dir, "test") {
+			return nil // the run and merge create runs: they are the writers, not fixtures
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), ".Create"+"Run(") { // split, so that this file is not a match
+			t.Errorf("%s creates runs itself: build the directory with resultstest.Write", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOneCopyOfTestHelpers: a helper the tests of pipeline and of
+// pipeline/client both need lives once, in pipeline/pipelinetest, not as a
+// function of the same name in each package's tests.
+func TestOneCopyOfTestHelpers(t *testing.T) {
+	defined := map[string][]string{} // helper name -> the folders whose tests define it
+	for _, dir := range []string{"pipeline", "pipeline/client"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, path := range files {
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, decl := range f.Decls {
+				fn, ok := decl.(*ast.FuncDecl)
+				if !ok || fn.Recv != nil || seen[fn.Name.Name] {
+					continue
+				}
+				name := fn.Name.Name
+				if name == "init" || name == "TestMain" || strings.HasPrefix(name, "Test") || strings.HasPrefix(name, "Benchmark") || strings.HasPrefix(name, "Fuzz") || strings.HasPrefix(name, "Example") {
+					continue
+				}
+				seen[name] = true
+				defined[name] = append(defined[name], dir)
+			}
+		}
+	}
+	for name, dirs := range defined {
+		if len(dirs) > 1 {
+			t.Errorf("test helper %s is defined in the tests of %v: keep one copy in pipeline/pipelinetest", name, dirs)
+		}
 	}
 }

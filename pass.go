@@ -44,7 +44,7 @@ func LengthClassOf(level int) string {
 type Pass struct {
 	RunID      string
 	Variant    string
-	Mode       string // "concurrency" or "batch"
+	Mode       string // ModeConcurrency, ModeBatch, ModeRate or ModeContext
 	Level      int
 	Repetition int // 1-based
 
