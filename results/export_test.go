@@ -24,7 +24,7 @@ import (
 
 // fillStore writes two runs: run-1 with two passes of nRecords/2 requests,
 // run-2 with one pass of a few; telemetry for one pass.
-func fillStore(t *testing.T, s *Store, nRecords int) {
+func fillStore(t testing.TB, s *Store, nRecords int) {
 	t.Helper()
 	ctx := context.Background()
 	for _, r := range []Run{

@@ -143,7 +143,7 @@ func arrowSchemaMetadata(sc *arrow.Schema, mem memory.Allocator) (metadata.KeyVa
 // column holds one column's values of the current row group: the non-null
 // values in order and, for a nullable column, one definition level per row
 // (1 a value, 0 NULL).
-type column interface {
+type parquetColumn interface {
 	write(file.ColumnChunkWriter) error
 	reset()
 }
@@ -186,7 +186,7 @@ func boolLevel(valid bool) int16 {
 }
 
 // writeRowGroup writes cols as one row group and empties them.
-func writeRowGroup(fw *file.Writer, cols []column) error {
+func writeRowGroup(fw *file.Writer, cols []parquetColumn) error {
 	rgw, err := fw.AppendRowGroupChecked()
 	if err != nil {
 		return err
@@ -208,11 +208,11 @@ func writeRowGroup(fw *file.Writer, cols []column) error {
 // function that appends the scanned row to the columns, and the columns. A
 // NULL in a field the schema says is not nullable is an error: the table
 // and the schema disagree.
-func rowScanner(schema *arrow.Schema) ([]any, func() error, []column) {
+func rowScanner(schema *arrow.Schema) ([]any, func() error, []parquetColumn) {
 	fields := schema.Fields()
 	dest := make([]any, len(fields))
 	appenders := make([]func() error, len(fields))
-	cols := make([]column, len(fields))
+	cols := make([]parquetColumn, len(fields))
 	for i, f := range fields {
 		notNull := func(valid bool) error {
 			if !valid && !f.Nullable {

@@ -59,6 +59,8 @@ type Store struct {
 	err   error // the first failed batch; sticky: records were lost
 
 	secrets storeSecrets // replaced in every text written (SetSecrets)
+
+	inserts requestInserts // the writer goroutine's prepared INSERTs
 }
 
 // op is one item of the writer's queue: a record to insert (fn and done nil),
@@ -171,6 +173,11 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	<-s.done
 	err := s.firstErr()
+	for _, st := range []*sql.Stmt{s.inserts.many, s.inserts.one} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	if cerr := s.rdb.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close %s readers: %w", s.path, cerr))
 	}

@@ -448,28 +448,6 @@ func TestStore_BatchErrorIsSticky(t *testing.T) {
 	s.errMu.Unlock()
 }
 
-func BenchmarkStore_AddFlush(b *testing.B) {
-	ctx := context.Background()
-	s, _ := MustOpen(b)
-	recs := make([]extractbench.Record, 1000)
-	for i := range recs {
-		recs[i] = testRecord(testKey, i)
-	}
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		n++
-		for _, r := range recs {
-			r.Repetition = n // a new pass each time: every row is inserted
-			s.Add(r)
-		}
-		if err := s.Flush(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(n*len(recs))/b.Elapsed().Seconds(), "records/s")
-}
-
 // TestStoreEveryFailureClass stores a request of every class eval lists and
 // reads it back, through the writer and through the read-only reader: a
 // class added to extractbench.Failures that the requests table's CHECK does not
