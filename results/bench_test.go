@@ -12,8 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/extractbench/extractbench"
 )
@@ -171,13 +169,12 @@ func BenchmarkExport_ArrowReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(exportBatchRows))
-		fw, err := pqarrow.NewFileWriter(t.schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		fw, err := pqarrow.NewFileWriter(t.schema, f, exportProps(t.dict), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, rb := range batches {
-			if err := fw.Write(rb); err != nil {
+			if err := fw.WriteBuffered(rb); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -99,29 +99,38 @@ const runContextCTE = `WITH ctx AS MATERIALIZED (
 `
 
 // exportTable is one Parquet file: its Arrow schema (the table's columns,
-// renamed where exportRenames says, then runContextFields) and the query
-// that reads it.
+// renamed where exportRenames says, then runContextFields), the columns it
+// dictionary-encodes, and the query that reads it.
 type exportTable struct {
 	file   string
 	schema *arrow.Schema
+	dict   map[string]bool
 	query  string
 }
 
-func newExportTable(file, table string, tableSchema *arrow.Schema, order string) exportTable {
+// newExportTable is the file of table, whose columns are tableSchema's, of
+// which dict are dictionary-encoded (the run context always is: one value
+// per run and variant).
+func newExportTable(file, table string, tableSchema *arrow.Schema, dict map[string]bool, order string) exportTable {
 	var fields []arrow.Field
 	var cols []string
+	encode := map[string]bool{}
 	for _, f := range tableSchema.Fields() {
 		cols = append(cols, "t."+f.Name)
 		if to, ok := exportRenames[table][f.Name]; ok {
 			f.Name = to
 		}
 		fields = append(fields, f)
+		if dict[f.Name] {
+			encode[f.Name] = true
+		}
 	}
 	for _, f := range runContextFields {
 		cols = append(cols, "ctx."+f.Name)
 		fields = append(fields, f)
+		encode[f.Name] = true
 	}
-	return exportTable{file: file, schema: arrow.NewSchema(fields, nil),
+	return exportTable{file: file, schema: arrow.NewSchema(fields, nil), dict: encode,
 		query: runContextCTE + `SELECT ` + strings.Join(cols, ", ") + ` FROM ` + table + ` t
 	LEFT JOIN ctx ON ctx.run_id = t.run_id AND ctx.variant = t.variant ORDER BY ` + order}
 }
@@ -129,8 +138,9 @@ func newExportTable(file, table string, tableSchema *arrow.Schema, order string)
 // exportTables are the Parquet files Export writes, in order.
 func exportTables() []exportTable {
 	return []exportTable{
-		newExportTable(RequestsParquet, "requests", requestsSchema, "t.rowid"),
-		newExportTable(PassesParquet, "passes", passesSchema, "t.run_id, t.variant, t.mode, t.level, t.repetition"),
-		newExportTable(TelemetryParquet, "telemetry", telemetrySchema, "t.rowid"),
+		newExportTable(RequestsParquet, "requests", requestsSchema, requestColumns.dictionary(), "t.rowid"),
+		// A few rows per run: a dictionary would save nothing.
+		newExportTable(PassesParquet, "passes", passesSchema, nil, "t.run_id, t.variant, t.mode, t.level, t.repetition"),
+		newExportTable(TelemetryParquet, "telemetry", telemetrySchema, telemetryColumns.dictionary(), "t.rowid"),
 	}
 }

@@ -78,7 +78,7 @@ func fillStore(t testing.TB, s *Store, nRecords int) {
 func TestExport(t *testing.T) {
 	ctx := context.Background()
 	s, dir := MustOpen(t)
-	const n = 2*exportBatchRows + 200 // more than one record batch per pass file
+	const n = exportRowGroupRows + 2*exportBatchRows + 200 // more than one row group, and batches, in requests.parquet
 	fillStore(t, s, n)
 
 	// Export while the store is still open, as the runner does.
