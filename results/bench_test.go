@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,6 +42,36 @@ func (m *cpuMeter) report(rows int) {
 	m.b.ReportMetric(float64(rows)/m.b.Elapsed().Seconds(), "rows/s")
 	if cpu := processCPU() - m.start; cpu > 0 {
 		m.b.ReportMetric(float64(cpu.Nanoseconds())/float64(rows), "cpu-ns/row")
+	}
+}
+
+// watchHeap samples the live heap (objects, not yet collected garbage
+// included) every millisecond until the returned function is called, which
+// returns the largest sample.
+func watchHeap() (stop func() uint64) {
+	done := make(chan struct{})
+	var max atomic.Uint64
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > max.Load() {
+				max.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return max.Load()
 	}
 }
 
@@ -132,6 +166,8 @@ func BenchmarkExport(b *testing.B) {
 	s, dir := MustOpen(b)
 	fillStore(b, s, n)
 	b.ReportAllocs()
+	runtime.GC()
+	peak := watchHeap()
 	m := meterCPU(b)
 	for b.Loop() {
 		if _, err := Export(ctx, dir); err != nil {
@@ -139,6 +175,7 @@ func BenchmarkExport(b *testing.B) {
 		}
 	}
 	m.report(b.N * n)
+	b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
 	if fi, err := os.Stat(filepath.Join(dir, RequestsParquet)); err == nil {
 		b.ReportMetric(float64(fi.Size())/float64(n), "B/row")
 	}

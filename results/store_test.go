@@ -473,6 +473,38 @@ func TestStore_AddAllocsPerRecord(t *testing.T) {
 	t.Logf("%.1f allocations per record", allocs)
 }
 
+// TestStore_CheckpointsOffTheWriter checks that the writer's commits never
+// checkpoint (its connection's wal_autocheckpoint is 0) and that the
+// checkpointer copies the committed WAL into the database file meanwhile.
+func TestStore_CheckpointsOffTheWriter(t *testing.T) {
+	ctx := context.Background()
+	s, dir := MustOpen(t)
+	var auto int
+	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&auto)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if auto != 0 {
+		t.Errorf("the writer's wal_autocheckpoint is %d pages: its commits checkpoint", auto)
+	}
+	for i := range 3 * checkpointRecords {
+		s.Add(testRecord(testKey, i))
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, DBName)
+	for range 250 { // up to ~5 s at 20 ms
+		if fi, err := os.Stat(db); err == nil && fi.Size() > 1<<20 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fi, _ := os.Stat(db)
+	t.Fatalf("%s holds %d bytes after %d records: the WAL was never checkpointed", DBName, fi.Size(), 3*checkpointRecords)
+}
+
 // TestStoreEveryFailureClass stores a request of every class eval lists and
 // reads it back, through the writer and through the read-only reader: a
 // class added to extractbench.Failures that the requests table's CHECK does not
