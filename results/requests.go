@@ -175,12 +175,16 @@ func (s *Store) insertRecords(recs []extractbench.Record) (err error) {
 	n := len(recs)
 	ins := &s.inserts
 	if ins.many == nil {
-		if ins.many, err = s.wdb.PrepareContext(ctx, insertRequestSQL(insertRows)); err != nil {
+		many, err := s.wdb.PrepareContext(ctx, insertRequestSQL(insertRows))
+		if err != nil {
 			return fmt.Errorf("prepare insert of requests: %w", err)
 		}
-		if ins.one, err = s.wdb.PrepareContext(ctx, insertRequestSQL(1)); err != nil {
+		one, err := s.wdb.PrepareContext(ctx, insertRequestSQL(1))
+		if err != nil {
+			many.Close()
 			return fmt.Errorf("prepare insert of requests: %w", err)
 		}
+		ins.many, ins.one = many, one
 	}
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
