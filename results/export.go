@@ -24,8 +24,9 @@ const (
 	RawTableCSV      = "raw_table.csv"
 )
 
-// exportBatchRows is how many rows Export holds in memory at once, per file:
-// one Arrow record batch, written as one Parquet row group.
+// exportBatchRows is how many rows of Go values a file's export holds in one
+// batch (two batches per file are in flight: one scanned, one encoded);
+// batches are appended to row groups of exportRowGroupRows.
 const exportBatchRows = 4096
 
 // Export writes the Parquet files and raw_table.csv of every run in
