@@ -70,7 +70,7 @@ vals = collections.defaultdict(lambda: collections.defaultdict(list))
 for line in open(sys.argv[1]):
     f = line.split()
     build, bench = f[0], f[1].rsplit('-', 1)[0]
-    for v, unit in zip(f[2::2], f[3::2]):
+    for v, unit in zip(f[3::2], f[4::2]):
         vals[(build, bench)][unit].append(float(v))
 for (build, bench), units in sorted(vals.items()):
     print(f"{build:5} {bench:34}", "  ".join(f"{statistics.median(v):>12.1f} {u}" for u, v in units.items() if u in ("rows/s", "cpu-ns/row", "peak-heap-MB")))
