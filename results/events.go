@@ -114,19 +114,41 @@ func (s *Store) AddTelemetry(ctx context.Context, key extractbench.PassKey, samp
 		return nil
 	}
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO telemetry
-			(run_id, variant, mode, level, repetition, t_ns, metric, value, endpoint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, telemetryColumns.insertSQL("telemetry", 1, ""))
 		if err != nil {
 			return fmt.Errorf("prepare telemetry of pass %s: %w", key, err)
 		}
 		defer stmt.Close()
+		vals := make([]any, 0, len(telemetryColumns))
 		for _, t := range samples {
-			if _, err := stmt.ExecContext(ctx, key.RunID, key.Variant, key.Mode, key.Level, key.Repetition, t.TNS, t.Metric, t.Value, nullStr(t.Endpoint)); err != nil {
+			row := telemetryRow{key, t}
+			if _, err := stmt.ExecContext(ctx, telemetryColumns.values(vals[:0], &row)...); err != nil {
 				return fmt.Errorf("add telemetry %s of pass %s: %w", t.Metric, key, err)
 			}
 		}
 		return nil
 	})
+}
+
+// telemetryRow is one telemetry row: a sample of a pass.
+type telemetryRow struct {
+	key extractbench.PassKey
+	TelemetrySample
+}
+
+// telemetryColumns lists every telemetry column, in table order (see
+// requestColumns). Readers aggregate samples in SQL (Telemetry), so no
+// column loads.
+var telemetryColumns = columns[telemetryRow]{
+	{name: "run_id", kind: text, repeats: true, value: func(t *telemetryRow) any { return t.key.RunID }},
+	{name: "variant", kind: text, repeats: true, value: func(t *telemetryRow) any { return t.key.Variant }},
+	{name: "mode", kind: text, repeats: true, value: func(t *telemetryRow) any { return t.key.Mode }},
+	{name: "level", kind: integer, repeats: true, value: func(t *telemetryRow) any { return int64(t.key.Level) }},
+	{name: "repetition", kind: integer, repeats: true, value: func(t *telemetryRow) any { return int64(t.key.Repetition) }},
+	{name: "t_ns", kind: integer, value: func(t *telemetryRow) any { return t.TNS }},
+	{name: "metric", kind: text, repeats: true, value: func(t *telemetryRow) any { return t.Metric }},
+	{name: "value", kind: real, value: func(t *telemetryRow) any { return t.Value }},
+	{name: "endpoint", kind: text, nullable: true, repeats: true, value: func(t *telemetryRow) any { return nullStr(t.Endpoint) }},
 }
 
 // AddDecision records d.

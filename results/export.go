@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/sourcegraph/conc/pool"
 )
 
 // The files Export writes into a results directory.
@@ -23,48 +24,85 @@ const (
 	RawTableCSV      = "raw_table.csv"
 )
 
-// exportBatchRows is how many rows Export holds in memory at once, per file:
-// one Arrow record batch, written as one Parquet row group.
+// exportBatchRows is how many rows of Go values a file's export holds in one
+// batch (two batches per file are in flight: one scanned, one encoded);
+// batches are appended to row groups of exportRowGroupRows.
 const exportBatchRows = 4096
 
 // Export writes the Parquet files and raw_table.csv of every run in
 // dir/results.db, from one consistent snapshot, and returns their paths.
-// Each file is written under a temporary name and renamed, so a crash never
+// The four files are written at once, each by its own goroutine on its
+// own connection (a conc pool: the first error cancels the others, a panic
+// is raised again here), every connection reading the same snapshot. Each
+// file is written under a temporary name and renamed, so a crash never
 // leaves half a file; the temporary files an export killed midway left
-// behind are removed first. The caller holds the directory's lock (LockDir),
-// so no other export is writing them. The database may be open by a
-// running Store.
+// behind are removed first. The caller holds the directory's lock
+// (LockDir), so no other export is writing them. The database may be open
+// by a running Store. On an error, the paths returned are the files
+// written.
 func Export(ctx context.Context, dir string) ([]string, error) {
 	if err := removeStaleTemps(dir); err != nil {
 		return nil, fmt.Errorf("export %s: %w", dir, err)
 	}
-	tx, done, err := exportSnapshot(ctx, dir)
+	tables := exportTables()
+	txs, done, err := exportSnapshots(ctx, dir, len(tables)+1)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 
-	var paths []string
-	for _, t := range exportTables() {
-		p := filepath.Join(dir, t.file)
-		err := writeAtomic(p, func(w io.Writer) error { return writeParquet(ctx, tx, w, t.schema, t.query) })
-		if err != nil {
-			return paths, fmt.Errorf("export %s: %w", p, err)
+	paths := make([]string, len(tables)+1)
+	written := make([]bool, len(paths))
+	p := pool.New().WithContext(ctx).WithCancelOnError()
+	for i, t := range tables {
+		paths[i] = filepath.Join(dir, t.file)
+		p.Go(func(ctx context.Context) error {
+			err := writeAtomic(paths[i], func(w io.Writer) error { return writeParquet(ctx, txs[i], w, t) })
+			if err != nil {
+				return fmt.Errorf("export %s: %w", paths[i], err)
+			}
+			written[i] = true
+			return nil
+		})
+	}
+	csvAt := len(tables)
+	paths[csvAt] = filepath.Join(dir, RawTableCSV)
+	p.Go(func(ctx context.Context) error {
+		if err := writeAtomic(paths[csvAt], func(w io.Writer) error { return writeRawTable(ctx, txs[csvAt], w) }); err != nil {
+			return fmt.Errorf("export %s: %w", paths[csvAt], err)
 		}
-		paths = append(paths, p)
+		written[csvAt] = true
+		return nil
+	})
+	if err := p.Wait(); err != nil {
+		var ok []string
+		for i, p := range paths {
+			if written[i] {
+				ok = append(ok, p)
+			}
+		}
+		return ok, err
 	}
-	p := filepath.Join(dir, RawTableCSV)
-	if err := writeAtomic(p, func(w io.Writer) error { return writeRawTable(ctx, tx, w) }); err != nil {
-		return paths, fmt.Errorf("export %s: %w", p, err)
-	}
-	return append(paths, p), nil
+	return paths, nil
 }
 
-// exportSnapshot opens dir's results.db for an export, brought to this
-// binary's schema first, and begins the read transaction the export reads
-// through: one snapshot, so that passes and requests agree even while a
-// run is still writing. done ends it and closes the database.
+// exportSnapshot is exportSnapshots of one transaction.
 func exportSnapshot(ctx context.Context, dir string) (tx *sql.Tx, done func(), err error) {
+	txs, done, err := exportSnapshots(ctx, dir, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	return txs[0], done, nil
+}
+
+// exportSnapshots opens dir's results.db for an export, brought to this
+// binary's schema first, and begins n read transactions on n connections
+// that all read one snapshot, so that passes and requests agree even while
+// a run is still writing: they begin while a BEGIN IMMEDIATE on another
+// connection holds the write lock, so no commit can fall between them (a
+// writer waits for it as for any other, within its busy timeout). done
+// ends them and closes the database.
+func exportSnapshots(ctx context.Context, dir string, n int) (txs []*sql.Tx, done func(), err error) {
 	path := filepath.Join(dir, DBName)
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, fmt.Errorf("export %s: %w", dir, err)
@@ -76,11 +114,42 @@ func exportSnapshot(ctx context.Context, dir string) (tx *sql.Tx, done func(), e
 	if err != nil {
 		return nil, nil, fmt.Errorf("export %s: %w", dir, err)
 	}
-	if tx, err = db.BeginTx(ctx, nil); err != nil {
+	db.SetMaxOpenConns(n + 1)
+	end := func() {
+		for _, tx := range txs {
+			tx.Rollback()
+		}
 		db.Close()
+	}
+	defer func() {
+		if err != nil {
+			end()
+		}
+	}()
+	lock, err := db.Conn(ctx)
+	if err != nil {
 		return nil, nil, fmt.Errorf("export %s: begin read: %w", dir, err)
 	}
-	return tx, func() { tx.Rollback(); db.Close() }, nil
+	defer lock.Close()
+	if n > 1 {
+		if _, err := lock.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+			return nil, nil, fmt.Errorf("export %s: begin read: %w", dir, err)
+		}
+		defer lock.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+	}
+	for range n {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("export %s: begin read: %w", dir, err)
+		}
+		txs = append(txs, tx)
+		// A deferred transaction takes its snapshot at its first read.
+		var v int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&v); err != nil {
+			return nil, nil, fmt.Errorf("export %s: begin read: %w", dir, err)
+		}
+	}
+	return txs, end, nil
 }
 
 // removeStaleTemps removes the temporary files (".requests.parquet.tmp-*",

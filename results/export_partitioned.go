@@ -66,7 +66,7 @@ func ExportPartitioned(ctx context.Context, dir, root string) ([]string, error) 
 	if err := clearParts(base, runs, sameDir(root, dir)); err != nil {
 		return nil, fmt.Errorf("export %s: %w", base, err)
 	}
-	schema, query := partitionedRequests()
+	pt := partitionedRequests()
 	var written []string
 	for _, p := range parts {
 		pdir := filepath.Join(base, "variant="+EscapePartitionValue(p.variant), fmt.Sprintf("level=%d", p.level))
@@ -74,7 +74,7 @@ func ExportPartitioned(ctx context.Context, dir, root string) ([]string, error) 
 			return written, fmt.Errorf("export %s: %w", pdir, err)
 		}
 		file := filepath.Join(pdir, partFile(p.run))
-		err := writeAtomic(file, func(w io.Writer) error { return writeParquet(ctx, tx, w, schema, query, p.run, p.variant, p.level) })
+		err := writeAtomic(file, func(w io.Writer) error { return writeParquet(ctx, tx, w, pt, p.run, p.variant, p.level) })
 		if err != nil {
 			return written, fmt.Errorf("export %s: %w", file, err)
 		}
@@ -86,10 +86,10 @@ func ExportPartitioned(ctx context.Context, dir, root string) ([]string, error) 
 // partFile is the file of one run in a partition.
 func partFile(runID string) string { return "part-" + EscapePartitionValue(runID) + ".parquet" }
 
-// partitionedRequests is the schema and the query of one partition's file:
-// requests.parquet's columns (with the run context) less PartitionColumns.
-func partitionedRequests() (*arrow.Schema, string) {
-	t := newExportTable(RequestsParquet, "requests", requestsSchema, "t.rowid")
+// partitionedRequests is one partition's file: requests.parquet's columns
+// (with the run context) less PartitionColumns.
+func partitionedRequests() exportTable {
+	t := newExportTable(RequestsParquet, "requests", requestsSchema, requestColumns.dictionary(), "t.rowid")
 	var fields []arrow.Field
 	var cols []string
 	for _, f := range t.schema.Fields() {
@@ -103,9 +103,11 @@ func partitionedRequests() (*arrow.Schema, string) {
 		}
 		fields = append(fields, f)
 	}
-	return arrow.NewSchema(fields, nil), runContextCTE + `SELECT ` + strings.Join(cols, ", ") + ` FROM requests t
+	t.schema = arrow.NewSchema(fields, nil)
+	t.query = runContextCTE + `SELECT ` + strings.Join(cols, ", ") + ` FROM requests t
 	LEFT JOIN ctx ON ctx.run_id = t.run_id AND ctx.variant = t.variant
 	WHERE t.run_id = ? AND t.variant = ? AND t.level = ? ORDER BY t.rowid`
+	return t
 }
 
 // clearParts removes the dataset's files of the given runs (every file

@@ -35,73 +35,12 @@ const (
 	nullable = true
 )
 
-// requestsSchema is the schema of requests.parquet: every column of requests.
-var requestsSchema = arrow.NewSchema([]arrow.Field{
-	utf8("run_id", notNull),
-	utf8("variant", notNull),
-	utf8("mode", notNull),
-	i64("level", notNull),
-	i64("repetition", notNull),
-	utf8("doc_id", notNull),
-	utf8("length_class", notNull),
-	i64("sched_ns", nullable),
-	i64("send_ns", nullable),
-	i64("first_byte_ns", nullable),
-	i64("first_token_ns", nullable),
-	i64("last_token_ns", nullable),
-	i64("done_ns", nullable),
-	i64("ttft_ns", nullable),
-	i64("e2e_ns", nullable),
-	i64("e2e_sched_ns", nullable),
-	i64("client_queue_ns", nullable),
-	i64("tpot_ns", nullable),
-	i64("prompt_tokens", nullable),
-	i64("completion_tokens", notNull),
-	boolean("usage_reported", notNull),
-	utf8("finish_reason", nullable),
-	i64("http_status", nullable),
-	utf8("transport_kind", nullable),
-	utf8("transport_detail", nullable),
-	boolean("engine_died", notNull),
-	utf8("error_body", nullable),
-	utf8("failure", nullable),
-	utf8("failure_detail", nullable),
-	boolean("strict_parse_ok", notNull),
-	boolean("lenient_parse_ok", notNull),
-	boolean("schema_ok", notNull),
-	utf8("date_result", nullable),
-	utf8("amount_result", nullable),
-	utf8("category_result", nullable),
-	boolean("date_ok", nullable),
-	boolean("amount_ok", nullable),
-	boolean("category_ok", nullable),
-	utf8("pred_date", nullable),
-	utf8("pred_amount", nullable),
-	utf8("pred_category", nullable),
-	boolean("accepted", notNull),
-	utf8("output", notNull),
-	utf8("expected_date", nullable),
-	utf8("expected_amount", nullable),
-	utf8("expected_category", nullable),
-	i64("client_completion_chunks", nullable),
-	boolean("on_time", nullable),
-	utf8("endpoint", nullable),
-	i64("cached_prompt_tokens", nullable),
-	i64("expected_prompt_tokens", nullable),
-}, nil)
+// requestsSchema is the schema of requests.parquet: every column of
+// requests, from requestColumns.
+var requestsSchema = requestColumns.schema()
 
-// telemetrySchema is the schema of telemetry.parquet.
-var telemetrySchema = arrow.NewSchema([]arrow.Field{
-	utf8("run_id", notNull),
-	utf8("variant", notNull),
-	utf8("mode", notNull),
-	i64("level", notNull),
-	i64("repetition", notNull),
-	i64("t_ns", notNull),
-	utf8("metric", notNull),
-	f64("value", notNull),
-	utf8("endpoint", nullable),
-}, nil)
+// telemetrySchema is the schema of telemetry.parquet, from telemetryColumns.
+var telemetrySchema = telemetryColumns.schema()
 
 // passesSchema is the schema of passes.parquet, one field per passColumns
 // entry, typed by the Pass field: a pointer is nullable, as is a text column
@@ -160,29 +99,38 @@ const runContextCTE = `WITH ctx AS MATERIALIZED (
 `
 
 // exportTable is one Parquet file: its Arrow schema (the table's columns,
-// renamed where exportRenames says, then runContextFields) and the query
-// that reads it.
+// renamed where exportRenames says, then runContextFields), the columns it
+// dictionary-encodes, and the query that reads it.
 type exportTable struct {
 	file   string
 	schema *arrow.Schema
+	dict   map[string]bool
 	query  string
 }
 
-func newExportTable(file, table string, tableSchema *arrow.Schema, order string) exportTable {
+// newExportTable is the file of table, whose columns are tableSchema's, of
+// which dict are dictionary-encoded (the run context always is: one value
+// per run and variant).
+func newExportTable(file, table string, tableSchema *arrow.Schema, dict map[string]bool, order string) exportTable {
 	var fields []arrow.Field
 	var cols []string
+	encode := map[string]bool{}
 	for _, f := range tableSchema.Fields() {
 		cols = append(cols, "t."+f.Name)
 		if to, ok := exportRenames[table][f.Name]; ok {
 			f.Name = to
 		}
 		fields = append(fields, f)
+		if dict[f.Name] {
+			encode[f.Name] = true
+		}
 	}
 	for _, f := range runContextFields {
 		cols = append(cols, "ctx."+f.Name)
 		fields = append(fields, f)
+		encode[f.Name] = true
 	}
-	return exportTable{file: file, schema: arrow.NewSchema(fields, nil),
+	return exportTable{file: file, schema: arrow.NewSchema(fields, nil), dict: encode,
 		query: runContextCTE + `SELECT ` + strings.Join(cols, ", ") + ` FROM ` + table + ` t
 	LEFT JOIN ctx ON ctx.run_id = t.run_id AND ctx.variant = t.variant ORDER BY ` + order}
 }
@@ -190,8 +138,9 @@ func newExportTable(file, table string, tableSchema *arrow.Schema, order string)
 // exportTables are the Parquet files Export writes, in order.
 func exportTables() []exportTable {
 	return []exportTable{
-		newExportTable(RequestsParquet, "requests", requestsSchema, "t.rowid"),
-		newExportTable(PassesParquet, "passes", passesSchema, "t.run_id, t.variant, t.mode, t.level, t.repetition"),
-		newExportTable(TelemetryParquet, "telemetry", telemetrySchema, "t.rowid"),
+		newExportTable(RequestsParquet, "requests", requestsSchema, requestColumns.dictionary(), "t.rowid"),
+		// A few rows per run: a dictionary would save nothing.
+		newExportTable(PassesParquet, "passes", passesSchema, nil, "t.run_id, t.variant, t.mode, t.level, t.repetition"),
+		newExportTable(TelemetryParquet, "telemetry", telemetrySchema, telemetryColumns.dictionary(), "t.rowid"),
 	}
 }

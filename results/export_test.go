@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ import (
 
 // fillStore writes two runs: run-1 with two passes of nRecords/2 requests,
 // run-2 with one pass of a few; telemetry for one pass.
-func fillStore(t *testing.T, s *Store, nRecords int) {
+func fillStore(t testing.TB, s *Store, nRecords int) {
 	t.Helper()
 	ctx := context.Background()
 	for _, r := range []Run{
@@ -78,7 +79,7 @@ func fillStore(t *testing.T, s *Store, nRecords int) {
 func TestExport(t *testing.T) {
 	ctx := context.Background()
 	s, dir := MustOpen(t)
-	const n = 2*exportBatchRows + 200 // more than one record batch per pass file
+	const n = exportRowGroupRows + 2*exportBatchRows + 200 // more than one row group, and batches, in requests.parquet
 	fillStore(t, s, n)
 
 	// Export while the store is still open, as the runner does.
@@ -207,11 +208,37 @@ func TestExport_NoDatabase(t *testing.T) {
 	}
 }
 
-// TestExportSchemas_MatchTables checks the hand-written Arrow schemas against
-// the tables: same columns in order, a type that holds the column's values,
-// nullable exactly where the column may be NULL.
-func TestExportSchemas_MatchTables(t *testing.T) {
+// TestColumnTables_MatchTables checks each table's one column list against
+// the table the migrations make and against its Parquet file: the same
+// columns in order, the SQL type and NULL rule of the column's kind, an
+// Arrow type that holds the column's values and nullable exactly where the
+// column may be NULL. A column added to a migration and not to the list (or
+// to the list and not to a migration) fails here, as does one the export
+// would leave out.
+func TestColumnTables_MatchTables(t *testing.T) {
 	s, _ := MustOpen(t)
+	type listed struct {
+		name, typ string
+		nullable  bool
+	}
+	lists := map[string][]listed{}
+	for _, c := range requestColumns {
+		lists["requests"] = append(lists["requests"], listed{c.name, c.kind.sqlType(), c.nullable})
+	}
+	for _, c := range telemetryColumns {
+		lists["telemetry"] = append(lists["telemetry"], listed{c.name, c.kind.sqlType(), c.nullable})
+	}
+	for table, cols := range lists {
+		got := tableInfo(t, s.rdb, table)
+		if len(got) != len(cols) {
+			t.Errorf("%s: table has %d columns, its column list %d", table, len(got), len(cols))
+		}
+		for i := range min(len(got), len(cols)) {
+			if c, l := got[i], cols[i]; c.name != l.name || c.typ != l.typ || c.notNull == l.nullable {
+				t.Errorf("%s column %d: table %s %s notnull=%v; list %s %s nullable=%v", table, i, c.name, c.typ, c.notNull, l.name, l.typ, l.nullable)
+			}
+		}
+	}
 	for table, schema := range map[string]*arrow.Schema{"requests": requestsSchema, "passes": passesSchema, "telemetry": telemetrySchema} {
 		cols := tableInfo(t, s.rdb, table)
 		if len(cols) != schema.NumFields() {
@@ -227,6 +254,69 @@ func TestExportSchemas_MatchTables(t *testing.T) {
 			if strings.HasSuffix(c.name, "_ns") && f.Type.ID() != arrow.INT64 {
 				t.Errorf("%s.%s is %s, want int64 nanoseconds", table, c.name, f.Type)
 			}
+		}
+	}
+	// Every table column reaches its file, under its export name.
+	for _, et := range exportTables() {
+		table := strings.TrimSuffix(et.file, ".parquet")
+		for _, c := range tableInfo(t, s.rdb, table) {
+			name := c.name
+			if to, ok := exportRenames[table][name]; ok {
+				name = to
+			}
+			if !et.schema.HasField(name) {
+				t.Errorf("%s: column %s.%s is not exported", et.file, table, c.name)
+			}
+		}
+	}
+}
+
+// TestExport_Encodings checks requests.parquet's layout: row groups of
+// exportRowGroupRows, the repeated labels dictionary-encoded and the
+// per-row values (document ids, outputs, instants) plain, so that no
+// dictionary is built for a column that overflows it.
+func TestExport_Encodings(t *testing.T) {
+	ctx := context.Background()
+	s, dir := MustOpen(t)
+	fillStore(t, s, exportRowGroupRows+exportBatchRows)
+	if _, err := Export(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	r, err := file.OpenParquetFile(filepath.Join(dir, RequestsParquet), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	md := r.MetaData()
+	wantRows := []int64{exportRowGroupRows, exportBatchRows + 5}
+	if md.NumRowGroups() != len(wantRows) {
+		t.Fatalf("%d row groups, want %d", md.NumRowGroups(), len(wantRows))
+	}
+	for g, want := range wantRows {
+		rg := md.RowGroup(g)
+		if rg.NumRows() != want {
+			t.Errorf("row group %d: %d rows, want %d", g, rg.NumRows(), want)
+		}
+		for c := range rg.NumColumns() {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := md.Schema.Column(c).Name()
+			wantDict := requestColumns.dictionary()[name] || slices.ContainsFunc(runContextFields, func(f arrow.Field) bool { return f.Name == name })
+			if got := cc.HasDictionaryPage(); got != wantDict {
+				t.Errorf("row group %d column %s: dictionary page %v, want %v", g, name, got, wantDict)
+			}
+		}
+	}
+	for _, c := range []string{"run_id", "variant", "failure", "model"} {
+		if !requestColumns.dictionary()[c] && c != "model" {
+			t.Errorf("%s is not dictionary-encoded", c)
+		}
+	}
+	for _, c := range []string{"doc_id", "output", "send_ns"} {
+		if requestColumns.dictionary()[c] {
+			t.Errorf("%s is dictionary-encoded: one value per row", c)
 		}
 	}
 }

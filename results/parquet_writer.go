@@ -5,9 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -17,28 +17,61 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/sourcegraph/conc/pool"
 )
 
 // The export writes its Parquet files with parquet/file's column writers
 // rather than through pqarrow: pqarrow imports Arrow Flight, and with it
 // gRPC, HTTP/2 and their protobuf descriptors, about a hundred packages a
 // cold build compiled for nothing (issue 28). The files are the ones
-// pqarrow.FileWriter with WithStoreSchema wrote, byte for byte
-// (TestWriteParquet_SameBytesAsPQArrow): the same Parquet schema, the Arrow
-// schema stored under ARROW:schema, one row group per batch.
+// pqarrow.FileWriter.WriteBuffered with WithStoreSchema writes from record
+// batches of exportBatchRows (TestWriteParquet_SameFilesAsPQArrow): the same
+// Parquet schema, the Arrow schema stored under ARROW:schema, row groups of
+// exportRowGroupRows.
 
-// writeParquet streams the rows of query, whose columns are schema's fields in
-// order, into a zstd Parquet file, one row group of exportBatchRows at a time.
-func writeParquet(ctx context.Context, tx *sql.Tx, w io.Writer, schema *arrow.Schema, query string, args ...any) (err error) {
-	props := parquet.NewWriterProperties(
+// exportRowGroupRows is the row group size of the exported files. Each row
+// group pays, per column (requests has 56 with the run context), a column
+// chunk with its statistics and, where dictionary-encoded, a dictionary
+// page and a fresh hash table: at 4,096 rows that was a third of the
+// export's CPU. A row group of 32,768 rows amortises it, while the bytes
+// it holds in memory until it is closed are its encoded, compressed pages
+// (a few MB) and at most one data page per column being filled; the Go
+// values are only exportBatchRows rows at a time. DuckDB and Spark split a
+// file by row groups, so a million rows still read in parallel (31
+// groups). It is a multiple of exportBatchRows: a batch never straddles
+// two groups.
+const exportRowGroupRows = 8 * exportBatchRows
+
+// exportProps are the writer properties of one exported file: zstd,
+// exportRowGroupRows, and dictionary encoding for the columns in dict only
+// (repeated labels; the others, unique per row, are plain-encoded instead
+// of hashed into a dictionary that overflows and falls back).
+func exportProps(dict map[string]bool) *parquet.WriterProperties {
+	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithMaxRowGroupLength(exportBatchRows),
-	)
-	root, err := parquetSchema(schema, props)
+		parquet.WithMaxRowGroupLength(exportRowGroupRows),
+		parquet.WithDictionaryDefault(false),
+	}
+	for c := range dict {
+		opts = append(opts, parquet.WithDictionaryFor(c, true))
+	}
+	return parquet.NewWriterProperties(opts...)
+}
+
+// writeParquet streams the rows of t.query, whose columns are t.schema's
+// fields in order, into a zstd Parquet file. Two goroutines share the work,
+// as two stages: one scans SQLite into a batch of exportBatchRows rows of Go
+// values, the other encodes and compresses the batch before into the
+// current row group; two batches alternate between them, so memory stays
+// two batches and one row group whatever the row count. An error or a
+// panic in either stops both and is returned (conc).
+func writeParquet(ctx context.Context, tx *sql.Tx, w io.Writer, t exportTable, args ...any) (err error) {
+	props := exportProps(t.dict)
+	root, err := parquetSchema(t.schema, props)
 	if err != nil {
 		return fmt.Errorf("create parquet writer: %w", err)
 	}
-	meta, err := arrowSchemaMetadata(schema, props.Allocator())
+	meta, err := arrowSchemaMetadata(t.schema, props.Allocator())
 	if err != nil {
 		return fmt.Errorf("create parquet writer: %w", err)
 	}
@@ -51,30 +84,70 @@ func writeParquet(ctx context.Context, tx *sql.Tx, w io.Writer, schema *arrow.Sc
 			err = fmt.Errorf("close parquet writer: %w", cerr)
 		}
 	}()
-	rows, err := tx.QueryContext(ctx, query, args...)
+
+	full := make(chan *rowBatch, 2)
+	free := make(chan *rowBatch, 2)
+	for range 2 {
+		free <- newRowBatch(t.schema)
+	}
+	p := pool.New().WithContext(ctx).WithCancelOnError()
+	p.Go(func(ctx context.Context) error {
+		defer close(full)
+		return scanBatches(ctx, tx, t, args, free, full)
+	})
+	p.Go(func(ctx context.Context) error { return encodeBatches(ctx, fw, full, free) })
+	return p.Wait()
+}
+
+// rowBatch is up to exportBatchRows rows of a file's columns, as Go values.
+type rowBatch struct {
+	cols []parquetColumn
+	rows int
+}
+
+// scanBatches reads t's rows into batches taken from free and sends each
+// full one (and the last, partial one) to full.
+func scanBatches(ctx context.Context, tx *sql.Tx, t exportTable, args []any, free <-chan *rowBatch, full chan<- *rowBatch) error {
+	rows, err := tx.QueryContext(ctx, t.query, args...)
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
 	}
 	defer rows.Close()
-
-	dest, appendRow, cols := rowScanner(schema)
-	n := 0
-	flush := func() error {
-		if err := writeRowGroup(fw, cols); err != nil {
-			return fmt.Errorf("write row group: %w", err)
+	fields := t.schema.Fields()
+	cells := make([]cell, len(fields))
+	dest := make([]any, len(fields))
+	for i := range cells {
+		dest[i] = &cells[i]
+	}
+	var b *rowBatch
+	send := func() error {
+		select {
+		case full <- b:
+			b = nil
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		n = 0
-		return nil
 	}
 	for rows.Next() {
+		if b == nil {
+			select {
+			case b = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("scan row: %w", err)
 		}
-		if err := appendRow(); err != nil {
-			return err
+		for i, c := range b.cols {
+			if !cells[i].valid && !fields[i].Nullable {
+				return fmt.Errorf("column %s: NULL in a non-nullable column", fields[i].Name)
+			}
+			c.add(&cells[i])
 		}
-		if n++; n == exportBatchRows {
-			if err := flush(); err != nil {
+		if b.rows++; b.rows == exportBatchRows {
+			if err := send(); err != nil {
 				return err
 			}
 		}
@@ -82,8 +155,54 @@ func writeParquet(ctx context.Context, tx *sql.Tx, w io.Writer, schema *arrow.Sc
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read rows: %w", err)
 	}
-	if n > 0 {
-		return flush()
+	if b != nil {
+		return send()
+	}
+	return nil
+}
+
+// encodeBatches writes the batches from full into row groups of
+// exportRowGroupRows and gives each batch back to free, emptied.
+func encodeBatches(ctx context.Context, fw *file.Writer, full <-chan *rowBatch, free chan<- *rowBatch) error {
+	var (
+		rgw     file.BufferedRowGroupWriter
+		inGroup int
+	)
+	for b := range full {
+		if rgw == nil || inGroup+b.rows > exportRowGroupRows {
+			if rgw != nil {
+				if err := rgw.Close(); err != nil {
+					return fmt.Errorf("close row group: %w", err)
+				}
+			}
+			var err error
+			if rgw, err = fw.AppendBufferedRowGroupChecked(); err != nil {
+				return fmt.Errorf("append row group: %w", err)
+			}
+			inGroup = 0
+		}
+		for i, c := range b.cols {
+			cw, err := rgw.Column(i)
+			if err != nil {
+				return fmt.Errorf("write row group: %w", err)
+			}
+			if err := c.write(cw); err != nil {
+				return fmt.Errorf("write row group: %w", err)
+			}
+			c.reset()
+		}
+		inGroup += b.rows
+		b.rows = 0
+		select {
+		case free <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if rgw != nil {
+		if err := rgw.Close(); err != nil {
+			return fmt.Errorf("close row group: %w", err)
+		}
 	}
 	return nil
 }
@@ -140,30 +259,32 @@ func arrowSchemaMetadata(sc *arrow.Schema, mem memory.Allocator) (metadata.KeyVa
 	return meta, nil
 }
 
-// column holds one column's values of the current row group: the non-null
-// values in order and, for a nullable column, one definition level per row
-// (1 a value, 0 NULL).
-type column interface {
+// parquetColumn holds one column's values of the current batch: the
+// non-null values in order and, for a nullable column, one definition level
+// per row (1 a value, 0 NULL).
+type parquetColumn interface {
+	add(c *cell)
 	write(file.ColumnChunkWriter) error
 	reset()
 }
 
 // typedColumn is a column of Go values of type T, written by the column
-// chunk writer of T's Parquet type.
+// chunk writer of T's Parquet type; value takes T from a scanned cell.
 type typedColumn[T any, W interface {
 	WriteBatch([]T, []int16, []int16) (int64, error)
 }] struct {
 	nullable bool
+	value    func(*cell) T
 	values   []T
 	def      []int16
 }
 
-func (c *typedColumn[T, W]) add(v T, valid bool) {
-	if valid {
-		c.values = append(c.values, v)
+func (c *typedColumn[T, W]) add(v *cell) {
+	if v.valid {
+		c.values = append(c.values, c.value(v))
 	}
 	if c.nullable {
-		c.def = append(c.def, boolLevel(valid))
+		c.def = append(c.def, boolLevel(v.valid))
 	}
 }
 
@@ -176,7 +297,10 @@ func (c *typedColumn[T, W]) write(cw file.ColumnChunkWriter) error {
 	return err
 }
 
-func (c *typedColumn[T, W]) reset() { c.values, c.def = c.values[:0], c.def[:0] }
+func (c *typedColumn[T, W]) reset() {
+	clear(c.values) // drop the strings for the GC
+	c.values, c.def = c.values[:0], c.def[:0]
+}
 
 func boolLevel(valid bool) int16 {
 	if valid {
@@ -185,67 +309,34 @@ func boolLevel(valid bool) int16 {
 	return 0
 }
 
-// writeRowGroup writes cols as one row group and empties them.
-func writeRowGroup(fw *file.Writer, cols []column) error {
-	rgw, err := fw.AppendRowGroupChecked()
-	if err != nil {
-		return err
+// stringBytes is the cell's string as bytes without a copy: the column
+// writers only read a value (the dictionary and the pages copy what they
+// keep), and the string is never written to. "" is an empty slice, not
+// nil, which the statistics would skip.
+func stringBytes(c *cell) parquet.ByteArray {
+	if c.s == "" {
+		return parquet.ByteArray{}
 	}
-	for _, c := range cols {
-		cw, err := rgw.NextColumn()
-		if err != nil {
-			return err
-		}
-		if err := c.write(cw); err != nil {
-			return err
-		}
-		c.reset()
-	}
-	return rgw.Close()
+	return unsafe.Slice(unsafe.StringData(c.s), len(c.s))
 }
 
-// rowScanner returns scan destinations for one row of schema's columns, a
-// function that appends the scanned row to the columns, and the columns. A
-// NULL in a field the schema says is not nullable is an error: the table
-// and the schema disagree.
-func rowScanner(schema *arrow.Schema) ([]any, func() error, []column) {
+// newRowBatch returns an empty batch of schema's columns.
+func newRowBatch(schema *arrow.Schema) *rowBatch {
 	fields := schema.Fields()
-	dest := make([]any, len(fields))
-	appenders := make([]func() error, len(fields))
-	cols := make([]column, len(fields))
+	b := &rowBatch{cols: make([]parquetColumn, len(fields))}
 	for i, f := range fields {
-		notNull := func(valid bool) error {
-			if !valid && !f.Nullable {
-				return fmt.Errorf("column %s: NULL in a non-nullable column", f.Name)
-			}
-			return nil
-		}
 		switch f.Type.ID() {
 		case arrow.INT64:
-			v, c := new(sql.NullInt64), &typedColumn[int64, *file.Int64ColumnChunkWriter]{nullable: f.Nullable}
-			dest[i], cols[i] = v, c
-			appenders[i] = func() error { c.add(v.Int64, v.Valid); return notNull(v.Valid) }
+			b.cols[i] = &typedColumn[int64, *file.Int64ColumnChunkWriter]{nullable: f.Nullable, value: func(c *cell) int64 { return c.i }}
 		case arrow.FLOAT64:
-			v, c := new(sql.NullFloat64), &typedColumn[float64, *file.Float64ColumnChunkWriter]{nullable: f.Nullable}
-			dest[i], cols[i] = v, c
-			appenders[i] = func() error { c.add(v.Float64, v.Valid); return notNull(v.Valid) }
+			b.cols[i] = &typedColumn[float64, *file.Float64ColumnChunkWriter]{nullable: f.Nullable, value: func(c *cell) float64 { return c.f }}
 		case arrow.BOOL:
-			v, c := new(sql.NullBool), &typedColumn[bool, *file.BooleanColumnChunkWriter]{nullable: f.Nullable}
-			dest[i], cols[i] = v, c
-			appenders[i] = func() error { c.add(v.Bool, v.Valid); return notNull(v.Valid) }
+			b.cols[i] = &typedColumn[bool, *file.BooleanColumnChunkWriter]{nullable: f.Nullable, value: func(c *cell) bool { return c.i != 0 }}
 		case arrow.STRING:
-			v, c := new(sql.NullString), &typedColumn[parquet.ByteArray, *file.ByteArrayColumnChunkWriter]{nullable: f.Nullable}
-			dest[i], cols[i] = v, c
-			appenders[i] = func() error { c.add(parquet.ByteArray(v.String), v.Valid); return notNull(v.Valid) }
+			b.cols[i] = &typedColumn[parquet.ByteArray, *file.ByteArrayColumnChunkWriter]{nullable: f.Nullable, value: stringBytes}
 		default:
 			panic(fmt.Sprintf("export column %s: unsupported Arrow type %s", f.Name, f.Type))
 		}
 	}
-	return dest, func() error {
-		var err error
-		for _, a := range appenders {
-			err = errors.Join(err, a())
-		}
-		return err
-	}, cols
+	return b
 }

@@ -16,8 +16,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
@@ -34,7 +32,7 @@ import (
 func TestWriteParquet_SameFilesAsPQArrow(t *testing.T) {
 	ctx := context.Background()
 	s, dir := MustOpen(t)
-	fillStore(t, s, 2*exportBatchRows+200)
+	fillStore(t, s, exportRowGroupRows+2*exportBatchRows+200) // two row groups of requests, the second of three batches
 	tx, done, err := exportSnapshot(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -49,18 +47,18 @@ func TestWriteParquet_SameFilesAsPQArrow(t *testing.T) {
 	kindsQuery := fmt.Sprintf(`WITH RECURSIVE n(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM n WHERE x < %d)
 		SELECT x, CASE WHEN x %% 3 = 0 THEN NULL ELSE x*x - 7 END, x / 7.0, CASE WHEN x %% 3 = 1 THEN NULL ELSE -x * 0.25 END,
 		x %% 2 = 0, CASE WHEN x %% 3 = 2 THEN NULL ELSE x %% 5 = 0 END, 'doc-' || x, CASE WHEN x %% 3 = 0 THEN NULL ELSE 'ü' || (x %% 11) END FROM n`,
-		exportBatchRows*5/2)
+		exportRowGroupRows*5/2)
 	tables := exportTables()
 	sameBytes := len(tables)
-	tables = append(tables, exportTable{file: "kinds.parquet", schema: kinds, query: kindsQuery},
+	tables = append(tables, exportTable{file: "kinds.parquet", schema: kinds, dict: map[string]bool{"in": true, "s": true}, query: kindsQuery},
 		exportTable{file: "empty.parquet", schema: kinds, query: kindsQuery + " LIMIT 0"})
 	out := t.TempDir()
 	for i, tb := range tables {
 		var got, want bytes.Buffer
-		if err := writeParquet(ctx, tx, &got, tb.schema, tb.query); err != nil {
+		if err := writeParquet(ctx, tx, &got, tb); err != nil {
 			t.Fatalf("%s: writeParquet: %v", tb.file, err)
 		}
-		if err := writeParquetPQArrow(ctx, tx, &want, tb.schema, tb.query); err != nil {
+		if err := writeParquetPQArrow(ctx, tx, &want, tb); err != nil {
 			t.Fatalf("%s: pqarrow: %v", tb.file, err)
 		}
 		if i < sameBytes && !bytes.Equal(got.Bytes(), want.Bytes()) {
@@ -89,7 +87,7 @@ func TestWriteParquet_SameFilesAsPQArrow(t *testing.T) {
 		if !reflect.DeepEqual(gotRows, wantRows) {
 			t.Errorf("%s: rows read back differ from pqarrow's (%d and %d rows)", tb.file, len(gotRows), len(wantRows))
 		}
-		if tb.file == "kinds.parquet" && len(gotRows) != exportBatchRows*5/2+1 {
+		if tb.file == "kinds.parquet" && len(gotRows) != exportRowGroupRows*5/2+1 {
 			t.Errorf("kinds.parquet: %d rows", len(gotRows))
 		}
 	}
@@ -142,7 +140,7 @@ func TestWriteParquet_NullInRequiredColumn(t *testing.T) {
 	}
 	defer done()
 	sc := arrow.NewSchema([]arrow.Field{i64("id", false), utf8("name", false)}, nil)
-	err = writeParquet(ctx, tx, io.Discard, sc, `SELECT 1, NULL`)
+	err = writeParquet(ctx, tx, io.Discard, exportTable{schema: sc, query: `SELECT 1, NULL`})
 	if err == nil || !strings.Contains(err.Error(), "column name: NULL in a non-nullable column") {
 		t.Fatalf("err = %v, want the column named", err)
 	}
@@ -157,13 +155,11 @@ func firstDiff(a, b []byte) int {
 	return min(len(a), len(b))
 }
 
-// writeParquetPQArrow is the export's writer as it was, through pqarrow:
-// the reference the test compares with.
-func writeParquetPQArrow(ctx context.Context, tx *sql.Tx, w io.Writer, schema *arrow.Schema, query string, args ...any) (err error) {
-	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithMaxRowGroupLength(exportBatchRows),
-	)
+// writeParquetPQArrow is the export's writer through pqarrow, with the same
+// properties and record batches: the reference the test compares with.
+func writeParquetPQArrow(ctx context.Context, tx *sql.Tx, w io.Writer, t exportTable, args ...any) (err error) {
+	schema, query := t.schema, t.query
+	props := exportProps(t.dict)
 	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return fmt.Errorf("create parquet writer: %w", err)
@@ -186,7 +182,7 @@ func writeParquetPQArrow(ctx context.Context, tx *sql.Tx, w io.Writer, schema *a
 	flush := func() error {
 		rec := rb.NewRecordBatch()
 		defer rec.Release()
-		if err := fw.Write(rec); err != nil {
+		if err := fw.WriteBuffered(rec); err != nil {
 			return fmt.Errorf("write row group: %w", err)
 		}
 		n = 0

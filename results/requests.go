@@ -10,33 +10,86 @@ import (
 	"github.com/extractbench/extractbench"
 )
 
-// requestColumns are the columns of requests that insertRecords writes, in
-// the order of requestValues.
-var requestColumns = []string{
-	"run_id", "variant", "mode", "level", "repetition", "doc_id", "length_class",
-	"sched_ns", "send_ns", "first_byte_ns", "first_token_ns", "last_token_ns", "done_ns",
-	"ttft_ns", "e2e_ns", "e2e_sched_ns", "client_queue_ns", "tpot_ns",
-	"prompt_tokens", "completion_tokens", "usage_reported",
-	"finish_reason", "http_status", "transport_kind", "transport_detail", "engine_died", "error_body",
-	"failure", "failure_detail",
-	"strict_parse_ok", "lenient_parse_ok", "schema_ok",
-	"date_result", "amount_result", "category_result",
-	"date_ok", "amount_ok", "category_ok",
-	"pred_date", "pred_amount", "pred_category",
-	"accepted", "output",
-	"expected_date", "expected_amount", "expected_category",
-	"client_completion_chunks", "on_time", "endpoint", "cached_prompt_tokens", "expected_prompt_tokens",
+// requestColumns lists every requests column, in table order: the one
+// list insertRecords, the readers, the Parquet export and SCHEMA.md's test
+// derive from. The first requestKeyColumns are the pass and document, the
+// table's unique key. A column without load (the latencies, the field
+// flags) is derived from others and recomputed by readers.
+var requestColumns = columns[extractbench.Record]{
+	{name: "run_id", kind: text, repeats: true, value: func(r *extractbench.Record) any { return r.RunID }, load: func(r *extractbench.Record, c *cell) { r.RunID = c.s }},
+	{name: "variant", kind: text, repeats: true, value: func(r *extractbench.Record) any { return r.Variant }, load: func(r *extractbench.Record, c *cell) { r.Variant = c.s }},
+	{name: "mode", kind: text, repeats: true, value: func(r *extractbench.Record) any { return r.Mode }, load: func(r *extractbench.Record, c *cell) { r.Mode = c.s }},
+	{name: "level", kind: integer, repeats: true, value: func(r *extractbench.Record) any { return int64(r.Level) }, load: func(r *extractbench.Record, c *cell) { r.Level = c.int() }},
+	{name: "repetition", kind: integer, repeats: true, value: func(r *extractbench.Record) any { return int64(r.Repetition) }, load: func(r *extractbench.Record, c *cell) { r.Repetition = c.int() }},
+	{name: "doc_id", kind: text, value: func(r *extractbench.Record) any { return r.DocID }, load: func(r *extractbench.Record, c *cell) { r.DocID = c.s }},
+	{name: "length_class", kind: text, repeats: true, value: func(r *extractbench.Record) any { return r.LengthClass }, load: func(r *extractbench.Record, c *cell) { r.LengthClass = c.s }},
+	{name: "sched_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullInt(r.SchedNS) }, load: func(r *extractbench.Record, c *cell) { r.SchedNS = c.i }},
+	{name: "send_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullInt(r.SendNS) }, load: func(r *extractbench.Record, c *cell) { r.SendNS = c.i }},
+	{name: "first_byte_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullInt(r.FirstByteNS) }, load: func(r *extractbench.Record, c *cell) { r.FirstByteNS = c.i }},
+	{name: "first_token_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullInt(r.FirstTokenNS) }, load: func(r *extractbench.Record, c *cell) { r.FirstTokenNS = c.i }},
+	{name: "last_token_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullInt(r.LastTokenNS) }, load: func(r *extractbench.Record, c *cell) { r.LastTokenNS = c.i }},
+	{name: "done_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullInt(r.DoneNS) }, load: func(r *extractbench.Record, c *cell) { r.DoneNS = c.i }},
+	{name: "ttft_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullSpan(r.TTFT()) }},
+	{name: "e2e_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullSpan(r.E2E()) }},
+	{name: "e2e_sched_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullSpan(r.E2ESched()) }},
+	{name: "client_queue_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullSpan(r.ClientQueue()) }},
+	{name: "tpot_ns", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullSpan(r.TPOT()) }},
+	{name: "prompt_tokens", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullInt(r.PromptTokens) }, load: func(r *extractbench.Record, c *cell) { r.PromptTokens = c.int() }},
+	{name: "completion_tokens", kind: integer, value: func(r *extractbench.Record) any { return int64(r.CompletionTokens) }, load: func(r *extractbench.Record, c *cell) { r.CompletionTokens = c.int() }},
+	{name: "usage_reported", kind: flag, value: func(r *extractbench.Record) any { return r.UsageReported }, load: func(r *extractbench.Record, c *cell) { r.UsageReported = c.i != 0 }},
+	{name: "finish_reason", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullStr(validText(r.FinishReason)) }, load: func(r *extractbench.Record, c *cell) { r.FinishReason = c.s }},
+	{name: "http_status", kind: integer, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullInt(r.HTTPStatus) }, load: func(r *extractbench.Record, c *cell) { r.HTTPStatus = c.int() }},
+	{name: "transport_kind", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullStr(r.Kind) }, load: func(r *extractbench.Record, c *cell) { r.Kind = extractbench.TransportKind(c.s) }},
+	{name: "transport_detail", kind: text, nullable: true, value: func(r *extractbench.Record) any { return nullStr(validText(r.Detail)) }, load: func(r *extractbench.Record, c *cell) { r.Detail = c.s }},
+	{name: "engine_died", kind: flag, value: func(r *extractbench.Record) any { return r.EngineDied }, load: func(r *extractbench.Record, c *cell) { r.EngineDied = c.i != 0 }},
+	{name: "error_body", kind: text, nullable: true, value: func(r *extractbench.Record) any { return nullStr(validText(r.ErrorBody)) }, load: func(r *extractbench.Record, c *cell) { r.ErrorBody = c.s }},
+	{name: "failure", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullStr(r.Failure) }, load: func(r *extractbench.Record, c *cell) { r.Failure = extractbench.Failure(c.s) }},
+	{name: "failure_detail", kind: text, nullable: true, value: func(r *extractbench.Record) any { return nullStr(validText(r.FailureDetail)) }, load: func(r *extractbench.Record, c *cell) { r.FailureDetail = c.s }},
+	{name: "strict_parse_ok", kind: flag, value: func(r *extractbench.Record) any { return r.StrictParseOK }, load: func(r *extractbench.Record, c *cell) { r.StrictParseOK = c.i != 0 }},
+	{name: "lenient_parse_ok", kind: flag, value: func(r *extractbench.Record) any { return r.LenientParseOK }, load: func(r *extractbench.Record, c *cell) { r.LenientParseOK = c.i != 0 }},
+	{name: "schema_ok", kind: flag, value: func(r *extractbench.Record) any { return r.SchemaOK }, load: func(r *extractbench.Record, c *cell) { r.SchemaOK = c.i != 0 }},
+	{name: "date_result", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullStr(r.Date) }, load: func(r *extractbench.Record, c *cell) { r.Date = extractbench.FieldResult(c.s) }},
+	{name: "amount_result", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullStr(r.Amount) }, load: func(r *extractbench.Record, c *cell) { r.Amount = extractbench.FieldResult(c.s) }},
+	{name: "category_result", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullStr(r.Category) }, load: func(r *extractbench.Record, c *cell) { r.Category = extractbench.FieldResult(c.s) }},
+	{name: "date_ok", kind: flag, nullable: true, value: func(r *extractbench.Record) any { return fieldOK(r.Date) }},
+	{name: "amount_ok", kind: flag, nullable: true, value: func(r *extractbench.Record) any { return fieldOK(r.Amount) }},
+	{name: "category_ok", kind: flag, nullable: true, value: func(r *extractbench.Record) any { return fieldOK(r.Category) }},
+	{name: "pred_date", kind: text, nullable: true, value: func(r *extractbench.Record) any { return nullPtr(r.Prediction.Date) }, load: func(r *extractbench.Record, c *cell) { r.Prediction.Date = c.strPtr() }},
+	{name: "pred_amount", kind: text, nullable: true, value: func(r *extractbench.Record) any { return nullPtr(r.Prediction.Amount) }, load: func(r *extractbench.Record, c *cell) { r.Prediction.Amount = c.strPtr() }},
+	{name: "pred_category", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullPtr(r.Prediction.Category) }, load: func(r *extractbench.Record, c *cell) { r.Prediction.Category = c.strPtr() }},
+	{name: "accepted", kind: flag, value: func(r *extractbench.Record) any { return r.Accepted }, load: func(r *extractbench.Record, c *cell) { r.Accepted = c.i != 0 }},
+	{name: "output", kind: text, value: func(r *extractbench.Record) any { return validText(r.Output) }, load: func(r *extractbench.Record, c *cell) { r.Output = c.s }},
+	{name: "expected_date", kind: text, nullable: true, value: func(r *extractbench.Record) any { return nullPtr(r.Expected.Date) }, load: func(r *extractbench.Record, c *cell) { r.Expected.Date = c.strPtr() }},
+	{name: "expected_amount", kind: text, nullable: true, value: func(r *extractbench.Record) any { return nullPtr(r.Expected.Amount) }, load: func(r *extractbench.Record, c *cell) { r.Expected.Amount = c.strPtr() }},
+	{name: "expected_category", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullPtr(r.Expected.Category) }, load: func(r *extractbench.Record, c *cell) { r.Expected.Category = c.strPtr() }},
+	{name: "client_completion_chunks", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return int64(r.ClientChunks) }, load: func(r *extractbench.Record, c *cell) { r.ClientChunks = c.int() }},
+	{name: "on_time", kind: flag, nullable: true, value: func(r *extractbench.Record) any { return nullBool(r.OnTime) }, load: func(r *extractbench.Record, c *cell) { r.OnTime = c.boolPtr() }},
+	{name: "endpoint", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullStr(r.Endpoint) }, load: func(r *extractbench.Record, c *cell) { r.Endpoint = c.s }},
+	{name: "cached_prompt_tokens", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullCount(r.CachedPromptTokens) }, load: func(r *extractbench.Record, c *cell) { r.CachedPromptTokens = c.intPtr() }},
+	{name: "expected_prompt_tokens", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullCount(r.ExpectedPromptTokens) }, load: func(r *extractbench.Record, c *cell) { r.ExpectedPromptTokens = c.intPtr() }},
 }
 
-// insertRequestSQL never duplicates a (pass, doc): a resumed run that sends a
-// document again keeps the first row, which is the primary result. The one
-// row it replaces is one that was never a measurement (eval's
-// TransportKind.Measured): the run cancelled that request (interrupted),
-// or the client failed before the engine saw it (client).
-var insertRequestSQL = `INSERT INTO requests (` + strings.Join(requestColumns, ", ") + `)
-	VALUES (` + strings.TrimSuffix(strings.Repeat("?, ", len(requestColumns)), ", ") + `)
-	ON CONFLICT (run_id, variant, mode, level, repetition, doc_id) DO UPDATE SET ` + upsertSet() + `
-	WHERE requests.` + unmeasured
+// requestKeyColumns is how many of requestColumns make the unique key
+// (run_id, variant, mode, level, repetition, doc_id).
+const requestKeyColumns = 6
+
+// insertRows is how many records one INSERT writes: a VALUES list of
+// insertRows rows (len(requestColumns) × insertRows parameters, far below
+// SQLite's 32,766) is one statement step instead of insertRows, and the
+// per-statement work (reset, clear, the driver's round trips) is paid once.
+const insertRows = 32
+
+// insertRequestSQL is an INSERT of n rows that never duplicates a (pass,
+// doc): a resumed run that sends a document again keeps the first row,
+// which is the primary result. The one row it replaces is one that was
+// never a measurement (eval's TransportKind.Measured): the run cancelled
+// that request (interrupted), or the client failed before the engine saw it
+// (client).
+func insertRequestSQL(n int) string {
+	return requestColumns.insertSQL("requests", n, `
+	ON CONFLICT (`+strings.Join(requestColumns.names()[:requestKeyColumns], ", ")+`) DO UPDATE SET `+upsertSet()+`
+	WHERE requests.`+unmeasured)
+}
 
 // unmeasured is the SQL condition of the rows that are no measurement:
 // transport_kind interrupted or client (extractbench.TransportKind.Measured).
@@ -51,7 +104,7 @@ const measured = unmeasured + ` IS NOT 1`
 
 func upsertSet() string {
 	set := make([]string, 0, len(requestColumns))
-	for _, c := range requestColumns[6:] { // the key columns stay
+	for _, c := range requestColumns.names()[requestKeyColumns:] { // the key columns stay
 		set = append(set, c+" = excluded."+c)
 	}
 	return strings.Join(set, ", ")
@@ -78,7 +131,7 @@ func nullCount(p *int) any {
 	if p == nil {
 		return nil
 	}
-	return *p
+	return int64(*p)
 }
 
 func nullBool(p *bool) any {
@@ -103,27 +156,36 @@ func validText(s string) string { return strings.ToValidUTF8(s, "\uFFFD") } // n
 
 // requestValues returns the row of r, in the order of requestColumns.
 func requestValues(r extractbench.Record) []any {
-	return []any{
-		r.RunID, r.Variant, r.Mode, r.Level, r.Repetition, r.DocID, r.LengthClass,
-		nullInt(r.SchedNS), nullInt(r.SendNS), nullInt(r.FirstByteNS), nullInt(r.FirstTokenNS), nullInt(r.LastTokenNS), nullInt(r.DoneNS),
-		nullSpan(r.TTFT()), nullSpan(r.E2E()), nullSpan(r.E2ESched()), nullSpan(r.ClientQueue()), nullSpan(r.TPOT()),
-		nullInt(r.PromptTokens), r.CompletionTokens, r.UsageReported,
-		nullStr(validText(r.FinishReason)), nullInt(r.HTTPStatus), nullStr(r.Kind), nullStr(validText(r.Detail)), r.EngineDied, nullStr(validText(r.ErrorBody)),
-		nullStr(r.Failure), nullStr(validText(r.FailureDetail)),
-		r.StrictParseOK, r.LenientParseOK, r.SchemaOK,
-		nullStr(r.Date), nullStr(r.Amount), nullStr(r.Category),
-		fieldOK(r.Date), fieldOK(r.Amount), fieldOK(r.Category),
-		nullPtr(r.Prediction.Date), nullPtr(r.Prediction.Amount), nullPtr(r.Prediction.Category),
-		r.Accepted, validText(r.Output),
-		nullPtr(r.Expected.Date), nullPtr(r.Expected.Amount), nullPtr(r.Expected.Category),
-		r.ClientChunks, nullBool(r.OnTime), nullStr(r.Endpoint), nullCount(r.CachedPromptTokens), nullCount(r.ExpectedPromptTokens),
-	}
+	return requestColumns.values(make([]any, 0, len(requestColumns)), &r)
 }
 
-// insertRecords commits recs in one transaction. It runs on the writer
-// goroutine only.
+// requestInserts are the writer's prepared INSERTs of requests, on its one
+// connection: one of insertRows rows, one of a single row (for a batch's
+// last records, and to name the record a failed statement held). The
+// writer goroutine alone uses them; Close closes them.
+type requestInserts struct {
+	many, one *sql.Stmt
+	vals      []any // reused between statements
+}
+
+// insertRecords commits recs in one transaction, insertRows records per
+// statement. It runs on the writer goroutine only.
 func (s *Store) insertRecords(recs []extractbench.Record) (err error) {
 	ctx := context.Background() // records outlive a canceled run: they are what resume reads
+	n := len(recs)
+	ins := &s.inserts
+	if ins.many == nil {
+		many, err := s.wdb.PrepareContext(ctx, insertRequestSQL(insertRows))
+		if err != nil {
+			return fmt.Errorf("prepare insert of requests: %w", err)
+		}
+		one, err := s.wdb.PrepareContext(ctx, insertRequestSQL(1))
+		if err != nil {
+			many.Close()
+			return fmt.Errorf("prepare insert of requests: %w", err)
+		}
+		ins.many, ins.one = many, one
+	}
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin insert of %d requests: %w", len(recs), err)
@@ -133,20 +195,42 @@ func (s *Store) insertRecords(recs []extractbench.Record) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	stmt, err := tx.PrepareContext(ctx, insertRequestSQL)
-	if err != nil {
-		return fmt.Errorf("prepare insert of requests: %w", err)
+	many, one := tx.StmtContext(ctx, ins.many), tx.StmtContext(ctx, ins.one)
+	for len(recs) > 0 {
+		chunk, stmt := recs, one
+		if len(recs) >= insertRows {
+			chunk, stmt = recs[:insertRows], many
+		} else {
+			chunk = recs[:1]
+		}
+		ins.vals = ins.vals[:0]
+		for i := range chunk {
+			r := s.redactRecord(chunk[i])
+			ins.vals = requestColumns.values(ins.vals, &r)
+		}
+		if _, err := stmt.ExecContext(ctx, ins.vals...); err != nil {
+			return s.insertFailed(ctx, one, chunk, err)
+		}
+		recs = recs[len(chunk):]
 	}
-	defer stmt.Close()
-	for _, r := range recs {
-		if _, err := stmt.ExecContext(ctx, requestValues(s.redactRecord(r))...); err != nil {
+	clear(ins.vals) // drop the outputs' strings for the GC
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit %d requests: %w", n, err)
+	}
+	return nil
+}
+
+// insertFailed names the record of chunk that a failed statement could not
+// insert (SQLite undid the statement, not the transaction), by inserting
+// them one at a time; the caller rolls the transaction back.
+func (s *Store) insertFailed(ctx context.Context, one *sql.Stmt, chunk []extractbench.Record, err error) error {
+	for _, r := range chunk {
+		r = s.redactRecord(r)
+		if _, err := one.ExecContext(ctx, requestValues(r)...); err != nil {
 			return fmt.Errorf("insert request %s of pass %s: %w", r.DocID, extractbench.PassKeyOf(r), err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit %d requests: %w", len(recs), err)
-	}
-	return nil
+	return fmt.Errorf("insert %d requests from %s of pass %s: %w", len(chunk), chunk[0].DocID, extractbench.PassKeyOf(chunk[0]), err)
 }
 
 // DoneDocs returns the ids of the documents the pass has a measured row for, after
@@ -235,82 +319,19 @@ func (r *reader) eachRecord(ctx context.Context, fn func(*extractbench.Record), 
 
 // eachRow is eachRecord with the unmeasured rows too.
 func (r *reader) eachRow(ctx context.Context, fn func(*extractbench.Record), where string, args ...any) error {
-	rows, err := r.rdb.QueryContext(ctx, `SELECT
-		run_id, variant, mode, level, repetition, doc_id, length_class,
-		sched_ns, send_ns, first_byte_ns, first_token_ns, last_token_ns, done_ns,
-		prompt_tokens, completion_tokens, usage_reported,
-		finish_reason, http_status, transport_kind, transport_detail, engine_died, error_body,
-		failure, failure_detail, strict_parse_ok, lenient_parse_ok, schema_ok,
-		date_result, amount_result, category_result,
-		pred_date, pred_amount, pred_category, accepted, output,
-		expected_date, expected_amount, expected_category, client_completion_chunks, on_time, endpoint,
-		cached_prompt_tokens, expected_prompt_tokens
+	sc := newScanner(requestColumns)
+	rows, err := r.rdb.QueryContext(ctx, `SELECT `+sc.selectList()+`
 		FROM requests WHERE `+where+` ORDER BY rowid`, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		rec, err := scanRecord(rows)
+		rec, err := sc.scan(rows)
 		if err != nil {
 			return err
 		}
 		fn(&rec)
 	}
 	return rows.Err()
-}
-
-// scanRecord reads one row of PassRecords' query back into a Record: NULL
-// becomes the zero the Record gave it.
-func scanRecord(rows *sql.Rows) (extractbench.Record, error) {
-	var (
-		r                                    extractbench.Record
-		sched, send, fbyte, ftok, ltok, done sql.NullInt64
-		prompt, httpStatus                   sql.NullInt64
-		finish, kind, detail, errBody        sql.NullString
-		failure, failDetail                  sql.NullString
-		dateRes, amountRes, catRes           sql.NullString
-		chunks                               sql.NullInt64
-		onTime                               sql.NullBool
-		endpoint                             sql.NullString
-		cached, expected                     sql.NullInt64
-	)
-	err := rows.Scan(&r.RunID, &r.Variant, &r.Mode, &r.Level, &r.Repetition, &r.DocID, &r.LengthClass,
-		&sched, &send, &fbyte, &ftok, &ltok, &done,
-		&prompt, &r.CompletionTokens, &r.UsageReported,
-		&finish, &httpStatus, &kind, &detail, &r.EngineDied, &errBody,
-		&failure, &failDetail, &r.StrictParseOK, &r.LenientParseOK, &r.SchemaOK,
-		&dateRes, &amountRes, &catRes,
-		&r.Prediction.Date, &r.Prediction.Amount, &r.Prediction.Category, &r.Accepted, &r.Output,
-		&r.Expected.Date, &r.Expected.Amount, &r.Expected.Category, &chunks, &onTime, &endpoint, &cached, &expected)
-	if err != nil {
-		return r, err
-	}
-	r.SchedNS, r.SendNS, r.FirstByteNS = sched.Int64, send.Int64, fbyte.Int64
-	r.FirstTokenNS, r.LastTokenNS, r.DoneNS = ftok.Int64, ltok.Int64, done.Int64
-	r.PromptTokens = int(prompt.Int64)
-	r.ClientChunks = int(chunks.Int64)
-	if onTime.Valid {
-		r.OnTime = &onTime.Bool
-	}
-	r.Endpoint = endpoint.String
-	if cached.Valid {
-		n := int(cached.Int64)
-		r.CachedPromptTokens = &n
-	}
-	if expected.Valid {
-		n := int(expected.Int64)
-		r.ExpectedPromptTokens = &n
-	}
-	r.HTTPStatus = int(httpStatus.Int64)
-	r.FinishReason = finish.String
-	r.Kind = extractbench.TransportKind(kind.String)
-	r.Detail = detail.String
-	r.ErrorBody = errBody.String
-	r.Failure = extractbench.Failure(failure.String)
-	r.FailureDetail = failDetail.String
-	r.Date = extractbench.FieldResult(dateRes.String)
-	r.Amount = extractbench.FieldResult(amountRes.String)
-	r.Category = extractbench.FieldResult(catRes.String)
-	return r, nil
 }

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/extractbench/extractbench"
@@ -58,7 +59,18 @@ type Store struct {
 	errMu sync.Mutex
 	err   error // the first failed batch; sticky: records were lost
 
+	// The checkpointer copies the WAL into the database off the writer
+	// goroutine: every checkpointRecords records committed, the writer
+	// signals checkpoint (never waiting), and the checkpointer, on a read
+	// connection, runs a PASSIVE checkpoint while the writer goes on.
+	checkpoint  chan struct{}
+	uncheckpted int           // records committed since the last signal (writer goroutine only)
+	ckptDone    chan struct{} // closed when the checkpointer has returned
+	walLarge    atomic.Bool   // the WAL passed walRestartFrames: the writer checkpoints itself once
+
 	secrets storeSecrets // replaced in every text written (SetSecrets)
+
+	inserts requestInserts // the writer goroutine's prepared INSERTs
 }
 
 // op is one item of the writer's queue: a record to insert (fn and done nil),
@@ -89,6 +101,13 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
+	// The checkpointer checkpoints instead of the writer's commits. Should
+	// the connection ever be reopened, SQLite's default (a checkpoint in
+	// the commit that passes 1,000 pages) comes back: slower, as safe.
+	if _, err := wdb.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	rdb, err := openDB(path, "deferred")
 	if err != nil {
 		wdb.Close()
@@ -96,15 +115,18 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	}
 	rdb.SetMaxOpenConns(4)
 	s := &Store{
-		path:      path,
-		wdb:       wdb,
-		reader:    reader{rdb: rdb},
-		batchSize: DefaultBatchSize,
-		interval:  DefaultFlushInterval,
-		ops:       make(chan op, queueLen),
-		done:      make(chan struct{}),
+		path:       path,
+		wdb:        wdb,
+		reader:     reader{rdb: rdb},
+		batchSize:  DefaultBatchSize,
+		interval:   DefaultFlushInterval,
+		ops:        make(chan op, queueLen),
+		done:       make(chan struct{}),
+		checkpoint: make(chan struct{}, 1),
+		ckptDone:   make(chan struct{}),
 	}
 	go s.run()
+	go s.checkpointer()
 	return s, nil
 }
 
@@ -170,7 +192,14 @@ func (s *Store) Close() error {
 	close(s.ops)
 	s.mu.Unlock()
 	<-s.done
+	close(s.checkpoint) // the writer, its only sender, has returned
+	<-s.ckptDone
 	err := s.firstErr()
+	for _, st := range []*sql.Stmt{s.inserts.many, s.inserts.one} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	if cerr := s.rdb.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close %s readers: %w", s.path, cerr))
 	}
@@ -229,6 +258,16 @@ func (s *Store) run() {
 		}
 		if err := s.insertRecords(pending); err != nil {
 			s.setErr(err)
+		} else if s.walLarge.Swap(false) {
+			// Right after its own commit no frame is newer than the
+			// checkpoint, so the next transaction starts the WAL over.
+			_, _ = s.wdb.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+		} else if s.uncheckpted += len(pending); s.uncheckpted >= checkpointRecords {
+			s.uncheckpted = 0
+			select {
+			case s.checkpoint <- struct{}{}:
+			default: // one is running or pending: it will copy these too
+			}
 		}
 		clear(pending) // drop the outputs' strings for the GC
 		pending = pending[:0]
@@ -256,6 +295,38 @@ func (s *Store) run() {
 			}
 		case <-timer.C:
 			commit()
+		}
+	}
+}
+
+// checkpointRecords is how many records the writer commits between two
+// checkpoints: about SQLite's default of 1,000 WAL pages (a request row
+// and its index entries take a third to half of a page).
+const checkpointRecords = 2000
+
+// walRestartFrames is the WAL size, in frames (pages), past which the
+// writer runs one checkpoint itself, after a commit, as SQLite's own
+// autocheckpoint does: SQLite starts the WAL over only at a write that
+// finds every frame checkpointed, which a checkpoint beside a writer that
+// never pauses does not achieve, so the WAL would grow while records keep
+// arriving without a break.
+const walRestartFrames = 64 * 1024
+
+// checkpointer runs a checkpoint each time the writer signals, until Close.
+// A checkpoint copies committed frames of the WAL into the database; it
+// changes nothing that a crash could lose (the frames stay in the WAL
+// until copied), so it runs on a read connection beside the writer. A
+// failed checkpoint is retried at the next signal: the WAL keeps the data.
+func (s *Store) checkpointer() {
+	defer close(s.ckptDone)
+	ctx := context.Background()
+	for range s.checkpoint {
+		var busy, frames, copied int
+		if err := s.rdb.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied); err != nil {
+			continue
+		}
+		if frames >= walRestartFrames {
+			s.walLarge.Store(true)
 		}
 	}
 }
