@@ -326,15 +326,15 @@ func plainChat(hc *http.Client, url, user string) (string, error) {
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	}
-	body, err := json.Marshal(map[string]any{
-		"model":          hostile.Model,
-		"messages":       []message{{"system", benchSystem}, {"user", user}},
-		"max_tokens":     128,
-		"temperature":    0,
-		"seed":           7,
-		"stream":         true,
-		"stream_options": map[string]bool{"include_usage": true},
-	})
+	body, err := json.Marshal(struct {
+		Model         string          `json:"model"`
+		Messages      []message       `json:"messages"`
+		MaxTokens     int             `json:"max_tokens"`
+		Temperature   float64         `json:"temperature"`
+		Seed          int             `json:"seed"`
+		Stream        bool            `json:"stream"`
+		StreamOptions map[string]bool `json:"stream_options"`
+	}{hostile.Model, []message{{"system", benchSystem}, {"user", user}}, 128, 0, 7, true, map[string]bool{"include_usage": true}})
 	if err != nil {
 		return "", err
 	}
@@ -353,7 +353,6 @@ func plainChat(hc *http.Client, url, user string) (string, error) {
 	}
 	var out strings.Builder
 	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
 		if !ok {
