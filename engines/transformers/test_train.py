@@ -112,10 +112,10 @@ class InitSourceTest(unittest.TestCase):
         got = train.init_source(MODEL_DIR, 999)
         with open(os.path.join(MODEL_DIR, "SHA256SUMS"), "rb") as f:
             self.assertEqual(got["model_sha256"], hashlib.sha256(f.read()).hexdigest())
-        self.assertEqual(got["training_seeds"], [[2000, 2399], [1000, 1999]])
+        self.assertEqual(got["training_seeds"], [[2400, 2799], [1000, 2399]])
 
     def test_heldout_seed_seen_in_training(self):
-        for seen in (2100, 1500):  # the second stage's seeds, and the first's
+        for seen in (2500, 1500):  # the second stage's seeds, and the first's
             with self.assertRaisesRegex(ValueError, f"saw seed {seen}"):
                 train.init_source(MODEL_DIR, seen)
 
