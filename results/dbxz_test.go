@@ -121,7 +121,7 @@ func TestOpenReadOnly_XZ(t *testing.T) {
 // TestLoadRun_ReferenceXZ reads a committed reference run as it is in the
 // repository: only results.db.xz, no results.db.
 func TestLoadRun_ReferenceXZ(t *testing.T) {
-	dir := filepath.Join("..", "reference", "cpu", "extract-llama-15m")
+	dir := filepath.Join("..", "reference", "cpu", "extract-llama-15m-h384")
 	if _, err := os.Stat(filepath.Join(dir, DBName)); err == nil {
 		t.Skipf("%s has a decompressed results.db: this test is for the committed .xz alone", dir)
 	}

@@ -104,7 +104,7 @@ done
 # model's, or the first stage's.
 sha=$(sha256sum "$model/SHA256SUMS" | cut -d' ' -f1)
 cpu=
-for c in ${CPU_REFERENCE:-reference/cpu/extract-llama-15m/cpu-default.json reference/h200/extract-llama-15m/training/cpu-default.json}; do
+for c in ${CPU_REFERENCE:-reference/cpu/extract-llama-15m/cpu-default.json}; do
 	if [ -f "$c" ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("model_sha256") != sys.argv[2])' "$c" "$sha"; then
 		cpu=$c
 		break
