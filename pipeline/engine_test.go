@@ -23,6 +23,7 @@ import (
 
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
+	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/pipeline"
 )
 
@@ -72,7 +73,7 @@ variants:
 
 func run(t *testing.T, opts pipeline.Options) (*pipeline.Summary, error) {
 	t.Helper()
-	opts.Quiet, opts.Starters = true, starter.Starters()
+	opts.Quiet, opts.Starters, opts.Process = true, starter.Starters(), process.Starter{}
 	return pipeline.Run(context.Background(), opts)
 }
 
@@ -312,7 +313,7 @@ func TestRun_KillRunnerKillsEngine(t *testing.T) {
 		n, ok := countRows(filepath.Join(out, "results.db"))
 		return ok && n > 0
 	})
-	var rec pipeline.EnginePIDFile
+	var rec process.PIDFile
 	b, err := os.ReadFile(filepath.Join(out, "engine-v.pid"))
 	if err != nil || json.Unmarshal(b, &rec) != nil || rec.PID <= 0 {
 		t.Fatalf("no engine pid file while the engine runs: %v %s", err, b)
@@ -326,7 +327,7 @@ func TestRun_KillRunnerKillsEngine(t *testing.T) {
 }
 
 // writeStalePIDFile records pid the way extractbench records an engine it
-// started (pipeline.EnginePIDFile, read from /proc).
+// started (process.PIDFile, read from /proc).
 func writeStalePIDFile(t *testing.T, path string, pid int, command string) {
 	t.Helper()
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -340,7 +341,7 @@ func writeStalePIDFile(t *testing.T, path string, pid int, command string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := pipeline.EnginePIDFile{PID: pid, PGID: pgid, StartTicks: ticks, Command: command,
+	rec := process.PIDFile{PID: pid, PGID: pgid, StartTicks: ticks, Command: command,
 		Cmdline: strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")}
 	b, _ := json.Marshal(rec)
 	if err := os.WriteFile(path, b, 0o644); err != nil {

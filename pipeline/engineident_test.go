@@ -1,31 +1,27 @@
 package pipeline
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/schemas"
 )
 
 // exitedEngine starts command as an engine and waits for it to end.
-func exitedEngine(t *testing.T, command string) *EngineProcess {
+func exitedEngine(t *testing.T, command string) *process.Process {
 	t.Helper()
-	p, err := StartEngine(command, "", filepath.Join(t.TempDir(), "engine.log"), "", nil)
+	p, err := process.Start(command, "", filepath.Join(t.TempDir(), "engine.log"), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Stop() })
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
+	if exited, _, _ := p.CrashEvidence(10 * time.Second); !exited {
 		t.Fatal("the engine did not exit")
 	}
 	return p
@@ -76,48 +72,6 @@ func TestEngine_Attribute(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestEngineScript_KillsGroupOnHangup: the start command's shell kills the
-// engine's whole process group when it gets SIGHUP, Pdeathsig's signal.
-func TestEngineScript_KillsGroupOnHangup(t *testing.T) {
-	p, err := StartEngine("sleep 30 & sleep 30", "", filepath.Join(t.TempDir(), "engine.log"), "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	time.Sleep(200 * time.Millisecond)
-	if err := syscall.Kill(p.Pid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the shell did not end on SIGHUP")
-	}
-	for deadline := time.Now().Add(3 * time.Second); groupRuns(p.Pid()); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("processes of the engine's group survived its shell's SIGHUP")
-		}
-	}
-}
-
-// groupRuns reports whether a process of group pgid still runs (zombies
-// waiting for init to reap them do not).
-func groupRuns(pgid int) bool {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			return true
-		}
-	}
-	return false
 }
 
 func TestEngine_IsLocal(t *testing.T) {

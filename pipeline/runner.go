@@ -38,6 +38,10 @@ type Options struct {
 	// Starters are the in-process engines by the engine.url that names
 	// them ("builtin"); cmd/extractbench wires them in.
 	Starters map[string]extractbench.Starter
+	// Process starts the engines a protocol's engine.start names
+	// (engines/process); cmd/extractbench wires it in. Nil: a variant with
+	// engine.start is refused.
+	Process extractbench.ProcessStarter
 	// Abandon is closed at the second signal: the requests still in flight
 	// are cancelled at once instead of at the end of the grace period. Nil:
 	// never.

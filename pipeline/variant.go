@@ -25,7 +25,7 @@ type engine struct {
 	url       string
 	client    *client.Client
 	replicas  *replicaSet
-	proc      *EngineProcess                  // nil unless extractbench started it
+	proc      extractbench.Process            // nil unless extractbench started it
 	inproc    *extractbench.InProcessEngine   // nil unless an EngineStarter started it (the first, with engine.replicas)
 	inprocs   []*extractbench.InProcessEngine // every engine an EngineStarter started, stopped by close
 	nvidiaSMI bool                            // sample this machine's GPU during passes
@@ -36,13 +36,13 @@ type engine struct {
 // extractbench started has exited, or every one of several replicas
 // stopped answering.
 func (e *engine) died() bool {
-	return e.proc.Exited() || (e.replicas != nil && e.replicas.multi() && e.replicas.allDead())
+	return e.procExited() || (e.replicas != nil && e.replicas.multi() && e.replicas.allDead())
 }
 
 // deathDetail says how the engine died, for the engine_dead event.
 func (e *engine) deathDetail() string {
-	if e.proc.Exited() {
-		return e.proc.exitStatus()
+	if e.procExited() {
+		return e.proc.ExitStatus()
 	}
 	return "every replica stopped answering: " + strings.Join(e.replicas.names(), ", ")
 }
@@ -53,8 +53,15 @@ func (e *engine) close() error {
 	for _, ie := range e.inprocs {
 		_ = ie.Stop()
 	}
+	if e.proc == nil {
+		return nil
+	}
 	return e.proc.Stop()
 }
+
+// procExited reports whether the engine extractbench started has ended on
+// its own.
+func (e *engine) procExited() bool { return e.proc != nil && e.proc.Exited() }
 
 // runVariant runs one variant's phases: load, warm-up, baseline, sweep.
 func (rs *runState) runVariant(ctx context.Context, v *extractbench.Variant) error {
@@ -63,8 +70,8 @@ func (rs *runState) runVariant(ctx context.Context, v *extractbench.Variant) err
 		return err
 	}
 	defer func() {
-		if eng.proc.Exited() { // it ended before we stopped it: a crash, an OOM kill
-			rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineExit, 0, eng.proc.exitDetail())
+		if eng.procExited() { // it ended before we stopped it: a crash, an OOM kill
+			rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineExit, 0, eng.proc.ExitDetail())
 		}
 		if err := eng.close(); err != nil {
 			rs.logf("%s: warning: %v", v.Name, err)

@@ -1,4 +1,4 @@
-package pipeline
+package process
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func TestReadyPoll_LoadTimeError(t *testing.T) {
 // TestWaitReady_PollsUntilReady: WaitReady returns at the first health
 // check that succeeds, after as many checks as it took.
 func TestWaitReady_PollsUntilReady(t *testing.T) {
-	p := &EngineProcess{done: make(chan struct{})}
+	p := &Process{done: make(chan struct{})}
 	calls := 0
 	d, err := p.WaitReady(context.Background(), time.Minute, func(context.Context) error {
 		calls++

@@ -1,4 +1,4 @@
-package pipeline
+package process
 
 import (
 	"bytes"
@@ -6,20 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// EnginePIDFile is the content of engine-<variant>.pid in the results
+// PIDFile is the content of engine-<variant>.pid in the results
 // directory: who the started engine is, so that a resumed run can find an
 // engine its crashed first attempt left running and stop it before a fresh
 // start. It is written when the engine starts, rewritten once it is ready
 // (the shell has exec'd the engine by then) and removed when extractbench
 // stops the engine.
-type EnginePIDFile struct {
+type PIDFile struct {
 	PID        int    `json:"pid"`         // the start command's process (the shell, or the engine it exec'd)
 	PGID       int    `json:"pgid"`        // its process group: the engine and its workers
 	StartTicks uint64 `json:"start_ticks"` // /proc/PID/stat starttime: tells this process from a later one with the same pid
@@ -28,14 +27,9 @@ type EnginePIDFile struct {
 	StartedAt  int64  `json:"started_at_ms"`
 }
 
-// enginePIDPath is where a variant's pid file lives.
-func enginePIDPath(outDir, variant string) string {
-	return filepath.Join(outDir, "engine-"+variant+".pid")
-}
-
 // writePIDFile records pid's identity as it is now.
 func writePIDFile(path string, pid int, command string) error {
-	rec := EnginePIDFile{PID: pid, PGID: pid, Command: command, StartedAt: time.Now().UnixMilli()}
+	rec := PIDFile{PID: pid, PGID: pid, Command: command, StartedAt: time.Now().UnixMilli()}
 	if st, err := readProcStat(pid); err == nil {
 		rec.PGID, rec.StartTicks = st.pgid, st.startTicks
 	}
@@ -49,19 +43,19 @@ func writePIDFile(path string, pid int, command string) error {
 
 // refreshPIDFile rewrites the pid file once the engine is ready, so that
 // its cmdline is the engine's and not the shell's that started it.
-func (p *EngineProcess) refreshPIDFile() {
+func (p *Process) refreshPIDFile() {
 	if p.pidPath != "" && !p.exited.Load() {
 		_ = writePIDFile(p.pidPath, p.cmd.Process.Pid, p.command)
 	}
 }
 
-// StopStaleEngine reads the pid file at path, left by a run that did not
+// StopStale reads the pid file at path, left by a run that did not
 // stop its engine (killed, or the machine lost power), and stops that
 // engine's process group if the pid is alive and still the same process:
 // the same /proc/PID/cmdline and start time. It returns what it did ("" when
 // there was no pid file) and removes the file; a pid that is now another
 // program is left alone.
-func StopStaleEngine(path string) (string, error) {
+func StopStale(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
@@ -69,7 +63,7 @@ func StopStaleEngine(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read engine pid file %s: %w", path, err)
 	}
-	var rec EnginePIDFile
+	var rec PIDFile
 	if err := json.Unmarshal(b, &rec); err != nil || rec.PID <= 0 {
 		_ = os.Remove(path)
 		return fmt.Sprintf("ignored the unreadable pid file %s", path), nil
@@ -88,7 +82,7 @@ func StopStaleEngine(path string) (string, error) {
 }
 
 // sameProcess says whether rec's pid still runs the process rec describes.
-func sameProcess(rec EnginePIDFile) (string, bool) {
+func sameProcess(rec PIDFile) (string, bool) {
 	if err := syscall.Kill(rec.PID, 0); errors.Is(err, syscall.ESRCH) {
 		return fmt.Sprintf("the engine of the interrupted run (pid %d) is no longer running", rec.PID), false
 	}
@@ -109,7 +103,7 @@ func sameProcess(rec EnginePIDFile) (string, bool) {
 }
 
 // killGroup sends SIGTERM to the group, then SIGKILL after the grace period.
-func killGroup(rec EnginePIDFile) error {
+func killGroup(rec PIDFile) error {
 	pgid := rec.PGID
 	if pgid <= 0 {
 		pgid = rec.PID

@@ -1,4 +1,4 @@
-package pipeline
+package process
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 )
 
 // Engine process timing bounds.
@@ -25,13 +25,9 @@ const (
 	// stopCommandTimeout bounds a protocol's stop: command (docker stop
 	// waits 10 s before it kills).
 	stopCommandTimeout = 60 * time.Second
-	// exitNoticeWait is how long a failed request waits for the engine's
-	// exit to be seen before it is attributed: a crash refuses connections
-	// a moment before the process is reaped.
-	exitNoticeWait = 2 * time.Second
 )
 
-// EngineProcess is an engine extractbench started from a protocol's `start`
+// Process is an engine extractbench started from a protocol's `start`
 // command. It runs in its own process group so that stopping it stops the
 // whole tree (vLLM and friends fork workers); its output goes to a log file
 // kept in the results directory, and its pid to a pid file beside it, so
@@ -43,13 +39,13 @@ const (
 // engine and its workers (see engineScript). Pdeathsig fires when the OS
 // thread that forked the child exits, not the process, so the child is
 // started from a goroutine locked to its thread until it has been reaped.
-type EngineProcess struct {
+type Process struct {
 	cmd         *exec.Cmd
 	command     string
 	stopCommand string // the protocol's stop:, run by Stop; "" for none
 	logFile     *os.File
-	log         *engineLog       // the redacting copy of the output to logFile; nil: written directly
-	secrets     *results.Secrets // redacted from the log
+	log         *engineLog          // the redacting copy of the output to logFile; nil: written directly
+	redact      extractbench.Redact // applied to the log
 	pidPath     string
 	exited      atomic.Bool
 	stopping    atomic.Bool // Stop began: a later exit is ours, not a crash
@@ -58,20 +54,21 @@ type EngineProcess struct {
 	waitErr     error
 	once        sync.Once
 	stopErr     error
+	loadTime    time.Duration // set by Starter once the engine answered
 }
 
-// StartEngine runs command with sh -c, its output appended to logPath with
-// secrets redacted (nil: none). A non-empty pidPath receives the process's
-// identity (see EnginePIDFile).
+// Start runs command with sh -c, its output appended to logPath through
+// redact (nil: as it is). A non-empty pidPath receives the process's
+// identity (see PIDFile).
 // stopCommand, when set, is run by Stop; with it, a start command that
 // exits 0 (an engine that daemonises: docker run -d, nohup ... &) is not a
 // failure.
-func StartEngine(command, stopCommand, logPath, pidPath string, secrets *results.Secrets) (*EngineProcess, error) {
+func Start(command, stopCommand, logPath, pidPath string, redact extractbench.Redact) (*Process, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open engine log %s: %w", logPath, err)
 	}
-	log, err := newEngineLog(f, secrets)
+	log, err := newEngineLog(f, redact)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("engine log %s: %w", logPath, err)
@@ -82,7 +79,7 @@ func StartEngine(command, stopCommand, logPath, pidPath string, secrets *results
 		cmd.Stdout, cmd.Stderr = log.w, log.w
 	}
 	cmd.SysProcAttr = engineSysProcAttr()
-	p := &EngineProcess{cmd: cmd, command: command, stopCommand: stopCommand, logFile: f, log: log, secrets: secrets, pidPath: pidPath, done: make(chan struct{})}
+	p := &Process{cmd: cmd, command: command, stopCommand: stopCommand, logFile: f, log: log, redact: redact, pidPath: pidPath, done: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() { // owned by p: Stop waits for done
 		// Locked for good: the thread ends with this goroutine, after the
@@ -140,16 +137,16 @@ exit $s
 // Exited reports whether the engine process has ended (crashed, killed by
 // the OOM killer, or stopped). A daemonised engine's start command has
 // ended by design: it is not reported.
-func (p *EngineProcess) Exited() bool {
+func (p *Process) Exited() bool {
 	return p != nil && p.exited.Load() && !p.daemonised.Load()
 }
 
 // Daemonised reports whether the start command exited 0 and left the
 // engine running on its own (stop: ends it).
-func (p *EngineProcess) Daemonised() bool { return p != nil && p.daemonised.Load() }
+func (p *Process) Daemonised() bool { return p != nil && p.daemonised.Load() }
 
 // ExitError returns how the process ended, once it has.
-func (p *EngineProcess) ExitError() error {
+func (p *Process) ExitError() error {
 	if !p.Exited() {
 		return nil
 	}
@@ -158,18 +155,18 @@ func (p *EngineProcess) ExitError() error {
 
 // Pid is the process id of the start command (the shell, or the engine it
 // exec'd), which is also its process group id.
-func (p *EngineProcess) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // LogPath is the engine's log file.
-func (p *EngineProcess) LogPath() string { return p.logFile.Name() }
+func (p *Process) LogPath() string { return p.logFile.Name() }
 
-// exitStatus says how the process ended, in a few words.
-func (p *EngineProcess) exitStatus() string {
+// ExitStatus says how the process ended, in a few words.
+func (p *Process) ExitStatus() string {
 	return fmt.Sprintf("exit: %v", p.waitErr)
 }
 
-// exitDetail says how the process ended and quotes the end of its log.
-func (p *EngineProcess) exitDetail() string {
+// ExitDetail says how the process ended and quotes the end of its log.
+func (p *Process) ExitDetail() string {
 	tail := ""
 	if b := p.logTail(2000); len(b) > 0 {
 		tail = "; log tail: " + string(b)
@@ -178,7 +175,7 @@ func (p *EngineProcess) exitDetail() string {
 }
 
 // logTail returns at most n bytes from the end of the engine's log.
-func (p *EngineProcess) logTail(n int64) []byte {
+func (p *Process) logTail(n int64) []byte {
 	f, err := os.Open(p.logFile.Name())
 	if err != nil {
 		return nil
@@ -195,7 +192,7 @@ func (p *EngineProcess) logTail(n int64) []byte {
 }
 
 // waitExit waits up to d for the process to end; it reports whether it has.
-func (p *EngineProcess) waitExit(d time.Duration) bool {
+func (p *Process) waitExit(d time.Duration) bool {
 	if p.Daemonised() {
 		return false
 	}
@@ -229,7 +226,7 @@ func readyPollInterval(elapsed time.Duration) time.Duration {
 // become ready. A start
 // command that exits 0 while a stop: command is set has daemonised its
 // engine: polling goes on until ready or timeout.
-func (p *EngineProcess) WaitReady(ctx context.Context, timeout time.Duration, health func(context.Context) error) (time.Duration, error) {
+func (p *Process) WaitReady(ctx context.Context, timeout time.Duration, health func(context.Context) error) (time.Duration, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -274,14 +271,14 @@ func exitText(err error) string {
 // SIGTERM to the engine's process group, SIGKILL after a grace period, and
 // waits for it. The pid file is removed once the engine is stopped. The
 // error is the stop: command's failure, if any.
-func (p *EngineProcess) Stop() error {
+func (p *Process) Stop() error {
 	if p == nil {
 		return nil
 	}
 	p.once.Do(func() {
 		p.stopping.Store(true)
 		if p.stopCommand != "" {
-			p.stopErr = runStopCommand(p.stopCommand, p.logFile, p.secrets)
+			p.stopErr = runStopCommand(p.stopCommand, p.logFile, p.redact)
 		}
 		if !p.exited.Load() {
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
@@ -304,14 +301,14 @@ func (p *EngineProcess) Stop() error {
 }
 
 // runStopCommandTo runs a stop: command with its output appended to the
-// log file at logPath, secrets redacted.
-func runStopCommandTo(command, logPath string, secrets *results.Secrets) error {
+// log file at logPath through redact.
+func runStopCommandTo(command, logPath string, redact extractbench.Redact) error {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open engine log %s: %w", logPath, err)
 	}
 	defer f.Close()
-	return runStopCommand(command, f, secrets)
+	return runStopCommand(command, f, redact)
 }
 
 // stopCommandContext bounds one stop: command (stopCommandTimeout); a
@@ -321,18 +318,18 @@ var stopCommandContext = func() (context.Context, context.CancelFunc) {
 }
 
 // runStopCommand runs a protocol's stop: command with sh -c, its output
-// appended to the engine's log with secrets redacted. The command runs in
+// appended to the engine's log through redact. The command runs in
 // its own process group: one that hangs past stopCommandTimeout is killed
 // with everything it started (a docker CLI, a helper sleeping), not its
 // shell alone, which would leave them orphaned.
-func runStopCommand(command string, log *os.File, secrets *results.Secrets) error {
+func runStopCommand(command string, log *os.File, redact extractbench.Redact) error {
 	ctx, cancel := stopCommandContext()
 	defer cancel()
 	fmt.Fprintf(log, "\n[extractbench] running the stop command: %s\n", command)
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	cmd.Stdout, cmd.Stderr = log, log
-	if !secrets.Empty() {
-		rw := secrets.Writer(log)
+	if redact != nil {
+		rw := redact(log)
 		defer rw.Close()
 		cmd.Stdout, cmd.Stderr = rw, rw
 		cmd.WaitDelay = logDrainWait // a process it leaves behind does not hold the output open
@@ -366,11 +363,23 @@ var oomLogMarkers = []string{
 	"oom-kill",
 }
 
+// CrashEvidence waits up to wait for the process's end to be seen (a
+// crash refuses connections a moment before the process is reaped) and
+// then says whether it ran out of memory (crashEvidence). A daemonised
+// engine is not watched: exited is false.
+func (p *Process) CrashEvidence(wait time.Duration) (exited, oom bool, evidence string) {
+	if !p.waitExit(wait) {
+		return false, false, ""
+	}
+	oom, evidence = p.crashEvidence()
+	return true, oom, evidence
+}
+
 // crashEvidence says whether the engine's end shows it ran out of memory:
 // its log names an out-of-memory error, or it was killed by SIGKILL, the
 // OOM killer's signal, which extractbench itself sends only when stopping
 // it. evidence describes what was found either way.
-func (p *EngineProcess) crashEvidence() (oom bool, evidence string) {
+func (p *Process) crashEvidence() (oom bool, evidence string) {
 	how := exitText(p.waitErr)
 	var ee *exec.ExitError
 	if errors.As(p.waitErr, &ee) {

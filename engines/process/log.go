@@ -1,11 +1,11 @@
-package pipeline
+package process
 
 import (
 	"io"
 	"os"
 	"time"
 
-	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench"
 )
 
 // logDrainWait is how long the end of a started engine waits for the last
@@ -25,10 +25,10 @@ type engineLog struct {
 	done chan struct{}
 }
 
-// newEngineLog starts copying to log with secrets redacted; nil, nil when
-// there is nothing to redact (the engine writes to the log directly).
-func newEngineLog(log *os.File, secrets *results.Secrets) (*engineLog, error) {
-	if secrets.Empty() {
+// newEngineLog starts copying to log through redact; nil, nil when there
+// is nothing to redact (the engine writes to the log directly).
+func newEngineLog(log *os.File, redact extractbench.Redact) (*engineLog, error) {
+	if redact == nil {
 		return nil, nil
 	}
 	r, w, err := os.Pipe()
@@ -38,7 +38,7 @@ func newEngineLog(log *os.File, secrets *results.Secrets) (*engineLog, error) {
 	l := &engineLog{r: r, w: w, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
-		rw := secrets.Writer(log)
+		rw := redact(log)
 		_, _ = io.Copy(rw, r) // ends at EOF (every writer gone) or when close closes r
 		_ = rw.Close()
 	}()
