@@ -1,10 +1,11 @@
 package pipeline
 
 import (
-	"github.com/extractbench/extractbench"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 
 	"github.com/extractbench/extractbench/eval"
 )

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -365,7 +366,7 @@ func (mg *merger) fill(ctx context.Context) error {
 	if err := mg.store.CreateRun(ctx, run); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	proto, err := ParseProtocol(m.Protocol, m.ProtocolSource+" (from the shards' manifest)", protocolDir(m))
+	proto, err := protocol.Parse(m.Protocol, m.ProtocolSource+" (from the shards' manifest)", protocolDir(m))
 	if err != nil {
 		return fmt.Errorf("merge: read the shards' protocol: %w", err)
 	}

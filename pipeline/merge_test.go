@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -56,7 +57,7 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 	if err := os.WriteFile(protoPath, []byte(fmt.Sprintf(synthProtocol, levels)), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	p, err := LoadProtocol(protoPath)
+	p, err := protocol.Load(protoPath)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
@@ -103,7 +104,7 @@ type Summary struct {
 // runState is one run in progress.
 type runState struct {
 	opts        Options
-	proto       *Protocol
+	proto       *protocol.Protocol
 	corpus      *corpus.Corpus
 	readFailure docFault // the first document that could not be read back: the run stops
 	schema      *gojsonschema.Schema
@@ -128,7 +129,7 @@ type runState struct {
 	// refusedUsage: the usages refused in each pass, for its event.
 	refusedUsage refusedUsage
 
-	secrets *results.Secrets // what the run never writes (Protocol.Secrets)
+	secrets *results.Secrets // what the run never writes (protocol.Protocol.Secrets)
 	// prompts count each variant's prompts with its tokenizer.json, for
 	// the tokenizer drift (promptdrift.go); a variant without one is absent.
 	prompts       map[string]*tokenizer.Prompt
@@ -317,19 +318,19 @@ func (rs *runState) prepare(prev *results.Run) error {
 		if err := json.Unmarshal(prev.Manifest, &m); err != nil {
 			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
 		}
-		rs.proto, err = ParseProtocol(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocolDir(&m))
+		rs.proto, err = protocol.Parse(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocolDir(&m))
 		if err == nil {
-			if fields := rs.proto.removedCredentials(); len(fields) > 0 {
+			if fields := rs.proto.RemovedCredentials(); len(fields) > 0 {
 				return &ConfigError{fmt.Errorf("resume: the protocol of run %s has credentials in %s, which its manifest does not keep: resume with -protocol FILE, the protocol file that has them", prev.RunID, strings.Join(fields, ", "))}
 			}
 		}
 	case rs.opts.ProtocolText != nil:
 		wd, _ := os.Getwd()
-		rs.proto, err = ParseProtocol(rs.opts.ProtocolText, rs.opts.ProtocolSource, wd)
+		rs.proto, err = protocol.Parse(rs.opts.ProtocolText, rs.opts.ProtocolSource, wd)
 	default:
-		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
+		rs.proto, err = protocol.Load(rs.opts.ProtocolPath)
 	}
-	var pe *ProtocolError
+	var pe *protocol.Error
 	if errors.As(err, &pe) {
 		return &ValidationError{Problems: pe.Problems}
 	}
@@ -409,7 +410,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 			return &ValidationError{Problems: problems}
 		}
 	}
-	rs.secrets = rs.proto.newSecrets()
+	rs.secrets = results.NewSecrets(rs.proto.Secrets()...)
 	rs.progress = rs.secrets.Writer(rs.opts.Progress) // a line ends with no part of a secret: nothing is held back
 	rs.manifest, rs.simulated = m, m.Simulated
 	return nil
@@ -498,7 +499,7 @@ func (rs *runState) logf(format string, args ...any) {
 	fmt.Fprintf(rs.progress, format+"\n", args...)
 }
 
-func loadCorpus(p *Protocol) (*corpus.Corpus, error) {
+func loadCorpus(p *protocol.Protocol) (*corpus.Corpus, error) {
 	if p.Corpus == "default" {
 		return corpus.LoadDefault()
 	}

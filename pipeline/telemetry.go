@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/sourcegraph/conc"
 	"github.com/sourcegraph/conc/panics"
 )
@@ -33,7 +34,7 @@ type SamplerConfig struct {
 	// Endpoints are the Prometheus endpoints of an engine's replicas, all
 	// scraped at each tick; when set, MetricsURL is not read.
 	Endpoints []MetricsEndpoint
-	Interval  time.Duration // DefaultTelemetryInterval when zero
+	Interval  time.Duration // protocol.DefaultTelemetryInterval when zero
 	NvidiaSMI bool          // also sample device memory with nvidia-smi, when it exists
 	// Flush, when set, receives the samples each time TelemetryFlushSamples
 	// of them are pending (they are then dropped from memory), so that a
@@ -185,7 +186,7 @@ type endpointState struct {
 // before its first request, then keeps sampling every cfg.Interval until Stop.
 func StartSampler(ctx context.Context, clock extractbench.Clock, cfg SamplerConfig, httpClient *http.Client) *Sampler {
 	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultTelemetryInterval
+		cfg.Interval = protocol.DefaultTelemetryInterval
 	}
 	if httpClient == nil {
 		httpClient = http.DefaultClient

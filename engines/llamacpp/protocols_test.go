@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 )
 
 // TestProtocols checks that every protocol in this directory is one
@@ -36,7 +36,7 @@ func TestProtocols(t *testing.T) {
 		t.Fatalf("no protocol files (%v)", err)
 	}
 	for _, file := range files {
-		p, err := pipeline.LoadProtocol(file)
+		p, err := protocol.Load(file)
 		if err != nil {
 			t.Errorf("%s: %v", file, err)
 			continue

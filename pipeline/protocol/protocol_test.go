@@ -1,4 +1,4 @@
-package pipeline
+package protocol
 
 import (
 	"slices"
@@ -22,7 +22,7 @@ variants:
 `
 
 func TestLoadProtocol_Default(t *testing.T) {
-	p, err := LoadProtocol("")
+	p, err := Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestLoadProtocol_Default(t *testing.T) {
 }
 
 func TestParseProtocol_Defaults(t *testing.T) {
-	p, err := ParseProtocol([]byte(validProtocol), "p.yaml", ".")
+	p, err := Parse([]byte(validProtocol), "p.yaml", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestParseProtocol_Defaults(t *testing.T) {
 // document: nothing is ignored, so nothing is refused.
 func TestParseProtocol_EndMarker(t *testing.T) {
 	for _, end := range []string{"---\n", "...\n", "---\n# nothing more\n"} {
-		if _, err := ParseProtocol([]byte(validProtocol+end), "p.yaml", "."); err != nil {
+		if _, err := Parse([]byte(validProtocol+end), "p.yaml", "."); err != nil {
 			t.Errorf("protocol ending with %q: %v", end, err)
 		}
 	}
@@ -60,7 +60,7 @@ func TestParseProtocol_JSON(t *testing.T) {
 	js := `{"name": "j", "corpus": "default", "prompt": {"user": "{{document}}"}, "generation": {"max_tokens": 8},
 	"acceptance": {"min_accepted": 0.5}, "sweep": {"mode": "batch", "levels": [2, 1]}, "request_timeout": "3s",
 	"variants": [{"name": "a", "engine": {"url": "http://127.0.0.1:8000", "model": "m"}}]}`
-	p, err := ParseProtocol([]byte(js), "p.json", ".")
+	p, err := Parse([]byte(js), "p.json", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,14 +75,14 @@ func TestParseProtocol_JSON(t *testing.T) {
 // TestParseProtocol_MaxAnswerBytes: the key is read, and a protocol that
 // leaves it out keeps its canonical form (and fingerprint) as before.
 func TestParseProtocol_MaxAnswerBytes(t *testing.T) {
-	p, err := ParseProtocol([]byte(validProtocol+"max_answer_bytes: 1048576\n"), "p.yaml", ".")
+	p, err := Parse([]byte(validProtocol+"max_answer_bytes: 1048576\n"), "p.yaml", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.MaxAnswerBytes != 1<<20 || !strings.Contains(string(p.Canonical()), `"max_answer_bytes":1048576`) {
 		t.Errorf("max_answer_bytes = %d, canonical %s", p.MaxAnswerBytes, p.Canonical())
 	}
-	q, err := ParseProtocol([]byte(validProtocol), "p.yaml", ".")
+	q, err := Parse([]byte(validProtocol), "p.yaml", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,12 +163,12 @@ func TestParseProtocol_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseProtocol([]byte(tt.edit(validProtocol)), "p.yaml", ".")
+			_, err := Parse([]byte(tt.edit(validProtocol)), "p.yaml", ".")
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			if _, ok := err.(*ProtocolError); !ok {
-				t.Errorf("error %T, want *ProtocolError", err)
+			if _, ok := err.(*Error); !ok {
+				t.Errorf("error %T, want *Error", err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
@@ -185,11 +185,11 @@ func TestParseProtocol_Errors(t *testing.T) {
 // file's name; a key it writes is kept whole.
 func TestParseProtocol_Minimal(t *testing.T) {
 	min := "variants:\n  - {name: mine, engine: {url: \"http://127.0.0.1:8000\", model: my-model}}\n"
-	p, err := ParseProtocol([]byte(min), "/x/nightly run.yaml", "/x")
+	p, err := Parse([]byte(min), "/x/nightly run.yaml", "/x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, err := LoadProtocol("")
+	def, err := Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestParseProtocol_Minimal(t *testing.T) {
 	if p.Acceptance.MinAccepted != DefaultMinAccepted || p.Acceptance.LatencyP95MS != 0 {
 		t.Errorf("acceptance = %+v, want min_accepted %v and no latency objective", p.Acceptance, DefaultMinAccepted)
 	}
-	q, err := ParseProtocol([]byte(min+"generation: {max_tokens: 256}\n"), "q.yaml", ".")
+	q, err := Parse([]byte(min+"generation: {max_tokens: 256}\n"), "q.yaml", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestParseProtocol_Minimal(t *testing.T) {
 		t.Errorf("generation = %+v, name %q; want the written key kept whole, name q", q.Generation, q.Name)
 	}
 	// The canonical form reads back to the same protocol (print-protocol, resume).
-	r, err := ParseProtocol(p.Canonical(), "canonical.json", "/x")
+	r, err := Parse(p.Canonical(), "canonical.json", "/x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestParseProtocol_Minimal(t *testing.T) {
 func TestParseProtocol_RateSweep(t *testing.T) {
 	rate := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}",
 		"sweep: {mode: rate, levels: [5, 10, 20], repetitions: 2, max_in_flight: 64}", 1)
-	p, err := ParseProtocol([]byte(rate), "p.yaml", ".")
+	p, err := Parse([]byte(rate), "p.yaml", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestParseProtocol_RateSweep(t *testing.T) {
 		if strings.HasPrefix(in, "acceptance") {
 			src = strings.Replace(strings.Replace(validProtocol, "acceptance: {min_accepted: 0.95}\n", "", 1), "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}", in, 1)
 		}
-		_, err := ParseProtocol([]byte(src), "p.yaml", ".")
+		_, err := Parse([]byte(src), "p.yaml", ".")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want an error with %q", in, err, want)
 		}
@@ -257,7 +257,7 @@ func TestParseProtocol_RateSweep(t *testing.T) {
 func TestParseProtocol_AutoLevels(t *testing.T) {
 	auto := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}",
 		"sweep: {mode: rate, levels: auto, repetitions: 2}", 1)
-	p, err := ParseProtocol([]byte(auto), "p.yaml", ".")
+	p, err := Parse([]byte(auto), "p.yaml", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestParseProtocol_AutoLevels(t *testing.T) {
 	if !strings.Contains(canon, `"levels":"auto"`) || !strings.Contains(canon, `"auto_levels":6`) {
 		t.Errorf("canonical protocol %s: want levels auto and auto_levels 6", canon)
 	}
-	again, err := ParseProtocol(p.Canonical(), "canonical", ".")
+	again, err := Parse(p.Canonical(), "canonical", ".")
 	if err != nil || !again.Sweep.Auto || again.Sweep.AutoLevels != 6 {
 		t.Errorf("the canonical form read again: %+v, %v", again, err)
 	}
@@ -280,7 +280,7 @@ func TestParseProtocol_AutoLevels(t *testing.T) {
 		"sweep: {mode: rate, levels: auto, auto_levels: 500}": "sweep.auto_levels",
 	} {
 		src := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}", in, 1)
-		_, err := ParseProtocol([]byte(src), "p.yaml", ".")
+		_, err := Parse([]byte(src), "p.yaml", ".")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want an error with %q", in, err, want)
 		}
@@ -293,14 +293,14 @@ func TestParseProtocol_AutoLevels(t *testing.T) {
 func TestParseProtocol_ContextSweep(t *testing.T) {
 	ctxSweep := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}",
 		"sweep: {mode: context, levels: classes, concurrency: 8}", 1)
-	p, err := ParseProtocol([]byte(ctxSweep), "p.yaml", ".")
+	p, err := Parse([]byte(ctxSweep), "p.yaml", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !p.Sweep.Classes || p.Sweep.Concurrency != 8 || !slices.Equal(p.Levels(), []int{1, 2, 3}) {
 		t.Errorf("sweep = %+v, levels %v; want the three length classes at concurrency 8", p.Sweep, p.Levels())
 	}
-	if again, err := ParseProtocol(p.Canonical(), "canonical", "."); err != nil || !again.Sweep.Classes {
+	if again, err := Parse(p.Canonical(), "canonical", "."); err != nil || !again.Sweep.Classes {
 		t.Errorf("the canonical form %s read again: %v", p.Canonical(), err)
 	}
 	for in, want := range map[string]string{
@@ -310,7 +310,7 @@ func TestParseProtocol_ContextSweep(t *testing.T) {
 		"sweep: {mode: concurrency, levels: [1], concurrency: 4}": "p.yaml:7: sweep.concurrency: only for mode: context",
 	} {
 		src := strings.Replace(validProtocol, "sweep: {mode: concurrency, levels: [1, 4], repetitions: 2}", in, 1)
-		_, err := ParseProtocol([]byte(src), "p.yaml", ".")
+		_, err := Parse([]byte(src), "p.yaml", ".")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want an error with %q", in, err, want)
 		}

@@ -1,8 +1,9 @@
-// Package pipeline owns a run: the protocol, the phases (load, warm-up,
-// baseline, sweep), the dispatcher that keeps exactly N requests in flight
-// (or sends batches of B), the OpenAI-compatible engine client, engine
-// telemetry, and starting and stopping engines.
-package pipeline
+// Package protocol reads a protocol file: it validates it against
+// schemas/protocol.schema.json and what the schema cannot say, names the
+// file, line and field of every problem at once, fills the named defaults
+// (a minimal protocol takes the embedded default's keys) and keeps its
+// canonical form, credentials removed, for the manifest and fingerprint.
+package protocol
 
 import (
 	_ "embed"
@@ -23,10 +24,10 @@ import (
 	"github.com/extractbench/extractbench/schemas"
 )
 
-// DefaultProtocolYAML is the protocol used when none is given.
+// DefaultYAML is the protocol used when none is given.
 //
 //go:embed default-protocol.yaml
-var DefaultProtocolYAML []byte
+var DefaultYAML []byte
 
 // Named defaults for keys a protocol may leave out.
 const (
@@ -74,67 +75,53 @@ type Protocol struct {
 	doc    *yaml.Node // the parsed file, for At
 }
 
-// replicaNames are the names of a variant's replicas, as its rows record
-// them: the URLs of engine.urls (credentials removed), or builtin/1 ...
-// builtin/N for engine.replicas; nil for one engine.
-func replicaNames(e extractbench.Engine) []string {
-	if e.IsBuiltin() && e.Replicas > 1 {
-		out := make([]string, e.Replicas)
-		for i := range out {
-			out[i] = fmt.Sprintf("%s/%d", e.URL, i+1)
-		}
-		return out
-	}
-	return redactURLs(e.URLs)
-}
-
-// ProtocolError is a protocol that cannot be used; each problem names the
+// Error is a protocol that cannot be used; each problem names the
 // file, line and field.
-type ProtocolError struct {
+type Error struct {
 	Problems []string
 }
 
 // ExitCode is the status the command line exits with on a protocol that
 // cannot be used: 2, a usage or configuration error.
-func (e *ProtocolError) ExitCode() int { return 2 }
+func (e *Error) ExitCode() int { return 2 }
 
-func (e *ProtocolError) Error() string {
+func (e *Error) Error() string {
 	if len(e.Problems) == 1 {
 		return e.Problems[0]
 	}
 	return fmt.Sprintf("%d problems:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
-// LoadProtocol reads, validates and decodes a protocol file (YAML or JSON).
+// Load reads, validates and decodes a protocol file (YAML or JSON).
 // An empty path gives the embedded default.
-func LoadProtocol(path string) (*Protocol, error) {
+func Load(path string) (*Protocol, error) {
 	if path == "" {
 		wd, _ := os.Getwd()
-		return ParseProtocol(DefaultProtocolYAML, "(embedded default)", wd)
+		return Parse(DefaultYAML, "(embedded default)", wd)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: cannot read protocol: %v", path, err)}}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: cannot read protocol: %v", path, err)}}
 	}
-	return ParseProtocol(raw, path, filepath.Dir(path))
+	return Parse(raw, path, filepath.Dir(path))
 }
 
-// ParseProtocol validates raw (YAML or JSON) against schemas/protocol.schema.json,
+// Parse validates raw (YAML or JSON) against schemas/protocol.schema.json,
 // rejecting unknown keys and bad values with source:line: field: problem,
 // then fills defaults.
-func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
+func Parse(raw []byte, source, dir string) (*Protocol, error) {
 	doc, docProbs := decodeDocument(raw, source)
 	if doc == nil {
-		return nil, &ProtocolError{Problems: docProbs}
+		return nil, &Error{Problems: docProbs}
 	}
 	var generic any
 	if err := doc.Decode(&generic); err != nil {
-		return nil, &ProtocolError{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: %s", source, yamlErrorText(err))}}
 	}
 	valueProbs, fatal, suspects := valueProblems(doc, source)
 	if fatal { // a NaN cannot even be validated
 		sort.SliceStable(valueProbs, func(i, j int) bool { return lineNumber(valueProbs[i]) < lineNumber(valueProbs[j]) })
-		return nil, &ProtocolError{Problems: valueProbs}
+		return nil, &Error{Problems: valueProbs}
 	}
 	generic = normaliseYAML(generic)
 	fillMinimal(generic, source)
@@ -157,14 +144,14 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 			var p Protocol
 			if json.Unmarshal(js, &p) == nil {
 				p.Source = source
-				var pe *ProtocolError
+				var pe *Error
 				if errors.As(p.check(doc), &pe) {
 					out = append(out, pe.Problems...)
 				}
 			}
 		}
 		sort.SliceStable(out, func(i, j int) bool { return lineNumber(out[i]) < lineNumber(out[j]) })
-		return nil, &ProtocolError{Problems: out}
+		return nil, &Error{Problems: out}
 	}
 	js, err := json.Marshal(generic)
 	if err != nil {
@@ -172,7 +159,7 @@ func ParseProtocol(raw []byte, source, dir string) (*Protocol, error) {
 	}
 	var p Protocol
 	if err := json.Unmarshal(js, &p); err != nil {
-		return nil, &ProtocolError{Problems: decodeProblems(err, doc, source, suspects)}
+		return nil, &Error{Problems: decodeProblems(err, doc, source, suspects)}
 	}
 	p.Source, p.Dir, p.doc = source, dir, doc
 	if err := p.check(doc); err != nil {
@@ -227,7 +214,7 @@ func (p *Protocol) check(doc *yaml.Node) error {
 	}
 	if len(problems) > 0 {
 		sort.SliceStable(problems, func(i, j int) bool { return lineNumber(problems[i]) < lineNumber(problems[j]) })
-		return &ProtocolError{Problems: problems}
+		return &Error{Problems: problems}
 	}
 	return nil
 }

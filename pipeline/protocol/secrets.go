@@ -1,4 +1,4 @@
-package pipeline
+package protocol
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/extractbench/extractbench"
-	"github.com/extractbench/extractbench/results"
 )
 
 // credentialsMarker is the user name a URL's credentials are replaced with
@@ -65,7 +64,7 @@ func withoutCredentials(e extractbench.Engine) extractbench.Engine {
 // removedCredentials names each URL of a protocol read back from a manifest
 // whose credentials the manifest did not keep: a run from it would send
 // requests without them.
-func (p *Protocol) removedCredentials() []string {
+func (p *Protocol) RemovedCredentials() []string {
 	var out []string
 	for i, v := range p.Variants {
 		for key, raw := range map[string]string{"url": v.Engine.URL, "metrics_url": v.Engine.MetricsURL} {
@@ -90,7 +89,3 @@ func hasMarker(raw string) bool {
 	_, hasPassword := u.User.Password()
 	return u.User.Username() == credentialsMarker && !hasPassword
 }
-
-// newSecrets is the run's set of secrets, for the store, the engine logs
-// and the progress output.
-func (p *Protocol) newSecrets() *results.Secrets { return results.NewSecrets(p.Secrets()...) }

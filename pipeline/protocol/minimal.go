@@ -1,4 +1,4 @@
-package pipeline
+package protocol
 
 import (
 	"path/filepath"
@@ -31,7 +31,7 @@ const DefaultMinAccepted = 0.95
 // a fresh copy.
 func MinimalDefaults() map[string]any {
 	var m map[string]any
-	if err := yaml.Unmarshal(DefaultProtocolYAML, &m); err != nil {
+	if err := yaml.Unmarshal(DefaultYAML, &m); err != nil {
 		panic("embedded default protocol: " + err.Error()) // TestDefaultProtocol parses it
 	}
 	m = normaliseYAML(m).(map[string]any)

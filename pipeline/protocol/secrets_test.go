@@ -1,6 +1,4 @@
-//go:build linux
-
-package pipeline
+package protocol
 
 import (
 	"encoding/json"
@@ -25,7 +23,7 @@ variants:
   - name: b
     engine: {urls: ["http://127.0.0.1:8", "http://u:pw-9876543210@127.0.0.1:7"], model: m}
 `
-	p, err := ParseProtocol([]byte(src), "p.yaml", ".")
+	p, err := Parse([]byte(src), "p.yaml", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +36,11 @@ variants:
 	if got, want := len(p.Secrets()), 5; got != want { // two passwords with their userinfo, one token
 		t.Errorf("Secrets = %q, want %d", p.Secrets(), want)
 	}
-	back, err := ParseProtocol([]byte(canon), "manifest", ".")
+	back, err := Parse([]byte(canon), "manifest", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(back.removedCredentials(), ", ")
+	got := strings.Join(back.RemovedCredentials(), ", ")
 	for _, field := range []string{"variants.0.engine.url", "variants.0.engine.metrics_url", "variants.1.engine.urls.1"} {
 		if !strings.Contains(got, field) {
 			t.Errorf("removedCredentials = %s, want %s among them", got, field)
@@ -51,7 +49,7 @@ variants:
 	if strings.Contains(got, "urls.0") {
 		t.Errorf("removedCredentials = %s names a URL that had none", got)
 	}
-	plain, err := ParseProtocol(DefaultProtocolYAML, "default", ".")
+	plain, err := Parse(DefaultYAML, "default", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
