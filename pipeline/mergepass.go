@@ -72,14 +72,7 @@ func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows 
 	complete := tally.docs == int64(mg.expectedDocs(key))
 	p := mg.rs.passRow(key, first.Phase, 0, key.Level, tally, mergedTelemetry(rows), first.BatchTransport, complete, nil)
 	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
-	p.SentConcurrency = tally.order.MaxInFlight
-	if key.Mode != extractbench.ModeRate {
-		per := key.Level
-		if key.Mode == extractbench.ModeContext {
-			per = mg.rs.proto.Sweep.Concurrency
-		}
-		p.SentConcurrency = min(p.SentConcurrency, int64(per*len(rows))) // each shard keeps level in flight
-	}
+	p.SentConcurrency = extractbench.SentConcurrency(key.Mode, key.Level, mg.rs.proto.Sweep.Concurrency, len(rows), tally.order.MaxInFlight) // each shard keeps level in flight
 	mergeClientFigures(&p, rows)
 	if complete {
 		mg.rs.judgePass(&p) // again: the shards' client self-checks are part of the verdict

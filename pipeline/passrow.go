@@ -170,13 +170,7 @@ func (rs *runState) passRow(key extractbench.PassKey, phase string, retryOf, lev
 		p.RequestedBatch = &b
 	}
 	endpointSpread(&p, t.endpoints)
-	p.SentConcurrency = t.order.MaxInFlight
-	if key.Mode != extractbench.ModeRate && key.Mode != extractbench.ModeContext && (level < int(p.SentConcurrency) || key.Mode == extractbench.ModeConcurrency) {
-		p.SentConcurrency = min(p.SentConcurrency, int64(level))
-	}
-	if key.Mode == extractbench.ModeContext {
-		p.SentConcurrency = min(p.SentConcurrency, int64(rs.proto.Sweep.Concurrency))
-	}
+	p.SentConcurrency = extractbench.SentConcurrency(key.Mode, level, rs.proto.Sweep.Concurrency, 1, t.order.MaxInFlight)
 	p.DateF1, p.AmountF1, p.CategoryF1 = ptr(agg.Date.F1), ptr(agg.Amount.F1), ptr(agg.Category.F1)
 	if b, err := json.Marshal(agg.Confusion); err == nil && len(agg.Confusion) > 0 {
 		p.CategoryConfusion = string(b)
