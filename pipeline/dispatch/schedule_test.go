@@ -1,4 +1,4 @@
-package pipeline
+package dispatch
 
 import (
 	"math"
@@ -17,13 +17,13 @@ func TestArrivals_SameSeedSameSchedule(t *testing.T) {
 		arrival    string
 		burstiness float64
 	}{{extractbench.ArrivalPoisson, 0}, {extractbench.ArrivalPoisson, 0.5}, {extractbench.ArrivalPoisson, 4}, {extractbench.ArrivalConstant, 0}} {
-		a := Arrivals(arrivalSeed(ptr(7), 40, 1), 40, 300, tc.arrival, tc.burstiness)
-		b := Arrivals(arrivalSeed(ptr(7), 40, 1), 40, 300, tc.arrival, tc.burstiness)
+		a := Arrivals(ArrivalSeed(ptr(7), 40, 1), 40, 300, tc.arrival, tc.burstiness)
+		b := Arrivals(ArrivalSeed(ptr(7), 40, 1), 40, 300, tc.arrival, tc.burstiness)
 		if !slices.Equal(a, b) {
 			t.Errorf("%s burstiness %v: two schedules from seed 7 differ", tc.arrival, tc.burstiness)
 		}
-		other := Arrivals(arrivalSeed(ptr(8), 40, 1), 40, 300, tc.arrival, tc.burstiness)
-		rep2 := Arrivals(arrivalSeed(ptr(7), 40, 2), 40, 300, tc.arrival, tc.burstiness)
+		other := Arrivals(ArrivalSeed(ptr(8), 40, 1), 40, 300, tc.arrival, tc.burstiness)
+		rep2 := Arrivals(ArrivalSeed(ptr(7), 40, 2), 40, 300, tc.arrival, tc.burstiness)
 		if tc.arrival == extractbench.ArrivalConstant {
 			if !slices.Equal(a, other) {
 				t.Errorf("constant arrivals depend on the seed")

@@ -1,4 +1,4 @@
-package pipeline
+package dispatch
 
 import (
 	"math"
@@ -38,10 +38,10 @@ func Arrivals(seed uint64, rate float64, n int, arrival string, burstiness float
 	return out
 }
 
-// arrivalSeed makes a pass's schedule seed from the protocol's
+// ArrivalSeed makes a pass's schedule seed from the protocol's
 // generation.seed, the level and the repetition: repetitions are
 // independent samples of the arrival process, each reproducible.
-func arrivalSeed(seed *int, level, rep int) uint64 {
+func ArrivalSeed(seed *int, level, rep int) uint64 {
 	var s uint64
 	if seed != nil {
 		s = uint64(*seed)
