@@ -32,10 +32,16 @@ func layer(pkg string) (int, bool) {
 		return 7, true // paired verdicts between runs, which the pages show
 	case strings.HasPrefix(pkg, "results/"):
 		return 8, true // the pages that read through results
-	case pkg == "pipeline" || strings.HasPrefix(pkg, "pipeline/"):
-		return 9, true
+	case pkg == "pipeline/client" || pkg == "pipeline/tokenizer":
+		return 9, true // the engine client and the tokenizer it counts with
+	case pkg == "pipeline/protocol" || pkg == "pipeline/dispatch" || pkg == "pipeline/telemetry":
+		return 10, true // the run's parts by job
+	case strings.HasPrefix(pkg, "pipeline/"):
+		return 11, true // merge: shards into one run, through the parts
+	case pkg == "pipeline":
+		return 12, true // the run itself
 	case strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "scripts/"):
-		return 10, true
+		return 13, true
 	}
 	return 0, false
 }

@@ -44,7 +44,7 @@ func LengthClassOf(level int) string {
 type Pass struct {
 	RunID      string
 	Variant    string
-	Mode       string // "concurrency" or "batch"
+	Mode       Mode
 	Level      int
 	Repetition int // 1-based
 
@@ -228,7 +228,7 @@ func (p *Pass) Share() float64 {
 type PassKey struct {
 	RunID      string
 	Variant    string
-	Mode       string
+	Mode       Mode
 	Level      int
 	Repetition int
 }
@@ -251,7 +251,7 @@ func (k PassKey) String() string {
 // last done), which the bound removes. A rate pass is open loop: nothing
 // bounds it but sweep.max_in_flight, already in the records. shards below
 // 1 count as one (a run that was not merged).
-func SentConcurrency(mode string, level, contextConcurrency, shards int, maxInFlight int64) int64 {
+func SentConcurrency(mode Mode, level, contextConcurrency, shards int, maxInFlight int64) int64 {
 	if mode == ModeRate {
 		return maxInFlight
 	}

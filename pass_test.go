@@ -8,7 +8,7 @@ import "testing"
 func TestSentConcurrency(t *testing.T) {
 	tests := []struct {
 		name                 string
-		mode                 string
+		mode                 Mode
 		level, fixed, shards int
 		maxInFlight, want    int64
 	}{

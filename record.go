@@ -114,9 +114,9 @@ type Response struct {
 type Record struct {
 	RunID       string
 	Variant     string
-	Mode        string // "concurrency" or "batch"
-	Level       int    // concurrency, or batch size
-	Repetition  int    // 1-based
+	Mode        Mode
+	Level       int // concurrency, or batch size
+	Repetition  int // 1-based
 	DocID       string
 	LengthClass string
 	Response

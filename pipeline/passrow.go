@@ -165,7 +165,7 @@ func (rs *runState) passRow(key extractbench.PassKey, phase string, retryOf, lev
 	if retryOf > 0 {
 		p.Attempt, p.RetryOf = 2, ptr(int64(retryOf))
 	}
-	if key.Mode == "batch" {
+	if key.Mode == extractbench.ModeBatch {
 		b := int64(level)
 		p.RequestedBatch = &b
 	}

@@ -106,12 +106,12 @@ func TestConcurrent_ExactlyNInFlight(t *testing.T) {
 // as an error naming the panic, the records kept so far kept; with a bare
 // sync.WaitGroup the panic killed the whole process, nothing recorded.
 func TestDispatch_PanickingWorkerIsReported(t *testing.T) {
-	sweepOf := func(mode string) extractbench.Sweep {
+	sweepOf := func(mode extractbench.Mode) extractbench.Sweep {
 		return extractbench.Sweep{Mode: mode, Concurrency: 2, MaxInFlight: 2}
 	}
 	for _, tc := range []struct {
 		name  string
-		mode  string
+		mode  extractbench.Mode
 		level int
 	}{
 		{"concurrency", extractbench.ModeConcurrency, 2},
