@@ -14,7 +14,7 @@ const module = "github.com/extractbench/extractbench"
 // eval → the root → corpus, so that no arrow runs back up.
 func layer(pkg string) (int, bool) {
 	switch {
-	case pkg == "schemas" || pkg == "numfmt":
+	case pkg == "schemas" || pkg == "numfmt" || pkg == "redact":
 		return 0, true
 	case pkg == "corpus" || strings.HasPrefix(pkg, "corpus/"):
 		return 1, true
@@ -24,8 +24,8 @@ func layer(pkg string) (int, bool) {
 		return 3, true
 	case pkg == "sizing":
 		return 4, true // pure arithmetic over eval's figures
-	case pkg == "results":
-		return 5, true
+	case pkg == "results" || pkg == "results/resultstest":
+		return 5, true // the store, and its typed rows for the tests of every package
 	case pkg == "results/plan" || strings.HasPrefix(pkg, "results/plan/"):
 		return 6, true // a run's phases and plan, read through results, priced by sizing
 	case pkg == "results/compare":
@@ -51,11 +51,14 @@ func layer(pkg string) (int, bool) {
 // there, so that the list only shrinks.
 var knownBackArrows = map[string]string{}
 
-// knownSQLTests are test packages that still speak SQL to results.db
-// themselves; issue 27 stage 4 gives them resultstest's typed readers.
-var knownSQLTests = map[string]bool{
-	"pipeline": true, "cmd/extractbench": true, "engines/transformers": true,
-}
+// speaksSQL reports whether package pkg may import database/sql or
+// go-sqlite3: results, the store, and results/resultstest, which changes a
+// results.db behind its run's back for the tests of other packages (every
+// other reader, tests included, asks results for typed rows).
+func speaksSQL(pkg string) bool { return pkg == "results" || pkg == "results/resultstest" }
+
+// isSQL reports whether imp is the SQL driver or database/sql.
+func isSQL(imp string) bool { return imp == "github.com/mattn/go-sqlite3" || imp == "database/sql" }
 
 // TestImportDirection asserts the one-way graph of the house with go list:
 // every import goes down the layers, an engine imports only the root,
@@ -82,12 +85,12 @@ func TestImportDirection(t *testing.T) {
 		pkg, _ := short(parts[0])
 		tests := strings.Fields(parts[2])
 		for _, imp := range tests {
-			if (imp == "github.com/mattn/go-sqlite3" || imp == "database/sql") && pkg != "results" && !knownSQLTests[pkg] && !strings.HasPrefix(pkg, "results/") {
+			if isSQL(imp) && !speaksSQL(pkg) {
 				bad = append(bad, pkg+" (test) imports "+imp+": only results speaks SQL (use its typed readers)")
 			}
 		}
 		for _, imp := range strings.Fields(parts[1]) {
-			if (imp == "github.com/mattn/go-sqlite3" || imp == "database/sql") && pkg != "results" {
+			if isSQL(imp) && !speaksSQL(pkg) {
 				bad = append(bad, pkg+" imports "+imp+": only results speaks SQL")
 			}
 			dep, ok := short(imp)

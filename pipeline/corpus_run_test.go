@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // writeJSONL writes one documents.jsonl line per text (expected fields
@@ -58,10 +60,12 @@ func TestRun_HugeDocumentIsTruncation(t *testing.T) {
 	if _, err := run(t, pipeline.Options{ProtocolPath: protocolOn(t, dir, c), OutDir: out}); err != nil && !strings.Contains(err.Error(), "verdict") {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE doc_id = 'd1' AND failure = 'truncation'"); got != 1 {
+	d1 := resultstest.Where(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.DocID == "d1" })
+	if got := resultstest.Count(d1, func(r *extractbench.Record) bool { return r.Failure == extractbench.Truncation }); got != 1 {
 		var class, detail string
-		db.QueryRow("SELECT coalesce(failure, ''), coalesce(failure_detail, '') FROM requests WHERE doc_id = 'd1'").Scan(&class, &detail)
+		if len(d1) > 0 {
+			class, detail = string(d1[0].Failure), d1[0].FailureDetail
+		}
 		t.Errorf("the 20 MB document is %q (%s), want truncation", class, detail)
 	}
 }

@@ -21,10 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // freeAddr returns a loopback address nothing listens on.
@@ -213,20 +216,23 @@ func TestRun_EngineCrashEvidence(t *testing.T) {
 			if _, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out}); err == nil || !strings.Contains(err.Error(), "engine died") {
 				t.Fatalf("err = %v, want the engine's death", err)
 			}
-			db := openDB(t, out)
+			reqs := resultstest.Requests(t, out)
 			// The request in flight at the crash is the last one sent.
-			if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != dieAfter+1 {
+			if got := len(reqs); got != dieAfter+1 {
 				t.Fatalf("rows = %d, want %d: nothing is sent to a dead engine", got, dieAfter+1)
 			}
-			failed := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure IN ('memory', 'error')")
+			byClass := resultstest.ByFailure(reqs)
+			failed := byClass[extractbench.Memory] + byClass[extractbench.Error]
 			if failed != 1 {
 				t.Fatalf("%d failed requests, want the 1 in flight at the crash", failed)
 			}
-			if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = ? AND failure_detail LIKE ?", tt.wantClass, "%"+tt.wantDetail+"%"); got != failed {
+			if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+				return string(r.Failure) == string(tt.wantClass) && resultstest.Like(r.FailureDetail, "%"+tt.wantDetail+"%")
+			}); got != failed {
 				t.Errorf("%d of %d failures are %s with %q in failure_detail", got, failed, tt.wantClass, tt.wantDetail)
 			}
 			if tt.wantClass == "error" {
-				if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = 'memory' OR engine_died = 1"); got != 0 {
+				if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Failure == extractbench.Memory || r.EngineDied }); got != 0 {
 					t.Errorf("%d requests classed memory (or engine_died) without out-of-memory evidence", got)
 				}
 			}
@@ -265,23 +271,27 @@ variants:
 	if err == nil || !strings.Contains(err.Error(), "engine died") {
 		t.Fatalf("err = %v, want the engine's death", err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE variant = 'dying'"); got != dieAfter+1 {
+	reqs := resultstest.Requests(t, out)
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Variant == "dying" }); got != dieAfter+1 {
 		t.Errorf("requests to the dying engine = %d, want %d (none after the crash)", got, dieAfter+1)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE variant = 'dying'"); got != 1 {
+	if got := resultstest.Count(resultstest.Passes(t, out), func(p *extractbench.Pass) bool { return p.Variant == "dying" }); got != 1 {
 		t.Errorf("passes of the dying engine = %d, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM decisions WHERE variant = 'dying'"); got != 0 {
+	if got := resultstest.Count(resultstest.Decisions(t, out), func(d *results.Decision) bool { return d.Variant == "dying" }); got != 0 {
 		t.Errorf("%d decisions (retries) against a dead engine", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE variant = 'dying' AND failure = 'memory' AND failure_detail LIKE '%CUDA out of memory%'"); got != 1 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Variant == "dying" && r.Failure == extractbench.Memory && resultstest.Like(r.FailureDetail, "%CUDA out of memory%")
+	}); got != 1 {
 		t.Errorf("the request in flight at the crash lacks its class and evidence (%d rows)", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE variant = 'dying' AND kind = 'engine_dead' AND detail LIKE '%6 of 10 documents not sent%'"); got != 1 {
+	if got := resultstest.Count(resultstest.Events(t, out), func(e *results.Event) bool {
+		return e.Variant == "dying" && e.Kind == results.EventEngineDead && resultstest.Like(e.Detail, "%6 of 10 documents not sent%")
+	}); got != 1 {
 		t.Errorf("engine_dead events saying what was left = %d, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE variant = 'good'"); got != docs*6 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Variant == "good" }); got != docs*6 {
 		t.Errorf("requests of the next variant = %d, want %d", got, docs*6)
 	}
 	if sum == nil || len(sum.Variants) != 2 || sum.Variants[0].State != "ERROR" {
@@ -310,7 +320,7 @@ func TestRun_KillRunnerKillsEngine(t *testing.T) {
 	}()
 	defer cmd.Process.Kill()
 	waitFor(t, "the runner to measure a request", 60*time.Second, func() bool {
-		n, ok := countRows(filepath.Join(out, "results.db"))
+		n, ok := resultstest.RequestCount(out)
 		return ok && n > 0
 	})
 	var rec process.PIDFile
@@ -385,8 +395,7 @@ func TestRun_ResumeStopsStaleEngine(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stale engine still runs after the resume")
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'engine_stale_stopped' AND detail LIKE ?", fmt.Sprintf("%%pid %d%%", stale.Process.Pid)); got != 1 {
+	if got := eventCount(t, out, results.EventEngineStale, fmt.Sprintf("%%pid %d%%", stale.Process.Pid)); got != 1 {
 		t.Errorf("engine_stale_stopped events naming pid %d = %d, want 1", stale.Process.Pid, got)
 	}
 }
@@ -405,11 +414,10 @@ func TestRun_DaemonisingStartWithStop(t *testing.T) {
 	if _, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out}); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE accepted = 1"); got == 0 {
+	if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.Accepted }); got == 0 {
 		t.Error("nothing accepted from the daemonised engine")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'engine_load' AND detail LIKE '%daemonised%'"); got != 1 {
+	if got := eventCount(t, out, results.EventEngineLoad, "%daemonised%"); got != 1 {
 		t.Errorf("engine_load events saying daemonised = %d, want 1", got)
 	}
 	if _, err := os.Stat(stopped); err != nil {

@@ -3,13 +3,15 @@ package pipeline
 import (
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 func TestGPUInfo(t *testing.T) {
 	fakeSMI(t, "",
-		string(mustRead(t, "testdata/nvidia-smi/h200-info.csv")),
-		string(mustRead(t, "testdata/nvidia-smi/h200-plain.txt")))
-	got, ok := GPUInfo(testContext(t))
+		string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-info.csv")),
+		string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-plain.txt")))
+	got, ok := GPUInfo(pipelinetest.Context(t))
 	want := GPU{Name: "NVIDIA H200", MemoryTotalBytes: 143771 * mib, Driver: "580.159.04", CUDA: "13.0", Count: 1}
 	if !ok || got != want {
 		t.Errorf("GPUInfo() = %+v, %v, want %+v, true", got, ok, want)
@@ -18,7 +20,7 @@ func TestGPUInfo(t *testing.T) {
 
 func TestGPUInfo_NoNvidiaSMI(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	if g, ok := GPUInfo(testContext(t)); ok {
+	if g, ok := GPUInfo(pipelinetest.Context(t)); ok {
 		t.Errorf("GPUInfo() = %+v, true, want false", g)
 	}
 }
@@ -30,7 +32,7 @@ func TestParseSMIMemory(t *testing.T) {
 		used, total int64
 		wantErr     bool
 	}{
-		{"h200 capture", string(mustRead(t, "testdata/nvidia-smi/h200-memory.csv")), 0, 143771 * mib, false},
+		{"h200 capture", string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-memory.csv")), 0, 143771 * mib, false},
 		{"two cards", "NVIDIA L4, 100, 23034\nNVIDIA L4, 50, 23034\n", 150 * mib, 46068 * mib, false},
 		{"crlf", "NVIDIA A100-SXM4-80GB, 10, 81920\r\n", 10 * mib, 81920 * mib, false},
 		{"not available", "NVIDIA H200, [N/A], 143771\n", 0, 0, true},
@@ -50,7 +52,7 @@ func TestParseSMIMemory(t *testing.T) {
 
 func TestParseCUDAVersion(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{string(mustRead(t, "testdata/nvidia-smi/h200-plain.txt")), "13.0"},
+		{string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-plain.txt")), "13.0"},
 		{"| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |", "12.2"},
 		{"no header", ""},
 	}

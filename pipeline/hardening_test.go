@@ -10,6 +10,7 @@ import (
 
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // builtinProtocol writes a protocol on the built-in engine (no simulated
@@ -60,7 +61,7 @@ func TestRun_OneWriterPerDirectory(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), fmt.Sprintf("in use by pid %d", os.Getpid())) {
 		t.Fatalf("second writer: err = %v, want a configuration error naming pid %d", err, os.Getpid())
 	}
-	if got := queryInt(t, openDB(t, out), "SELECT count(*) FROM events WHERE kind = 'resumed'"); got != 0 {
+	if got := eventCount(t, out, results.EventResumed, "%"); got != 0 {
 		t.Errorf("%d resumed events: the second writer ran", got)
 	}
 }
@@ -82,7 +83,7 @@ func TestRun_StaleLockTakenOver(t *testing.T) {
 	if _, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out}); err != nil {
 		t.Fatal(err)
 	}
-	if got := queryInt(t, openDB(t, out), "SELECT count(*) FROM events WHERE kind = 'lock_taken_over' AND detail LIKE '%pid 999999%'"); got != 1 {
+	if got := eventCount(t, out, results.EventLockStale, "%pid 999999%"); got != 1 {
 		t.Errorf("lock_taken_over events naming the stale holder = %d, want 1", got)
 	}
 	if b, _ := os.ReadFile(filepath.Join(out, results.LockName)); len(b) != 0 {
@@ -111,17 +112,16 @@ func TestRun_OneFingerprintPerDirectory(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "fingerprint") {
 		t.Fatalf("-append of another fingerprint: err = %v, want a configuration error", err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(DISTINCT fingerprint) FROM runs"); got != 1 {
+	if got := resultstest.Distinct(resultstest.Runs(t, out), func(r *results.Run) string { return r.Fingerprint }); got != 1 {
 		t.Errorf("fingerprints in results.db = %d, want 1", got)
 	}
 	if _, err := run(t, pipeline.Options{ProtocolPath: a, OutDir: out, Append: true}); err != nil {
 		t.Fatalf("-append of the same fingerprint: %v", err)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM runs"); got != 2 {
+	if got := len(resultstest.Runs(t, out)); got != 2 {
 		t.Errorf("runs after -append = %d, want 2", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'appended'"); got != 1 {
+	if got := eventCount(t, out, results.EventAppended, "%"); got != 1 {
 		t.Errorf("appended events = %d, want 1", got)
 	}
 }

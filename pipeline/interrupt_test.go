@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // stallingEngine answers /health and /v1/models, and holds every chat
@@ -130,11 +132,13 @@ variants:
 	case <-time.After(interruptDeadline):
 		t.Fatalf("the run did not end within %s of the signal (request_timeout is 120s)", interruptDeadline)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE transport_kind = 'interrupted' AND failure IS NULL AND accepted = 0"); got != 1 {
+	reqs := resultstest.Requests(t, out)
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Kind == extractbench.TransportInterrupted && r.Failure == extractbench.None && !r.Accepted
+	}); got != 1 {
 		t.Errorf("interrupted rows = %d, want the 1 request in flight", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure IS NOT NULL"); got != 0 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Failure != extractbench.None }); got != 0 {
 		t.Errorf("%d requests classed as failures: an interruption is not the engine's", got)
 	}
 	return out, progress, took, stall
@@ -160,14 +164,14 @@ func TestRun_InterruptGrace(t *testing.T) {
 	if err != nil || sum.Interrupted {
 		t.Fatalf("resume: %v (interrupted %v)", err, sum != nil && sum.Interrupted)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE transport_kind IS NOT 'interrupted'"); got != 3 {
+	reqs := resultstest.Requests(t, out)
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Kind != extractbench.TransportInterrupted }); got != 3 {
 		t.Errorf("measured rows after resume = %d, want 3", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != 3 {
+	if got := len(reqs); got != 3 {
 		t.Errorf("rows after resume = %d, want 3 (the interrupted row replaced)", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE status = 'complete' AND docs = 3"); got != 1 {
+	if got := resultstest.Count(resultstest.Passes(t, out), func(p *extractbench.Pass) bool { return p.Status == extractbench.PassComplete && p.Docs == 3 }); got != 1 {
 		t.Errorf("complete passes of 3 documents = %d, want 1", got)
 	}
 }

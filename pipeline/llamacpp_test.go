@@ -2,12 +2,17 @@ package pipeline_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // TestRun_KVPoolExhaustedIsMemory is item 3 of the llama.cpp issue, end to
@@ -27,23 +32,39 @@ func TestRun_KVPoolExhaustedIsMemory(t *testing.T) {
 	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT failures_memory + failures_truncation + failures_error FROM passes WHERE level = 1"); got != 0 {
-		t.Fatalf("level 1: %d failures, want none: each document fits alone", got)
+	ps := resultstest.Passes(t, out)
+	at := func(level int) extractbench.FailureCounts {
+		t.Helper()
+		for _, p := range ps {
+			if p.Level == level {
+				return p.Failures
+			}
+		}
+		t.Fatalf("no pass at level %d", level)
+		return extractbench.FailureCounts{}
 	}
-	if got := queryInt(t, db, "SELECT failures_truncation FROM passes WHERE level = 4"); got != 0 {
+	if f := at(1); f.Of(extractbench.Memory)+f.Of(extractbench.Truncation)+f.Of(extractbench.Error) != 0 {
+		t.Fatalf("level 1: %d failures, want none: each document fits alone", f.Of(extractbench.Memory)+f.Of(extractbench.Truncation)+f.Of(extractbench.Error))
+	}
+	if got := at(4).Of(extractbench.Truncation); got != 0 {
 		t.Errorf("level 4: %d truncations: a request the pool held alone failed under load, which is memory", got)
 	}
-	if got := queryInt(t, db, "SELECT failures_memory FROM passes WHERE level = 4"); got == 0 {
+	if got := at(4).Of(extractbench.Memory); got == 0 {
 		t.Fatal("level 4: no memory failure, want the requests the shared pool could not hold")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE level = 4 AND failure = 'memory' AND failure_detail LIKE '%context size has been exceeded%ran out under load%'"); got == 0 {
+	if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool {
+		return r.Level == 4 && r.Failure == extractbench.Memory && resultstest.Like(r.FailureDetail, "%context size has been exceeded%ran out under load%")
+	}); got == 0 {
 		t.Error("no level-4 memory failure names its evidence (the runtime error, under load)")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM decisions WHERE kind = 'retry_lower' AND from_level = 4 AND to_level = 2"); got != 1 {
+	if got := resultstest.Count(resultstest.Decisions(t, out), func(d *results.Decision) bool {
+		return d.Kind == results.DecisionRetryLower && d.FromLevel == 4 && d.ToLevel == 2
+	}); got != 1 {
 		t.Errorf("%d retry_lower decisions from 4 to 2, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE phase = 'retry' AND level = 2 AND failures_memory = 0 AND docs = ?", docs); got != 1 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+		return p.Phase == extractbench.PhaseRetry && p.Level == 2 && p.Failures.Of(extractbench.Memory) == 0 && p.Docs == docs
+	}); got != 1 {
 		t.Errorf("%d retry passes at level 2 without memory failures, want 1", got)
 	}
 }
@@ -69,32 +90,60 @@ func TestRun_PromptCacheRecorded(t *testing.T) {
 	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE cached_prompt_tokens IS NOT NULL AND usage_reported = 1"); got != 2*docs {
+	reqs, ps := resultstest.Requests(t, out), resultstest.Passes(t, out)
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.CachedPromptTokens != nil && r.UsageReported }); got != 2*docs {
 		t.Fatalf("%d requests with their cached prompt tokens, want %d", got, 2*docs)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE repetition = 1 AND cached_prompt_tokens >= prompt_tokens - 1"); got != 0 {
+	cachedWhole := func(rep int, r *extractbench.Record) (whole, nearly bool) {
+		if r.Repetition != rep || r.CachedPromptTokens == nil || r.PromptTokens == 0 {
+			return false, false
+		}
+		return *r.CachedPromptTokens == r.PromptTokens-1, *r.CachedPromptTokens >= r.PromptTokens-1
+	}
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { _, nearly := cachedWhole(1, r); return nearly }); got != 0 {
 		t.Errorf("repetition 1: %d requests served whole from the engine's cache of the warm-up, want none", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE repetition = 2 AND cached_prompt_tokens = prompt_tokens - 1"); got != docs {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { whole, _ := cachedWhole(2, r); return whole }); got != docs {
 		t.Errorf("repetition 2: %d requests cached whole (documents the engine saw in repetition 1), want %d", got, docs)
 	}
 	for rep := 1; rep <= 2; rep++ {
-		if got := queryInt(t, db, `SELECT count(*) FROM passes p WHERE repetition = ?
-			AND cached_prompt_tokens = (SELECT sum(cached_prompt_tokens) FROM requests r WHERE r.repetition = p.repetition)
-			AND abs(cached_prompt_share - cached_prompt_tokens * 1.0 / (SELECT sum(prompt_tokens) FROM requests r WHERE r.repetition = p.repetition)) < 1e-12`, rep); got != 1 {
+		var cached, prompt int64
+		for _, r := range reqs {
+			if r.Repetition == rep && r.CachedPromptTokens != nil {
+				cached += int64(*r.CachedPromptTokens)
+			}
+			if r.Repetition == rep {
+				prompt += int64(r.PromptTokens)
+			}
+		}
+		if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+			return p.Repetition == rep && p.CachedPromptTokens != nil && *p.CachedPromptTokens == cached && prompt != 0 &&
+				p.CachedPromptShare != nil && math.Abs(*p.CachedPromptShare-float64(*p.CachedPromptTokens)*1.0/float64(prompt)) < 1e-12
+		}); got != 1 {
 			t.Errorf("repetition %d: the pass's cached_prompt_tokens and share are not its requests' sum and share", rep)
 		}
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE repetition = 2 AND cached_prompt_share > 0.9"); got != 1 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+		return p.Repetition == 2 && p.CachedPromptShare != nil && *p.CachedPromptShare > 0.9
+	}); got != 1 {
 		t.Error("repetition 2: the pass's cached share does not show its prompts served from the cache")
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE completion_tokens = client_completion_chunks + 1 AND finish_reason = 'stop'
-		AND tpot_ns = (last_token_ns - first_token_ns) / (client_completion_chunks - 1)`); got != 2*docs {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		tpot, ok := r.TPOT()
+		return r.CompletionTokens == r.ClientChunks+1 && r.FinishReason == "stop" && ok && r.LastTokenNS != 0 && r.FirstTokenNS != 0 &&
+			r.ClientChunks != 1 && tpot == (r.LastTokenNS-r.FirstTokenNS)/int64(r.ClientChunks-1)
+	}); got != 2*docs {
 		t.Errorf("%d of %d requests have TPOT over their content chunks − 1 (the engine counts an unsent end token)", got, 2*docs)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM passes p WHERE tpot_p50_ns <= (SELECT max(tpot_ns) FROM requests r WHERE r.repetition = p.repetition)
-		AND tpot_p50_ns >= (SELECT min(tpot_ns) FROM requests r WHERE r.repetition = p.repetition)`); got != 2 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+		var tpots []int64
+		for _, r := range reqs {
+			if ns, ok := r.TPOT(); ok && r.Repetition == p.Repetition {
+				tpots = append(tpots, ns)
+			}
+		}
+		return p.TPOTP50NS != nil && len(tpots) > 0 && *p.TPOTP50NS <= slices.Max(tpots) && *p.TPOTP50NS >= slices.Min(tpots)
+	}); got != 2 {
 		t.Error("the passes' TPOT median is not one of their requests' TPOT")
 	}
 }

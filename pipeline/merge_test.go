@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +13,10 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // synthProtocol is the protocol of the synthetic shards: one variant, a
@@ -89,24 +90,15 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 // writeSynthShard writes one shard run: each level's pass with one request
 // per document, 2 ms apart, its clock origin offset from the others'.
 func writeSynthShard(tb testing.TB, dir string, m *extractbench.Manifest, runID string, origin int64, ids []string, levels []int, sealed bool) {
-	ctx := context.Background()
-	st, err := results.Open(ctx, dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer st.Close()
-	b, _ := json.Marshal(m)
-	if err := st.CreateRun(ctx, results.Run{RunID: runID, Fingerprint: m.Fingerprint, ProtocolName: m.ProtocolName, Manifest: b,
-		StartedAt: 1, EndedAt: 2, Status: results.RunComplete, ClockOriginNS: 1_700_000_000_000_000_000 + origin}); err != nil {
-		tb.Fatal(err)
-	}
+	run := resultstest.Run{RunID: runID, Fingerprint: m.Fingerprint, ProtocolName: m.ProtocolName, Manifest: m,
+		StartedAt: 1, EndedAt: 2, Status: results.RunComplete, ClockOriginNS: 1_700_000_000_000_000_000 + origin, Sealed: sealed}
 	yes := true
 	for li, level := range levels {
 		key := extractbench.PassKey{RunID: runID, Variant: "bf16", Mode: extractbench.ModeConcurrency, Level: level, Repetition: 1}
 		t0 := int64(li+1) * 1e12
 		for i, id := range ids {
 			send := t0 + int64(i)*2e6
-			st.Add(extractbench.Record{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1, DocID: id, LengthClass: "short",
+			run.Records = append(run.Records, extractbench.Record{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1, DocID: id, LengthClass: "short",
 				Response: extractbench.Response{Timings: extractbench.Timings{SchedNS: send, SendNS: send + 1e3, FirstByteNS: send + 4e5, FirstTokenNS: send + 5e5, LastTokenNS: send + 15e5, DoneNS: send + 16e5},
 					PromptTokens: 310, CompletionTokens: 24, UsageReported: true, ClientChunks: 24,
 					Transport: extractbench.Transport{FinishReason: "stop", HTTPStatus: 200},
@@ -118,19 +110,10 @@ func writeSynthShard(tb testing.TB, dir string, m *extractbench.Manifest, runID 
 		if li == 0 {
 			phase = extractbench.PhaseBaseline
 		}
-		if err := st.PutPass(ctx, extractbench.Pass{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1,
-			Phase: phase, Attempt: 1, Status: extractbench.PassComplete, Docs: int64(len(ids)), Accepted: int64(len(ids)), SentConcurrency: 1}); err != nil {
-			tb.Fatal(err)
-		}
+		run.Passes = append(run.Passes, extractbench.Pass{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: 1,
+			Phase: phase, Attempt: 1, Status: extractbench.PassComplete, Docs: int64(len(ids)), Accepted: int64(len(ids)), SentConcurrency: 1})
 	}
-	if sealed {
-		if err := st.SealRun(ctx, runID); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := st.Close(); err != nil {
-		tb.Fatal(err)
-	}
+	resultstest.Write(tb, dir, run)
 }
 
 // TestMerge_Duplicates: a shard written twice (two directories claim index
@@ -139,7 +122,7 @@ func writeSynthShard(tb testing.TB, dir string, m *extractbench.Manifest, runID 
 func TestMerge_Duplicates(t *testing.T) {
 	root := t.TempDir()
 	dirs := synthShards{docs: 40, count: 2, levels: []int{1, 2}, extra: 1}.write(t, root)
-	sum, err := Merge(testContext(t), MergeOptions{OutDir: filepath.Join(root, "merged"), Dirs: dirs})
+	sum, err := Merge(pipelinetest.Context(t), MergeOptions{OutDir: filepath.Join(root, "merged"), Dirs: dirs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +229,7 @@ func TestMerge_KilledAfterReplace(t *testing.T) {
 	dirs := synthShards{docs: 40, count: 2, levels: []int{1, 2}}.write(t, root)
 	out := filepath.Join(root, "merged")
 	derived := []string{"report.html", "report.md"}
-	first, err := Merge(testContext(t), MergeOptions{OutDir: out, Dirs: dirs[:1], Derived: derived})
+	first, err := Merge(pipelinetest.Context(t), MergeOptions{OutDir: out, Dirs: dirs[:1], Derived: derived})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,9 +251,9 @@ func TestMerge_KilledAfterReplace(t *testing.T) {
 				t.Fatal("the merge never announced its new results.db")
 			}
 		}()
-		_, _ = Merge(testContext(t), MergeOptions{OutDir: out, Dirs: dirs, Derived: derived, Progress: crashAt{"wrote " + filepath.Join(out, results.DBName)}})
+		_, _ = Merge(pipelinetest.Context(t), MergeOptions{OutDir: out, Dirs: dirs, Derived: derived, Progress: crashAt{"wrote " + filepath.Join(out, results.DBName)}})
 	}()
-	d, err := results.LoadRun(testContext(t), out)
+	d, err := results.LoadRun(pipelinetest.Context(t), out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +272,7 @@ func TestMerge_KilledAfterReplace(t *testing.T) {
 // shard whose row's verdict contradicts its scores, or whose row is of a
 // document outside it, is refused naming the shard, the pass and the row.
 func TestMerge_Audit(t *testing.T) {
-	ctx := testContext(t)
+	ctx := pipelinetest.Context(t)
 	merge := func(t *testing.T, dirs []string) (*MergeSummary, error) {
 		return Merge(ctx, MergeOptions{OutDir: filepath.Join(t.TempDir(), "merged"), Dirs: dirs})
 	}
@@ -320,24 +303,21 @@ func TestMerge_Audit(t *testing.T) {
 			other = id
 		}
 	}
-	tests := []struct{ name, stmt, want string }{
-		{"verdict contradicts its scores", `UPDATE requests SET failure = 'quality' WHERE rowid = (SELECT min(rowid) FROM requests WHERE level = 2)`,
+	tests := []struct {
+		name string
+		edit resultstest.Edit
+		want string
+	}{
+		{"verdict contradicts its scores", resultstest.SetFailure(resultstest.Row{Level: 2}, extractbench.Quality),
 			"level=2/rep=1: 1 row whose verdict contradicts their scores: doc-"},
-		{"document outside the shard", `UPDATE requests SET doc_id = '` + other + `' WHERE rowid = (SELECT min(rowid) FROM requests WHERE level = 1)`,
+		{"document outside the shard", resultstest.SetDocID(resultstest.Row{Level: 1}, other),
 			"level=1/rep=1: 1 row of documents outside shard 1/2 (fnv1a64(id) mod count): " + other},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dirs := synthShards{docs: 40, count: 2, levels: []int{1, 2}}.write(t, t.TempDir())
-			db, err := sql.Open("sqlite3", filepath.Join(dirs[1], results.DBName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.Exec(tt.stmt); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
-			_, err = merge(t, dirs)
+			resultstest.Tamper(t, dirs[1], tt.edit)
+			_, err := merge(t, dirs)
 			var te *TamperedError
 			var ce *ConfigError
 			if !errors.As(err, &te) || !errors.As(err, &ce) || len(te.Shards) != 1 || te.Shards[0].Dir != dirs[1] {

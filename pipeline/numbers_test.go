@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // hostileProtocol writes a one-pass protocol over docs documents against
@@ -65,10 +67,11 @@ func TestRun_EngineNumbersRefused(t *testing.T) {
 			if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true, Progress: &log}); err != nil {
 				t.Fatal(err)
 			}
-			db := openDB(t, out)
-			if got := queryInt(t, db, "SELECT count(*) FROM passes"); got != 1 {
+			ps := resultstest.Passes(t, out)
+			if got := len(ps); got != 1 {
 				t.Fatalf("%d passes, want 1", got)
 			}
+			p := ps[0]
 			// Tokens: the engine's usage refused, each request counts as
 			// without one: the client's count, prompt tokens unknown.
 			usage := strings.HasPrefix(string(tt.mode), "numbers-usage")
@@ -76,24 +79,24 @@ func TestRun_EngineNumbersRefused(t *testing.T) {
 			if usage {
 				wantShare = 0
 			}
-			if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE output_tokens BETWEEN 0 AND ? AND prompt_tokens BETWEEN 0 AND ? AND total_tokens_per_s >= 0 AND usage_reported_share = ?", docs*100, docs*100, wantShare); got != 1 {
-				var row string
-				_ = db.QueryRow("SELECT output_tokens || ' ' || prompt_tokens || ' ' || ifnull(total_tokens_per_s, 'NULL') || ' ' || usage_reported_share FROM passes").Scan(&row)
-				t.Errorf("pass tokens (output, prompt, total/s, usage share) = %s, want sane counts and usage share %d", row, wantShare)
+			if !(p.OutputTokens >= 0 && p.OutputTokens <= docs*100 && p.PromptTokens >= 0 && p.PromptTokens <= docs*100 &&
+				p.TotalTokensPerS != nil && *p.TotalTokensPerS >= 0 && p.UsageReportedShare != nil && *p.UsageReportedShare == float64(wantShare)) {
+				t.Errorf("pass tokens (output, prompt, total/s, usage share) = %d %d %v %v, want sane counts and usage share %d",
+					p.OutputTokens, p.PromptTokens, resultstest.Column(t, p, "total_tokens_per_s"), resultstest.Column(t, p, "usage_reported_share"), wantShare)
 			}
 			if usage {
-				if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE prompt_tokens IS NULL AND usage_reported = 0 AND completion_tokens = client_completion_chunks"); got != docs {
+				if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool {
+					return r.PromptTokens == 0 && !r.UsageReported && r.CompletionTokens == r.ClientChunks
+				}); got != docs {
 					t.Errorf("%d of %d requests have their usage refused (prompt NULL, the client's count)", got, docs)
 				}
 			}
 			for _, col := range tt.nulls {
-				if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE "+col+" IS NULL"); got != 1 {
-					var v string
-					_ = db.QueryRow("SELECT " + col + " FROM passes").Scan(&v)
-					t.Errorf("%s = %s, want NULL", col, v)
+				if v := resultstest.Column(t, p, col); v != nil {
+					t.Errorf("%s = %v, want NULL", col, v)
 				}
 			}
-			if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'engine_numbers_refused' AND detail LIKE 'pass at level 1, repetition 1: %'"); got != 1 {
+			if got := eventCount(t, out, results.EventEngineNumbersRefused, "pass at level 1, repetition 1: %"); got != 1 {
 				t.Errorf("%d engine_numbers_refused events for the pass, want 1; log:\n%s", got, log.String())
 			}
 			if !strings.Contains(log.String(), "engine numbers refused") {
@@ -126,14 +129,18 @@ func TestRun_AutoLevelsCountsServedRequests(t *testing.T) {
 	if auto == nil {
 		t.Fatal("no auto_levels in the variant's manifest")
 	}
-	db := openDB(t, out)
-	var served, sent, durNS int
-	if err := db.QueryRow(`SELECT
-		(SELECT count(*) FROM requests WHERE level = ? AND http_status BETWEEN 200 AND 299 AND transport_kind IS NULL),
-		(SELECT count(*) FROM requests WHERE level = ?),
-		(SELECT duration_ns FROM passes WHERE level = ? AND phase = 'probe')`, auto.ProbeLevel, auto.ProbeLevel, auto.ProbeLevel).Scan(&served, &sent, &durNS); err != nil {
-		t.Fatal(err)
+	probe := resultstest.Where(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.Level == auto.ProbeLevel })
+	served := resultstest.Count(probe, func(r *extractbench.Record) bool {
+		return r.HTTPStatus >= 200 && r.HTTPStatus <= 299 && r.Kind == extractbench.TransportOK
+	})
+	sent := len(probe)
+	ps := resultstest.Where(resultstest.Passes(t, out), func(p *extractbench.Pass) bool {
+		return p.Level == auto.ProbeLevel && p.Phase == extractbench.PhaseProbe
+	})
+	if len(ps) == 0 {
+		t.Fatalf("no probe pass at %d/s", auto.ProbeLevel)
 	}
+	durNS := ps[0].DurationNS
 	if sent != docs || served == 0 || served >= docs {
 		t.Fatalf("probe at %d/s: %d of %d requests served: the engine did not refuse any (or served none), nothing to test", auto.ProbeLevel, served, sent)
 	}
@@ -146,12 +153,15 @@ func TestRun_AutoLevelsCountsServedRequests(t *testing.T) {
 	if top, bound := slices.Max(auto.Levels), max(auto.SyncRate, float64(served)/secs); float64(top) > bound+0.5 {
 		t.Errorf("highest chosen rate %d/s above both the synchronous rate %.1f/s and what the engine served in the probe (%.1f/s)", top, auto.SyncRate, float64(served)/secs)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM decisions WHERE kind = 'auto_levels' AND reason LIKE ?", fmt.Sprintf("%%%d of %d requests served%%", served, docs)); got != 1 {
+	if got := resultstest.Count(resultstest.Decisions(t, out), func(d *results.Decision) bool {
+		return d.Kind == results.DecisionAutoLevels && resultstest.Like(d.Reason, fmt.Sprintf("%%%d of %d requests served%%", served, docs))
+	}); got != 1 {
 		t.Errorf("the auto_levels decision does not say how many of the probe's requests were served")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE phase = 'probe' AND verdict = 'not_usable' AND verdict_reason LIKE '%requests failed (error)%'"); got != 1 {
-		var reason string
-		_ = db.QueryRow("SELECT verdict || ': ' || verdict_reason FROM passes WHERE phase = 'probe'").Scan(&reason)
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+		return p.Verdict == "not_usable" && resultstest.Like(p.VerdictReason, "%requests failed (error)%")
+	}); got != 1 {
+		reason := ps[0].Verdict + ": " + ps[0].VerdictReason
 		t.Errorf("the probe, %d of %d requests refused, is not flagged as failure-dominated: %s", docs-served, docs, reason)
 	}
 }

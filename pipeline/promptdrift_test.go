@@ -3,9 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +20,7 @@ import (
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // driftCorpus is docs documents of corpus/default (every one has runs of
@@ -87,12 +86,17 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
+	reqs := resultstest.Requests(t, out)
+	expects := func(r *extractbench.Record, n int) bool {
+		return r.ExpectedPromptTokens != nil && *r.ExpectedPromptTokens == n
+	}
 
 	// Every request of the tokenizer variants has its expected count: the
 	// model's tokenizer over the rendered chat prompt, as the exact engine
 	// reported it.
-	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE variant = 'exact' AND expected_prompt_tokens = prompt_tokens AND prompt_tokens > 0`); got != 2*(docs+1) {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Variant == "exact" && expects(r, r.PromptTokens) && r.PromptTokens > 0
+	}); got != 2*(docs+1) {
 		t.Errorf("exact: %d requests whose expected count is their prompt_tokens, want %d", got, 2*(docs+1))
 	}
 	p, err := tokenizer.LoadPrompt(tok, "")
@@ -106,13 +110,23 @@ variants:
 	for i := range c.Len() {
 		d, _ := c.Resolve(c.Doc(i))
 		want := p.Count("You extract fields from business documents. Answer with JSON only.", "Extract date, amount and category.\n\n"+d.Text)
-		if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE variant IN ('exact', 'old') AND doc_id = ? AND expected_prompt_tokens = ?`, d.ID, want); got != 4 {
+		if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+			return (r.Variant == "exact" || r.Variant == "old") && r.DocID == d.ID && expects(r, want)
+		}); got != 4 {
 			t.Errorf("%s: %d requests expect %d prompt tokens, want 4", d.ID, got, want)
 		}
 	}
 	// The baseline variant's count stands in where no tokenizer is named.
-	if got := queryInt(t, db, `SELECT count(*) FROM requests r WHERE variant = 'old-vs-exact'
-		AND expected_prompt_tokens = (SELECT prompt_tokens FROM requests e WHERE e.variant = 'exact' AND e.doc_id = r.doc_id AND e.level = 1)`); got != 2*(docs+1) {
+	exactTokens := map[string]int{} // the exact variant's prompt_tokens at level 1, by document
+	for _, r := range resultstest.Where(reqs, func(r *extractbench.Record) bool { return r.Variant == "exact" && r.Level == 1 }) {
+		if _, ok := exactTokens[r.DocID]; !ok {
+			exactTokens[r.DocID] = r.PromptTokens
+		}
+	}
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		n, ok := exactTokens[r.DocID]
+		return r.Variant == "old-vs-exact" && ok && n != 0 && expects(r, n)
+	}); got != 2*(docs+1) {
 		t.Errorf("old-vs-exact: %d requests expect the exact variant's count, want %d", got, 2*(docs+1))
 	}
 
@@ -125,13 +139,12 @@ variants:
 		{"old-vs-exact", "variant:exact", docs},
 	} {
 		for _, level := range []int{1, 2} {
-			var ref string
-			var compared, drifted int
-			var median, max *float64
-			if err := db.QueryRow(`SELECT prompt_drift_reference, prompt_drift_compared, prompt_drift_docs, prompt_drift_median, prompt_drift_max
-				FROM passes WHERE variant = ? AND level = ?`, tt.variant, level).Scan(&ref, &compared, &drifted, &median, &max); err != nil {
-				t.Fatalf("%s level %d: %v", tt.variant, level, err)
+			ps := resultstest.Where(resultstest.Passes(t, out), func(p *extractbench.Pass) bool { return p.Variant == tt.variant && p.Level == level })
+			if len(ps) == 0 || ps[0].PromptDrift.Compared == nil || ps[0].PromptDrift.Docs == nil {
+				t.Fatalf("%s level %d: no pass with prompt_drift_compared and prompt_drift_docs (%d passes)", tt.variant, level, len(ps))
 			}
+			drift := ps[0].PromptDrift
+			ref, compared, drifted, median, max := drift.Reference, int(*drift.Compared), int(*drift.Docs), drift.Median, drift.Max
 			if ref != tt.reference || compared != docs+1 || drifted != tt.drifted {
 				t.Errorf("%s level %d: reference %q, %d compared, %d drifted; want %q, %d, %d", tt.variant, level, ref, compared, drifted, tt.reference, docs+1, tt.drifted)
 			}
@@ -142,7 +155,7 @@ variants:
 				continue
 			}
 			// The figures are the requests' own relative differences.
-			wantMax := driftQueryFloat(t, db, `SELECT max((prompt_tokens - expected_prompt_tokens) * 1.0 / expected_prompt_tokens) FROM requests WHERE variant = ? AND level = ?`, tt.variant, level)
+			wantMax := maxDrift(t, resultstest.Where(reqs, func(r *extractbench.Record) bool { return r.Variant == tt.variant && r.Level == level }))
 			if median == nil || max == nil || *max != wantMax || *median <= 0.05 || *median > *max {
 				t.Errorf("%s level %d: median %v, max %v; want a median above +5%% and the max %v", tt.variant, level, median, max, wantMax)
 			}
@@ -179,14 +192,7 @@ variants:
 	}
 
 	// The manifest pins the tokenizer file the counts came from.
-	var manifest string
-	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
-		t.Fatal(err)
-	}
-	var m extractbench.Manifest
-	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := resultstest.Manifest(t, out)
 	raw, err := os.ReadFile(tok)
 	if err != nil {
 		t.Fatal(err)
@@ -218,11 +224,24 @@ variants:
 	}
 }
 
-func driftQueryFloat(t *testing.T, db *sql.DB, q string, args ...any) float64 {
+// maxDrift is the largest relative difference of the requests' prompt
+// tokens from their expected count, (prompt − expected) / expected; the
+// requests without an expected count are left out.
+func maxDrift(t *testing.T, reqs []extractbench.Record) float64 {
 	t.Helper()
 	var v float64
-	if err := db.QueryRow(q, args...).Scan(&v); err != nil {
-		t.Fatalf("%s: %v", q, err)
+	seen := false
+	for _, r := range reqs {
+		if r.ExpectedPromptTokens == nil || *r.ExpectedPromptTokens == 0 || r.PromptTokens == 0 {
+			continue
+		}
+		e := *r.ExpectedPromptTokens
+		if d := float64(r.PromptTokens-e) * 1.0 / float64(e); !seen || d > v {
+			v, seen = d, true
+		}
+	}
+	if !seen {
+		t.Fatal("no request with prompt tokens and an expected count")
 	}
 	return v
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // runRate runs a protocol over docs documents of the small corpus on the
@@ -61,19 +62,16 @@ func passAt(t *testing.T, sum *pipeline.Summary, level int) extractbench.Pass {
 // schedOffsets reads a pass's planned instants back, relative to its first.
 func schedOffsets(t *testing.T, out string, level int) []int64 {
 	t.Helper()
-	rows, err := openDB(t, out).Query(`SELECT sched_ns FROM requests WHERE level = ? ORDER BY sched_ns`, level)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	var at []int64
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			t.Fatal(err)
+	for _, r := range resultstest.Requests(t, out) {
+		if r.Level == level {
+			if r.SchedNS == 0 {
+				t.Fatalf("a request at level %d has no sched_ns", level)
+			}
+			at = append(at, r.SchedNS)
 		}
-		at = append(at, v)
 	}
+	slices.Sort(at)
 	for i := len(at) - 1; i >= 0; i-- {
 		at[i] -= at[0]
 	}
@@ -220,11 +218,11 @@ func TestRun_RateAutoLevels(t *testing.T) {
 	if !slices.Equal(sweepLevels, auto.Levels) {
 		t.Errorf("sweep passes at %v, chosen %v", sweepLevels, auto.Levels)
 	}
-	var kind, reason string
-	var from, to int
-	if err := openDB(t, out).QueryRow(`SELECT kind, from_level, to_level, reason FROM decisions WHERE kind = ?`, results.DecisionAutoLevels).Scan(&kind, &from, &to, &reason); err != nil {
-		t.Fatalf("no auto_levels decision: %v", err)
+	ds := resultstest.Where(resultstest.Decisions(t, out), func(d *results.Decision) bool { return d.Kind == results.DecisionAutoLevels })
+	if len(ds) == 0 {
+		t.Fatal("no auto_levels decision")
 	}
+	kind, from, to, reason := ds[0].Kind, ds[0].FromLevel, ds[0].ToLevel, ds[0].Reason
 	if from != auto.ProbeLevel || to != slices.Max(auto.Levels) || !strings.Contains(reason, "synchronous rate") || !strings.Contains(reason, "saturated throughput") {
 		t.Errorf("decision %s %d → %d: %s", kind, from, to, reason)
 	}
@@ -266,7 +264,7 @@ func TestRun_ContextSweep(t *testing.T) {
 		if p.PeakTorchAllocatedBytes == nil || p.PeakKVUsage == nil {
 			t.Errorf("context %s: no memory peak recorded", class)
 		}
-		if n := queryInt(t, openDB(t, out), `SELECT COUNT(*) FROM requests WHERE level = ? AND length_class != ?`, p.Level, class); n != 0 {
+		if n := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.Level == p.Level && r.LengthClass != class }); n != 0 {
 			t.Errorf("context %s: %d requests of another class", class, n)
 		}
 	}
@@ -336,14 +334,15 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
+	reqs := resultstest.Requests(t, out)
 	for _, ps := range sum.Passes {
 		class := extractbench.LengthClassOf(ps.Level)
 		want := data.Manifest.Corpus.Classes[class]
 		if !ps.Complete() || int(ps.Docs) != want {
 			t.Errorf("context %s after resume: complete %v, %d documents, want %d", class, ps.Complete(), ps.Docs, want)
 		}
-		if n := queryInt(t, db, `SELECT COUNT(DISTINCT doc_id) FROM requests WHERE level = ?`, ps.Level); n != want {
+		atLevel := resultstest.Where(reqs, func(r *extractbench.Record) bool { return r.Level == ps.Level })
+		if n := resultstest.Distinct(atLevel, func(r *extractbench.Record) string { return r.DocID }); n != want {
 			t.Errorf("context %s: %d documents recorded, want %d", class, n, want)
 		}
 	}

@@ -10,9 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // TestRun_CorpusChangedMidRunStops is the hardening issue's item 1: a
@@ -29,7 +32,7 @@ func TestRun_CorpusChangedMidRunStops(t *testing.T) {
 	file := writeSmallCorpus(t, dir, docs)
 	proto := writeProtocol(t, dir, file, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", "{time_scale: 0}")
 	out := filepath.Join(dir, "out")
-	original := mustReadFile(t, file)
+	original := pipelinetest.ReadFile(t, file)
 	lines := bytes.SplitAfter(original, []byte("\n"))
 	lines = lines[:len(lines)-1] // the empty rest after the last "\n"
 	if len(lines) != docs {
@@ -61,21 +64,19 @@ func TestRun_CorpusChangedMidRunStops(t *testing.T) {
 	if re.ID != next.ID || !strings.Contains(err.Error(), at) || !strings.Contains(err.Error(), next.ID) || !errors.Is(err, corpus.ErrChanged) {
 		t.Errorf("err = %q, want document %s at %s, changed", err, next.ID, at)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != sentBefore {
+	reqs := resultstest.Requests(t, out)
+	if got := len(reqs); got != sentBefore {
 		t.Errorf("%d rows, want the %d documents read back before the change", got, sentBefore)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE doc_id = ?", next.ID); got != 0 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.DocID == next.ID }); got != 0 {
 		t.Errorf("document %s, never read back, has %d row(s)", next.ID, got)
 	}
-	var status string
-	if err := db.QueryRow("SELECT status FROM runs").Scan(&status); err != nil || status != results.RunFailed {
-		t.Errorf("run status %q (%v), want %s", status, err, results.RunFailed)
+	if runs := resultstest.Runs(t, out); len(runs) == 0 || runs[0].Status != results.RunFailed {
+		t.Errorf("runs %+v, want one of status %s", runs, results.RunFailed)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = ? AND detail LIKE ?", results.EventCorpusReadFailed, "%"+at+"%"); got != 1 {
+	if got := eventCount(t, out, results.EventCorpusReadFailed, "%"+at+"%"); got != 1 {
 		t.Errorf("%d %s events naming %s, want 1", got, results.EventCorpusReadFailed, at)
 	}
-	db.Close()
 
 	if err := os.WriteFile(file, original, 0o644); err != nil {
 		t.Fatal(err)
@@ -87,20 +88,11 @@ func TestRun_CorpusChangedMidRunStops(t *testing.T) {
 	if sum.Status != results.RunComplete {
 		t.Errorf("resumed status %q, want %s", sum.Status, results.RunComplete)
 	}
-	db = openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != docs {
+	reqs = resultstest.Requests(t, out)
+	if got := len(reqs); got != docs {
 		t.Errorf("%d rows after resume, want %d", got, docs)
 	}
-	if got := queryInt(t, db, "SELECT count(DISTINCT doc_id) FROM requests"); got != docs {
+	if got := resultstest.Distinct(reqs, func(r *extractbench.Record) string { return r.DocID }); got != docs {
 		t.Errorf("%d documents after resume, want %d, each once", got, docs)
 	}
-}
-
-func mustReadFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

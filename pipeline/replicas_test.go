@@ -2,8 +2,6 @@ package pipeline_test
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +19,8 @@ import (
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // replicaEngine is the built-in engine served as one replica of a variant,
@@ -138,23 +138,40 @@ variants:
 }
 
 // perEndpoint counts a pass's request rows per endpoint.
-func perEndpoint(t *testing.T, db *sql.DB, level int) map[string]int {
+// A row without an endpoint counts as "NULL".
+func perEndpoint(t *testing.T, dir string, level int) map[string]int {
 	t.Helper()
-	rows, err := db.Query(`SELECT coalesce(endpoint, 'NULL'), count(*) FROM requests WHERE level = ? GROUP BY 1`, level)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
-		var e string
-		var n int
-		if err := rows.Scan(&e, &n); err != nil {
-			t.Fatal(err)
+	for _, r := range resultstest.Requests(t, dir) {
+		if r.Level != level {
+			continue
 		}
-		out[e] = n
+		e := r.Endpoint
+		if e == "" {
+			e = "NULL"
+		}
+		out[e]++
 	}
 	return out
+}
+
+// storedPassAt is the first passes row at level in dir.
+func storedPassAt(t *testing.T, dir string, level int) extractbench.Pass {
+	t.Helper()
+	ps := resultstest.Where(resultstest.Passes(t, dir), func(p *extractbench.Pass) bool { return p.Level == level })
+	if len(ps) == 0 {
+		t.Fatalf("no pass at level %d", level)
+	}
+	return ps[0]
+}
+
+// value is *p, failing t when p is nil (NULL).
+func value[T any](t *testing.T, what string, p *T) T {
+	t.Helper()
+	if p == nil {
+		t.Fatalf("%s is NULL", what)
+	}
+	return *p
 }
 
 // TestRun_Replicas: two equal built-in replicas under engine.urls. Every
@@ -169,13 +186,12 @@ func TestRun_Replicas(t *testing.T) {
 	a := startReplica(t, total, 20*time.Millisecond, 0)
 	b := startReplica(t, total, 20*time.Millisecond, 0)
 	out := runReplicas(t, docs, 2, warmup, a, b)
-	db := openDB(t, out)
 
-	base := perEndpoint(t, db, 1)
+	base := perEndpoint(t, out, 1)
 	if want := map[string]int{a.srv.URL: docs / 2, b.srv.URL: docs / 2}; !mapsEqual(base, want) {
 		t.Errorf("baseline rows per endpoint = %v, want %v: one at a time, equally idle replicas take turns", base, want)
 	}
-	two := perEndpoint(t, db, 2)
+	two := perEndpoint(t, out, 2)
 	if len(two) != 2 || two[a.srv.URL]+two[b.srv.URL] != docs {
 		t.Fatalf("level 2 rows per endpoint = %v, want all %d documents on %s and %s", two, docs, a.srv.URL, b.srv.URL)
 	}
@@ -190,26 +206,36 @@ func TestRun_Replicas(t *testing.T) {
 	if got := total.most.Load(); got != 2 {
 		t.Errorf("at most %d requests in flight over both replicas, want exactly the level, 2", got)
 	}
-	var lo, hi, n int
-	if err := db.QueryRow(`SELECT endpoints, endpoint_requests_min, endpoint_requests_max FROM passes WHERE level = 1`).Scan(&n, &lo, &hi); err != nil {
-		t.Fatal(err)
-	}
+	p1 := storedPassAt(t, out, 1)
+	n, lo, hi := value(t, "endpoints", p1.Endpoints), value(t, "endpoint_requests_min", p1.EndpointRequestsMin), value(t, "endpoint_requests_max", p1.EndpointRequestsMax)
 	if n != 2 || lo != docs/2 || hi != docs/2 {
 		t.Errorf("baseline pass: endpoints %d, requests per endpoint %d–%d; want 2, %d–%d", n, lo, hi, docs/2, docs/2)
 	}
+	samples := resultstest.Telemetry(t, out)
 	for _, r := range []*replicaEngine{a, b} {
-		if got := queryInt(t, db, `SELECT count(*) FROM telemetry WHERE metric = 'vllm:num_requests_running' AND endpoint = ?`, r.srv.URL); got < 2 {
+		if got := resultstest.Count(samples, func(s *results.TelemetryRow) bool {
+			return s.Metric == "vllm:num_requests_running" && s.Endpoint == r.srv.URL
+		}); got < 2 {
 			t.Errorf("telemetry: %d running samples of %s, want its own at every scrape (at least the first and last of each pass)", got, r.srv.URL)
 		}
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM telemetry WHERE endpoint IS NULL AND metric LIKE 'vllm:%'`); got != 0 {
+	if got := resultstest.Count(samples, func(s *results.TelemetryRow) bool { return s.Endpoint == "" && strings.HasPrefix(s.Metric, "vllm:") }); got != 0 {
 		t.Errorf("%d engine samples without an endpoint", got)
 	}
-	if got := queryInt(t, db, `SELECT max(observed_max_running) FROM passes`); got > 2 {
+	var running []int64
+	for _, p := range resultstest.Passes(t, out) {
+		if p.ObservedMaxRunning != nil {
+			running = append(running, *p.ObservedMaxRunning)
+		}
+	}
+	if len(running) == 0 {
+		t.Fatal("no pass has observed_max_running")
+	}
+	if got := slices.Max(running); got > 2 {
 		t.Errorf("observed_max_running %d over both replicas: more than the 2 requests ever in flight", got)
 	}
 
-	m := runManifest(t, db)
+	m := resultstest.Manifest(t, out)
 	if got := m.Variants[0].Engine.Endpoints; !slices.Equal(got, []string{a.srv.URL, b.srv.URL}) {
 		t.Errorf("manifest endpoints = %v, want both replicas", got)
 	}
@@ -235,11 +261,11 @@ func TestRun_ReplicasRate(t *testing.T) {
 	total := &inFlightTotal{}
 	a := startReplica(t, total, 40*time.Millisecond, 0)
 	b := startReplica(t, total, 40*time.Millisecond, 0)
-	db := openDB(t, runReplicasSweep(t, docs, "{mode: rate, levels: [50], repetitions: 1, warmup: 0, max_in_flight: 2}", a, b))
-	if got, want := perEndpoint(t, db, 0), map[string]int{a.srv.URL: docs / 2, b.srv.URL: docs / 2}; !mapsEqual(got, want) {
+	out := runReplicasSweep(t, docs, "{mode: rate, levels: [50], repetitions: 1, warmup: 0, max_in_flight: 2}", a, b)
+	if got, want := perEndpoint(t, out, 0), map[string]int{a.srv.URL: docs / 2, b.srv.URL: docs / 2}; !mapsEqual(got, want) {
 		t.Errorf("synchronous baseline rows per endpoint = %v, want %v", got, want)
 	}
-	got := perEndpoint(t, db, 50)
+	got := perEndpoint(t, out, 50)
 	if got[a.srv.URL]+got[b.srv.URL] != docs {
 		t.Fatalf("rate 50/s rows per endpoint = %v, want all %d documents on the two replicas", got, docs)
 	}
@@ -260,19 +286,17 @@ func TestRun_ReplicasBatch(t *testing.T) {
 	total := &inFlightTotal{}
 	a := startReplica(t, total, 0, 0)
 	b := startReplica(t, total, 0, 0)
-	db := openDB(t, runReplicasSweep(t, docs, "{mode: batch, levels: [4], repetitions: 1, warmup: 0}", a, b))
+	out := runReplicasSweep(t, docs, "{mode: batch, levels: [4], repetitions: 1, warmup: 0}", a, b)
 	for _, level := range []int{1, 4} {
-		if got, want := perEndpoint(t, db, level), map[string]int{a.srv.URL: docs / 2, b.srv.URL: docs / 2}; !mapsEqual(got, want) {
+		if got, want := perEndpoint(t, out, level), map[string]int{a.srv.URL: docs / 2, b.srv.URL: docs / 2}; !mapsEqual(got, want) {
 			t.Errorf("batch %d rows per endpoint = %v, want %v: batches take turns", level, got, want)
 		}
 	}
-	var transport string
-	if err := db.QueryRow(`SELECT batch_transport FROM passes WHERE level = 4`).Scan(&transport); err != nil || transport != "completions_list" {
-		t.Fatalf("batch transport %q (%v), want completions_list: one call per batch", transport, err)
+	if transport := storedPassAt(t, out, 4).BatchTransport; transport != extractbench.TransportCompletionsList {
+		t.Fatalf("batch transport %q, want completions_list: one call per batch", transport)
 	}
 	// A batch's rows are stored together, in the order of its prompts.
-	if got := queryInt(t, db, `SELECT max(n) FROM (SELECT count(DISTINCT endpoint) AS n FROM
-		(SELECT endpoint, (row_number() OVER (ORDER BY rowid) - 1) / 4 AS batch FROM requests WHERE level = 4) GROUP BY batch)`); got != 1 {
+	if got := widestBatch(resultstest.Where(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.Level == 4 }), 4); got != 1 {
 		t.Errorf("a batch of 4 spread over %d endpoints, want 1: one /v1/completions call goes to one replica", got)
 	}
 }
@@ -284,8 +308,8 @@ func TestRun_ReplicasSlowOne(t *testing.T) {
 	total := &inFlightTotal{}
 	fast := startReplica(t, total, 0, 0)
 	slow := startReplica(t, total, 150*time.Millisecond, 0)
-	db := openDB(t, runReplicas(t, docs, 4, 0, fast, slow))
-	got := perEndpoint(t, db, 4)
+	out := runReplicas(t, docs, 4, 0, fast, slow)
+	got := perEndpoint(t, out, 4)
 	if got[fast.srv.URL]+got[slow.srv.URL] != docs {
 		t.Fatalf("level 4 rows per endpoint = %v, want %d", got, docs)
 	}
@@ -302,40 +326,45 @@ func TestRun_ReplicaDies(t *testing.T) {
 	total := &inFlightTotal{}
 	a := startReplica(t, total, 10*time.Millisecond, 0)
 	b := startReplica(t, total, 10*time.Millisecond, dieAt)
-	db := openDB(t, runReplicas(t, docs, 2, 0, a, b))
+	out := runReplicas(t, docs, 2, 0, a, b)
 
 	if got := b.afterDeath.Load(); got != 0 {
 		t.Errorf("the dead replica received %d chat requests after it crashed, want none", got)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM requests GROUP BY level ORDER BY level LIMIT 1`); got != docs {
+	reqs := resultstest.Requests(t, out)
+	lowest := slices.MinFunc(reqs, func(a, b extractbench.Record) int { return a.Level - b.Level }).Level
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Level == lowest }); got != docs {
 		t.Errorf("baseline rows = %d, want %d: the pass completes on the live replica", got, docs)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM passes WHERE status = 'complete'`); got != 2 {
+	if got := resultstest.Count(resultstest.Passes(t, out), func(p *extractbench.Pass) bool { return p.Status == extractbench.PassComplete }); got != 2 {
 		t.Errorf("%d complete passes, want 2", got)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE endpoint = ?`, b.srv.URL); got != dieAt {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Endpoint == b.srv.URL }); got != dieAt {
 		t.Errorf("%d rows on the dead replica, want %d (%d answered, the one cut by the crash)", got, dieAt, dieAt-1)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE endpoint = ? AND accepted = 0 AND failure IS NOT NULL AND transport_kind IS NOT NULL`, b.srv.URL); got != 1 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Endpoint == b.srv.URL && !r.Accepted && r.Failure != extractbench.None && r.Kind != extractbench.TransportOK
+	}); got != 1 {
 		t.Errorf("%d failed transport rows on the dead replica, want the 1 request the crash cut, recorded with its reason", got)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE level = 2 AND endpoint = ?`, a.srv.URL); got != docs {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Level == 2 && r.Endpoint == a.srv.URL }); got != docs {
 		t.Errorf("level 2: %d rows on the live replica, want all %d", got, docs)
 	}
-	var detail string
-	if err := db.QueryRow(`SELECT detail FROM events WHERE kind = 'replica_dead'`).Scan(&detail); err != nil {
-		t.Fatalf("no replica_dead event: %v", err)
+	events := resultstest.Events(t, out)
+	dead := resultstest.Where(events, func(e *results.Event) bool { return e.Kind == results.EventReplicaDead })
+	if len(dead) == 0 {
+		t.Fatal("no replica_dead event")
 	}
-	if !strings.Contains(detail, b.srv.URL) || !strings.Contains(detail, a.srv.URL) {
+	if detail := dead[0].Detail; !strings.Contains(detail, b.srv.URL) || !strings.Contains(detail, a.srv.URL) {
 		t.Errorf("replica_dead detail %q should name the dead replica and the live one", detail)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM events WHERE kind IN ('engine_dead', 'variant_failed')`); got != 0 {
+	if got := resultstest.Count(events, func(e *results.Event) bool {
+		return e.Kind == results.EventEngineDead || e.Kind == results.EventVariantFail
+	}); got != 0 {
 		t.Errorf("%d engine_dead/variant_failed events: one replica of two dying is not the engine's death", got)
 	}
-	var lo, hi int
-	if err := db.QueryRow(`SELECT endpoint_requests_min, endpoint_requests_max FROM passes WHERE level = 2`).Scan(&lo, &hi); err != nil {
-		t.Fatal(err)
-	}
+	p2 := storedPassAt(t, out, 2)
+	lo, hi := value(t, "endpoint_requests_min", p2.EndpointRequestsMin), value(t, "endpoint_requests_max", p2.EndpointRequestsMax)
 	if lo != 0 || hi != docs {
 		t.Errorf("level 2 requests per endpoint %d–%d, want 0 (the dead replica) – %d", lo, hi, docs)
 	}
@@ -368,11 +397,10 @@ variants:
 	if err == nil || !strings.Contains(err.Error(), "every replica stopped answering") {
 		t.Fatalf("run error = %v, want the engine's death: every replica stopped answering", err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, `SELECT count(*) FROM events WHERE kind = 'replica_dead'`); got != 2 {
+	if got := eventCount(t, out, results.EventReplicaDead, "%"); got != 2 {
 		t.Errorf("%d replica_dead events, want 2", got)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM events WHERE kind = 'engine_dead'`); got != 1 {
+	if got := eventCount(t, out, results.EventEngineDead, "%"); got != 1 {
 		t.Errorf("%d engine_dead events, want 1", got)
 	}
 	if got := a.afterDeath.Load() + b.afterDeath.Load(); got != 0 {
@@ -459,17 +487,21 @@ func parquetStrings(t *testing.T, path, column string) []string {
 func TestRun_BuiltinOneEndpoint(t *testing.T) {
 	const docs = 6
 	out, _ := runRate(t, docs, "{mode: concurrency, levels: [2], repetitions: 1, warmup: 1}", "{min_accepted: 0}", "{time_scale: 0}", nil)
-	db := openDB(t, out)
-	if got := perEndpoint(t, db, 2); !mapsEqual(got, map[string]int{"builtin": docs}) {
+	if got := perEndpoint(t, out, 2); !mapsEqual(got, map[string]int{"builtin": docs}) {
 		t.Errorf("rows per endpoint = %v, want all on builtin", got)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM passes WHERE endpoints = 1 AND endpoint_requests_min = docs AND endpoint_requests_max = docs`); got != 2 {
+	if got := resultstest.Count(resultstest.Passes(t, out), func(p *extractbench.Pass) bool {
+		return p.Endpoints != nil && *p.Endpoints == 1 && p.EndpointRequestsMin != nil && *p.EndpointRequestsMin == p.Docs &&
+			p.EndpointRequestsMax != nil && *p.EndpointRequestsMax == p.Docs
+	}); got != 2 {
 		t.Errorf("%d of 2 passes count one endpoint with every document", got)
 	}
-	if got := queryInt(t, db, `SELECT count(DISTINCT endpoint) FROM telemetry WHERE metric = 'vllm:num_requests_running' AND endpoint = 'builtin'`); got != 1 {
+	if got := resultstest.Count(resultstest.Telemetry(t, out), func(s *results.TelemetryRow) bool {
+		return s.Metric == "vllm:num_requests_running" && s.Endpoint == "builtin"
+	}); got == 0 {
 		t.Error("no telemetry sample of the builtin endpoint")
 	}
-	m := runManifest(t, db)
+	m := resultstest.Manifest(t, out)
 	if v := m.Variants[0]; v.GPU.Source != "builtin-profile" || len(v.Extra) == 0 || v.Engine.Endpoints != nil || v.Engine.URL != "builtin" {
 		t.Errorf("manifest variant: gpu source %q, profile %d bytes, endpoints %v, url %q; want the in-process engine's own facts, no endpoints list",
 			v.GPU.Source, len(v.Extra), v.Engine.Endpoints, v.Engine.URL)
@@ -501,33 +533,33 @@ variants:
 	if _, err := pipeline.Run(runContext(t), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
-	if got, want := perEndpoint(t, db, 1), map[string]int{"builtin/1": docs / 2, "builtin/2": docs / 2}; !mapsEqual(got, want) {
+	if got, want := perEndpoint(t, out, 1), map[string]int{"builtin/1": docs / 2, "builtin/2": docs / 2}; !mapsEqual(got, want) {
 		t.Errorf("baseline rows per endpoint = %v, want %v", got, want)
 	}
-	two := perEndpoint(t, db, 2)
+	two := perEndpoint(t, out, 2)
 	if len(two) != 2 || two["builtin/1"] == 0 || two["builtin/2"] == 0 {
 		t.Errorf("level 2 rows per endpoint = %v, want both built-in replicas used", two)
 	}
-	if got := queryInt(t, db, `SELECT count(DISTINCT endpoint) FROM telemetry WHERE metric = 'vllm:num_requests_running'`); got != 2 {
+	running := resultstest.Where(resultstest.Telemetry(t, out), func(s *results.TelemetryRow) bool { return s.Metric == "vllm:num_requests_running" && s.Endpoint != "" })
+	if got := resultstest.Distinct(running, func(s *results.TelemetryRow) string { return s.Endpoint }); got != 2 {
 		t.Errorf("telemetry of %d endpoints, want 2", got)
 	}
-	m := runManifest(t, db)
+	m := resultstest.Manifest(t, out)
 	if v := m.Variants[0]; !slices.Equal(v.Engine.Endpoints, []string{"builtin/1", "builtin/2"}) || v.GPU.Source != "builtin-profile" {
 		t.Errorf("manifest: endpoints %v, gpu source %q; want builtin/1, builtin/2 and the profile's card", v.Engine.Endpoints, v.GPU.Source)
 	}
 }
 
-// runManifest decodes the manifest of the one run in db.
-func runManifest(t *testing.T, db *sql.DB) extractbench.Manifest {
-	t.Helper()
-	var manifest string
-	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
-		t.Fatal(err)
+// widestBatch is the most endpoints one batch of size rows spread over,
+// the rows taken in stored order, a batch's rows together (a row without an
+// endpoint not counted).
+func widestBatch(reqs []extractbench.Record, size int) int {
+	most := 0
+	for start := 0; start < len(reqs); start += size {
+		batch := reqs[start:min(start+size, len(reqs))]
+		n := resultstest.Distinct(resultstest.Where(batch, func(r *extractbench.Record) bool { return r.Endpoint != "" }),
+			func(r *extractbench.Record) string { return r.Endpoint })
+		most = max(most, n)
 	}
-	var m extractbench.Manifest
-	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return most
 }

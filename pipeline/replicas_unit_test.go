@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 func TestPickReplica(t *testing.T) {
@@ -96,8 +97,8 @@ func TestSampler_Replicas(t *testing.T) {
 		vllmMetrics(5, 4, 0.90, 1, 4, 8), // ... and b's come at different scrapes
 	)
 	eps := []MetricsEndpoint{{Name: "http://a", URL: a.URL}, {Name: "http://b", URL: b.URL}}
-	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil)
-	s.scrapeOnce(testContext(t))
+	s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil)
+	s.scrapeOnce(pipelinetest.Context(t))
 	tel := s.Stop()
 	checks := []struct {
 		name string
@@ -146,7 +147,7 @@ func TestSampler_Replicas(t *testing.T) {
 func TestSampler_ReplicaDown(t *testing.T) {
 	a, _ := sequenceServer(t, vllmMetrics(3, 1, 0.4, 0, 0, 0))
 	eps := []MetricsEndpoint{{Name: "a", URL: a.URL}, {Name: "gone", URL: "http://127.0.0.1:1/metrics"}}
-	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil).Stop()
 	if !eqPtr(tel.MaxRunning, 3) || tel.ScrapeErrors != 2 || tel.Scrapes != 2 {
 		t.Errorf("MaxRunning %v, Scrapes %d, ScrapeErrors %d; want 3, 2, 2", deref(tel.MaxRunning), tel.Scrapes, tel.ScrapeErrors)
 	}

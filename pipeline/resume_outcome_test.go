@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // TestRun_ResumeOutlivesEarlierFailure is the hardening issue's item 3: a
@@ -65,8 +67,7 @@ func TestRun_ResumeOutlivesEarlierFailure(t *testing.T) {
 	if kinds[results.EventVariantFail] != 1 || kinds[results.EventEngineDead] != 1 || kinds[results.EventResumed] != 1 {
 		t.Errorf("events %v: the first attempt's failure must stay as history beside the resume", kinds)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(DISTINCT doc_id) FROM requests"); got != docs {
+	if got := resultstest.Distinct(resultstest.Requests(t, out), func(r *extractbench.Record) string { return r.DocID }); got != docs {
 		t.Errorf("%d documents recorded, want %d", got, docs)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -29,6 +28,7 @@ import (
 	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // writeSmallCorpus writes the first n documents of the default corpus (short
@@ -100,25 +100,6 @@ variants:
 	return path
 }
 
-func openDB(t *testing.T, dir string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "results.db")+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-func queryInt(t *testing.T, db *sql.DB, q string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
-}
-
 // TestRun_EndToEnd runs a small protocol on the built-in engine and checks
 // the record: documents × passes rows, no duplicate (pass, document), one
 // CSV row per pass, Parquet files written.
@@ -135,23 +116,23 @@ func TestRun_EndToEnd(t *testing.T) {
 	if got := len(sum.Passes); got != passes {
 		t.Fatalf("passes = %d, want %d", got, passes)
 	}
-	db := openDB(t, out)
-	if got, want := queryInt(t, db, "SELECT count(*) FROM requests"), docs*passes; got != want {
+	reqs, ps := resultstest.Requests(t, out), resultstest.Passes(t, out)
+	if got, want := len(reqs), docs*passes; got != want {
 		t.Errorf("request rows = %d, want documents × passes = %d", got, want)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM (SELECT 1 FROM requests GROUP BY run_id, variant, mode, level, repetition, doc_id HAVING count(*) > 1)`); got != 0 {
+	if got := resultstest.Duplicates(reqs); got != 0 {
 		t.Errorf("%d duplicated (pass, document) rows", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE status = 'complete' AND docs = ?", docs); got != passes {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool { return p.Status == extractbench.PassComplete && p.Docs == docs }); got != passes {
 		t.Errorf("complete passes with %d docs = %d, want %d", docs, got, passes)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE ttft_ns IS NOT NULL AND ttft_ns <= e2e_ns AND send_ns >= sched_ns"); got != docs*passes {
+	if got := resultstest.Count(reqs, orderedInstants); got != docs*passes {
 		t.Errorf("requests with ordered instants = %d, want %d", got, docs*passes)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE level = 4 AND sent_concurrency > 4"); got != 0 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool { return p.Level == 4 && p.SentConcurrency > 4 }); got != 0 {
 		t.Errorf("a level-4 pass had more than 4 requests in flight")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM runs WHERE status = 'complete'"); got != 1 {
+	if got := completeRuns(t, out); got != 1 {
 		t.Errorf("complete runs = %d, want 1", got)
 	}
 	f, err := os.Open(filepath.Join(out, "raw_table.csv"))
@@ -183,28 +164,29 @@ func TestRun_FailureClasses(t *testing.T) {
 	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
+	reqs := resultstest.Requests(t, out)
+	byClass := resultstest.ByFailure(reqs)
 	for _, class := range extractbench.Failures {
-		if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = ?", class); got == 0 {
+		if byClass[class] == 0 {
 			t.Errorf("no %s failure recorded", class)
 		}
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE accepted = 1 AND failure IS NULL"); got == 0 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Accepted && r.Failure == extractbench.None }); got == 0 {
 		t.Error("no accepted document")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure IS NOT NULL AND (failure_detail IS NULL OR failure_detail = '')"); got != 0 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Failure != extractbench.None && r.FailureDetail == "" }); got != 0 {
 		t.Errorf("%d failures without a detail", got)
 	}
-	var cols []string
+	ps := resultstest.Passes(t, out)
+	if len(ps) != 1 {
+		t.Fatalf("%d passes, want 1", len(ps))
+	}
+	sumFailures := ps[0].Accepted
 	for _, f := range extractbench.Failures {
-		cols = append(cols, results.FailureColumn(f))
+		sumFailures += resultstest.Column(t, ps[0], results.FailureColumn(f)).(int64)
 	}
-	var sumFailures, docs int
-	if err := db.QueryRow("SELECT "+strings.Join(cols, "+")+"+accepted, docs FROM passes").Scan(&sumFailures, &docs); err != nil {
-		t.Fatal(err)
-	}
-	if sumFailures != docs {
-		t.Errorf("accepted + failures = %d, want docs = %d", sumFailures, docs)
+	if sumFailures != ps[0].Docs {
+		t.Errorf("accepted + failures = %d, want docs = %d", sumFailures, ps[0].Docs)
 	}
 }
 
@@ -246,7 +228,7 @@ func startChild(t *testing.T, proto, out string, docs int, sig os.Signal) {
 	sent := false
 	for time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
-		n, ok := countRows(filepath.Join(out, "results.db"))
+		n, ok := resultstest.RequestCount(out)
 		if ok && n > docs+3 && n < 2*docs {
 			_ = cmd.Process.Signal(sig)
 			sent = true
@@ -261,9 +243,9 @@ func startChild(t *testing.T, proto, out string, docs int, sig os.Signal) {
 
 // checkResumed resumes the run in out and checks every document of every
 // pass is recorded exactly once.
-func checkResumed(t *testing.T, out string, docs, passes int) *sql.DB {
+func checkResumed(t *testing.T, out string, docs, passes int) {
 	t.Helper()
-	before, _ := countRows(filepath.Join(out, "results.db"))
+	before, _ := resultstest.RequestCount(out)
 	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), OutDir: out, Resume: true, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
@@ -271,26 +253,45 @@ func checkResumed(t *testing.T, out string, docs, passes int) *sql.DB {
 	if !sum.Resumed {
 		t.Error("summary does not say resumed")
 	}
-	db := openDB(t, out)
-	if got, want := queryInt(t, db, "SELECT count(*) FROM requests"), docs*passes; got != want {
+	reqs := resultstest.Requests(t, out)
+	if got, want := len(reqs), docs*passes; got != want {
 		t.Errorf("request rows after resume = %d, want %d (had %d when stopped)", got, want, before)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM (SELECT 1 FROM requests GROUP BY run_id, variant, mode, level, repetition, doc_id HAVING count(*) > 1)`); got != 0 {
+	if got := resultstest.Duplicates(reqs); got != 0 {
 		t.Errorf("%d duplicated (pass, document) rows after resume", got)
 	}
-	if got := queryInt(t, db, "SELECT count(DISTINCT run_id) FROM requests"); got != 1 {
+	if got := resultstest.Distinct(reqs, func(r *extractbench.Record) string { return r.RunID }); got != 1 {
 		t.Errorf("rows belong to %d runs, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE status = 'complete' AND docs = ?", docs); got != passes {
+	if got := resultstest.Count(resultstest.Passes(t, out), func(p *extractbench.Pass) bool { return p.Status == extractbench.PassComplete && p.Docs == int64(docs) }); got != passes {
 		t.Errorf("complete passes = %d, want %d", got, passes)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'resumed'"); got != 1 {
+	if got := eventCount(t, out, results.EventResumed, "%"); got != 1 {
 		t.Errorf("resumed events = %d, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM runs WHERE status = 'complete'"); got != 1 {
+	if got := completeRuns(t, out); got != 1 {
 		t.Errorf("the resumed run is not complete")
 	}
-	return db
+}
+
+// orderedInstants keeps a request whose stored TTFT and E2E are defined,
+// TTFT no later than E2E, sent no earlier than scheduled.
+func orderedInstants(r *extractbench.Record) bool {
+	ttft, ok1 := r.TTFT()
+	e2e, ok2 := r.E2E()
+	return ok1 && ok2 && ttft <= e2e && r.SendNS != 0 && r.SchedNS != 0 && r.SendNS >= r.SchedNS
+}
+
+// completeRuns is how many runs of out are complete.
+func completeRuns(t *testing.T, out string) int {
+	t.Helper()
+	return resultstest.Count(resultstest.Runs(t, out), func(r *results.Run) bool { return r.Status == results.RunComplete })
+}
+
+// eventCount is how many events of out have kind and a detail LIKE pattern.
+func eventCount(t *testing.T, out, kind, pattern string) int {
+	t.Helper()
+	return resultstest.Count(resultstest.Events(t, out), func(e *results.Event) bool { return e.Kind == kind && resultstest.Like(e.Detail, pattern) })
 }
 
 // TestRun_ResumeAfterSIGKILL kills a running process mid-pass, resumes, and
@@ -314,22 +315,21 @@ func TestRun_InterruptThenResume(t *testing.T) {
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: concurrency, levels: [1, 4], repetitions: 2, warmup: 1}", "{time_scale: 0.05}")
 	out := filepath.Join(dir, "out")
 	startChild(t, proto, out, docs, os.Interrupt)
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM runs WHERE status = 'interrupted'"); got != 1 {
+	if got := resultstest.Count(resultstest.Runs(t, out), func(r *results.Run) bool { return r.Status == results.RunInterrupted }); got != 1 {
 		t.Errorf("interrupted runs = %d, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'interrupted'"); got != 1 {
+	if got := eventCount(t, out, results.EventInterrupted, "%"); got != 1 {
 		t.Errorf("interrupted events = %d, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE status = 'interrupted'"); got != 1 {
+	if got := resultstest.Count(resultstest.Passes(t, out), func(p *extractbench.Pass) bool { return p.Status == extractbench.PassInterrupted }); got != 1 {
 		t.Errorf("interrupted passes = %d, want 1", got)
 	}
 	// The interruption is ours: a request it cut must not be recorded as
 	// the engine's failure (the built-in engine here causes none).
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure IN ('memory', 'error', 'truncation')"); got != 0 {
+	byClass := resultstest.ByFailure(resultstest.Requests(t, out))
+	if got := byClass[extractbench.Memory] + byClass[extractbench.Error] + byClass[extractbench.Truncation]; got != 0 {
 		t.Errorf("%d requests recorded as memory/error/truncation failures by the interruption", got)
 	}
-	db.Close()
 	checkResumed(t, out, docs, 2*2)
 }
 
@@ -388,29 +388,47 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT failures_memory FROM passes WHERE level = 4 AND phase = 'sweep'"); got != 0 {
+	ps, ds := resultstest.Passes(t, out), resultstest.Decisions(t, out)
+	sweep := func(level int) *extractbench.Pass {
+		t.Helper()
+		for i := range ps {
+			if ps[i].Level == level && ps[i].Phase == extractbench.PhaseSweep {
+				return &ps[i]
+			}
+		}
+		t.Fatalf("no sweep pass at level %d", level)
+		return nil
+	}
+	if got := sweep(4).Failures.Of(extractbench.Memory); got != 0 {
 		t.Errorf("level 4 had %d memory failures; the card holds 4", got)
 	}
-	if got := queryInt(t, db, "SELECT failures_memory FROM passes WHERE level = 16 AND phase = 'sweep'"); got == 0 {
+	if got := sweep(16).Failures.Of(extractbench.Memory); got == 0 {
 		t.Fatal("level 16 had no memory failure")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE level = 16 AND failure = 'memory' AND http_status = 503 AND failure_detail LIKE '%out of memory%'"); got == 0 {
+	if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool {
+		return r.Level == 16 && r.Failure == extractbench.Memory && r.HTTPStatus == 503 && resultstest.Like(r.FailureDetail, "%out of memory%")
+	}); got == 0 {
 		t.Error("no memory failure at 16 names the 503 and its out-of-memory text")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM decisions WHERE kind = 'retry_lower' AND from_level = 16 AND to_level = 10"); got != 1 {
+	if got := resultstest.Count(ds, func(d *results.Decision) bool {
+		return d.Kind == results.DecisionRetryLower && d.FromLevel == 16 && d.ToLevel == 10
+	}); got != 1 {
 		t.Errorf("retry_lower decisions 16 → 10 = %d, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE level = 10 AND phase = 'retry' AND retry_of = 16"); got != 1 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+		return p.Level == 10 && p.Phase == extractbench.PhaseRetry && p.RetryOf != nil && *p.RetryOf == 16
+	}); got != 1 {
 		t.Errorf("retry passes at level 10 = %d, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE level = 16 AND phase = 'sweep' AND docs = ?", docs); got != 1 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+		return p.Level == 16 && p.Phase == extractbench.PhaseSweep && p.Docs == docs
+	}); got != 1 {
 		t.Error("the first attempt at level 16 is not kept as the primary result")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE level = 32"); got != 0 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool { return p.Level == 32 }); got != 0 {
 		t.Errorf("level 32 ran after memory failures at 16")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM decisions WHERE kind = 'skip_level' AND from_level = 32"); got != 1 {
+	if got := resultstest.Count(ds, func(d *results.Decision) bool { return d.Kind == results.DecisionSkipLevel && d.FromLevel == 32 }); got != 1 {
 		t.Errorf("skip_level decisions for 32 = %d, want 1", got)
 	}
 	// The retry at 10 breaks too (the card holds 4): 10 is the lowest level that broke.
@@ -428,25 +446,35 @@ func TestRun_BatchMode(t *testing.T) {
 	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE mode = 'batch' AND batch_transport = 'completions_list' AND requested_batch = level"); got != 2 {
+	reqs, ps := resultstest.Requests(t, out), resultstest.Passes(t, out)
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+		return p.Mode == "batch" && p.BatchTransport == extractbench.TransportCompletionsList && p.RequestedBatch != nil && *p.RequestedBatch == int64(p.Level)
+	}); got != 2 {
 		t.Errorf("batch passes over completions_list = %d, want 2", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE mode = 'batch'"); got != 2*docs {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Mode == "batch" }); got != 2*docs {
 		t.Errorf("batch request rows = %d, want %d", got, 2*docs)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE accepted = 1"); got == 0 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Accepted }); got == 0 {
 		t.Error("no document accepted in batch mode")
 	}
-	if got := queryInt(t, db, "SELECT sent_concurrency FROM passes WHERE level = 4"); got > 4 {
-		t.Errorf("batch 4 had %d requests in flight", got)
+	level4 := resultstest.Where(ps, func(p *extractbench.Pass) bool { return p.Level == 4 })
+	if len(level4) == 0 {
+		t.Fatal("no pass at batch 4")
+	}
+	for _, p := range level4 {
+		if p.SentConcurrency > 4 {
+			t.Errorf("batch 4 had %d requests in flight", p.SentConcurrency)
+		}
 	}
 	// Each prompt's own usage, as vLLM gives it with continuous_usage_stats,
 	// beside the client's own count of its chunks.
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE mode = 'batch' AND usage_reported = 1 AND client_completion_chunks > 0"); got != 2*docs {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Mode == "batch" && r.UsageReported && r.ClientChunks > 0 }); got != 2*docs {
 		t.Errorf("batch rows with the engine's usage and the client's chunk count = %d, want %d", got, 2*docs)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE usage_reported_share = 1 AND token_count_mismatches = 0"); got != 2 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+		return p.UsageReportedShare != nil && *p.UsageReportedShare == 1 && p.TokenCountMismatches != nil && *p.TokenCountMismatches == 0
+	}); got != 2 {
 		t.Errorf("batch passes with every usage reported and no token count mismatch = %d, want 2", got)
 	}
 }
@@ -459,35 +487,20 @@ func TestRun_Telemetry(t *testing.T) {
 	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
+	samples, ps := resultstest.Telemetry(t, out), resultstest.Passes(t, out)
 	for _, metric := range []string{"num_requests_running", "kv_cache_usage_perc"} {
-		if got := queryInt(t, db, "SELECT count(*) FROM telemetry WHERE metric LIKE ?", "%"+metric+"%"); got == 0 {
+		if got := resultstest.Count(samples, func(s *results.TelemetryRow) bool { return strings.Contains(s.Metric, metric) }); got == 0 {
 			t.Errorf("no %s samples", metric)
 		}
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE observed_max_running IS NOT NULL AND peak_kv_usage IS NOT NULL AND peak_torch_allocated_bytes IS NOT NULL"); got != 2 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
+		return p.ObservedMaxRunning != nil && p.PeakKVUsage != nil && p.PeakTorchAllocatedBytes != nil
+	}); got != 2 {
 		t.Errorf("passes with engine peaks = %d, want 2", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE peak_gpu_mem_bytes IS NOT NULL"); got != 0 {
+	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool { return p.PeakGPUMemBytes != nil }); got != 0 {
 		t.Error("a device memory peak was recorded for the simulated engine: it must be NULL (unavailable), never invented")
 	}
-}
-
-// countRows reads the request rows of a database another process writes.
-func countRows(path string) (int, bool) {
-	if _, err := os.Stat(path); err != nil {
-		return 0, false
-	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=1000")
-	if err != nil {
-		return 0, false
-	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow("SELECT count(*) FROM requests").Scan(&n); err != nil {
-		return 0, false
-	}
-	return n, true
 }
 
 // TestRun_ResumeRefusesOtherFingerprint: a different protocol is never mixed into a run.
@@ -554,13 +567,15 @@ variants:
 	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests"); got != docs {
+	reqs := resultstest.Requests(t, out)
+	if got := len(reqs); got != docs {
 		t.Errorf("rows = %d, want every document recorded (%d)", got, docs)
 	}
 	// Four answers, then the crash; a request racing the crash on a closing
 	// connection may end as a reset (error) instead of a refusal.
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE failure = 'memory' AND engine_died = 1 AND transport_kind = 'refused'"); got < docs-6 {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Failure == extractbench.Memory && r.EngineDied && r.Kind == extractbench.TransportRefused
+	}); got < docs-6 {
 		t.Errorf("memory failures after the crash = %d, want at least %d", got, docs-6)
 	}
 }
@@ -649,11 +664,10 @@ variants:
 	if got := time.Duration(sum.Variants[0].LoadNS); got < 300*time.Millisecond {
 		t.Errorf("load time %v, want at least the engine's 300 ms start", got)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'engine_load' AND value_ns >= 300000000"); got != 1 {
+	if got := resultstest.Count(resultstest.Events(t, out), func(e *results.Event) bool { return e.Kind == results.EventEngineLoad && e.ValueNS >= 300000000 }); got != 1 {
 		t.Errorf("engine_load events = %d, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE accepted = 1"); got == 0 {
+	if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.Accepted }); got == 0 {
 		t.Error("nothing accepted from the started engine")
 	}
 	log, err := os.ReadFile(filepath.Join(out, "engine-v.log"))
@@ -694,11 +708,10 @@ variants:
 	if len(sum.Variants) != 2 || sum.Variants[0].State != results.OutcomeError || !sum.Variants[1].Passed() || sum.Passed {
 		t.Errorf("variants = %+v, passed %v; want broken failed, good passed, run failed", sum.Variants, sum.Passed)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM requests WHERE variant = 'good'"); got != 5 {
+	if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.Variant == "good" }); got != 5 {
 		t.Errorf("good variant rows = %d, want 5", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'variant_failed' AND variant = 'broken'"); got != 1 {
+	if got := resultstest.Count(resultstest.Events(t, out), func(e *results.Event) bool { return e.Kind == results.EventVariantFail && e.Variant == "broken" }); got != 1 {
 		t.Errorf("variant_failed events = %d, want 1", got)
 	}
 }
@@ -753,14 +766,13 @@ variants:
 	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true, Progress: &logBuf}); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, out)
-	if got := queryInt(t, db, "SELECT count(*) FROM passes WHERE level = 1 AND observed_max_running IS NOT NULL"); got != 1 {
+	if got := resultstest.Count(resultstest.Passes(t, out), func(p *extractbench.Pass) bool { return p.Level == 1 && p.ObservedMaxRunning != nil }); got != 1 {
 		t.Errorf("the first pass, scraped while /metrics parsed, has no engine figures")
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'telemetry_errors' AND detail LIKE '%level 2%second TYPE line%'"); got != 1 {
+	if got := eventCount(t, out, results.EventTelemetryErrors, "%level 2%second TYPE line%"); got != 1 {
 		t.Errorf("telemetry_errors events for the pass at level 2 naming the parser's error = %d, want 1", got)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE kind = 'telemetry_errors' AND detail LIKE '%level 1,%'"); got > 1 {
+	if got := eventCount(t, out, results.EventTelemetryErrors, "%level 1,%"); got > 1 {
 		t.Errorf("%d telemetry_errors events for the pass at level 1", got)
 	}
 	if !strings.Contains(logBuf.String(), "v: warning: pass at level 2, repetition 1:") {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -24,7 +25,9 @@ import (
 // and chat with a short answer.
 func llamaCppLike(t *testing.T, gguf *atomic.Value) *httptest.Server {
 	t.Helper()
-	capture := func(name string) []byte { return mustRead(t, filepath.Join("client", "testdata", "llamacpp", name)) }
+	capture := func(name string) []byte {
+		return pipelinetest.ReadFile(t, filepath.Join("client", "testdata", "llamacpp", name))
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"status":"ok"}`) })
 	mux.HandleFunc("/props", func(w http.ResponseWriter, r *http.Request) {
@@ -144,7 +147,7 @@ func TestRun_ResumeRefusesAnotherGGUF(t *testing.T) {
 	srv := llamaCppLike(t, &gguf)
 	dir := t.TempDir()
 	proto := envProtocol(t, dir, srv.URL, "")
-	if err := os.WriteFile(proto, []byte(strings.Replace(string(mustRead(t, proto)), "model: m", "model: extract-llama-15m", 1)), 0o644); err != nil {
+	if err := os.WriteFile(proto, []byte(strings.Replace(string(pipelinetest.ReadFile(t, proto)), "model: m", "model: extract-llama-15m", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
@@ -165,7 +168,7 @@ func TestRun_ResumeRefusesAnotherGGUF(t *testing.T) {
 	other.Store("q4_0")
 	two := filepath.Join(t.TempDir(), "p.yaml")
 	replicas := fmt.Sprintf("urls: [%q, %q]", srv.URL, llamaCppLike(t, &other).URL)
-	if err := os.WriteFile(two, []byte(strings.Replace(string(mustRead(t, proto)), fmt.Sprintf("url: %q", srv.URL), replicas, 1)), 0o644); err != nil {
+	if err := os.WriteFile(two, []byte(strings.Replace(string(pipelinetest.ReadFile(t, proto)), fmt.Sprintf("url: %q", srv.URL), replicas, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Run(context.Background(), Options{ProtocolPath: two, OutDir: filepath.Join(t.TempDir(), "out"), Quiet: true})

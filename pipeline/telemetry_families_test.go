@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -105,8 +106,8 @@ func TestMetricsFamilies(t *testing.T) {
 			}
 
 			srv, _ := sequenceServer(t, page)
-			s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
-			s.scrapeOnce(testContext(t))
+			s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+			s.scrapeOnce(pipelinetest.Context(t))
 			tel := s.Stop()
 			if tel.Scrapes != 3 || tel.Family != tt.family {
 				t.Fatalf("Scrapes, Family = %d, %q, want 3, %q", tel.Scrapes, tel.Family, tt.family)
@@ -153,8 +154,8 @@ func TestTelemetry_OneKVSamplePerScrape(t *testing.T) {
 		t.Fatal("vllm_v1.txt should carry both KV names")
 	}
 	srv, _ := sequenceServer(t, page)
-	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
-	s.scrapeOnce(testContext(t))
+	s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s.scrapeOnce(pipelinetest.Context(t))
 	tel := s.Stop()
 	if n := countSamples(tel, extractbench.MetricKVUsage); n != tel.Scrapes {
 		t.Errorf("%d KV samples in %d scrapes, want one per scrape", n, tel.Scrapes)
@@ -170,7 +171,7 @@ func TestTelemetry_OneKVSamplePerScrape(t *testing.T) {
 func TestSampler_SeriesAppearingMidPass(t *testing.T) {
 	fresh := "# HELP tgi_queue_size Current queue size\n# TYPE tgi_queue_size gauge\ntgi_queue_size 0\n"
 	srv, _ := sequenceServer(t, fresh, readFixture(t, "tgi.txt"))
-	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client()).Stop()
+	tel := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client()).Stop()
 	if !eqPtr(tel.QueueTimeCountDelta, 96) || !sameFloat(tel.QueueTimeSumDelta, fp(0.912)) || !eqPtr(tel.E2ECountDelta, 96) {
 		t.Errorf("QueueTimeCountDelta, QueueTimeSumDelta, E2ECountDelta = %v, %v, %v, want 96, 0.912, 96",
 			deref(tel.QueueTimeCountDelta), deref(tel.QueueTimeSumDelta), deref(tel.E2ECountDelta))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 // vllmMetrics renders vLLM's /metrics text (prometheus_client exposition,
@@ -76,8 +77,8 @@ func TestSampler_VLLM(t *testing.T) {
 		vllmMetrics(1, 0, 0.20, 6, 14.5, 120),
 	)
 	// An hour's interval: only the scrapes this test makes happen.
-	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
-	s.scrapeOnce(testContext(t))
+	s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s.scrapeOnce(pipelinetest.Context(t))
 	tel := s.Stop()
 
 	checks := []struct {
@@ -153,7 +154,7 @@ vllm:gpu_cache_usage_perc{model_name="a"} 0.4
 vllm:gpu_cache_usage_perc{model_name="b"} 0.7
 `
 	srv, _ := sequenceServer(t, page)
-	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
 	if !eqPtr(tel.PeakTorchAllocated, 2.5e10) || !eqPtr(tel.PeakTorchReserved, 3.2e10) || !eqPtr(tel.PeakKVUsage, 0.7) {
 		t.Errorf("PeakTorchAllocated, PeakTorchReserved, PeakKVUsage = %v, %v, %v, want 2.5e10, 3.2e10, 0.7",
 			deref(tel.PeakTorchAllocated), deref(tel.PeakTorchReserved), deref(tel.PeakKVUsage))
@@ -166,7 +167,7 @@ vllm:gpu_cache_usage_perc{model_name="b"} 0.7
 func TestSampler_MetricsUnavailable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL + "/metrics", Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL + "/metrics", Interval: time.Hour}, nil).Stop()
 	if tel.Scrapes != 0 || tel.ScrapeErrors != 2 || tel.LastScrapeError == "" {
 		t.Errorf("Scrapes, ScrapeErrors, LastScrapeError = %d, %d, %q, want 0, 2 (start and stop), an error",
 			tel.Scrapes, tel.ScrapeErrors, tel.LastScrapeError)
@@ -178,7 +179,7 @@ func TestSampler_MetricsUnavailable(t *testing.T) {
 
 func TestSampler_Garbage(t *testing.T) {
 	srv, _ := sequenceServer(t, "<html>not metrics</html>\n")
-	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, nil).Stop()
 	if tel.Scrapes != 0 || tel.ScrapeErrors != 2 {
 		t.Errorf("Scrapes, ScrapeErrors = %d, %d, want 0, 2", tel.Scrapes, tel.ScrapeErrors)
 	}
@@ -188,7 +189,7 @@ func TestSampler_Garbage(t *testing.T) {
 // scraped a few times: Stop must wait for the goroutine and return.
 func TestSampler_Ticks(t *testing.T) {
 	srv, n := sequenceServer(t, vllmMetrics(1, 0, 0.1, 0, 0, 0))
-	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond}, nil)
+	s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond}, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for n.Load() < 4 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -234,7 +235,7 @@ esac
 
 func TestSampler_NvidiaSMI(t *testing.T) {
 	fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "", "")
-	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
 	if !eqPtr(tel.PeakGPUMemUsed, 81920*mib) || !eqPtr(tel.GPUMemTotal, 143771*mib) {
 		t.Errorf("PeakGPUMemUsed, GPUMemTotal = %v, %v", deref(tel.PeakGPUMemUsed), deref(tel.GPUMemTotal))
 	}
@@ -246,13 +247,13 @@ func TestSampler_NvidiaSMI(t *testing.T) {
 // TestSampler_NvidiaSMIVisibleDevices: on a host of two cards, a run with
 // CUDA_VISIBLE_DEVICES=1 asks nvidia-smi about card 1 only, in every query.
 func TestSampler_NvidiaSMIVisibleDevices(t *testing.T) {
-	dir := fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", string(mustRead(t, "testdata/nvidia-smi/h200-plain.txt")))
+	dir := fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-plain.txt")))
 	t.Setenv("CUDA_VISIBLE_DEVICES", "1")
-	StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
-	if _, ok := GPUInfo(testContext(t)); !ok {
+	StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	if _, ok := GPUInfo(pipelinetest.Context(t)); !ok {
 		t.Fatal("GPUInfo failed")
 	}
-	calls := strings.Split(strings.TrimSpace(string(mustRead(t, filepath.Join(dir, "args.txt")))), "\n")
+	calls := strings.Split(strings.TrimSpace(string(pipelinetest.ReadFile(t, filepath.Join(dir, "args.txt")))), "\n")
 	if len(calls) != 3 {
 		t.Fatalf("nvidia-smi calls = %q, want memory, info and header", calls)
 	}
@@ -282,7 +283,7 @@ func TestSMISelection(t *testing.T) {
 
 func TestSampler_NvidiaSMIMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	tel := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
+	tel := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
 	if tel.PeakGPUMemUsed != nil || tel.GPUMemTotal != nil || tel.GPUErrors != 0 {
 		t.Errorf("without nvidia-smi: %+v", tel)
 	}
@@ -292,7 +293,7 @@ func TestSampler_NvidiaSMIMissing(t *testing.T) {
 func TestSampler_Concurrent(t *testing.T) {
 	fakeSMI(t, "NVIDIA H200, 1, 2\n", "", "")
 	srv, _ := sequenceServer(t, vllmMetrics(1, 0, 0.1, 0, 0, 0))
-	ctx, cancel := context.WithCancel(testContext(t))
+	ctx, cancel := context.WithCancel(pipelinetest.Context(t))
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
@@ -325,7 +326,7 @@ func TestSampler_Flush(t *testing.T) {
 		}
 		return nil
 	}
-	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, Flush: flush}, nil)
+	s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Millisecond, Flush: flush}, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for n.Load() < 12 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -361,9 +362,9 @@ func TestSampler_ActiveScrapesOnly(t *testing.T) {
 		vllmMetrics(7, 7, 0.88, 5, 14, 120)+fmt.Sprintf(torch, 3e9), // after it
 	)
 	var active atomic.Bool
-	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour, Active: active.Load}, srv.Client())
+	s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour, Active: active.Load}, srv.Client())
 	active.Store(true)
-	s.scrapeOnce(testContext(t))
+	s.scrapeOnce(pipelinetest.Context(t))
 	active.Store(false)
 	tel := s.Stop()
 	if !eqPtr(tel.MaxRunning, 3) || !eqPtr(tel.MaxWaiting, 1) || !eqPtr(tel.PeakKVUsage, 0.4) {
@@ -383,7 +384,7 @@ func TestSampler_ActiveScrapesOnly(t *testing.T) {
 // TestSampler_Kick: a kick scrapes at once, between ticks.
 func TestSampler_Kick(t *testing.T) {
 	srv, n := sequenceServer(t, vllmMetrics(0, 0, 0, 0, 0, 0))
-	s := StartSampler(testContext(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
 	s.Kick()
 	for i := 0; n.Load() < 2; i++ { // the opening scrape, then the kick's
 		if i > 10000 {

@@ -4,7 +4,6 @@ package pipeline_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,6 +23,7 @@ import (
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // urlProtocol writes a protocol of one variant v on the engine at url
@@ -91,12 +91,10 @@ func TestRun_SilentMetadataCalls(t *testing.T) {
 			if sum.Status != "complete" {
 				t.Errorf("run status %q, want complete", sum.Status)
 			}
-			db := openDB(t, out)
-			if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE transport_kind IS NULL`); got != 3 {
+			if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.Kind == extractbench.TransportOK }); got != 3 {
 				t.Errorf("%d requests completed, want 3", got)
 			}
-			if got := queryInt(t, db, `SELECT count(*) FROM events WHERE kind = ? AND detail LIKE ?`,
-				results.EventEngineCallTimeout, "%"+call+"%no answer%"); got == 0 {
+			if got := eventCount(t, out, results.EventEngineCallTimeout, "%"+call+"%no answer%"); got == 0 {
 				t.Errorf("no %s event names %s", results.EventEngineCallTimeout, call)
 			}
 		})
@@ -112,10 +110,19 @@ func TestRun_EngineClosesAfterEveryStream(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	const docs = 8
 	runWithin(t, 2*time.Minute, pipeline.Options{ProtocolPath: urlProtocol(t, dir, s.URL, docs, "20s"), OutDir: out})
-	db := openDB(t, out)
-	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE transport_kind IS NULL AND failure IS NOT 'error'`); got != docs {
-		t.Errorf("%d of %d requests completed; want every one (transport kinds: %s)", got, docs,
-			queryString(t, db, `SELECT group_concat(COALESCE(transport_kind, 'ok') || ': ' || COALESCE(transport_detail, ''), '; ') FROM requests`))
+	reqs := resultstest.Requests(t, out)
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Kind == extractbench.TransportOK && r.Failure != extractbench.Error
+	}); got != docs {
+		var kinds []string
+		for _, r := range reqs {
+			kind := string(r.Kind)
+			if kind == "" {
+				kind = "ok"
+			}
+			kinds = append(kinds, kind+": "+r.Detail)
+		}
+		t.Errorf("%d of %d requests completed; want every one (transport kinds: %s)", got, docs, strings.Join(kinds, "; "))
 	}
 	if got := s.Requests.Load(); got != docs {
 		t.Errorf("the engine answered %d chat requests, want %d", got, docs)
@@ -157,11 +164,15 @@ func TestRun_ClientFaultsNotCharged(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	sum := runWithin(t, 2*time.Minute, pipeline.Options{ProtocolPath: urlProtocol(t, dir, srv.URL, docs, "20s"), OutDir: out, BeforeSend: before})
 
-	db := openDB(t, out)
-	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE transport_kind = 'client' AND failure IS NULL AND accepted = 0`); got != docs-sent {
+	reqs := resultstest.Requests(t, out)
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Kind == extractbench.TransportClient && r.Failure == extractbench.None && !r.Accepted
+	}); got != docs-sent {
 		t.Errorf("%d requests of kind client without a failure class, want %d", got, docs-sent)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM requests WHERE transport_kind = 'client' AND transport_detail LIKE '%too many open files%'`); got != docs-sent {
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Kind == extractbench.TransportClient && resultstest.Like(r.Detail, "%too many open files%")
+	}); got != docs-sent {
 		t.Errorf("%d client requests name the error, want %d", got, docs-sent)
 	}
 	if len(sum.Passes) != 1 {
@@ -174,7 +185,7 @@ func TestRun_ClientFaultsNotCharged(t *testing.T) {
 	if p.ClientBound == nil || !*p.ClientBound || p.Verdict != "not_usable" || !strings.Contains(p.VerdictReason, "client-bound") {
 		t.Errorf("pass client_bound = %v, verdict %q (%s); want client-bound, not usable", p.ClientBound != nil && *p.ClientBound, p.Verdict, p.VerdictReason)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM events WHERE kind = ? AND detail LIKE ?`, results.EventClientFaults, fmt.Sprintf("%% %d of %d requests %%", docs-sent, docs)); got != 1 {
+	if got := eventCount(t, out, results.EventClientFaults, fmt.Sprintf("%% %d of %d requests %%", docs-sent, docs)); got != 1 {
 		t.Errorf("%d %s events naming %d of %d, want 1", got, results.EventClientFaults, docs-sent, docs)
 	}
 }
@@ -187,7 +198,7 @@ func TestRun_BinaryErrorBodyExportsUTF8(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	runWithin(t, 2*time.Minute, pipeline.Options{ProtocolPath: urlProtocol(t, dir, s.URL, 3, "20s"), OutDir: out})
-	if got := queryInt(t, openDB(t, out), `SELECT count(*) FROM requests WHERE http_status = 500 AND error_body IS NOT NULL`); got != 3 {
+	if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.HTTPStatus == 500 && r.ErrorBody != "" }); got != 3 {
 		t.Fatalf("%d requests kept the 500's body, want 3", got)
 	}
 	checkParquetUTF8(t, filepath.Join(out, results.RequestsParquet))
@@ -217,14 +228,4 @@ func checkParquetUTF8(t *testing.T, path string) {
 	if strs == 0 {
 		t.Errorf("%s has no string value", path)
 	}
-}
-
-// queryString is one text value (NULL reads "").
-func queryString(t *testing.T, db *sql.DB, q string, args ...any) string {
-	t.Helper()
-	var s sql.NullString
-	if err := db.QueryRow(q, args...).Scan(&s); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return s.String
 }

@@ -230,6 +230,11 @@ func (r *reader) records(ctx context.Context, where string, args ...any) ([]extr
 
 // eachRecord is records one row at a time.
 func (r *reader) eachRecord(ctx context.Context, fn func(*extractbench.Record), where string, args ...any) error {
+	return r.eachRow(ctx, fn, measured+` AND (`+where+`)`, args...)
+}
+
+// eachRow is eachRecord with the unmeasured rows too.
+func (r *reader) eachRow(ctx context.Context, fn func(*extractbench.Record), where string, args ...any) error {
 	rows, err := r.rdb.QueryContext(ctx, `SELECT
 		run_id, variant, mode, level, repetition, doc_id, length_class,
 		sched_ns, send_ns, first_byte_ns, first_token_ns, last_token_ns, done_ns,
@@ -240,7 +245,7 @@ func (r *reader) eachRecord(ctx context.Context, fn func(*extractbench.Record), 
 		pred_date, pred_amount, pred_category, accepted, output,
 		expected_date, expected_amount, expected_category, client_completion_chunks, on_time, endpoint,
 		cached_prompt_tokens, expected_prompt_tokens
-		FROM requests WHERE `+measured+` AND (`+where+`) ORDER BY rowid`, args...)
+		FROM requests WHERE `+where+` ORDER BY rowid`, args...)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/plan/plantest"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden code, stdout and stderr files of TestGolden")
@@ -354,13 +355,7 @@ func buildFixture(t *testing.T, kind, dir string) {
 	case "no-pass":
 		plantest.Write(t, dir, plantest.Run{RunID: "golden-cut", Status: results.RunInterrupted})
 	case "empty":
-		st, err := results.Open(context.Background(), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Close(); err != nil {
-			t.Fatal(err)
-		}
+		resultstest.Write(t, dir)
 	case "run":
 		proto := writeFile(t, t.TempDir(), "p.yaml", strings.NewReplacer("%CORPUS%", smallCorpus(t, t.TempDir()), "%MIN%", "0.5").Replace(smallProtocol))
 		if code, _, stderr := runCLI(t, "run", "-quiet", "-protocol", proto, "-out", dir); code != exitOK {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // auditShards runs the two shards of a 60-document run on the built-in
@@ -34,36 +34,12 @@ func auditShards(t *testing.T, dir string) (shards []string, docs1 int) {
 	return shards, docs1
 }
 
-// tamperedCopy copies shard's results.db into a new directory and runs the
-// statements on the copy, as someone with sqlite3 would.
-func tamperedCopy(t *testing.T, shard string, stmts ...string) string {
+// tamperedCopy copies shard's results.db into a new directory and applies
+// the edits to the copy, as someone with sqlite3 would.
+func tamperedCopy(t *testing.T, shard string, edits ...resultstest.Edit) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(shard, results.DBName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "shard-1")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, results.DBName)
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, q := range stmts {
-		res, err := db.Exec(q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			t.Fatalf("%s changed nothing", q)
-		}
-	}
+	dir := resultstest.CopyDir(t, shard, "shard-1")
+	resultstest.Tamper(t, dir, edits...)
 	return dir
 }
 
@@ -96,41 +72,40 @@ func TestMerge_RefusesTamperedShards(t *testing.T) {
 	}
 	before := passesOf(t, merged)
 
-	level1 := `run_id = (SELECT run_id FROM runs) AND level = 1`
-	firstFailed := `(SELECT rowid FROM requests WHERE level = 2 AND accepted = 0 ORDER BY doc_id LIMIT 1)`
+	firstFailed := resultstest.Row{Level: 2, Failed: true}
 	tests := []struct {
 		name  string
-		stmts []string
+		edits []resultstest.Edit
 		want  []string // the message names these
 	}{
 		{"ten level-1 rows deleted",
-			[]string{`DELETE FROM requests WHERE rowid IN (SELECT rowid FROM requests WHERE ` + level1 + ` ORDER BY doc_id LIMIT 10)`},
+			[]resultstest.Edit{resultstest.DeleteRequests(1, 10)},
 			[]string{"bf16/concurrency/level=1/rep=1: ", fmt.Sprintf("%d rows, but its run left %d (its digest)", docs1-10, docs1),
 				fmt.Sprintf("every one of the shard's %d documents once, but %d rows", docs1, docs1-10), "no row for "}},
 		{"accepted flipped 0 to 1",
-			[]string{`UPDATE requests SET accepted = 1 WHERE rowid = ` + firstFailed},
+			[]resultstest.Edit{resultstest.SetAccepted(firstFailed, false)},
 			[]string{"bf16/concurrency/level=2/rep=1: ", fmt.Sprintf("%d rows, as its run left, but their content differs from its digest", docs1),
 				"1 row whose verdict contradicts their scores", "accepted = 1 with failure"}},
 		{"accepted flipped with its failure class cleared",
-			[]string{`UPDATE requests SET accepted = 1, failure = NULL, failure_detail = NULL, date_ok = 1, amount_ok = 1, category_ok = 1 WHERE rowid = ` + firstFailed},
+			[]resultstest.Edit{resultstest.SetAccepted(firstFailed, true)},
 			[]string{"bf16/concurrency/level=2/rep=1: ", "their content differs from its digest"}},
 		{"doc_id outside the corpus, of the shard's hash",
-			[]string{`UPDATE requests SET doc_id = '` + idOfShard(1) + `' WHERE rowid = (SELECT rowid FROM requests WHERE ` + level1 + ` ORDER BY doc_id LIMIT 1)`},
+			[]resultstest.Edit{resultstest.SetDocID(resultstest.Row{Level: 1}, idOfShard(1))},
 			[]string{"bf16/concurrency/level=1/rep=1: ", "their content differs from its digest", "no row for doc-",
 				"a row for " + idOfShard(1) + ", which no other pass of the shard has"}},
 		{"doc_id outside the corpus and the shard",
-			[]string{`UPDATE requests SET doc_id = '` + idOfShard(0) + `' WHERE rowid = (SELECT rowid FROM requests WHERE ` + level1 + ` ORDER BY doc_id LIMIT 1)`},
+			[]resultstest.Edit{resultstest.SetDocID(resultstest.Row{Level: 1}, idOfShard(0))},
 			[]string{"bf16/concurrency/level=1/rep=1: ", "1 row of documents outside shard 1/2", idOfShard(0)}},
 		{"a pass removed",
-			[]string{`DELETE FROM requests WHERE level = 2`, `DELETE FROM passes WHERE level = 2`},
+			[]resultstest.Edit{resultstest.DeletePass(2)},
 			[]string{fmt.Sprintf("bf16/concurrency/level=2/rep=1: its run left %d rows (its digest), but the shard no longer has the pass", docs1)}},
 		{"no digest, ten rows deleted",
-			[]string{`DELETE FROM digests`, `DELETE FROM requests WHERE rowid IN (SELECT rowid FROM requests WHERE ` + level1 + ` ORDER BY doc_id LIMIT 10)`},
+			[]resultstest.Edit{resultstest.DeleteDigests(), resultstest.DeleteRequests(1, 10)},
 			[]string{"bf16/concurrency/level=1/rep=1: ", fmt.Sprintf("%d rows, but its passes row counts %d documents", docs1-10, docs1)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bad := tamperedCopy(t, shards[1], tt.stmts...)
+			bad := tamperedCopy(t, shards[1], tt.edits...)
 			out := filepath.Join(t.TempDir(), "merged")
 			code, stdout, stderr := runCLI(t, "merge", "-out", out, shards[0], bad)
 			if code != exitUsage {
@@ -151,7 +126,7 @@ func TestMerge_RefusesTamperedShards(t *testing.T) {
 	}
 
 	t.Run("no digest, intact", func(t *testing.T) {
-		old := tamperedCopy(t, shards[1], `DELETE FROM digests`)
+		old := tamperedCopy(t, shards[1], resultstest.DeleteDigests())
 		out := filepath.Join(t.TempDir(), "merged")
 		code, stdout, stderr := runCLI(t, "merge", "-out", out, shards[0], old)
 		if code != exitOK || !strings.Contains(stderr, "shard 1/2 in "+old+" has no digest of its rows") {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 // TestRunStopCommand_HangKillsGroup is the hardening issue's item 15: a
@@ -64,7 +66,7 @@ func TestRunStopCommand_HangKillsGroup(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) }) // the orphan, should the fix regress
 	// SIGKILL is delivered asynchronously: wait (bounded) for the child to
 	// end rather than assert on a duration.
-	deadline := time.Now().Add(testDeadline)
+	deadline := time.Now().Add(pipelinetest.Deadline)
 	for !processGone(child) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the stop command's child %d still runs after the command was killed: orphaned", child)

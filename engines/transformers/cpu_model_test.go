@@ -4,23 +4,23 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3"
-
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // TestCPUModel_EndToEnd measures the committed trained model with
@@ -112,23 +112,11 @@ func TestCPUModel_EndToEnd(t *testing.T) {
 		want[r.ID] = answer{r.Output, r.Score.Accepted}
 	}
 
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(out, "results.db")+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT doc_id, output, accepted FROM requests WHERE level = 1 ORDER BY doc_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
+	rows := resultstest.Where(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.Level == 1 })
+	slices.SortFunc(rows, func(a, b extractbench.Record) int { return strings.Compare(a.DocID, b.DocID) })
 	n := 0
-	for rows.Next() {
-		var id, output string
-		var accepted bool
-		if err := rows.Scan(&id, &output, &accepted); err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range rows {
+		id, output, accepted := r.DocID, r.Output, r.Accepted
 		n++
 		w, ok := want[id]
 		switch {
@@ -139,9 +127,6 @@ func TestCPUModel_EndToEnd(t *testing.T) {
 		case accepted != w.accepted:
 			t.Errorf("%s: extractbench says accepted=%v, the Python scorer %v, for %q", id, accepted, w.accepted, output)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if n != 5 {
 		t.Errorf("%d requests stored at level 1, want 5", n)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 func TestClient_Complete(t *testing.T) {
@@ -17,7 +18,7 @@ func TestClient_Complete(t *testing.T) {
 		StreamOptions map[string]any `json:"stream_options"`
 		Messages      []any          `json:"messages"`
 	}
-	body := mustRead(t, "testdata/streams/vllm_completions_batch.sse")
+	body := pipelinetest.ReadFile(t, "testdata/streams/vllm_completions_batch.sse")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/completions" {
 			t.Errorf("path = %q", r.URL.Path)
@@ -29,7 +30,7 @@ func TestClient_Complete(t *testing.T) {
 	defer srv.Close()
 	clock := extractbench.NewClock()
 	sched := clock.Now()
-	resps, err := New(Config{BaseURL: srv.URL, Model: "m"}).Complete(testContext(t), clock, sched, []string{"p0", "p1", "p2"}, Generation{MaxTokens: 16})
+	resps, err := New(Config{BaseURL: srv.URL, Model: "m"}).Complete(pipelinetest.Context(t), clock, sched, []string{"p0", "p1", "p2"}, Generation{MaxTokens: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +58,9 @@ func TestClient_Complete(t *testing.T) {
 // TestClient_CompleteTotalUsageOnly: a total for the call is not any one
 // prompt's count, so each prompt counts its chunks and says so.
 func TestClient_CompleteTotalUsageOnly(t *testing.T) {
-	srv := replayServer(t, "text/event-stream", mustRead(t, "testdata/streams/completions_total_only.sse"))
+	srv := replayServer(t, "text/event-stream", pipelinetest.ReadFile(t, "testdata/streams/completions_total_only.sse"))
 	c := New(Config{BaseURL: srv.URL})
-	resps, err := c.Complete(testContext(t), extractbench.NewClock(), 1, []string{"a", "b"}, Generation{})
+	resps, err := c.Complete(pipelinetest.Context(t), extractbench.NewClock(), 1, []string{"a", "b"}, Generation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestClient_CompleteSingle(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", []byte(
 		"data: {\"choices\":[{\"index\":0,\"text\":\"{}\",\"finish_reason\":\"stop\"}]}\n\n"+
 			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n"))
-	resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), extractbench.NewClock(), 1, []string{"a"}, Generation{})
+	resps, err := New(Config{BaseURL: srv.URL}).Complete(pipelinetest.Context(t), extractbench.NewClock(), 1, []string{"a"}, Generation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestClient_CompleteErrors(t *testing.T) {
 				w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), extractbench.NewClock(), 1, []string{"a", "b"}, Generation{})
+			resps, err := New(Config{BaseURL: srv.URL}).Complete(pipelinetest.Context(t), extractbench.NewClock(), 1, []string{"a", "b"}, Generation{})
 			if got := errors.Is(err, ErrBatchUnsupported); got != tt.unsupported {
 				t.Fatalf("ErrBatchUnsupported = %v (err %v), want %v", got, err, tt.unsupported)
 			}
@@ -133,7 +134,7 @@ func TestClient_CompleteErrors(t *testing.T) {
 func TestClient_CompleteCut(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", []byte(
 		"data: {\"choices\":[{\"index\":1,\"text\":\"b\"}]}\n\ndata: {\"choices\":[{\"index\":0,\"text\":\"a\"}]}\n\n"))
-	resps, err := New(Config{BaseURL: srv.URL}).Complete(testContext(t), extractbench.NewClock(), 1, []string{"x", "y"}, Generation{})
+	resps, err := New(Config{BaseURL: srv.URL}).Complete(pipelinetest.Context(t), extractbench.NewClock(), 1, []string{"x", "y"}, Generation{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 // engineMux answers the given paths with status and body; others 404.
@@ -45,7 +47,7 @@ func TestClient_Health(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := New(Config{BaseURL: engineMux(t, tt.routes).URL}).Health(testContext(t))
+			err := New(Config{BaseURL: engineMux(t, tt.routes).URL}).Health(pipelinetest.Context(t))
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Errorf("Health() = %v, want error containing %q", err, tt.wantErr)
 			}
@@ -59,11 +61,11 @@ func TestClient_ModelsAndDescribe(t *testing.T) {
 		"GET /version":   {200, `{"version":"0.11.0"}`},
 	})
 	c := New(Config{BaseURL: srv.URL})
-	got, err := c.Models(testContext(t))
+	got, err := c.Models(pipelinetest.Context(t))
 	if want := []string{"Qwen/Qwen2.5-7B-Instruct", "lora-a"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("Models() = %v, %v, want %v", got, err, want)
 	}
-	rep := c.Describe(testContext(t))
+	rep := c.Describe(pipelinetest.Context(t))
 	if rep.Version != "0.11.0" || rep.ContextWindow != 32768 || len(rep.ServedModels) != 2 {
 		t.Errorf("Describe() = %+v", rep)
 	}
@@ -71,7 +73,7 @@ func TestClient_ModelsAndDescribe(t *testing.T) {
 	tgi := engineMux(t, map[string]route{
 		"GET /info": {200, `{"model_id":"mistralai/Mistral-7B-Instruct-v0.3","max_total_tokens":8192,"version":"3.0.1"}`},
 	})
-	rep = New(Config{BaseURL: tgi.URL}).Describe(testContext(t))
+	rep = New(Config{BaseURL: tgi.URL}).Describe(pipelinetest.Context(t))
 	if rep.Version != "3.0.1" || rep.ContextWindow != 8192 || rep.ServedModels != nil {
 		t.Errorf("Describe(TGI) = %+v", rep)
 	}
@@ -94,7 +96,7 @@ func TestClient_DescribeSimulated(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := New(Config{BaseURL: engineMux(t, map[string]route{"GET /version": {200, tt.answer}}).URL}).Describe(testContext(t))
+			rep := New(Config{BaseURL: engineMux(t, map[string]route{"GET /version": {200, tt.answer}}).URL}).Describe(pipelinetest.Context(t))
 			if rep.Version != tt.want.Version || rep.Simulated != tt.want.Simulated || rep.ModelledGPU != tt.want.ModelledGPU {
 				t.Errorf("Describe() = version %q, simulated %v, GPU %+v; want %q, %v, %+v",
 					rep.Version, rep.Simulated, rep.ModelledGPU, tt.want.Version, tt.want.Simulated, tt.want.ModelledGPU)
@@ -116,7 +118,7 @@ func TestClient_ResetPeaks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := New(Config{BaseURL: engineMux(t, tt.routes).URL}).ResetPeaks(testContext(t))
+			got, err := New(Config{BaseURL: engineMux(t, tt.routes).URL}).ResetPeaks(pipelinetest.Context(t))
 			if got != tt.wantSupported || (err != nil) != tt.wantErr {
 				t.Errorf("ResetPeaks() = %v, %v, want %v, error %v", got, err, tt.wantSupported, tt.wantErr)
 			}
@@ -143,10 +145,10 @@ func TestClient_DescribeFamilies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.family, func(t *testing.T) {
 			srv := engineMux(t, map[string]route{
-				"GET /v1/models":        {200, string(mustRead(t, "testdata/engines/"+tt.family+"-models.json"))},
-				"GET " + tt.versionPath: {200, string(mustRead(t, "testdata/engines/"+tt.versionFile))},
+				"GET /v1/models":        {200, string(pipelinetest.ReadFile(t, "testdata/engines/"+tt.family+"-models.json"))},
+				"GET " + tt.versionPath: {200, string(pipelinetest.ReadFile(t, "testdata/engines/"+tt.versionFile))},
 			})
-			rep := New(Config{BaseURL: srv.URL}).Describe(testContext(t))
+			rep := New(Config{BaseURL: srv.URL}).Describe(pipelinetest.Context(t))
 			if rep.Version != tt.wantVersion || rep.VersionSource != tt.versionPath || rep.ContextWindow != tt.wantContext {
 				t.Errorf("Describe() = version %q from %q, context %d; want %q from %q, context %d",
 					rep.Version, rep.VersionSource, rep.ContextWindow, tt.wantVersion, tt.versionPath, tt.wantContext)

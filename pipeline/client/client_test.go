@@ -16,19 +16,10 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
-
-// testDeadline bounds every client test: none may hang.
-const testDeadline = 10 * time.Second
-
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // replayServer answers every POST with the bytes of a stream file.
 func replayServer(t *testing.T, contentType string, body []byte) *httptest.Server {
@@ -39,15 +30,6 @@ func replayServer(t *testing.T, contentType string, body []byte) *httptest.Serve
 	}))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // observed is the part of a Response that does not depend on timing, plus
@@ -116,7 +98,7 @@ func checkGolden(t *testing.T, path string, got any) {
 			t.Fatal(err)
 		}
 	}
-	want := mustRead(t, path)
+	want := pipelinetest.ReadFile(t, path)
 	if !bytes.Equal(b, want) {
 		t.Errorf("%s differs (run with -update if intended)\ngot:\n%s\nwant:\n%s", path, b, want)
 	}
@@ -138,11 +120,11 @@ func TestClient_ChatReplay(t *testing.T) {
 			continue // batch streams: TestClient_Complete
 		}
 		t.Run(name, func(t *testing.T) {
-			srv := replayServer(t, "text/event-stream", mustRead(t, f))
+			srv := replayServer(t, "text/event-stream", pipelinetest.ReadFile(t, f))
 			c := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1})
 			clock := extractbench.NewClock()
 			sched := clock.Now()
-			r := c.Chat(testContext(t), clock, sched, "sys", "doc", Generation{MaxTokens: 64})
+			r := c.Chat(pipelinetest.Context(t), clock, sched, "sys", "doc", Generation{MaxTokens: 64})
 			if r.SchedNS != sched {
 				t.Errorf("SchedNS = %d, want %d", r.SchedNS, sched)
 			}
@@ -162,12 +144,12 @@ func TestClient_ChatRequest(t *testing.T) {
 			t.Errorf("decode request: %v", err)
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write(mustRead(t, "testdata/streams/vllm_chat.sse"))
+		w.Write(pipelinetest.ReadFile(t, "testdata/streams/vllm_chat.sse"))
 	}))
 	defer srv.Close()
 	seed := 7
 	c := New(Config{BaseURL: srv.URL + "/", Model: "qwen", APIKey: "sk-secret", MaxConns: 4})
-	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "be terse", "the document", Generation{
+	r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "be terse", "the document", Generation{
 		MaxTokens: 128, Temperature: 0, Seed: &seed,
 		ResponseFormat: json.RawMessage(`{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object"}}}`),
 	})
@@ -233,7 +215,7 @@ func TestClient_ChatHTTPErrors(t *testing.T) {
 			}))
 			defer srv.Close()
 			c := New(Config{BaseURL: srv.URL, Model: "m"})
-			r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+			r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 			checkTimingOrder(t, r)
 			if r.Kind != tt.wantKind || r.HTTPStatus != tt.wantStatus {
 				t.Errorf("Kind, HTTPStatus = %q, %d, want %q, %d (%s)", r.Kind, r.HTTPStatus, tt.wantKind, tt.wantStatus, r.Detail)
@@ -258,7 +240,7 @@ func TestClient_ErrorBodyBounded(t *testing.T) {
 		w.Write([]byte(big))
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if got, want := len(r.ErrorBody), maxErrorBody; got != want {
 		t.Errorf("len(ErrorBody) = %d, want %d", got, want)
 	}
@@ -277,7 +259,7 @@ func TestClient_APIKeyNeverLeaks(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := New(Config{BaseURL: srv.URL, APIKey: key})
-	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.HTTPStatus != 401 {
 		t.Fatalf("HTTPStatus = %d, want 401", r.HTTPStatus)
 	}
@@ -286,7 +268,7 @@ func TestClient_APIKeyNeverLeaks(t *testing.T) {
 			t.Errorf("%s leaks the API key: %q", field, s)
 		}
 	}
-	err := c.Health(testContext(t))
+	err := c.Health(pipelinetest.Context(t))
 	if err == nil || strings.Contains(err.Error(), key) {
 		t.Errorf("Health error = %v, want an error without the key", err)
 	}
@@ -296,7 +278,7 @@ func TestClient_APIKeyNeverLeaks(t *testing.T) {
 // include the engine's delay before it answers.
 func TestClient_SlowFirstByte(t *testing.T) {
 	const delay = 60 * time.Millisecond
-	body := mustRead(t, "testdata/streams/vllm_chat.sse")
+	body := pipelinetest.ReadFile(t, "testdata/streams/vllm_chat.sse")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
@@ -305,7 +287,7 @@ func TestClient_SlowFirstByte(t *testing.T) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportOK {
 		t.Fatalf("Kind = %q (%s)", r.Kind, r.Detail)
 	}
@@ -330,7 +312,7 @@ func TestClient_RoleChunkIsNotAToken(t *testing.T) {
 		w.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportOK || r.Output != "x" {
 		t.Fatalf("Kind, Output = %q, %q (%s)", r.Kind, r.Output, r.Detail)
 	}
@@ -358,7 +340,7 @@ func TestClient_ResetMidStream(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	checkTimingOrder(t, r)
 	if r.Kind != extractbench.TransportReset {
 		t.Errorf("Kind = %q (%s), want reset", r.Kind, r.Detail)
@@ -406,7 +388,7 @@ func TestClient_Timeout(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	c := New(Config{BaseURL: srv.URL, Timeout: 50 * time.Millisecond})
-	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	checkTimingOrder(t, r)
 	if r.Kind != extractbench.TransportTimeout {
 		t.Errorf("Kind = %q (%s), want timeout", r.Kind, r.Detail)
@@ -425,7 +407,7 @@ func TestClient_TimeoutBeforeHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	r := New(Config{BaseURL: srv.URL, Timeout: 30 * time.Millisecond}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL, Timeout: 30 * time.Millisecond}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportTimeout || r.HTTPStatus != 0 || r.FirstByteNS != 0 {
 		t.Errorf("Kind, HTTPStatus, FirstByteNS = %q, %d, %d (%s), want timeout, 0, 0", r.Kind, r.HTTPStatus, r.FirstByteNS, r.Detail)
 	}
@@ -433,7 +415,7 @@ func TestClient_TimeoutBeforeHeaders(t *testing.T) {
 
 func TestClient_Canceled(t *testing.T) {
 	release := make(chan struct{})
-	ctx, cancel := context.WithCancel(testContext(t))
+	ctx, cancel := context.WithCancel(pipelinetest.Context(t))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n"))
@@ -456,7 +438,7 @@ func TestClient_Refused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	r := New(Config{BaseURL: "http://" + addr}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: "http://" + addr}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportRefused || r.HTTPStatus != 0 {
 		t.Errorf("Kind, HTTPStatus = %q, %d (%s), want refused, 0", r.Kind, r.HTTPStatus, r.Detail)
 	}
@@ -472,7 +454,7 @@ func TestClient_LongLine(t *testing.T) {
 	ev, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": content}, "finish_reason": "stop"}}})
 	body := "data: " + string(ev) + "\n\ndata: [DONE]\n\n"
 	srv := replayServer(t, "text/event-stream", []byte(body))
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportOK || r.Output != content {
 		t.Errorf("Kind = %q (%s), len(Output) = %d, want OK and %d", r.Kind, r.Detail, len(r.Output), len(content))
 	}
@@ -481,7 +463,7 @@ func TestClient_LongLine(t *testing.T) {
 // TestClient_ConnectionReuse checks that sequential requests share one
 // connection: a re-dial per request would be measured as latency.
 func TestClient_ConnectionReuse(t *testing.T) {
-	body := mustRead(t, "testdata/streams/vllm_chat.sse")
+	body := pipelinetest.ReadFile(t, "testdata/streams/vllm_chat.sse")
 	conns := map[string]bool{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -499,7 +481,7 @@ func TestClient_ConnectionReuse(t *testing.T) {
 	defer srv.Close()
 	c := New(Config{BaseURL: srv.URL, MaxConns: 1})
 	for range 5 {
-		if r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{}); r.Kind != extractbench.TransportOK {
+		if r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{}); r.Kind != extractbench.TransportOK {
 			t.Fatalf("Kind = %q (%s)", r.Kind, r.Detail)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 // TestClient_StaleConnectionRetried is the llama.cpp issue's reproduction:
@@ -31,11 +32,11 @@ func TestClient_StaleConnectionRetried(t *testing.T) {
 	retried := 0
 	for i := range n {
 		if i == 1 { // the first answer left its connection in the pool, dead
-			if supported, err := c.ResetPeaks(testContext(t)); !supported || err != nil {
+			if supported, err := c.ResetPeaks(pipelinetest.Context(t)); !supported || err != nil {
 				t.Errorf("ResetPeaks after a stream = %v, %v; want supported, no error", supported, err)
 			}
 		}
-		r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+		r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 		if r.Kind != extractbench.TransportOK || r.Output != hostile.Answer {
 			t.Fatalf("request %d: Kind %q (%s), Output %q; want every request answered", i+1, r.Kind, r.Detail, r.Output)
 		}
@@ -59,7 +60,7 @@ func TestClient_FreshConnectionNotRetried(t *testing.T) {
 	s := hostile.MustNew(t, hostile.TransportDrop, hostile.Options{})
 	c := New(Config{BaseURL: s.URL, MaxConns: 1})
 	defer c.Close()
-	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportReset || strings.Contains(r.Detail, "sent again") {
 		t.Errorf("Kind %q, Detail %q: want reset, not sent again", r.Kind, r.Detail)
 	}
@@ -67,10 +68,10 @@ func TestClient_FreshConnectionNotRetried(t *testing.T) {
 		t.Errorf("the engine received %d requests on a new connection, want 1", got)
 	}
 
-	if _, err := c.Models(testContext(t)); err != nil { // leaves a connection in the pool
+	if _, err := c.Models(pipelinetest.Context(t)); err != nil { // leaves a connection in the pool
 		t.Fatal(err)
 	}
-	r = c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r = c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportReset || !strings.Contains(r.Detail, "sent again") {
 		t.Errorf("Kind %q, Detail %q: want reset, sent again once", r.Kind, r.Detail)
 	}
@@ -86,7 +87,7 @@ func TestClient_MetadataCallsHaveADeadline(t *testing.T) {
 	const deadline = 100 * time.Millisecond
 	t.Run("version", func(t *testing.T) {
 		s := hostile.MustNew(t, hostile.TransportSilentVersion, hostile.Options{})
-		rep := New(Config{BaseURL: s.URL, CallTimeout: deadline}).Describe(testContext(t))
+		rep := New(Config{BaseURL: s.URL, CallTimeout: deadline}).Describe(pipelinetest.Context(t))
 		if len(rep.ServedModels) != 1 || rep.Version != "" {
 			t.Errorf("Describe() = %+v, want the models and no version", rep)
 		}
@@ -97,17 +98,17 @@ func TestClient_MetadataCallsHaveADeadline(t *testing.T) {
 	t.Run("models", func(t *testing.T) {
 		s := hostile.MustNew(t, hostile.TransportSilentModels, hostile.Options{})
 		c := New(Config{BaseURL: s.URL, CallTimeout: deadline})
-		if _, err := c.Models(testContext(t)); !errors.Is(err, ErrNoAnswer) {
+		if _, err := c.Models(pipelinetest.Context(t)); !errors.Is(err, ErrNoAnswer) {
 			t.Errorf("Models() error = %v, want ErrNoAnswer", err)
 		}
-		rep := c.Describe(testContext(t))
+		rep := c.Describe(pipelinetest.Context(t))
 		if rep.Version != "hostile-1" || len(rep.Missed) != 1 || !strings.Contains(rep.Missed[0], "GET /v1/models") {
 			t.Errorf("Describe() = %+v, want the version and GET /v1/models missed", rep)
 		}
 	})
 	t.Run("reset_peaks", func(t *testing.T) {
 		s := hostile.MustNew(t, hostile.TransportSilentResetPeaks, hostile.Options{})
-		supported, err := New(Config{BaseURL: s.URL, CallTimeout: deadline}).ResetPeaks(testContext(t))
+		supported, err := New(Config{BaseURL: s.URL, CallTimeout: deadline}).ResetPeaks(pipelinetest.Context(t))
 		if !supported || !errors.Is(err, ErrNoAnswer) {
 			t.Errorf("ResetPeaks() = %v, %v; want supported, ErrNoAnswer", supported, err)
 		}
@@ -123,7 +124,7 @@ func TestClient_ClientSideFault(t *testing.T) {
 	emfile := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("socket", syscall.EMFILE)}
 	}
-	r := New(Config{BaseURL: s.URL, Dial: emfile}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: s.URL, Dial: emfile}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportClient || !strings.Contains(r.Detail, "too many open files") {
 		t.Fatalf("Kind %q, Detail %q: want client, too many open files", r.Kind, r.Detail)
 	}
@@ -150,7 +151,7 @@ func TestClient_RedirectNotFollowed(t *testing.T) {
 			s := hostile.MustNew(t, tt.mode, hostile.Options{APIKey: key})
 			sink := hostile.SinkOf(s)
 			c := New(Config{BaseURL: s.URL, APIKey: key})
-			r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+			r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 			if r.Kind != extractbench.TransportHTTPStatus || r.HTTPStatus != tt.status {
 				t.Errorf("Kind, HTTPStatus = %q, %d, want http_status, %d", r.Kind, r.HTTPStatus, tt.status)
 			}
@@ -161,10 +162,10 @@ func TestClient_RedirectNotFollowed(t *testing.T) {
 			if o.Failure != extractbench.Error {
 				t.Errorf("Failure = %q, want error", o.Failure)
 			}
-			if _, err := c.Models(testContext(t)); err == nil || !strings.Contains(err.Error(), "redirect") {
+			if _, err := c.Models(pipelinetest.Context(t)); err == nil || !strings.Contains(err.Error(), "redirect") {
 				t.Errorf("Models() error = %v, want the redirect named", err)
 			}
-			c.Describe(testContext(t))
+			c.Describe(pipelinetest.Context(t))
 			if n, auth := sink.Requests(), sink.Authorizations(); n != 0 {
 				t.Errorf("the redirect's target received %d requests (Authorization %q), want none", n, auth)
 			}
@@ -176,7 +177,7 @@ func TestClient_RedirectNotFollowed(t *testing.T) {
 // binary leaves ErrorBody and Detail valid UTF-8.
 func TestClient_BinaryErrorBody(t *testing.T) {
 	s := hostile.MustNew(t, hostile.TransportBinary500, hostile.Options{})
-	r := New(Config{BaseURL: s.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: s.URL}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.HTTPStatus != 500 || r.ErrorBody == "" {
 		t.Fatalf("HTTPStatus %d, ErrorBody %q: want the 500 and its body", r.HTTPStatus, r.ErrorBody)
 	}

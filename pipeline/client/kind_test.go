@@ -3,13 +3,15 @@ package client
 import (
 	"slices"
 	"testing"
+
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 // TestClient_DetectKind reads each engine family's recorded answers
 // (testdata/engines) and names the family from them alone: owned_by where
 // the engine writes its name there, else the endpoint only it answers.
 func TestClient_DetectKind(t *testing.T) {
-	fixture := func(name string) string { return string(mustRead(t, "testdata/engines/"+name)) }
+	fixture := func(name string) string { return string(pipelinetest.ReadFile(t, "testdata/engines/"+name)) }
 	tests := []struct {
 		name     string
 		routes   map[string]route
@@ -39,7 +41,7 @@ func TestClient_DetectKind(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := engineMux(t, tt.routes)
-			d, err := New(Config{BaseURL: srv.URL}).DetectKind(testContext(t))
+			d, err := New(Config{BaseURL: srv.URL}).DetectKind(pipelinetest.Context(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +55,7 @@ func TestClient_DetectKind(t *testing.T) {
 	}
 	t.Run("models listed", func(t *testing.T) {
 		srv := engineMux(t, map[string]route{"GET /v1/models": {200, fixture("vllm-models.json")}})
-		d, err := New(Config{BaseURL: srv.URL}).DetectKind(testContext(t))
+		d, err := New(Config{BaseURL: srv.URL}).DetectKind(pipelinetest.Context(t))
 		if err != nil || !slices.Equal(d.Models, []string{"Qwen/Qwen2.5-7B-Instruct"}) {
 			t.Errorf("DetectKind() = %+v, %v; want the listed model", d, err)
 		}
@@ -61,13 +63,13 @@ func TestClient_DetectKind(t *testing.T) {
 	t.Run("nothing answers", func(t *testing.T) {
 		srv := engineMux(t, nil)
 		srv.Close()
-		if d, err := New(Config{BaseURL: srv.URL}).DetectKind(testContext(t)); err == nil {
+		if d, err := New(Config{BaseURL: srv.URL}).DetectKind(pipelinetest.Context(t)); err == nil {
 			t.Errorf("DetectKind() on a closed port = %+v, want an error", d)
 		}
 	})
 	t.Run("an error status", func(t *testing.T) {
 		srv := engineMux(t, map[string]route{"GET /v1/models": {500, "boom"}})
-		if d, err := New(Config{BaseURL: srv.URL}).DetectKind(testContext(t)); err == nil {
+		if d, err := New(Config{BaseURL: srv.URL}).DetectKind(pipelinetest.Context(t)); err == nil {
 			t.Errorf("DetectKind() on HTTP 500 = %+v, want an error", d)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 func TestMaxAnswerBytes(t *testing.T) {
@@ -55,7 +56,7 @@ func TestClient_AnswerCap(t *testing.T) {
 		t.Run(string(tt.mode), func(t *testing.T) {
 			s := hostile.MustNew(t, tt.mode, hostile.Options{N: tt.n})
 			c := New(Config{BaseURL: s.URL, Model: hostile.Model, MaxConns: 1})
-			r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
+			r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
 			checkTimingOrder(t, r)
 			if r.Kind != extractbench.TransportTooLarge || !strings.Contains(r.Detail, tt.detail) {
 				t.Errorf("Kind = %q (%s), want too_large saying %q", r.Kind, r.Detail, tt.detail)
@@ -76,12 +77,12 @@ func TestClient_AnswerCap(t *testing.T) {
 func TestClient_AnswerCapConfig(t *testing.T) {
 	s := hostile.MustNew(t, hostile.SSEEndlessChunks, hostile.Options{N: 3})
 	small := New(Config{BaseURL: s.URL, MaxAnswerBytes: 1000})
-	r := small.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
+	r := small.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
 	if r.Kind != extractbench.TransportTooLarge || len(r.Output) != 1000 || !strings.Contains(r.Detail, "its 1000-byte cap") {
 		t.Errorf("Kind = %q (%s), len(Output) = %d, want too_large at 1000 bytes", r.Kind, r.Detail, len(r.Output))
 	}
 	large := New(Config{BaseURL: s.URL, MaxAnswerBytes: 4 * hostile.ContentChunk})
-	r = large.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
+	r = large.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
 	if r.Kind != extractbench.TransportOK || len(r.Output) != 3*hostile.ContentChunk {
 		t.Errorf("Kind = %q (%s), len(Output) = %d, want the whole %d-byte answer", r.Kind, r.Detail, len(r.Output), 3*hostile.ContentChunk)
 	}
@@ -115,7 +116,7 @@ func TestClient_EndlessStreamHeapBounded(t *testing.T) {
 			s := hostile.MustNew(t, tt.mode, hostile.Options{N: tt.n})
 			c := New(Config{BaseURL: s.URL, Model: hostile.Model, MaxConns: heapLevel})
 			defer c.Close()
-			ctx := testContext(t)
+			ctx := pipelinetest.Context(t)
 			resps, grown, idle := peakHeap(func(i int) extractbench.Response {
 				return c.Chat(ctx, extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
 			})

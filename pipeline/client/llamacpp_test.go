@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 // llamaCapture is a capture of the real llama.cpp server (testdata/llamacpp/README.md).
 func llamaCapture(t *testing.T, name string) []byte {
 	t.Helper()
-	return mustRead(t, "testdata/llamacpp/"+name)
+	return pipelinetest.ReadFile(t, "testdata/llamacpp/"+name)
 }
 
 // statusServer answers every POST with status and body.
@@ -57,7 +58,7 @@ func TestClient_CachedPromptTokens(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := replayServer(t, "text/event-stream", []byte(tt.body))
-			r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), extractbench.NewClock(), 1, "sys", "doc", Generation{MaxTokens: 64})
+			r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "sys", "doc", Generation{MaxTokens: 64})
 			if r.Kind != extractbench.TransportOK || !r.UsageReported || r.PromptTokens != tt.wantPrompt {
 				t.Fatalf("Chat() = kind %q (%s), usage %v, prompt %d; want a complete answer with usage, prompt %d", r.Kind, r.Detail, r.UsageReported, r.PromptTokens, tt.wantPrompt)
 			}
@@ -95,7 +96,7 @@ func TestClient_LlamaCppRuntimeContextError(t *testing.T) {
 				status = 500
 			}
 			srv := statusServer(t, status, tt.contentType, body)
-			r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), extractbench.NewClock(), 1, "sys", "doc", Generation{MaxTokens: 64})
+			r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "sys", "doc", Generation{MaxTokens: 64})
 			if r.Kind != tt.wantKind || r.HTTPStatus != 500 || !strings.Contains(r.ErrorBody, "Context size has been exceeded.") {
 				t.Errorf("Chat() = kind %q, status %d, error body %q; want %q, 500 and the error object", r.Kind, r.HTTPStatus, r.ErrorBody, tt.wantKind)
 			}
@@ -112,7 +113,7 @@ func TestClient_LlamaCppRuntimeContextError(t *testing.T) {
 // (extractbench.Record.TPOTSteps), not 25.
 func TestClient_LlamaCppEOSNotStreamed(t *testing.T) {
 	srv := replayServer(t, "text/event-stream", llamaCapture(t, "chat-stream-cached.sse"))
-	r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(testContext(t), extractbench.NewClock(), 1, "sys", "doc", Generation{MaxTokens: 128})
+	r := New(Config{BaseURL: srv.URL, Model: "m", MaxConns: 1}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "sys", "doc", Generation{MaxTokens: 128})
 	rec := extractbench.Record{Response: r}
 	if r.CompletionTokens != 26 || r.ClientChunks != 25 || r.FinishReason != "stop" || rec.TPOTSteps() != 24 {
 		t.Errorf("completion %d, chunks %d, finish %q, TPOT steps %d; want 26, 25, stop, 24", r.CompletionTokens, r.ClientChunks, r.FinishReason, rec.TPOTSteps())
@@ -141,10 +142,10 @@ func TestClient_DescribeModelFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := engineMux(t, map[string]route{
-				"GET /v1/models": {200, string(mustRead(t, "testdata/"+tt.models))},
-				"GET " + tt.path: {200, string(mustRead(t, "testdata/"+tt.props))},
+				"GET /v1/models": {200, string(pipelinetest.ReadFile(t, "testdata/"+tt.models))},
+				"GET " + tt.path: {200, string(pipelinetest.ReadFile(t, "testdata/"+tt.props))},
 			})
-			got := New(Config{BaseURL: srv.URL, Model: tt.model}).Describe(testContext(t)).File
+			got := New(Config{BaseURL: srv.URL, Model: tt.model}).Describe(pipelinetest.Context(t)).File
 			if got != tt.want {
 				t.Errorf("File = %+v, want %+v", got, tt.want)
 			}

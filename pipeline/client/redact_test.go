@@ -11,6 +11,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/hostile"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 // testKey has characters JSON and URLs escape: '/', '<', '&' and '+'.
@@ -87,7 +88,7 @@ func TestClient_KeyNeverLeaksInAnyEncoding(t *testing.T) {
 	for _, mode := range []hostile.Mode{hostile.TransportEchoKeyEscaped, hostile.TransportEchoKeyStream} {
 		t.Run(string(mode), func(t *testing.T) {
 			s := hostile.MustNew(t, mode, hostile.Options{APIKey: testKey})
-			r := New(Config{BaseURL: s.URL, APIKey: testKey}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+			r := New(Config{BaseURL: s.URL, APIKey: testKey}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 			if s.Requests.Load() != 1 || !strings.Contains(r.ErrorBody+r.Output, Redacted) {
 				t.Fatalf("Kind %q, ErrorBody %q, Output %q: want the echo, redacted", r.Kind, r.ErrorBody, r.Output)
 			}
@@ -110,11 +111,11 @@ func TestClient_URLUserinfoNeverInDetail(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	c := New(Config{BaseURL: "http://alice:pw-0123456789@" + addr})
-	r := c.Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportRefused {
 		t.Fatalf("Kind %q (%s), want refused", r.Kind, r.Detail)
 	}
-	_, merr := c.Models(testContext(t))
+	_, merr := c.Models(pipelinetest.Context(t))
 	for what, v := range map[string]string{"Detail": r.Detail, "Models error": fmt.Sprint(merr)} {
 		if strings.Contains(v, "alice") || strings.Contains(v, "pw-0123456789") || !strings.Contains(v, addr) {
 			t.Errorf("%s = %q: want the address without its userinfo", what, v)

@@ -10,6 +10,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/hostile"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 // chatHostile sends one chat request to a hostile engine in mode m and
@@ -18,7 +19,7 @@ func chatHostile(t *testing.T, m hostile.Mode) (extractbench.Response, extractbe
 	t.Helper()
 	s := hostile.MustNew(t, m, hostile.Options{})
 	r := New(Config{BaseURL: s.URL, Model: hostile.Model, MaxConns: 1}).
-		Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
+		Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{MaxTokens: capMaxTokens})
 	checkTimingOrder(t, r)
 	return r, eval.Evaluate(r.Output, corpus.Expected{}, r.Transport, eval.Options{})
 }
@@ -109,7 +110,7 @@ func TestClient_AsksForIdentity(t *testing.T) {
 		hostile.StreamAnswer(w, hostile.Answer)
 	}))
 	defer srv.Close()
-	r := New(Config{BaseURL: srv.URL}).Chat(testContext(t), extractbench.NewClock(), 1, "", "doc", Generation{})
+	r := New(Config{BaseURL: srv.URL}).Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "", "doc", Generation{})
 	if r.Kind != extractbench.TransportOK || len(got) != 1 || got[0] != "identity" {
 		t.Errorf("Kind = %q (%s), Accept-Encoding = %q, want [identity]", r.Kind, r.Detail, got)
 	}

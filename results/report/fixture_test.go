@@ -1,7 +1,6 @@
 package report
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // payload is document text and model output that would run if the report
@@ -77,7 +77,6 @@ func (f fixture) docs() []corpus.Document {
 // the real one) and dir/corpus/documents.jsonl.
 func (f fixture) write(tb testing.TB, dir string) {
 	tb.Helper()
-	ctx := context.Background()
 	docs := f.docs()
 	if err := os.MkdirAll(filepath.Join(dir, "corpus"), 0o755); err != nil {
 		tb.Fatal(err)
@@ -98,11 +97,6 @@ func (f fixture) write(tb testing.TB, dir string) {
 	}
 	sha := c.Manifest.SHA256
 
-	st, err := results.Open(ctx, dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer st.Close()
 	const runID = "run-fixture"
 	manifest := map[string]any{
 		"protocol_name": "fixture",
@@ -124,53 +118,32 @@ func (f fixture) write(tb testing.TB, dir string) {
 		variants = append(variants, map[string]any{"name": v, "engine": engine, "gpu": map[string]any{"name": "NVIDIA L4 (simulated)", "memory_total_bytes": int64(23034) << 20, "source": "builtin-profile"}})
 	}
 	manifest["variants"] = variants
-	mb, _ := json.Marshal(manifest)
 	const startedAt = 1767225600000 // 2026-01-01 00:00:00 UTC
-	if err := st.CreateRun(ctx, results.Run{RunID: runID, Fingerprint: "f1ae5e", ProtocolName: "fixture",
-		Manifest: mb, StartedAt: startedAt, EndedAt: startedAt + 1800_000, Status: results.RunComplete, Simulated: true}); err != nil {
-		tb.Fatal(err)
-	}
+	run := resultstest.Run{RunID: runID, Fingerprint: "f1ae5e", ProtocolName: "fixture",
+		Manifest: manifest, StartedAt: startedAt, EndedAt: startedAt + 1800_000, Status: results.RunComplete, Simulated: true}
 	clock := int64(5e9)
 	for vi, variant := range f.variants() {
 		for _, lv := range f.Levels {
 			for rep := 1; rep <= f.Reps; rep++ {
 				recs := f.pass(runID, variant, vi, docs, lv, rep, clock)
-				for _, r := range recs {
-					st.Add(r)
-				}
-				if err := st.Flush(ctx); err != nil {
-					tb.Fatal(err)
-				}
+				run.Records = append(run.Records, recs...)
 				p := f.passRow(runID, variant, recs, lv, rep)
-				if err := st.PutPass(ctx, p); err != nil {
-					tb.Fatal(err)
-				}
+				run.Passes = append(run.Passes, p)
 				key := extractbench.PassKey{RunID: runID, Variant: variant, Mode: "concurrency", Level: lv, Repetition: rep}
 				if !f.Bare {
-					if err := st.AddTelemetry(ctx, key, f.telemetry(lv, *p.StartedNS, p.DurationNS)); err != nil {
-						tb.Fatal(err)
-					}
+					run.Telemetry = append(run.Telemetry, resultstest.TelemetryOf(key, f.telemetry(lv, *p.StartedNS, p.DurationNS)...)...)
 				}
 				clock = *p.EndedNS + 1e9
 			}
 		}
 	}
-	events := []results.Event{
-		{RunID: runID, Variant: "bf16", AtMS: startedAt + 1000, Kind: results.EventEngineLoad, ValueNS: 42e9},
-		{RunID: runID, Variant: "bf16", AtMS: startedAt + 2000, Kind: results.EventWarmup, ValueNS: 3100e6},
+	run.Events = []results.Event{
+		{Variant: "bf16", AtMS: startedAt + 1000, Kind: results.EventEngineLoad, ValueNS: 42e9},
+		{Variant: "bf16", AtMS: startedAt + 2000, Kind: results.EventWarmup, ValueNS: 3100e6},
 	}
-	for _, e := range events {
-		if err := st.AddEvent(ctx, e); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := st.AddDecision(ctx, results.Decision{RunID: runID, Variant: "bf16", Mode: "concurrency", AtMS: startedAt + 1700_000,
-		Kind: results.DecisionSkipLevel, FromLevel: 32, Reason: "level 16 had memory failures"}); err != nil {
-		tb.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		tb.Fatal(err)
-	}
+	run.Decisions = []results.Decision{{Variant: "bf16", Mode: "concurrency", AtMS: startedAt + 1700_000,
+		Kind: results.DecisionSkipLevel, FromLevel: 32, Reason: "level 16 had memory failures"}}
+	resultstest.Write(tb, dir, run)
 }
 
 // pass simulates one pass: latency grows with the level and the length

@@ -1,16 +1,16 @@
-// Package plantest builds results directories for the tests of the
-// decision packages (results/plan, results/compare, the CLI). Fixtures are written through
-// the results store, so they follow its schema and migrations exactly.
+// Package plantest gives the tests of the decision packages (results/plan,
+// results/compare, the CLI) runs shaped for them: a manifest with the keys
+// the decisions read, passes and records whose figures agree. Write stores
+// one through resultstest.Write, the one builder of a results directory.
 package plantest
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // Run is a results directory's content: one run with its passes, requests
@@ -45,56 +45,16 @@ func Manifest(corpusSHA, model, gpu string, gpuBytes int64, minAccepted, latency
 	}
 }
 
-// Write creates dir/results.db holding run. It fails the test on any error.
+// Write creates dir/results.db holding run, through resultstest.Write
+// (the one builder of a results directory), with Manifest's defaults for a
+// nil manifest. It fails the test on any error.
 func Write(tb testing.TB, dir string, run Run) {
 	tb.Helper()
-	ctx := context.Background()
-	st, err := results.Open(ctx, dir)
-	if err != nil {
-		tb.Fatalf("open fixture store: %v", err)
-	}
-	defer func() {
-		if err := st.Close(); err != nil {
-			tb.Fatalf("close fixture store: %v", err)
-		}
-	}()
 	if run.Manifest == nil {
 		run.Manifest = Manifest(DefaultCorpusSHA, "meta-llama/Llama-3.1-8B-Instruct", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.95, 0)
 	}
-	m, err := json.Marshal(run.Manifest)
-	if err != nil {
-		tb.Fatalf("encode fixture manifest: %v", err)
-	}
-	if run.Status == "" {
-		run.Status = results.RunComplete
-	}
-	if run.StartedAt == 0 {
-		run.StartedAt = 1_700_000_000_000
-	}
-	r := results.Run{RunID: run.RunID, Fingerprint: "fp-" + run.RunID, ProtocolName: "fixture", Manifest: m,
-		StartedAt: run.StartedAt, EndedAt: run.EndedAt, Status: run.Status, Simulated: run.Simulated}
-	if err := st.CreateRun(ctx, r); err != nil {
-		tb.Fatalf("create fixture run: %v", err)
-	}
-	for _, rec := range run.Records {
-		rec.RunID = run.RunID
-		st.Add(rec)
-	}
-	if err := st.Flush(ctx); err != nil {
-		tb.Fatalf("flush fixture records: %v", err)
-	}
-	for _, p := range run.Passes {
-		p.RunID = run.RunID
-		if err := st.PutPass(ctx, p); err != nil {
-			tb.Fatalf("put fixture pass: %v", err)
-		}
-	}
-	for _, e := range run.Events {
-		e.RunID = run.RunID
-		if err := st.AddEvent(ctx, e); err != nil {
-			tb.Fatalf("add fixture event: %v", err)
-		}
-	}
+	resultstest.Write(tb, dir, resultstest.Run{RunID: run.RunID, Manifest: run.Manifest, StartedAt: run.StartedAt, EndedAt: run.EndedAt,
+		Status: run.Status, Simulated: run.Simulated, Records: run.Records, Passes: run.Passes, Events: run.Events})
 }
 
 // Pass returns a complete concurrency pass of docs documents of which
