@@ -298,7 +298,19 @@ func (mg *merger) build(ctx context.Context) error {
 		return fmt.Errorf("merge: clear %s: %w", tmp, err)
 	}
 	defer os.RemoveAll(tmp)
+	// The request rows go in first, through a Copier alone on the new
+	// database (results.Open made and migrated it): nothing else has it
+	// open, so it writes without a WAL to checkpoint afterwards.
 	store, err := results.Open(ctx, tmp)
+	if err == nil {
+		err = store.Close()
+	}
+	if err == nil {
+		err = mg.copyRows(ctx, tmp, mg.passKeys())
+	}
+	if err == nil {
+		store, err = results.Open(ctx, tmp)
+	}
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
@@ -374,15 +386,8 @@ func (mg *merger) fill(ctx context.Context) error {
 	if err := mg.copyEventsAndDecisions(ctx); err != nil {
 		return err
 	}
-	keys := mg.passKeys()
-	if err := mg.copyRows(ctx, keys); err != nil {
+	if err := mg.mergePasses(ctx, mg.passKeys()); err != nil {
 		return fmt.Errorf("merge: %w", err)
-	}
-	for _, key := range keys {
-		rows := mg.rowsOf(key)
-		if _, err := mg.mergePass(ctx, key, rows); err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
 	}
 	sum.Shards = m.Merge.Shards
 	m.Merge.Duplicates = sum.Duplicates

@@ -4,11 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
+	"runtime"
 	"slices"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
+	"github.com/sourcegraph/conc/stream"
 )
 
 // mergeSpans is what activeSpan needs to time a merged pass: which shard
@@ -26,48 +27,83 @@ type shardPass struct {
 }
 
 // copyRows copies every pass's request rows and telemetry from each shard
-// into the merged store, shard by shard in index order: a (pass,
-// document) already copied from an earlier shard is a duplicate, counted
-// and named, never copied.
-func (mg *merger) copyRows(ctx context.Context, keys []extractbench.PassKey) error {
-	if err := mg.store.Flush(ctx); err != nil {
-		return fmt.Errorf("merge: write the merged run: %w", err)
-	}
-	cp, err := results.OpenCopier(ctx, filepath.Dir(mg.store.Path()))
+// into the merged store, pass by pass (so that each merged pass's rows lie
+// together, as a run writes them) and within a pass shard by shard in
+// index order: a (pass, document) already copied from an earlier shard is a
+// duplicate, counted and named (the first ones shard by shard, as they were
+// found when the copy went shard by shard), never copied. dir holds the
+// merged results.db.
+func (mg *merger) copyRows(ctx context.Context, dir string, keys []extractbench.PassKey) error {
+	cp, err := results.OpenCopier(ctx, dir)
 	if err != nil {
-		return fmt.Errorf("merge: %w", err)
+		return err
 	}
 	defer cp.Close()
-	for _, in := range mg.shards {
-		if err := cp.Attach(ctx, in.rd); err != nil {
-			return fmt.Errorf("merge: read %s: %w", in.dir, err)
-		}
-		for _, key := range keys {
+	examples := make([][]string, len(mg.shards)) // by shard, then pass
+	var attached *mergeInput
+	for _, key := range keys {
+		for si, in := range mg.shards {
+			if in != attached {
+				if err := cp.Attach(ctx, in.rd); err != nil {
+					return fmt.Errorf("read %s: %w", in.dir, err)
+				}
+				attached = in
+			}
 			sk := key
 			sk.RunID = in.run.RunID
-			res, err := cp.CopyPass(ctx, sk, key, in.offset, maxDuplicateExamples-len(mg.sum.DuplicateRows))
+			res, err := cp.CopyPass(ctx, sk, key, in.offset, maxDuplicateExamples)
 			if err != nil {
-				return fmt.Errorf("merge: copy %s: %w", in.dir, err)
+				return fmt.Errorf("copy %s: %w", in.dir, err)
 			}
 			in.info.Rows += res.Copied
 			in.info.Duplicates += res.Duplicates
 			mg.sum.Rows += res.Copied
 			mg.sum.Duplicates += res.Duplicates
 			for _, id := range res.Examples {
-				mg.sum.DuplicateRows = append(mg.sum.DuplicateRows, fmt.Sprintf("%s/%s/level=%d/rep=%d doc %s (again in %s)", key.Variant, key.Mode, key.Level, key.Repetition, id, in.dir))
+				examples[si] = append(examples[si], fmt.Sprintf("%s/%s/level=%d/rep=%d doc %s (again in %s)", key.Variant, key.Mode, key.Level, key.Repetition, id, in.dir))
 			}
 		}
+	}
+	for _, ex := range examples {
+		mg.sum.DuplicateRows = append(mg.sum.DuplicateRows, ex[:min(len(ex), maxDuplicateExamples-len(mg.sum.DuplicateRows))]...)
 	}
 	return nil
 }
 
-// mergePass writes the row of one merged pass, computed by the runner's own
-// passRow from the pass's merged request rows.
-func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows []shardPass) (extractbench.Pass, error) {
-	tally, err := mg.rs.tallyPass(ctx, key, mg.endpoints(key.Variant))
-	if err != nil {
-		return extractbench.Pass{}, fmt.Errorf("merge: read back merged pass %s: %w", key, err)
+// mergePasses writes the row of each merged pass, in keys' order (a pass
+// is judged against the baseline passes written before it). The passes'
+// rows are read back and tallied in parallel, as many at once as there are
+// CPUs (SQLite reads a WAL database from several connections at once).
+func (mg *merger) mergePasses(ctx context.Context, keys []extractbench.PassKey) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var firstErr error
+	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
+	for _, key := range keys {
+		s.Go(func() stream.Callback {
+			tally, err := mg.rs.tallyPass(ctx, key, mg.endpoints(key.Variant))
+			return func() {
+				if firstErr != nil {
+					return
+				}
+				if err != nil {
+					firstErr = fmt.Errorf("merge: read back merged pass %s: %w", key, err)
+				} else if _, err := mg.mergePass(ctx, key, mg.rowsOf(key), tally); err != nil {
+					firstErr = err
+				}
+				if firstErr != nil {
+					cancel() // the passes still being read are not needed
+				}
+			}
+		})
 	}
+	s.Wait()
+	return firstErr
+}
+
+// mergePass writes the row of one merged pass, computed by the runner's own
+// passRow from the tally of the pass's merged request rows.
+func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows []shardPass, tally *passTally) (extractbench.Pass, error) {
 	first := rows[0].row
 	complete := tally.docs == int64(mg.expectedDocs(key))
 	p := mg.rs.passRow(key, first.Phase, 0, key.Level, tally, mergedTelemetry(rows), first.BatchTransport, complete, nil)

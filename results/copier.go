@@ -3,12 +3,14 @@ package results
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/extractbench/extractbench"
+	"github.com/mattn/go-sqlite3"
 )
 
 // instantColumns are the requests columns that are instants on a run's
@@ -54,6 +56,16 @@ func OpenCopier(ctx context.Context, dir string) (*Copier, error) {
 			return nil, fmt.Errorf("copy into %s: %s: %w", dir, pragma, err)
 		}
 	}
+	// Alone on the database, the Copier writes it in place with its undo
+	// journal in memory: a WAL would take every page twice (the commit, then
+	// the checkpoint into the database) for nothing, since a kill leaves a
+	// database to throw away either way. With another connection open (a
+	// Store), SQLite keeps the WAL, and the copy goes through it.
+	var mode string // what SQLite kept: memory, or wal when it could not change
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode = MEMORY`).Scan(&mode); err != nil && !isBusy(err) {
+		db.Close()
+		return nil, fmt.Errorf("copy into %s: set the journal mode: %w", dir, err)
+	}
 	c := &Copier{db: db, dir: dir}
 	if c.cols, err = tableColumns(ctx, db, "main", "requests"); err == nil {
 		c.telCols, err = tableColumns(ctx, db, "main", "telemetry")
@@ -63,6 +75,13 @@ func OpenCopier(ctx context.Context, dir string) (*Copier, error) {
 		return nil, fmt.Errorf("copy into %s: %w", dir, err)
 	}
 	return c, nil
+}
+
+// isBusy reports whether err is SQLite's: another connection holds the
+// database.
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
 }
 
 // tableColumns lists the columns of schema's table in table order.
@@ -146,38 +165,34 @@ func (c *Copier) CopyPass(ctx context.Context, src, dst extractbench.PassKey, of
 		return res, fmt.Errorf("copy pass %s: %w", src, err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT s.doc_id FROM shard.requests s JOIN main.requests m
-		ON m.run_id = ? AND m.variant = s.variant AND m.mode = s.mode AND m.level = s.level AND m.repetition = s.repetition AND m.doc_id = s.doc_id
-		WHERE s.run_id = ? AND s.variant = ? AND s.mode = ? AND s.level = ? AND s.repetition = ? AND s.`+measured+` ORDER BY s.rowid`,
-		append([]any{dst.RunID}, srcKey...)...)
+	where, scanArgs, err := passRange(ctx, tx, "shard.", src)
 	if err != nil {
-		return res, fmt.Errorf("copy pass %s: find duplicates: %w", src, err)
+		return res, fmt.Errorf("copy pass %s: %w", src, err)
 	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return res, fmt.Errorf("copy pass %s: find duplicates: %w", src, err)
-		}
-		if res.Duplicates++; len(res.Examples) < maxExamples {
-			res.Examples = append(res.Examples, id)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return res, fmt.Errorf("copy pass %s: find duplicates: %w", src, err)
+	scan := "shard.requests WHERE " + where // the pass's rows in the order the shard stored them
+	// A (pass, document) the destination holds is left out by the unique
+	// key (ON CONFLICT): the rows the pass has beyond those copied are the
+	// duplicates, named only when there are some, from the destination's
+	// rows up to before (the copied ones come after it).
+	var measuredRows, before int64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), (SELECT COALESCE(MAX(rowid), 0) FROM main.requests) FROM `+scan+` AND `+measured, scanArgs...).Scan(&measuredRows, &before); err != nil {
+		return res, fmt.Errorf("copy pass %s: count its rows: %w", src, err)
 	}
 	sel, args := copySelect(c.cols, c.srcCols, instantColumns, dst.RunID, offsetNS)
 	r, err := tx.ExecContext(ctx, `INSERT INTO main.requests (`+strings.Join(c.cols, ", ")+`)
-		SELECT `+strings.Join(sel, ", ")+` FROM shard.requests
-		WHERE run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ? AND `+measured+`
+		SELECT `+strings.Join(sel, ", ")+` FROM `+scan+` AND `+measured+`
 		ORDER BY rowid
-		ON CONFLICT (run_id, variant, mode, level, repetition, doc_id) DO NOTHING`, append(args, srcKey...)...)
+		ON CONFLICT (run_id, variant, mode, level, repetition, doc_id) DO NOTHING`, append(args, scanArgs...)...)
 	if err != nil {
 		return res, fmt.Errorf("copy requests of pass %s: %w", src, err)
 	}
 	if res.Copied, err = r.RowsAffected(); err != nil {
 		return res, fmt.Errorf("copy requests of pass %s: %w", src, err)
+	}
+	if res.Duplicates = measuredRows - res.Copied; res.Duplicates > 0 && maxExamples > 0 {
+		if res.Examples, err = duplicateExamples(ctx, tx, scan, scanArgs, dst, before, maxExamples); err != nil {
+			return res, fmt.Errorf("copy pass %s: %w", src, err)
+		}
 	}
 	tsel, targs := copySelect(c.telCols, c.srcTelCols, []string{"t_ns"}, dst.RunID, offsetNS)
 	r, err = tx.ExecContext(ctx, `INSERT INTO main.telemetry (`+strings.Join(c.telCols, ", ")+`)
@@ -194,6 +209,34 @@ func (c *Copier) CopyPass(ctx context.Context, src, dst extractbench.PassKey, of
 		return res, fmt.Errorf("copy pass %s: %w", src, err)
 	}
 	return res, nil
+}
+
+// duplicateExamples are the first maxExamples document ids of pass src of
+// the attached database, in the order it stored them, whose (pass,
+// document) pass dst of the destination held before the copy, in rows up to
+// rowid before: the rows CopyPass left out. It runs only when some were
+// left out (a shard written twice), since it looks every row of the pass up
+// in the destination.
+func duplicateExamples(ctx context.Context, tx *sql.Tx, scan string, scanArgs []any, dst extractbench.PassKey, before int64, maxExamples int) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT s.doc_id FROM (SELECT rowid AS rid, * FROM `+scan+` AND `+measured+`) s
+		JOIN main.requests m ON m.run_id = ? AND m.variant = s.variant AND m.mode = s.mode AND m.level = s.level AND m.repetition = s.repetition AND m.doc_id = s.doc_id
+		WHERE m.rowid <= ? ORDER BY s.rid LIMIT ?`, append(scanArgs, dst.RunID, before, maxExamples)...)
+	if err != nil {
+		return nil, fmt.Errorf("find duplicates: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("find duplicates: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find duplicates: %w", err)
+	}
+	return ids, nil
 }
 
 // copySelect is the select list that copies the source's columns into the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
@@ -90,7 +91,10 @@ func (s *Store) EachPassRecord(ctx context.Context, key extractbench.PassKey, fn
 	if err := s.Flush(ctx); err != nil {
 		return fmt.Errorf("records of pass %s: %w", key, err)
 	}
-	err := s.eachRecord(ctx, fn, `run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`, passArgs(key)...)
+	where, args, err := passRange(ctx, s.rdb, "", key)
+	if err == nil {
+		err = s.eachRecord(ctx, fn, where, args...)
+	}
 	if err != nil {
 		return fmt.Errorf("records of pass %s: %w", key, err)
 	}
@@ -98,7 +102,9 @@ func (s *Store) EachPassRecord(ctx context.Context, key extractbench.PassKey, fn
 }
 
 // PassOrderStats computes the pass's order statistics in SQLite, in one
-// read transaction (one snapshot), after flushing what was added before.
+// read transaction (one snapshot), after flushing what was added before:
+// one scan counts the rows each latency is defined for and the documents,
+// then each latency's values are read once, sorted by SQLite.
 func (s *Store) PassOrderStats(ctx context.Context, key extractbench.PassKey) (PassOrderStats, error) {
 	var st PassOrderStats
 	if err := s.Flush(ctx); err != nil {
@@ -109,32 +115,47 @@ func (s *Store) PassOrderStats(ctx context.Context, key extractbench.PassKey) (P
 		return st, fmt.Errorf("order statistics of pass %s: %w", key, err)
 	}
 	defer func() { _ = tx.Rollback() }() // read only: nothing to keep
-	for _, l := range passLatencies {
-		sum, err := sortedSummary(ctx, tx, `SELECT `+l.Value+` AS v FROM requests r WHERE `+passWhere+` AND `+l.Where, passArgs(key))
+	where, args, err := passRange(ctx, tx, "", key)
+	if err != nil {
+		return st, fmt.Errorf("order statistics of pass %s: %w", key, err)
+	}
+	from := `FROM requests r WHERE ` + where + ` AND r.` + measured
+	ns, err := latencyCounts(ctx, tx, from, args, &st)
+	if err != nil {
+		return st, fmt.Errorf("order statistics of pass %s: count the rows: %w", key, err)
+	}
+	for i, l := range passLatencies {
+		sum, err := sortedSummary(ctx, tx, ns[i], `SELECT `+l.Value+` AS v `+from+` AND `+l.Where, args)
 		if err != nil {
 			return st, fmt.Errorf("order statistics of pass %s: %s: %w", key, l.Name, err)
 		}
 		*l.summaryOf(&st) = sum
 	}
-	if st.MaxInFlight, err = maxInFlight(ctx, tx, key); err != nil {
+	if st.MaxInFlight, err = maxInFlight(ctx, tx, from, args); err != nil {
 		return st, fmt.Errorf("order statistics of pass %s: requests in flight: %w", key, err)
-	}
-	err = tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT doc_id), COUNT(DISTINCT CASE WHEN accepted THEN doc_id END)
-		FROM requests r WHERE `+passWhere, passArgs(key)...).Scan(&st.UniqueDocs, &st.Recovered)
-	if err != nil {
-		return st, fmt.Errorf("order statistics of pass %s: distinct documents: %w", key, err)
 	}
 	return st, nil
 }
 
-// sortedSummary is eval.Describe of the integers query selects (one column,
-// v), read in ascending order from SQLite: a count first, then the sorted
-// values streamed through eval.SortedSummary.
-func sortedSummary(ctx context.Context, q querier, query string, args []any) (eval.Summary, error) {
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+query+`)`, args...).Scan(&n); err != nil {
-		return eval.Summary{}, err
+// latencyCounts reads, in one scan of the pass's rows (from), its documents
+// and accepted documents into st (requests holds one row per (pass,
+// document): its distinct documents are its rows) and, for each of
+// passLatencies, how many rows it is defined for.
+func latencyCounts(ctx context.Context, q querier, from string, args []any, st *PassOrderStats) ([]int, error) {
+	ns := make([]int, len(passLatencies))
+	cols := `COUNT(*), COALESCE(SUM(accepted = 1), 0)`
+	dst := []any{&st.UniqueDocs, &st.Recovered}
+	for i, l := range passLatencies {
+		cols += `, COALESCE(SUM(CASE WHEN ` + l.Where + ` THEN 1 ELSE 0 END), 0)`
+		dst = append(dst, &ns[i])
 	}
+	return ns, q.QueryRowContext(ctx, `SELECT `+cols+` `+from, args...).Scan(dst...)
+}
+
+// sortedSummary is eval.Describe of the n integers query selects (one
+// column, v), read in ascending order from SQLite and streamed through
+// eval.SortedSummary.
+func sortedSummary(ctx context.Context, q querier, n int, query string, args []any) (eval.Summary, error) {
 	if n == 0 {
 		return eval.Summary{}, nil
 	}
@@ -157,11 +178,12 @@ func sortedSummary(ctx context.Context, q querier, query string, args []any) (ev
 	return s.Summary()
 }
 
-// maxInFlight walks the pass's send (+1) and done (−1) instants in time
-// order, a done before a send at the same instant, and keeps the peak.
-func maxInFlight(ctx context.Context, q querier, key extractbench.PassKey) (int64, error) {
-	const sent = `FROM requests r WHERE ` + passWhere + ` AND r.send_ns > 0 AND r.done_ns >= r.send_ns`
-	args := append(passArgs(key), passArgs(key)...)
+// maxInFlight walks the pass's send (+1) and done (−1) instants (its rows,
+// from) in time order, a done before a send at the same instant, and keeps
+// the peak.
+func maxInFlight(ctx context.Context, q querier, from string, args []any) (int64, error) {
+	sent := from + ` AND r.send_ns > 0 AND r.done_ns >= r.send_ns`
+	args = append(slices.Clone(args), args...)
 	rows, err := q.QueryContext(ctx, `SELECT send_ns AS t, 1 AS d `+sent+` UNION ALL SELECT done_ns, -1 `+sent+` ORDER BY t, d`, args...)
 	if err != nil {
 		return 0, err

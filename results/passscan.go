@@ -1,0 +1,39 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/extractbench/extractbench"
+)
+
+// A pass's rows are read in the order they were stored. A run writes a
+// pass's rows one after another, and a merge copies them pass after pass,
+// so they usually lie in one stretch of rowids: read there, the table is
+// scanned in its own order (a sequential read of just the pass, no sort),
+// where the pass's index would look every row up and sort them by rowid
+// after. A pass spread over more than denseSpread times its row count of
+// rowids (rows resumed far apart) is read through the index instead: the
+// stretch would hold mostly other passes' rows.
+const denseSpread = 2
+
+// passRange is the condition (on requests, unqualified or under schema)
+// that selects pass key's rows, every row, measured or not, and its
+// arguments: its rowid stretch where the pass is dense there (the unary +
+// on run_id keeps SQLite from the index, so that it scans the stretch in
+// rowid order), its key otherwise. q must be the transaction the condition
+// is used in, so that the stretch is that of the same snapshot.
+func passRange(ctx context.Context, q querier, schema string, key extractbench.PassKey) (string, []any, error) {
+	const keyWhere = `variant = ? AND mode = ? AND level = ? AND repetition = ?`
+	args := passArgs(key)
+	var lo, hi sql.NullInt64
+	var n int64
+	if err := q.QueryRowContext(ctx, `SELECT MIN(rowid), MAX(rowid), COUNT(*) FROM `+schema+`requests WHERE run_id = ? AND `+keyWhere, args...).Scan(&lo, &hi, &n); err != nil {
+		return "", nil, fmt.Errorf("find the rows of pass %s: %w", key, err)
+	}
+	if !lo.Valid || hi.Int64-lo.Int64 >= denseSpread*n {
+		return `run_id = ? AND ` + keyWhere, args, nil
+	}
+	return `rowid BETWEEN ? AND ? AND +run_id = ? AND ` + keyWhere, append([]any{lo.Int64, hi.Int64}, args...), nil
+}
