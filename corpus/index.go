@@ -197,8 +197,14 @@ func (c *Corpus) Resolve(d Document) (Document, error) {
 		return fail(ErrChanged)
 	}
 	var full Document
-	if err := json.Unmarshal(buf, &full); err != nil || full.ID != d.ID {
-		return fail(ErrChanged) // the same bytes parsed when indexed: not reached unless the hashes collide
+	if !decodeIndexed(buf, &full) {
+		full = Document{}
+		if err := json.Unmarshal(buf, &full); err != nil {
+			return fail(ErrChanged) // the same bytes parsed when indexed: not reached unless the hashes collide
+		}
+	}
+	if full.ID != d.ID {
+		return fail(ErrChanged)
 	}
 	full.LengthClass = d.LengthClass
 	return full, nil

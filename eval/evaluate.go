@@ -97,20 +97,11 @@ func scoreObject(o *extractbench.Score, obj map[string]any, exp corpus.Expected,
 	// the schema's own words are kept for what they do not see (an extra
 	// key, a user schema's own constraints).
 	var problems, schemaSays []string
-	res, err := schema.Validate(gojsonschema.NewRawLoader(obj))
-	switch {
-	case err != nil:
-		schemaSays = append(schemaSays, "schema: "+err.Error())
-	case !res.Valid():
-		for _, e := range res.Errors() {
-			if f := e.Field(); f != "date" && f != "amount" && f != "category" && e.Type() != "required" {
-				problems = append(problems, "schema: "+e.String())
-			} else {
-				schemaSays = append(schemaSays, "schema: "+e.String())
-			}
-		}
+	if schema == schemas.Extraction() && extractionRules().valid(obj) {
+		o.SchemaOK = true // what gojsonschema would say (schemafast.go), at a fraction of its cost
+	} else {
+		schemaSays, problems = validateSchema(o, schema, obj)
 	}
-	o.SchemaOK = err == nil && res.Valid()
 
 	date, hasDate := obj["date"]
 	amount, hasAmount := obj["amount"]
@@ -145,6 +136,27 @@ func scoreObject(o *extractbench.Score, obj map[string]any, exp corpus.Expected,
 		o.Category = judge(exp.Category, cc.value, func() bool { return *exp.Category == *cc.value })
 	}
 	return problems
+}
+
+// validateSchema validates obj against schema with gojsonschema, setting
+// o.SchemaOK, and returns what it says of the three fields (schemaSays)
+// and the problems of anything else.
+func validateSchema(o *extractbench.Score, schema *gojsonschema.Schema, obj map[string]any) (schemaSays, problems []string) {
+	res, err := schema.Validate(gojsonschema.NewRawLoader(obj))
+	switch {
+	case err != nil:
+		schemaSays = append(schemaSays, "schema: "+err.Error())
+	case !res.Valid():
+		for _, e := range res.Errors() {
+			if f := e.Field(); f != "date" && f != "amount" && f != "category" && e.Type() != "required" {
+				problems = append(problems, "schema: "+e.String())
+			} else {
+				schemaSays = append(schemaSays, "schema: "+e.String())
+			}
+		}
+	}
+	o.SchemaOK = err == nil && res.Valid()
+	return schemaSays, problems
 }
 
 // parseDetail explains a parse failure, saying when the other rule would

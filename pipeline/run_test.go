@@ -196,6 +196,10 @@ func TestMain(m *testing.M) {
 		serveTestEngine(addr)
 		return
 	}
+	if addr := os.Getenv(noopEngineEnv); addr != "" {
+		serveNoopEngine(addr) // bench_run_test.go
+		return
+	}
 	if proto := os.Getenv("EXTRACTBENCH_TEST_CHILD_PROTOCOL"); proto != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

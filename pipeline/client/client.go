@@ -112,6 +112,12 @@ func New(cfg Config) *Client {
 		DisableCompression: true,
 		// HTTP/1.1 only: one request per connection, as engines are tested.
 		ForceAttemptHTTP2: false,
+		// A request (headers and a prompt of up to a few thousand tokens)
+		// goes out in one write, and a stream's events are read in as few
+		// reads as they arrive in: net/http's 4 KiB buffers cost a system
+		// call per 4 KiB each way.
+		WriteBufferSize: writeBufferSize,
+		ReadBufferSize:  readBufferSize,
 		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
 	}
 	once := tr.Clone()
@@ -124,6 +130,14 @@ func New(cfg Config) *Client {
 		red:   NewRedactor(cfg.APIKey, URLSecret(cfg.BaseURL)),
 	}
 }
+
+// The connection buffers of the client's transport (see New): 32 KiB
+// holds the request of a long document's prompt; 16 KiB the whole answer
+// of most streams, whose events arrive a few hundred bytes at a time.
+const (
+	writeBufferSize = 32 << 10
+	readBufferSize  = 16 << 10
+)
 
 // noRedirect keeps a redirect as the answer: following one would turn a
 // POST into a bodyless GET (302) or measure another server (307), and send
