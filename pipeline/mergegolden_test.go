@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -39,7 +41,7 @@ variants:
 func TestMerge_GoldenPasses(t *testing.T) {
 	root := t.TempDir()
 	dirs := writeGoldenShards(t, root)
-	sum, err := Merge(testContext(t), MergeOptions{OutDir: filepath.Join(root, "merged"), Dirs: dirs})
+	sum, err := Merge(pipelinetest.Context(t), MergeOptions{OutDir: filepath.Join(root, "merged"), Dirs: dirs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func writeGoldenShards(tb testing.TB, root string) []string {
 	if err := os.WriteFile(protoPath, []byte(goldenProtocol), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	p, err := LoadProtocol(protoPath)
+	p, err := protocol.Load(protoPath)
 	if err != nil {
 		tb.Fatal(err)
 	}
