@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 	"github.com/sourcegraph/conc/stream"
 )
@@ -136,8 +137,8 @@ func (mg *merger) expectedDocs(key extractbench.PassKey) int {
 // growth (preemptions, graph captures) are the highest any shard observed,
 // since shards that share an engine each see all of its load; the engine
 // queue mean is the shards' means weighted by their documents.
-func mergedTelemetry(rows []shardPass) Telemetry {
-	var t Telemetry
+func mergedTelemetry(rows []shardPass) telemetry.Telemetry {
+	var t telemetry.Telemetry
 	hi := func(dst **float64, v *int64) {
 		if v == nil {
 			return

@@ -17,6 +17,7 @@ import (
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/pipeline/dispatch"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -64,11 +65,11 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 			rs.logf("%s: warning: reset engine memory peaks at %s: %v", v.Name, r.name, err)
 		}
 	}
-	flush := func(samples []Sample) error { // a long pass's samples are written as they come
+	flush := func(samples []telemetry.Sample) error { // a long pass's samples are written as they come
 		return rs.store.AddTelemetry(context.WithoutCancel(ctx), key, toSamples(samples))
 	}
 	active := func() bool { return rs.intr.count() > 0 } // the engine's peaks are read while the pass's requests run
-	sampler := StartSampler(ctx, rs.clock, SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval),
+	sampler := telemetry.StartSampler(ctx, rs.clock, telemetry.SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval),
 		NvidiaSMI: e.nvidiaSMI, Flush: flush, Active: active}, e.client.HTTPClient())
 	rs.intr.watchPass(todo.Len(), sampler.Kick) // sampled at its first send and its last, however short it is
 	bar := rs.newBar(v, level, rep, phase, docs.Len(), done.Len())
@@ -325,13 +326,13 @@ func (rs *runState) generation() client.Generation {
 
 // metricsEndpoints are the Prometheus endpoints sampled during a pass: the
 // engine's metrics_url, or each replica's URL + /metrics.
-func (e *engine) metricsEndpoints(v *extractbench.Variant) []MetricsEndpoint {
+func (e *engine) metricsEndpoints(v *extractbench.Variant) []telemetry.MetricsEndpoint {
 	if v.Engine.MetricsURL != "" {
-		return []MetricsEndpoint{{Name: e.replicas.all[0].name, URL: v.Engine.MetricsURL}}
+		return []telemetry.MetricsEndpoint{{Name: e.replicas.all[0].name, URL: v.Engine.MetricsURL}}
 	}
-	out := make([]MetricsEndpoint, len(e.replicas.all))
+	out := make([]telemetry.MetricsEndpoint, len(e.replicas.all))
 	for i, r := range e.replicas.all {
-		out[i] = MetricsEndpoint{Name: r.name, URL: strings.TrimRight(r.url, "/") + "/metrics"}
+		out[i] = telemetry.MetricsEndpoint{Name: r.name, URL: strings.TrimRight(r.url, "/") + "/metrics"}
 	}
 	return out
 }
@@ -523,7 +524,7 @@ func (b *passBar) finish(complete bool) {
 // waiting, KV cache, captures, peaks) then come from the scrapes that
 // worked, or are missing, and a reader must not take a missing figure for
 // a zero.
-func (rs *runState) telemetryErrors(ctx context.Context, v *extractbench.Variant, level, rep int, tel Telemetry) {
+func (rs *runState) telemetryErrors(ctx context.Context, v *extractbench.Variant, level, rep int, tel telemetry.Telemetry) {
 	var parts []string
 	if tel.ScrapeErrors > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d metrics scrapes failed (last: %s)", tel.ScrapeErrors, tel.ScrapeErrors+tel.Scrapes, tel.LastScrapeError))

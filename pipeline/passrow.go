@@ -9,6 +9,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -148,7 +149,7 @@ func (t *passTally) add(r *extractbench.Record) {
 // passRow turns a pass's tally and telemetry into its passes row. Every
 // figure is computed from the stored records, so that a resumed pass gets
 // the same figures as one that ran through.
-func (rs *runState) passRow(key extractbench.PassKey, phase string, retryOf, level int, t *passTally, tel Telemetry, transport string, complete bool, self *clientSelf) extractbench.Pass {
+func (rs *runState) passRow(key extractbench.PassKey, phase string, retryOf, level int, t *passTally, tel telemetry.Telemetry, transport string, complete bool, self *clientSelf) extractbench.Pass {
 	agg := t.acc.Summary(t.order.UniqueDocs, t.order.Recovered, nil) // one row per (pass, document): no duplicate id
 	p := extractbench.Pass{
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
@@ -348,7 +349,7 @@ func (rs *runState) baselineShare(key extractbench.PassKey) float64 {
 	return float64(accepted) / float64(docs)
 }
 
-func toSamples(in []Sample) []results.TelemetrySample {
+func toSamples(in []telemetry.Sample) []results.TelemetrySample {
 	out := make([]results.TelemetrySample, len(in))
 	for i, s := range in {
 		out[i] = results.TelemetrySample{TNS: s.TNS, Metric: s.Metric, Value: s.Value, Endpoint: s.Endpoint}

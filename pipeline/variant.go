@@ -14,6 +14,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -410,7 +411,7 @@ func (rs *runState) pinEngine(ctx context.Context, v *extractbench.Variant, e *e
 		now.GPU = extractbench.GPUInfoJSON{Name: info.ModelledGPU.Name, MemoryTotalBytes: info.ModelledGPU.MemoryTotalBytes, Source: "builtin-profile"}
 		e.nvidiaSMI = false
 	default:
-		now.GPU = engineGPU(ctx, v.Engine)
+		now.GPU = telemetry.EngineGPU(ctx, v.Engine)
 	}
 	now.Environment = EnvironmentHash(now)
 	if vm.Environment != "" || vm.Engine.Version != "" || vm.GPU.Name != "" { // pinned by an earlier attempt of this run

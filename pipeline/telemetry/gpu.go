@@ -1,4 +1,4 @@
-package pipeline
+package telemetry
 
 import (
 	"bytes"
@@ -168,11 +168,11 @@ func parseCUDAVersion(header []byte) string {
 	return string(m[1])
 }
 
-// engineGPU describes the card a (non-simulated) engine runs on. A local
+// EngineGPU describes the card a (non-simulated) engine runs on. A local
 // engine's comes from nvidia-smi here, its name overridden by engine.gpu
 // when the protocol gives one; a remote engine's is only what engine.gpu
 // says: this machine's card is not the engine's.
-func engineGPU(ctx context.Context, e extractbench.Engine) extractbench.GPUInfoJSON {
+func EngineGPU(ctx context.Context, e extractbench.Engine) extractbench.GPUInfoJSON {
 	g := extractbench.GPUInfoJSON{Source: "unknown"}
 	if e.IsLocal() {
 		if smi, ok := GPUInfo(ctx); ok {

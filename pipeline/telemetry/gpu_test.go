@@ -1,4 +1,4 @@
-package pipeline
+package telemetry
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestGPUInfo(t *testing.T) {
-	fakeSMI(t, "",
+	pipelinetest.FakeSMI(t, "",
 		string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-info.csv")),
 		string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-plain.txt")))
 	got, ok := GPUInfo(pipelinetest.Context(t))

@@ -1,4 +1,4 @@
-package pipeline
+package telemetry
 
 import (
 	"cmp"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -204,37 +203,8 @@ func TestSampler_Ticks(t *testing.T) {
 	}
 }
 
-// fakeSMI puts an nvidia-smi script first on PATH that prints the given
-// outputs for the memory query, the info query and the plain header, and
-// returns its directory.
-func fakeSMI(t *testing.T, memory, info, plain string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range map[string]string{"memory.csv": memory, "info.csv": info, "plain.txt": plain} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The arguments of each call are appended to args.txt (the --id a
-	// CUDA_VISIBLE_DEVICES selection adds comes last).
-	script := fmt.Sprintf(`#!/bin/sh
-echo "$*" >>%[1]s/args.txt
-case "$1" in
---query-gpu=name,memory.used,memory.total) cat %[1]s/memory.csv ;;
---query-gpu=name,memory.total,driver_version) cat %[1]s/info.csv ;;
-""|--id=*) cat %[1]s/plain.txt ;;
-*) echo "unknown option $1" >&2; exit 2 ;;
-esac
-`, dir)
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return dir
-}
-
 func TestSampler_NvidiaSMI(t *testing.T) {
-	fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "", "")
+	pipelinetest.FakeSMI(t, "NVIDIA H200, 81920, 143771\n", "", "")
 	tel := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
 	if !eqPtr(tel.PeakGPUMemUsed, 81920*mib) || !eqPtr(tel.GPUMemTotal, 143771*mib) {
 		t.Errorf("PeakGPUMemUsed, GPUMemTotal = %v, %v", deref(tel.PeakGPUMemUsed), deref(tel.GPUMemTotal))
@@ -247,7 +217,7 @@ func TestSampler_NvidiaSMI(t *testing.T) {
 // TestSampler_NvidiaSMIVisibleDevices: on a host of two cards, a run with
 // CUDA_VISIBLE_DEVICES=1 asks nvidia-smi about card 1 only, in every query.
 func TestSampler_NvidiaSMIVisibleDevices(t *testing.T) {
-	dir := fakeSMI(t, "NVIDIA H200, 81920, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-plain.txt")))
+	dir := pipelinetest.FakeSMI(t, "NVIDIA H200, 81920, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-plain.txt")))
 	t.Setenv("CUDA_VISIBLE_DEVICES", "1")
 	StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{NvidiaSMI: true, Interval: time.Hour}, nil).Stop()
 	if _, ok := GPUInfo(pipelinetest.Context(t)); !ok {
@@ -291,7 +261,7 @@ func TestSampler_NvidiaSMIMissing(t *testing.T) {
 
 // TestSampler_Concurrent stops a sampler while both loops run, under -race.
 func TestSampler_Concurrent(t *testing.T) {
-	fakeSMI(t, "NVIDIA H200, 1, 2\n", "", "")
+	pipelinetest.FakeSMI(t, "NVIDIA H200, 1, 2\n", "", "")
 	srv, _ := sequenceServer(t, vllmMetrics(1, 0, 0.1, 0, 0, 0))
 	ctx, cancel := context.WithCancel(pipelinetest.Context(t))
 	var wg sync.WaitGroup
