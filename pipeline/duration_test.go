@@ -16,7 +16,7 @@ import (
 // and every per-pass rate divides by this figure. results/SCHEMA.md says
 // the same of the column (the code and the schema agree).
 func TestResumedPassDuration(t *testing.T) {
-	rs := &runState{resumes: []int64{500}} // resumed at 500 on the run clock
+	rs := &passAccount{resumes: []int64{500}} // resumed at 500 on the run clock
 	tally := rs.newTally(nil)
 	for _, r := range []extractbench.Record{
 		{DocID: "a", Response: extractbench.Response{Timings: extractbench.Timings{SendNS: 100, DoneNS: 300}}},

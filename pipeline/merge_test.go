@@ -161,7 +161,7 @@ func TestMergeSpans(t *testing.T) {
 			b = id
 		}
 	}
-	rs := &runState{merged: &mergeSpans{count: 2, resumes: map[int][]int64{1: {500}}}}
+	rs := &passAccount{merged: &mergeSpans{count: 2, resumes: map[int][]int64{1: {500}}}}
 	// shard 0: 100-300; shard 1: 200-400, then resumed at 500: 600-700.
 	tally := rs.newTally(nil)
 	for _, r := range []extractbench.Record{rec(a, 100, 300), rec(b, 200, 400), rec(b, 600, 700)} {

@@ -103,26 +103,21 @@ type Summary struct {
 
 // runState is one run in progress.
 type runState struct {
+	passAccount // the protocol, the store and the run's segments: what builds pass rows
 	opts        Options
-	proto       *protocol.Protocol
 	corpus      *corpus.Corpus
 	readFailure docFault // the first document that could not be read back: the run stops
 	schema      *gojsonschema.Schema
 	evalOpts    eval.Options
-	store       *results.Store
 	manifest    *extractbench.Manifest
 	runID       string
 	clock       extractbench.Clock
-	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress    io.Writer
 	passNo      int // passes started so far by this invocation, for the progress line
 	simulated   bool
 	intr        *interrupts         // the requests' context and the count in flight
 	shard       *extractbench.Shard // the corpus's part this run measures; nil = all of it
-	// merged: the shards' segments when passRow computes a merged pass
-	// (merge.go); nil in a run.
-	merged     *mergeSpans
-	appendedTo string // the runs already in the directory, when -append added this one
+	appendedTo  string              // the runs already in the directory, when -append added this one
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
 	responseFormat json.RawMessage
