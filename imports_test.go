@@ -1,7 +1,13 @@
 package extractbench_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -135,5 +141,73 @@ func TestImportDirection(t *testing.T) {
 	sort.Strings(bad)
 	for _, b := range bad {
 		t.Error(b)
+	}
+}
+
+// TestOneResultsBuilder: tests outside results build a results directory
+// through resultstest.Write only, so that a fixture follows the store as the
+// run writes it, and one change to the store reaches every fixture. A test
+// file (or a test-helper package, a folder ending in "test") that creates
+// runs itself is a second builder.
+func TestOneResultsBuilder(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || dir == "results" || dir == "results/resultstest" {
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") && !strings.HasSuffix(dir, "test") {
+			return nil // the run and merge create runs: they are the writers, not fixtures
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), ".Create"+"Run(") { // split, so that this file is not a match
+			t.Errorf("%s creates runs itself: build the directory with resultstest.Write", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOneCopyOfTestHelpers: a helper the tests of pipeline and of
+// pipeline/client both need lives once, in pipeline/pipelinetest, not as a
+// function of the same name in each package's tests.
+func TestOneCopyOfTestHelpers(t *testing.T) {
+	defined := map[string][]string{} // helper name -> the folders whose tests define it
+	for _, dir := range []string{"pipeline", "pipeline/client"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, path := range files {
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, decl := range f.Decls {
+				fn, ok := decl.(*ast.FuncDecl)
+				if !ok || fn.Recv != nil || seen[fn.Name.Name] {
+					continue
+				}
+				name := fn.Name.Name
+				if name == "init" || name == "TestMain" || strings.HasPrefix(name, "Test") || strings.HasPrefix(name, "Benchmark") || strings.HasPrefix(name, "Fuzz") || strings.HasPrefix(name, "Example") {
+					continue
+				}
+				seen[name] = true
+				defined[name] = append(defined[name], dir)
+			}
+		}
+	}
+	for name, dirs := range defined {
+		if len(dirs) > 1 {
+			t.Errorf("test helper %s is defined in the tests of %v: keep one copy in pipeline/pipelinetest", name, dirs)
+		}
 	}
 }

@@ -44,7 +44,7 @@ func LengthClassOf(level int) string {
 type Pass struct {
 	RunID      string
 	Variant    string
-	Mode       Mode
+	Mode       Mode // ModeConcurrency, ModeBatch, ModeRate or ModeContext
 	Level      int
 	Repetition int // 1-based
 

@@ -75,10 +75,10 @@ func ratio(num, den int, perfect bool) float64 {
 	return float64(num) / float64(den)
 }
 
-// PassSummary is what one pass (variant, mode, level, repetition) amounts
+// PassTally is what one pass (variant, mode, level, repetition) amounts
 // to. Docs counts records; a DocID seen twice is listed in DuplicateIDs,
 // never merged, and Recovered counts accepted documents once per DocID.
-type PassSummary struct {
+type PassTally struct {
 	Docs         int                          // records in the pass, duplicates included
 	UniqueDocs   int                          // distinct DocIDs
 	Accepted     int                          // accepted records
@@ -98,7 +98,7 @@ type PassSummary struct {
 
 // Field returns the stats of the field named "date", "amount" or
 // "category", and false for any other name.
-func (p PassSummary) Field(name string) (FieldStats, bool) {
+func (p PassTally) Field(name string) (FieldStats, bool) {
 	switch name {
 	case "date":
 		return p.Date, true
@@ -112,7 +112,7 @@ func (p PassSummary) Field(name string) (FieldStats, bool) {
 
 // Aggregate summarises the records of one pass. It assumes the records were
 // scored by Evaluate (Score.Expected filled).
-func Aggregate(recs []extractbench.Record) PassSummary {
+func Aggregate(recs []extractbench.Record) PassTally {
 	var a PassAccumulator
 	seen := map[string]int{}
 	recovered := map[string]bool{}
@@ -131,15 +131,15 @@ func Aggregate(recs []extractbench.Record) PassSummary {
 		}
 	}
 	sort.Strings(dups)
-	return a.Summary(len(seen), len(recovered), dups)
+	return a.Tally(len(seen), len(recovered), dups)
 }
 
 // PassAccumulator is Aggregate one record at a time, for a pass too large
-// to hold: every count of a PassSummary but the ones that need the set of
+// to hold: every count of a PassTally but the ones that need the set of
 // DocIDs, which its caller counts (a store counts distinct ids in SQL) and
-// hands to Summary. The zero value is ready.
+// hands to Tally. The zero value is ready.
 type PassAccumulator struct {
-	s PassSummary
+	s PassTally
 }
 
 // Add counts one record.
@@ -179,9 +179,9 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 	row[got]++
 }
 
-// Summary is the pass's summary, given its distinct DocIDs, the distinct
+// Tally is the pass's tally, given its distinct DocIDs, the distinct
 // DocIDs with an accepted record and the DocIDs seen more than once (sorted).
-func (a *PassAccumulator) Summary(uniqueDocs, recovered int, duplicateIDs []string) PassSummary {
+func (a *PassAccumulator) Tally(uniqueDocs, recovered int, duplicateIDs []string) PassTally {
 	s := a.s
 	if s.Failures == nil {
 		s.Failures = make(map[extractbench.Failure]int, len(extractbench.Failures))

@@ -17,7 +17,7 @@ func TestRecommend_AutoProbeAndPlanByVariant(t *testing.T) {
 		return p
 	}
 	ps := []extractbench.Pass{rate(extractbench.SyncLevel, extractbench.PhaseBaseline), rate(10, extractbench.PhaseSweep), rate(20, extractbench.PhaseSweep), rate(900, extractbench.PhaseProbe)}
-	plan := Plan{Levels: []int{extractbench.SyncLevel}, Repetitions: 1, ByVariant: map[string][]int{"bf16": {extractbench.SyncLevel, 10, 20}}}
+	plan := Planned{Levels: []int{extractbench.SyncLevel}, Repetitions: 1, ByVariant: map[string][]int{"bf16": {extractbench.SyncLevel, 10, 20}}}
 	s := AggregateLevels(ps, extractbench.Acceptance{MinAccepted: 0.9}, plan)[0]
 	r := s.Recommendation
 	if r.HighestUsable != 20 || r.Recommended != 10 || r.Partial {

@@ -315,9 +315,9 @@ func (s *Series) Baseline() *Level {
 	return &s.Levels[0]
 }
 
-// Plan is what the protocol planned for each series, so that a cut sweep
-// is called partial. The zero Plan knows nothing and never flags.
-type Plan struct {
+// Planned is what the protocol planned for each series, so that a cut sweep
+// is called partial. The zero Planned knows nothing and never flags.
+type Planned struct {
 	Levels      []int
 	Repetitions int
 	// ByVariant, when it names a variant, replaces Levels for its series:
@@ -326,7 +326,7 @@ type Plan struct {
 }
 
 // levelsOf is the planned levels of a variant's series.
-func (p Plan) levelsOf(variant string) []int {
+func (p Planned) levelsOf(variant string) []int {
 	if l, ok := p.ByVariant[variant]; ok {
 		return l
 	}
@@ -337,14 +337,14 @@ func (p Plan) levelsOf(variant string) []int {
 // them: Add every pass of a run, then Close once.
 type Aggregator struct {
 	acc    extractbench.Acceptance
-	plan   Plan
+	plan   Planned
 	series map[[2]string]map[int]*levelBuilder
 	order  [][2]string
 }
 
 // NewAggregator returns an aggregator that judges with acc and checks the
 // series against plan.
-func NewAggregator(acc extractbench.Acceptance, plan Plan) *Aggregator {
+func NewAggregator(acc extractbench.Acceptance, plan Planned) *Aggregator {
 	return &Aggregator{acc: acc, plan: plan, series: map[[2]string]map[int]*levelBuilder{}}
 }
 
@@ -421,7 +421,7 @@ func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
 }
 
 // AggregateLevels runs passes through one Aggregator.
-func AggregateLevels(passes []extractbench.Pass, acc extractbench.Acceptance, plan Plan) []Series {
+func AggregateLevels(passes []extractbench.Pass, acc extractbench.Acceptance, plan Planned) []Series {
 	a := NewAggregator(acc, plan)
 	for i := range passes {
 		a.Add(&passes[i])
@@ -462,11 +462,11 @@ func sumOf(cur, v *int64) *int64 {
 	return &x
 }
 
-// PlanOf is what m's protocol planned for every series, for the
+// PlannedOf is what m's protocol planned for every series, for the
 // aggregator. An auto sweep's levels are each variant's chosen rates, once
 // chosen.
-func PlanOf(m *extractbench.Manifest) Plan {
-	p := Plan{Levels: m.PlannedLevels(), Repetitions: m.Sweep.Repetitions}
+func PlannedOf(m *extractbench.Manifest) Planned {
+	p := Planned{Levels: m.PlannedLevels(), Repetitions: m.Sweep.Repetitions}
 	for _, v := range m.Variants {
 		if v.AutoLevels != nil {
 			if p.ByVariant == nil {

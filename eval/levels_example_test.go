@@ -14,7 +14,7 @@ func ExampleAggregateLevels() {
 		return p
 	}
 	series := eval.AggregateLevels([]extractbench.Pass{pass(1, 291, 0), pass(2, 291, 0), pass(4, 290, 0), pass(8, 240, 30)},
-		extractbench.Acceptance{MinAccepted: 0.95}, eval.Plan{})
+		extractbench.Acceptance{MinAccepted: 0.95}, eval.Planned{})
 	r := series[0].Recommendation
 	fmt.Println(r.Recommended, r.FirstBroken, r.BrokeBy)
 	fmt.Println(r.Why)

@@ -56,7 +56,7 @@ func TestJudge_ObjectivesAndClientBound(t *testing.T) {
 		pass(40, extractbench.PhaseSweep, 190*ms, 90, false), // objective's percentile met, but 10% late: goodput breaks
 		pass(80, extractbench.PhaseSweep, 900*ms, 20, false),
 	}
-	s := AggregateLevels(passes, acc, Plan{})[0]
+	s := AggregateLevels(passes, acc, Planned{})[0]
 	r := s.Recommendation
 	if r.HighestUsable != 20 || r.Recommended != 10 || r.FirstBroken != 40 || !slices.Equal(r.BrokeBy, []Cause{CauseLatency}) {
 		t.Errorf("recommendation %+v, want highest usable 20/s, recommended 10/s, broken at 40/s by latency", r)
@@ -69,7 +69,7 @@ func TestJudge_ObjectivesAndClientBound(t *testing.T) {
 	}
 
 	passes[2].ClientBound = &yes
-	s = AggregateLevels(passes, acc, Plan{})[0]
+	s = AggregateLevels(passes, acc, Planned{})[0]
 	if r := s.Recommendation; r.FirstBroken != 20 || !slices.Contains(r.BrokeBy, CauseClient) || r.Recommended != 10 {
 		t.Errorf("a client-bound 20/s: recommendation %+v, want 10/s, broken at 20/s by client_bound", r)
 	}

@@ -27,7 +27,7 @@ func Percentile(sorted []float64, p float64) float64 {
 
 // percentileOf is Percentile over n sorted values read by rank: the one
 // place the type-7 arithmetic is written, for a slice and for a sorted
-// stream (SortedSummary) alike, so that both give the same bits.
+// stream (SortedDistribution) alike, so that both give the same bits.
 func percentileOf(n int, p float64, at func(i int) float64) float64 {
 	if n == 0 || math.IsNaN(p) {
 		return math.NaN()
@@ -49,11 +49,11 @@ func percentileRank(n int, p float64) (lo int, frac float64) {
 	return lo, h - float64(lo)
 }
 
-// Summary describes a sample the way MEASUREMENT.md section 3 asks: the
+// Distribution describes a sample the way MEASUREMENT.md section 3 asks: the
 // median and a tail with the count it rests on, min and max, never a mean
 // alone. Percentiles are Percentile's (type 7). All fields are zero when N
 // is 0.
-type Summary struct {
+type Distribution struct {
 	N    int
 	Min  float64
 	Max  float64
@@ -68,7 +68,7 @@ type Summary struct {
 // TailCount returns how many observations lie in the tail beyond the p-th
 // percentile, ⌈N·(100−p)/100⌉: the number a tail figure rests on. At
 // N = 300, TailCount(99) is 3.
-func (s Summary) TailCount(p float64) int {
+func (s Distribution) TailCount(p float64) int {
 	// Round first so that 300·0.01 = 3.0000000000000004 does not become 4.
 	t := float64(s.N) * (100 - p) / 100
 	return int(math.Ceil(math.Round(t*1e9) / 1e9))
@@ -76,7 +76,7 @@ func (s Summary) TailCount(p float64) int {
 
 // Describe summarises values (in any order; the slice is not modified).
 // NaN values are dropped, so N counts what the figures rest on.
-func Describe(values []float64) Summary {
+func Describe(values []float64) Distribution {
 	v := make([]float64, 0, len(values))
 	for _, x := range values {
 		if !math.IsNaN(x) {
@@ -84,24 +84,24 @@ func Describe(values []float64) Summary {
 		}
 	}
 	slices.Sort(v)
-	s := NewSortedSummary(len(v))
+	s := NewSortedDistribution(len(v))
 	for _, x := range v {
 		s.Add(x)
 	}
-	sum, _ := s.Summary() // sorted and counted just above
+	sum, _ := s.Distribution() // sorted and counted just above
 	return sum
 }
 
-// summaryPercentiles are the percentiles a Summary reads (P25 and P75 for
+// distributionPercentiles are the percentiles a Distribution reads (P25 and P75 for
 // the IQR).
-var summaryPercentiles = []float64{25, 50, 75, 90, 95, 99}
+var distributionPercentiles = []float64{25, 50, 75, 90, 95, 99}
 
-// SortedSummary makes Describe's Summary from n values that arrive one at a
+// SortedDistribution makes Describe's Distribution from n values that arrive one at a
 // time in ascending order (a sorted SQL query, say), keeping only the dozen
 // ranks the percentiles read: a summary of a million values then holds no
 // slice of them. Its figures are Describe's, bit for bit: Describe itself
 // goes through it.
-type SortedSummary struct {
+type SortedDistribution struct {
 	n, seen  int
 	sum      float64
 	last     float64
@@ -109,10 +109,10 @@ type SortedSummary struct {
 	keep     map[int]float64 // rank -> value, for the ranks a percentile reads
 }
 
-// NewSortedSummary expects n values.
-func NewSortedSummary(n int) *SortedSummary {
-	s := &SortedSummary{n: n, keep: map[int]float64{}}
-	for _, p := range summaryPercentiles {
+// NewSortedDistribution expects n values.
+func NewSortedDistribution(n int) *SortedDistribution {
+	s := &SortedDistribution{n: n, keep: map[int]float64{}}
+	for _, p := range distributionPercentiles {
 		if n == 0 {
 			break
 		}
@@ -127,7 +127,7 @@ func NewSortedSummary(n int) *SortedSummary {
 }
 
 // Add takes the next value; it must not be below the previous one, nor NaN.
-func (s *SortedSummary) Add(x float64) {
+func (s *SortedDistribution) Add(x float64) {
 	if s.seen > 0 && x < s.last || math.IsNaN(x) {
 		s.unsorted = true
 	}
@@ -139,21 +139,21 @@ func (s *SortedSummary) Add(x float64) {
 	s.seen++
 }
 
-// Summary is the values' Summary (all zero for none); an error when they
+// Distribution is the values' Distribution (all zero for none); an error when they
 // were not the n announced or not in ascending order.
-func (s *SortedSummary) Summary() (Summary, error) {
+func (s *SortedDistribution) Distribution() (Distribution, error) {
 	if s.seen != s.n {
-		return Summary{}, fmt.Errorf("summary of %d sorted values: %d arrived", s.n, s.seen)
+		return Distribution{}, fmt.Errorf("summary of %d sorted values: %d arrived", s.n, s.seen)
 	}
 	if s.unsorted {
-		return Summary{}, fmt.Errorf("summary of %d sorted values: a value below the one before it, or NaN", s.n)
+		return Distribution{}, fmt.Errorf("summary of %d sorted values: a value below the one before it, or NaN", s.n)
 	}
 	if s.n == 0 {
-		return Summary{}, nil
+		return Distribution{}, nil
 	}
 	at := func(i int) float64 { return s.keep[i] }
 	pct := func(p float64) float64 { return percentileOf(s.n, p, at) }
-	return Summary{
+	return Distribution{
 		N:    s.n,
 		Min:  at(0),
 		Max:  at(s.n - 1),
@@ -166,9 +166,9 @@ func (s *SortedSummary) Summary() (Summary, error) {
 	}, nil
 }
 
-// DescribeNS summarises durations in nanoseconds; the Summary is in
+// DescribeNS summarises durations in nanoseconds; the Distribution is in
 // nanoseconds too (float64 is exact to 2^53 ns, about 104 days).
-func DescribeNS(values []int64) Summary {
+func DescribeNS(values []int64) Distribution {
 	v := make([]float64, len(values))
 	for i, x := range values {
 		v[i] = float64(x)

@@ -41,7 +41,7 @@ func TestDescribe(t *testing.T) {
 		v[99-i] = float64(i + 1) // 1..100, reversed: Describe must sort
 	}
 	got := Describe(v)
-	want := Summary{N: 100, Min: 1, Max: 100, P50: 50.5, P90: 90.1, P95: 95.05, P99: 99.01, IQR: 49.5, Mean: 50.5}
+	want := Distribution{N: 100, Min: 1, Max: 100, P50: 50.5, P90: 90.1, P95: 95.05, P99: 99.01, IQR: 49.5, Mean: 50.5}
 	if fmt.Sprintf("%.6f", []float64{got.Min, got.Max, got.P50, got.P90, got.P95, got.P99, got.IQR, got.Mean}) !=
 		fmt.Sprintf("%.6f", []float64{want.Min, want.Max, want.P50, want.P90, want.P95, want.P99, want.IQR, want.Mean}) || got.N != want.N {
 		t.Errorf("got %+v, want %+v", got, want)
@@ -52,8 +52,8 @@ func TestDescribe(t *testing.T) {
 	if got := Describe([]float64{math.NaN(), 2}); got.N != 1 || got.P50 != 2 {
 		t.Errorf("got %+v, want the NaN dropped", got)
 	}
-	if got := Describe(nil); got != (Summary{}) {
-		t.Errorf("got %+v, want the zero Summary", got)
+	if got := Describe(nil); got != (Distribution{}) {
+		t.Errorf("got %+v, want the zero Distribution", got)
 	}
 }
 
@@ -71,7 +71,7 @@ func TestSummary_TailCount(t *testing.T) {
 		want int
 	}{{300, 99, 3}, {300, 95, 15}, {300, 90, 30}, {100, 99, 1}, {50, 99, 1}, {0, 99, 0}, {1000, 99.9, 1}}
 	for _, tt := range tests {
-		if got := (Summary{N: tt.n}).TailCount(tt.p); got != tt.want {
+		if got := (Distribution{N: tt.n}).TailCount(tt.p); got != tt.want {
 			t.Errorf("TailCount(n=%d, p=%v): got %d, want %d", tt.n, tt.p, got, tt.want)
 		}
 	}
@@ -109,11 +109,11 @@ func TestBootstrapCI(t *testing.T) {
 	}
 }
 
-// TestSortedSummary checks the streamed summary against Percentile on the
+// TestSortedDistribution checks the streamed summary against Percentile on the
 // whole sorted slice, for exact equality, at every size from 1 to 120 with
 // many ties; that it keeps a dozen values whatever the count; and that
 // values out of order, NaN or a wrong count are an error, not a figure.
-func TestSortedSummary(t *testing.T) {
+func TestSortedDistribution(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := 1; n <= 120; n++ {
 		v := make([]float64, n)
@@ -121,11 +121,11 @@ func TestSortedSummary(t *testing.T) {
 			v[i] = float64(rng.IntN(n/3+1) * 1000)
 		}
 		slices.Sort(v)
-		s := NewSortedSummary(n)
+		s := NewSortedDistribution(n)
 		for _, x := range v {
 			s.Add(x)
 		}
-		got, err := s.Summary()
+		got, err := s.Distribution()
 		if err != nil {
 			t.Fatalf("n=%d: %v", n, err)
 		}
@@ -133,24 +133,24 @@ func TestSortedSummary(t *testing.T) {
 		for _, x := range v {
 			sum += x
 		}
-		want := Summary{N: n, Min: v[0], Max: v[n-1], P50: Percentile(v, 50), P90: Percentile(v, 90), P95: Percentile(v, 95),
+		want := Distribution{N: n, Min: v[0], Max: v[n-1], P50: Percentile(v, 50), P90: Percentile(v, 90), P95: Percentile(v, 95),
 			P99: Percentile(v, 99), IQR: Percentile(v, 75) - Percentile(v, 25), Mean: sum / float64(n)}
 		if got != want {
 			t.Errorf("n=%d: got %+v, want %+v", n, got, want)
 		}
 	}
-	if s := NewSortedSummary(1_000_000); len(s.keep) > 2*len(summaryPercentiles)+2 {
-		t.Errorf("a summary of a million values keeps %d of them, want at most %d", len(s.keep), 2*len(summaryPercentiles)+2)
+	if s := NewSortedDistribution(1_000_000); len(s.keep) > 2*len(distributionPercentiles)+2 {
+		t.Errorf("a summary of a million values keeps %d of them, want at most %d", len(s.keep), 2*len(distributionPercentiles)+2)
 	}
-	if got, err := NewSortedSummary(0).Summary(); err != nil || got != (Summary{}) {
-		t.Errorf("no values: got %+v, %v; want the zero Summary", got, err)
+	if got, err := NewSortedDistribution(0).Distribution(); err != nil || got != (Distribution{}) {
+		t.Errorf("no values: got %+v, %v; want the zero Distribution", got, err)
 	}
 	for name, feed := range map[string][]float64{"unsorted": {2, 1, 3}, "NaN": {1, math.NaN(), 3}, "too few": {1, 2}, "too many": {1, 2, 3, 4}} {
-		s := NewSortedSummary(3)
+		s := NewSortedDistribution(3)
 		for _, x := range feed {
 			s.Add(x)
 		}
-		if _, err := s.Summary(); err == nil {
+		if _, err := s.Distribution(); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

@@ -85,7 +85,7 @@ func e2ePass(rep int, p50 int64) extractbench.Pass {
 // it; within the floor, or the others' own spread, the level is steady.
 func TestSteadyState_Level(t *testing.T) {
 	level := func(acc extractbench.Acceptance, passes ...extractbench.Pass) Level {
-		return AggregateLevels(passes, acc, Plan{Repetitions: len(passes)})[0].Levels[0]
+		return AggregateLevels(passes, acc, Planned{Repetitions: len(passes)})[0].Levels[0]
 	}
 	no := false
 	z, e, n := 5.0, 0.8, int64(60)
@@ -153,7 +153,7 @@ func TestClientBoundLeftOut(t *testing.T) {
 		{"the only one", []extractbench.Pass{pass(1, true, 400)}, 1, 0, 1, false},
 	}
 	for _, tt := range tests {
-		s := AggregateLevels(append(append([]extractbench.Pass{}, base...), tt.passes...), extractbench.Acceptance{}, Plan{})[0]
+		s := AggregateLevels(append(append([]extractbench.Pass{}, base...), tt.passes...), extractbench.Acceptance{}, Planned{})[0]
 		l := s.Level(2)
 		if l.ClientBound != tt.bound || l.ClientBoundLeftOut != tt.out || l.Repetitions != tt.reps || l.Verdict.Usable != tt.usable {
 			t.Errorf("%s: client-bound %d, left out %d, repetitions %d, usable %v; want %d %d %d %v (%s)",
@@ -170,7 +170,7 @@ func TestClientBoundLeftOut(t *testing.T) {
 // is not called warming.
 func TestSteadyState_Floor(t *testing.T) {
 	small := []extractbench.Pass{e2ePass(1, 3), e2ePass(2, 1), e2ePass(3, 1)} // 3 ms against 1 ms: 200%, but 2 ms
-	if l := AggregateLevels(small, extractbench.Acceptance{}, Plan{})[0].Levels[0]; l.NotSteady != "" {
+	if l := AggregateLevels(small, extractbench.Acceptance{}, Planned{})[0].Levels[0]; l.NotSteady != "" {
 		t.Errorf("2 ms slower: %s", l.NotSteady)
 	}
 	delay := int64(80e6)
@@ -178,7 +178,7 @@ func TestSteadyState_Floor(t *testing.T) {
 	for i := range loaded {
 		loaded[i].LatenessP50NS = &delay
 	}
-	if l := AggregateLevels(loaded, extractbench.Acceptance{}, Plan{})[0].Levels[0]; l.NotSteady != "" {
+	if l := AggregateLevels(loaded, extractbench.Acceptance{}, Planned{})[0].Levels[0]; l.NotSteady != "" {
 		t.Errorf("50 ms slower with a client's median delay of 80 ms: %s", l.NotSteady)
 	}
 	warm := TrendOf([]TrendGroup{trendGroup(series(12, func(i int) float64 { return float64(200e6 + i) }), series(12, func(i int) float64 { return float64(100e6 + i) }))})

@@ -26,7 +26,7 @@ func pass(level, rep, accepted, memFail int, p95ms int64) extractbench.Pass {
 
 // recommendOne aggregates passes and returns the first series (bf16).
 func recommendOne(passes []extractbench.Pass, acc extractbench.Acceptance) Series {
-	s := AggregateLevels(passes, acc, Plan{})
+	s := AggregateLevels(passes, acc, Planned{})
 	for _, x := range s {
 		if x.Variant == "bf16" {
 			return x
@@ -169,7 +169,7 @@ func TestAggregateLevelsSeries(t *testing.T) {
 	a := pass(1, 1, 291, 0, 1)
 	b := pass(1, 1, 100, 0, 1)
 	b.Variant = "int4"
-	got := AggregateLevels([]extractbench.Pass{a, b, pass(2, 1, 291, 0, 1)}, extractbench.Acceptance{MinAccepted: 0.95}, Plan{})
+	got := AggregateLevels([]extractbench.Pass{a, b, pass(2, 1, 291, 0, 1)}, extractbench.Acceptance{MinAccepted: 0.95}, Planned{})
 	if len(got) != 2 || got[0].Variant != "bf16" || got[0].Recommendation.HighestUsable != 2 || got[1].Variant != "int4" || got[1].Recommendation.Usable() {
 		t.Fatalf("got %+v", got)
 	}
@@ -199,7 +199,7 @@ func TestJudgeUsesMedianOfRepetitions(t *testing.T) {
 func TestAggregatePartialSweep(t *testing.T) {
 	ps := []extractbench.Pass{pass(1, 1, 291, 0, 1), pass(2, 1, 291, 0, 1),
 		func() extractbench.Pass { p := pass(4, 1, 10, 0, 1); p.Status = extractbench.PassInterrupted; return p }()}
-	s := AggregateLevels(ps, extractbench.Acceptance{MinAccepted: 0.9}, Plan{Levels: []int{1, 2, 4, 8}, Repetitions: 1})[0]
+	s := AggregateLevels(ps, extractbench.Acceptance{MinAccepted: 0.9}, Planned{Levels: []int{1, 2, 4, 8}, Repetitions: 1})[0]
 	r := s.Recommendation
 	if !r.Partial || len(r.Missing) != 2 || r.Missing[0] != "level 4 (0 of 1 repetitions)" {
 		t.Fatalf("got partial %v missing %q", r.Partial, r.Missing)

@@ -164,7 +164,7 @@ type passAccount struct {
 // figure is computed from the stored records, so that a resumed pass gets
 // the same figures as one that ran through.
 func (rs *passAccount) passRow(key extractbench.PassKey, phase string, retryOf, level int, t *passTally, tel telemetry.Telemetry, transport string, complete bool, self *clientSelf) extractbench.Pass {
-	agg := t.acc.Summary(t.order.UniqueDocs, t.order.Recovered, nil) // one row per (pass, document): no duplicate id
+	agg := t.acc.Tally(t.order.UniqueDocs, t.order.Recovered, nil) // one row per (pass, document): no duplicate id
 	p := extractbench.Pass{
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
 		Phase: phase, Attempt: 1, BatchTransport: transport,

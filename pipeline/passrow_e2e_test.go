@@ -147,14 +147,14 @@ func inMemoryFigures(recs, base []extractbench.Record, level int) map[string]str
 			sends++
 		}
 	}
-	describe := func(v [][2]int64) eval.Summary {
+	describe := func(v [][2]int64) eval.Distribution {
 		ns := make([]int64, len(v))
 		for i := range v {
 			ns[i] = v[i][0]
 		}
 		return eval.DescribeNS(ns)
 	}
-	pct := func(s eval.Summary, v float64) string {
+	pct := func(s eval.Distribution, v float64) string {
 		if s.N == 0 {
 			return "NULL"
 		}

@@ -31,7 +31,7 @@ func (rs *runState) settleLevel(ctx context.Context, v *extractbench.Variant, le
 		return err
 	}
 	acc := rs.proto.Acceptance
-	for _, s := range eval.AggregateLevels(passes, acc, eval.Plan{Repetitions: rs.proto.Sweep.Repetitions}) {
+	for _, s := range eval.AggregateLevels(passes, acc, eval.Planned{Repetitions: rs.proto.Sweep.Repetitions}) {
 		l := s.Level(level)
 		if l == nil {
 			continue

@@ -55,7 +55,7 @@ func TestSweepJSON_Auto(t *testing.T) {
 	if a, b := m.PlannedPasses("a"), m.PlannedPasses("b"); a != 2+1+12 || b != 2+1+4 {
 		t.Errorf("planned passes %d and %d, want 15 (6 rates to choose) and 7 (2 chosen)", a, b)
 	}
-	if p := eval.PlanOf(m); !slices.Equal(p.ByVariant["b"], []int{extractbench.SyncLevel, 3, 5}) || p.ByVariant["a"] != nil {
+	if p := eval.PlannedOf(m); !slices.Equal(p.ByVariant["b"], []int{extractbench.SyncLevel, 3, 5}) || p.ByVariant["a"] != nil {
 		t.Errorf("plan %+v", p)
 	}
 }
@@ -65,7 +65,7 @@ func TestSweepJSON_Auto(t *testing.T) {
 func TestManifestPlan_ContextClasses(t *testing.T) {
 	m := &extractbench.Manifest{Sweep: extractbench.Sweep{Mode: extractbench.ModeContext, Classes: true, Concurrency: 4, Repetitions: 2},
 		Corpus: extractbench.CorpusInfo{Classes: map[string]int{"short": 10, "long": 3}}}
-	if got := eval.PlanOf(m).Levels; !slices.Equal(got, []int{1, 3}) {
+	if got := eval.PlannedOf(m).Levels; !slices.Equal(got, []int{1, 3}) {
 		t.Errorf("planned levels %v, want short (1) and long (3): the corpus has no usual document", got)
 	}
 	if n := m.PlannedPasses("a"); n != 4 {

@@ -16,26 +16,26 @@ import (
 // batch invariance) are read from SQLite, which sorts and joins on disk
 // (its sorter spills to temporary files past a few MB). Memory is then the
 // same for a pass of 300 documents and of a million, and the figures are
-// exact: the order statistics are eval.SortedSummary over the sorted values,
+// exact: the order statistics are eval.SortedDistribution over the sorted values,
 // which is eval.Describe bit for bit.
 
 // PassOrderStats are the figures of a pass that need its rows at once.
 type PassOrderStats struct {
 	// Latency summaries, as eval.DescribeNS would make them from the pass's
 	// records (which requests count is in passLatencies).
-	TTFT      eval.Summary // first token − send
-	TTFTSched eval.Summary // first token − scheduled
-	E2E       eval.Summary // done − send
-	E2ESched  eval.Summary // done − scheduled
-	Queue     eval.Summary // send − scheduled (client queue, lateness)
-	TPOT      eval.Summary // (last token − first token) / extractbench.Record.TPOTSteps
+	TTFT      eval.Distribution // first token − send
+	TTFTSched eval.Distribution // first token − scheduled
+	E2E       eval.Distribution // done − send
+	E2ESched  eval.Distribution // done − scheduled
+	Queue     eval.Distribution // send − scheduled (client queue, lateness)
+	TPOT      eval.Distribution // (last token − first token) / extractbench.Record.TPOTSteps
 
 	// MaxInFlight is the most requests the client had in flight at once: a
 	// request is in flight from t_send to t_done, and one done at t frees its
 	// slot before one sent at t.
 	MaxInFlight int64
 	// UniqueDocs are the pass's distinct document ids; Recovered those with
-	// an accepted row (eval.PassSummary's). requests holds one row per
+	// an accepted row (eval.PassTally's). requests holds one row per
 	// (pass, document), so neither exceeds the row count.
 	UniqueDocs, Recovered int
 }
@@ -45,18 +45,18 @@ type PassOrderStats struct {
 // and its value in nanoseconds. They are the definitions of
 // MEASUREMENT.md section 3 as the passes row's columns use them.
 var passLatencies = []passLatency{
-	spanLatency("ttft", extractbench.ColSend, extractbench.ColFirstToken, func(p *PassOrderStats) *eval.Summary { return &p.TTFT }),
-	spanLatency("ttft_sched", extractbench.ColSched, extractbench.ColFirstToken, func(p *PassOrderStats) *eval.Summary { return &p.TTFTSched }),
-	spanLatency("e2e", extractbench.ColSend, extractbench.ColDone, func(p *PassOrderStats) *eval.Summary { return &p.E2E }),
-	spanLatency("e2e_sched", extractbench.ColSched, extractbench.ColDone, func(p *PassOrderStats) *eval.Summary { return &p.E2ESched }),
-	spanLatency("queue", extractbench.ColSched, extractbench.ColSend, func(p *PassOrderStats) *eval.Summary { return &p.Queue }),
+	spanLatency("ttft", extractbench.ColSend, extractbench.ColFirstToken, func(p *PassOrderStats) *eval.Distribution { return &p.TTFT }),
+	spanLatency("ttft_sched", extractbench.ColSched, extractbench.ColFirstToken, func(p *PassOrderStats) *eval.Distribution { return &p.TTFTSched }),
+	spanLatency("e2e", extractbench.ColSend, extractbench.ColDone, func(p *PassOrderStats) *eval.Distribution { return &p.E2E }),
+	spanLatency("e2e_sched", extractbench.ColSched, extractbench.ColDone, func(p *PassOrderStats) *eval.Distribution { return &p.E2ESched }),
+	spanLatency("queue", extractbench.ColSched, extractbench.ColSend, func(p *PassOrderStats) *eval.Distribution { return &p.Queue }),
 	{"tpot", tpotSteps + ` > 0 AND first_token_ns > 0 AND last_token_ns > first_token_ns`,
-		`(last_token_ns - first_token_ns) / ` + tpotSteps, func(p *PassOrderStats) *eval.Summary { return &p.TPOT }},
+		`(last_token_ns - first_token_ns) / ` + tpotSteps, func(p *PassOrderStats) *eval.Distribution { return &p.TPOT }},
 }
 
 // spanLatency is a passLatencies entry for extractbench.Span from instant
 // column a to b (extractbench.SpanSQL).
-func spanLatency(name, a, b string, of func(*PassOrderStats) *eval.Summary) passLatency {
+func spanLatency(name, a, b string, of func(*PassOrderStats) *eval.Distribution) passLatency {
 	where, value := extractbench.SpanSQL(a, b)
 	return passLatency{name, where, value, of}
 }
@@ -67,7 +67,7 @@ type passLatency struct {
 	Name      string
 	Where     string // SQL condition on a requests row
 	Value     string // SQL expression, integer nanoseconds
-	summaryOf func(*PassOrderStats) *eval.Summary
+	summaryOf func(*PassOrderStats) *eval.Distribution
 }
 
 // tpotSteps is extractbench.Record.TPOTSteps in SQL: completion_tokens − 1, or the
@@ -154,28 +154,28 @@ func latencyCounts(ctx context.Context, q querier, from string, args []any, st *
 
 // sortedSummary is eval.Describe of the n integers query selects (one
 // column, v), read in ascending order from SQLite and streamed through
-// eval.SortedSummary.
-func sortedSummary(ctx context.Context, q querier, n int, query string, args []any) (eval.Summary, error) {
+// eval.SortedDistribution.
+func sortedSummary(ctx context.Context, q querier, n int, query string, args []any) (eval.Distribution, error) {
 	if n == 0 {
-		return eval.Summary{}, nil
+		return eval.Distribution{}, nil
 	}
 	rows, err := q.QueryContext(ctx, query+` ORDER BY v`, args...)
 	if err != nil {
-		return eval.Summary{}, err
+		return eval.Distribution{}, err
 	}
 	defer rows.Close()
-	s := eval.NewSortedSummary(n)
+	s := eval.NewSortedDistribution(n)
 	for rows.Next() {
 		var v int64
 		if err := rows.Scan(&v); err != nil {
-			return eval.Summary{}, err
+			return eval.Distribution{}, err
 		}
 		s.Add(float64(v))
 	}
 	if err := rows.Err(); err != nil {
-		return eval.Summary{}, err
+		return eval.Distribution{}, err
 	}
-	return s.Summary()
+	return s.Distribution()
 }
 
 // maxInFlight walks the pass's send (+1) and done (−1) instants (its rows,

@@ -386,7 +386,7 @@ func (d *RunData) Simulated() bool { return d.Run.Simulated || d.Manifest.Simula
 // Series aggregates the run's passes by eval's one rule and judges them with
 // the run's own acceptance criteria against its planned sweep.
 func (d *RunData) Series() []eval.Series {
-	return eval.AggregateLevels(d.Passes, d.Manifest.Acceptance, eval.PlanOf(&d.Manifest))
+	return eval.AggregateLevels(d.Passes, d.Manifest.Acceptance, eval.PlannedOf(&d.Manifest))
 }
 
 // VariantNames lists the run's variants: those the protocol planned, in its

@@ -206,9 +206,9 @@ func (p *Paired) Verdict() string {
 	return "NOT EQUIVALENT"
 }
 
-// Summary is the paired verdict in one line: the verdict, the margin, the
+// Sentence is the paired verdict in one line: the verdict, the margin, the
 // interval of Δ and the flips.
-func (p *Paired) Summary() string {
+func (p *Paired) Sentence() string {
 	if p.Result == nil {
 		return "not compared: " + p.Skipped
 	}

@@ -220,11 +220,11 @@ func pairedCase(p *Paired, class string) junitCase {
 	c := junitCase{Name: p.Name(), Classname: class, Time: seconds(0)}
 	switch {
 	case p.Result == nil:
-		c.Skipped = result("", p.Summary(), "")
+		c.Skipped = result("", p.Sentence(), "")
 	case p.Result.Equivalent:
-		c.SystemOut = out(p.Summary() + flips(p))
+		c.SystemOut = out(p.Sentence() + flips(p))
 	default:
-		c.Failure = result("not_equivalent", p.Summary(), p.Summary()+flips(p))
+		c.Failure = result("not_equivalent", p.Sentence(), p.Sentence()+flips(p))
 	}
 	return c
 }

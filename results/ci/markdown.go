@@ -79,7 +79,7 @@ func (r *Run) WriteMarkdown(w io.Writer) error {
 			}
 		}
 		if v.Paired != nil {
-			p("\n%s: %s\n", mdText(v.Paired.Name()), mdText(v.Paired.Summary()))
+			p("\n%s: %s\n", mdText(v.Paired.Name()), mdText(v.Paired.Sentence()))
 		}
 		p("\n</details>\n")
 	}

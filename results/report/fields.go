@@ -16,7 +16,7 @@ const fieldNote = "Precision, recall and F1 per field (MEASUREMENT.md section 7)
 	"Failed documents stay in the denominator."
 
 // fieldStats sums the field counts of recs by eval.Aggregate.
-func fieldStats(recs []extractbench.Record) eval.PassSummary { return eval.Aggregate(recs) }
+func fieldStats(recs []extractbench.Record) eval.PassTally { return eval.Aggregate(recs) }
 
 // recordsAt are the records of the series' complete passes at a level.
 func (s *series) recordsAt(level int) []extractbench.Record {

@@ -23,7 +23,7 @@ const none = "–"
 func fmtNS(ns float64) string { return eval.FormatDuration(int64(math.Round(ns))) }
 
 // fmtDist prints a distribution's value at p (0.5 or 0.95), or none.
-func fmtDist(d eval.Summary, p float64) string {
+func fmtDist(d eval.Distribution, p float64) string {
 	if d.N == 0 {
 		return none
 	}

@@ -32,12 +32,12 @@ type series struct {
 	Card string
 	// PooledE2E is each level's E2E over every request of every complete
 	// repetition, for the detail tables (its n and maximum).
-	PooledE2E map[int]eval.Summary
+	PooledE2E map[int]eval.Distribution
 }
 
 // distOf describes a latency distribution in nanoseconds as eval does
 // (type-7 percentiles, as the passes table).
-func distOf(ns []int64) eval.Summary { return eval.DescribeNS(ns) }
+func distOf(ns []int64) eval.Distribution { return eval.DescribeNS(ns) }
 
 // buildSeries groups the run's passes by variant and mode, as eval's
 // aggregator does for every page, and attaches the requests of each.
@@ -83,7 +83,7 @@ func buildSeries(d *dataset) []*series {
 				e2e[r.Level] = append(e2e[r.Level], *r.E2E)
 			}
 		}
-		s.PooledE2E = map[int]eval.Summary{}
+		s.PooledE2E = map[int]eval.Distribution{}
 		for lv, v := range e2e {
 			s.PooledE2E[lv] = distOf(v)
 		}
@@ -110,8 +110,8 @@ type classRow struct {
 	Docs     int
 	Accepted int
 	Failures extractbench.FailureCounts
-	TTFT     eval.Summary
-	E2E      eval.Summary
+	TTFT     eval.Distribution
+	E2E      eval.Distribution
 }
 
 // byClass splits every level by length class: long documents are where a

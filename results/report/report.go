@@ -1,8 +1,8 @@
 // Package report writes the report of a results directory: report.html, one
 // self-contained page that opens offline (uPlot and the data inlined, no
 // network), and report.md with the same tables. Both lead with the selection
-// sheet (engine, model, GPU, the recommended concurrency or batch with its
-// margin and what broke) and keep the interactive objective (TTFT, E2E) apart
+// sheet (engine, model, GPU, the recommended level (concurrency, batch size,
+// request rate or context length) with its margin and what broke) and keep the interactive objective (TTFT, E2E) apart
 // from the offline one (corpus time, documents/hour, tokens/s).
 //
 // Every figure and verdict comes from eval's one aggregator through

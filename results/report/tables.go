@@ -76,7 +76,7 @@ func interactiveTable(prefix, unit string, s *series) table {
 	return t
 }
 
-func maxText(d eval.Summary) string {
+func maxText(d eval.Distribution) string {
 	if d.N == 0 {
 		return none
 	}
