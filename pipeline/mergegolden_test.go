@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,10 +50,15 @@ func TestMerge_GoldenPasses(t *testing.T) {
 	for i := range passes {
 		passes[i].RunID = "" // the shards' fingerprint holds the temporary protocol path
 	}
+	var dupRows []string // the duplicates named, by their directory under root
+	for _, d := range sum.DuplicateRows {
+		dupRows = append(dupRows, strings.ReplaceAll(d, root, ""))
+	}
 	got, err := json.MarshalIndent(struct {
 		Rows, Duplicates int64
+		DuplicateRows    []string
 		Passes           []extractbench.Pass
-	}{sum.Rows, sum.Duplicates, passes}, "", "\t")
+	}{sum.Rows, sum.Duplicates, dupRows, passes}, "", "\t")
 	if err != nil {
 		t.Fatal(err)
 	}
