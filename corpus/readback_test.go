@@ -113,3 +113,32 @@ func TestResolve_Allocations(t *testing.T) {
 		t.Errorf("Resolve of a %d-byte record allocates %.0f bytes, want at most %.0f (the line and the text)", len(data), perCall, limit)
 	}
 }
+
+// BenchmarkResolve reads back every document of the default corpus, held
+// by reference, as a run's dispatcher does before each request.
+func BenchmarkResolve(b *testing.B) {
+	c, err := LoadDefault()
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := EncodeDocuments(c.Documents)
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(b.TempDir(), "c.jsonl")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	opened, err := Open(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := opened.Resolve(opened.Doc(i % opened.Len())); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -106,3 +106,15 @@ func TestEvaluate_ValidAnswerAllocations(t *testing.T) {
 }
 
 func ptrTo(s string) *string { return &s }
+
+// BenchmarkEvaluate_Valid scores a valid, accepted answer against the
+// embedded schema: what nearly every request of a good engine costs.
+func BenchmarkEvaluate_Valid(b *testing.B) {
+	exp := corpus.Expected{Date: ptrTo("2024-03-15"), Amount: ptrTo("12.50"), Category: ptrTo("office_supplies")}
+	opt := Options{Rule: extractbench.Strict, Schema: schemas.Extraction()}
+	out := `{"date": "2024-03-15", "amount": 12.50, "category": "office_supplies"}`
+	b.ReportAllocs()
+	for b.Loop() {
+		Evaluate(out, exp, extractbench.Transport{Kind: extractbench.TransportOK}, opt)
+	}
+}

@@ -41,6 +41,9 @@ import (
 //
 // EXTRACTBENCH_BENCH_DOCS sets the two document counts ("3000,6000", the
 // issue's); run them with -benchtime=1x: one iteration is two whole runs.
+// cpu-µs/req-whole is the CPU per request of the larger run alone, fixed
+// costs included: on a loaded machine the margin, a difference of two
+// CPU times, is the noisier of the two.
 
 // benchLevels are the levels each document is sent at: each a pass of the
 // whole corpus in the run, and the plain client's two rounds.
@@ -56,8 +59,8 @@ const (
 	benchUser   = "Extract date (issue date, YYYY-MM-DD), amount (total due, a JSON number) and category (one of: utilities, telecom, software, office_supplies, travel, meals, rent, professional_services, taxes, healthcare). Use null for a field the document lacks. Answer with one JSON object with the keys date, amount and category.\n\n{{document}}"
 )
 
-// benchAnswer is the no-op engine's answer to every request, a valid
-// extraction, streamed in benchPieces as an engine streams tokens.
+// benchPieces are the no-op engine's answer to every request, a valid
+// extraction, in the pieces an engine streams it in, a token a chunk.
 var benchPieces = []string{`{"`, `date`, `":`, ` "`, `2024`, `-03`, `-15`, `",`, ` "`, `amount`, `":`, ` 12`, `.50`, `,`, ` "`, `category`, `":`, ` "`, `office`, `_supplies`, `"}`}
 
 // benchDocCounts are the two corpus sizes the marginal cost is taken between.

@@ -118,7 +118,7 @@ func New(cfg Config) *Client {
 		// call per 4 KiB each way.
 		WriteBufferSize: writeBufferSize,
 		ReadBufferSize:  readBufferSize,
-		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
+		TLSNextProto:    map[string]func(string, *tls.Conn) http.RoundTripper{},
 	}
 	once := tr.Clone()
 	once.DisableKeepAlives = true // the retry's connection is closed after it, never pooled
