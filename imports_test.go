@@ -40,14 +40,16 @@ func layer(pkg string) (int, bool) {
 		return 8, true // the pages that read through results
 	case pkg == "pipeline/client" || pkg == "pipeline/tokenizer":
 		return 9, true // the engine client and the tokenizer it counts with
-	case pkg == "pipeline/protocol" || pkg == "pipeline/dispatch" || pkg == "pipeline/telemetry":
-		return 10, true // the run's parts by job
+	case pkg == "pipeline/protocol":
+		return 10, true // the protocol and its named defaults, which the parts read
+	case pkg == "pipeline/dispatch" || pkg == "pipeline/telemetry":
+		return 11, true // the run's parts by job
 	case strings.HasPrefix(pkg, "pipeline/"):
-		return 11, true // merge: shards into one run, through the parts
+		return 12, true // test helpers, and the parts to come (merge)
 	case pkg == "pipeline":
-		return 12, true // the run itself
+		return 13, true // the run itself
 	case strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "scripts/"):
-		return 13, true
+		return 14, true
 	}
 	return 0, false
 }
