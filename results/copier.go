@@ -165,18 +165,14 @@ func (c *Copier) CopyPass(ctx context.Context, src, dst extractbench.PassKey, of
 		return res, fmt.Errorf("copy pass %s: %w", src, err)
 	}
 	defer tx.Rollback()
-	where, scanArgs, err := passRange(ctx, tx, "shard.", src)
+	where, scanArgs, total, err := passRange(ctx, tx, "shard.", src)
 	if err != nil {
 		return res, fmt.Errorf("copy pass %s: %w", src, err)
 	}
 	scan := "shard.requests WHERE " + where // the pass's rows in the order the shard stored them
-	// A (pass, document) the destination holds is left out by the unique
-	// key (ON CONFLICT): the rows the pass has beyond those copied are the
-	// duplicates, named only when there are some, from the destination's
-	// rows up to before (the copied ones come after it).
-	var measuredRows, before int64
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), (SELECT COALESCE(MAX(rowid), 0) FROM main.requests) FROM `+scan+` AND `+measured, scanArgs...).Scan(&measuredRows, &before); err != nil {
-		return res, fmt.Errorf("copy pass %s: count its rows: %w", src, err)
+	var before int64                        // the destination's rows end here: the copied ones come after
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM main.requests`).Scan(&before); err != nil {
+		return res, fmt.Errorf("copy pass %s: %w", src, err)
 	}
 	sel, args := copySelect(c.cols, c.srcCols, instantColumns, dst.RunID, offsetNS)
 	r, err := tx.ExecContext(ctx, `INSERT INTO main.requests (`+strings.Join(c.cols, ", ")+`)
@@ -189,9 +185,20 @@ func (c *Copier) CopyPass(ctx context.Context, src, dst extractbench.PassKey, of
 	if res.Copied, err = r.RowsAffected(); err != nil {
 		return res, fmt.Errorf("copy requests of pass %s: %w", src, err)
 	}
-	if res.Duplicates = measuredRows - res.Copied; res.Duplicates > 0 && maxExamples > 0 {
-		if res.Examples, err = duplicateExamples(ctx, tx, scan, scanArgs, dst, before, maxExamples); err != nil {
-			return res, fmt.Errorf("copy pass %s: %w", src, err)
+	// A (pass, document) the destination holds is left out by the unique
+	// key (ON CONFLICT): the measured rows beyond those copied are the
+	// duplicates. Every row copied, there is none; else the measured rows
+	// are counted (a shard written twice, or one with interrupted rows) and
+	// the duplicates named from the destination's rows up to before.
+	if res.Copied < total {
+		var measuredRows int64
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+scan+` AND `+measured, scanArgs...).Scan(&measuredRows); err != nil {
+			return res, fmt.Errorf("copy pass %s: count its rows: %w", src, err)
+		}
+		if res.Duplicates = measuredRows - res.Copied; res.Duplicates > 0 && maxExamples > 0 {
+			if res.Examples, err = duplicateExamples(ctx, tx, scan, scanArgs, dst, before, maxExamples); err != nil {
+				return res, fmt.Errorf("copy pass %s: %w", src, err)
+			}
 		}
 	}
 	tsel, targs := copySelect(c.telCols, c.srcTelCols, []string{"t_ns"}, dst.RunID, offsetNS)

@@ -19,21 +19,20 @@ import (
 const denseSpread = 2
 
 // passRange is the condition (on requests, unqualified or under schema)
-// that selects pass key's rows, every row, measured or not, and its
-// arguments: its rowid stretch where the pass is dense there (the unary +
+// that selects pass key's rows, every row, measured or not, its arguments
+// and how many rows that is: its rowid stretch where the pass is dense there (the unary +
 // on run_id keeps SQLite from the index, so that it scans the stretch in
 // rowid order), its key otherwise. q must be the transaction the condition
 // is used in, so that the stretch is that of the same snapshot.
-func passRange(ctx context.Context, q querier, schema string, key extractbench.PassKey) (string, []any, error) {
+func passRange(ctx context.Context, q querier, schema string, key extractbench.PassKey) (where string, args []any, rows int64, err error) {
 	const keyWhere = `variant = ? AND mode = ? AND level = ? AND repetition = ?`
-	args := passArgs(key)
+	args = passArgs(key)
 	var lo, hi sql.NullInt64
-	var n int64
-	if err := q.QueryRowContext(ctx, `SELECT MIN(rowid), MAX(rowid), COUNT(*) FROM `+schema+`requests WHERE run_id = ? AND `+keyWhere, args...).Scan(&lo, &hi, &n); err != nil {
-		return "", nil, fmt.Errorf("find the rows of pass %s: %w", key, err)
+	if err := q.QueryRowContext(ctx, `SELECT MIN(rowid), MAX(rowid), COUNT(*) FROM `+schema+`requests WHERE run_id = ? AND `+keyWhere, args...).Scan(&lo, &hi, &rows); err != nil {
+		return "", nil, 0, fmt.Errorf("find the rows of pass %s: %w", key, err)
 	}
-	if !lo.Valid || hi.Int64-lo.Int64 >= denseSpread*n {
-		return `run_id = ? AND ` + keyWhere, args, nil
+	if !lo.Valid || hi.Int64-lo.Int64 >= denseSpread*rows {
+		return `run_id = ? AND ` + keyWhere, args, rows, nil
 	}
-	return `rowid BETWEEN ? AND ? AND +run_id = ? AND ` + keyWhere, append([]any{lo.Int64, hi.Int64}, args...), nil
+	return `rowid BETWEEN ? AND ? AND +run_id = ? AND ` + keyWhere, append([]any{lo.Int64, hi.Int64}, args...), rows, nil
 }

@@ -91,7 +91,7 @@ func (s *Store) EachPassRecord(ctx context.Context, key extractbench.PassKey, fn
 	if err := s.Flush(ctx); err != nil {
 		return fmt.Errorf("records of pass %s: %w", key, err)
 	}
-	where, args, err := passRange(ctx, s.rdb, "", key)
+	where, args, _, err := passRange(ctx, s.rdb, "", key)
 	if err == nil {
 		err = s.eachRecord(ctx, fn, where, args...)
 	}
@@ -115,7 +115,7 @@ func (s *Store) PassOrderStats(ctx context.Context, key extractbench.PassKey) (P
 		return st, fmt.Errorf("order statistics of pass %s: %w", key, err)
 	}
 	defer func() { _ = tx.Rollback() }() // read only: nothing to keep
-	where, args, err := passRange(ctx, tx, "", key)
+	where, args, _, err := passRange(ctx, tx, "", key)
 	if err != nil {
 		return st, fmt.Errorf("order statistics of pass %s: %w", key, err)
 	}
