@@ -38,10 +38,18 @@ func layer(pkg string) (int, bool) {
 		return 7, true // paired verdicts between runs, which the pages show
 	case strings.HasPrefix(pkg, "results/"):
 		return 8, true // the pages that read through results
-	case pkg == "pipeline" || strings.HasPrefix(pkg, "pipeline/"):
-		return 9, true
+	case pkg == "pipeline/client" || pkg == "pipeline/tokenizer":
+		return 9, true // the engine client and the tokenizer it counts with
+	case pkg == "pipeline/protocol":
+		return 10, true // the protocol and its named defaults, which the parts read
+	case pkg == "pipeline/dispatch" || pkg == "pipeline/telemetry":
+		return 11, true // the run's parts by job
+	case strings.HasPrefix(pkg, "pipeline/"):
+		return 12, true // test helpers, and the parts to come (merge)
+	case pkg == "pipeline":
+		return 13, true // the run itself
 	case strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "scripts/"):
-		return 10, true
+		return 14, true
 	}
 	return 0, false
 }
@@ -62,7 +70,9 @@ func isSQL(imp string) bool { return imp == "github.com/mattn/go-sqlite3" || imp
 
 // TestImportDirection asserts the one-way graph of the house with go list:
 // every import goes down the layers, an engine imports only the root,
-// corpus and its own engine packages, and only results imports
+// corpus and its own engine packages and only cmd imports an engine
+// (engines/builtin/starter, engines/process implement the root's Starter
+// and ProcessStarter), and only results imports
 // go-sqlite3 (or database/sql), tests included.
 func TestImportDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "./...").Output()
@@ -97,6 +107,9 @@ func TestImportDirection(t *testing.T) {
 			}
 			if pkg == "engines/hostile" {
 				continue // the tests' hostile server, not an engine a run starts: it may use pipeline's tokenizer
+			}
+			if strings.HasPrefix(dep, "engines/") && !strings.HasPrefix(pkg, "engines/") && !strings.HasPrefix(pkg, "cmd/") && !strings.HasPrefix(pkg, "scripts/") {
+				bad = append(bad, pkg+" imports "+dep+": an engine is wired in by cmd behind the root's Starter or ProcessStarter, never imported")
 			}
 			if strings.HasPrefix(pkg, "engines/") {
 				if r, _ := layer(dep); !(r == 1 || r == 2) && !strings.HasPrefix(dep, "engines/") {

@@ -147,7 +147,7 @@ type Generation struct {
 
 // Sweep is the one parameter a run grows.
 type Sweep struct {
-	Mode string `json:"mode"` // concurrency | batch | rate
+	Mode Mode `json:"mode"`
 	// Levels are the levels as written; nil when Auto.
 	Levels []int `json:"levels"`
 	// Auto is `levels: auto` (rate mode): the synchronous rate and the
@@ -179,7 +179,7 @@ type Sweep struct {
 // sweepJSON is Sweep as the file and the canonical protocol write it:
 // levels is a list of integers or the string "auto".
 type sweepJSON struct {
-	Mode            string          `json:"mode"`
+	Mode            Mode            `json:"mode"`
 	Levels          json.RawMessage `json:"levels"`
 	Repetitions     int             `json:"repetitions"`
 	Warmup          int             `json:"warmup"`
@@ -240,17 +240,22 @@ func (s *Sweep) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(j.Levels, &s.Levels)
 }
 
+// Mode is a sweep's mode, the one parameter it grows: ModeConcurrency,
+// ModeBatch, ModeRate or ModeContext. Passes and records carry their
+// sweep's mode; pipeline/dispatch has one dispatcher for each.
+type Mode string
+
 // The sweep modes.
 const (
-	ModeConcurrency = "concurrency" // exactly N requests in flight (closed loop)
-	ModeBatch       = "batch"       // B prompts together
+	ModeConcurrency Mode = "concurrency" // exactly N requests in flight (closed loop)
+	ModeBatch       Mode = "batch"       // B prompts together
 	// ModeRate is a rate sweep's mode: its levels are requests per second
 	// (open loop), after the synchronous baseline at level SyncLevel.
-	ModeRate = "rate"
+	ModeRate Mode = "rate"
 	// ModeContext is a context sweep's mode: at a fixed concurrency, each
 	// level is a length class of the corpus (LengthClasses, from 1), and a
 	// pass sends that class's documents only.
-	ModeContext = "context"
+	ModeContext Mode = "context"
 )
 
 // The arrival processes of a rate sweep.

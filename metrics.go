@@ -1,7 +1,7 @@
 package extractbench
 
 // The canonical metric names: what the telemetry table's metric column holds,
-// whatever engine family the figure was read from (pipeline's telemetry_families.go
+// whatever engine family the figure was read from (pipeline/telemetry's families.go
 // maps each family's names onto them). They are vLLM's names, which
 // telemetry stored before it read other engines, so older results stay
 // readable; the transformers engine's torch_cuda_* names and nvidia-smi's

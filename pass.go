@@ -44,7 +44,7 @@ func LengthClassOf(level int) string {
 type Pass struct {
 	RunID      string
 	Variant    string
-	Mode       string // ModeConcurrency, ModeBatch, ModeRate or ModeContext
+	Mode       Mode // ModeConcurrency, ModeBatch, ModeRate or ModeContext
 	Level      int
 	Repetition int // 1-based
 
@@ -228,7 +228,7 @@ func (p *Pass) Share() float64 {
 type PassKey struct {
 	RunID      string
 	Variant    string
-	Mode       string
+	Mode       Mode
 	Level      int
 	Repetition int
 }
@@ -240,4 +240,24 @@ func PassKeyOf(rec Record) PassKey {
 
 func (k PassKey) String() string {
 	return fmt.Sprintf("%s/%s/%s/level=%d/rep=%d", k.RunID, k.Variant, k.Mode, k.Level, k.Repetition)
+}
+
+// SentConcurrency is a pass's sent_concurrency: the most requests its
+// clients had in flight at once (maxInFlight, read from the records'
+// t_send and t_done), bounded by what the mode lets each of shards clients
+// have in flight: level requests (level prompts of a batch; in a context
+// sweep, the sweep's fixed concurrency). Two records of one slot may
+// overlap by a clock tick (a slot's next send in the same nanosecond as its
+// last done), which the bound removes. A rate pass is open loop: nothing
+// bounds it but sweep.max_in_flight, already in the records. shards below
+// 1 count as one (a run that was not merged).
+func SentConcurrency(mode Mode, level, contextConcurrency, shards int, maxInFlight int64) int64 {
+	if mode == ModeRate {
+		return maxInFlight
+	}
+	per := level
+	if mode == ModeContext {
+		per = contextConcurrency
+	}
+	return min(maxInFlight, int64(per*max(shards, 1)))
 }

@@ -114,9 +114,9 @@ type Response struct {
 type Record struct {
 	RunID       string
 	Variant     string
-	Mode        string // ModeConcurrency, ModeBatch, ModeRate or ModeContext
-	Level       int    // concurrency, batch size, requests per second, or a context sweep's length class (LengthClassOf)
-	Repetition  int    // 1-based
+	Mode        Mode // ModeConcurrency, ModeBatch, ModeRate or ModeContext
+	Level       int  // concurrency, batch size, requests per second, or a context sweep's length class (LengthClassOf)
+	Repetition  int  // 1-based
 	DocID       string
 	LengthClass string
 	Response

@@ -62,13 +62,13 @@ func (s Spread) Ptr() *float64 {
 // Level is what one level of a series measured over its complete
 // repetitions, made by the rule above, with its verdict.
 type Level struct {
-	Variant     string `json:"variant"`
-	Mode        string `json:"mode"`
-	Level       int    `json:"level"`
-	Phase       string `json:"phase"`       // baseline, sweep, retry or probe
-	Repetitions int    `json:"repetitions"` // complete passes aggregated
-	Planned     int    `json:"planned"`     // repetitions the protocol planned; 0 = unknown
-	Interrupted int    `json:"interrupted"` // passes cut by an interruption, left out
+	Variant     string            `json:"variant"`
+	Mode        extractbench.Mode `json:"mode"`
+	Level       int               `json:"level"`
+	Phase       string            `json:"phase"`       // baseline, sweep, retry or probe
+	Repetitions int               `json:"repetitions"` // complete passes aggregated
+	Planned     int               `json:"planned"`     // repetitions the protocol planned; 0 = unknown
+	Interrupted int               `json:"interrupted"` // passes cut by an interruption, left out
 
 	Docs         int64                      `json:"docs"`
 	Accepted     int64                      `json:"accepted_docs"`
@@ -285,10 +285,10 @@ func (b *levelBuilder) close() Level {
 // Series is one (variant, mode): the unit a sweep grows and a verdict
 // judges, with its levels ascending.
 type Series struct {
-	Variant        string         `json:"variant"`
-	Mode           string         `json:"mode"`
-	Levels         []Level        `json:"levels"`
-	Recommendation Recommendation `json:"recommendation"`
+	Variant        string            `json:"variant"`
+	Mode           extractbench.Mode `json:"mode"`
+	Levels         []Level           `json:"levels"`
+	Recommendation Recommendation    `json:"recommendation"`
 }
 
 // Level returns the series' level n, or nil when it was not measured.
@@ -350,7 +350,7 @@ func NewAggregator(acc extractbench.Acceptance, plan Planned) *Aggregator {
 
 // Add counts one pass row.
 func (a *Aggregator) Add(p *extractbench.Pass) {
-	k := [2]string{p.Variant, p.Mode}
+	k := [2]string{p.Variant, string(p.Mode)}
 	levels := a.series[k]
 	if levels == nil {
 		levels = map[int]*levelBuilder{}
@@ -370,7 +370,7 @@ func (a *Aggregator) Add(p *extractbench.Pass) {
 func (a *Aggregator) Close() []Series {
 	out := make([]Series, 0, len(a.order))
 	for _, k := range a.order {
-		s := Series{Variant: k[0], Mode: k[1]}
+		s := Series{Variant: k[0], Mode: extractbench.Mode(k[1])}
 		builders := a.series[k]
 		ns := make([]int, 0, len(builders))
 		for n := range builders {

@@ -49,7 +49,7 @@ func offlineEligible(v Verdict) bool {
 // recommendOffline fills r.Offline from a series' judged levels; walk is
 // the levels the interactive walk considers (no synchronous baseline, no
 // probe), ascending.
-func recommendOffline(r *Recommendation, mode string, walk []Level, acc extractbench.Acceptance) {
+func recommendOffline(r *Recommendation, mode extractbench.Mode, walk []Level, acc extractbench.Acceptance) {
 	o := &r.Offline
 	if !acc.Asks(extractbench.ObjectiveOffline) {
 		o.Why = "not asked: the protocol's objective is " + extractbench.ObjectiveInteractive
@@ -89,14 +89,14 @@ func recommendOffline(r *Recommendation, mode string, walk []Level, acc extractb
 	o.Why = o.why(mode, best == 0)
 }
 
-func (o *Offline) whyNone(mode string) string {
+func (o *Offline) whyNone(mode extractbench.Mode) string {
 	if o.StoppedAt != 0 {
 		return fmt.Sprintf("no level passed the quality gate: %s %s already failed it (%s)", unitOf(mode), LevelName(mode, o.StoppedAt), o.StoppedReason)
 	}
 	return "no level measured accepted documents per hour"
 }
 
-func (o *Offline) why(mode string, lowest bool) string {
+func (o *Offline) why(mode extractbench.Mode, lowest bool) string {
 	n := func(l int) string { return LevelName(mode, l) }
 	s := fmt.Sprintf("%s %s: most accepted documents/hour (%s) under the quality gate with no memory failure; corpus of %d documents in %s",
 		unitOf(mode), n(o.Level), FormatRate(o.DocsPerHour), o.Docs, FormatDuration(o.CorpusTimeNS))
@@ -133,11 +133,11 @@ func (r Recommendation) Headline() string {
 // objective.
 func (r Recommendation) InteractiveAsked() bool { return r.Objective != extractbench.ObjectiveOffline }
 
-func unitOf(mode string) string {
+func unitOf(mode extractbench.Mode) string {
 	if mode == "" {
 		return "level"
 	}
-	return mode
+	return string(mode)
 }
 
 // FormatRate writes a documents/hour figure with thousands grouped

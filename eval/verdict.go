@@ -119,10 +119,10 @@ func JudgePass(p *extractbench.Pass, baselineShare float64, acc extractbench.Acc
 // recommended and what broke first. Each level's own verdict is in its
 // Level.
 type Recommendation struct {
-	Variant       string  `json:"variant"`
-	Mode          string  `json:"mode"`
-	BaselineLevel int     `json:"baseline_level"` // 0 when no complete pass exists
-	BaselineShare float64 `json:"baseline_accepted"`
+	Variant       string            `json:"variant"`
+	Mode          extractbench.Mode `json:"mode"`
+	BaselineLevel int               `json:"baseline_level"` // 0 when no complete pass exists
+	BaselineShare float64           `json:"baseline_accepted"`
 	// HighestUsable is the highest level below the first broken one whose
 	// levels are all usable; 0 when the first level already broke.
 	HighestUsable int `json:"highest_usable"`
@@ -225,7 +225,7 @@ func (r Recommendation) why() string {
 // LevelName writes a level as the pages show it: the number, or in rate
 // mode "40/s" (requests per second) and "sync" for the synchronous baseline,
 // in context mode the length class ("long").
-func LevelName(mode string, level int) string {
+func LevelName(mode extractbench.Mode, level int) string {
 	switch {
 	case mode == extractbench.ModeRate && level == extractbench.SyncLevel:
 		return "sync"

@@ -110,6 +110,11 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
+// exitNoticeWait is how long a failed request waits for the engine's exit
+// to be seen before it is attributed: a crash refuses connections a moment
+// before the process is reaped.
+const exitNoticeWait = 2 * time.Second
+
 // engineGone reports whether a transport failure is one a dead engine
 // causes: no answer, or an answer cut. An HTTP status came from a live
 // server, whose status and body say what happened; a timeout is our clock.
@@ -136,10 +141,10 @@ func (e *engine) attribute(tr extractbench.Transport) (extractbench.Transport, s
 		return tr, ""
 	}
 	if e.proc != nil && !e.proc.Daemonised() {
-		if !e.proc.waitExit(exitNoticeWait) {
+		exited, oom, evidence := e.proc.CrashEvidence(exitNoticeWait)
+		if !exited {
 			return tr, "" // still running: a transport failure of its own
 		}
-		oom, evidence := e.proc.crashEvidence()
 		tr.EngineDied = oom
 		return tr, evidence
 	}

@@ -1,31 +1,28 @@
 package pipeline
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/schemas"
 )
 
 // exitedEngine starts command as an engine and waits for it to end.
-func exitedEngine(t *testing.T, command string) *EngineProcess {
+func exitedEngine(t *testing.T, command string) *process.Process {
 	t.Helper()
-	p, err := StartEngine(command, "", filepath.Join(t.TempDir(), "engine.log"), "", nil)
+	p, err := process.Start(command, "", filepath.Join(t.TempDir(), "engine.log"), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Stop() })
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
+	if exited, _, _ := p.CrashEvidence(10 * time.Second); !exited {
 		t.Fatal("the engine did not exit")
 	}
 	return p
@@ -37,7 +34,7 @@ func exitedEngine(t *testing.T, command string) *EngineProcess {
 // live server: the request is an error with the body, never memory.
 func TestScore_HTTP404IsNotMemory(t *testing.T) {
 	e := &engine{proc: exitedEngine(t, "echo 'OSError: [Errno 98] Address already in use'; exit 1")}
-	rs := &runState{proto: &Protocol{}, evalOpts: eval.Options{Rule: extractbench.Strict, Schema: schemas.Extraction()}}
+	rs := &runState{passAccount: passAccount{proto: &protocol.Protocol{}}, evalOpts: eval.Options{Rule: extractbench.Strict, Schema: schemas.Extraction()}}
 	body := `{"object":"error","message":"The model ` + "`sim-8b`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}`
 	resp := extractbench.Response{Transport: extractbench.Transport{Kind: extractbench.TransportHTTPStatus, HTTPStatus: 404, ErrorBody: body, Detail: "HTTP 404: The model `sim-8b` does not exist."}}
 	rec := rs.score(&extractbench.Variant{Name: "v"}, e, "http://127.0.0.1:8000", corpus.Document{ID: "d1"}, resp)
@@ -76,48 +73,6 @@ func TestEngine_Attribute(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestEngineScript_KillsGroupOnHangup: the start command's shell kills the
-// engine's whole process group when it gets SIGHUP, Pdeathsig's signal.
-func TestEngineScript_KillsGroupOnHangup(t *testing.T) {
-	p, err := StartEngine("sleep 30 & sleep 30", "", filepath.Join(t.TempDir(), "engine.log"), "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	time.Sleep(200 * time.Millisecond)
-	if err := syscall.Kill(p.Pid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the shell did not end on SIGHUP")
-	}
-	for deadline := time.Now().Add(3 * time.Second); groupRuns(p.Pid()); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("processes of the engine's group survived its shell's SIGHUP")
-		}
-	}
-}
-
-// groupRuns reports whether a process of group pgid still runs (zombies
-// waiting for init to reap them do not).
-func groupRuns(pgid int) bool {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			return true
-		}
-	}
-	return false
 }
 
 func TestEngine_IsLocal(t *testing.T) {

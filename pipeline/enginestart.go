@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -10,60 +11,48 @@ import (
 	"github.com/extractbench/extractbench/results"
 )
 
-// startProcess runs the variant's start command and waits until the engine
-// answers: first it stops an engine an interrupted attempt of this run left
-// behind (its pid file), then it refuses a port something else answers on,
-// then it starts, times the load and records the pid.
+// startProcess runs the variant's start command through the run's
+// ProcessStarter and waits until the engine answers: first it stops an
+// engine an interrupted attempt of this run left behind (its pid file),
+// then it refuses a port something else answers on, then it starts, times
+// the load and records the pid.
 func (rs *runState) startProcess(ctx context.Context, v *extractbench.Variant, e *engine) error {
-	logPath := filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".log")
-	pidPath := enginePIDPath(rs.opts.OutDir, v.Name)
-	if err := rs.stopStale(ctx, v, pidPath, logPath); err != nil {
+	if rs.opts.Process == nil {
+		return &ConfigError{fmt.Errorf("variant %s: engine.start is set but this program cannot start engines (no ProcessStarter wired in)", v.Name)}
+	}
+	files := extractbench.ProcessFiles{
+		Log: filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".log"),
+		PID: filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".pid"),
+	}
+	redact := rs.redact()
+	what, err := rs.opts.Process.StopStale(v, files, redact)
+	if err != nil {
 		return err
+	}
+	if what != "" {
+		rs.logf("%s: %s", v.Name, what)
+		rs.event(ctx, v.Name, results.EventEngineStale, 0, what)
 	}
 	if err := checkPortFree(ctx, v, e.client); err != nil {
 		return err
 	}
-	rs.logf("%s: starting engine: %s (log %s)", v.Name, v.Engine.Start, logPath)
-	proc, err := StartEngine(v.Engine.Start, v.Engine.Stop, logPath, pidPath, rs.secrets)
+	rs.logf("%s: starting engine: %s (log %s)", v.Name, v.Engine.Start, files.Log)
+	proc, err := rs.opts.Process.StartProcess(ctx, v, files, redact, e.client.Health)
 	if err != nil {
 		return err
 	}
 	e.proc = proc
-	d, err := proc.WaitReady(ctx, time.Duration(v.Engine.ReadyTimeout), e.client.Health)
-	if err != nil {
-		proc.Stop()
-		return fmt.Errorf("variant %s: %w", v.Name, err)
-	}
-	proc.refreshPIDFile()
-	e.loadTime = d
-	detail := fmt.Sprintf("start command until /health answered (checked every %s by then: the figure is at most that late)", readyPollInterval(d).Round(time.Millisecond))
-	if proc.Daemonised() {
-		detail += " (the start command daemonised the engine; stop: ends it)"
-	}
-	rs.event(ctx, v.Name, results.EventEngineLoad, d.Nanoseconds(), detail)
-	rs.logf("%s: engine ready after %s", v.Name, d.Round(time.Millisecond))
+	e.loadTime = proc.LoadTime()
+	rs.event(ctx, v.Name, results.EventEngineLoad, e.loadTime.Nanoseconds(), proc.LoadDetail())
+	rs.logf("%s: engine ready after %s", v.Name, e.loadTime.Round(time.Millisecond))
 	return nil
 }
 
-// stopStale stops the engine an interrupted attempt left running, found
-// by its pid file; for an engine that daemonised, the protocol's stop:
-// command is run as well, since the pid it recorded was only the launcher's.
-func (rs *runState) stopStale(ctx context.Context, v *extractbench.Variant, pidPath, logPath string) error {
-	what, err := StopStaleEngine(pidPath)
-	if err != nil {
-		return err
-	}
-	if what == "" {
+// redact is the run's secrets as a writer wrapper for engine logs; nil
+// when there are none.
+func (rs *runState) redact() extractbench.Redact {
+	if rs.secrets.Empty() {
 		return nil
 	}
-	if v.Engine.Stop != "" {
-		if err := runStopCommandTo(v.Engine.Stop, logPath, rs.secrets); err != nil {
-			what += fmt.Sprintf("; the stop command failed: %v", err)
-		} else {
-			what += "; ran the stop command"
-		}
-	}
-	rs.logf("%s: %s", v.Name, what)
-	rs.event(ctx, v.Name, results.EventEngineStale, 0, what)
-	return nil
+	return func(w io.Writer) io.WriteCloser { return rs.secrets.Writer(w) }
 }

@@ -91,8 +91,8 @@ func readManifest(t *testing.T, out string) extractbench.Manifest {
 // and CUDA of a local engine are pinned at its first start (environment
 // hash); a resume on another driver is refused.
 func TestRun_ResumeRefusesChangedEnvironment(t *testing.T) {
-	plain := string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-plain.txt"))
-	fakeSMI(t, "NVIDIA H200, 1024, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", plain)
+	plain := string(pipelinetest.ReadFile(t, "telemetry/testdata/nvidia-smi/h200-plain.txt"))
+	pipelinetest.FakeSMI(t, "NVIDIA H200, 1024, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", plain)
 	dir := t.TempDir()
 	proto := envProtocol(t, dir, vllmLike(t, "0.11.0").URL, "")
 	out := filepath.Join(dir, "out")
@@ -104,7 +104,7 @@ func TestRun_ResumeRefusesChangedEnvironment(t *testing.T) {
 		t.Fatalf("pinned environment = engine %q from %q, GPU %+v, hash %q", vm.Engine.Version, vm.Engine.VersionSource, vm.GPU, vm.Environment)
 	}
 
-	fakeSMI(t, "NVIDIA H200, 1024, 143771\n", "NVIDIA H200, 143771, 590.44.01\n", plain)
+	pipelinetest.FakeSMI(t, "NVIDIA H200, 1024, 143771\n", "NVIDIA H200, 143771, 590.44.01\n", plain)
 	_, err := Run(context.Background(), Options{OutDir: out, Resume: true, Quiet: true})
 	var ce *ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `driver "580.159.04", now "590.44.01"`) {
@@ -116,7 +116,7 @@ func TestRun_ResumeRefusesChangedEnvironment(t *testing.T) {
 // on this machine, this machine's nvidia-smi is neither recorded as its GPU
 // nor sampled during passes; engine.gpu names its card.
 func TestRun_RemoteEngineGetsNoHostGPU(t *testing.T) {
-	fakeSMI(t, "NVIDIA H200, 1024, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", string(pipelinetest.ReadFile(t, "testdata/nvidia-smi/h200-plain.txt")))
+	pipelinetest.FakeSMI(t, "NVIDIA H200, 1024, 143771\n", "NVIDIA H200, 143771, 580.159.04\n", string(pipelinetest.ReadFile(t, "telemetry/testdata/nvidia-smi/h200-plain.txt")))
 	dir := t.TempDir()
 	proto := envProtocol(t, dir, vllmLike(t, "0.11.0").URL, ", local: false, gpu: NVIDIA L4")
 	out := filepath.Join(dir, "out")

@@ -24,7 +24,7 @@ type interrupts struct {
 }
 
 // passSends counts the requests a pass sent, to kick its sampler when the
-// first and the last of its todo are sent (Sampler.Kick).
+// first and the last of its todo are sent (telemetry.Sampler.Kick).
 type passSends struct {
 	todo, sent int
 	kick       func()

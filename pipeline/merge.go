@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -79,7 +80,7 @@ type merger struct {
 	shards   []*mergeInput         // by shard index, then directory
 	manifest extractbench.Manifest // the merged run's
 	store    *results.Store
-	rs       *runState // passRow's context: the protocol, the merged store, the shards' spans
+	acct     *passAccount // the pass rows' tally, as the run's: the protocol, the merged store, the shards' spans
 	sum      *MergeSummary
 }
 
@@ -377,11 +378,11 @@ func (mg *merger) fill(ctx context.Context) error {
 	if err := mg.store.CreateRun(ctx, run); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	proto, err := ParseProtocol(m.Protocol, m.ProtocolSource+" (from the shards' manifest)", protocolDir(m))
+	proto, err := protocol.Parse(m.Protocol, m.ProtocolSource+" (from the shards' manifest)", protocolDir(m))
 	if err != nil {
 		return fmt.Errorf("merge: read the shards' protocol: %w", err)
 	}
-	mg.rs = &runState{proto: proto, store: mg.store, runID: sum.RunID, merged: &mergeSpans{count: m.Merge.Count, resumes: map[int][]int64{}}}
+	mg.acct = &passAccount{proto: proto, store: mg.store, merged: &mergeSpans{count: m.Merge.Count, resumes: map[int][]int64{}}}
 	if err := mg.copyEventsAndDecisions(ctx); err != nil {
 		return err
 	}
@@ -437,7 +438,7 @@ func (mg *merger) copyEventsAndDecisions(ctx context.Context) error {
 			if e.Kind == results.EventResumed && e.ValueNS != 0 {
 				e.ValueNS += in.offset
 				idx := in.manifest.Shard.Index
-				mg.rs.merged.resumes[idx] = append(mg.rs.merged.resumes[idx], e.ValueNS)
+				mg.acct.merged.resumes[idx] = append(mg.acct.merged.resumes[idx], e.ValueNS)
 			}
 			e.RunID, e.Detail = mg.sum.RunID, prefix+e.Detail
 			if err := mg.store.AddEvent(ctx, e); err != nil {
@@ -455,8 +456,8 @@ func (mg *merger) copyEventsAndDecisions(ctx context.Context) error {
 			}
 		}
 	}
-	for i := range mg.rs.merged.resumes {
-		slices.Sort(mg.rs.merged.resumes[i])
+	for i := range mg.acct.merged.resumes {
+		slices.Sort(mg.acct.merged.resumes[i])
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/pipelinetest"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/resultstest"
 )
@@ -57,7 +58,7 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 	if err := os.WriteFile(protoPath, []byte(fmt.Sprintf(synthProtocol, levels)), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	p, err := LoadProtocol(protoPath)
+	p, err := protocol.Load(protoPath)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestMergeSpans(t *testing.T) {
 			b = id
 		}
 	}
-	rs := &runState{merged: &mergeSpans{count: 2, resumes: map[int][]int64{1: {500}}}}
+	rs := &passAccount{merged: &mergeSpans{count: 2, resumes: map[int][]int64{1: {500}}}}
 	// shard 0: 100-300; shard 1: 200-400, then resumed at 500: 600-700.
 	tally := rs.newTally(nil)
 	for _, r := range []extractbench.Record{rec(a, 100, 300), rec(b, 200, 400), rec(b, 600, 700)} {

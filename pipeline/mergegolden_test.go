@@ -15,6 +15,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/pipelinetest"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -89,7 +90,7 @@ func writeGoldenShards(tb testing.TB, root string) []string {
 	if err := os.WriteFile(protoPath, []byte(goldenProtocol), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	p, err := LoadProtocol(protoPath)
+	p, err := protocol.Load(protoPath)
 	if err != nil {
 		tb.Fatal(err)
 	}

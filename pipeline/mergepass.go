@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 	"github.com/sourcegraph/conc/stream"
 )
@@ -81,7 +82,7 @@ func (mg *merger) mergePasses(ctx context.Context, keys []extractbench.PassKey) 
 	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
 	for _, key := range keys {
 		s.Go(func() stream.Callback {
-			tally, err := mg.rs.tallyPass(ctx, key, mg.endpoints(key.Variant))
+			tally, err := mg.acct.tallyPass(ctx, key, mg.endpoints(key.Variant))
 			return func() {
 				if firstErr != nil {
 					return
@@ -106,19 +107,12 @@ func (mg *merger) mergePasses(ctx context.Context, keys []extractbench.PassKey) 
 func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows []shardPass, tally *passTally) (extractbench.Pass, error) {
 	first := rows[0].row
 	complete := tally.docs == int64(mg.expectedDocs(key))
-	p := mg.rs.passRow(key, first.Phase, 0, key.Level, tally, mergedTelemetry(rows), first.BatchTransport, complete, nil)
+	p := mg.acct.passRow(key, first.Phase, 0, key.Level, tally, mergedTelemetry(rows), first.BatchTransport, complete, nil)
 	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
-	p.SentConcurrency = tally.order.MaxInFlight
-	if key.Mode != extractbench.ModeRate {
-		per := key.Level
-		if key.Mode == extractbench.ModeContext {
-			per = mg.rs.proto.Sweep.Concurrency
-		}
-		p.SentConcurrency = min(p.SentConcurrency, int64(per*len(rows))) // each shard keeps level in flight
-	}
+	p.SentConcurrency = extractbench.SentConcurrency(key.Mode, key.Level, mg.acct.proto.Sweep.Concurrency, len(rows), tally.order.MaxInFlight) // each shard keeps level in flight
 	mergeClientFigures(&p, rows)
 	if complete {
-		mg.rs.judgePass(&p) // again: the shards' client self-checks are part of the verdict
+		mg.acct.judgePass(&p) // again: the shards' client self-checks are part of the verdict
 	}
 	if err := mg.store.PutPass(ctx, p); err != nil {
 		return extractbench.Pass{}, fmt.Errorf("merge: write merged pass %s: %w", key, err)
@@ -143,8 +137,8 @@ func (mg *merger) expectedDocs(key extractbench.PassKey) int {
 // growth (preemptions, graph captures) are the highest any shard observed,
 // since shards that share an engine each see all of its load; the engine
 // queue mean is the shards' means weighted by their documents.
-func mergedTelemetry(rows []shardPass) Telemetry {
-	var t Telemetry
+func mergedTelemetry(rows []shardPass) telemetry.Telemetry {
+	var t telemetry.Telemetry
 	hi := func(dst **float64, v *int64) {
 		if v == nil {
 			return

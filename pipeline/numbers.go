@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -56,7 +57,7 @@ func (u *refusedUsage) take(key extractbench.PassKey) *usageRefusals {
 // numbersRefused says, on stderr and as one event, which engine numbers of
 // the pass were refused as impossible: usages of its requests, values of
 // its /metrics scrapes. The figures they would have made are NULL.
-func (rs *runState) numbersRefused(ctx context.Context, v *extractbench.Variant, key extractbench.PassKey, tel Telemetry) {
+func (rs *runState) numbersRefused(ctx context.Context, v *extractbench.Variant, key extractbench.PassKey, tel telemetry.Telemetry) {
 	var parts []string
 	if u := rs.refusedUsage.take(key); u != nil {
 		parts = append(parts, fmt.Sprintf("%d requests sent an impossible usage (first: %s), counted as without usage", u.n, u.first))

@@ -16,6 +16,8 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/pipeline/dispatch"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -63,28 +65,17 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 			rs.logf("%s: warning: reset engine memory peaks at %s: %v", v.Name, r.name, err)
 		}
 	}
-	flush := func(samples []Sample) error { // a long pass's samples are written as they come
+	flush := func(samples []telemetry.Sample) error { // a long pass's samples are written as they come
 		return rs.store.AddTelemetry(context.WithoutCancel(ctx), key, toSamples(samples))
 	}
 	active := func() bool { return rs.intr.count() > 0 } // the engine's peaks are read while the pass's requests run
-	sampler := StartSampler(ctx, rs.clock, SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval),
+	sampler := telemetry.StartSampler(ctx, rs.clock, telemetry.SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval),
 		NvidiaSMI: e.nvidiaSMI, Flush: flush, Active: active}, e.client.HTTPClient())
 	rs.intr.watchPass(todo.Len(), sampler.Kick) // sampled at its first send and its last, however short it is
 	bar := rs.newBar(v, level, rep, phase, docs.Len(), done.Len())
-	transport := ""
 	self := startClientSelf(e.inproc != nil)
-	switch {
-	case rs.proto.Sweep.Mode == extractbench.ModeBatch:
-		transport = rs.dispatchBatches(ctx, v, e, level, key, todo, bar)
-	case rs.proto.Sweep.Mode == extractbench.ModeRate && level == extractbench.SyncLevel:
-		rs.dispatchConcurrent(ctx, v, e, 1, key, todo, bar, self) // the synchronous baseline
-	case rs.proto.Sweep.Mode == extractbench.ModeRate:
-		rs.dispatchRate(ctx, v, e, key, todo, bar, self)
-	case rs.proto.Sweep.Mode == extractbench.ModeContext:
-		rs.dispatchConcurrent(ctx, v, e, rs.proto.Sweep.Concurrency, key, todo, bar, self)
-	default:
-		rs.dispatchConcurrent(ctx, v, e, level, key, todo, bar, self)
-	}
+	transport, dispatchErr := dispatch.Run(ctx, rs.proto.Sweep, rs.proto.Generation.Seed, level, rep,
+		&passDispatch{ctx: ctx, rs: rs, v: v, e: e, level: level, key: key, todo: todo, bar: bar, self: self})
 	self.stop()
 	rs.intr.watchPass(0, nil)
 	tel := sampler.Stop()
@@ -118,6 +109,10 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 	}
 	if err := rs.store.PutPass(bg, p); err != nil {
 		return nil, fmt.Errorf("record pass %s: %w", key, err)
+	}
+	if dispatchErr != nil {
+		rs.logf("%s: %v", v.Name, dispatchErr)
+		return &p, fmt.Errorf("pass at level %d, repetition %d: dispatch stopped, %d of %d documents not recorded: %w", level, rep, int64(docs.Len())-tally.docs, docs.Len(), dispatchErr)
 	}
 	if err := rs.readFailure.err(); err != nil {
 		return &p, fmt.Errorf("pass at level %d, repetition %d: dispatch stopped, %d of %d documents not sent: %w", level, rep, int64(docs.Len())-tally.docs, docs.Len(), err)
@@ -192,64 +187,6 @@ func (rs *runState) engineDead(ctx context.Context, v *extractbench.Variant, e *
 	detail := what + "; no further pass or retry against it (" + e.deathDetail() + ")"
 	rs.event(ctx, v.Name, results.EventEngineDead, 0, detail)
 	return fmt.Errorf("engine died %s", detail)
-}
-
-// dispatchBatches sends the documents in groups of level: one
-// /v1/completions call with a list of prompts where the engine accepts it,
-// else level simultaneous chat requests with a barrier. It returns which.
-func (rs *runState) dispatchBatches(ctx context.Context, v *extractbench.Variant, e *engine, level int, key extractbench.PassKey, todo docList, bar *passBar) string {
-	transport := "completions_list"
-	for start := 0; start < todo.Len() && ctx.Err() == nil && !e.died(); start += level {
-		group := make([]corpus.Document, 0, level)
-		for i := start; i < min(start+level, todo.Len()); i++ {
-			d, ok := rs.readDoc(todo.At(i))
-			if !ok {
-				return transport // the corpus cannot be read back: nothing more is sent
-			}
-			group = append(group, d)
-		}
-		sched := rs.clock.Now()
-		if transport == "completions_list" {
-			prompts := make([]string, len(group))
-			for i, d := range group {
-				prompts[i] = rs.completionPrompt(d)
-			}
-			r := e.replicas.acquire(len(group))
-			if r == nil {
-				return transport // every replica is dead: nothing is sent
-			}
-			rs.intr.begin(len(group))
-			resps, err := r.client.Complete(rs.intr.reqs, rs.clock, sched, prompts, rs.generation())
-			rs.intr.end(len(group))
-			e.replicas.release(r, len(group))
-			if errors.Is(err, client.ErrBatchUnsupported) {
-				transport = "barrier"
-				rs.decision(ctx, v.Name, results.DecisionBatchMode, level, level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
-			} else {
-				for i, d := range group {
-					rs.checkReplica(v, e, r, resps[i].Transport)
-					rec := rs.score(v, e, r.name, d, resps[i])
-					rec.ExpectedPromptTokens = nil // a plain-text prompt, no chat template: the tokenizer's count of a chat prompt is not its count
-					rs.keep(key, rec, bar)
-				}
-				continue
-			}
-		}
-		var wg sync.WaitGroup
-		for _, d := range group {
-			wg.Go(func() {
-				r := e.replicas.acquire(1)
-				if r == nil {
-					return // every replica is dead: never sent
-				}
-				rec := rs.exchange(rs.intr.reqs, v, e, r, d, sched)
-				e.replicas.release(r, 1)
-				rs.keep(key, rec, bar)
-			})
-		}
-		wg.Wait() // the barrier: the next batch starts when this one is done
-	}
-	return transport
 }
 
 // exchange sends one document (read back: readDoc) to replica r and
@@ -389,13 +326,13 @@ func (rs *runState) generation() client.Generation {
 
 // metricsEndpoints are the Prometheus endpoints sampled during a pass: the
 // engine's metrics_url, or each replica's URL + /metrics.
-func (e *engine) metricsEndpoints(v *extractbench.Variant) []MetricsEndpoint {
+func (e *engine) metricsEndpoints(v *extractbench.Variant) []telemetry.MetricsEndpoint {
 	if v.Engine.MetricsURL != "" {
-		return []MetricsEndpoint{{Name: e.replicas.all[0].name, URL: v.Engine.MetricsURL}}
+		return []telemetry.MetricsEndpoint{{Name: e.replicas.all[0].name, URL: v.Engine.MetricsURL}}
 	}
-	out := make([]MetricsEndpoint, len(e.replicas.all))
+	out := make([]telemetry.MetricsEndpoint, len(e.replicas.all))
 	for i, r := range e.replicas.all {
-		out[i] = MetricsEndpoint{Name: r.name, URL: strings.TrimRight(r.url, "/") + "/metrics"}
+		out[i] = telemetry.MetricsEndpoint{Name: r.name, URL: strings.TrimRight(r.url, "/") + "/metrics"}
 	}
 	return out
 }
@@ -587,7 +524,7 @@ func (b *passBar) finish(complete bool) {
 // waiting, KV cache, captures, peaks) then come from the scrapes that
 // worked, or are missing, and a reader must not take a missing figure for
 // a zero.
-func (rs *runState) telemetryErrors(ctx context.Context, v *extractbench.Variant, level, rep int, tel Telemetry) {
+func (rs *runState) telemetryErrors(ctx context.Context, v *extractbench.Variant, level, rep int, tel telemetry.Telemetry) {
 	var parts []string
 	if tel.ScrapeErrors > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d metrics scrapes failed (last: %s)", tel.ScrapeErrors, tel.ScrapeErrors+tel.Scrapes, tel.LastScrapeError))

@@ -9,6 +9,8 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/protocol"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -35,7 +37,7 @@ type segment struct{ lo, hi, first, last int64 }
 
 // tallyPass reads the pass's rows back from the store; endpoints are the
 // variant's replicas, so that one that answered nothing counts 0.
-func (rs *runState) tallyPass(ctx context.Context, key extractbench.PassKey, endpoints []string) (*passTally, error) {
+func (rs *passAccount) tallyPass(ctx context.Context, key extractbench.PassKey, endpoints []string) (*passTally, error) {
 	t := rs.newTally(endpoints)
 	err := rs.store.EachPassRecord(ctx, key, func(r *extractbench.Record) {
 		t.add(r)
@@ -67,7 +69,7 @@ func (rs *runState) tallyPass(ctx context.Context, key extractbench.PassKey, end
 
 // newTally is an empty tally with the run's segments: one per invocation
 // (the first, then each resume); in a merge, those of every shard.
-func (rs *runState) newTally(endpoints []string) *passTally {
+func (rs *passAccount) newTally(endpoints []string) *passTally {
 	t := &passTally{endpoints: make(map[string]int64, len(endpoints))}
 	for _, e := range endpoints {
 		t.endpoints[e] = 0
@@ -145,10 +147,23 @@ func (t *passTally) add(r *extractbench.Record) {
 	}
 }
 
+// passAccount builds pass rows from the store's records, for the run and
+// for the merge alike (one tally: tallyPass, then passRow and judgePass):
+// the protocol, the store, and the segments a pass's records fall into (the
+// run's resumes, or the merged shards').
+type passAccount struct {
+	proto   *protocol.Protocol
+	store   *results.Store
+	resumes []int64 // run-clock instants at which this run was resumed (segment starts)
+	// merged: the shards' segments when passRow computes a merged pass
+	// (merge.go); nil in a run.
+	merged *mergeSpans
+}
+
 // passRow turns a pass's tally and telemetry into its passes row. Every
 // figure is computed from the stored records, so that a resumed pass gets
 // the same figures as one that ran through.
-func (rs *runState) passRow(key extractbench.PassKey, phase string, retryOf, level int, t *passTally, tel Telemetry, transport string, complete bool, self *clientSelf) extractbench.Pass {
+func (rs *passAccount) passRow(key extractbench.PassKey, phase string, retryOf, level int, t *passTally, tel telemetry.Telemetry, transport string, complete bool, self *clientSelf) extractbench.Pass {
 	agg := t.acc.Tally(t.order.UniqueDocs, t.order.Recovered, nil) // one row per (pass, document): no duplicate id
 	p := extractbench.Pass{
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
@@ -165,18 +180,12 @@ func (rs *runState) passRow(key extractbench.PassKey, phase string, retryOf, lev
 	if retryOf > 0 {
 		p.Attempt, p.RetryOf = 2, ptr(int64(retryOf))
 	}
-	if key.Mode == "batch" {
+	if key.Mode == extractbench.ModeBatch {
 		b := int64(level)
 		p.RequestedBatch = &b
 	}
 	endpointSpread(&p, t.endpoints)
-	p.SentConcurrency = t.order.MaxInFlight
-	if key.Mode != extractbench.ModeRate && key.Mode != extractbench.ModeContext && (level < int(p.SentConcurrency) || key.Mode == extractbench.ModeConcurrency) {
-		p.SentConcurrency = min(p.SentConcurrency, int64(level))
-	}
-	if key.Mode == extractbench.ModeContext {
-		p.SentConcurrency = min(p.SentConcurrency, int64(rs.proto.Sweep.Concurrency))
-	}
+	p.SentConcurrency = extractbench.SentConcurrency(key.Mode, level, rs.proto.Sweep.Concurrency, 1, t.order.MaxInFlight)
 	p.DateF1, p.AmountF1, p.CategoryF1 = ptr(agg.Date.F1), ptr(agg.Amount.F1), ptr(agg.Category.F1)
 	if b, err := json.Marshal(agg.Confusion); err == nil && len(agg.Confusion) > 0 {
 		p.CategoryConfusion = string(b)
@@ -261,7 +270,7 @@ func (rs *runState) passRow(key extractbench.PassKey, phase string, retryOf, lev
 
 // judgePass sets a complete pass's own verdict (eval.JudgePass) against
 // the pooled share of its variant's complete baseline passes.
-func (rs *runState) judgePass(p *extractbench.Pass) {
+func (rs *passAccount) judgePass(p *extractbench.Pass) {
 	baseline := -1.0
 	if p.Phase != extractbench.PhaseBaseline {
 		baseline = rs.baselineShare(extractbench.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition})
@@ -337,7 +346,7 @@ func unionSpan(ivs [][2]int64) (first, last, dur int64) {
 
 // baselineShare is the pooled accepted share of the variant's complete
 // baseline passes (eval's rule: accepted over documents of every repetition).
-func (rs *runState) baselineShare(key extractbench.PassKey) float64 {
+func (rs *passAccount) baselineShare(key extractbench.PassKey) float64 {
 	passes, err := rs.store.Passes(context.Background(), key.RunID)
 	if err != nil {
 		return -1
@@ -354,7 +363,7 @@ func (rs *runState) baselineShare(key extractbench.PassKey) float64 {
 	return float64(accepted) / float64(docs)
 }
 
-func toSamples(in []Sample) []results.TelemetrySample {
+func toSamples(in []telemetry.Sample) []results.TelemetrySample {
 	out := make([]results.TelemetrySample, len(in))
 	for i, s := range in {
 		out[i] = results.TelemetrySample{TNS: s.TNS, Metric: s.Metric, Value: s.Value, Endpoint: s.Endpoint}
@@ -387,7 +396,7 @@ func int64Of(r float64) *int64 {
 // invariance compares the pass's outputs with the level-1 pass of the same
 // variant, mode and repetition (eval.Invariance, computed in the store);
 // nil for level 1 itself or when that pass is not complete.
-func (rs *runState) invariance(key extractbench.PassKey) (changed, verdicts *int64) {
+func (rs *passAccount) invariance(key extractbench.PassKey) (changed, verdicts *int64) {
 	base := rs.proto.Levels()[0]
 	if key.Level == base || key.Mode == extractbench.ModeContext { // a context step's documents are not the baseline's
 		return nil, nil

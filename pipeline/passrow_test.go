@@ -42,7 +42,7 @@ func tallyGrowth(t *testing.T, n int) (int64, *passTally) {
 	if err := s.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rs := &runState{store: s, runID: key.RunID}
+	rs := &passAccount{store: s}
 	before, peak := liveHeap(), int64(0)
 	tallyRowHook = func(rows int64) {
 		if rows%500 == 0 {

@@ -77,7 +77,7 @@ func TerminalWidth(w io.Writer) int {
 // shortLevel is a pass's level in a few characters, for a narrow bar:
 // c16 (concurrency), b8 (batch), 4/s (rate), sync, and the length class of a
 // context step.
-func shortLevel(mode, phase string, level int) string {
+func shortLevel(mode extractbench.Mode, phase string, level int) string {
 	switch {
 	case mode == extractbench.ModeBatch:
 		return fmt.Sprintf("b%d", level)

@@ -56,7 +56,7 @@ func (rs *runState) loadTokenizers() []string {
 // (extractbench.DriftAgainstVariant + its name), else nothing (""). The built-in
 // engine counts with corpus.ApproxTokens, no tokenizer: it is neither
 // compared nor a reference.
-func (rs *runState) driftReference(variant string) (reference, refVariant string) {
+func (rs *passAccount) driftReference(variant string) (reference, refVariant string) {
 	if rs.proto == nil {
 		return "", ""
 	}

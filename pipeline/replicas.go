@@ -203,3 +203,17 @@ func sameEngine(ctx context.Context, v *extractbench.Variant, e *engine, first c
 	}
 	return nil
 }
+
+// replicaNames are the names of a variant's replicas, as its rows record
+// them: the URLs of engine.urls (credentials removed), or builtin/1 ...
+// builtin/N for engine.replicas; nil for one engine.
+func replicaNames(e extractbench.Engine) []string {
+	if e.IsBuiltin() && e.Replicas > 1 {
+		out := make([]string, e.Replicas)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s/%d", e.URL, i+1)
+		}
+		return out
+	}
+	return redactURLs(e.URLs)
+}

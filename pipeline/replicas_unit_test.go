@@ -2,12 +2,9 @@ package pipeline
 
 import (
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/extractbench/extractbench"
-	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 func TestPickReplica(t *testing.T) {
@@ -82,121 +79,6 @@ func TestReplicaSet_Acquire(t *testing.T) {
 	}
 }
 
-// TestSampler_Replicas: two replicas scraped at each tick: samples carry
-// their endpoint, running and waiting add up per scrape (the peak of the
-// sum, not the sum of the peaks), the KV fraction takes the fullest,
-// counters and histograms add each replica's growth.
-func TestSampler_Replicas(t *testing.T) {
-	a, _ := sequenceServer(t,
-		vllmMetrics(0, 0, 0.10, 1, 1, 10),
-		vllmMetrics(6, 2, 0.50, 2, 2, 15), // a's peak ...
-		vllmMetrics(1, 0, 0.20, 3, 3, 20),
-	)
-	b, _ := sequenceServer(t,
-		vllmMetrics(0, 0, 0.05, 0, 0, 0),
-		vllmMetrics(1, 0, 0.30, 0, 1, 2),
-		vllmMetrics(5, 4, 0.90, 1, 4, 8), // ... and b's come at different scrapes
-	)
-	eps := []MetricsEndpoint{{Name: "http://a", URL: a.URL}, {Name: "http://b", URL: b.URL}}
-	s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil)
-	s.scrapeOnce(pipelinetest.Context(t))
-	tel := s.Stop()
-	checks := []struct {
-		name string
-		got  *float64
-		want float64
-	}{
-		{"MaxRunning", tel.MaxRunning, 7},                    // scrape 2: 6 + 1 (scrape 3: 1 + 5 = 6); the sum of peaks would be 11
-		{"MaxWaiting", tel.MaxWaiting, 4},                    // scrape 3: 0 + 4 (scrape 2: 2 + 0)
-		{"PeakKVUsage", tel.PeakKVUsage, 0.9},                // the fullest replica
-		{"PreemptionsDelta", tel.PreemptionsDelta, 3},        // 2 + 1
-		{"QueueTimeCountDelta", tel.QueueTimeCountDelta, 18}, // 10 + 8
-		{"QueueTimeSumDelta", tel.QueueTimeSumDelta, 6},      // 2 + 4
-	}
-	for _, c := range checks {
-		if !eqPtr(c.got, c.want) {
-			t.Errorf("%s = %v, want %v", c.name, deref(c.got), c.want)
-		}
-	}
-	if tel.Scrapes != 6 {
-		t.Errorf("Scrapes = %d, want 6 (3 ticks × 2 endpoints)", tel.Scrapes)
-	}
-	per := map[string]int{}
-	instants := map[int64]map[string]bool{}
-	for _, smp := range tel.Samples {
-		if smp.Metric != extractbench.MetricRunning {
-			continue
-		}
-		per[smp.Endpoint]++
-		if instants[smp.TNS] == nil {
-			instants[smp.TNS] = map[string]bool{}
-		}
-		instants[smp.TNS][smp.Endpoint] = true
-	}
-	if per["http://a"] != 3 || per["http://b"] != 3 || len(per) != 2 {
-		t.Errorf("running samples per endpoint = %v, want 3 for each of http://a and http://b", per)
-	}
-	for at, eps := range instants {
-		if len(eps) != 2 {
-			t.Errorf("scrape at %d has samples of %d endpoints, want both at one instant", at, len(eps))
-		}
-	}
-}
-
-// TestSampler_ReplicaDown: a replica whose /metrics fails is counted as a
-// scrape error; the other's figures still come.
-func TestSampler_ReplicaDown(t *testing.T) {
-	a, _ := sequenceServer(t, vllmMetrics(3, 1, 0.4, 0, 0, 0))
-	eps := []MetricsEndpoint{{Name: "a", URL: a.URL}, {Name: "gone", URL: "http://127.0.0.1:1/metrics"}}
-	tel := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{Endpoints: eps, Interval: time.Hour}, nil).Stop()
-	if !eqPtr(tel.MaxRunning, 3) || tel.ScrapeErrors != 2 || tel.Scrapes != 2 {
-		t.Errorf("MaxRunning %v, Scrapes %d, ScrapeErrors %d; want 3, 2, 2", deref(tel.MaxRunning), tel.Scrapes, tel.ScrapeErrors)
-	}
-}
-
-// TestParseProtocol_Replicas: urls is a list of http(s) replicas; url and
-// urls together, neither, a replica twice, a start: or a metrics_url beside
-// urls are refused with the file, line and field.
-func TestParseProtocol_Replicas(t *testing.T) {
-	const head = "variants:\n  - name: r\n"
-	p, err := ParseProtocol([]byte(head+"    engine: {urls: [\"http://127.0.0.1:8001\", \"http://127.0.0.1:8002/\"], model: m}\n"), "p.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := p.Variants[0].Engine.Endpoints(); len(got) != 2 || got[1] != "http://127.0.0.1:8002/" {
-		t.Errorf("Endpoints() = %v", got)
-	}
-	if !p.Variants[0].Engine.IsLocal() || p.Variants[0].Engine.IsBuiltin() {
-		t.Errorf("loopback replicas: IsLocal %v IsBuiltin %v, want true, false", p.Variants[0].Engine.IsLocal(), p.Variants[0].Engine.IsBuiltin())
-	}
-	if strings.Contains(string(p.Canonical()), `"url"`) {
-		t.Errorf("canonical protocol names url for a variant of replicas: %s", p.Canonical())
-	}
-	tests := []struct {
-		engine string
-		want   string
-	}{
-		{`{url: "http://127.0.0.1:8000", urls: ["http://127.0.0.1:8001"], model: m}`, "p.yaml:3: variants.0.engine.urls: url and urls are both set"},
-		{`{model: m}`, "p.yaml:3: variants.0.engine: neither url nor urls is set"},
-		{`{urls: ["http://a:1", builtin], model: m}`, `p.yaml:3: variants.0.engine.urls.1: "builtin" is not an http(s) URL`},
-		{`{urls: ["http://a:1", "http://a:1/"], model: m}`, `p.yaml:3: variants.0.engine.urls.1: "http://a:1/" is listed twice (urls.0)`},
-		{`{urls: ["http://a:1"], model: m, start: "vllm serve m"}`, "p.yaml:3: variants.0.engine.start: start: runs one engine"},
-		{`{urls: ["http://a:1"], model: m, metrics_url: "http://a:1/metrics"}`, "p.yaml:3: variants.0.engine.metrics_url: metrics_url names one endpoint"},
-		{`{urls: [], model: m}`, "p.yaml:3: variants.0.engine.urls"},
-		{`{url: "http://a:1", replicas: 2, model: m}`, "p.yaml:3: variants.0.engine.replicas: replicas: N starts N built-in engines (url: builtin)"},
-		{`{urls: ["http://a:1"], replicas: 2, model: m}`, "p.yaml:3: variants.0.engine.replicas: replicas: N starts N built-in engines (url: builtin); urls already lists"},
-		{`{url: builtin, replicas: 0, model: sim-8b}`, "p.yaml:3: variants.0.engine.replicas"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.engine, func(t *testing.T) {
-			_, err := ParseProtocol([]byte(head+"    engine: "+tt.engine+"\n"), "p.yaml", ".")
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error = %v, want it to contain %q", err, tt.want)
-			}
-		})
-	}
-}
-
 // TestEngine_ReplicaNames: the names rows record for each kind of variant.
 func TestEngine_ReplicaNames(t *testing.T) {
 	tests := []struct {
@@ -213,17 +95,5 @@ func TestEngine_ReplicaNames(t *testing.T) {
 		if got := replicaNames(tt.e); !slices.Equal(got, tt.want) {
 			t.Errorf("%+v: ReplicaNames() = %v, want %v", tt.e, got, tt.want)
 		}
-	}
-}
-
-// TestParseProtocol_OneURLUnchanged: a variant of one engine keeps its
-// canonical form, so the fingerprints of runs before replicas hold.
-func TestParseProtocol_OneURLUnchanged(t *testing.T) {
-	p, err := ParseProtocol([]byte(validProtocol), "p.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := string(p.Canonical()); !strings.Contains(c, `"engine":{"url":"builtin","model":"sim-8b"`) || strings.Contains(c, "urls") {
-		t.Errorf("canonical engine changed: %s", c)
 	}
 }

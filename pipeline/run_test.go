@@ -25,6 +25,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
+	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/resultstest"
@@ -202,7 +203,7 @@ func TestMain(m *testing.M) {
 	if proto := os.Getenv("EXTRACTBENCH_TEST_CHILD_PROTOCOL"); proto != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		_, err := pipeline.Run(ctx, pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: os.Getenv("EXTRACTBENCH_TEST_CHILD_OUT"), Quiet: true})
+		_, err := pipeline.Run(ctx, pipeline.Options{Starters: starter.Starters(), Process: process.Starter{}, ProtocolPath: proto, OutDir: os.Getenv("EXTRACTBENCH_TEST_CHILD_OUT"), Quiet: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
@@ -660,7 +661,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), Process: process.Starter{}, ProtocolPath: proto, OutDir: out, Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -704,7 +705,7 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), Process: process.Starter{}, ProtocolPath: proto, OutDir: out, Quiet: true})
 	if err == nil || !strings.Contains(err.Error(), "engine exited before it was ready") {
 		t.Fatalf("err = %v, want the broken engine's error", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/schemas"
@@ -38,6 +39,10 @@ type Options struct {
 	// Starters are the in-process engines by the engine.url that names
 	// them ("builtin"); cmd/extractbench wires them in.
 	Starters map[string]extractbench.Starter
+	// Process starts the engines a protocol's engine.start names
+	// (engines/process); cmd/extractbench wires it in. Nil: a variant with
+	// engine.start is refused.
+	Process extractbench.ProcessStarter
 	// Abandon is closed at the second signal: the requests still in flight
 	// are cancelled at once instead of at the end of the grace period. Nil:
 	// never.
@@ -98,33 +103,28 @@ type Summary struct {
 
 // runState is one run in progress.
 type runState struct {
+	passAccount // the protocol, the store and the run's segments: what builds pass rows
 	opts        Options
-	proto       *Protocol
 	corpus      *corpus.Corpus
 	readFailure docFault // the first document that could not be read back: the run stops
 	schema      *gojsonschema.Schema
 	evalOpts    eval.Options
-	store       *results.Store
 	manifest    *extractbench.Manifest
 	runID       string
 	clock       extractbench.Clock
-	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
 	progress    io.Writer
 	passNo      int // passes started so far by this invocation, for the progress line
 	simulated   bool
 	intr        *interrupts         // the requests' context and the count in flight
 	shard       *extractbench.Shard // the corpus's part this run measures; nil = all of it
-	// merged: the shards' segments when passRow computes a merged pass
-	// (merge.go); nil in a run.
-	merged     *mergeSpans
-	appendedTo string // the runs already in the directory, when -append added this one
+	appendedTo  string              // the runs already in the directory, when -append added this one
 	// responseFormat is the OpenAI response_format sent with every request
 	// when the protocol asks for guided decoding; nil otherwise.
 	responseFormat json.RawMessage
 	// refusedUsage: the usages refused in each pass, for its event.
 	refusedUsage refusedUsage
 
-	secrets *results.Secrets // what the run never writes (Protocol.Secrets)
+	secrets *results.Secrets // what the run never writes (protocol.Protocol.Secrets)
 	// prompts count each variant's prompts with its tokenizer.json, for
 	// the tokenizer drift (promptdrift.go); a variant without one is absent.
 	prompts       map[string]*tokenizer.Prompt
@@ -313,19 +313,19 @@ func (rs *runState) prepare(prev *results.Run) error {
 		if err := json.Unmarshal(prev.Manifest, &m); err != nil {
 			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
 		}
-		rs.proto, err = ParseProtocol(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocolDir(&m))
+		rs.proto, err = protocol.Parse(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocolDir(&m))
 		if err == nil {
-			if fields := rs.proto.removedCredentials(); len(fields) > 0 {
+			if fields := rs.proto.RemovedCredentials(); len(fields) > 0 {
 				return &ConfigError{fmt.Errorf("resume: the protocol of run %s has credentials in %s, which its manifest does not keep: resume with -protocol FILE, the protocol file that has them", prev.RunID, strings.Join(fields, ", "))}
 			}
 		}
 	case rs.opts.ProtocolText != nil:
 		wd, _ := os.Getwd()
-		rs.proto, err = ParseProtocol(rs.opts.ProtocolText, rs.opts.ProtocolSource, wd)
+		rs.proto, err = protocol.Parse(rs.opts.ProtocolText, rs.opts.ProtocolSource, wd)
 	default:
-		rs.proto, err = LoadProtocol(rs.opts.ProtocolPath)
+		rs.proto, err = protocol.Load(rs.opts.ProtocolPath)
 	}
-	var pe *ProtocolError
+	var pe *protocol.Error
 	if errors.As(err, &pe) {
 		return &ValidationError{Problems: pe.Problems}
 	}
@@ -405,7 +405,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 			return &ValidationError{Problems: problems}
 		}
 	}
-	rs.secrets = rs.proto.newSecrets()
+	rs.secrets = results.NewSecrets(rs.proto.Secrets()...)
 	rs.progress = rs.secrets.Writer(rs.opts.Progress) // a line ends with no part of a secret: nothing is held back
 	rs.manifest, rs.simulated = m, m.Simulated
 	return nil
@@ -494,7 +494,7 @@ func (rs *runState) logf(format string, args ...any) {
 	fmt.Fprintf(rs.progress, format+"\n", args...)
 }
 
-func loadCorpus(p *Protocol) (*corpus.Corpus, error) {
+func loadCorpus(p *protocol.Protocol) (*corpus.Corpus, error) {
 	if p.Corpus == "default" {
 		return corpus.LoadDefault()
 	}

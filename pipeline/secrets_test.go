@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/extractbench/extractbench/engines/hostile"
+	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/report"
@@ -81,7 +82,7 @@ variants:
 	}
 	out := filepath.Join(dir, "out")
 	var progress bytes.Buffer
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Progress: &progress, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Progress: &progress, Quiet: true, Process: process.Starter{}}); err != nil {
 		t.Fatalf("run: %v\n%s", err, progress.String())
 	}
 	if err := report.Write(context.Background(), out); err != nil {

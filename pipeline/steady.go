@@ -3,9 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"github.com/extractbench/extractbench"
 	"strings"
 	"time"
+
+	"github.com/extractbench/extractbench"
 
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"

@@ -17,6 +17,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -49,7 +50,7 @@ func problemsOf(err error) []string {
 		}
 		return out
 	}
-	var pe *ProtocolError
+	var pe *protocol.Error
 	if errors.As(err, &pe) {
 		return pe.Problems
 	}

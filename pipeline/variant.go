@@ -14,6 +14,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -25,7 +26,7 @@ type engine struct {
 	url       string
 	client    *client.Client
 	replicas  *replicaSet
-	proc      *EngineProcess                  // nil unless extractbench started it
+	proc      extractbench.Process            // nil unless extractbench started it
 	inproc    *extractbench.InProcessEngine   // nil unless an EngineStarter started it (the first, with engine.replicas)
 	inprocs   []*extractbench.InProcessEngine // every engine an EngineStarter started, stopped by close
 	nvidiaSMI bool                            // sample this machine's GPU during passes
@@ -36,13 +37,13 @@ type engine struct {
 // extractbench started has exited, or every one of several replicas
 // stopped answering.
 func (e *engine) died() bool {
-	return e.proc.Exited() || (e.replicas != nil && e.replicas.multi() && e.replicas.allDead())
+	return e.procExited() || (e.replicas != nil && e.replicas.multi() && e.replicas.allDead())
 }
 
 // deathDetail says how the engine died, for the engine_dead event.
 func (e *engine) deathDetail() string {
-	if e.proc.Exited() {
-		return e.proc.exitStatus()
+	if e.procExited() {
+		return e.proc.ExitStatus()
 	}
 	return "every replica stopped answering: " + strings.Join(e.replicas.names(), ", ")
 }
@@ -53,8 +54,15 @@ func (e *engine) close() error {
 	for _, ie := range e.inprocs {
 		_ = ie.Stop()
 	}
+	if e.proc == nil {
+		return nil
+	}
 	return e.proc.Stop()
 }
+
+// procExited reports whether the engine extractbench started has ended on
+// its own.
+func (e *engine) procExited() bool { return e.proc != nil && e.proc.Exited() }
 
 // runVariant runs one variant's phases: load, warm-up, baseline, sweep.
 func (rs *runState) runVariant(ctx context.Context, v *extractbench.Variant) error {
@@ -63,8 +71,8 @@ func (rs *runState) runVariant(ctx context.Context, v *extractbench.Variant) err
 		return err
 	}
 	defer func() {
-		if eng.proc.Exited() { // it ended before we stopped it: a crash, an OOM kill
-			rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineExit, 0, eng.proc.exitDetail())
+		if eng.procExited() { // it ended before we stopped it: a crash, an OOM kill
+			rs.event(context.WithoutCancel(ctx), v.Name, results.EventEngineExit, 0, eng.proc.ExitDetail())
 		}
 		if err := eng.close(); err != nil {
 			rs.logf("%s: warning: %v", v.Name, err)
@@ -403,7 +411,7 @@ func (rs *runState) pinEngine(ctx context.Context, v *extractbench.Variant, e *e
 		now.GPU = extractbench.GPUInfoJSON{Name: info.ModelledGPU.Name, MemoryTotalBytes: info.ModelledGPU.MemoryTotalBytes, Source: "builtin-profile"}
 		e.nvidiaSMI = false
 	default:
-		now.GPU = engineGPU(ctx, v.Engine)
+		now.GPU = telemetry.EngineGPU(ctx, v.Engine)
 	}
 	now.Environment = EnvironmentHash(now)
 	if vm.Environment != "" || vm.Engine.Version != "" || vm.GPU.Name != "" { // pinned by an earlier attempt of this run

@@ -42,8 +42,8 @@ const (
 type Decision struct {
 	RunID     string
 	Variant   string
-	Mode      string // "" (NULL) when the decision concerns the variant as a whole
-	AtMS      int64  // Unix milliseconds
+	Mode      extractbench.Mode // "" (NULL) when the decision concerns the variant as a whole
+	AtMS      int64             // Unix milliseconds
 	Kind      string
 	FromLevel int // 0 (NULL) when none
 	ToLevel   int // 0 (NULL) when none (skip_level, stop_sweep)
@@ -201,7 +201,7 @@ func (r *reader) Decisions(ctx context.Context, runID string) ([]Decision, error
 		if err := rows.Scan(&d.RunID, &d.Variant, &mode, &d.AtMS, &d.Kind, &from, &to, &d.Reason); err != nil {
 			return nil, fmt.Errorf("read decisions of run %s: %w", runID, err)
 		}
-		d.Mode, d.FromLevel, d.ToLevel = mode.String, int(from.Int64), int(to.Int64)
+		d.Mode, d.FromLevel, d.ToLevel = extractbench.Mode(mode.String), int(from.Int64), int(to.Int64)
 		ds = append(ds, d)
 	}
 	if err := rows.Err(); err != nil {

@@ -23,7 +23,7 @@ type passColumn struct {
 var passColumns = withFailureColumns([]passColumn{
 	{"run_id", func(p *extractbench.Pass) any { return &p.RunID }},
 	{"variant", func(p *extractbench.Pass) any { return &p.Variant }},
-	{"mode", func(p *extractbench.Pass) any { return &p.Mode }},
+	{"mode", func(p *extractbench.Pass) any { return (*string)(&p.Mode) }}, // a Mode is stored as its text
 	{"level", func(p *extractbench.Pass) any { return &p.Level }},
 	{"repetition", func(p *extractbench.Pass) any { return &p.Repetition }},
 	{"phase", func(p *extractbench.Pass) any { return &p.Phase }},

@@ -167,7 +167,7 @@ func (rd *Reader) Close() error {
 // RequestFilter selects requests rows; zero fields select all.
 type RequestFilter struct {
 	Variant    string
-	Mode       string
+	Mode       extractbench.Mode
 	Level      int
 	Repetition int
 }

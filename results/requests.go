@@ -18,7 +18,7 @@ import (
 var requestColumns = columns[extractbench.Record]{
 	{name: "run_id", kind: text, repeats: true, value: func(r *extractbench.Record) any { return r.RunID }, load: func(r *extractbench.Record, c *cell) { r.RunID = c.s }},
 	{name: "variant", kind: text, repeats: true, value: func(r *extractbench.Record) any { return r.Variant }, load: func(r *extractbench.Record, c *cell) { r.Variant = c.s }},
-	{name: "mode", kind: text, repeats: true, value: func(r *extractbench.Record) any { return r.Mode }, load: func(r *extractbench.Record, c *cell) { r.Mode = c.s }},
+	{name: "mode", kind: text, repeats: true, value: func(r *extractbench.Record) any { return string(r.Mode) }, load: func(r *extractbench.Record, c *cell) { r.Mode = extractbench.Mode(c.s) }},
 	{name: "level", kind: integer, repeats: true, value: func(r *extractbench.Record) any { return int64(r.Level) }, load: func(r *extractbench.Record, c *cell) { r.Level = c.int() }},
 	{name: "repetition", kind: integer, repeats: true, value: func(r *extractbench.Record) any { return int64(r.Repetition) }, load: func(r *extractbench.Record, c *cell) { r.Repetition = c.int() }},
 	{name: "doc_id", kind: text, value: func(r *extractbench.Record) any { return r.DocID }, load: func(r *extractbench.Record, c *cell) { r.DocID = c.s }},

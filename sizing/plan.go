@@ -20,12 +20,12 @@ var DefaultRentalDays = []int{3, 7, 30}
 // PlanInputs are the measured figures a plan rests on (MEASUREMENT.md
 // section 9), all at one level of one variant.
 type PlanInputs struct {
-	Variant    string `json:"variant"`
-	Mode       string `json:"mode"`
-	Level      int    `json:"level"`
-	Docs       int    `json:"docs"`        // documents sent over the level's passes
-	Accepted   int    `json:"accepted"`    // of which accepted
-	DurationNS int64  `json:"duration_ns"` // the passes' durations, summed
+	Variant    string            `json:"variant"`
+	Mode       extractbench.Mode `json:"mode"`
+	Level      int               `json:"level"`
+	Docs       int               `json:"docs"`        // documents sent over the level's passes
+	Accepted   int               `json:"accepted"`    // of which accepted
+	DurationNS int64             `json:"duration_ns"` // the passes' durations, summed
 	// OutputTokens over the level's passes; 0 = unknown.
 	OutputTokens int64 `json:"output_tokens"`
 	// LoadNS (engine start until ready) and WarmupNS are paid once per
@@ -146,7 +146,7 @@ func (r PlanResult) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(struct {
 		Variant        string               `json:"variant"`
-		Mode           string               `json:"mode"`
+		Mode           extractbench.Mode    `json:"mode"`
 		CorpusDocs     int                  `json:"corpus_docs"`
 		Usable         bool                 `json:"usable"`
 		Recommendation *eval.Recommendation `json:"recommendation"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results/compare"
 )
 
@@ -35,7 +36,7 @@ func (c *compareCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return &usageError{msg: "compare: B: " + err.Error()}
 	}
-	res, err := compare.Run(ctx, compare.Options{A: a, B: b, Mode: *mode, Level: *level, Repetition: *rep, Margin: *margin})
+	res, err := compare.Run(ctx, compare.Options{A: a, B: b, Mode: extractbench.Mode(*mode), Level: *level, Repetition: *rep, Margin: *margin})
 	if err != nil {
 		return readError("compare", err)
 	}

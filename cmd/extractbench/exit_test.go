@@ -9,6 +9,7 @@ import (
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 )
 
 // TestExitCode: each error type says its own status (ExitCode), found
@@ -25,7 +26,7 @@ func TestExitCode(t *testing.T) {
 		{"verdict", &verdictError{"x"}, exitVerdict},
 		{"usage", &usageError{"x"}, exitUsage},
 		{"config, wrapped", fmt.Errorf("run: %w", &pipeline.ConfigError{Err: errors.New("x")}), exitUsage},
-		{"protocol", &pipeline.ProtocolError{Problems: []string{"x"}}, exitUsage},
+		{"protocol", &protocol.Error{Problems: []string{"x"}}, exitUsage},
 		{"validation", &pipeline.ValidationError{Problems: []string{"x"}}, exitUsage},
 		{"corpus", &corpus.LoadError{}, exitUsage},
 		{"interrupted", &interruptedError{dir: "d"}, exitInfra},

@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/extractbench/extractbench"
-	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 )
 
 // defaultInitFile is where `extractbench init` writes when no FILE is given.
@@ -44,7 +44,7 @@ func (c *initCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	// What init writes must parse: the test of the template is this check.
-	if _, err := pipeline.ParseProtocol([]byte(text), path, "."); err != nil {
+	if _, err := protocol.Parse([]byte(text), path, "."); err != nil {
 		return &usageError{msg: "init: " + err.Error()}
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
@@ -139,13 +139,13 @@ func (c *printProtocolCommand) Run(ctx context.Context, args []string) error {
 	}
 	switch fs.NArg() {
 	case 0:
-		_, err := c.stdout.Write(pipeline.DefaultProtocolYAML)
+		_, err := c.stdout.Write(protocol.DefaultYAML)
 		return err
 	case 1:
 	default:
 		return &usageError{msg: "print-protocol: at most one FILE"}
 	}
-	p, err := pipeline.LoadProtocol(fs.Arg(0))
+	p, err := protocol.Load(fs.Arg(0))
 	if err != nil {
 		return err // a *ProtocolError: every problem, exit 2
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
+	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
@@ -57,7 +58,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	opts := pipeline.Options{ProtocolPath: *protocol, OutDir: *out, Quiet: *quiet, Progress: c.stderr, TTY: isTerminal(c.stderr),
-		Starters: starter.Starters(), Append: *appendRun, Abandon: c.abandon, Shard: shard}
+		Starters: starter.Starters(), Process: process.Starter{}, Append: *appendRun, Abandon: c.abandon, Shard: shard}
 	if *resume != "" {
 		if flagSet(fs, "out") && filepath.Clean(*out) != filepath.Clean(*resume) {
 			return &usageError{msg: fmt.Sprintf("run: -resume %s resumes into its own directory; -out %s would be ignored: give one of them", *resume, *out)}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench/engines/hostile"
-	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -19,7 +19,7 @@ import (
 // owned_by here; an engine that names none is run with the kind left
 // empty). -shard keeps the test to a quarter of the corpus (level 64 needs 64).
 func TestRun_URL(t *testing.T) {
-	def, err := pipeline.LoadProtocol("")
+	def, err := protocol.Load("")
 	if err != nil {
 		t.Fatal(err)
 	}

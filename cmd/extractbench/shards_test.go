@@ -142,7 +142,8 @@ func runShard(ctx context.Context, abandon <-chan struct{}, args ...string) (int
 
 // docKey is one (pass, document) of a run, without the run id.
 type docKey struct {
-	variant, mode     string
+	variant           string
+	mode              extractbench.Mode
 	level, repetition int
 	doc               string
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench/engines/builtin/starter"
+	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
 )
@@ -88,7 +89,7 @@ variants:
 			}
 		}
 	}()
-	sum, err := pipeline.Run(ctx, pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true, Starters: starter.Starters()})
+	sum, err := pipeline.Run(ctx, pipeline.Options{ProtocolPath: proto, OutDir: out, Quiet: true, Starters: starter.Starters(), Process: process.Starter{}})
 	if err != nil {
 		t.Fatal(err)
 	}

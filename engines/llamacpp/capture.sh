@@ -33,7 +33,7 @@ body() {
 import json, sys
 root, doc_id, stream, max_tokens = sys.argv[1], sys.argv[2], sys.argv[3] == "true", int(sys.argv[4])
 sys.path.insert(0, root + "/engines/transformers")
-import extraction as ex  # the protocols' system and user prompt, as pipeline/default-protocol.yaml
+import extraction as ex  # the protocols' system and user prompt, as pipeline/protocol/default-protocol.yaml
 doc = next(d for d in map(json.loads, open(root + "/corpus/default/documents.jsonl")) if d["id"] == doc_id)
 req = {"model": "extract-llama-15m", "messages": ex.messages_for(doc["text"]), "max_tokens": max_tokens,
        "temperature": 0, "seed": 7, "stream": stream, "stream_options": {"include_usage": True}}

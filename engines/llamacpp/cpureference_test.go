@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 )
 
 // TestCPUReference_Protocol runs cpu-reference.sh with DRY=1 (the protocol
@@ -33,7 +33,7 @@ func TestCPUReference_Protocol(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("cpu-reference.sh DRY=1: %v\n%s", err, stderr.String())
 	}
-	p, err := pipeline.LoadProtocol(filepath.Join(out, "protocol.yaml"))
+	p, err := protocol.Load(filepath.Join(out, "protocol.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

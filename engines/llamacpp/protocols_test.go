@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 )
 
@@ -41,7 +42,7 @@ func TestProtocols(t *testing.T) {
 		t.Fatalf("no protocol files (%v)", err)
 	}
 	for _, file := range files {
-		p, err := pipeline.LoadProtocol(file)
+		p, err := protocol.Load(file)
 		if err != nil {
 			t.Errorf("%s: %v", file, err)
 			continue
@@ -102,7 +103,7 @@ func TestProtocols_Tokenizers(t *testing.T) {
 	}
 	checked := 0
 	for _, file := range files {
-		p, err := pipeline.LoadProtocol(file)
+		p, err := protocol.Load(file)
 		if err != nil {
 			t.Errorf("%s: %v", file, err)
 			continue

@@ -14,6 +14,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
+	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
@@ -187,7 +188,7 @@ func TestReal_Protocol(t *testing.T) {
 		}
 	}()
 	started := time.Now()
-	if _, err := pipeline.Run(ctx, pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
+	if _, err := pipeline.Run(ctx, pipeline.Options{Starters: starter.Starters(), Process: process.Starter{}, ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("run: %s", time.Since(started).Round(time.Second))

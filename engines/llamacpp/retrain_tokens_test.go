@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 )
 
 // retrainTokenizer is the retrain's tokenizer (bpe_train.py --kind llamacpp):
@@ -192,7 +192,7 @@ func TestCommittedModel_LlamaCppIdentical(t *testing.T) {
 // alias. Its GGUFs are pinned only after the GPU run, so TestProtocols does
 // not see it.
 func TestRetrainProtocol(t *testing.T) {
-	p, err := pipeline.LoadProtocol("retrain-protocol-h200.yaml")
+	p, err := protocol.Load("retrain-protocol-h200.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

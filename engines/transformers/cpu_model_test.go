@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results/resultstest"
 )
@@ -71,7 +72,7 @@ func TestCPUModel_EndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out := filepath.Join(dir, "run")
-	sum, err := pipeline.Run(ctx, pipeline.Options{ProtocolPath: protoPath, OutDir: out, Quiet: true})
+	sum, err := pipeline.Run(ctx, pipeline.Options{ProtocolPath: protoPath, OutDir: out, Quiet: true, Process: process.Starter{}})
 	if sum == nil || len(sum.Passes) == 0 {
 		t.Fatalf("run measured nothing: %v", err)
 	}

@@ -13,7 +13,7 @@ prompts server.py builds with tokenizer.apply_chat_template.
 import json
 from decimal import Decimal, InvalidOperation
 
-# The protocols' prompt (pipeline/default-protocol.yaml, protocol-*.yaml), verbatim.
+# The protocols' prompt (pipeline/protocol/default-protocol.yaml, protocol-*.yaml), verbatim.
 SYSTEM = "You extract fields from business documents. Answer with JSON only."
 USER = (
     "Extract date (issue date, YYYY-MM-DD), amount (total due, a JSON number) and category (one of: utilities, telecom, software, "

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 )
 
 // TestProtocols checks that every protocol in this directory is one
@@ -17,7 +17,7 @@ func TestProtocols(t *testing.T) {
 		t.Fatalf("no protocol files (%v)", err)
 	}
 	for _, f := range files {
-		p, err := pipeline.LoadProtocol(f)
+		p, err := protocol.Load(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue

@@ -67,7 +67,7 @@ class PromptTest(unittest.TestCase):
 
     @unittest.skipIf(yaml is None, "yaml is not installed")
     def test_prompt_is_the_protocols(self):
-        for path in ("pipeline/default-protocol.yaml", "engines/transformers/protocol-real.yaml"):
+        for path in ("pipeline/protocol/default-protocol.yaml", "engines/transformers/protocol-real.yaml"):
             with open(os.path.join(ROOT, path), encoding="utf-8") as f:
                 p = yaml.safe_load(f)
             self.assertEqual(p["prompt"]["system"], ex.SYSTEM, path)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/hostile"
+	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
 // countingConn counts the writes made on a connection.
@@ -41,7 +42,7 @@ func TestChat_RequestInOneWrite(t *testing.T) {
 	user := strings.Repeat("Invoice line 42: 3 x paper, 12.50 EUR\n", 20000/38)
 	for i := range 3 {
 		before := writes.Load()
-		r := c.Chat(testContext(t), extractbench.NewClock(), 1, "You extract fields.", user, Generation{MaxTokens: 64})
+		r := c.Chat(pipelinetest.Context(t), extractbench.NewClock(), 1, "You extract fields.", user, Generation{MaxTokens: 64})
 		if r.Kind != extractbench.TransportOK || r.Output != hostile.Answer {
 			t.Fatalf("request %d: %s %s, output %q", i, r.Kind, r.Detail, r.Output)
 		}

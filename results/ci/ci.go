@@ -73,7 +73,7 @@ type Doc struct {
 // computed (Skipped).
 type Paired struct {
 	Against    string
-	Mode       string
+	Mode       extractbench.Mode
 	Level      int
 	Repetition int
 	Result     *compare.Result
@@ -127,7 +127,7 @@ func Load(ctx context.Context, dir string, opt Options) (*Run, error) {
 
 // levelName is the level as the pages name it, with its mode and phase.
 func levelName(l eval.Level) string {
-	name := l.Mode + " " + eval.LevelName(l.Mode, l.Level)
+	name := string(l.Mode) + " " + eval.LevelName(l.Mode, l.Level)
 	if l.Phase != extractbench.PhaseSweep {
 		name += " (" + l.Phase + ")"
 	}

@@ -109,7 +109,7 @@ func recommended(v Variant) string {
 	if rec.Recommended == 0 {
 		return "none usable"
 	}
-	return rec.Mode + " " + eval.LevelName(rec.Mode, rec.Recommended)
+	return string(rec.Mode) + " " + eval.LevelName(rec.Mode, rec.Recommended)
 }
 
 func failureCounts(l eval.Level) string {

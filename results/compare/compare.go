@@ -35,13 +35,13 @@ const (
 // Options say what to compare and how.
 type Options struct {
 	A, B       Side
-	Mode       string  // "" = the mode A's variant ran at Level
-	Level      int     // the level whose documents are paired; 0 = 1 (the baseline)
-	Repetition int     // 0 = 1
-	Margin     float64 // 0 = DefaultMargin
-	Alpha      float64 // 0 = DefaultAlpha
-	Resamples  int     // 0 = DefaultResamples
-	Seed       int64   // 0 = DefaultSeed
+	Mode       extractbench.Mode // "" = the mode A's variant ran at Level
+	Level      int               // the level whose documents are paired; 0 = 1 (the baseline)
+	Repetition int               // 0 = 1
+	Margin     float64           // 0 = DefaultMargin
+	Alpha      float64           // 0 = DefaultAlpha
+	Resamples  int               // 0 = DefaultResamples
+	Seed       int64             // 0 = DefaultSeed
 }
 
 // SideInfo describes one side as its run pinned it.
@@ -89,7 +89,7 @@ type NoiseFloor struct {
 type Result struct {
 	A, B        SideInfo               `json:"-"`
 	Sides       [2]SideInfo            `json:"sides"`
-	Mode        string                 `json:"mode"`
+	Mode        extractbench.Mode      `json:"mode"`
 	Level       int                    `json:"level"`
 	Repetition  int                    `json:"repetition"`
 	Margin      float64                `json:"margin"`
@@ -257,7 +257,7 @@ func mergeExpected(a, b *loaded) {
 	a.expected, b.expected = m, m
 }
 
-func info(l *loaded, mode string) SideInfo {
+func info(l *loaded, mode extractbench.Mode) SideInfo {
 	vm := l.run.Manifest.Variant(l.variant)
 	si := SideInfo{Side: l.side, RunID: l.run.Run.RunID, Variant: l.variant, Model: vm.Engine.Model, Engine: vm.Engine,
 		GPU: vm.GPU, CorpusSHA256: l.run.Manifest.Corpus.SHA256, Simulated: l.run.Simulated()}
@@ -268,10 +268,10 @@ func info(l *loaded, mode string) SideInfo {
 }
 
 // modeAt is the mode a variant ran at a level, concurrency first.
-func modeAt(run *results.RunData, variant string, level int) string {
-	mode := ""
+func modeAt(run *results.RunData, variant string, level int) extractbench.Mode {
+	var mode extractbench.Mode
 	for _, p := range run.Passes {
-		if p.Variant == variant && p.Level == level && (mode == "" || p.Mode == "concurrency") {
+		if p.Variant == variant && p.Level == level && (mode == "" || p.Mode == extractbench.ModeConcurrency) {
 			mode = p.Mode
 		}
 	}
@@ -323,7 +323,7 @@ func f1(recs []extractbench.Record, field string) float64 {
 
 // noiseFloor pairs repetitions 1 and 2 of a side's variant at the compared
 // level, else at the lowest level with two complete repetitions.
-func noiseFloor(ctx context.Context, l *loaded, mode string, level int, alpha float64) (NoiseFloor, bool, error) {
+func noiseFloor(ctx context.Context, l *loaded, mode extractbench.Mode, level int, alpha float64) (NoiseFloor, bool, error) {
 	reps := map[int][]int{}
 	for _, p := range l.run.Passes {
 		if p.Variant == l.variant && p.Mode == mode && p.Complete() {

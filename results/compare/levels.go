@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
@@ -16,7 +17,7 @@ type LevelRow struct {
 }
 
 // levelRows builds a row for each level both sides measured in mode.
-func levelRows(a, b *loaded, mode string) []LevelRow {
+func levelRows(a, b *loaded, mode extractbench.Mode) []LevelRow {
 	sa, sb := SeriesOf(a.run, a.variant, mode), SeriesOf(b.run, b.variant, mode)
 	if sa == nil || sb == nil {
 		return nil
@@ -32,7 +33,7 @@ func levelRows(a, b *loaded, mode string) []LevelRow {
 
 // SeriesOf returns a run's series of one variant and mode, nil when it has
 // no complete pass.
-func SeriesOf(run *results.RunData, variant, mode string) *eval.Series {
+func SeriesOf(run *results.RunData, variant string, mode extractbench.Mode) *eval.Series {
 	for _, s := range run.Series() {
 		if s.Variant == variant && s.Mode == mode {
 			return &s

@@ -138,7 +138,7 @@ var placeholder = "?"
 
 // records reads one pass of the side's variant as eval.Records sorted by
 // document id, with the inferred expectations.
-func (l *loaded) records(ctx context.Context, mode string, level, rep int) ([]extractbench.Record, error) {
+func (l *loaded) records(ctx context.Context, mode extractbench.Mode, level, rep int) ([]extractbench.Record, error) {
 	recs, err := l.rd.Requests(ctx, l.run.Run.RunID, results.RequestFilter{Variant: l.variant, Mode: mode, Level: level, Repetition: rep})
 	if err != nil {
 		return nil, fmt.Errorf("read requests of %s at %s %d repetition %d: %w", l.side, mode, level, rep, err)

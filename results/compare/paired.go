@@ -15,19 +15,19 @@ import (
 // verdict table show it, and with acceptance.require_equivalent the run's
 // exit code depends on it.
 type Paired struct {
-	Variant    string  `json:"variant"`
-	Baseline   string  `json:"baseline_variant"`
-	Mode       string  `json:"mode,omitempty"`
-	Level      int     `json:"level,omitempty"`
-	N          int     `json:"n"`
-	Flips      int     `json:"flips"`      // documents on which the two disagree
-	Lost       int     `json:"flips_lost"` // accepted by the baseline, failed by the variant
-	Gained     int     `json:"flips_won"`  // the other way
-	Delta      float64 `json:"delta"`      // variant − baseline, accepted share
-	Lo         float64 `json:"lo"`         // the 90% interval of Delta
-	Hi         float64 `json:"hi"`
-	Margin     float64 `json:"margin"`
-	Equivalent bool    `json:"equivalent"`
+	Variant    string            `json:"variant"`
+	Baseline   string            `json:"baseline_variant"`
+	Mode       extractbench.Mode `json:"mode,omitempty"`
+	Level      int               `json:"level,omitempty"`
+	N          int               `json:"n"`
+	Flips      int               `json:"flips"`      // documents on which the two disagree
+	Lost       int               `json:"flips_lost"` // accepted by the baseline, failed by the variant
+	Gained     int               `json:"flips_won"`  // the other way
+	Delta      float64           `json:"delta"`      // variant − baseline, accepted share
+	Lo         float64           `json:"lo"`         // the 90% interval of Delta
+	Hi         float64           `json:"hi"`
+	Margin     float64           `json:"margin"`
+	Equivalent bool              `json:"equivalent"`
 	// NoVerdict says why no pairing was possible (the variant measured no
 	// baseline pass, say); the other figures are then zero.
 	NoVerdict string `json:"no_verdict,omitempty"`

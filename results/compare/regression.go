@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
@@ -88,15 +89,15 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 	}
 	curSeries := map[string]eval.Series{}
 	for _, s := range cur.Series() {
-		curSeries[s.Variant+"\x00"+s.Mode] = s
+		curSeries[s.Variant+"\x00"+string(s.Mode)] = s
 	}
 	for _, bs := range base.Series() {
 		br := bs.Recommendation
 		name := br.Variant
-		if br.Mode != "concurrency" {
-			name += " (" + br.Mode + ")"
+		if br.Mode != extractbench.ModeConcurrency {
+			name += " (" + string(br.Mode) + ")"
 		}
-		cs, ok := curSeries[br.Variant+"\x00"+br.Mode]
+		cs, ok := curSeries[br.Variant+"\x00"+string(br.Mode)]
 		cr := cs.Recommendation
 		if !ok {
 			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: not measured in the current run", name))

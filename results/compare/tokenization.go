@@ -23,7 +23,7 @@ type Tokenization struct {
 
 // tokenization compares the paired passes' prompt counts (records sorted by
 // document id, as pair reads them).
-func tokenization(a, b *loaded, ra, rb []extractbench.Record, mode string, level, rep int) Tokenization {
+func tokenization(a, b *loaded, ra, rb []extractbench.Record, mode extractbench.Mode, level, rep int) Tokenization {
 	var t Tokenization
 	t.A = sideDrift(a, ra, mode, level, rep)
 	t.B = sideDrift(b, rb, mode, level, rep)
@@ -51,7 +51,7 @@ func tokenization(a, b *loaded, ra, rb []extractbench.Record, mode string, level
 
 // sideDrift is a side's drift over its compared records, against what its
 // pass row says the expected counts are.
-func sideDrift(l *loaded, recs []extractbench.Record, mode string, level, rep int) *extractbench.PromptDrift {
+func sideDrift(l *loaded, recs []extractbench.Record, mode extractbench.Mode, level, rep int) *extractbench.PromptDrift {
 	reference := ""
 	for _, p := range l.run.Passes {
 		if p.Variant == l.variant && p.Mode == mode && p.Level == level && p.Repetition == rep {

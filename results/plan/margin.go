@@ -70,18 +70,18 @@ func EmulatedCardOf(e extractbench.EngineInfo) (EmulatedCard, bool) {
 
 // MarginPass is one pass's evidence at an emulated card's boundary.
 type MarginPass struct {
-	Dir         string   `json:"dir"`
-	Mode        string   `json:"mode"`
-	Level       int      `json:"level"`
-	Requested   int      `json:"requested"` // requests in flight asked for: the level, or a context sweep's concurrency
-	Docs        int64    `json:"docs"`
-	MeanTokens  float64  `json:"mean_tokens"` // prompt + output tokens per document
-	MaxRunning  *int64   `json:"max_running"`
-	MaxWaiting  *int64   `json:"max_waiting"`
-	Preemptions *int64   `json:"preemptions"`
-	PeakKV      *float64 `json:"peak_kv_usage"`
-	Memory      int64    `json:"memory_failures"`
-	Class       string   `json:"class,omitempty"` // a context sweep's length class
+	Dir         string            `json:"dir"`
+	Mode        extractbench.Mode `json:"mode"`
+	Level       int               `json:"level"`
+	Requested   int               `json:"requested"` // requests in flight asked for: the level, or a context sweep's concurrency
+	Docs        int64             `json:"docs"`
+	MeanTokens  float64           `json:"mean_tokens"` // prompt + output tokens per document
+	MaxRunning  *int64            `json:"max_running"`
+	MaxWaiting  *int64            `json:"max_waiting"`
+	Preemptions *int64            `json:"preemptions"`
+	PeakKV      *float64          `json:"peak_kv_usage"`
+	Memory      int64             `json:"memory_failures"`
+	Class       string            `json:"class,omitempty"` // a context sweep's length class
 	// OutputsChanged and VerdictsChanged are the documents whose answer (and
 	// verdict) differ from the level-1 pass's: batch invariance at the boundary.
 	OutputsChanged  *int64 `json:"outputs_changed,omitempty"`

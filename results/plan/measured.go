@@ -41,9 +41,9 @@ type VariantEst struct {
 // MemoryRow is one level: predicted figures and the peaks measured over its
 // repetitions (the highest of each; nil when the run could not measure it).
 type MemoryRow struct {
-	Variant string `json:"variant"`
-	Mode    string `json:"mode"`
-	Level   int    `json:"level"`
+	Variant string            `json:"variant"`
+	Mode    extractbench.Mode `json:"mode"`
+	Level   int               `json:"level"`
 	// PredictedBytes is weights + level × KV per sequence + buffers, without
 	// the margin: what the card should show if every sequence were full.
 	PredictedBytes int64 `json:"predicted_bytes"`

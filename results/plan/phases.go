@@ -67,7 +67,7 @@ func MeasurePhases(ctx context.Context, run *results.RunData) (map[string]Phases
 }
 
 // firstTelemetryPass is the lowest complete repetition of a level that has telemetry.
-func firstTelemetryPass(run *results.RunData, have map[extractbench.PassKey]bool, variant, mode string, level int) (extractbench.PassKey, bool) {
+func firstTelemetryPass(run *results.RunData, have map[extractbench.PassKey]bool, variant string, mode extractbench.Mode, level int) (extractbench.PassKey, bool) {
 	best := extractbench.PassKey{}
 	for _, p := range run.Passes {
 		k := extractbench.PassKey{RunID: run.Run.RunID, Variant: variant, Mode: mode, Level: level, Repetition: p.Repetition}

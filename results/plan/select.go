@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
@@ -29,24 +30,24 @@ type SelectCriteria struct {
 
 // SelectRow is one configuration (run, variant, card) in the selection sheet.
 type SelectRow struct {
-	Rank          int              `json:"rank"` // 1 = best of those that meet the criteria; 0 = does not meet them
-	Meets         bool             `json:"meets"`
-	Why           []string         `json:"why,omitempty"` // what it misses
-	Dir           string           `json:"dir"`
-	RunID         string           `json:"run_id"`
-	Variant       string           `json:"variant"`
-	Model         string           `json:"model"`
-	Simulated     bool             `json:"simulated"`
-	RandomWeights bool             `json:"random_weights"`
-	Weights       sizing.Precision `json:"weights"`
-	Engine        string           `json:"engine"` // kind and version
-	GPU           string           `json:"gpu"`
-	Env           sizing.EnvCheck  `json:"environment"`
-	CardBytes     int64            `json:"card_bytes,omitempty"`
-	ContextWindow int              `json:"context_window,omitempty"`
-	State         string           `json:"state"` // results.Outcome's
-	Mode          string           `json:"mode"`
-	Recommended   int              `json:"recommended"`
+	Rank          int               `json:"rank"` // 1 = best of those that meet the criteria; 0 = does not meet them
+	Meets         bool              `json:"meets"`
+	Why           []string          `json:"why,omitempty"` // what it misses
+	Dir           string            `json:"dir"`
+	RunID         string            `json:"run_id"`
+	Variant       string            `json:"variant"`
+	Model         string            `json:"model"`
+	Simulated     bool              `json:"simulated"`
+	RandomWeights bool              `json:"random_weights"`
+	Weights       sizing.Precision  `json:"weights"`
+	Engine        string            `json:"engine"` // kind and version
+	GPU           string            `json:"gpu"`
+	Env           sizing.EnvCheck   `json:"environment"`
+	CardBytes     int64             `json:"card_bytes,omitempty"`
+	ContextWindow int               `json:"context_window,omitempty"`
+	State         string            `json:"state"` // results.Outcome's
+	Mode          extractbench.Mode `json:"mode"`
+	Recommended   int               `json:"recommended"`
 	// Interactive and Offline are the two objectives' answers with their
 	// reasons (eval.Recommendation); Recommended is the interactive level.
 	Interactive string        `json:"interactive"`
@@ -274,7 +275,7 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 
 // offlineShort is the offline objective in a few words for the sheet's
 // cell: "offline: concurrency 32, 958,857 accepted/h, corpus in 1.1s".
-func offlineShort(mode string, o *eval.Offline) string {
+func offlineShort(mode extractbench.Mode, o *eval.Offline) string {
 	switch {
 	case o == nil:
 		return "offline: not judged"

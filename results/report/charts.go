@@ -148,7 +148,7 @@ func (c *chart) xName(i int) string {
 // one doubling left of the lowest rate, named "sync" on the axis and in the
 // legends. Any other level ≤ 0, a context sweep's classes (1, 2, 3) and a
 // sweep of one level get a linear axis.
-func levelAxis(mode string, levels []int) (x []float64, log bool) {
+func levelAxis(mode extractbench.Mode, levels []int) (x []float64, log bool) {
 	lowest, positive := 0, 0
 	for _, l := range levels {
 		if l > 0 {
@@ -415,7 +415,7 @@ func timelineMetricNames() []string {
 // heaviest picks the pass of one variant and mode whose telemetry the
 // timeline shows: the highest level with telemetry, and there the
 // repetition with the highest KV peak (the first on a tie).
-func heaviest(passes []extractbench.Pass, variant, mode string, has map[extractbench.PassKey]bool) (extractbench.PassKey, bool) {
+func heaviest(passes []extractbench.Pass, variant string, mode extractbench.Mode, has map[extractbench.PassKey]bool) (extractbench.PassKey, bool) {
 	var best *extractbench.Pass
 	for i := range passes {
 		p := &passes[i]

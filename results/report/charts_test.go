@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
 // chartByID finds a chart of the page by id.
@@ -233,7 +235,7 @@ func buildSeriesOf(t *testing.T, dir string) *series {
 // linear axis at the levels themselves.
 func TestLevelAxis(t *testing.T) {
 	for _, c := range []struct {
-		mode   string
+		mode   extractbench.Mode
 		levels []int
 		x      []float64
 		log    bool

@@ -39,7 +39,7 @@ func decide(ctx context.Context, d *dataset, opts Options) decision {
 	}
 	if plans, err := plan.PlanRun(d.RunData, max(d.Manifest.Corpus.Count, 1), sizing.DefaultRentalDays); err == nil {
 		for _, p := range plans {
-			dc.plans[p.Variant+"\x00"+p.Mode] = p
+			dc.plans[p.Variant+"\x00"+string(p.Mode)] = p
 		}
 	}
 	return dc
@@ -78,7 +78,7 @@ func (dc decision) memoryAndCost(m *extractbench.Manifest, s *series, vm extract
 	} else {
 		out = append(out, kv{"Memory per phase", "not measured (no telemetry on the baseline pass)" + strings.TrimPrefix(" "+dc.note, " ")})
 	}
-	plan, planned := dc.plans[s.Variant+"\x00"+s.Mode]
+	plan, planned := dc.plans[s.Variant+"\x00"+string(s.Mode)]
 	switch {
 	case !planned || plan.Level == 0:
 		out = append(out, kv{"Cost", "no usable level to price"})

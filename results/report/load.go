@@ -15,7 +15,8 @@ const excerptBytes = 600
 // requestRow is one request as the report shows it: its latencies and
 // outcome, and an excerpt of a failed one's output.
 type requestRow struct {
-	Variant, Mode                        string
+	Variant                              string
+	Mode                                 extractbench.Mode
 	Level, Repetition                    int
 	DocID, LengthClass                   string
 	TTFT, E2E, E2ESched, ClientQueue     *int64
@@ -113,10 +114,10 @@ func loadTelemetry(ctx context.Context, rd *results.Reader, run *results.RunData
 	var out []sampleRow
 	seen := map[[2]string]bool{}
 	for _, p := range run.Passes {
-		if seen[[2]string{p.Variant, p.Mode}] {
+		if seen[[2]string{p.Variant, string(p.Mode)}] {
 			continue
 		}
-		seen[[2]string{p.Variant, p.Mode}] = true
+		seen[[2]string{p.Variant, string(p.Mode)}] = true
 		k, ok := heaviest(run.Passes, p.Variant, p.Mode, has)
 		if !ok {
 			continue

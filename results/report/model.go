@@ -11,11 +11,12 @@ import (
 
 // series is one (variant, mode): the unit a sweep grows and a verdict judges.
 type series struct {
-	Variant, Mode string
-	Passes        []extractbench.Pass   // ascending level, repetition
-	Requests      []requestRow          // of these passes
-	Records       []extractbench.Record // of these passes, for the field scores
-	Rec           eval.Recommendation
+	Variant  string
+	Mode     extractbench.Mode
+	Passes   []extractbench.Pass   // ascending level, repetition
+	Requests []requestRow          // of these passes
+	Records  []extractbench.Record // of these passes, for the field scores
+	Rec      eval.Recommendation
 	// Levels are eval's: the figures and verdict every page shows (pooled
 	// share, medians over repetitions with their range, highest peaks).
 	Levels []eval.Level
@@ -41,11 +42,14 @@ func distOf(ns []int64) eval.Distribution { return eval.DescribeNS(ns) }
 // buildSeries groups the run's passes by variant and mode, as eval's
 // aggregator does for every page, and attaches the requests of each.
 func buildSeries(d *dataset) []*series {
-	type key struct{ variant, mode string }
+	type key struct {
+		variant string
+		mode    extractbench.Mode
+	}
 	byKey := map[key]*series{}
 	var out []*series
 	for _, es := range d.Series() {
-		s := &series{Variant: es.Variant, Mode: es.Mode, Rec: es.Recommendation, Changed: d.Changed[[2]string{es.Variant, es.Mode}]}
+		s := &series{Variant: es.Variant, Mode: es.Mode, Rec: es.Recommendation, Changed: d.Changed[[2]string{es.Variant, string(es.Mode)}]}
 		vm := d.Manifest.Variant(es.Variant)
 		s.Params = vm.Engine.Params
 		s.CPU, s.Card = cpuEngine(vm), vm.GPU.Name
@@ -172,7 +176,8 @@ type changedDoc struct {
 // the same variant, mode and repetition (eval.Invariance).
 func changedDocs(passes []extractbench.Pass, recs []extractbench.Record) map[[2]string][]changedDoc {
 	type pk struct {
-		variant, mode     string
+		variant           string
+		mode              extractbench.Mode
 		level, repetition int
 	}
 	complete := map[pk]bool{}
@@ -182,7 +187,7 @@ func changedDocs(passes []extractbench.Pass, recs []extractbench.Record) map[[2]
 			continue
 		}
 		complete[pk{p.Variant, p.Mode, p.Level, p.Repetition}] = true
-		k := [2]string{p.Variant, p.Mode}
+		k := [2]string{p.Variant, string(p.Mode)}
 		if l, ok := lowest[k]; !ok || p.Level < l {
 			lowest[k] = p.Level
 		}
@@ -196,7 +201,7 @@ func changedDocs(passes []extractbench.Pass, recs []extractbench.Record) map[[2]
 	}
 	out := map[[2]string][]changedDoc{}
 	for k, rs := range byPass {
-		base := lowest[[2]string{k.variant, k.mode}]
+		base := lowest[[2]string{k.variant, string(k.mode)}]
 		if k.level == base {
 			continue
 		}
@@ -214,7 +219,7 @@ func changedDocs(passes []extractbench.Pass, recs []extractbench.Record) map[[2]
 			accepted[r.DocID] = r.Accepted
 		}
 		for _, id := range ids {
-			out[[2]string{k.variant, k.mode}] = append(out[[2]string{k.variant, k.mode}],
+			out[[2]string{k.variant, string(k.mode)}] = append(out[[2]string{k.variant, string(k.mode)}],
 				changedDoc{Level: k.level, Repetition: k.repetition, DocID: id, VerdictChanged: verdicts[id] != accepted[id]})
 		}
 	}

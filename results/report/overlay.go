@@ -17,8 +17,8 @@ var variantColors = []string{blue, orange, green, red, purple, sky, black, yello
 // eval levels the per-variant charts and tables show; a variant without a
 // level has no point there.
 func overlays(all []*series, obj objectives) []chart {
-	var modes []string
-	byMode := map[string][]*series{}
+	var modes []extractbench.Mode
+	byMode := map[extractbench.Mode][]*series{}
 	for _, s := range all {
 		if byMode[s.Mode] == nil {
 			modes = append(modes, s.Mode)

@@ -99,14 +99,14 @@ func (s *series) level(n int) (eval.Level, bool) {
 
 // unitName is what a level counts: concurrency (requests in flight) or
 // batch size.
-func unitName(mode string) string {
-	if mode == "batch" {
+func unitName(mode extractbench.Mode) string {
+	if mode == extractbench.ModeBatch {
 		return "batch size"
 	}
 	if mode == "" {
 		return "level"
 	}
-	return mode
+	return string(mode)
 }
 
 func orNone(s string) string {

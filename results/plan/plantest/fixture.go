@@ -76,7 +76,7 @@ func Pass(variant string, level, rep, docs, accepted int, durationS float64, e2e
 	start := int64(1e9)
 	end := start + dur
 	return extractbench.Pass{
-		Variant: variant, Mode: "concurrency", Level: level, Repetition: rep, Phase: phase, Attempt: 1,
+		Variant: variant, Mode: extractbench.ModeConcurrency, Level: level, Repetition: rep, Phase: phase, Attempt: 1,
 		SentConcurrency: int64(level), Status: "complete", StartedNS: &start, EndedNS: &end, DurationNS: dur,
 		Docs: int64(docs), Accepted: int64(accepted), Failures: quality(int64(docs - accepted)), UniqueIDs: int64(accepted),
 		TTFTN: int64(docs), TTFTP50NS: &ttft, TTFTP95NS: &ttft, E2EN: int64(docs), E2EP50NS: &p50, E2EP95NS: &p95,
@@ -96,7 +96,7 @@ func Records(variant string, level, rep, docs int, ok func(i int) bool) []extrac
 	out := make([]extractbench.Record, docs)
 	for i := range out {
 		date, amount, cat := "2025-01-02", "10.00", "travel"
-		rec := extractbench.Record{Variant: variant, Mode: "concurrency", Level: level, Repetition: rep,
+		rec := extractbench.Record{Variant: variant, Mode: extractbench.ModeConcurrency, Level: level, Repetition: rep,
 			DocID: fmt.Sprintf("d%04d", i+1), LengthClass: "usual"}
 		rec.SchedNS, rec.SendNS, rec.FirstByteNS, rec.FirstTokenNS = int64(i+1)*1e6, int64(i+1)*1e6, int64(i+1)*1e6+1e5, int64(i+1)*1e6+2e5
 		rec.LastTokenNS, rec.DoneNS = int64(i+1)*1e6+5e5, int64(i+1)*1e6+6e5
