@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -118,17 +118,9 @@ func writeGoldenShards(tb testing.TB, root string) []string {
 // writeGoldenShard writes one shard run: each pass with one request per
 // document, their figures drawn from rng.
 func writeGoldenShard(tb testing.TB, dir string, m *extractbench.Manifest, runID string, origin int64, ids, urls []string, rng *rand.Rand) {
-	ctx := context.Background()
-	st, err := results.Open(ctx, dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer st.Close()
 	b, _ := json.Marshal(m)
-	if err := st.CreateRun(ctx, results.Run{RunID: runID, Fingerprint: m.Fingerprint, ProtocolName: m.ProtocolName, Manifest: b,
-		StartedAt: 1, EndedAt: 2, Status: results.RunComplete, ClockOriginNS: 1_700_000_000_000_000_000 + origin}); err != nil {
-		tb.Fatal(err)
-	}
+	run := resultstest.Run{RunID: runID, Fingerprint: m.Fingerprint, ProtocolName: m.ProtocolName, Manifest: json.RawMessage(b),
+		StartedAt: 1, EndedAt: 2, Status: results.RunComplete, ClockOriginNS: 1_700_000_000_000_000_000 + origin, Sealed: true}
 	ms := func(lo, hi int) int64 { return int64(lo+rng.IntN(hi-lo+1)) * 1e6 / 4 } // quarter milliseconds: ties happen
 	at := int64(1e12)
 	for _, rep := range []int{1, 2} {
@@ -183,23 +175,16 @@ func writeGoldenShard(tb testing.TB, dir string, m *extractbench.Manifest, runID
 				if r.Accepted {
 					accepted++
 				}
-				st.Add(r)
+				run.Records = append(run.Records, r)
 			}
 			phase := extractbench.PhaseSweep
 			if level == 1 {
 				phase = extractbench.PhaseBaseline
 			}
-			if err := st.PutPass(ctx, extractbench.Pass{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: rep,
-				Phase: phase, Attempt: 1, Status: extractbench.PassComplete, Docs: docs, Accepted: accepted, SentConcurrency: int64(level)}); err != nil {
-				tb.Fatal(err)
-			}
+			run.Passes = append(run.Passes, extractbench.Pass{RunID: runID, Variant: key.Variant, Mode: key.Mode, Level: level, Repetition: rep,
+				Phase: phase, Attempt: 1, Status: extractbench.PassComplete, Docs: docs, Accepted: accepted, SentConcurrency: int64(level)})
 			at += 1e12
 		}
 	}
-	if err := st.SealRun(ctx, runID); err != nil {
-		tb.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		tb.Fatal(err)
-	}
+	resultstest.Write(tb, dir, run)
 }
