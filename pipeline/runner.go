@@ -490,8 +490,15 @@ func (rs *runState) event(ctx context.Context, variant, kind string, valueNS int
 	_ = rs.store.AddEvent(ctx, results.Event{RunID: rs.runID, Variant: variant, AtMS: time.Now().UnixMilli(), Kind: kind, ValueNS: valueNS, Detail: detail})
 }
 
+// logf writes one log line to the progress writer, wrapped to the
+// terminal's width when it is one (a wider line would break the bars'
+// redraw into extra screen lines).
 func (rs *runState) logf(format string, args ...any) {
-	fmt.Fprintf(rs.progress, format+"\n", args...)
+	line := fmt.Sprintf(format+"\n", args...)
+	if width := TerminalWidth(rs.opts.Progress); width > 0 {
+		line = WrapText(line, width)
+	}
+	_, _ = io.WriteString(rs.progress, line)
 }
 
 func loadCorpus(p *protocol.Protocol) (*corpus.Corpus, error) {
