@@ -20,6 +20,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 model="${EXTRACT_MODEL:-$root/engines/transformers/model/extract-llama-15m}"
 name="$(basename "$model")"
+[[ -f "$model/SHA256SUMS" ]] || { echo "gguf.sh: $model/SHA256SUMS not found: EXTRACT_MODEL must be a train.py model directory" >&2; exit 2; }
 sums="${GGUF_SUMS:-$here/gguf.sha256}"
 python="${PYTHON:-/usr/bin/python3}"
 

@@ -48,10 +48,14 @@ def verify(model_dir):
     with open(os.path.join(model_dir, SUMS), "rb") as f:
         raw = f.read()
     sums = {}
-    for line in raw.decode("utf-8").splitlines():
+    path = os.path.join(model_dir, SUMS)
+    for n, line in enumerate(raw.decode("utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        digest, name = line.split(maxsplit=1)
+        parts = line.split(maxsplit=1)
+        if len(parts) != 2 or len(parts[0]) != 64:
+            raise ValueError(f"{path}:{n}: not a sha256sum line (want 64 hex digits, two spaces, a file name): {line[:80]!r}")
+        digest, name = parts
         name = name.lstrip("*").strip()
         got = file_sha256(os.path.join(model_dir, name))
         if got != digest:

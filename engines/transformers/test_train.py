@@ -126,6 +126,14 @@ class InitSourceTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "config.json does not match"):
             train.init_source(m, 999)
 
+    def test_corrupt_sums_line_is_named(self):
+        # A SHA256SUMS line that is not "digest  name" is refused with its file and line.
+        m = self.copy_model()
+        with open(os.path.join(m, "SHA256SUMS"), "a") as f:
+            f.write("not-a-digest\n")
+        with self.assertRaisesRegex(ValueError, r"SHA256SUMS:10: not a sha256sum line"):
+            modeldir.verify(m)
+
     def test_sums_written_as_committed(self):
         # modeldir.write_sums on a copy of the committed model writes its SHA256SUMS again.
         m = self.copy_model()
