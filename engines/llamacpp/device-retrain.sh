@@ -24,6 +24,13 @@
 #      int8 at levels 1, 8, 128, 3 repetitions; the ceiling of bf16 only, 100 documents);
 #   8. the llama.cpp sweep (retrain-protocol-h200.yaml: the five GGUFs at levels 1, 8, 128,
 #      3 repetitions, 128 slots), then prompt_tokens_agree.py between the two sweeps.
+# COMMITTED=1 trains nothing: the committed model (engines/transformers/model/extract-llama-15m)
+# is measured as it is, its GGUFs checked against the committed pins (gguf.sha256), and the
+# transformers sweep (already committed with the weights) is left out: steps 1, 4-6 and 8.
+# SWEEP_TIMEOUT (seconds, default 0: none) or SWEEP_DEADLINE (an epoch second) interrupts the
+# llama.cpp sweep (SIGINT: what it measured stays, resumable) so that a slow engine cannot spend
+# the job's device time. GPU_AFTER=FILE holds the steps after the build (llama-quantize's CUDA build takes GPU memory too) until FILE
+# exists: another job has the GPU until then (scripts/device-h200-session.sh).
 # TRAIN_ONLY=1 stops after step 3 (a recipe search; no llama.cpp source needed in CARRY). The
 # stages are the committed model's recipe (engines/transformers/recipe.sh); the stage-1 candidates
 # are CANDIDATES ("SHAPE:SEED ...", default h512d8 for each of STAGE1_SEEDS, default 2), SEEDS1 and
@@ -70,8 +77,10 @@ step() { # step NAME CMD...: runs CMD, logging its time and status
 log() { echo "== $(date +%T) $*"; }
 pack_up() { # the files that come back
   local f
-  for f in "$model"/model-*.safetensors; do [[ -f "$f" ]] && cp "$f" "$pack/"; done
-  tar -C "$work" -cJf "$pack/model.tar.xz" --exclude='*.safetensors' model stage1 2>/dev/null
+  if [[ "${COMMITTED:-0}" != 1 ]]; then # trained weights come back; committed ones are in the repository
+    for f in "$model"/model-*.safetensors; do [[ -f "$f" ]] && cp "$f" "$pack/"; done
+    tar -C "$work" -cJf "$pack/model.tar.xz" --exclude='*.safetensors' model stage1 2>/dev/null
+  fi
   [[ -d "$work/tf" ]] && tar -C "$work" -cJf "$pack/transformers.tar.xz" tf 2>/dev/null
   tar -C "$work" -cJf "$pack/llamacpp.tar.xz" --exclude='*.gguf' llamacpp 2>/dev/null
 }
@@ -115,11 +124,21 @@ if [[ "$dry" == 1 ]]; then
 else
   last="$RECIPE_LAST_SEED"
 for r in ${SEEDS1:-} ${SEEDS2:-}; do [[ "${r#*:}" -gt "$last" ]] && last=$((${r#*:} - 1)); done
-step corpora bash -c "$(declare -f gen); eb='$eb' data='$data' gen 999 $last" || finish 1
+if [[ "${COMMITTED:-0}" == 1 ]]; then # the held-out corpus only: the token comparison reads it
+  step corpora gen 999 999 || finish 1
+else
+  step corpora bash -c "$(declare -f gen); eb='$eb' data='$data' gen 999 $last" || finish 1
+fi
 fi
 
-# ---- training
+# ---- training (COMMITTED=1: none, the committed weights as they are)
 heldout_of() { "$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["heldout"]["summary"]["all"]["accepted_share"])' "$1/training-log.json" 2>/dev/null || echo 0; }
+status=0
+if [[ "${COMMITTED:-0}" == 1 ]]; then
+  rm -rf "$model" && cp -r "$tf/model/extract-llama-15m" "$model" || finish 1
+  (cd "$model" && sha256sum -c --quiet SHA256SUMS) || { log "the committed model does not match its SHA256SUMS"; finish 1; }
+  echo "committed model: held-out accepted $(heldout_of "$model") (model_sha256 $(sha256sum "$model/SHA256SUMS" | cut -d' ' -f1))" >>"$res/heldout.txt"
+else
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
 [[ "$gpus" -ge 1 ]] || gpus=1
 # CANDIDATES: stage-1 trainings as SHAPE:SEED words, all at once (default: h512d8 for each of
@@ -170,8 +189,9 @@ fi
 acc=$(heldout_of "$model")
 echo "stage 2: held-out accepted $acc (model_sha256 $(sha256sum "$model/SHA256SUMS" | cut -d' ' -f1))" >>"$res/heldout.txt"
 cat "$res/heldout.txt"
-status=0
 "$python" -c 'import sys; sys.exit(float(sys.argv[1]) < float(sys.argv[2]))' "$acc" "${MIN_HELDOUT:-0.90}" || { [[ "$dry" == 1 ]] || status=3; }
+
+fi
 
 if [[ "${TRAIN_ONLY:-0}" == 1 ]]; then # a recipe search: the weights and logs come back, nothing else runs
   if [[ "$dry" != 1 ]]; then # corpus/default at level 1 in bf16, the bar's own figure, in process
@@ -189,10 +209,24 @@ if [[ "$dry" != 1 ]]; then
   bin="$(tail -n 1 "$work/bin.txt")"
 fi
 export LLAMACPP_BIN="$bin" EXTRACT_MODEL="$model" GGUF_DIR="$res/gguf" GGUF_SUMS="$res/gguf.sha256"
-mkdir -p "$GGUF_DIR" && : >"$GGUF_SUMS"
+mkdir -p "$GGUF_DIR"
+update=1
+if [[ "${COMMITTED:-0}" == 1 ]]; then # the committed weights: their GGUFs must be the pinned ones
+  cp "$here/gguf.sha256" "$GGUF_SUMS" && update=0
+else
+  : >"$GGUF_SUMS"
+fi
+
+# ---- the GPU is this job's once GPU_AFTER exists
+if [[ -n "${GPU_AFTER:-}" ]]; then
+  log "waiting for $GPU_AFTER"
+  t_wait=$SECONDS
+  while [[ ! -e "$GPU_AFTER" ]]; do sleep 2; done
+  echo "waiting for the GPU ($GPU_AFTER): $((SECONDS - t_wait)) s" >>"$steps"
+fi
 
 # ---- GGUF ladder, no fallback
-step gguf bash -c "UPDATE=1 STRICT_QUANT=1 '$here/gguf.sh' bf16 f16 q8_0 q6_k q4_k_m q4_0 >'$work/gguf.txt' 2>'$res/gguf.log'" || { cat "$res/gguf.log"; finish 1; }
+step gguf bash -c "UPDATE=$update STRICT_QUANT=1 '$here/gguf.sh' bf16 f16 q8_0 q6_k q4_k_m q4_0 >'$work/gguf.txt' 2>'$res/gguf.log'" || { cat "$res/gguf.log"; finish 1; }
 cp "$GGUF_DIR"/*.log "$res/" 2>/dev/null
 if grep -l "falling back\|required fallback" "$GGUF_DIR"/*.log; then
   log "llama-quantize fell back on some tensor"
@@ -224,7 +258,7 @@ for t in bf16 q8_0 q6_k q4_k_m q4_0; do
 done
 
 # ---- the transformers reference with the new weights
-if [[ "$dry" != 1 ]]; then
+if [[ "$dry" != 1 && "${COMMITTED:-0}" != 1 ]]; then
   log "transformers sweep"
   step transformers env MODEL="$model" PROTOCOL=$tf/protocol-retrain-h200.yaml CEILING_VARIANTS=bf16 CEILING_CONCURRENCY=1,8,128 \
     CEILING_LIMIT=100 CEILING_REPETITIONS=3 SWEEP_TIMEOUT=600 bash $tf/run-real-h200.sh "$work/tf" >"$work/tf.log" 2>&1 || status=5
@@ -243,7 +277,15 @@ else
   export LLAMACPP_PARALLEL=128 LLAMACPP_CTX=1048576
 fi
 log "llama.cpp sweep"
-step llamacpp bash -c "'$eb' run -quiet -protocol '$proto' -out '$res/sweep' >'$res/run-stdout.txt' 2>'$res/run.log'" || status=6
+cut=()
+limit="${SWEEP_TIMEOUT:-0}"
+[[ -n "${SWEEP_DEADLINE:-}" ]] && limit=$((SWEEP_DEADLINE - $(date +%s)))
+if [[ -n "${SWEEP_DEADLINE:-}" || "$limit" -gt 0 ]]; then
+  [[ "$limit" -ge 30 ]] || limit=30
+  cut=(timeout -s INT -k 60 "$limit")
+  log "the sweep is interrupted after $limit s if it has not ended"
+fi
+step llamacpp "${cut[@]}" "$eb" run -quiet -protocol "$proto" -out "$res/sweep" >"$res/run-stdout.txt" 2>"$res/run.log" || status=6
 "$eb" report "$res/sweep" >"$res/report.txt" 2>&1 || true
 for t in q8_0 q6_k q4_k_m q4_0; do
   "$eb" compare "$res/sweep:bf16" "$res/sweep:$t" >"$res/compare-bf16-$t.txt" 2>&1 || true
