@@ -14,8 +14,9 @@
 #               cpu-default.json, cpu-default.txt.
 #
 # WORK/mpack.done and WORK/lpack.done mark each pack's end; WORK/session.log says what ran.
-# The repository root must hold .llcarry/llama-src.tar.xz and .llcarry/extractbench.xz (the
-# binary, CGO_ENABLED=1, xz) and .devcarry/extractbench.gz (the same binary, gzip).
+# The repository root must hold .llcarry/llama-src.tar.xz (engines/llamacpp/pack-source.sh) and
+# .llcarry/extractbench.xz (CGO_ENABLED=1 go build -trimpath -ldflags "-s -w", then xz): it is
+# unpacked once as ./extractbench, which both jobs run.
 #
 #   setsid nohup bash scripts/device-h200-session.sh /tmp/s >/tmp/s.out 2>&1 </dev/null &
 set -uo pipefail
@@ -29,6 +30,7 @@ margin_limit=${MARGIN_LIMIT:-1000}
 session_limit=${SESSION_LIMIT:-1450}
 log() { echo "== $(date +%T) +$(($(date +%s) - start)) s $*" >>"$work/session.log"; }
 rm -f "$work/gpu-free" "$work/mpack.done" "$work/lpack.done"
+xz -dc .llcarry/extractbench.xz >extractbench.tmp && chmod +x extractbench.tmp && mv -f extractbench.tmp extractbench || { log "no .llcarry/extractbench.xz"; exit 2; }
 mkdir -p "$work/lpack"
 
 log "llama.cpp job (COMMITTED=1), its GPU steps after $work/gpu-free"

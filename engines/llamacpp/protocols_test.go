@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -190,4 +192,84 @@ func servedDir(start string) string {
 		}
 	}
 	return ""
+}
+
+// TestProtocols_Params checks that every protocol serving the committed model
+// declares its parameter count (report's MFU and the calculator read it): the
+// sum of the committed safetensors' tensor shapes. A retrain changes it (the
+// 6-layer model had 14,711,040; the committed 8-layer one 17,517,568).
+func TestProtocols_Params(t *testing.T) {
+	want := safetensorsParams(t, committedModel)
+	var files []string
+	for _, g := range []string{"../*/protocol-*.yaml", "../*/*-protocol-*.yaml"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	checked := 0
+	for _, file := range files {
+		p, err := protocol.Load(file)
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		for i, v := range p.Variants {
+			if v.Engine.Model != "extract-llama-15m" {
+				continue
+			}
+			checked++
+			if v.Engine.Params != want {
+				t.Errorf("%s: variants.%d (%s): params %d, want the committed model's %d", file, i, v.Name, v.Engine.Params, want)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no variant serves extract-llama-15m")
+	}
+}
+
+// safetensorsParams sums the element counts of every tensor in dir's
+// *.safetensors files (an 8-byte little-endian header length, then a JSON
+// header of name -> {dtype, shape, data_offsets}).
+func safetensorsParams(t *testing.T, dir string) int64 {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no safetensors in %s (%v)", dir, err)
+	}
+	var n int64
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) < 8 {
+			t.Fatalf("%s: shorter than a safetensors header", f)
+		}
+		size := binary.LittleEndian.Uint64(raw[:8])
+		if size > uint64(len(raw)-8) {
+			t.Fatalf("%s: header of %d bytes in a file of %d", f, size, len(raw))
+		}
+		var header map[string]json.RawMessage
+		if err := json.Unmarshal(raw[8:8+size], &header); err != nil {
+			t.Fatalf("%s: header: %v", f, err)
+		}
+		for name, m := range header {
+			if name == "__metadata__" {
+				continue
+			}
+			var tensor struct{ Shape []int64 }
+			if err := json.Unmarshal(m, &tensor); err != nil {
+				t.Fatalf("%s: tensor %s: %v", f, name, err)
+			}
+			e := int64(1)
+			for _, d := range tensor.Shape {
+				e *= d
+			}
+			n += e
+		}
+	}
+	return n
 }

@@ -271,7 +271,7 @@ variants:
       ready_timeout: 120s
       weights: %s
       quantization: %q
-      params: 14711040
+      params: 17517568
       tokenizer: %q
 `, ty, port, bin, realSlots*realSlotTokens, realSlots, serve, ty, port, realThreads, g.weights, g.quantization, tok)
 	}

@@ -193,7 +193,7 @@ EOF
 		calc_model=Llama-3.1-8B
 		model=random-llama-3.1-8b
 		qextra="      weights: bf16
-      params: 14711040
+      params: 17517568
       tokenizer: extract-llama-15m-bpe5525"
 		nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$pack/gpu.txt" 2>&1
 		"$py" -c 'import torch, transformers; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__)' >>"$pack/gpu.txt" 2>&1
