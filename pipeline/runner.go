@@ -21,6 +21,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/passrow"
 	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 	"github.com/extractbench/extractbench/results"
@@ -103,7 +104,9 @@ type Summary struct {
 
 // runState is one run in progress.
 type runState struct {
-	passAccount // the protocol, the store and the run's segments: what builds pass rows
+	proto       *protocol.Protocol
+	store       *results.Store
+	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
 	opts        Options
 	corpus      *corpus.Corpus
 	readFailure docFault // the first document that could not be read back: the run stops
@@ -130,6 +133,12 @@ type runState struct {
 	prompts       map[string]*tokenizer.Prompt
 	promptCounts  sync.Map     // variant + "\x00" + document id → its expected count (expectPromptTokens)
 	promptCounted atomic.Int64 // entries stored in promptCounts
+}
+
+// account is what builds the run's pass rows (passrow): its protocol, its
+// store and the segments its resumes cut.
+func (rs *runState) account() *passrow.Account {
+	return &passrow.Account{Proto: rs.proto, Store: rs.store, Resumes: rs.resumes}
 }
 
 // Run executes a protocol end to end: per variant, load, warm-up, baseline,
@@ -313,7 +322,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		if err := json.Unmarshal(prev.Manifest, &m); err != nil {
 			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
 		}
-		rs.proto, err = protocol.Parse(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocolDir(&m))
+		rs.proto, err = protocol.Parse(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocol.ManifestDir(&m))
 		if err == nil {
 			if fields := rs.proto.RemovedCredentials(); len(fields) > 0 {
 				return &ConfigError{fmt.Errorf("resume: the protocol of run %s has credentials in %s, which its manifest does not keep: resume with -protocol FILE, the protocol file that has them", prev.RunID, strings.Join(fields, ", "))}
@@ -429,15 +438,6 @@ func (rs *runState) printCorpusWarnings() {
 	if len(w) > maxCorpusWarnings {
 		rs.logf("corpus: %d more warnings; extractbench corpus check %s lists them all", len(w)-maxCorpusWarnings, rs.corpus.Path)
 	}
-}
-
-// protocolDir is where a resumed run resolves the protocol's relative paths.
-func protocolDir(m *extractbench.Manifest) string {
-	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" || strings.HasPrefix(m.ProtocolSource, "(") {
-		wd, _ := os.Getwd()
-		return wd
-	}
-	return filepath.Dir(m.ProtocolSource)
 }
 
 func (rs *runState) create(ctx context.Context) error {
