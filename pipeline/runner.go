@@ -82,10 +82,10 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // error: 2, as a usage error.
 func (e *ConfigError) ExitCode() int { return 2 }
 
-// Summary is the outcome of a run, for the final table and -json. Its
+// RunReport is the outcome of a run, for the final table and -json. Its
 // figures are results' and eval's, read back from the store: the same
 // Outcomes and levels the report, compare and plan show.
-type Summary struct {
+type RunReport struct {
 	RunID       string              `json:"run_id"`
 	Fingerprint string              `json:"fingerprint"`
 	OutDir      string              `json:"out_dir"`
@@ -145,7 +145,7 @@ func (rs *runState) account() *passrow.Account {
 // sweep; every request scored and recorded; exports written at the end.
 // A canceled ctx (Ctrl-C, SIGTERM) stops dispatching, finishes the writes
 // and leaves a run that `-resume` completes.
-func Run(ctx context.Context, opts Options) (*Summary, error) {
+func Run(ctx context.Context, opts Options) (*RunReport, error) {
 	started := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
@@ -215,7 +215,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	rs.intr = rs.watchInterrupts(ctx)
 	defer rs.intr.close()
 
-	sum := &Summary{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
+	sum := &RunReport{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
 		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil, Shard: rs.shard}
 	// The errors are returned, and printed once by the caller; a variant
 	// that fails while others follow gets a line when it fails.

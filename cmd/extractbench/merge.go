@@ -113,7 +113,7 @@ func printMerge(c *mergeCommand, s *merge.Report) {
 	if len(s.Missing)+len(s.DuplicateIndexes) > 0 || s.Duplicates > 0 {
 		fmt.Fprintln(w)
 	}
-	printSummary(w, &pipeline.Summary{RunID: s.RunID, Fingerprint: s.Fingerprint, OutDir: s.OutDir, Protocol: s.Protocol,
+	printSummary(w, &pipeline.RunReport{RunID: s.RunID, Fingerprint: s.Fingerprint, OutDir: s.OutDir, Protocol: s.Protocol,
 		Status: s.Status, Simulated: s.Simulated, Variants: s.Variants, Passes: s.Passes, Exports: s.Exports, Elapsed: s.Elapsed})
 }
 
