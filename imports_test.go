@@ -44,12 +44,14 @@ func layer(pkg string) (int, bool) {
 		return 10, true // the protocol and its named defaults, which the parts read
 	case pkg == "pipeline/dispatch" || pkg == "pipeline/telemetry":
 		return 11, true // the run's parts by job
+	case pkg == "pipeline/passrow":
+		return 12, true // the one tally that makes a pass row, for the run and the merge
 	case strings.HasPrefix(pkg, "pipeline/"):
-		return 12, true // test helpers, and the parts to come (merge)
+		return 13, true // the merge, and test helpers
 	case pkg == "pipeline":
-		return 13, true // the run itself
+		return 14, true // the run itself
 	case strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "scripts/"):
-		return 14, true
+		return 15, true
 	}
 	return 0, false
 }

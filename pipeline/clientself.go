@@ -74,10 +74,10 @@ func (c *clientSelf) stop() {
 	}
 }
 
-// judge fills the pass's self-check columns. A request that failed in the
+// Judge fills the pass's self-check columns (passrow.ClientCheck). A request that failed in the
 // client itself makes the pass client_bound too: its figures miss documents
 // for the client's want, not the engine's.
-func (c *clientSelf) judge(p *extractbench.Pass) {
+func (c *clientSelf) Judge(p *extractbench.Pass) {
 	if c == nil {
 		return
 	}
@@ -109,3 +109,5 @@ func (rs *runState) beforeSend() {
 		rs.opts.BeforeSend()
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -34,7 +34,7 @@ func exitedEngine(t *testing.T, command string) *process.Process {
 // live server: the request is an error with the body, never memory.
 func TestScore_HTTP404IsNotMemory(t *testing.T) {
 	e := &engine{proc: exitedEngine(t, "echo 'OSError: [Errno 98] Address already in use'; exit 1")}
-	rs := &runState{passAccount: passAccount{proto: &protocol.Protocol{}}, evalOpts: eval.Options{Rule: extractbench.Strict, Schema: schemas.Extraction()}}
+	rs := &runState{proto: &protocol.Protocol{}, evalOpts: eval.Options{Rule: extractbench.Strict, Schema: schemas.Extraction()}}
 	body := `{"object":"error","message":"The model ` + "`sim-8b`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}`
 	resp := extractbench.Response{Transport: extractbench.Transport{Kind: extractbench.TransportHTTPStatus, HTTPStatus: 404, ErrorBody: body, Detail: "HTTP 404: The model `sim-8b` does not exist."}}
 	rec := rs.score(&extractbench.Variant{Name: "v"}, e, "http://127.0.0.1:8000", corpus.Document{ID: "d1"}, resp)

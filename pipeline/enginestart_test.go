@@ -74,7 +74,7 @@ variants:
 	return path
 }
 
-func run(t *testing.T, opts pipeline.Options) (*pipeline.Summary, error) {
+func run(t *testing.T, opts pipeline.Options) (*pipeline.RunReport, error) {
 	t.Helper()
 	opts.Quiet, opts.Starters, opts.Process = true, starter.Starters(), process.Starter{}
 	return pipeline.Run(context.Background(), opts)

@@ -103,7 +103,7 @@ variants:
 	ctx, cancel := context.WithCancel(context.Background())
 	abandon := make(chan struct{})
 	type result struct {
-		sum *pipeline.Summary
+		sum *pipeline.RunReport
 		err error
 	}
 	done := make(chan result, 1)

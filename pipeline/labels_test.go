@@ -30,7 +30,7 @@ func TestRun_StartedBuiltinEngineIsSimulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !sum.Simulated {
-		t.Error("Summary.Simulated is false for the built-in engine started by start:")
+		t.Error("RunReport.Simulated is false for the built-in engine started by start:")
 	}
 	d, err := results.LoadRun(context.Background(), out)
 	if err != nil {

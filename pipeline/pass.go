@@ -92,15 +92,16 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 	if err := rs.fillExpected(bg, key); err != nil {
 		return nil, fmt.Errorf("record expected prompt tokens of pass %s: %w", key, err)
 	}
-	tally, err := rs.tallyPass(bg, key, e.replicas.names()) // streamed: no record of the pass is held
+	acct := rs.account()
+	tally, err := acct.TallyPass(bg, key, e.replicas.names()) // streamed: no record of the pass is held
 	if err != nil {
 		return nil, fmt.Errorf("read back pass %s: %w", key, err)
 	}
 	faults, lastFault := bar.clientFaults()
-	complete := tally.docs+int64(faults) == int64(docs.Len())
+	complete := tally.Docs()+int64(faults) == int64(docs.Len())
 	bar.finish(complete)
 	self.faults = faults
-	p := rs.passRow(key, phase, retryOf, level, tally, tel, transport, complete, self)
+	p := acct.Row(key, phase, retryOf, level, tally, tel, transport, complete, self)
 	if faults > 0 {
 		detail := fmt.Sprintf("pass level %d, repetition %d: %d of %d requests failed in the client itself (last: %s): left out of the engine's figures, the pass is client_bound, and -resume sends them again",
 			level, rep, faults, docs.Len(), lastFault)
@@ -112,14 +113,14 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 	}
 	if dispatchErr != nil {
 		rs.logf("%s: %v", v.Name, dispatchErr)
-		return &p, fmt.Errorf("pass at level %d, repetition %d: dispatch stopped, %d of %d documents not recorded: %w", level, rep, int64(docs.Len())-tally.docs, docs.Len(), dispatchErr)
+		return &p, fmt.Errorf("pass at level %d, repetition %d: dispatch stopped, %d of %d documents not recorded: %w", level, rep, int64(docs.Len())-tally.Docs(), docs.Len(), dispatchErr)
 	}
 	if err := rs.readFailure.err(); err != nil {
-		return &p, fmt.Errorf("pass at level %d, repetition %d: dispatch stopped, %d of %d documents not sent: %w", level, rep, int64(docs.Len())-tally.docs, docs.Len(), err)
+		return &p, fmt.Errorf("pass at level %d, repetition %d: dispatch stopped, %d of %d documents not sent: %w", level, rep, int64(docs.Len())-tally.Docs(), docs.Len(), err)
 	}
 	if e.died() {
 		return &p, rs.engineDead(bg, v, e, fmt.Sprintf("during the pass at level %d, repetition %d: dispatch stopped at once, %d of %d documents not sent",
-			level, rep, int64(docs.Len())-tally.docs, docs.Len()))
+			level, rep, int64(docs.Len())-tally.Docs(), docs.Len()))
 	}
 	return &p, nil
 }
@@ -538,4 +539,12 @@ func (rs *runState) telemetryErrors(ctx context.Context, v *extractbench.Variant
 	detail := fmt.Sprintf("pass at level %d, repetition %d: %s", level, rep, strings.Join(parts, "; "))
 	rs.logf("%s: warning: %s", v.Name, detail)
 	rs.event(ctx, v.Name, results.EventTelemetryErrors, 0, detail)
+}
+
+func toSamples(in []telemetry.Sample) []results.TelemetrySample {
+	out := make([]results.TelemetrySample, len(in))
+	for i, s := range in {
+		out[i] = results.TelemetrySample{TNS: s.TNS, Metric: s.Metric, Value: s.Value, Endpoint: s.Endpoint}
+	}
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/passrow"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -124,7 +125,7 @@ func inMemoryFigures(recs, base []extractbench.Record, level int) map[string]str
 		if r.UsageReported {
 			usage++
 			compared++
-			tol := max(float64(pipeline.TokenCountSlack), math.Ceil(pipeline.TokenCountShare*float64(r.CompletionTokens)))
+			tol := max(float64(passrow.TokenCountSlack), math.Ceil(passrow.TokenCountShare*float64(r.CompletionTokens)))
 			if math.Abs(float64(r.CompletionTokens-r.ClientChunks)) > tol {
 				mismatched++
 			}

@@ -7,23 +7,20 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 )
 
 // Tokenizer drift (results/SCHEMA.md, passes.prompt_drift_*): each
 // measured request's prompt_tokens is checked against the count the
 // protocol expects for its document. A variant whose engine.tokenizer is a
-// path to a tokenizer.json (IsTokenizerFile) expects its prompt as that
+// path to a tokenizer.json (protocol.IsTokenizerFile) expects its prompt as that
 // tokenizer and the model's chat template count it (pipeline/tokenizer:
 // exact, the template rendered, so no overhead is estimated); a variant
 // without one expects what the baseline variant of its model reported for
-// the same document (driftReference). An engine that tokenises otherwise
+// the same document (passrow.Account.DriftReference). An engine that tokenises otherwise
 // (llama.cpp without the model's normalizer: +32% tokens) is then a
 // figure of the pass, said before any accuracy figure.
-
-// IsTokenizerFile reports whether an engine.tokenizer value names a
-// tokenizer.json file rather than the tokenizer's name.
-func IsTokenizerFile(s string) bool { return strings.HasSuffix(s, ".json") }
 
 // loadTokenizers loads every variant's tokenizer file and chat template
 // (rs.prompts); each one that cannot be read or counted is a problem
@@ -32,7 +29,7 @@ func (rs *runState) loadTokenizers() []string {
 	var problems []string
 	rs.prompts = map[string]*tokenizer.Prompt{}
 	for i, v := range rs.proto.Variants {
-		if !IsTokenizerFile(v.Engine.Tokenizer) {
+		if !protocol.IsTokenizerFile(v.Engine.Tokenizer) {
 			continue
 		}
 		tmpl := ""
@@ -48,39 +45,6 @@ func (rs *runState) loadTokenizers() []string {
 		rs.prompts[v.Name] = p
 	}
 	return problems
-}
-
-// driftReference is what a variant's expected prompt counts come from:
-// its tokenizer file (extractbench.DriftAgainstTokenizer), else the first variant
-// before it in the protocol that serves the same model
-// (extractbench.DriftAgainstVariant + its name), else nothing (""). The built-in
-// engine counts with corpus.ApproxTokens, no tokenizer: it is neither
-// compared nor a reference.
-func (rs *passAccount) driftReference(variant string) (reference, refVariant string) {
-	if rs.proto == nil {
-		return "", ""
-	}
-	vs := rs.proto.Variants
-	me := -1
-	for i := range vs {
-		if vs[i].Name == variant {
-			me = i
-		}
-	}
-	switch {
-	case me < 0:
-		return "", ""
-	case IsTokenizerFile(vs[me].Engine.Tokenizer): // loaded (loadTokenizers) before the run began
-		return extractbench.DriftAgainstTokenizer, ""
-	case vs[me].Engine.IsBuiltin() || vs[me].Engine.Model == "":
-		return "", ""
-	}
-	for _, v := range vs[:me] {
-		if !v.Engine.IsBuiltin() && v.Engine.Model == vs[me].Engine.Model {
-			return extractbench.DriftAgainstVariant + v.Name, v.Name
-		}
-	}
-	return "", ""
 }
 
 // expectPromptTokens sets a chat request's expected prompt count from the
@@ -113,7 +77,7 @@ const maxCountedDocs = 1 << 18
 // fillExpected gives the pass's rows the reference variant's counts, when
 // the variant compares against one.
 func (rs *runState) fillExpected(ctx context.Context, key extractbench.PassKey) error {
-	if _, ref := rs.driftReference(key.Variant); ref != "" {
+	if _, ref := rs.account().DriftReference(key.Variant); ref != "" {
 		return rs.store.FillExpectedPromptTokens(ctx, key, ref)
 	}
 	return nil

@@ -21,7 +21,7 @@ import (
 // runRate runs a protocol over docs documents of the small corpus on the
 // built-in engine, with the sweep, acceptance and builtin options given,
 // and returns the results directory and the run's summary.
-func runRate(t *testing.T, docs int, sweep, acceptance, builtinOpts string, before func()) (string, *pipeline.Summary) {
+func runRate(t *testing.T, docs int, sweep, acceptance, builtinOpts string, before func()) (string, *pipeline.RunReport) {
 	t.Helper()
 	dir := t.TempDir()
 	p := fmt.Sprintf(`name: rate
@@ -48,7 +48,7 @@ variants:
 	return out, sum
 }
 
-func passAt(t *testing.T, sum *pipeline.Summary, level int) extractbench.Pass {
+func passAt(t *testing.T, sum *pipeline.RunReport, level int) extractbench.Pass {
 	t.Helper()
 	for _, p := range sum.Passes {
 		if p.Level == level {
@@ -151,7 +151,7 @@ func TestRun_RateBeyondCapacity(t *testing.T) {
 func TestRun_SlowClient(t *testing.T) {
 	slow := func() { time.Sleep(15 * time.Millisecond) }
 	engine := "{time_scale: 0.02}" // ~20 ms a request
-	queue := func(sum *pipeline.Summary, level int) int64 { return *passAt(t, sum, level).LatenessP50NS }
+	queue := func(sum *pipeline.RunReport, level int) int64 { return *passAt(t, sum, level).LatenessP50NS }
 
 	_, fast := runRate(t, 12, "{mode: concurrency, levels: [2], repetitions: 1, warmup: 0}", "{min_accepted: 0}", engine, nil)
 	_, slowed := runRate(t, 12, "{mode: concurrency, levels: [2], repetitions: 1, warmup: 0}", "{min_accepted: 0}", engine, slow)

@@ -21,6 +21,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/passrow"
 	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 	"github.com/extractbench/extractbench/results"
@@ -81,10 +82,10 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // error: 2, as a usage error.
 func (e *ConfigError) ExitCode() int { return 2 }
 
-// Summary is the outcome of a run, for the final table and -json. Its
+// RunReport is the outcome of a run, for the final table and -json. Its
 // figures are results' and eval's, read back from the store: the same
 // Outcomes and levels the report, compare and plan show.
-type Summary struct {
+type RunReport struct {
 	RunID       string              `json:"run_id"`
 	Fingerprint string              `json:"fingerprint"`
 	OutDir      string              `json:"out_dir"`
@@ -103,7 +104,9 @@ type Summary struct {
 
 // runState is one run in progress.
 type runState struct {
-	passAccount // the protocol, the store and the run's segments: what builds pass rows
+	proto       *protocol.Protocol
+	store       *results.Store
+	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
 	opts        Options
 	corpus      *corpus.Corpus
 	readFailure docFault // the first document that could not be read back: the run stops
@@ -132,11 +135,17 @@ type runState struct {
 	promptCounted atomic.Int64 // entries stored in promptCounts
 }
 
+// account is what builds the run's pass rows (passrow): its protocol, its
+// store and the segments its resumes cut.
+func (rs *runState) account() *passrow.Account {
+	return &passrow.Account{Proto: rs.proto, Store: rs.store, Resumes: rs.resumes}
+}
+
 // Run executes a protocol end to end: per variant, load, warm-up, baseline,
 // sweep; every request scored and recorded; exports written at the end.
 // A canceled ctx (Ctrl-C, SIGTERM) stops dispatching, finishes the writes
 // and leaves a run that `-resume` completes.
-func Run(ctx context.Context, opts Options) (*Summary, error) {
+func Run(ctx context.Context, opts Options) (*RunReport, error) {
 	started := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
@@ -206,7 +215,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	rs.intr = rs.watchInterrupts(ctx)
 	defer rs.intr.close()
 
-	sum := &Summary{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
+	sum := &RunReport{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint, OutDir: opts.OutDir,
 		Protocol: rs.proto.Name, Simulated: rs.simulated, Resumed: prev != nil, Shard: rs.shard}
 	// The errors are returned, and printed once by the caller; a variant
 	// that fails while others follow gets a line when it fails.
@@ -313,7 +322,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		if err := json.Unmarshal(prev.Manifest, &m); err != nil {
 			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
 		}
-		rs.proto, err = protocol.Parse(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocolDir(&m))
+		rs.proto, err = protocol.Parse(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocol.ManifestDir(&m))
 		if err == nil {
 			if fields := rs.proto.RemovedCredentials(); len(fields) > 0 {
 				return &ConfigError{fmt.Errorf("resume: the protocol of run %s has credentials in %s, which its manifest does not keep: resume with -protocol FILE, the protocol file that has them", prev.RunID, strings.Join(fields, ", "))}
@@ -429,15 +438,6 @@ func (rs *runState) printCorpusWarnings() {
 	if len(w) > maxCorpusWarnings {
 		rs.logf("corpus: %d more warnings; extractbench corpus check %s lists them all", len(w)-maxCorpusWarnings, rs.corpus.Path)
 	}
-}
-
-// protocolDir is where a resumed run resolves the protocol's relative paths.
-func protocolDir(m *extractbench.Manifest) string {
-	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" || strings.HasPrefix(m.ProtocolSource, "(") {
-		wd, _ := os.Getwd()
-		return wd
-	}
-	return filepath.Dir(m.ProtocolSource)
 }
 
 func (rs *runState) create(ctx context.Context) error {

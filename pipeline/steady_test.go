@@ -14,7 +14,7 @@ import (
 
 // steadyRun runs sweep over docs documents and returns the summary's
 // series and the run's decisions.
-func steadyRun(t *testing.T, docs int, sweep, acceptance, engine string, before func()) (eval.Series, []results.Decision, *pipeline.Summary) {
+func steadyRun(t *testing.T, docs int, sweep, acceptance, engine string, before func()) (eval.Series, []results.Decision, *pipeline.RunReport) {
 	t.Helper()
 	out, sum := runRate(t, docs, sweep, acceptance, engine, before)
 	data, err := results.LoadRun(context.Background(), out)

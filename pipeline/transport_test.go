@@ -51,10 +51,10 @@ variants:
 
 // runWithin runs opts and fails the test if the run has not ended after
 // limit: a generous bound on a run that must not hang, not a speed check.
-func runWithin(t *testing.T, limit time.Duration, opts pipeline.Options) *pipeline.Summary {
+func runWithin(t *testing.T, limit time.Duration, opts pipeline.Options) *pipeline.RunReport {
 	t.Helper()
 	type result struct {
-		sum *pipeline.Summary
+		sum *pipeline.RunReport
 		err error
 	}
 	done := make(chan result, 1)

@@ -24,7 +24,7 @@ import (
 // select ("in passes … accepted/h"): one figure, eval's level rule over the
 // passes' docs_per_hour (eval/throughput.go); plan's sustained figure is
 // labelled "sustained" and never printed as the one in passes.
-func checkThroughputEverywhere(t *testing.T, dir string, sum *pipeline.Summary, stdout, md string) {
+func checkThroughputEverywhere(t *testing.T, dir string, sum *pipeline.RunReport, stdout, md string) {
 	t.Helper()
 	code, planText, stderr := runCLI(t, "plan", dir)
 	if code != exitOK {

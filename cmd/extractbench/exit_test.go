@@ -9,6 +9,7 @@ import (
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/merge"
 	"github.com/extractbench/extractbench/pipeline/protocol"
 )
 
@@ -30,7 +31,7 @@ func TestExitCode(t *testing.T) {
 		{"validation", &pipeline.ValidationError{Problems: []string{"x"}}, exitUsage},
 		{"corpus", &corpus.LoadError{}, exitUsage},
 		{"interrupted", &interruptedError{dir: "d"}, exitInfra},
-		{"incomplete merge", &incompleteError{sum: &pipeline.MergeSummary{}}, exitInfra},
+		{"incomplete merge", &incompleteError{sum: &merge.Report{}}, exitInfra},
 		{"other", errors.New("disk full"), exitInternal},
 		{"verdict over usage", errors.Join(&usageError{"x"}, &verdictError{"y"}), exitVerdict},
 		{"usage over interrupted", fmt.Errorf("%w: %w", &interruptedError{dir: "d"}, &usageError{"x"}), exitUsage},

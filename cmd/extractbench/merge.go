@@ -9,6 +9,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/merge"
 	"github.com/extractbench/extractbench/results/report"
 )
 
@@ -32,10 +33,10 @@ func (c *mergeCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sum, err := pipeline.Merge(ctx, pipeline.MergeOptions{OutDir: *out, Dirs: dirs, Progress: c.stderr,
+	sum, err := merge.Merge(ctx, merge.Options{OutDir: *out, Dirs: dirs, Progress: c.stderr,
 		Derived: []string{report.HTMLFile, report.MarkdownFile}})
 	if err != nil {
-		return err // pipeline.Merge's errors already say "merge: ..."
+		return err // merge.Merge's errors already say "merge: ..."
 	}
 	if err := report.Write(ctx, *out); err != nil {
 		return readError("merge: report", err)
@@ -89,7 +90,7 @@ func expandShardDirs(args []string) ([]string, error) {
 
 // printMerge writes the shards, what was missing or repeated, then the
 // merged run's table as run prints it.
-func printMerge(c *mergeCommand, s *pipeline.MergeSummary) {
+func printMerge(c *mergeCommand, s *merge.Report) {
 	w := c.stdout
 	fmt.Fprintf(w, "merged %d shard directories of %d shards into %s: %d request rows\n", len(s.Shards), s.Count, s.OutDir, s.Rows)
 	var rows [][]string
@@ -112,13 +113,13 @@ func printMerge(c *mergeCommand, s *pipeline.MergeSummary) {
 	if len(s.Missing)+len(s.DuplicateIndexes) > 0 || s.Duplicates > 0 {
 		fmt.Fprintln(w)
 	}
-	printSummary(w, &pipeline.Summary{RunID: s.RunID, Fingerprint: s.Fingerprint, OutDir: s.OutDir, Protocol: s.Protocol,
+	printSummary(w, &pipeline.RunReport{RunID: s.RunID, Fingerprint: s.Fingerprint, OutDir: s.OutDir, Protocol: s.Protocol,
 		Status: s.Status, Simulated: s.Simulated, Variants: s.Variants, Passes: s.Passes, Exports: s.Exports, Elapsed: s.Elapsed})
 }
 
 // incompleteError is a merge that lacks a shard or holds an unfinished
 // one: exit 3, like an interrupted run; merging again completes it.
-type incompleteError struct{ sum *pipeline.MergeSummary }
+type incompleteError struct{ sum *merge.Report }
 
 // ExitCode is the exit status of an incomplete merge: that of an
 // interrupted run.

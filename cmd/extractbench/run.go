@@ -89,7 +89,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			enc := json.NewEncoder(c.stdout)
 			enc.SetIndent("", "  ")
 			_ = enc.Encode(struct {
-				*pipeline.Summary
+				*pipeline.RunReport
 				Paired []compare.Paired `json:"paired,omitempty"` // each variant against the baseline variant
 			}{sum, paired})
 		} else {
@@ -135,13 +135,13 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 // aggregator made it (the report, compare and -json show the same figures),
 // then each variant's state and verdict. On a terminal it fits the
 // terminal's width (summaryfit.go); elsewhere it has every column.
-func printSummary(w io.Writer, s *pipeline.Summary, verdicts ...func(io.Writer)) {
+func printSummary(w io.Writer, s *pipeline.RunReport, verdicts ...func(io.Writer)) {
 	printSummaryFit(w, s, pipeline.TerminalWidth(w), verdicts...)
 }
 
 // printSummaryFit is printSummary within width columns (0: no limit, every
 // column: a log, a pipe, -wide).
-func printSummaryFit(out io.Writer, s *pipeline.Summary, width int, verdicts ...func(io.Writer)) {
+func printSummaryFit(out io.Writer, s *pipeline.RunReport, width int, verdicts ...func(io.Writer)) {
 	w, done := fitWriter(out, width)
 	defer done()
 	if s.Simulated {
@@ -248,7 +248,7 @@ func printSummaryFit(out io.Writer, s *pipeline.Summary, width int, verdicts ...
 // was sent: offered and achieved rate, lateness, the client's queue, E2E
 // from the scheduled instant, waiting requests, on-time documents and
 // goodput, and whether the client kept the schedule.
-func printRateTable(w io.Writer, s *pipeline.Summary, width int) {
+func printRateTable(w io.Writer, s *pipeline.RunReport, width int) {
 	var rows [][]string
 	for _, o := range s.Variants {
 		for _, sr := range o.Series {
@@ -292,7 +292,7 @@ func writeTable(w io.Writer, head []string, rows [][]string) {
 // printContextTable writes, for context sweeps, memory against document
 // length: per length class, its documents, the peaks of memory and KV
 // cache, and E2E.
-func printContextTable(w io.Writer, s *pipeline.Summary, width int) {
+func printContextTable(w io.Writer, s *pipeline.RunReport, width int) {
 	var rows [][]string
 	gib := func(v *int64) string {
 		if v == nil {

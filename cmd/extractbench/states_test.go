@@ -44,7 +44,7 @@ variants:
 		}
 	}
 	_, js, _ := runCLI(t, "run", "-quiet", "-json", "-protocol", proto, "-out", filepath.Join(dir, "out2"))
-	var sum pipeline.Summary
+	var sum pipeline.RunReport
 	if err := json.Unmarshal([]byte(js), &sum); err != nil {
 		t.Fatalf("-json: %v\n%s", err, js)
 	}

@@ -15,7 +15,7 @@ import (
 // engine, with the evidence.
 func TestPrintSummary_NotSteady(t *testing.T) {
 	why := "a trend within the pass: repetition 1: early requests slower than late ones by 80% (Mann-Whitney z 5.0 over 60 requests)"
-	s := &pipeline.Summary{Variants: []results.Outcome{{Variant: "bf16", State: results.OutcomeFail, Series: []eval.Series{{
+	s := &pipeline.RunReport{Variants: []results.Outcome{{Variant: "bf16", State: results.OutcomeFail, Series: []eval.Series{{
 		Variant: "bf16", Mode: "concurrency", Levels: []eval.Level{
 			{Variant: "bf16", Mode: "concurrency", Level: 1, Repetitions: 3, NotSteady: why},
 			{Variant: "bf16", Mode: "concurrency", Level: 2, Repetitions: 3},

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/pipeline/tokenizer"
 )
@@ -121,7 +120,7 @@ func TestProtocols_Tokenizers(t *testing.T) {
 			} else if servedDir(v.Engine.Start) != "engines/transformers/model/extract-llama-15m" {
 				t.Errorf("%s: starts %q: which model directory does it serve?", at, v.Engine.Start)
 			}
-			if !pipeline.IsTokenizerFile(v.Engine.Tokenizer) {
+			if !protocol.IsTokenizerFile(v.Engine.Tokenizer) {
 				t.Errorf("%s: tokenizer %q names no tokenizer.json: the drift would be counted against another variant, not the model", at, v.Engine.Tokenizer)
 				continue
 			}

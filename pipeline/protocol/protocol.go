@@ -298,6 +298,22 @@ func (p *Protocol) ResolvePath(path string) string {
 	return filepath.Join(p.Dir, path)
 }
 
+// ManifestDir is where the protocol a run's manifest records resolves its
+// relative paths when it is parsed again (a resumed run, a merge): the
+// protocol file's directory, or the working directory for the embedded
+// default and other protocols that came from no file.
+func ManifestDir(m *extractbench.Manifest) string {
+	if m.ProtocolSource == "(embedded default)" || m.ProtocolSource == "" || strings.HasPrefix(m.ProtocolSource, "(") {
+		wd, _ := os.Getwd()
+		return wd
+	}
+	return filepath.Dir(m.ProtocolSource)
+}
+
+// IsTokenizerFile reports whether an engine.tokenizer value names a
+// tokenizer.json file rather than the tokenizer's name.
+func IsTokenizerFile(s string) bool { return strings.HasSuffix(s, ".json") }
+
 // Canonical is the protocol as stored in the run manifest: JSON with
 // defaults filled, and the credentials of its URLs replaced by a marker
 // (the manifest never keeps a secret).

@@ -16,6 +16,7 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/merge"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -67,7 +68,7 @@ var runKinds = []runKind{
 			shards = append(shards, out)
 		}
 		out := filepath.Join(dir, "merged")
-		if _, err := pipeline.Merge(context.Background(), pipeline.MergeOptions{OutDir: out, Dirs: shards}); err != nil {
+		if _, err := merge.Merge(context.Background(), merge.Options{OutDir: out, Dirs: shards}); err != nil {
 			t.Fatalf("merge: %v", err)
 		}
 		return out

@@ -1,4 +1,4 @@
-package pipeline
+package passrow
 
 import (
 	"context"
@@ -19,9 +19,9 @@ func liveHeap() int64 {
 }
 
 // tallyGrowth stores a pass of n records and returns how far the live heap
-// rose above its level before tallyPass, at its highest while the rows
+// rose above its level before TallyPass, at its highest while the rows
 // streamed through (sampled every 500 rows) and with the tally returned.
-func tallyGrowth(t *testing.T, n int) (int64, *passTally) {
+func tallyGrowth(t *testing.T, n int) (int64, *Tally) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := results.Open(ctx, t.TempDir())
@@ -42,7 +42,7 @@ func tallyGrowth(t *testing.T, n int) (int64, *passTally) {
 	if err := s.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rs := &passAccount{store: s}
+	rs := &Account{Store: s}
 	before, peak := liveHeap(), int64(0)
 	tallyRowHook = func(rows int64) {
 		if rows%500 == 0 {
@@ -50,7 +50,7 @@ func tallyGrowth(t *testing.T, n int) (int64, *passTally) {
 		}
 	}
 	defer func() { tallyRowHook = nil }()
-	tally, err := rs.tallyPass(ctx, key, nil)
+	tally, err := rs.TallyPass(ctx, key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestTallyPass_HeapFlat(t *testing.T) {
 // (usage_reported 0) but was never prefilled: the pass's prompt tokens, and
 // so its prompt tokens/s, leave it out.
 func TestPassTally_RefusedPromptNotPrefilled(t *testing.T) {
-	rs := &runState{}
+	rs := &Account{}
 	tally := rs.newTally(nil)
 	tally.add(&extractbench.Record{DocID: "a", Response: extractbench.Response{PromptTokens: 100, CompletionTokens: 10, UsageReported: true}})
 	tally.add(&extractbench.Record{DocID: "b", Response: extractbench.Response{PromptTokens: 9000}}) // a context-exceeded 400's n_prompt_tokens

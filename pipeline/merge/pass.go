@@ -1,4 +1,4 @@
-package pipeline
+package merge
 
 import (
 	"cmp"
@@ -8,18 +8,11 @@ import (
 	"slices"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/passrow"
 	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 	"github.com/sourcegraph/conc/stream"
 )
-
-// mergeSpans is what activeSpan needs to time a merged pass: which shard
-// each record came from (extractbench.ShardOf over the count) and each shard's
-// resume instants, shifted onto the merged clock.
-type mergeSpans struct {
-	count   int
-	resumes map[int][]int64 // by shard index
-}
 
 // shardPass is one shard's row of a pass being merged.
 type shardPass struct {
@@ -82,7 +75,7 @@ func (mg *merger) mergePasses(ctx context.Context, keys []extractbench.PassKey) 
 	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
 	for _, key := range keys {
 		s.Go(func() stream.Callback {
-			tally, err := mg.acct.tallyPass(ctx, key, mg.endpoints(key.Variant))
+			tally, err := mg.acct.TallyPass(ctx, key, mg.endpoints(key.Variant))
 			return func() {
 				if firstErr != nil {
 					return
@@ -103,16 +96,16 @@ func (mg *merger) mergePasses(ctx context.Context, keys []extractbench.PassKey) 
 }
 
 // mergePass writes the row of one merged pass, computed by the runner's own
-// passRow from the tally of the pass's merged request rows.
-func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows []shardPass, tally *passTally) (extractbench.Pass, error) {
+// passrow.Account.Row from the tally of the pass's merged request rows.
+func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows []shardPass, tally *passrow.Tally) (extractbench.Pass, error) {
 	first := rows[0].row
-	complete := tally.docs == int64(mg.expectedDocs(key))
-	p := mg.acct.passRow(key, first.Phase, 0, key.Level, tally, mergedTelemetry(rows), first.BatchTransport, complete, nil)
+	complete := tally.Docs() == int64(mg.expectedDocs(key))
+	p := mg.acct.Row(key, first.Phase, 0, key.Level, tally, mergedTelemetry(rows), first.BatchTransport, complete, nil)
 	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
-	p.SentConcurrency = extractbench.SentConcurrency(key.Mode, key.Level, mg.acct.proto.Sweep.Concurrency, len(rows), tally.order.MaxInFlight) // each shard keeps level in flight
+	p.SentConcurrency = extractbench.SentConcurrency(key.Mode, key.Level, mg.acct.Proto.Sweep.Concurrency, len(rows), tally.MaxInFlight()) // each shard keeps level in flight
 	mergeClientFigures(&p, rows)
 	if complete {
-		mg.acct.judgePass(&p) // again: the shards' client self-checks are part of the verdict
+		mg.acct.Judge(&p) // again: the shards' client self-checks are part of the verdict
 	}
 	if err := mg.store.PutPass(ctx, p); err != nil {
 		return extractbench.Pass{}, fmt.Errorf("merge: write merged pass %s: %w", key, err)
@@ -197,6 +190,8 @@ func mergeClientFigures(p *extractbench.Pass, rows []shardPass) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func orZero[T any](p *T) T {
 	var zero T

@@ -1,4 +1,4 @@
-package pipeline
+package merge
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ variants:
 func TestMerge_GoldenPasses(t *testing.T) {
 	root := t.TempDir()
 	dirs := writeGoldenShards(t, root)
-	sum, err := Merge(pipelinetest.Context(t), MergeOptions{OutDir: filepath.Join(root, "merged"), Dirs: dirs})
+	sum, err := Merge(pipelinetest.Context(t), Options{OutDir: filepath.Join(root, "merged"), Dirs: dirs})
 	if err != nil {
 		t.Fatal(err)
 	}

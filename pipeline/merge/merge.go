@@ -1,4 +1,4 @@
-package pipeline
+package merge
 
 import (
 	"cmp"
@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/passrow"
 	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/extractbench/extractbench/results"
 )
 
-// MergeOptions configure one `extractbench merge`.
-type MergeOptions struct {
+// Options configure one merge (`extractbench merge`).
+type Options struct {
 	OutDir   string    // the merged run's results directory
 	Dirs     []string  // the shards' results directories
 	Progress io.Writer // one line per shard and what was found; nil = none
@@ -32,8 +33,10 @@ type MergeOptions struct {
 	Derived []string
 }
 
-// MergeSummary is what a merge built and found.
-type MergeSummary struct {
+// Report is what a merge built and found: the merged run, its shards,
+// what was missing or repeated, and the merged passes and verdicts, for
+// the command's table and -json.
+type Report struct {
 	RunID       string                     `json:"run_id"`
 	Fingerprint string                     `json:"fingerprint"`
 	OutDir      string                     `json:"out_dir"`
@@ -61,7 +64,7 @@ type MergeSummary struct {
 
 // Incomplete reports whether the merged run lacks a shard or holds one
 // that did not complete: re-run the merge when the retried shard lands.
-func (s *MergeSummary) Incomplete() bool { return s.Status != results.RunComplete }
+func (s *Report) Incomplete() bool { return s.Status != results.RunComplete }
 
 // mergeInput is one shard directory being merged.
 type mergeInput struct {
@@ -76,12 +79,12 @@ type mergeInput struct {
 
 // merger builds one merged run.
 type merger struct {
-	opts     MergeOptions
+	opts     Options
 	shards   []*mergeInput         // by shard index, then directory
 	manifest extractbench.Manifest // the merged run's
 	store    *results.Store
-	acct     *passAccount // the pass rows' tally, as the run's: the protocol, the merged store, the shards' spans
-	sum      *MergeSummary
+	acct     *passrow.Account // the pass rows' tally, as the run's: the protocol, the merged store, the shards' spans
+	sum      *Report
 }
 
 // mergeTmp is the directory inside -out where a merge builds results.db
@@ -91,14 +94,14 @@ const mergeTmp = ".merge-tmp"
 // Merge builds one run from the results directories of the shards of a run
 // (`run -shard I/N`): every request row, rebased on one clock, each
 // (pass, document) once; each pass's row recomputed from the union by the
-// runner's own code (passRow, eval's aggregate and verdict), so that every
+// runner's own code (passrow's tally, eval's aggregate and verdict), so that every
 // page reads a merged run as it reads any run. It refuses shards of
 // different fingerprints or shard counts (ConfigError: nothing is written)
 // and reports missing shard indexes and duplicate rows. The merged
 // results.db replaces the one in OutDir, which must be a previous merge of
 // the same fingerprint: merging again after a retried shard lands gives
 // the run a merge of all of them gives.
-func Merge(ctx context.Context, opts MergeOptions) (*MergeSummary, error) {
+func Merge(ctx context.Context, opts Options) (*Report, error) {
 	started := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
@@ -109,7 +112,7 @@ func Merge(ctx context.Context, opts MergeOptions) (*MergeSummary, error) {
 	if len(opts.Dirs) == 0 {
 		return nil, &ConfigError{errors.New("merge: no shard directory given (merge -out DIR SHARD_DIR... or a glob such as 'results/shard-*')")}
 	}
-	mg := &merger{opts: opts, sum: &MergeSummary{OutDir: opts.OutDir}}
+	mg := &merger{opts: opts, sum: &Report{OutDir: opts.OutDir}}
 	defer mg.closeInputs()
 	if err := mg.openInputs(ctx); err != nil {
 		return nil, err
@@ -120,7 +123,7 @@ func Merge(ctx context.Context, opts MergeOptions) (*MergeSummary, error) {
 	if err := mg.audit(ctx); err != nil {
 		return nil, err
 	}
-	lock, err := lockDir(opts.OutDir, "merge")
+	lock, err := lockOut(opts.OutDir)
 	if err != nil {
 		return nil, err
 	}
@@ -268,28 +271,6 @@ func (mg *merger) plan() error {
 	return nil
 }
 
-// checkOut refuses an -out that holds anything but a previous merge of
-// this fingerprint: a merge replaces results.db, and must never replace a
-// measured run.
-func (mg *merger) checkOut(ctx context.Context) error {
-	dir := mg.opts.OutDir
-	runs, err := runsIn(ctx, dir, "-out "+dir)
-	if err != nil {
-		return fmt.Errorf("merge: %w", err) // still a ConfigError where it is one
-	}
-	for _, r := range runs {
-		var m extractbench.Manifest
-		_ = json.Unmarshal(r.Manifest, &m)
-		switch {
-		case m.Merge == nil:
-			return &ConfigError{fmt.Errorf("merge: -out %s holds run %s, which is not a merge; a merge never replaces a measured run: use another -out directory", dir, r.RunID)}
-		case r.Fingerprint != mg.sum.Fingerprint:
-			return &ConfigError{fmt.Errorf("merge: -out %s holds a merge of fingerprint %.12s, and these shards have %.12s; use another -out directory", dir, r.Fingerprint, mg.sum.Fingerprint)}
-		}
-	}
-	return nil
-}
-
 // build writes the merged run into a temporary results.db inside OutDir,
 // then moves it over OutDir's results.db.
 func (mg *merger) build(ctx context.Context) error {
@@ -338,21 +319,6 @@ func (mg *merger) build(ctx context.Context) error {
 	return nil
 }
 
-// removeDerived removes what the previous merge in OutDir made from its
-// results.db (exports, Derived): from here until they are written again, a
-// kill leaves the directory without them rather than with files that
-// describe another merge.
-func (mg *merger) removeDerived() error {
-	names := append([]string{results.RequestsParquet, results.PassesParquet, results.TelemetryParquet, results.RawTableCSV}, mg.opts.Derived...)
-	for _, name := range names {
-		path := filepath.Join(mg.opts.OutDir, name)
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("merge: remove the previous merge's %s: %w", path, err)
-		}
-	}
-	return nil
-}
-
 // fill writes the merged run: its row, the shards' events and decisions
 // (each named by its shard), every pass, then its status.
 func (mg *merger) fill(ctx context.Context) error {
@@ -378,11 +344,11 @@ func (mg *merger) fill(ctx context.Context) error {
 	if err := mg.store.CreateRun(ctx, run); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	proto, err := protocol.Parse(m.Protocol, m.ProtocolSource+" (from the shards' manifest)", protocolDir(m))
+	proto, err := protocol.Parse(m.Protocol, m.ProtocolSource+" (from the shards' manifest)", protocol.ManifestDir(m))
 	if err != nil {
 		return fmt.Errorf("merge: read the shards' protocol: %w", err)
 	}
-	mg.acct = &passAccount{proto: proto, store: mg.store, merged: &mergeSpans{count: m.Merge.Count, resumes: map[int][]int64{}}}
+	mg.acct = &passrow.Account{Proto: proto, Store: mg.store, Merged: &passrow.Shards{Count: m.Merge.Count, Resumes: map[int][]int64{}}}
 	if err := mg.copyEventsAndDecisions(ctx); err != nil {
 		return err
 	}
@@ -438,7 +404,7 @@ func (mg *merger) copyEventsAndDecisions(ctx context.Context) error {
 			if e.Kind == results.EventResumed && e.ValueNS != 0 {
 				e.ValueNS += in.offset
 				idx := in.manifest.Shard.Index
-				mg.acct.merged.resumes[idx] = append(mg.acct.merged.resumes[idx], e.ValueNS)
+				mg.acct.Merged.Resumes[idx] = append(mg.acct.Merged.Resumes[idx], e.ValueNS)
 			}
 			e.RunID, e.Detail = mg.sum.RunID, prefix+e.Detail
 			if err := mg.store.AddEvent(ctx, e); err != nil {
@@ -456,8 +422,8 @@ func (mg *merger) copyEventsAndDecisions(ctx context.Context) error {
 			}
 		}
 	}
-	for i := range mg.acct.merged.resumes {
-		slices.Sort(mg.acct.merged.resumes[i])
+	for i := range mg.acct.Merged.Resumes {
+		slices.Sort(mg.acct.Merged.Resumes[i])
 	}
 	return nil
 }

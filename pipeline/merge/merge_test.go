@@ -1,4 +1,4 @@
-package pipeline
+package merge
 
 import (
 	"context"
@@ -122,7 +122,7 @@ func writeSynthShard(tb testing.TB, dir string, m *extractbench.Manifest, runID 
 func TestMerge_Duplicates(t *testing.T) {
 	root := t.TempDir()
 	dirs := synthShards{docs: 40, count: 2, levels: []int{1, 2}, extra: 1}.write(t, root)
-	sum, err := Merge(pipelinetest.Context(t), MergeOptions{OutDir: filepath.Join(root, "merged"), Dirs: dirs})
+	sum, err := Merge(pipelinetest.Context(t), Options{OutDir: filepath.Join(root, "merged"), Dirs: dirs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,34 +145,6 @@ func TestMerge_Duplicates(t *testing.T) {
 	}
 }
 
-// TestMergeSpans: the active time of a merged pass is the union of the
-// shards' segments: overlapping shards count their common time once, a
-// shard's downtime between its segments is not counted.
-func TestMergeSpans(t *testing.T) {
-	rec := func(id string, send, done int64) extractbench.Record {
-		return extractbench.Record{DocID: id, Response: extractbench.Response{Timings: extractbench.Timings{SendNS: send, DoneNS: done}}}
-	}
-	var a, b string // one id of each of two shards
-	for i := 0; a == "" || b == ""; i++ {
-		id := fmt.Sprintf("d%d", i)
-		if extractbench.ShardOf(id, 2) == 0 && a == "" {
-			a = id
-		} else if extractbench.ShardOf(id, 2) == 1 && b == "" {
-			b = id
-		}
-	}
-	rs := &passAccount{merged: &mergeSpans{count: 2, resumes: map[int][]int64{1: {500}}}}
-	// shard 0: 100-300; shard 1: 200-400, then resumed at 500: 600-700.
-	tally := rs.newTally(nil)
-	for _, r := range []extractbench.Record{rec(a, 100, 300), rec(b, 200, 400), rec(b, 600, 700)} {
-		tally.add(&r)
-	}
-	first, last, dur := tally.activeSpan()
-	if first != 100 || last != 700 || dur != 400 {
-		t.Errorf("span = %d..%d, %d ns active; want 100..700, 400 (100-400 and 600-700)", first, last, dur)
-	}
-}
-
 // BenchmarkMerge merges synthetic shards of EXTRACTBENCH_MERGE_ROWS request
 // rows in all (default 1,000,000: 4 shards × 4 passes × 62,500 documents)
 // and reports rows per second, the whole merge included: reading the
@@ -181,7 +153,7 @@ func TestMergeSpans(t *testing.T) {
 // Parquet and CSV export.
 // It is not run by go test without -bench, and not with -short:
 //
-//	go test ./pipeline -run '^$' -bench BenchmarkMerge -benchtime 1x
+//	go test ./pipeline/merge -run '^$' -bench BenchmarkMerge -benchtime 1x
 func BenchmarkMerge(b *testing.B) {
 	if testing.Short() {
 		b.Skip("a 1M-row merge; run without -short")
@@ -197,7 +169,7 @@ func BenchmarkMerge(b *testing.B) {
 	b.Logf("wrote %d shards of %d rows in all in %s", len(dirs), rows, time.Since(start).Round(time.Millisecond))
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		sum, err := Merge(context.Background(), MergeOptions{OutDir: filepath.Join(root, fmt.Sprintf("merged-%d", i)), Dirs: dirs})
+		sum, err := Merge(context.Background(), Options{OutDir: filepath.Join(root, fmt.Sprintf("merged-%d", i)), Dirs: dirs})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -229,7 +201,7 @@ func TestMerge_KilledAfterReplace(t *testing.T) {
 	dirs := synthShards{docs: 40, count: 2, levels: []int{1, 2}}.write(t, root)
 	out := filepath.Join(root, "merged")
 	derived := []string{"report.html", "report.md"}
-	first, err := Merge(pipelinetest.Context(t), MergeOptions{OutDir: out, Dirs: dirs[:1], Derived: derived})
+	first, err := Merge(pipelinetest.Context(t), Options{OutDir: out, Dirs: dirs[:1], Derived: derived})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +223,7 @@ func TestMerge_KilledAfterReplace(t *testing.T) {
 				t.Fatal("the merge never announced its new results.db")
 			}
 		}()
-		_, _ = Merge(pipelinetest.Context(t), MergeOptions{OutDir: out, Dirs: dirs, Derived: derived, Progress: crashAt{"wrote " + filepath.Join(out, results.DBName)}})
+		_, _ = Merge(pipelinetest.Context(t), Options{OutDir: out, Dirs: dirs, Derived: derived, Progress: crashAt{"wrote " + filepath.Join(out, results.DBName)}})
 	}()
 	d, err := results.LoadRun(pipelinetest.Context(t), out)
 	if err != nil {
@@ -273,8 +245,8 @@ func TestMerge_KilledAfterReplace(t *testing.T) {
 // document outside it, is refused naming the shard, the pass and the row.
 func TestMerge_Audit(t *testing.T) {
 	ctx := pipelinetest.Context(t)
-	merge := func(t *testing.T, dirs []string) (*MergeSummary, error) {
-		return Merge(ctx, MergeOptions{OutDir: filepath.Join(t.TempDir(), "merged"), Dirs: dirs})
+	merge := func(t *testing.T, dirs []string) (*Report, error) {
+		return Merge(ctx, Options{OutDir: filepath.Join(t.TempDir(), "merged"), Dirs: dirs})
 	}
 	plain := synthShards{docs: 40, count: 2, levels: []int{1, 2}}.write(t, t.TempDir())
 	unsealed, err := merge(t, plain)
