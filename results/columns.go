@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -121,6 +122,71 @@ func (c *cell) boolPtr() *bool {
 	return &b
 }
 
+// int64Ptr is the cell as a new *int64, nil for NULL.
+func (c *cell) int64Ptr() *int64 {
+	if !c.valid {
+		return nil
+	}
+	n := c.i
+	return &n
+}
+
+// floatPtr is the cell as a new *float64, nil for NULL.
+func (c *cell) floatPtr() *float64 {
+	if !c.valid {
+		return nil
+	}
+	f := c.f
+	return &f
+}
+
+// The constructors below make the column of a row's field from a pointer
+// to it, for a table whose Go fields say their NULL rule (Pass: a pointer
+// is nullable, as is a text the table stores "" as NULL): the kind and the
+// NULL rule are the constructor's name, so a column is one line.
+
+// intField is an INTEGER NOT NULL column.
+func intField[T any, I ~int | ~int64](name string, field func(*T) *I) column[T] {
+	return column[T]{name: name, kind: integer,
+		value: func(t *T) any { return int64(*field(t)) },
+		load:  func(t *T, c *cell) { *field(t) = I(c.i) }}
+}
+
+// textField is a TEXT NOT NULL column.
+func textField[T any, S ~string](name string, field func(*T) *S) column[T] {
+	return column[T]{name: name, kind: text,
+		value: func(t *T) any { return string(*field(t)) },
+		load:  func(t *T, c *cell) { *field(t) = S(c.s) }}
+}
+
+// optText is a TEXT column that stores "" as NULL (and reads NULL as "").
+func optText[T any, S ~string](name string, field func(*T) *S) column[T] {
+	return column[T]{name: name, kind: text, nullable: true,
+		value: func(t *T) any { return nullStr(*field(t)) },
+		load:  func(t *T, c *cell) { *field(t) = S(c.s) }}
+}
+
+// optInt is an INTEGER column that is NULL for a nil field.
+func optInt[T any](name string, field func(*T) **int64) column[T] {
+	return column[T]{name: name, kind: integer, nullable: true,
+		value: func(t *T) any { return nullPtr(*field(t)) },
+		load:  func(t *T, c *cell) { *field(t) = c.int64Ptr() }}
+}
+
+// optReal is a REAL column that is NULL for a nil field.
+func optReal[T any](name string, field func(*T) **float64) column[T] {
+	return column[T]{name: name, kind: real, nullable: true,
+		value: func(t *T) any { return nullPtr(*field(t)) },
+		load:  func(t *T, c *cell) { *field(t) = c.floatPtr() }}
+}
+
+// optFlag is an INTEGER 0/1 column that is NULL for a nil field.
+func optFlag[T any](name string, field func(*T) **bool) column[T] {
+	return column[T]{name: name, kind: flag, nullable: true,
+		value: func(t *T) any { return nullPtr(*field(t)) },
+		load:  func(t *T, c *cell) { *field(t) = c.boolPtr() }}
+}
+
 // columns is the column list of one table.
 type columns[T any] []column[T]
 
@@ -172,6 +238,16 @@ func (cs columns[T]) loaded() columns[T] {
 	return out
 }
 
+// updateSet is an ON CONFLICT DO UPDATE's SET list: every column after the
+// first key ones (the conflict's key, which stays) from the excluded row.
+func (cs columns[T]) updateSet(key int) string {
+	set := make([]string, 0, len(cs))
+	for _, c := range cs.names()[key:] {
+		set = append(set, c+" = excluded."+c)
+	}
+	return strings.Join(set, ", ")
+}
+
 // insertSQL is an INSERT of rows rows of every column, each row's values
 // in column order, followed by tail (an ON CONFLICT clause, or "").
 func (cs columns[T]) insertSQL(table string, rows int, tail string) string {
@@ -211,4 +287,25 @@ func (sc *scanner[T]) scan(rows interface{ Scan(...any) error }) (T, error) {
 		c.load(&v, &sc.cells[i])
 	}
 	return v, nil
+}
+
+// selectRows reads the rows of from (a table name, then its WHERE and
+// ORDER BY clauses with ? placeholders for args) as values of T, the
+// loaded columns of cs selected.
+func selectRows[T any](ctx context.Context, q querier, cs columns[T], from string, args ...any) ([]T, error) {
+	sc := newScanner(cs)
+	rows, err := q.QueryContext(ctx, `SELECT `+sc.selectList()+` FROM `+from, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := sc.scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }

@@ -28,6 +28,19 @@ type Digest struct {
 	Columns []string // the requests columns covered, in order
 }
 
+// digestColumns lists every digests column, in table order (see
+// requestColumns).
+var digestColumns = columns[Digest]{
+	{name: "run_id", kind: text, value: func(d *Digest) any { return d.Key.RunID }, load: func(d *Digest, c *cell) { d.Key.RunID = c.s }},
+	{name: "variant", kind: text, value: func(d *Digest) any { return d.Key.Variant }, load: func(d *Digest, c *cell) { d.Key.Variant = c.s }},
+	{name: "mode", kind: text, value: func(d *Digest) any { return string(d.Key.Mode) }, load: func(d *Digest, c *cell) { d.Key.Mode = extractbench.Mode(c.s) }},
+	{name: "level", kind: integer, value: func(d *Digest) any { return int64(d.Key.Level) }, load: func(d *Digest, c *cell) { d.Key.Level = c.int() }},
+	{name: "repetition", kind: integer, value: func(d *Digest) any { return int64(d.Key.Repetition) }, load: func(d *Digest, c *cell) { d.Key.Repetition = c.int() }},
+	{name: "row_count", kind: integer, value: func(d *Digest) any { return d.Rows }, load: func(d *Digest, c *cell) { d.Rows = c.i }},
+	{name: "sha256", kind: text, value: func(d *Digest) any { return d.SHA256 }, load: func(d *Digest, c *cell) { d.SHA256 = c.s }},
+	{name: "columns", kind: text, value: func(d *Digest) any { return strings.Join(d.Columns, ",") }, load: func(d *Digest, c *cell) { d.Columns = strings.Split(c.s, ",") }},
+}
+
 // digestHeader starts every digest's input: the form's version, then the
 // columns covered, so that the same rows over other columns never match.
 const digestHeader = "extractbench requests digest v1\n"
@@ -223,8 +236,8 @@ func (s *Store) SealRun(ctx context.Context, runID string) error {
 			if err != nil {
 				return fmt.Errorf("seal run %s: %w", runID, err)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO digests (run_id, variant, mode, level, repetition, row_count, sha256, columns)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, key.RunID, key.Variant, key.Mode, key.Level, key.Repetition, a.Rows, a.SHA256, strings.Join(cols, ",")); err != nil {
+			d := Digest{Key: key, Rows: a.Rows, SHA256: a.SHA256, Columns: cols}
+			if _, err := tx.ExecContext(ctx, digestColumns.insertSQL("digests", 1, ""), digestColumns.values(nil, &d)...); err != nil {
 				return fmt.Errorf("seal run %s: pass %s: %w", runID, key, err)
 			}
 		}
@@ -255,22 +268,15 @@ func passKeys(ctx context.Context, q querier, runID string) ([]extractbench.Pass
 // pass; none for a run that has not ended since it was created or resumed,
 // or that was written before schema version 7, or that is not a shard's.
 func (r *reader) Digests(ctx context.Context, runID string) (map[extractbench.PassKey]Digest, error) {
-	rows, err := r.rdb.QueryContext(ctx, `SELECT variant, mode, level, repetition, row_count, sha256, columns FROM digests WHERE run_id = ?`, runID)
+	ds, err := selectRows(ctx, r.rdb, digestColumns, `digests WHERE run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the digests of run %s: %w", runID, err)
 	}
-	defer rows.Close()
-	out := map[extractbench.PassKey]Digest{}
-	for rows.Next() {
-		d := Digest{Key: extractbench.PassKey{RunID: runID}}
-		var cols string
-		if err := rows.Scan(&d.Key.Variant, &d.Key.Mode, &d.Key.Level, &d.Key.Repetition, &d.Rows, &d.SHA256, &cols); err != nil {
-			return nil, fmt.Errorf("read the digests of run %s: %w", runID, err)
-		}
-		d.Columns = strings.Split(cols, ",")
+	out := make(map[extractbench.PassKey]Digest, len(ds))
+	for _, d := range ds {
 		out[d.Key] = d
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // PassDocsDiff compares the documents of pass key with those of the other

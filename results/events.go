@@ -21,6 +21,13 @@ type TelemetrySample struct {
 	Endpoint string
 }
 
+// TelemetryRow is one row of telemetry as stored: one sample of one
+// endpoint (Endpoint "" for nvidia-smi), with the pass it belongs to.
+type TelemetryRow struct {
+	extractbench.PassKey
+	TelemetrySample
+}
+
 // The decision kinds stored in decisions.kind. Others may be added; these are
 // the ones the runner makes.
 const (
@@ -121,7 +128,7 @@ func (s *Store) AddTelemetry(ctx context.Context, key extractbench.PassKey, samp
 		defer stmt.Close()
 		vals := make([]any, 0, len(telemetryColumns))
 		for _, t := range samples {
-			row := telemetryRow{key, t}
+			row := TelemetryRow{key, t}
 			if _, err := stmt.ExecContext(ctx, telemetryColumns.values(vals[:0], &row)...); err != nil {
 				return fmt.Errorf("add telemetry %s of pass %s: %w", t.Metric, key, err)
 			}
@@ -130,25 +137,43 @@ func (s *Store) AddTelemetry(ctx context.Context, key extractbench.PassKey, samp
 	})
 }
 
-// telemetryRow is one telemetry row: a sample of a pass.
-type telemetryRow struct {
-	key extractbench.PassKey
-	TelemetrySample
+// telemetryColumns lists every telemetry column, in table order (see
+// requestColumns). Telemetry aggregates samples in SQL; TelemetryRows
+// reads them as stored.
+var telemetryColumns = columns[TelemetryRow]{
+	{name: "run_id", kind: text, repeats: true, value: func(t *TelemetryRow) any { return t.RunID }, load: func(t *TelemetryRow, c *cell) { t.RunID = c.s }},
+	{name: "variant", kind: text, repeats: true, value: func(t *TelemetryRow) any { return t.Variant }, load: func(t *TelemetryRow, c *cell) { t.Variant = c.s }},
+	{name: "mode", kind: text, repeats: true, value: func(t *TelemetryRow) any { return string(t.Mode) }, load: func(t *TelemetryRow, c *cell) { t.Mode = extractbench.Mode(c.s) }},
+	{name: "level", kind: integer, repeats: true, value: func(t *TelemetryRow) any { return int64(t.Level) }, load: func(t *TelemetryRow, c *cell) { t.Level = c.int() }},
+	{name: "repetition", kind: integer, repeats: true, value: func(t *TelemetryRow) any { return int64(t.Repetition) }, load: func(t *TelemetryRow, c *cell) { t.Repetition = c.int() }},
+	{name: "t_ns", kind: integer, value: func(t *TelemetryRow) any { return t.TNS }, load: func(t *TelemetryRow, c *cell) { t.TNS = c.i }},
+	{name: "metric", kind: text, repeats: true, value: func(t *TelemetryRow) any { return t.Metric }, load: func(t *TelemetryRow, c *cell) { t.Metric = c.s }},
+	{name: "value", kind: real, value: func(t *TelemetryRow) any { return t.Value }, load: func(t *TelemetryRow, c *cell) { t.Value = c.f }},
+	{name: "endpoint", kind: text, nullable: true, repeats: true, value: func(t *TelemetryRow) any { return nullStr(t.Endpoint) }, load: func(t *TelemetryRow, c *cell) { t.Endpoint = c.s }},
 }
 
-// telemetryColumns lists every telemetry column, in table order (see
-// requestColumns). Readers aggregate samples in SQL (Telemetry), so no
-// column loads.
-var telemetryColumns = columns[telemetryRow]{
-	{name: "run_id", kind: text, repeats: true, value: func(t *telemetryRow) any { return t.key.RunID }},
-	{name: "variant", kind: text, repeats: true, value: func(t *telemetryRow) any { return t.key.Variant }},
-	{name: "mode", kind: text, repeats: true, value: func(t *telemetryRow) any { return t.key.Mode }},
-	{name: "level", kind: integer, repeats: true, value: func(t *telemetryRow) any { return int64(t.key.Level) }},
-	{name: "repetition", kind: integer, repeats: true, value: func(t *telemetryRow) any { return int64(t.key.Repetition) }},
-	{name: "t_ns", kind: integer, value: func(t *telemetryRow) any { return t.TNS }},
-	{name: "metric", kind: text, repeats: true, value: func(t *telemetryRow) any { return t.Metric }},
-	{name: "value", kind: real, value: func(t *telemetryRow) any { return t.Value }},
-	{name: "endpoint", kind: text, nullable: true, repeats: true, value: func(t *telemetryRow) any { return nullStr(t.Endpoint) }},
+// decisionColumns lists every decisions column, in table order (see
+// requestColumns).
+var decisionColumns = columns[Decision]{
+	{name: "run_id", kind: text, value: func(d *Decision) any { return d.RunID }, load: func(d *Decision, c *cell) { d.RunID = c.s }},
+	{name: "variant", kind: text, value: func(d *Decision) any { return d.Variant }, load: func(d *Decision, c *cell) { d.Variant = c.s }},
+	{name: "mode", kind: text, nullable: true, value: func(d *Decision) any { return nullStr(d.Mode) }, load: func(d *Decision, c *cell) { d.Mode = extractbench.Mode(c.s) }},
+	{name: "at_ms", kind: integer, value: func(d *Decision) any { return d.AtMS }, load: func(d *Decision, c *cell) { d.AtMS = c.i }},
+	{name: "kind", kind: text, value: func(d *Decision) any { return d.Kind }, load: func(d *Decision, c *cell) { d.Kind = c.s }},
+	{name: "from_level", kind: integer, nullable: true, value: func(d *Decision) any { return nullInt(d.FromLevel) }, load: func(d *Decision, c *cell) { d.FromLevel = c.int() }},
+	{name: "to_level", kind: integer, nullable: true, value: func(d *Decision) any { return nullInt(d.ToLevel) }, load: func(d *Decision, c *cell) { d.ToLevel = c.int() }},
+	{name: "reason", kind: text, value: func(d *Decision) any { return d.Reason }, load: func(d *Decision, c *cell) { d.Reason = c.s }},
+}
+
+// eventColumns lists every events column, in table order (see
+// requestColumns).
+var eventColumns = columns[Event]{
+	{name: "run_id", kind: text, value: func(e *Event) any { return e.RunID }, load: func(e *Event, c *cell) { e.RunID = c.s }},
+	{name: "variant", kind: text, nullable: true, value: func(e *Event) any { return nullStr(e.Variant) }, load: func(e *Event, c *cell) { e.Variant = c.s }},
+	{name: "at_ms", kind: integer, value: func(e *Event) any { return e.AtMS }, load: func(e *Event, c *cell) { e.AtMS = c.i }},
+	{name: "kind", kind: text, value: func(e *Event) any { return e.Kind }, load: func(e *Event, c *cell) { e.Kind = c.s }},
+	{name: "value_ns", kind: integer, nullable: true, value: func(e *Event) any { return nullInt(e.ValueNS) }, load: func(e *Event, c *cell) { e.ValueNS = c.i }},
+	{name: "detail", kind: text, nullable: true, value: func(e *Event) any { return nullStr(e.Detail) }, load: func(e *Event, c *cell) { e.Detail = c.s }},
 }
 
 // AddDecision records d.
@@ -156,11 +181,9 @@ func (s *Store) AddDecision(ctx context.Context, d Decision) error {
 	if d.RunID == "" || d.Kind == "" {
 		return errors.New("add decision: run id and kind are required")
 	}
+	d.Reason = s.secrets.redact(d.Reason)
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO decisions
-			(run_id, variant, mode, at_ms, kind, from_level, to_level, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			d.RunID, d.Variant, nullStr(d.Mode), d.AtMS, d.Kind, nullInt(d.FromLevel), nullInt(d.ToLevel), s.secrets.redact(d.Reason))
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, decisionColumns.insertSQL("decisions", 1, ""), decisionColumns.values(nil, &d)...); err != nil {
 			return fmt.Errorf("add decision %s of run %s: %w", d.Kind, d.RunID, err)
 		}
 		return nil
@@ -172,11 +195,9 @@ func (s *Store) AddEvent(ctx context.Context, e Event) error {
 	if e.RunID == "" || e.Kind == "" {
 		return errors.New("add event: run id and kind are required")
 	}
+	e.Detail = s.secrets.redact(e.Detail)
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO events
-			(run_id, variant, at_ms, kind, value_ns, detail) VALUES (?, ?, ?, ?, ?, ?)`,
-			e.RunID, nullStr(e.Variant), e.AtMS, e.Kind, nullInt(e.ValueNS), nullStr(s.secrets.redact(e.Detail)))
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, eventColumns.insertSQL("events", 1, ""), eventColumns.values(nil, &e)...); err != nil {
 			return fmt.Errorf("add event %s of run %s: %w", e.Kind, e.RunID, err)
 		}
 		return nil
@@ -185,26 +206,8 @@ func (s *Store) AddEvent(ctx context.Context, e Event) error {
 
 // Decisions returns the decisions of run runID in the order they were made.
 func (r *reader) Decisions(ctx context.Context, runID string) ([]Decision, error) {
-	rows, err := r.rdb.QueryContext(ctx, `SELECT run_id, variant, mode, at_ms, kind, from_level, to_level, reason
-		FROM decisions WHERE run_id = ? ORDER BY at_ms, rowid`, runID)
+	ds, err := selectRows(ctx, r.rdb, decisionColumns, `decisions WHERE run_id = ? ORDER BY at_ms, rowid`, runID)
 	if err != nil {
-		return nil, fmt.Errorf("read decisions of run %s: %w", runID, err)
-	}
-	defer rows.Close()
-	var ds []Decision
-	for rows.Next() {
-		var (
-			d        Decision
-			mode     sql.NullString
-			from, to sql.NullInt64
-		)
-		if err := rows.Scan(&d.RunID, &d.Variant, &mode, &d.AtMS, &d.Kind, &from, &to, &d.Reason); err != nil {
-			return nil, fmt.Errorf("read decisions of run %s: %w", runID, err)
-		}
-		d.Mode, d.FromLevel, d.ToLevel = extractbench.Mode(mode.String), int(from.Int64), int(to.Int64)
-		ds = append(ds, d)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read decisions of run %s: %w", runID, err)
 	}
 	return ds, nil
@@ -212,26 +215,8 @@ func (r *reader) Decisions(ctx context.Context, runID string) ([]Decision, error
 
 // Events returns the events of run runID in the order they happened.
 func (r *reader) Events(ctx context.Context, runID string) ([]Event, error) {
-	rows, err := r.rdb.QueryContext(ctx, `SELECT run_id, variant, at_ms, kind, value_ns, detail
-		FROM events WHERE run_id = ? ORDER BY at_ms, rowid`, runID)
+	es, err := selectRows(ctx, r.rdb, eventColumns, `events WHERE run_id = ? ORDER BY at_ms, rowid`, runID)
 	if err != nil {
-		return nil, fmt.Errorf("read events of run %s: %w", runID, err)
-	}
-	defer rows.Close()
-	var es []Event
-	for rows.Next() {
-		var (
-			e               Event
-			variant, detail sql.NullString
-			value           sql.NullInt64
-		)
-		if err := rows.Scan(&e.RunID, &variant, &e.AtMS, &e.Kind, &value, &detail); err != nil {
-			return nil, fmt.Errorf("read events of run %s: %w", runID, err)
-		}
-		e.Variant, e.ValueNS, e.Detail = variant.String, value.Int64, detail.String
-		es = append(es, e)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read events of run %s: %w", runID, err)
 	}
 	return es, nil

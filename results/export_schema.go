@@ -1,18 +1,17 @@
 package results
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/extractbench/extractbench"
 )
 
-// The Arrow schemas of the exported Parquet files, written by hand so that
-// every column has the type its meaning needs: instants and durations are
-// int64 nanoseconds named *_ns (never a timestamp type mapped by reflection),
-// flags are booleans, labels utf8, and a column is nullable exactly when the
-// table lets it be NULL (unknown). A test checks them against the tables.
+// The Arrow schemas of the exported Parquet files, derived from the
+// tables' column lists so that every column has the type its meaning
+// needs: instants and durations are int64 nanoseconds named *_ns (never a
+// timestamp type mapped by reflection), flags are booleans, labels utf8,
+// and a column is nullable exactly when the table lets it be NULL
+// (unknown). TestColumnTables_MatchTables checks them against the tables.
 
 func i64(name string, nullable bool) arrow.Field {
 	return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: nullable}
@@ -30,10 +29,8 @@ func utf8(name string, nullable bool) arrow.Field {
 	return arrow.Field{Name: name, Type: arrow.BinaryTypes.String, Nullable: nullable}
 }
 
-const (
-	notNull  = false
-	nullable = true
-)
+// nullable is the Arrow fields' flag of a column that may be NULL.
+const nullable = true
 
 // requestsSchema is the schema of requests.parquet: every column of
 // requests, from requestColumns.
@@ -42,30 +39,8 @@ var requestsSchema = requestColumns.schema()
 // telemetrySchema is the schema of telemetry.parquet, from telemetryColumns.
 var telemetrySchema = telemetryColumns.schema()
 
-// passesSchema is the schema of passes.parquet, one field per passColumns
-// entry, typed by the Pass field: a pointer is nullable, as is a text column
-// that stores "" as NULL.
-var passesSchema = func() *arrow.Schema {
-	var p extractbench.Pass
-	fields := make([]arrow.Field, len(passColumns))
-	for i, c := range passColumns {
-		switch c.ptr(&p).(type) {
-		case *string:
-			fields[i] = utf8(c.name, nullableText[c.name])
-		case *int, *int64:
-			fields[i] = i64(c.name, notNull)
-		case **int64:
-			fields[i] = i64(c.name, nullable)
-		case **float64:
-			fields[i] = f64(c.name, nullable)
-		case **bool:
-			fields[i] = boolean(c.name, nullable)
-		default:
-			panic(fmt.Sprintf("passes column %s: no Arrow type for %T", c.name, c.ptr(&p)))
-		}
-	}
-	return arrow.NewSchema(fields, nil)
-}()
+// passesSchema is the schema of passes.parquet, from passColumns.
+var passesSchema = passColumns.schema()
 
 // exportRenames are the table columns a Parquet file or raw_table.csv names
 // otherwise: passes.accepted counts documents, while requests.accepted is

@@ -164,7 +164,7 @@ func TestExport(t *testing.T) {
 			t.Fatalf("raw_table.csv has %d lines, want a header and one per pass: %d", got, want)
 		}
 		header := recs[0]
-		wantHeader := append([]string{"run_id", "protocol_name", "fingerprint", "simulated"}, passColumnNames()[1:]...)
+		wantHeader := append([]string{"run_id", "protocol_name", "fingerprint", "simulated"}, passColumns.names()[1:]...)
 		for i, h := range wantHeader {
 			if h == "accepted" {
 				wantHeader[i] = "accepted_docs" // a count; requests.accepted is a flag
@@ -217,16 +217,19 @@ func TestExport_NoDatabase(t *testing.T) {
 // would leave out.
 func TestColumnTables_MatchTables(t *testing.T) {
 	s, _ := MustOpen(t)
-	type listed struct {
-		name, typ string
-		nullable  bool
+	lists := map[string][]listedColumn{
+		"runs":      listed(runColumns),
+		"passes":    listed(passColumns),
+		"requests":  listed(requestColumns),
+		"telemetry": listed(telemetryColumns),
+		"decisions": listed(decisionColumns),
+		"events":    listed(eventColumns),
+		"digests":   listed(digestColumns),
 	}
-	lists := map[string][]listed{}
-	for _, c := range requestColumns {
-		lists["requests"] = append(lists["requests"], listed{c.name, c.kind.sqlType(), c.nullable})
-	}
-	for _, c := range telemetryColumns {
-		lists["telemetry"] = append(lists["telemetry"], listed{c.name, c.kind.sqlType(), c.nullable})
+	for _, table := range tableNames(t, s.rdb) {
+		if _, ok := lists[table]; !ok {
+			t.Errorf("table %s has no column list", table)
+		}
 	}
 	for table, cols := range lists {
 		got := tableInfo(t, s.rdb, table)
@@ -319,6 +322,42 @@ func TestExport_Encodings(t *testing.T) {
 			t.Errorf("%s is dictionary-encoded: one value per row", c)
 		}
 	}
+}
+
+// listedColumn is a column as its column list declares it.
+type listedColumn struct {
+	name, typ string
+	nullable  bool
+}
+
+func listed[T any](cs columns[T]) []listedColumn {
+	out := make([]listedColumn, len(cs))
+	for i, c := range cs {
+		out[i] = listedColumn{c.name, c.kind.sqlType(), c.nullable}
+	}
+	return out
+}
+
+// tableNames lists the tables the migrations create.
+func tableNames(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tables
 }
 
 type columnInfo struct {

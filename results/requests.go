@@ -63,7 +63,7 @@ var requestColumns = columns[extractbench.Record]{
 	{name: "expected_amount", kind: text, nullable: true, value: func(r *extractbench.Record) any { return nullPtr(r.Expected.Amount) }, load: func(r *extractbench.Record, c *cell) { r.Expected.Amount = c.strPtr() }},
 	{name: "expected_category", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullPtr(r.Expected.Category) }, load: func(r *extractbench.Record, c *cell) { r.Expected.Category = c.strPtr() }},
 	{name: "client_completion_chunks", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return int64(r.ClientChunks) }, load: func(r *extractbench.Record, c *cell) { r.ClientChunks = c.int() }},
-	{name: "on_time", kind: flag, nullable: true, value: func(r *extractbench.Record) any { return nullBool(r.OnTime) }, load: func(r *extractbench.Record, c *cell) { r.OnTime = c.boolPtr() }},
+	{name: "on_time", kind: flag, nullable: true, value: func(r *extractbench.Record) any { return nullPtr(r.OnTime) }, load: func(r *extractbench.Record, c *cell) { r.OnTime = c.boolPtr() }},
 	{name: "endpoint", kind: text, nullable: true, repeats: true, value: func(r *extractbench.Record) any { return nullStr(r.Endpoint) }, load: func(r *extractbench.Record, c *cell) { r.Endpoint = c.s }},
 	{name: "cached_prompt_tokens", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullCount(r.CachedPromptTokens) }, load: func(r *extractbench.Record, c *cell) { r.CachedPromptTokens = c.intPtr() }},
 	{name: "expected_prompt_tokens", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullCount(r.ExpectedPromptTokens) }, load: func(r *extractbench.Record, c *cell) { r.ExpectedPromptTokens = c.intPtr() }},
@@ -87,7 +87,7 @@ const insertRows = 32
 // (client).
 func insertRequestSQL(n int) string {
 	return requestColumns.insertSQL("requests", n, `
-	ON CONFLICT (`+strings.Join(requestColumns.names()[:requestKeyColumns], ", ")+`) DO UPDATE SET `+upsertSet()+`
+	ON CONFLICT (`+strings.Join(requestColumns.names()[:requestKeyColumns], ", ")+`) DO UPDATE SET `+requestColumns.updateSet(requestKeyColumns)+`
 	WHERE requests.`+unmeasured)
 }
 
@@ -101,14 +101,6 @@ const unmeasured = `transport_kind IN ('` + string(extractbench.TransportInterru
 // which IS NOT 1. Written with the column first, so that a table alias
 // can prefix it ("s." + measured).
 const measured = unmeasured + ` IS NOT 1`
-
-func upsertSet() string {
-	set := make([]string, 0, len(requestColumns))
-	for _, c := range requestColumns.names()[requestKeyColumns:] { // the key columns stay
-		set = append(set, c+" = excluded."+c)
-	}
-	return strings.Join(set, ", ")
-}
 
 // nullSpan is NULL for a latency that is undefined (extractbench.Span).
 func nullSpan(ns int64, ok bool) any {
@@ -134,14 +126,8 @@ func nullCount(p *int) any {
 	return int64(*p)
 }
 
-func nullBool(p *bool) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func nullPtr(p *string) any {
+// nullPtr is NULL for a nil pointer, else the value it points to.
+func nullPtr[V any](p *V) any {
 	if p == nil {
 		return nil
 	}

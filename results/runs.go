@@ -34,6 +34,21 @@ type Run struct {
 	ClockOriginNS int64
 }
 
+// runColumns lists every runs column, in table order: the one list
+// CreateRun and the readers derive from (see requestColumns). A run's
+// Parquet context (runContextFields) is read from its row in SQL.
+var runColumns = columns[Run]{
+	{name: "run_id", kind: text, value: func(r *Run) any { return r.RunID }, load: func(r *Run, c *cell) { r.RunID = c.s }},
+	{name: "fingerprint", kind: text, value: func(r *Run) any { return r.Fingerprint }, load: func(r *Run, c *cell) { r.Fingerprint = c.s }},
+	{name: "protocol_name", kind: text, value: func(r *Run) any { return r.ProtocolName }, load: func(r *Run, c *cell) { r.ProtocolName = c.s }},
+	{name: "manifest", kind: text, value: func(r *Run) any { return string(r.Manifest) }, load: func(r *Run, c *cell) { r.Manifest = json.RawMessage(c.s) }},
+	{name: "started_at", kind: integer, nullable: true, value: func(r *Run) any { return nullInt(r.StartedAt) }, load: func(r *Run, c *cell) { r.StartedAt = c.i }},
+	{name: "ended_at", kind: integer, nullable: true, value: func(r *Run) any { return nullInt(r.EndedAt) }, load: func(r *Run, c *cell) { r.EndedAt = c.i }},
+	{name: "status", kind: text, value: func(r *Run) any { return r.Status }, load: func(r *Run, c *cell) { r.Status = c.s }},
+	{name: "simulated", kind: flag, value: func(r *Run) any { return r.Simulated }, load: func(r *Run, c *cell) { r.Simulated = c.i != 0 }},
+	{name: "clock_origin_unix_ns", kind: integer, nullable: true, value: func(r *Run) any { return nullInt(r.ClockOriginNS) }, load: func(r *Run, c *cell) { r.ClockOriginNS = c.i }},
+}
+
 func validRunStatus(s string) bool {
 	switch s {
 	case RunRunning, RunInterrupted, RunComplete, RunFailed:
@@ -58,13 +73,9 @@ func (s *Store) CreateRun(ctx context.Context, r Run) error {
 	if !json.Valid([]byte(manifest)) {
 		return fmt.Errorf("create run %s: manifest is not valid JSON", r.RunID)
 	}
+	r.Manifest = json.RawMessage(manifest)
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs
-			(run_id, fingerprint, protocol_name, manifest, started_at, ended_at, status, simulated, clock_origin_unix_ns)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.RunID, r.Fingerprint, r.ProtocolName, manifest,
-			nullInt(r.StartedAt), nullInt(r.EndedAt), r.Status, r.Simulated, nullInt(r.ClockOriginNS))
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, runColumns.insertSQL("runs", 1, ""), runColumns.values(nil, &r)...); err != nil {
 			return fmt.Errorf("create run %s: %w", r.RunID, err)
 		}
 		return nil
@@ -74,55 +85,23 @@ func (s *Store) CreateRun(ctx context.Context, r Run) error {
 // LatestRun returns the run created last, or nil and no error when the
 // database holds none. The runner reads it to decide whether to resume.
 func (r *reader) LatestRun(ctx context.Context) (*Run, error) {
-	row := r.rdb.QueryRowContext(ctx, `SELECT run_id, fingerprint, protocol_name, manifest,
-		started_at, ended_at, status, simulated, clock_origin_unix_ns FROM runs ORDER BY rowid DESC LIMIT 1`)
-	run, err := scanRun(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	runs, err := selectRows(ctx, r.rdb, runColumns, `runs ORDER BY rowid DESC LIMIT 1`)
 	if err != nil {
 		return nil, fmt.Errorf("read latest run: %w", err)
 	}
-	return run, nil
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	return &runs[0], nil
 }
 
 // Runs returns every run, oldest first.
 func (r *reader) Runs(ctx context.Context) ([]Run, error) {
-	rows, err := r.rdb.QueryContext(ctx, `SELECT run_id, fingerprint, protocol_name, manifest,
-		started_at, ended_at, status, simulated, clock_origin_unix_ns FROM runs ORDER BY rowid`)
+	runs, err := selectRows(ctx, r.rdb, runColumns, `runs ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
-	defer rows.Close()
-	var runs []Run
-	for rows.Next() {
-		run, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read runs: %w", err)
-		}
-		runs = append(runs, *run)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read runs: %w", err)
-	}
 	return runs, nil
-}
-
-func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
-	var (
-		r                      Run
-		manifest               string
-		started, ended, origin sql.NullInt64
-	)
-	if err := row.Scan(&r.RunID, &r.Fingerprint, &r.ProtocolName, &manifest,
-		&started, &ended, &r.Status, &r.Simulated, &origin); err != nil {
-		return nil, err
-	}
-	r.Manifest = json.RawMessage(manifest)
-	r.StartedAt = started.Int64
-	r.EndedAt = ended.Int64
-	r.ClockOriginNS = origin.Int64
-	return &r, nil
 }
 
 // SetRunStatus sets the status of run runID and its end time (Unix ms; 0

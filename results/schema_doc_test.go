@@ -59,19 +59,7 @@ func TestSchemaDoc(t *testing.T) {
 	s, _ := MustOpen(t)
 	doc := parseSchemaDoc(t, "SCHEMA.md")
 
-	rows, err := s.rdb.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	rows.Close()
+	tables := tableNames(t, s.rdb)
 
 	for _, table := range tables {
 		want := tableInfo(t, s.rdb, table)

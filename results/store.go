@@ -3,6 +3,13 @@
 // telemetry, decisions and events), its migrations, and the Parquet and CSV
 // files exported from it. SCHEMA.md documents every table and column.
 //
+// Each table has one column list (columns.go's column type: runColumns,
+// passColumns, requestColumns, telemetryColumns, decisionColumns,
+// eventColumns, digestColumns), which names, types and maps each column to
+// its Go field once; the table's INSERT, its reads and its Parquet schema
+// derive from it. The migrations create the tables, and
+// TestColumnTables_MatchTables holds the lists to them.
+//
 // One writer goroutine owns the write connection and commits request records
 // in batched transactions; every other write is queued behind it, so a write
 // made after Add sees the records added before it. Reads use their own
