@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,52 +10,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // writeStreamed writes the fixture's run as write does (without telemetry,
-// events or decisions) through the store one pass at a time, so that a
-// run of a million rows is written holding one pass.
+// events or decisions), one pass at a time (resultstest.Run.Stream), so
+// that a run of a million rows is written holding one pass.
 func (f fixture) writeStreamed(tb testing.TB, dir string) {
 	tb.Helper()
-	ctx := context.Background()
 	docs, manifest := f.corpusAndManifest(tb, dir)
-	raw, err := json.Marshal(manifest)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	st, err := results.Open(ctx, dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer st.Close()
 	const startedAt = 1767225600000
-	if err := st.CreateRun(ctx, results.Run{RunID: fixtureRunID, Fingerprint: "f1ae5e", ProtocolName: "fixture", Manifest: raw,
-		StartedAt: startedAt, EndedAt: startedAt + 1800_000, Status: results.RunComplete, Simulated: true}); err != nil {
-		tb.Fatal(err)
-	}
-	clock := int64(5e9)
-	for vi, variant := range f.variants() {
-		for _, lv := range f.Levels {
-			for rep := 1; rep <= f.Reps; rep++ {
-				recs := f.pass(fixtureRunID, variant, vi, docs, lv, rep, clock)
-				for _, r := range recs {
-					st.Add(r)
+	resultstest.Write(tb, dir, resultstest.Run{RunID: fixtureRunID, Fingerprint: "f1ae5e", ProtocolName: "fixture", Manifest: manifest,
+		StartedAt: startedAt, EndedAt: startedAt + 1800_000, Status: results.RunComplete, Simulated: true,
+		Stream: func(put func([]extractbench.Record, extractbench.Pass)) {
+			clock := int64(5e9)
+			for vi, variant := range f.variants() {
+				for _, lv := range f.Levels {
+					for rep := 1; rep <= f.Reps; rep++ {
+						recs := f.pass(fixtureRunID, variant, vi, docs, lv, rep, clock)
+						p := f.passRow(fixtureRunID, variant, recs, lv, rep)
+						put(recs, p)
+						clock = *p.EndedNS + 1e9
+					}
 				}
-				if err := st.Flush(ctx); err != nil {
-					tb.Fatal(err)
-				}
-				p := f.passRow(fixtureRunID, variant, recs, lv, rep)
-				if err := st.PutPass(ctx, p); err != nil {
-					tb.Fatal(err)
-				}
-				clock = *p.EndedNS + 1e9
 			}
-		}
-	}
-	if err := st.Close(); err != nil {
-		tb.Fatal(err)
-	}
+		}})
 }
 
 // heapOf runs fn and returns the heap it used above what was live before:
