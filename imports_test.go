@@ -20,7 +20,7 @@ const module = "github.com/extractbench/extractbench"
 // eval → the root → corpus, so that no arrow runs back up.
 func layer(pkg string) (int, bool) {
 	switch {
-	case pkg == "schemas" || pkg == "numfmt" || pkg == "redact":
+	case pkg == "schemas" || pkg == "numfmt" || pkg == "redact" || pkg == "jsonscan":
 		return 0, true
 	case pkg == "corpus" || strings.HasPrefix(pkg, "corpus/"):
 		return 1, true

@@ -174,6 +174,16 @@ type RequestFilter struct {
 
 // Requests returns the run's requests rows matching f, in stored order.
 func (rd *Reader) Requests(ctx context.Context, runID string, f RequestFilter) ([]extractbench.Record, error) {
+	where, args := f.where(runID)
+	recs, err := rd.records(ctx, where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read requests of run %s in %s: %w", runID, rd.dir, err)
+	}
+	return recs, nil
+}
+
+// where is the filter's condition on requests and its arguments.
+func (f RequestFilter) where(runID string) (string, []any) {
 	where, args := []string{"run_id = ?"}, []any{runID}
 	if f.Variant != "" {
 		where, args = append(where, "variant = ?"), append(args, f.Variant)
@@ -187,11 +197,7 @@ func (rd *Reader) Requests(ctx context.Context, runID string, f RequestFilter) (
 	if f.Repetition != 0 {
 		where, args = append(where, "repetition = ?"), append(args, f.Repetition)
 	}
-	recs, err := rd.records(ctx, strings.Join(where, " AND "), args...)
-	if err != nil {
-		return nil, fmt.Errorf("read requests of run %s in %s: %w", runID, rd.dir, err)
-	}
-	return recs, nil
+	return strings.Join(where, " AND "), args
 }
 
 // TelemetryPasses lists the passes of a run that have telemetry samples.

@@ -14,6 +14,7 @@
 #   export           BenchmarkExport            BenchmarkExport_ArrowReference
 #   run's client     BenchmarkRun_NoopEngine    BenchmarkPlainClient_NoopEngine
 #   whole merge      BenchmarkMerge             (none: the previous release only)
+#   report           BenchmarkReport            (none: the previous release only; its memory: rss-scale.sh REPORT=1)
 #
 # A benchmark missing from a tree (not written yet, or not in BASE_REV) is
 # reported "not found". Not part of `go test`: a full run takes many minutes.
@@ -34,6 +35,7 @@ if [[ -z "${BASE_REV:-}" ]]; then
 fi
 if [[ "$QUICK" == 1 ]]; then
 	export EXTRACTBENCH_MERGE_ROWS=${EXTRACTBENCH_MERGE_ROWS:-20000} EXTRACTBENCH_COPY_ROWS=${EXTRACTBENCH_COPY_ROWS:-20000}
+	export EXTRACTBENCH_REPORT_ROWS=${EXTRACTBENCH_REPORT_ROWS:-20000} EXTRACTBENCH_REPORT_DOCS=${EXTRACTBENCH_REPORT_DOCS:-5000}
 	BENCHTIME=${BENCHTIME:-200ms}
 fi
 BENCHTIME=${BENCHTIME:-1s}
@@ -51,6 +53,7 @@ steps=(
 	"export|BenchmarkExport|BenchmarkExport_ArrowReference"
 	"run's client|BenchmarkRun_NoopEngine|BenchmarkPlainClient_NoopEngine"
 	"whole merge (incl. export)|BenchmarkMerge|"
+	"report|BenchmarkReport|"
 )
 
 if [[ "$BASE_REV" != none ]]; then

@@ -25,15 +25,58 @@
 #   change whose corpus reader kept 8-byte hashes in memory (171 MB while opening, its check 113
 #   MB); its pass added ~20 MB (8 bytes a request of client delays, and the GC's share) and its
 #   end (pass row, Parquet export) ~30 MB.
+#
+# REPORT=1 scripts/rss-scale.sh [ROWS ...] (default: 250000 1000000) measures `extractbench report`
+# instead: a run of ROWS request rows in passes of DOCS documents (default 62,500: 250,000 rows are
+# 4 passes, 1,000,000 are 16), written by BenchmarkReport's builder (results/report/scale_test.go,
+# one pass at a time through the store), then the command's peak RSS and its ratio to the first
+# size's. OLD=BINARY measures that extractbench too, on the same runs. The report holds one pass's
+# documents and what it shows, not the run's rows: the ratio stays near 1 (issue 29). Measured once
+# on this 2-core machine, loaded by other jobs (REPORT=1 OLD=<the build before issue 29's streaming>):
+#        rows   passes   report s  report RSS MB    ratio      old s     old RSS MB    ratio
+#     250,000        4       12.8            133     1.00       19.0          1,631     1.00
+#   1,000,000       16       24.8            146     1.10       34.1          4,965     3.04
+# (BenchmarkReport in the same run, in process: peak heap 99 MB at 250,000 rows, 92 MB at 1,000,000.)
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
-sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(2000 10000 100000)
+sizes=("$@")
 if [ -n "${WORK:-}" ]; then
   work=$WORK; mkdir -p "$work"
 else
   work=$(mktemp -d /tmp/rss-scale.XXXXXX); trap 'rm -rf "$work"' EXIT # corpora of GBs: never left behind
 fi
 go build -o "$work/extractbench" ./cmd/extractbench
+if [ "${REPORT:-0}" = 1 ]; then
+  [ ${#sizes[@]} -gt 0 ] || sizes=(250000 1000000)
+  docs=${DOCS:-62500}
+  # peak RSS (kB) and seconds of BINARY's report of run DIR, from a fresh copy of the binary
+  measure() {
+    cp "$1" "$work/eb-report"
+    local t0; t0=$(date +%s%N)
+    /usr/bin/time -o "$work/rss" -f %M "$work/eb-report" report "$2" >/dev/null
+    echo "$(tail -1 "$work/rss") $(( ($(date +%s%N) - t0) / 1000000 ))"
+    rm -f "$work/eb-report"
+  }
+  printf '%10s %8s %10s %14s %8s' rows passes "report s" "report RSS MB" ratio
+  [ -z "${OLD:-}" ] && echo || printf ' %10s %14s %8s\n' "old s" "old RSS MB" ratio
+  first=0 firstOld=0
+  for n in "${sizes[@]}"; do
+    dir=$work/report-$n-$docs
+    EXTRACTBENCH_REPORT_ROWS=$n EXTRACTBENCH_REPORT_DOCS=$docs EXTRACTBENCH_REPORT_KEEP=$dir \
+      go test ./results/report -run '^$' -bench '^BenchmarkReport$' -benchtime 1x >"$work/bench-$n.txt"
+    read -r kb ms < <(measure "$work/extractbench" "$dir")
+    [ "$first" != 0 ] || first=$kb
+    printf '%10d %8d %10.1f %14d %8.2f' "$n" $(( n / docs )) "$(echo "$ms / 1000" | bc -l)" $(( kb / 1024 )) "$(echo "$kb / $first" | bc -l)"
+    if [ -n "${OLD:-}" ]; then
+      read -r okb oms < <(measure "$OLD" "$dir")
+      [ "$firstOld" != 0 ] || firstOld=$okb
+      printf ' %10.1f %14d %8.2f' "$(echo "$oms / 1000" | bc -l)" $(( okb / 1024 )) "$(echo "$okb / $firstOld" | bc -l)"
+    fi
+    echo
+  done
+  exit 0
+fi
+[ ${#sizes[@]} -gt 0 ] || sizes=(2000 10000 100000)
 printf '%10s %12s %12s %14s %10s %14s\n' documents "file MB" "check s" "check RSS MB" "run s" "run RSS MB"
 for n in "${sizes[@]}"; do
   f=$work/c$n.jsonl

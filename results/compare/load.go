@@ -98,35 +98,28 @@ func (l *loaded) resolve(ctx context.Context) error {
 	case !slices.Contains(variants, l.variant):
 		return results.Refused("%s has no complete pass of variant %q (it has %s)", l.side.Dir, l.variant, strings.Join(variants, ", "))
 	}
-	recs, err := l.rd.Requests(ctx, run.Run.RunID, results.RequestFilter{})
-	if err != nil {
-		return err
-	}
-	l.expected = inferExpected(recs)
-	return nil
+	l.expected = map[string]map[string]bool{}
+	return l.rd.EachRequest(ctx, run.Run.RunID, results.RequestFilter{}, func(r *extractbench.Record) { inferExpected(l.expected, r) })
 }
 
-// inferExpected returns, per document and field, whether the reviewed
-// expectation is a value (true) or null. Rows of schema version 2 and later
-// store the expectations (requests.expected_*); for rows written before, a
-// field scored tp, fn or fp_fn anywhere in the run had a value, tn or fp had
-// null. A field never scored (every answer failed format) is taken as null,
-// which leaves it out of F1 on both sides alike.
-func inferExpected(recs []extractbench.Record) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	for _, r := range recs {
-		exp := [3]*string{r.Expected.Date, r.Expected.Amount, r.Expected.Category}
-		res := [3]extractbench.FieldResult{r.Date, r.Amount, r.Category}
-		for i, f := range fields {
-			if exp[i] != nil || res[i] == extractbench.TP || res[i] == extractbench.FN || res[i] == extractbench.FPFN {
-				if out[r.DocID] == nil {
-					out[r.DocID] = map[string]bool{}
-				}
-				out[r.DocID][f] = true
+// inferExpected records in out, per document and field, whether the
+// reviewed expectation is a value (true) or null, from one record at a time
+// (the run's rows are streamed, never held). Rows of schema version 2 and
+// later store the expectations (requests.expected_*); for rows written
+// before, a field scored tp, fn or fp_fn anywhere in the run had a value, tn
+// or fp had null. A field never scored (every answer failed format) is taken
+// as null, which leaves it out of F1 on both sides alike.
+func inferExpected(out map[string]map[string]bool, r *extractbench.Record) {
+	exp := [3]*string{r.Expected.Date, r.Expected.Amount, r.Expected.Category}
+	res := [3]extractbench.FieldResult{r.Date, r.Amount, r.Category}
+	for i, f := range fields {
+		if exp[i] != nil || res[i] == extractbench.TP || res[i] == extractbench.FN || res[i] == extractbench.FPFN {
+			if out[r.DocID] == nil {
+				out[r.DocID] = map[string]bool{}
 			}
+			out[r.DocID][f] = true
 		}
 	}
-	return out
 }
 
 // fields are the extracted fields, in report order.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/eval"
 )
 
 // Limits of the document lists.
@@ -59,64 +59,26 @@ func (f failedDoc) ClassList() string {
 
 // readLevel is the level whose slowest documents the report lists: the
 // recommended one, else the lowest measured.
-func (s *series) readLevel() int {
-	if s.Rec.Recommended > 0 {
-		return s.Rec.Recommended
+func (s *series) readLevel() int { return readLevelOf(s.Rec, s.Levels) }
+
+func readLevelOf(rec eval.Recommendation, levels []eval.Level) int {
+	if rec.Recommended > 0 {
+		return rec.Recommended
 	}
-	if len(s.Levels) > 0 {
-		return s.Levels[0].Level
+	if len(levels) > 0 {
+		return levels[0].Level
 	}
 	return 0
 }
 
-// slowest lists the documents with the longest median E2E at the read level.
+// slowest lists the documents with the longest median E2E at the read
+// level (scanned by slowestAt), with their text's excerpt.
 func slowest(s *series, texts map[string]string) []slowDoc {
-	lv := s.readLevel()
-	type acc struct {
-		e2e, ttft, queue []int64
-		last             requestRow
+	out := slices.Clone(s.Slowest)
+	for i := range out {
+		out[i].Excerpt = excerpt(texts[out[i].DocID])
 	}
-	docs := map[string]*acc{}
-	var ids []string
-	for _, r := range s.Requests {
-		if r.Level != lv || r.E2E == nil {
-			continue
-		}
-		a := docs[r.DocID]
-		if a == nil {
-			a = &acc{}
-			docs[r.DocID] = a
-			ids = append(ids, r.DocID)
-		}
-		a.e2e = append(a.e2e, *r.E2E)
-		if r.TTFT != nil {
-			a.ttft = append(a.ttft, *r.TTFT)
-		}
-		if r.ClientQueue != nil {
-			a.queue = append(a.queue, *r.ClientQueue)
-		}
-		a.last = r
-	}
-	out := make([]slowDoc, 0, len(ids))
-	for _, id := range ids {
-		a := docs[id]
-		d := slowDoc{DocID: id, LengthClass: a.last.LengthClass, Level: lv,
-			E2E: medianNS(a.e2e), TTFT: medianNS(a.ttft), Queue: medianNS(a.queue), Outcome: "accepted",
-			Excerpt: excerpt(texts[id])}
-		if a.last.PromptTokens != nil {
-			d.PromptTokens = *a.last.PromptTokens
-		}
-		if a.last.CompletionTokens != nil {
-			d.CompletionTokens = *a.last.CompletionTokens
-		}
-		if !a.last.Accepted && a.last.Failure != "" {
-			d.Outcome = a.last.Failure
-		}
-		d.Why = slowWhy(d)
-		out = append(out, d)
-	}
-	slices.SortFunc(out, func(a, b slowDoc) int { return cmp.Or(cmp.Compare(b.E2E, a.E2E), cmp.Compare(a.DocID, b.DocID)) })
-	return out[:min(len(out), slowestDocs)]
+	return out
 }
 
 // slowWhy names what made a document slow, from the figures at hand: time in
@@ -150,46 +112,13 @@ func medianNS(v []int64) int64 {
 }
 
 // failed lists every document that failed in at least one complete pass of
-// the series, in document order.
+// the series (counted by scanSeries), in document order, with its text's
+// excerpt.
 func failed(s *series, texts map[string]string) []failedDoc {
-	ran := map[string]int{}
-	docs := map[string]*failedDoc{}
-	var firsts = map[string]requestRow{}
-	complete := s.completePasses()
-	for _, r := range s.Requests {
-		if !complete[[2]int{r.Level, r.Repetition}] {
-			continue
-		}
-		ran[r.DocID]++
-		if r.Accepted || r.Failure == "" {
-			continue
-		}
-		f := docs[r.DocID]
-		if f == nil {
-			f = &failedDoc{DocID: r.DocID, LengthClass: r.LengthClass, Classes: map[string]int{}}
-			docs[r.DocID] = f
-		}
-		f.Failed++
-		f.Classes[r.Failure]++
-		if !slices.Contains(f.Levels, r.Level) {
-			f.Levels = append(f.Levels, r.Level)
-		}
-		first, seen := firsts[r.DocID]
-		if !seen || r.Level < first.Level || (r.Level == first.Level && r.Repetition < first.Repetition) {
-			firsts[r.DocID] = r
-		}
+	out := slices.Clone(s.Failed)
+	for i := range out {
+		out[i].Excerpt = excerpt(texts[out[i].DocID])
 	}
-	out := make([]failedDoc, 0, len(docs))
-	for id, f := range docs {
-		first := firsts[id]
-		f.Passes = ran[id]
-		slices.Sort(f.Levels)
-		f.Class, f.Reason = first.Failure, first.FailureDetail
-		f.Output = excerpt(first.Output)
-		f.Excerpt = excerpt(texts[id])
-		out = append(out, *f)
-	}
-	slices.SortFunc(out, func(a, b failedDoc) int { return cmp.Compare(a.DocID, b.DocID) })
 	return out
 }
 

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 )
 
@@ -14,21 +13,6 @@ const fieldNote = "Precision, recall and F1 per field (MEASUREMENT.md section 7)
 	"TP same value; FP a value where the expectation differs or is null; FN a wrong or null answer where a value was expected; " +
 	"missed: a value was expected and the field was never scored (no parse, a transport failure, a value breaking its rule), counted against recall. " +
 	"Failed documents stay in the denominator."
-
-// fieldStats sums the field counts of recs by eval.Aggregate.
-func fieldStats(recs []extractbench.Record) eval.PassTally { return eval.Aggregate(recs) }
-
-// recordsAt are the records of the series' complete passes at a level.
-func (s *series) recordsAt(level int) []extractbench.Record {
-	complete := s.completePasses()
-	var out []extractbench.Record
-	for _, r := range s.Records {
-		if r.Level == level && complete[[2]int{r.Level, r.Repetition}] {
-			out = append(out, r)
-		}
-	}
-	return out
-}
 
 func fieldCells(f eval.FieldStats) []string {
 	return []string{fmtShare(f.Precision), fmtShare(f.Recall), fmtShare(f.F1),
@@ -42,11 +26,10 @@ func fieldTable(prefix, unit string, s *series) table {
 	t := table{ID: prefix + "fields", Title: "Field quality per " + unit, Note: fieldNote,
 		Head: append([]string{unit, "field", "documents"}, fieldHead...)}
 	for _, l := range s.Levels {
-		recs := s.recordsAt(l.Level)
-		if len(recs) == 0 {
+		sum, ok := s.Fields[l.Level]
+		if !ok {
 			continue
 		}
-		sum := fieldStats(recs)
 		for _, name := range eval.Fields {
 			f, _ := sum.Field(name)
 			t.Rows = append(t.Rows, append([]string{strconv.Itoa(l.Level), name, strconv.Itoa(sum.Docs)}, fieldCells(f)...))
@@ -62,13 +45,9 @@ func fieldClassTable(prefix, unit string, s *series) table {
 	lv := s.readLevel()
 	t := table{ID: prefix + "fields-by-length", Title: fmt.Sprintf("Field quality per length class at %s %d", unit, lv), Note: fieldNote,
 		Head: append([]string{"length class", "field", "documents", "accepted"}, fieldHead...)}
-	byClass := map[string][]extractbench.Record{}
 	var classes []string
-	for _, r := range s.recordsAt(lv) {
-		if _, ok := byClass[r.LengthClass]; !ok {
-			classes = append(classes, r.LengthClass)
-		}
-		byClass[r.LengthClass] = append(byClass[r.LengthClass], r)
+	for c := range s.FieldsByClass {
+		classes = append(classes, c)
 	}
 	slices.SortFunc(classes, func(a, b string) int {
 		if d := classRank(a) - classRank(b); d != 0 {
@@ -80,7 +59,7 @@ func fieldClassTable(prefix, unit string, s *series) table {
 		return 1
 	})
 	for _, c := range classes {
-		sum := fieldStats(byClass[c])
+		sum := s.FieldsByClass[c]
 		for _, name := range eval.Fields {
 			f, _ := sum.Field(name)
 			t.Rows = append(t.Rows, append([]string{c, name, strconv.Itoa(sum.Docs), fmtShare(sum.AcceptedRate)}, fieldCells(f)...))
@@ -100,11 +79,10 @@ func fieldChart(prefix, unit string, x []float64, xLog bool, s *series) chart {
 		values[i] = make([]*float64, len(s.Levels))
 	}
 	for j, l := range s.Levels {
-		recs := s.recordsAt(l.Level)
-		if len(recs) == 0 {
+		sum, ok := s.Fields[l.Level]
+		if !ok {
 			continue
 		}
-		sum := fieldStats(recs)
 		for i, name := range eval.Fields {
 			f, _ := sum.Field(name)
 			values[i][j] = num(f.F1 * 100)

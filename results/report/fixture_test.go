@@ -77,50 +77,11 @@ func (f fixture) docs() []corpus.Document {
 // the real one) and dir/corpus/documents.jsonl.
 func (f fixture) write(tb testing.TB, dir string) {
 	tb.Helper()
-	docs := f.docs()
-	if err := os.MkdirAll(filepath.Join(dir, "corpus"), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	var jsonl strings.Builder
-	for _, d := range docs {
-		b, _ := json.Marshal(d)
-		jsonl.Write(b)
-		jsonl.WriteByte('\n')
-	}
-	corpusPath := filepath.Join(dir, "corpus", "documents.jsonl")
-	if err := os.WriteFile(corpusPath, []byte(jsonl.String()), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	c, err := corpus.Load(corpusPath)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sha := c.Manifest.SHA256
-
-	const runID = "run-fixture"
-	manifest := map[string]any{
-		"protocol_name": "fixture",
-		"corpus":        map[string]any{"path": "corpus/documents.jsonl", "sha256": sha, "count": len(docs)},
-		"parse":         "strict",
-		"acceptance":    map[string]any{"min_accepted": 0.9, "latency_p95_ms": 60000},
-		"sweep":         map[string]any{"mode": "concurrency", "levels": f.Levels, "repetitions": f.Reps},
-		"simulated":     true,
-		"model":         "meta-llama/Llama-3.1-8B-Instruct",
-		"engine":        map[string]any{"kind": "builtin", "version": f.Version, "model": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f", "context_window": 8192, "simulated": true},
-		"gpu":           map[string]any{"name": "NVIDIA L4 (simulated)", "memory_total_bytes": int64(23034) << 20, "source": "builtin-profile"},
-	}
-	var variants []any
-	for _, v := range f.variants() {
-		engine := map[string]any{"kind": "builtin", "version": f.Version, "model": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f", "context_window": 8192, "simulated": true}
-		if len(f.Replicas) > 0 {
-			engine["endpoints"] = f.Replicas
-		}
-		variants = append(variants, map[string]any{"name": v, "engine": engine, "gpu": map[string]any{"name": "NVIDIA L4 (simulated)", "memory_total_bytes": int64(23034) << 20, "source": "builtin-profile"}})
-	}
-	manifest["variants"] = variants
+	docs, manifest := f.corpusAndManifest(tb, dir)
 	const startedAt = 1767225600000 // 2026-01-01 00:00:00 UTC
-	run := resultstest.Run{RunID: runID, Fingerprint: "f1ae5e", ProtocolName: "fixture",
+	run := resultstest.Run{RunID: fixtureRunID, Fingerprint: "f1ae5e", ProtocolName: "fixture",
 		Manifest: manifest, StartedAt: startedAt, EndedAt: startedAt + 1800_000, Status: results.RunComplete, Simulated: true}
+	const runID = fixtureRunID
 	clock := int64(5e9)
 	for vi, variant := range f.variants() {
 		for _, lv := range f.Levels {
@@ -144,6 +105,56 @@ func (f fixture) write(tb testing.TB, dir string) {
 	run.Decisions = []results.Decision{{Variant: "bf16", Mode: "concurrency", AtMS: startedAt + 1700_000,
 		Kind: results.DecisionSkipLevel, FromLevel: 32, Reason: "level 16 had memory failures"}}
 	resultstest.Write(tb, dir, run)
+}
+
+// fixtureRunID is the run every fixture writes.
+const fixtureRunID = "run-fixture"
+
+// corpusAndManifest writes the fixture's corpus into dir/corpus and returns
+// its documents and the run's manifest.
+func (f fixture) corpusAndManifest(tb testing.TB, dir string) ([]corpus.Document, map[string]any) {
+	tb.Helper()
+	docs := f.docs()
+	if err := os.MkdirAll(filepath.Join(dir, "corpus"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	var jsonl strings.Builder
+	for _, d := range docs {
+		b, _ := json.Marshal(d)
+		jsonl.Write(b)
+		jsonl.WriteByte('\n')
+	}
+	corpusPath := filepath.Join(dir, "corpus", "documents.jsonl")
+	if err := os.WriteFile(corpusPath, []byte(jsonl.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	c, err := corpus.Load(corpusPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sha := c.Manifest.SHA256
+
+	manifest := map[string]any{
+		"protocol_name": "fixture",
+		"corpus":        map[string]any{"path": "corpus/documents.jsonl", "sha256": sha, "count": len(docs)},
+		"parse":         "strict",
+		"acceptance":    map[string]any{"min_accepted": 0.9, "latency_p95_ms": 60000},
+		"sweep":         map[string]any{"mode": "concurrency", "levels": f.Levels, "repetitions": f.Reps},
+		"simulated":     true,
+		"model":         "meta-llama/Llama-3.1-8B-Instruct",
+		"engine":        map[string]any{"kind": "builtin", "version": f.Version, "model": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f", "context_window": 8192, "simulated": true},
+		"gpu":           map[string]any{"name": "NVIDIA L4 (simulated)", "memory_total_bytes": int64(23034) << 20, "source": "builtin-profile"},
+	}
+	var variants []any
+	for _, v := range f.variants() {
+		engine := map[string]any{"kind": "builtin", "version": f.Version, "model": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f", "context_window": 8192, "simulated": true}
+		if len(f.Replicas) > 0 {
+			engine["endpoints"] = f.Replicas
+		}
+		variants = append(variants, map[string]any{"name": v, "engine": engine, "gpu": map[string]any{"name": "NVIDIA L4 (simulated)", "memory_total_bytes": int64(23034) << 20, "source": "builtin-profile"}})
+	}
+	manifest["variants"] = variants
+	return docs, manifest
 }
 
 // pass simulates one pass: latency grows with the level and the length

@@ -60,13 +60,12 @@ type sampleRow struct {
 }
 
 // dataset is everything the report reads from one results directory: the
-// latest run as results reads it for every page, and its rows.
+// latest run as results reads it for every page, and what it shows of its
+// requests, series by series (scan.go), never the requests themselves.
 type dataset struct {
 	*results.RunData
-	Requests  []requestRow
-	Records   []extractbench.Record // the stored records, for the field scores
+	Rows      map[[2]string]*seriesRows // by (variant, mode)
 	Telemetry []sampleRow
-	Changed   map[[2]string][]changedDoc // by (variant, mode): answers that differ from level 1's
 }
 
 // load reads the latest run of dir/results.db through results' read-only
@@ -81,16 +80,15 @@ func load(ctx context.Context, dir string) (*dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dataset{RunData: run}
-	recs, err := rd.Requests(ctx, run.Run.RunID, results.RequestFilter{})
-	if err != nil {
-		return nil, err
-	}
-	d.Records = recs
-	d.Changed = changedDocs(run.Passes, recs)
-	d.Requests = make([]requestRow, len(recs))
-	for i, r := range recs {
-		d.Requests[i] = requestRowOf(r)
+	d := &dataset{RunData: run, Rows: map[[2]string]*seriesRows{}}
+	for _, es := range run.Series() {
+		k := [2]string{es.Variant, string(es.Mode)}
+		if d.Rows[k] != nil {
+			continue
+		}
+		if d.Rows[k], err = scanSeries(ctx, rd, run, es); err != nil {
+			return nil, err
+		}
 	}
 	if d.Telemetry, err = loadTelemetry(ctx, rd, run); err != nil {
 		return nil, err

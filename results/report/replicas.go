@@ -8,42 +8,12 @@ import (
 	"github.com/extractbench/extractbench/eval"
 )
 
-// endpointCount is one replica's share of a series' measured requests.
+// endpointCount is one replica's share of a series' measured requests
+// (endpointsOf), with their E2E.
 type endpointCount struct {
 	Endpoint           string
 	Requests, Accepted int
-	E2E                []int64
-}
-
-// endpointCounts counts the series' measured requests per endpoint, in the
-// manifest's order of the variant's replicas (then any other endpoint its
-// rows name, in the order of their first request).
-func endpointCounts(endpoints []string, recs []extractbench.Record) []endpointCount {
-	var out []endpointCount
-	at := map[string]int{}
-	for _, e := range endpoints {
-		at[e] = len(out)
-		out = append(out, endpointCount{Endpoint: e})
-	}
-	for _, r := range recs {
-		if r.Endpoint == "" {
-			continue
-		}
-		i, ok := at[r.Endpoint]
-		if !ok {
-			i = len(out)
-			at[r.Endpoint] = i
-			out = append(out, endpointCount{Endpoint: r.Endpoint})
-		}
-		out[i].Requests++
-		if r.Accepted {
-			out[i].Accepted++
-		}
-		if ns, ok := r.E2E(); ok {
-			out[i].E2E = append(out[i].E2E, ns)
-		}
-	}
-	return out
+	E2E                eval.Distribution
 }
 
 // replicasLine is the selection sheet's line for a variant of several
@@ -54,7 +24,7 @@ func replicasLine(m *extractbench.Manifest, s *series) string {
 	if len(eps) < 2 {
 		return ""
 	}
-	counts := endpointCounts(eps, s.Records)
+	counts := s.Endpoints
 	total := 0
 	for _, c := range counts {
 		total += c.Requests
@@ -81,13 +51,13 @@ func replicasTable(prefix, unit string, m *extractbench.Manifest, s *series) (ta
 			"A replica that stopped answering gets no request after it (events: replica_dead). Per " + unit + ": the fewest and most requests one endpoint got in a pass (passes.endpoint_requests_min/max).",
 		Head: []string{"endpoint", "requests", "share", "accepted", "E2E p50", "E2E p95"},
 		Code: []bool{true}}
-	counts := endpointCounts(eps, s.Records)
+	counts := s.Endpoints
 	total := 0
 	for _, c := range counts {
 		total += c.Requests
 	}
 	for _, c := range counts {
-		d := distOf(c.E2E)
+		d := c.E2E
 		p50, p95 := "–", "–"
 		if d.N > 0 {
 			p50, p95 = fmtNS(d.P50), fmtNS(d.P95)

@@ -26,8 +26,12 @@ type Run struct {
 	Simulated     bool
 	ClockOriginNS int64
 
-	Records   []extractbench.Record // RunID set to the run's
-	Passes    []extractbench.Pass   // RunID set to the run's; put after every record
+	Records []extractbench.Record // RunID set to the run's
+	Passes  []extractbench.Pass   // RunID set to the run's; put after every record
+	// Stream, when set, is called after Records are stored, with put, which
+	// stores one pass's records and then its row (RunID set to the run's):
+	// a run of a million rows is then written holding one pass.
+	Stream    func(put func(recs []extractbench.Record, p extractbench.Pass))
 	Telemetry []results.TelemetryRow
 	Events    []results.Event
 	Decisions []results.Decision
@@ -90,6 +94,21 @@ func write(tb testing.TB, ctx context.Context, st *results.Store, run Run) {
 	}
 	if err := st.Flush(ctx); err != nil {
 		tb.Fatalf("flush fixture records of run %s: %v", run.RunID, err)
+	}
+	if run.Stream != nil {
+		run.Stream(func(recs []extractbench.Record, p extractbench.Pass) {
+			for _, rec := range recs {
+				rec.RunID = run.RunID
+				st.Add(rec)
+			}
+			if err := st.Flush(ctx); err != nil {
+				tb.Fatalf("flush fixture records of run %s: %v", run.RunID, err)
+			}
+			p.RunID = run.RunID
+			if err := st.PutPass(ctx, p); err != nil {
+				tb.Fatalf("put fixture pass %s: %v", extractbench.PassKeyOf(recs[0]), err)
+			}
+		})
 	}
 	for _, p := range run.Passes {
 		p.RunID = run.RunID
