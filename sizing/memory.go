@@ -126,7 +126,23 @@ type Inputs struct {
 	// q4_0): the weights are then that file's tensors as llama-quantize
 	// makes them (GGUFWeightBytes), not Weights' bytes per parameter.
 	GGUF string
+	// AdmissionReserve is the share (0 to below 1) of the KV budget an
+	// engine's scheduler keeps from new sequences: it admits one only while
+	// at least that share is free, so the running sequences have room to
+	// grow without preemption (transformers' FIFO scheduler: its
+	// safety_margin, TransformersFIFOReserve). 0: admission until the pool
+	// is full (vLLM, which preempts instead; llama.cpp's fixed slots).
+	AdmissionReserve float64
 }
+
+// TransformersFIFOReserve is transformers' continuous batching FIFO
+// scheduler's default safety_margin: while fewer than this share of the KV
+// blocks are free it schedules no new prefill. On the emulated cards of
+// reference/h200/margin it stopped admitting at 87-88% KV usage (25, 53 and
+// 105 long sequences where the pool held 28, 59 and 120), and with this
+// reserve the calculator lands 0 to 8% under those boundaries, against 12-16%
+// over them without it.
+const TransformersFIFOReserve = 0.2
 
 // Estimate is the calculator's answer. Byte counts are exact integers;
 // printing converts them to GiB. With tensor parallelism (TP > 1) every
@@ -172,7 +188,10 @@ type Estimate struct {
 	// share not offloaded.
 	KVBytes        int64   `json:"kv_bytes"`
 	KVOffloadShare float64 `json:"kv_offload_share,omitempty"`
-	KVCPUBytes     int64   `json:"kv_cpu_bytes,omitempty"` // offloaded, all cards together
+	// AdmissionReserve is Inputs.AdmissionReserve: the max concurrencies
+	// count the sequences such a scheduler admits, not all that would fit.
+	AdmissionReserve float64 `json:"admission_reserve,omitempty"`
+	KVCPUBytes       int64   `json:"kv_cpu_bytes,omitempty"` // offloaded, all cards together
 	// KVAtLoadBytes is the KV cache held before any request: all of it for
 	// a static cache, none for a dynamic one.
 	KVAtLoadBytes int64 `json:"kv_at_load_bytes"`
@@ -274,6 +293,9 @@ func Calculate(in Inputs) (Estimate, error) {
 	default:
 		return Estimate{}, fmt.Errorf("cache %q: want dynamic or static", in.Cache)
 	}
+	if in.AdmissionReserve < 0 || in.AdmissionReserve >= 1 {
+		return Estimate{}, fmt.Errorf("admission reserve %g: want a share of the KV budget from 0 to below 1", in.AdmissionReserve)
+	}
 	if in.KVOffload < 0 || in.KVOffload >= 1 {
 		return Estimate{}, fmt.Errorf("KV offload %g: want a share of the KV cache from 0 to below 1", in.KVOffload)
 	}
@@ -291,6 +313,7 @@ func Calculate(in Inputs) (Estimate, error) {
 		Model: m.Name, Shape: m, Weights: in.Weights, KV: in.KV, Cache: in.Cache, ContextTokens: in.ContextTokens,
 		HeldTokens: held, Concurrency: in.Concurrency, TP: tp, Utilisation: util, Margin: margin,
 		Params: pc.Total(), ActiveParams: pc.Active(), QuantisedParams: pc.Linear, KVOffloadShare: in.KVOffload,
+		AdmissionReserve: in.AdmissionReserve,
 	}
 	if in.Weights == INT4 {
 		e.GroupSize = in.GroupSize
@@ -338,8 +361,8 @@ func Calculate(in Inputs) (Estimate, error) {
 		f.UsableBytes = int64(float64(f.MemoryBytes) * util)
 		f.Fits = e.TotalWithMarginBytes <= f.UsableBytes
 		f.HeadroomBytes = f.UsableBytes - e.TotalWithMarginBytes
-		f.MaxConcurrency = sequencesThatFit(float64(f.UsableBytes)/(1+margin), fixed, perSeq)
-		f.MaxConcurrencyNoMargin = sequencesThatFit(float64(f.UsableBytes), fixed, perSeq)
+		f.MaxConcurrency = sequencesAdmitted(float64(f.UsableBytes)/(1+margin), fixed, perSeq, in.AdmissionReserve)
+		f.MaxConcurrencyNoMargin = sequencesAdmitted(float64(f.UsableBytes), fixed, perSeq, in.AdmissionReserve)
 		if g.BandwidthGBs > 0 {
 			f.DecodeCeilingTokS = g.BandwidthGBs * GB / float64(e.ActiveWeightBytes)
 		}
@@ -393,6 +416,19 @@ func sequencesThatFit(budget float64, fixed, perSeq int64) int {
 		return 0
 	}
 	return int(left / float64(perSeq))
+}
+
+// sequencesAdmitted is how many sequences a scheduler with an admission
+// reserve (Inputs.AdmissionReserve) runs at once: it admits the next while at
+// least reserve of what the fixed bytes leave is free, so one more than fit
+// in the rest, and never more than fit at all.
+func sequencesAdmitted(budget float64, fixed, perSeq int64, reserve float64) int {
+	all := sequencesThatFit(budget, fixed, perSeq)
+	if reserve <= 0 || all == 0 {
+		return all
+	}
+	left := budget - float64(fixed)
+	return min(all, int((1-reserve)*left/float64(perSeq))+1)
 }
 
 // prefillActivationBytes sizes the live tensors of one prefill chunk on one

@@ -103,6 +103,10 @@ func (e Estimate) WriteText(w io.Writer) error {
 	ew.printf("\nCards: datasheet memory is decimal (1 GB = 10^9 B), shown here in GiB (2^30 B); usable = memory × %.2f.\n", e.Utilisation)
 	ew.printf("Max concurrency: sequences of %s tokens that fit with the %.0f%% margin (and without it).\n",
 		numfmt.GroupDigits(int64(e.HeldTokens)), e.Margin*100)
+	if e.AdmissionReserve > 0 {
+		ew.printf("Admission reserve: the engine's scheduler admits a sequence only while %.0f%% of the KV budget is free, so the max concurrency counts what it admits, not all that would fit.\n",
+			e.AdmissionReserve*100)
+	}
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	offload := e.KVOffloadShare > 0
 	fmt.Fprintf(tw, "GPU\tarch\tmemory\tusable\tfits %d\theadroom\tmax concurrency\tdecode ceiling at 1\t", e.Concurrency)

@@ -32,6 +32,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 	cache := fs.String("cache", "dynamic", "KV cache: dynamic (paged, grows with the tokens held) | static (every slot reserved at load)")
 	mean := fs.Int("mean-tokens", 0, "dynamic cache: tokens a sequence holds on average (0 = -context, the worst case)")
 	offload := fs.Float64("kv-offload", 0, "share of the KV cache kept in CPU memory (0 to below 1)")
+	reserve := fs.Float64("admission-reserve", 0, fmt.Sprintf("share of the KV budget the engine's scheduler keeps from new sequences (transformers' FIFO scheduler: %g; vLLM, llama.cpp: 0)", sizing.TransformersFIFOReserve))
 	tp := fs.Int("tp", 1, "tensor-parallel cards per replica: figures are per card")
 	train := fs.String("train", "", "size a training step instead: full | lora | qlora (-context is the sequence length)")
 	micro := fs.Int("micro-batch", 1, "-train: sequences per forward/backward")
@@ -49,7 +50,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 	}
 	in := sizing.Inputs{Model: m, Weights: sizing.Precision(*weights), GroupSize: *group, KV: sizing.Precision(*kv),
 		ContextTokens: *context_, Concurrency: *conc, Utilisation: *util, Margin: *margin,
-		Cache: sizing.Cache(*cache), MeanTokens: *mean, KVOffload: *offload, TP: *tp, GGUF: *gguf}
+		Cache: sizing.Cache(*cache), MeanTokens: *mean, KVOffload: *offload, AdmissionReserve: *reserve, TP: *tp, GGUF: *gguf}
 	// A GGUF file is read whole (its header): the calculator's tensors are
 	// set beside the file's, and the estimate sizes its scheme.
 	var check *sizing.GGUFCheck

@@ -403,6 +403,19 @@ TRAINED_CUDA_GRAPHS = True
 GRAPH_Q_MIN = 64
 
 
+def scheduler_reserve(manager):
+    """scheduler_reserve is the running scheduler's safety_margin (a share of the KV blocks), or
+    None where this transformers keeps it elsewhere."""
+    for path in (("batch_processor", "scheduler"), ("scheduler",)):
+        obj = manager
+        for name in path:
+            obj = getattr(obj, name, None)
+        margin = getattr(obj, "safety_margin", None)
+        if isinstance(margin, (int, float)):
+            return float(margin)
+    return None
+
+
 def q_buckets(max_batch_tokens):
     """q_buckets are the padded query sizes: powers of two from GRAPH_Q_MIN, then max_batch_tokens."""
     out, b = [], GRAPH_Q_MIN
@@ -663,6 +676,12 @@ class CBEngine:
         self.after_start = {"after_start_allocated_bytes": torch.cuda.memory_allocated(),
                             "after_start_reserved_bytes": torch.cuda.memory_reserved(),
                             "start_peak_allocated_bytes": torch.cuda.max_memory_allocated()}
+        # The scheduler's admission reserve (results/plan/margin.go, sizing.Inputs.AdmissionReserve):
+        # transformers' FIFO scheduler schedules no new prefill while fewer than safety_margin of
+        # the blocks are free. Read from the live scheduler where this transformers exposes it.
+        reserve = scheduler_reserve(self.manager)
+        if reserve is not None:
+            self.after_start.update({"admission_reserve": reserve, "scheduler": "transformers' FIFO scheduler: safety_margin as started"})
         self.sizing = sizing
         self._handlers = {}
         if not hasattr(self.manager, "register_result_handler"):

@@ -54,18 +54,49 @@ type EmulatedCard struct {
 	AfterStartReserved  int64           `json:"after_start_reserved_bytes,omitempty"`
 	CalculatorModel     string          `json:"calculator_model,omitempty"`
 	HFConfig            json.RawMessage `json:"hf_config,omitempty"`
+	// AdmissionReserve is the share of the pool the engine's scheduler
+	// keeps from new sequences (sizing.Inputs.AdmissionReserve), as the
+	// engine reports it; nil: not reported (EmulatedCardOf fills in the
+	// engine's known default).
+	AdmissionReserve *float64 `json:"admission_reserve,omitempty"`
+	// Scheduler says where AdmissionReserve comes from.
+	Scheduler string `json:"scheduler,omitempty"`
+}
+
+// TransformersEngine is what engines/transformers' server reports as its
+// engine: transformers' continuous batching, FIFO scheduler.
+const TransformersEngine = "transformers-continuous-batching"
+
+// reserve is the card's admission reserve, 0 when none is known.
+func (c EmulatedCard) reserve() float64 {
+	if c.AdmissionReserve == nil {
+		return 0
+	}
+	return *c.AdmissionReserve
 }
 
 // EmulatedCardOf reads a variant's emulated card from its engine's
 // self-description; false when the engine was not capped.
 func EmulatedCardOf(e extractbench.EngineInfo) (EmulatedCard, bool) {
 	var about struct {
-		Cap *EmulatedCard `json:"memory_cap"`
+		Cap    *EmulatedCard `json:"memory_cap"`
+		Engine string        `json:"engine"`
 	}
 	if len(e.About) == 0 || json.Unmarshal(e.About, &about) != nil || about.Cap == nil || about.Cap.CapBytes <= 0 {
 		return EmulatedCard{}, false
 	}
-	return *about.Cap, true
+	c := *about.Cap
+	switch {
+	case c.AdmissionReserve != nil:
+		if c.Scheduler == "" {
+			c.Scheduler = "reported by the engine"
+		}
+	case about.Engine == TransformersEngine:
+		// Runs before the engine reported it: transformers' FIFO scheduler's default.
+		r := sizing.TransformersFIFOReserve
+		c.AdmissionReserve, c.Scheduler = &r, "transformers' FIFO scheduler: its default safety_margin"
+	}
+	return c, true
 }
 
 // MarginPass is one pass's evidence at an emulated card's boundary.
@@ -208,6 +239,17 @@ func kvFull(capacity int64, tokens float64) float64 {
 	return min(MarginKVFull, 1-tokens/float64(capacity))
 }
 
+// admissionFull is the KV usage from which a scheduler with the card's
+// admission reserve admits no new sequence of tokens: the reserve and one
+// more sequence's share of the pool are what is left free.
+func admissionFull(c EmulatedCard, tokens float64) float64 {
+	share := 0.0
+	if c.KVCapacityTokens > 0 {
+		share = tokens / float64(c.KVCapacityTokens)
+	}
+	return max(0, 1-c.reserve()-share)
+}
+
 func marginPass(dir string, sw extractbench.Sweep, p extractbench.Pass, card EmulatedCard) MarginPass {
 	mp := MarginPass{Dir: dir, Mode: p.Mode, Level: p.Level, Requested: p.Level, Docs: p.Docs, MaxRunning: p.ObservedMaxRunning,
 		MaxWaiting: p.ObservedMaxWaiting, Preemptions: p.Preemptions, PeakKV: p.PeakKVUsage, Memory: p.Failures.Of(extractbench.Memory),
@@ -226,9 +268,14 @@ func marginPass(dir string, sw extractbench.Sweep, p extractbench.Pass, card Emu
 		why = append(why, fmt.Sprintf("%d preemptions", *p.Preemptions))
 	}
 	heldBack := p.ObservedMaxRunning != nil && *p.ObservedMaxRunning < int64(min(mp.Requested, int(p.Docs)))
-	if heldBack && p.PeakKVUsage != nil && *p.PeakKVUsage >= kvFull(card.KVCapacityTokens, mp.MeanTokens) {
+	switch {
+	case !heldBack || p.PeakKVUsage == nil:
+	case *p.PeakKVUsage >= kvFull(card.KVCapacityTokens, mp.MeanTokens):
 		why = append(why, fmt.Sprintf("running %d of %d requested, %s waiting, KV %.0f%%", *p.ObservedMaxRunning, mp.Requested,
 			optInt(p.ObservedMaxWaiting), *p.PeakKVUsage*100))
+	case card.reserve() > 0 && *p.PeakKVUsage >= admissionFull(card, mp.MeanTokens):
+		why = append(why, fmt.Sprintf("running %d of %d requested, %s waiting, KV %.0f%%: the scheduler admits no more (it keeps %.0f%% of the pool free)",
+			*p.ObservedMaxRunning, mp.Requested, optInt(p.ObservedMaxWaiting), *p.PeakKVUsage*100, card.reserve()*100))
 	}
 	mp.Saturated = len(why) > 0
 	switch {
@@ -286,7 +333,8 @@ func (r *MarginRow) judge(model sizing.Model) error {
 	}
 	r.ContextTokens = int(math.Round(ref.MeanTokens))
 	gpu := sizing.GPU{Name: r.Card.Card, MemoryBytes: r.Card.CapBytes}
-	e, err := sizing.Calculate(sizing.Inputs{Model: model, ContextTokens: r.ContextTokens, Concurrency: 1, GPUs: []sizing.GPU{gpu}})
+	e, err := sizing.Calculate(sizing.Inputs{Model: model, ContextTokens: r.ContextTokens, Concurrency: 1, GPUs: []sizing.GPU{gpu},
+		AdmissionReserve: r.Card.reserve()})
 	if err != nil {
 		return fmt.Errorf("emulated card %q: %w", r.Card.Label, err)
 	}
@@ -295,6 +343,9 @@ func (r *MarginRow) judge(model sizing.Model) error {
 	r.Command = fmt.Sprintf("extractbench memory -model %s -context %d -gpus '%s=%g'", r.Model, r.ContextTokens, r.Card.Card, float64(r.Card.CapBytes)/sizing.GB)
 	if g, ok := sizing.FindGPU(r.Card.Card); ok && math.Abs(float64(g.Bytes()-r.Card.CapBytes)) <= 0.001*float64(g.Bytes()) {
 		r.Command = fmt.Sprintf("extractbench memory -model %s -context %d -gpus '%s'", r.Model, r.ContextTokens, g.Name)
+	}
+	if res := r.Card.reserve(); res > 0 {
+		r.Command += fmt.Sprintf(" -admission-reserve %g", res)
 	}
 	if bs := r.Card.BlockSize; bs > 0 {
 		r.EnginePool = r.Card.NumBlocks / ((r.ContextTokens + bs - 1) / bs)
@@ -309,6 +360,9 @@ func (r *MarginRow) judge(model sizing.Model) error {
 	r.Terms = fmt.Sprintf("weights %s engine / %s calculator; outside PyTorch %s / runtime overhead %s; activations %s / %s (prefill) + %s logits a sequence; KV pool %s tokens / %s",
 		gib(r.Card.WeightsBytes), gib(e.WeightBytes), gib(r.Card.OutsideTorch), gib(e.OverheadBytes), gib(r.Card.ActivationBytes), gib(e.PrefillBytes),
 		gib(e.LogitBytesPerSeq), numfmt.GroupDigits(r.Card.KVCapacityTokens), numfmt.GroupDigits(max(0, kvCalc)/max(1, e.KVBytesPerToken)))
+	if res := r.Card.reserve(); res > 0 {
+		r.Terms += fmt.Sprintf("; admission reserve %.0f%% of the pool (%s), in the calculator too", res*100, r.Card.Scheduler)
+	}
 	if c := r.Card; c.AfterStartAllocated > 0 {
 		pool := int64(c.NumBlocks) * int64(c.BlockSize) * c.KVBytesPerToken
 		r.Terms += fmt.Sprintf("; the started engine held %s allocated (%s reserved): %s beyond weights and KV pool", gib(c.AfterStartAllocated),

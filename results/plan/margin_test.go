@@ -41,12 +41,23 @@ func marginCard(gb float64, card string, seqs int) map[string]any {
 // requests in flight, on an engine that reported capInfo (nil: uncapped).
 func marginRun(t *testing.T, capInfo map[string]any, level int, class int, tokens int, running, waiting, preempt int64, kv float64, memFail int64) string {
 	t.Helper()
+	return marginRunAs(t, "", capInfo, level, class, tokens, running, waiting, preempt, kv, memFail)
+}
+
+// marginRunAs is marginRun on an engine that names itself (about.engine;
+// "" names none).
+func marginRunAs(t *testing.T, engineName string, capInfo map[string]any, level int, class int, tokens int, running, waiting, preempt int64, kv float64, memFail int64) string {
+	t.Helper()
 	dir := t.TempDir()
 	m := plantest.Manifest(plantest.DefaultCorpusSHA, "random-llama-3.1-8b", "emulated on NVIDIA H200", 150_000_000_000, 0, 600000)
 	m["sweep"] = map[string]any{"mode": "context", "levels": "classes", "concurrency": level, "repetitions": 1}
 	engine := map[string]any{"url": "http://127.0.0.1:8000", "kind": "transformers", "model": "random-llama-3.1-8b"}
 	if capInfo != nil {
-		engine["about"] = map[string]any{"version": "transformers-5.17+torch-2.11", "memory_cap": capInfo}
+		about := map[string]any{"version": "transformers-5.17+torch-2.11", "memory_cap": capInfo}
+		if engineName != "" {
+			about["engine"] = engineName
+		}
+		engine["about"] = about
 	}
 	m["variants"] = []any{map[string]any{"name": "card", "engine": engine}}
 	docs := level
@@ -167,5 +178,64 @@ func TestMargins_KnownBoundary(t *testing.T) {
 	b.Reset()
 	if err := plan.WriteMarginMarkdown(&b, nil); err != nil || b.Len() != 0 {
 		t.Errorf("no emulated card: wrote %q (%v), want nothing", b.String(), err)
+	}
+}
+
+// TestMargins_AdmissionReserve is reference/h200/margin's L40S, measured: the
+// transformers engine's KV pool held 28 long sequences, yet at 28, 35 and 42 in
+// flight it ran 25 with the rest waiting and the KV cache at 87-88%: its FIFO
+// scheduler admits no new prefill while fewer than 20% of the blocks are free.
+// That is the card's boundary (held back by memory, through the scheduler),
+// and the calculator with the same admission reserve is within 10% of it;
+// the same passes from an engine with no known reserve stay "not by memory".
+func TestMargins_AdmissionReserve(t *testing.T) {
+	ctx := context.Background()
+	card := map[string]any{
+		"card": "L40S", "label": "emulated L40S (48 GB) on NVIDIA H200: memory only; bandwidth and compute are the NVIDIA H200's",
+		"cap_bytes": int64(48e9), "device_total_bytes": int64(150109880320), "outside_torch_bytes": 728563712,
+		"weights_bytes": int64(16060523520), "activation_bytes": 1010958336, "utilisation": 0.9, "block_size": marginBlock,
+		"kv_bytes_per_token": 131072, "num_blocks": 756, "kv_capacity_tokens": 756 * marginBlock, "calculator_model": "Llama-3.1-8B",
+	}
+	const tokens = 6838 // the long documents' prompt + 256 output tokens, as measured
+	passes := []struct {
+		level            int
+		running, waiting int64
+		kv               float64
+	}{{14, 14, 0, 0.49}, {21, 21, 0, 0.74}, {28, 25, 3, 0.88}, {35, 25, 10, 0.87}, {42, 25, 17, 0.88}}
+	for _, tc := range []struct {
+		engine  string
+		reached bool
+	}{{plan.TransformersEngine, true}, {"", false}} {
+		var dirs []string
+		for _, p := range passes {
+			dirs = append(dirs, marginRunAs(t, tc.engine, card, p.level, 3, tokens, p.running, p.waiting, 0, p.kv, 0))
+		}
+		rows, err := plan.Margins(ctx, dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 {
+			t.Fatalf("engine %q: %d rows, want 1", tc.engine, len(rows))
+		}
+		r := rows[0]
+		if r.Reached != tc.reached || r.Measured != 25 {
+			t.Errorf("engine %q: measured %d (reached %v), want 25 (reached %v)", tc.engine, r.Measured, r.Reached, tc.reached)
+		}
+		if !tc.reached {
+			if r.DiffPct != nil || !strings.Contains(r.Passes[2].Evidence, "not by memory") {
+				t.Errorf("no reserve known: diff %v, evidence %q; want none and held back, not by memory", r.DiffPct, r.Passes[2].Evidence)
+			}
+			continue
+		}
+		if r.Predicted != 23 || r.DiffPct == nil || math.Abs(*r.DiffPct) > plan.MarginWithin*100 {
+			t.Errorf("calculator %d, difference %v; want 23, within %.0f%% of the measured 25", r.Predicted, r.DiffPct, plan.MarginWithin*100)
+		}
+		if !strings.Contains(r.Passes[2].Evidence, "the scheduler admits no more") || !strings.Contains(r.Command, "-admission-reserve 0.2") ||
+			!strings.Contains(r.Terms, "admission reserve 20%") {
+			t.Errorf("evidence %q, command %q, terms %q: the reserve is not named", r.Passes[2].Evidence, r.Command, r.Terms)
+		}
+		if r.Recommended != 22 || r.Source != "measured" {
+			t.Errorf("recommended %d (%s), want 22 measured (25 less 10%%)", r.Recommended, r.Source)
+		}
 	}
 }
