@@ -18,6 +18,24 @@ const (
 // Failures lists the failure classes in precedence order.
 var Failures = []Failure{Memory, Truncation, Format, Quality, Error}
 
+// Short is the class's label in a narrow table ("3 mem 1 qual"): its first
+// letters, the name itself for a class without one.
+func (f Failure) Short() string {
+	switch f {
+	case Memory:
+		return "mem"
+	case Truncation:
+		return "trunc"
+	case Format:
+		return "fmt"
+	case Quality:
+		return "qual"
+	case Error:
+		return "err"
+	}
+	return string(f)
+}
+
 // ParseRule says which parse decides acceptance: strict or lenient.
 type ParseRule string
 

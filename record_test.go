@@ -18,3 +18,22 @@ func TestFailureCountsMatchFailures(t *testing.T) {
 		t.Errorf("Total = %d, want 15 (None is not a failure)", c.Total())
 	}
 }
+
+// TestFailure_Short checks every class has its own narrow label, so a new
+// class added to Failures shows in the compact table under a name of its own.
+func TestFailure_Short(t *testing.T) {
+	seen := map[string]Failure{}
+	for _, f := range Failures {
+		s := f.Short()
+		if s == "" || len(s) > len(f) {
+			t.Errorf("%s: short label %q", f, s)
+		}
+		if g, ok := seen[s]; ok {
+			t.Errorf("%s and %s share the short label %q", f, g, s)
+		}
+		seen[s] = f
+	}
+	if got := Failure("oom_killed").Short(); got != "oom_killed" {
+		t.Errorf("a class without a label: %q, want its name", got)
+	}
+}

@@ -19,6 +19,12 @@
 # unpacked once as ./extractbench, which both jobs run.
 #
 #   setsid nohup bash scripts/device-h200-session.sh /tmp/s >/tmp/s.out 2>&1 </dev/null &
+#
+# Poll it in device calls chained within the machine's idle release (30 s), and make every poll
+# fail fast on a fresh machine, where the job and its files are gone:
+#   [ -d /tmp/s ] || { echo "a fresh machine: the job is gone"; exit 3; }
+# (2026-12-02: a poll that waited on a released machine spent 575 s of device time on nothing
+# and the llama.cpp pack it was waiting for was lost with the machine.)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${1:?usage: device-h200-session.sh WORK}"

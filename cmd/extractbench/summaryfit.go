@@ -72,24 +72,16 @@ func writeFitTable(w io.Writer, width int, head []string, rows [][]string, drop 
 // failureCell is a level's failures in one cell, for the compact table:
 // "0", or each class that occurred with its count ("3 mem 1 qual").
 func failureCell(l eval.Level) string {
-	short := map[extractbench.Failure]string{extractbench.Memory: "mem", extractbench.Truncation: "trunc", extractbench.Format: "fmt", extractbench.Quality: "qual", extractbench.Error: "err"}
 	var parts []string
 	for _, f := range extractbench.Failures {
 		if n := l.Failures.Of(f); n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, cmpOr(short[f], string(f))))
+			parts = append(parts, fmt.Sprintf("%d %s", n, f.Short()))
 		}
 	}
 	if len(parts) == 0 {
 		return "0"
 	}
 	return strings.Join(parts, " ")
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // fitWriter returns the writer the summary is printed to: out itself when
