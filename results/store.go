@@ -174,6 +174,11 @@ func (s *Store) Add(rec extractbench.Record) {
 		s.setErr(fmt.Errorf("add record %s: %w", rec.DocID, ErrClosed))
 		return
 	}
+	if rec.Failure != extractbench.None && rec.Failure.Index() < 0 {
+		// requests.failure has no CHECK (migration 12): the classes are extractbench.Failures.
+		s.setErr(fmt.Errorf("add record %s: failure class %q is not one of extractbench.Failures %v", rec.DocID, rec.Failure, extractbench.Failures))
+		return
+	}
 	s.ops <- op{rec: rec}
 }
 

@@ -507,8 +507,8 @@ func TestStore_CheckpointsOffTheWriter(t *testing.T) {
 
 // TestStoreEveryFailureClass stores a request of every class eval lists and
 // reads it back, through the writer and through the read-only reader: a
-// class added to extractbench.Failures that the requests table's CHECK does not
-// accept fails here (the fix is a migration that rebuilds the table).
+// class added to extractbench.Failures is stored with no migration (the
+// requests table has no CHECK on failure since migration 12).
 func TestStoreEveryFailureClass(t *testing.T) {
 	ctx := context.Background()
 	s, dir := MustOpen(t)
