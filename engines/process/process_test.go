@@ -3,6 +3,7 @@
 package process
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -61,7 +62,14 @@ func TestEngineScript_KillsGroupOnHangup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	time.Sleep(200 * time.Millisecond)
+	// Not before the shell has its trap: SIGHUP's default action would end
+	// the shell alone, its sleeps holding the log's pipe for 30 s (on a
+	// loaded machine a fixed 200 ms was not always enough).
+	for deadline := time.Now().Add(10 * time.Second); !catches(p.Pid(), syscall.SIGHUP); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the shell never set its SIGHUP trap")
+		}
+	}
 	if err := syscall.Kill(p.Pid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +83,22 @@ func TestEngineScript_KillsGroupOnHangup(t *testing.T) {
 			t.Fatal("processes of the engine's group survived its shell's SIGHUP")
 		}
 	}
+}
+
+// catches reports whether process pid has a handler for sig (its
+// /proc/PID/status SigCgt mask).
+func catches(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if mask, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+			return err == nil && m&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
 }
 
 // groupRuns reports whether a process of group pgid still runs (zombies
