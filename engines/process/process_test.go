@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -121,3 +123,33 @@ func groupRuns(pgid int) bool {
 
 // testDeadline bounds every test that waits for a process: none may hang.
 const testDeadline = 10 * time.Second
+
+// TestEngineScript_TrapsHangupUnderNohup runs this test binary with SIGHUP
+// ignored, as nohup starts a program: the engine's shell must still set its
+// SIGHUP trap (a shell cannot trap a signal ignored on its entry), or a
+// killed extractbench leaves its engine running.
+func TestEngineScript_TrapsHangupUnderNohup(t *testing.T) {
+	if os.Getenv("EXTRACTBENCH_TEST_NOHUP_CHILD") == "1" {
+		if !signal.Ignored(syscall.SIGHUP) {
+			fmt.Println("child: SIGHUP not ignored at start")
+			os.Exit(3)
+		}
+		p, err := Start("sleep 30 & sleep 30", "", filepath.Join(t.TempDir(), "engine.log"), "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Stop()
+		for deadline := time.Now().Add(10 * time.Second); !catches(p.Pid(), syscall.SIGHUP); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("under nohup the engine's shell has no SIGHUP trap")
+			}
+		}
+		return
+	}
+	cmd := exec.Command("/bin/sh", "-c", `trap "" HUP; exec "$0" -test.run='^TestEngineScript_TrapsHangupUnderNohup$' -test.count=1`, os.Args[0])
+	cmd.Env = append(os.Environ(), "EXTRACTBENCH_TEST_NOHUP_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child with SIGHUP ignored: %v\n%s", err, out)
+	}
+}
