@@ -51,7 +51,7 @@ steps=(
 	"merge row copy|BenchmarkMerge_Copy|BenchmarkMerge_SQLiteReference"
 	"ingest|BenchmarkStore_AddFlush|BenchmarkStore_SQLiteReference"
 	"export|BenchmarkExport|BenchmarkExport_ArrowReference"
-	"run's client|BenchmarkRun_NoopEngine|BenchmarkPlainClient_NoopEngine"
+	"run's client|BenchmarkRun_NoopEngine|BenchmarkPlainClient_NoopEngine|cpu-µs/req-whole"
 	"whole merge (incl. export)|BenchmarkMerge|"
 	"report|BenchmarkReport|"
 )
@@ -85,9 +85,12 @@ bin_of() {
 	echo "$bin"
 }
 
-# run_bench TREE TAG NAME: "VALUE UNIT" of benchmark NAME (its throughput
-# unit, x/s, if it reports one, else another unit of its own, else ns/op),
-# or "not found".
+# run_bench TREE TAG NAME [UNIT]: "VALUE UNIT" of benchmark NAME (UNIT when
+# given and reported; else its throughput unit, x/s, if it reports one, else
+# another unit of its own, else ns/op), or "not found". The run's client
+# step asks for cpu-µs/req-whole (the whole run's CPU over its requests):
+# the marginal cpu-µs/req, a difference of two runs' CPU, spread 0.55-1.97x
+# between pairs on this machine, the whole figure 0.82-1.27x.
 run_bench() {
 	local pkg bin out
 	pkg=$(pkg_of "$1" "$3")
@@ -102,11 +105,12 @@ run_bench() {
 		echo "failed"
 		return
 	}
-	echo "$out" | awk -v name="$3" '
+	echo "$out" | awk -v name="$3" -v want="${4:-}" '
 		$1 ~ "^" name "(-[0-9]+)?$" {
 			best = ""; other = ""
 			for (i = 3; i < NF; i += 2) {
 				u = $(i + 1)
+				if (want != "" && u == want) { print $i " " u; exit }
 				if (u ~ /\/s$/ && best == "") best = $i " " u
 				else if (u != "ns/op" && u != "B/op" && u != "allocs/op" && u != "MB/s" && other == "") other = $i " " u
 				if (u == "ns/op") ns = $i " " u
@@ -131,14 +135,14 @@ res=$work/results
 : >"$res"
 for rep in $(seq 1 "$REPS"); do
 	for s in "${steps[@]}"; do
-		IFS='|' read -r step ours ref <<<"$s"
+		IFS='|' read -r step ours ref unit <<<"$s"
 		sides=(ours ref base)
 		((rep % 2 == 0)) && sides=(base ref ours)
 		for side in "${sides[@]}"; do
 			case $side in
-			ours) v=$(run_bench "$root" cur "$ours") ;;
-			ref) [[ -n "$ref" ]] && v=$(run_bench "$root" cur "$ref") || v="" ;;
-			base) [[ -n "$base" ]] && v=$(run_bench "$base" base "$ours") || v="" ;;
+			ours) v=$(run_bench "$root" cur "$ours" "$unit") ;;
+			ref) [[ -n "$ref" ]] && v=$(run_bench "$root" cur "$ref" "$unit") || v="" ;;
+			base) [[ -n "$base" ]] && v=$(run_bench "$base" base "$ours" "$unit") || v="" ;;
 			esac
 			echo "$step|$side|$rep|$v" >>"$res"
 			echo "bench.sh: rep $rep $step $side: ${v:-–}" >&2
@@ -176,6 +180,6 @@ echo
 echo "| step | ours | physical reference | ours ÷ reference | previous release ${base_name:-(none)} | ours ÷ previous |"
 echo "|---|---|---|---|---|---|"
 for s in "${steps[@]}"; do
-	IFS='|' read -r step ours ref <<<"$s"
+	IFS='|' read -r step ours ref _ <<<"$s"
 	echo "| $step | $(cell "$step" ours) | $([[ -n "$ref" ]] && cell "$step" ref || echo "none") | $(ratio "$step" ours ref) | $(cell "$step" base) | $(ratio "$step" ours base) |"
 done
