@@ -13,7 +13,7 @@ import (
 )
 
 // TestWrite_CPUEngine is issue 24's report of llama.cpp on the CPU, on the
-// committed run itself (reference/cpu/llamacpp-extract-llama-15m):
+// committed run itself (reference/cpu/llamacpp-extract-llama-15m-h384, the first model's):
 // the engine ran on this machine, which has no GPU, with engine.params
 // given. The report said "GPU and memory: (from unknown)", `CHECK: card ""
 // is not in the catalog` and "MFU needs the model's parameter count"; it
@@ -22,7 +22,7 @@ func TestWrite_CPUEngine(t *testing.T) {
 	if _, err := exec.LookPath("xz"); err != nil {
 		t.Skip("xz not installed: cannot read the committed reference")
 	}
-	src := filepath.Join("..", "..", "reference", "cpu", "llamacpp-extract-llama-15m", results.DBNameXZ)
+	src := filepath.Join("..", "..", "reference", "cpu", "llamacpp-extract-llama-15m-h384", results.DBNameXZ)
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
