@@ -94,16 +94,8 @@ func TestProtocols_Tokenizers(t *testing.T) {
 	if !strings.Contains(string(job), `tokenizer="$tf/retrain/tokenizer.json"`) {
 		t.Fatalf("device-retrain.sh no longer trains with $tf/retrain/tokenizer.json: update this test's retrainDir")
 	}
-	var files []string
-	for _, g := range []string{"../*/protocol-*.yaml", "../*/*-protocol-*.yaml"} {
-		m, err := filepath.Glob(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
 	checked := 0
-	for _, file := range files {
+	for _, file := range enginesProtocols(t) {
 		p, err := protocol.Load(file)
 		if err != nil {
 			t.Errorf("%s: %v", file, err)
@@ -199,16 +191,8 @@ func servedDir(start string) string {
 // 6-layer model had 14,711,040; the committed 8-layer one 17,517,568).
 func TestProtocols_Params(t *testing.T) {
 	want := safetensorsParams(t, committedModel)
-	var files []string
-	for _, g := range []string{"../*/protocol-*.yaml", "../*/*-protocol-*.yaml"} {
-		m, err := filepath.Glob(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
 	checked := 0
-	for _, file := range files {
+	for _, file := range enginesProtocols(t) {
 		p, err := protocol.Load(file)
 		if err != nil {
 			t.Errorf("%s: %v", file, err)
@@ -227,6 +211,21 @@ func TestProtocols_Params(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no variant serves extract-llama-15m")
 	}
+}
+
+// enginesProtocols is every protocol file of the engines/ folders:
+// protocol-*.yaml and *-protocol-*.yaml (the retrain's).
+func enginesProtocols(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, g := range []string{"../*/protocol-*.yaml", "../*/*-protocol-*.yaml"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	return files
 }
 
 // safetensorsParams sums the element counts of every tensor in dir's
