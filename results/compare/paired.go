@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -28,18 +29,26 @@ type Paired struct {
 	Hi         float64           `json:"hi"`
 	Margin     float64           `json:"margin"`
 	Equivalent bool              `json:"equivalent"`
+	// Inconclusive: not shown equivalent on too few documents to have
+	// shown it at this margin (Result.Inconclusive); NeededN is how many
+	// would do (0: more than eval.MaxNeededN). Still not Equivalent for
+	// acceptance.require_equivalent.
+	Inconclusive bool `json:"inconclusive,omitempty"`
+	NeededN      int  `json:"needed_n,omitempty"`
 	// NoVerdict says why no pairing was possible (the variant measured no
 	// baseline pass, say); the other figures are then zero.
 	NoVerdict string `json:"no_verdict,omitempty"`
 }
 
-// Word is EQUIVALENT, NOT EQUIVALENT or NO VERDICT.
+// Word is EQUIVALENT, NOT EQUIVALENT, INCONCLUSIVE or NO VERDICT.
 func (p Paired) Word() string {
 	switch {
 	case p.NoVerdict != "":
 		return "NO VERDICT"
 	case p.Equivalent:
 		return "EQUIVALENT"
+	case p.Inconclusive:
+		return eval.VerdictInconclusive
 	}
 	return "NOT EQUIVALENT"
 }
@@ -50,8 +59,15 @@ func (p Paired) Text() string {
 	if p.NoVerdict != "" {
 		return fmt.Sprintf("NO VERDICT against %s: %s", p.Baseline, p.NoVerdict)
 	}
-	return fmt.Sprintf("%s to %s: Δ %s points, 90%% interval [%s, %s], %d flips (%d lost, %d won) of %d at %s %d, margin ±%s points",
+	t := fmt.Sprintf("%s to %s: Δ %s points, 90%% interval [%s, %s], %d flips (%d lost, %d won) of %d at %s %d, margin ±%s points",
 		p.Word(), p.Baseline, signedPts(p.Delta), signedPts(p.Lo), signedPts(p.Hi), p.Flips, p.Lost, p.Gained, p.N, p.Mode, p.Level, pts(p.Margin))
+	switch {
+	case p.Inconclusive && p.NeededN > 0:
+		t += fmt.Sprintf(": too few documents to show it (%d would do)", p.NeededN)
+	case p.Inconclusive:
+		t += ": too few documents to show it"
+	}
+	return t
 }
 
 // BaselineVariant is the variant a run's others are paired with: the one
@@ -100,6 +116,7 @@ func PairedVerdicts(ctx context.Context, dir string, run *results.RunData) ([]Pa
 			eq := r.Equivalence
 			p.Mode, p.Level, p.N, p.Lost, p.Gained = r.Mode, r.Level, eq.N, eq.B, eq.C
 			p.Flips, p.Delta, p.Lo, p.Hi, p.Equivalent = eq.B+eq.C, eq.Delta, eq.Lo, eq.Hi, r.Equivalent
+			p.Inconclusive, p.NeededN = r.Inconclusive, eq.NeededN
 		}
 		out = append(out, p)
 	}

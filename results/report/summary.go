@@ -60,7 +60,7 @@ func cards(m *extractbench.Manifest, outcomes []results.Outcome, paired []compar
 		switch p := compare.PairedOf(paired, o.Variant); {
 		case p != nil:
 			c.Paired = kv{p.Word() + " to " + p.Baseline, pairedFigures(*p)}
-			c.PairedClass = map[string]string{"EQUIVALENT": "eq", "NOT EQUIVALENT": "neq"}[p.Word()]
+			c.PairedClass = map[string]string{"EQUIVALENT": "eq", "NOT EQUIVALENT": "neq", "INCONCLUSIVE": "neq"}[p.Word()]
 			if c.PairedClass == "" {
 				c.PairedClass = "none"
 			}
