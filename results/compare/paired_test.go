@@ -17,8 +17,8 @@ func TestPaired_Word(t *testing.T) {
 		word string
 		tail string
 	}{
-		{"equivalent", Paired{Equivalent: true}, "EQUIVALENT", "margin ±2 points"},
-		{"a difference shown", Paired{}, "NOT EQUIVALENT", "margin ±2 points"},
+		{"equivalent", Paired{Equivalent: true}, "EQUIVALENT", "margin ±2.0 points"},
+		{"a difference shown", Paired{}, "NOT EQUIVALENT", "margin ±2.0 points"},
 		{"too few documents", Paired{Inconclusive: true, NeededN: 133}, "INCONCLUSIVE", "too few documents to show it (133 would do)"},
 		{"too few, more than the most counted", Paired{Inconclusive: true}, "INCONCLUSIVE", "too few documents to show it"},
 		{"no pairing", Paired{NoVerdict: "no baseline pass"}, "NO VERDICT", "no baseline pass"},
