@@ -95,43 +95,34 @@ func TestProtocols_Tokenizers(t *testing.T) {
 		t.Fatalf("device-retrain.sh no longer trains with $tf/retrain/tokenizer.json: update this test's retrainDir")
 	}
 	checked := 0
-	for _, file := range enginesProtocols(t) {
-		p, err := protocol.Load(file)
-		if err != nil {
-			t.Errorf("%s: %v", file, err)
+	for _, sv := range modelVariants(t) {
+		file, p, i, v := sv.file, sv.p, sv.i, sv.p.Variants[sv.i]
+		at := fmt.Sprintf("%s: variants.%d (%s)", file, i, v.Name)
+		want := filepath.Join(committedModel, "tokenizer.json")
+		if strings.Contains(filepath.Base(file), "retrain") {
+			want = filepath.Join(retrainDir, "tokenizer.json")
+		} else if servedDir(v.Engine.Start) != "engines/transformers/model/extract-llama-15m" {
+			t.Errorf("%s: starts %q: which model directory does it serve?", at, v.Engine.Start)
+		}
+		if !protocol.IsTokenizerFile(v.Engine.Tokenizer) {
+			t.Errorf("%s: tokenizer %q names no tokenizer.json: the drift would be counted against another variant, not the model", at, v.Engine.Tokenizer)
 			continue
 		}
-		for i, v := range p.Variants {
-			if v.Engine.Model != "extract-llama-15m" {
-				continue
-			}
-			at := fmt.Sprintf("%s: variants.%d (%s)", file, i, v.Name)
-			want := filepath.Join(committedModel, "tokenizer.json")
-			if strings.Contains(filepath.Base(file), "retrain") {
-				want = filepath.Join(retrainDir, "tokenizer.json")
-			} else if servedDir(v.Engine.Start) != "engines/transformers/model/extract-llama-15m" {
-				t.Errorf("%s: starts %q: which model directory does it serve?", at, v.Engine.Start)
-			}
-			if !protocol.IsTokenizerFile(v.Engine.Tokenizer) {
-				t.Errorf("%s: tokenizer %q names no tokenizer.json: the drift would be counted against another variant, not the model", at, v.Engine.Tokenizer)
-				continue
-			}
-			got := p.ResolvePath(v.Engine.Tokenizer)
-			gi, err1 := os.Stat(got)
-			wi, err2 := os.Stat(want)
-			if err1 != nil || err2 != nil || !os.SameFile(gi, wi) {
-				t.Errorf("%s: tokenizer %s (%v), want the served model's %s (%v)", at, got, err1, want, err2)
-				continue
-			}
-			tmpl := "" // as the run loads it (pipeline/promptdrift.go): a .jinja file, else the one beside the tokenizer
-			if strings.HasSuffix(v.Engine.ChatTemplate, ".jinja") {
-				tmpl = p.ResolvePath(v.Engine.ChatTemplate)
-			}
-			if _, err := tokenizer.LoadPrompt(got, tmpl); err != nil {
-				t.Errorf("%s: %v", at, err)
-			}
-			checked++
+		got := p.ResolvePath(v.Engine.Tokenizer)
+		gi, err1 := os.Stat(got)
+		wi, err2 := os.Stat(want)
+		if err1 != nil || err2 != nil || !os.SameFile(gi, wi) {
+			t.Errorf("%s: tokenizer %s (%v), want the served model's %s (%v)", at, got, err1, want, err2)
+			continue
 		}
+		tmpl := "" // as the run loads it (pipeline/promptdrift.go): a .jinja file, else the one beside the tokenizer
+		if strings.HasSuffix(v.Engine.ChatTemplate, ".jinja") {
+			tmpl = p.ResolvePath(v.Engine.ChatTemplate)
+		}
+		if _, err := tokenizer.LoadPrompt(got, tmpl); err != nil {
+			t.Errorf("%s: %v", at, err)
+		}
+		checked++
 	}
 	if checked == 0 {
 		t.Fatal("no variant serves extract-llama-15m")
@@ -192,20 +183,11 @@ func servedDir(start string) string {
 func TestProtocols_Params(t *testing.T) {
 	want := safetensorsParams(t, committedModel)
 	checked := 0
-	for _, file := range enginesProtocols(t) {
-		p, err := protocol.Load(file)
-		if err != nil {
-			t.Errorf("%s: %v", file, err)
-			continue
-		}
-		for i, v := range p.Variants {
-			if v.Engine.Model != "extract-llama-15m" {
-				continue
-			}
-			checked++
-			if v.Engine.Params != want {
-				t.Errorf("%s: variants.%d (%s): params %d, want the committed model's %d", file, i, v.Name, v.Engine.Params, want)
-			}
+	for _, sv := range modelVariants(t) {
+		file, i, v := sv.file, sv.i, sv.p.Variants[sv.i]
+		checked++
+		if v.Engine.Params != want {
+			t.Errorf("%s: variants.%d (%s): params %d, want the committed model's %d", file, i, v.Name, v.Engine.Params, want)
 		}
 	}
 	if checked == 0 {
@@ -213,19 +195,38 @@ func TestProtocols_Params(t *testing.T) {
 	}
 }
 
-// enginesProtocols is every protocol file of the engines/ folders:
-// protocol-*.yaml and *-protocol-*.yaml (the retrain's).
-func enginesProtocols(t *testing.T) []string {
+// servedVariant is variant i of the protocol in file.
+type servedVariant struct {
+	file string
+	p    *protocol.Protocol
+	i    int
+}
+
+// modelVariants is every variant serving extract-llama-15m in the protocol
+// files of the engines/ folders (protocol-*.yaml and the retrain's
+// *-protocol-*.yaml); a file that does not load is an error of the test.
+func modelVariants(t *testing.T) []servedVariant {
 	t.Helper()
-	var files []string
+	var out []servedVariant
 	for _, g := range []string{"../*/protocol-*.yaml", "../*/*-protocol-*.yaml"} {
-		m, err := filepath.Glob(g)
+		files, err := filepath.Glob(g)
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, m...)
+		for _, file := range files {
+			p, err := protocol.Load(file)
+			if err != nil {
+				t.Errorf("%s: %v", file, err)
+				continue
+			}
+			for i, v := range p.Variants {
+				if v.Engine.Model == "extract-llama-15m" {
+					out = append(out, servedVariant{file, p, i})
+				}
+			}
+		}
 	}
-	return files
+	return out
 }
 
 // safetensorsParams sums the element counts of every tensor in dir's
