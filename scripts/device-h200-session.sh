@@ -57,11 +57,14 @@ mj=$!
 while kill -0 "$mj" 2>/dev/null && [ $(($(date +%s) - start)) -lt "$margin_limit" ]; do sleep 2; done
 if kill -0 "$mj" 2>/dev/null; then
   log "margin job over its limit: stopped; its runs so far packed"
+  # The job's shell first, so that it cannot start its next level while its engine is being
+  # stopped (2026-12-02: a level started then had every request refused, filed memory); then
+  # the run (SIGINT: what it measured stays), then the engine.
+  kill "$mj" 2>/dev/null
+  pkill -f device-margin.sh 2>/dev/null
   pkill -INT -f 'extractbench run' 2>/dev/null
   sleep 5
   pkill -f 'engines/transformers/server.py' 2>/dev/null
-  kill "$mj" 2>/dev/null
-  pkill -f device-margin.sh 2>/dev/null
   sleep 3
   find "$work/margin" -name 'results.db-wal' -o -name 'results.db-shm' | xargs -r rm -f
   tar -C "$work/margin" -cJf "$work/mpack/runs.tar.xz" --exclude=extractbench --exclude=corpus-gen --exclude='corpus-long*' --exclude=corpus-classes --exclude=.extractbench.lock .

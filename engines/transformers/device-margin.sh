@@ -19,7 +19,7 @@
 # One engine per card, started here and stopped after its runs (extractbench does not start it:
 # a start per run would build 16 GB of weights again); engine.log and version.json beside.
 #
-# Then the trained 15M model (engines/transformers/model/extract-llama-15m) under a cap that puts
+# First the trained 15M model (engines/transformers/model/extract-llama-15m) under a cap that puts
 # its boundary inside its sweep (Q_CAP_GIB, Q_UTILISATION; a 24 GB card would hold ~700 of its
 # long sequences),
 # over corpus/default's 50 long documents at levels Q_LEVELS: its outputs at each level against
@@ -102,6 +102,13 @@ step() {
 	echo "$name rc=$rc $((SECONDS - t0)) s" >>"$steps"
 	echo "== $name: rc $rc, $((SECONDS - t0)) s"
 	return $rc
+}
+
+# measured DIR: how many requests DIR/results.db holds (0 when there is none).
+measured() {
+	"$py" -c 'import os, sqlite3, sys
+p = os.path.join(sys.argv[1], "results.db")
+print(sqlite3.connect(p).execute("select count(*) from requests").fetchone()[0] if os.path.exists(p) else 0)' "$1" 2>/dev/null || echo 0
 }
 
 # healthy: the engine on $port answers /health.
@@ -194,7 +201,7 @@ EOF
 		model=random-llama-3.1-8b
 		qextra="      weights: bf16
       params: 17517568
-      tokenizer: extract-llama-15m-bpe5525"
+      tokenizer: $PWD/engines/transformers/model/extract-llama-15m/tokenizer.json"
 		nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$pack/gpu.txt" 2>&1
 		"$py" -c 'import torch, transformers; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__)' >>"$pack/gpu.txt" 2>&1
 	fi
@@ -210,6 +217,39 @@ EOF
 		top=$("$py" -c 'import sys; p=int(sys.argv[1]); print(max(max(1, round(p*float(f))) for f in sys.argv[2].split()))' "${pred[$c]}" "$factors")
 		[ "$top" -gt "$maxd" ] && maxd=$top
 	done
+	# The 15M model first: it is short and its quality half of the issue must not wait on the
+	# 8B cards (a session's limit stopped the job before it, 2026-12-02).
+	if [ "${QUALITY:-1}" != 0 ]; then
+		qgib=${Q_CAP_GIB:-3}
+		qutil=${Q_UTILISATION:-0.6}
+		[ "$dry" = 1 ] && qgib=${DRY_Q_CAP_GIB:-2.5}
+		qdir=$out/extract-llama-15m-capped
+		mkdir -p "$qdir"
+		subset corpus/default "$qdir/corpus-long" "long:50"
+		if [ "$dry" = 1 ]; then
+			qstart="$py engines/transformers/server.py --dry --model engines/transformers/model/extract-llama-15m --memory-cap-gib $qgib --port $port"
+			qmodel=extract-llama-15m
+		else
+			qstart="$py engines/transformers/server.py --model engines/transformers/model/extract-llama-15m --memory-cap-gib $qgib --utilisation $qutil --card '15m-cap-${qgib}GiB' --port $port"
+			qmodel=extract-llama-15m
+		fi
+		qlabel="emulated card ($qgib GiB) on $device: memory only; bandwidth and compute are the $device's"
+		protocol "$qdir/protocol.yaml" extract-llama-15m-capped "$qdir/corpus-long" \
+			"{mode: concurrency, levels: [${Q_LEVELS:-1,16,32,48}], repetitions: 1, warmup: 2, on_memory_failure: stop}" \
+			bf16-capped "$qstart" "$qlabel" "$qmodel" 48 "$qextra"
+		step "15m quality" timeout "${SWEEP_TIMEOUT:-1800}" "$eb" run -quiet -protocol "$qdir/protocol.yaml" -out "$qdir/run"
+		# An engine that could not start under the cap (its CUDA graphs come out of what the pool
+		# leaves) is started once more without them, as the 8B cards are; the first attempt's
+		# results directory stays beside (run-attempt-1) as the record of that.
+		if [ "$dry" != 1 ] && [ "$(measured "$qdir/run")" = 0 ]; then
+			mv "$qdir/run" "$qdir/run-attempt-1"
+			protocol "$qdir/protocol.yaml" extract-llama-15m-capped "$qdir/corpus-long" \
+				"{mode: concurrency, levels: [${Q_LEVELS:-1,16,32,48}], repetitions: 1, warmup: 2, on_memory_failure: stop}" \
+				bf16-capped "$qstart --cuda-graphs off" "$qlabel" "$qmodel" 48 "$qextra"
+			step "15m quality (no CUDA graphs)" timeout "${SWEEP_TIMEOUT:-1800}" "$eb" run -quiet -protocol "$qdir/protocol.yaml" -out "$qdir/run"
+		fi
+	fi
+
 	# A generated corpus with enough long documents for the highest level (one in six is long).
 	step corpus "$eb" corpus generate -seed "${CORPUS_SEED:-1}" -n $((maxd * 6 + 60)) -out "$out/corpus-gen" >/dev/null
 
@@ -282,27 +322,6 @@ EOF
 		wait "$spid" 2>/dev/null
 		rm -rf "$dir"/corpus-long-* "$dir/corpus-classes"
 	done
-
-	if [ "${QUALITY:-1}" != 0 ]; then
-		qgib=${Q_CAP_GIB:-3}
-		qutil=${Q_UTILISATION:-0.6}
-		[ "$dry" = 1 ] && qgib=${DRY_Q_CAP_GIB:-2.5}
-		qdir=$out/extract-llama-15m-capped
-		mkdir -p "$qdir"
-		subset corpus/default "$qdir/corpus-long" "long:50"
-		if [ "$dry" = 1 ]; then
-			qstart="$py engines/transformers/server.py --dry --model engines/transformers/model/extract-llama-15m --memory-cap-gib $qgib --port $port"
-			qmodel=extract-llama-15m
-		else
-			qstart="$py engines/transformers/server.py --model engines/transformers/model/extract-llama-15m --memory-cap-gib $qgib --utilisation $qutil --card '15m-cap-${qgib}GiB' --port $port"
-			qmodel=extract-llama-15m
-		fi
-		qlabel="emulated card ($qgib GiB) on $device: memory only; bandwidth and compute are the $device's"
-		protocol "$qdir/protocol.yaml" extract-llama-15m-capped "$qdir/corpus-long" \
-			"{mode: concurrency, levels: [${Q_LEVELS:-1,16,32,48}], repetitions: 1, warmup: 2, on_memory_failure: stop}" \
-			bf16-capped "$qstart" "$qlabel" "$qmodel" 48 "$qextra"
-		step "15m quality" timeout "${SWEEP_TIMEOUT:-1800}" "$eb" run -quiet -protocol "$qdir/protocol.yaml" -out "$qdir/run"
-	fi
 
 	runs=$(find "$out" -name results.db -printf '%h\n' | sort)
 	# shellcheck disable=SC2086 # one argument per results directory
