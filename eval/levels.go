@@ -392,7 +392,9 @@ func (a *Aggregator) Close() []Series {
 }
 
 // flagMissing marks a recommendation partial when a planned level or
-// repetition has no complete pass.
+// repetition has no complete pass. A client-bound repetition left out of the
+// level's figures was measured (its decision says why it is out), so it does
+// not make the sweep partial.
 func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
 	r := &s.Recommendation
 	stopAt := 0 // levels above a memory failure may be skipped on purpose (a recorded decision)
@@ -408,7 +410,7 @@ func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
 		}
 		got := 0
 		if b := builders[n]; b != nil {
-			got = b.l.Repetitions
+			got = b.l.Repetitions + b.l.ClientBoundLeftOut
 		}
 		if got < a.plan.Repetitions {
 			r.Missing = append(r.Missing, fmt.Sprintf("level %d (%d of %d repetitions)", n, got, a.plan.Repetitions))

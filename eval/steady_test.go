@@ -163,6 +163,17 @@ func TestClientBoundLeftOut(t *testing.T) {
 			t.Errorf("one of three: the client-bound repetition's figures are still in the level's (E2E p50 max %v)", l.E2EP50NS.Max)
 		}
 	}
+	// A left-out repetition was measured: a plan of three repetitions is
+	// complete, not a PARTIAL sweep "not measured" (the H200 llama.cpp sweep
+	// of 2026-12-02 said so of three variants' level 128).
+	plan := Planned{Levels: []int{1, 2}, Repetitions: 3}
+	passes := append(append([]extractbench.Pass{}, base...), pass(1, false, 100), pass(2, true, 400), pass(3, false, 101))
+	if r := AggregateLevels(passes, extractbench.Acceptance{}, plan)[0].Recommendation; r.Partial || len(r.Missing) > 0 {
+		t.Errorf("one of three left out: partial %v, missing %v; want a complete sweep", r.Partial, r.Missing)
+	}
+	if r := AggregateLevels(passes[:5], extractbench.Acceptance{}, plan)[0].Recommendation; !r.Partial {
+		t.Errorf("two of three passes at level 2 (one left out): not partial, want the missing repetition named")
+	}
 }
 
 // TestSteadyState_Floor: a slowdown beyond the share floor but within the
