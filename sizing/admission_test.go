@@ -11,8 +11,9 @@ import (
 // long documents): the most sequences the engine ran at once, at the mean
 // tokens a sequence held. Without the scheduler's admission reserve the
 // calculator overshoots three of the four cards by more than 10% (it counts
-// every sequence the pool could hold; the scheduler stops admitting with 20%
-// of the blocks free); with TransformersFIFOReserve it is within 10% of all.
+// every sequence the pool could hold; the scheduler stops admitting with 15%
+// of the blocks free); with TransformersFIFOReserve, the live scheduler's
+// value, it is within 3% of all (the bar is 10%).
 func TestAdmissionReserve_EmulatedCards(t *testing.T) {
 	model, ok := Preset("Llama-3.1-8B")
 	if !ok {
@@ -42,8 +43,8 @@ func TestAdmissionReserve_EmulatedCards(t *testing.T) {
 			switch {
 			case reserve == 0 && math.Abs(diff) > 0.10:
 				off++
-			case reserve > 0 && math.Abs(diff) > 0.10:
-				t.Errorf("%s: calculator %d with the %.0f%% admission reserve, measured %d: %+.1f%%, want within 10%%", c.name, got, reserve*100, c.measured, diff*100)
+			case reserve > 0 && math.Abs(diff) > 0.03:
+				t.Errorf("%s: calculator %d with the %.0f%% admission reserve, measured %d: %+.1f%%, want within 3%%", c.name, got, reserve*100, c.measured, diff*100)
 			}
 			if reserve > 0 && e.Fits[0].MaxConcurrency > got {
 				t.Errorf("%s: %d with the margin, more than the %d without", c.name, e.Fits[0].MaxConcurrency, got)

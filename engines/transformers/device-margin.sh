@@ -55,8 +55,10 @@
 #                   admitted before the first finishes)
 #   CONTEXT_SWEEP   0 skips the context sweeps; QUALITY=0 skips the 15M model
 #   Q_CAP_GIB, Q_UTILISATION, Q_LEVELS   the 15M model's cap (default 3), the share of it its KV
-#                   pool is sized to (default 0.6: ~1.1 GB of pool, ~37 long sequences, and 1.2 GiB
-#                   left for its CUDA graphs, captured at start-up) and levels (default 1,16,32,48)
+#                   pool is sized to (default 0.38: ~85,000 tokens, ~12 long sequences; 0.6 gave
+#                   ~50, and its sweep ran at most 26 at once with the KV cache at 51%, never at
+#                   the boundary: reference/h200/margin/extract-llama-15m-capped) and levels
+#                   (default 1,16,32,48)
 #   CUDA_GRAPHS     on|off|auto for the 8B engines (default: server.py's, transformers' own choice)
 #   PASS_TIMEOUT    seconds before one run is cut (default 900; what it measured stays)
 #
@@ -221,7 +223,7 @@ EOF
 	# 8B cards (a session's limit stopped the job before it, 2026-12-02).
 	if [ "${QUALITY:-1}" != 0 ]; then
 		qgib=${Q_CAP_GIB:-3}
-		qutil=${Q_UTILISATION:-0.6}
+		qutil=${Q_UTILISATION:-0.38}
 		[ "$dry" = 1 ] && qgib=${DRY_Q_CAP_GIB:-2.5}
 		qdir=$out/extract-llama-15m-capped
 		mkdir -p "$qdir"

@@ -92,9 +92,10 @@ func EmulatedCardOf(e extractbench.EngineInfo) (EmulatedCard, bool) {
 			c.Scheduler = "reported by the engine"
 		}
 	case about.Engine == TransformersEngine:
-		// Runs before the engine reported it: transformers' FIFO scheduler's default.
+		// Runs before the engine reported it: the value transformers' FIFO
+		// scheduler starts with (sizing.TransformersFIFOReserve).
 		r := sizing.TransformersFIFOReserve
-		c.AdmissionReserve, c.Scheduler = &r, "transformers' FIFO scheduler: its default safety_margin"
+		c.AdmissionReserve, c.Scheduler = &r, "transformers' FIFO scheduler: its safety_margin as transformers 5.17.0 starts it"
 	}
 	return c, true
 }
