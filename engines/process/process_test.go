@@ -67,11 +67,7 @@ func TestEngineScript_KillsGroupOnHangup(t *testing.T) {
 	// Not before the shell has its trap: SIGHUP's default action would end
 	// the shell alone, its sleeps holding the log's pipe for 30 s (on a
 	// loaded machine a fixed 200 ms was not always enough).
-	for deadline := time.Now().Add(10 * time.Second); !catches(p.Pid(), syscall.SIGHUP); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the shell never set its SIGHUP trap")
-		}
-	}
+	waitHangupTrap(t, p.Pid(), "the shell never set its SIGHUP trap")
 	if err := syscall.Kill(p.Pid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +135,7 @@ func TestEngineScript_TrapsHangupUnderNohup(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Stop()
-		for deadline := time.Now().Add(10 * time.Second); !catches(p.Pid(), syscall.SIGHUP); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("under nohup the engine's shell has no SIGHUP trap")
-			}
-		}
+		waitHangupTrap(t, p.Pid(), "under nohup the engine's shell has no SIGHUP trap")
 		return
 	}
 	cmd := exec.Command("/bin/sh", "-c", `trap "" HUP; exec "$0" -test.run='^TestEngineScript_TrapsHangupUnderNohup$' -test.count=1`, os.Args[0])
@@ -151,5 +143,16 @@ func TestEngineScript_TrapsHangupUnderNohup(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child with SIGHUP ignored: %v\n%s", err, out)
+	}
+}
+
+// waitHangupTrap waits up to 10 s for process pid to catch SIGHUP (its
+// shell's trap set), failing the test with msg if it never does.
+func waitHangupTrap(t *testing.T, pid int, msg string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !catches(pid, syscall.SIGHUP); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
 	}
 }
