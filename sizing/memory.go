@@ -140,7 +140,8 @@ type Inputs struct {
 // than this share of the KV blocks are free it schedules no new prefill. The
 // value is the live scheduler's, read by engines/transformers/engine.py into
 // /version's memory_cap.admission_reserve on the H200 (2026-12-02,
-// reference/h200/margin/extract-llama-15m-capped); the 0.2 this constant
+// reference/h200/margin/extract-llama-15m-capped-u0.6, and again in
+// extract-llama-15m-capped); the 0.2 this constant
 // held before was a guess from the documentation. On the emulated cards of
 // reference/h200/margin the scheduler stopped admitting at 87-88% KV usage
 // (25, 53 and 105 long sequences where the pool held 28, 59 and 120); with

@@ -55,9 +55,11 @@
 #                   admitted before the first finishes)
 #   CONTEXT_SWEEP   0 skips the context sweeps; QUALITY=0 skips the 15M model
 #   Q_CAP_GIB, Q_UTILISATION, Q_LEVELS   the 15M model's cap (default 3), the share of it its KV
-#                   pool is sized to (default 0.38: ~85,000 tokens, ~12 long sequences; 0.6 gave
-#                   ~50, and its sweep ran at most 26 at once with the KV cache at 51%, never at
-#                   the boundary: reference/h200/margin/extract-llama-15m-capped) and levels
+#                   pool is sized to (default 0.38: 86,272 tokens, 16 of corpus/default's long
+#                   sequences; it ran 14-15 at once at 16, 32 and 48 in flight, at the boundary:
+#                   reference/h200/margin/extract-llama-15m-capped; 0.6 gave ~50, and its sweep
+#                   ran at most 26 with the KV cache at 51%, never at the boundary:
+#                   extract-llama-15m-capped-u0.6) and levels
 #                   (default 1,16,32,48)
 #   CUDA_GRAPHS     on|off|auto for the 8B engines (default: server.py's, transformers' own choice)
 #   PASS_TIMEOUT    seconds before one run is cut (default 900; what it measured stays)

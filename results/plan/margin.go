@@ -334,8 +334,10 @@ func (r *MarginRow) judge(model sizing.Model) error {
 	}
 	r.ContextTokens = int(math.Round(ref.MeanTokens))
 	gpu := sizing.GPU{Name: r.Card.Card, MemoryBytes: r.Card.CapBytes}
+	// The calculator sizes the card at the share the engine sized its pool to (its
+	// --utilisation), not at the default, so that both size the same budget.
 	e, err := sizing.Calculate(sizing.Inputs{Model: model, ContextTokens: r.ContextTokens, Concurrency: 1, GPUs: []sizing.GPU{gpu},
-		AdmissionReserve: r.Card.reserve()})
+		Utilisation: r.Card.Utilisation, AdmissionReserve: r.Card.reserve()})
 	if err != nil {
 		return fmt.Errorf("emulated card %q: %w", r.Card.Label, err)
 	}
@@ -344,6 +346,9 @@ func (r *MarginRow) judge(model sizing.Model) error {
 	r.Command = fmt.Sprintf("extractbench memory -model %s -context %d -gpus '%s=%g'", r.Model, r.ContextTokens, r.Card.Card, float64(r.Card.CapBytes)/sizing.GB)
 	if g, ok := sizing.FindGPU(r.Card.Card); ok && math.Abs(float64(g.Bytes()-r.Card.CapBytes)) <= 0.001*float64(g.Bytes()) {
 		r.Command = fmt.Sprintf("extractbench memory -model %s -context %d -gpus '%s'", r.Model, r.ContextTokens, g.Name)
+	}
+	if u := r.Card.Utilisation; u > 0 && u != sizing.DefaultUtilisation {
+		r.Command += fmt.Sprintf(" -utilisation %g", u)
 	}
 	if res := r.Card.reserve(); res > 0 {
 		r.Command += fmt.Sprintf(" -admission-reserve %g", res)

@@ -239,3 +239,37 @@ func TestMargins_AdmissionReserve(t *testing.T) {
 		}
 	}
 }
+
+// An engine that sized its pool to less of the card than the default (its
+// --utilisation) is held against the calculator at that same share: the
+// prediction and the command follow the engine's utilisation, so that a pool
+// deliberately made small is not compared with the default's larger one.
+func TestMargins_EngineUtilisation(t *testing.T) {
+	ctx := context.Background()
+	card := marginCard(48, "L40S", 12)
+	card["utilisation"] = 0.6
+	dir := marginRun(t, card, 20, 3, marginTokens(), 12, 8, 0, 0.99, 0)
+	rows, err := plan.Margins(ctx, []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	model, _ := sizing.Preset("Llama-3.1-8B")
+	want := func(util float64) int {
+		e, err := sizing.Calculate(sizing.Inputs{Model: model, ContextTokens: r.ContextTokens, Concurrency: 1,
+			GPUs: []sizing.GPU{{Name: "L40S", MemoryBytes: int64(48e9)}}, Utilisation: util})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Fits[0].MaxConcurrencyNoMargin
+	}
+	if at06, at09 := want(0.6), want(0.9); r.Predicted != at06 || at06 >= at09 {
+		t.Errorf("calculator %d; want %d (utilisation 0.6), below the default's %d", r.Predicted, at06, at09)
+	}
+	if !strings.Contains(r.Command, "-utilisation 0.6") {
+		t.Errorf("command %q does not size the card at the engine's utilisation", r.Command)
+	}
+}
