@@ -39,7 +39,7 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 	optim := fs.String("optimizer", "adamw", "-train: adamw | adam8bit | sgd (with momentum)")
 	ckpt := fs.Bool("checkpointing", false, "-train: activation checkpointing (keep each layer's input, recompute the rest)")
 	rank := fs.Int("lora-rank", sizing.DefaultLoRARank, "-train lora|qlora: adapter rank on every linear layer")
-	gpus := fs.String("gpus", "", "comma-separated cards (default: the catalog); NAME or NAME=GiB")
+	gpus := fs.String("gpus", "", "comma-separated cards (default: the catalog); NAME, or NAME=GB (datasheet decimal gigabytes)")
 	asJSON := fs.Bool("json", false, "machine-readable output")
 	if err := parseFlags(fs, reorder(boolFlagsWithValue(args, "checkpointing"))); err != nil {
 		return err

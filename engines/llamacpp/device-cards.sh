@@ -71,7 +71,7 @@ fi
 echo "gguf $gguf" >>"$steps"
 
 used_mib() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -n 1; }
-prompt="$(python3 -c 'print(" ".join(f"item {i} costs {i * 7 % 1000}.{i % 100:02d}" for i in range(1000)))')"
+prompt="$(python3 -c 'print(" ".join(f"item {i} costs {i * 7 % 1000}.{i % 100:02d}" for i in range(500)))')"
 
 # try N LOG: 0 when llama-server with N slots of ctx tokens started and served one request.
 try() {
@@ -97,7 +97,9 @@ EOF
   kill "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   local why
-  why=$(grep -m 1 -i -E "failed to allocate|out of memory|cudaMalloc|failed to" "$log" | tr '\t' ' ' | cut -c1-200)
+  # llama-server's first error line ("E" after its timestamp; its "W common_fit_params: failed to
+  # fit" warning comes with -ngl 99 whether or not the rest fits), then the CUDA call that failed
+  why=$(grep -m 2 -E '^[0-9.]+ E ' "$log" | sed -E 's/^[0-9.]+ E +//' | paste -sd ' ' | tr '\t' ' ' | cut -c1-240)
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$card" "$n" "$([[ $ok == 0 ]] && echo served || echo failed)" "$took" "$((SECONDS - t0))" "${why:--}" >>"$pack/starts.tsv"
   return $ok
 }

@@ -39,10 +39,11 @@
 # plain Python with the same pool arithmetic and a FIFO scheduler that preempts), cards of a few
 # GB of a pretend device (DRY_CARDS), the calculator fed the tiny model's config.json.
 #
-# llama.cpp (not run here): the same emulation is the total context it is given and its slots,
-# `llama-server -c $((N * CTX)) --parallel N` (each slot gets -c / N tokens of KV): a card's
-# boundary is the largest N whose weights + N x CTX KV fit, found by growing N until the server
-# refuses to start (cudaMalloc failed) or a slot's context is too short for the long documents.
+# llama.cpp (not run here: engines/llamacpp/device-cards.sh): the same emulation is the total
+# context it is given and its slots, `llama-server -c $((N * CTX)) --parallel N` (each slot gets
+# -c / N tokens of KV) under a balloon process holding all but the card's bytes: a card's
+# boundary is the largest N whose start-up allocation and first request fit
+# (reference/h200/margin/llamacpp).
 #
 #   mkdir -p /tmp/margin && setsid nohup bash engines/transformers/device-margin.sh /tmp/margin /tmp/mpack >/tmp/margin.out 2>&1 </dev/null &
 #
