@@ -27,7 +27,7 @@
 # context), MAX_SLOTS (default 256, llama.cpp's most sequences), LLAMACPP_JOBS (default 16).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-carry="$(cd "${1:?usage: device-cards.sh CARRY WORK PACK}" && pwd)"
+carry="$(cd "${1:?usage: device-cards.sh CARRY WORK PACK}" && pwd)" || { echo "device-cards.sh: CARRY $1: no such folder" >&2; exit 2; }
 work="${2:?usage: device-cards.sh CARRY WORK PACK}"
 pack="${3:?usage: device-cards.sh CARRY WORK PACK}"
 mkdir -p "$work" "$pack"
