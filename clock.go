@@ -1,12 +1,22 @@
 package extractbench
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Clock is the run's monotonic clock. Every eval.Timings instant is a reading
 // of one Clock, so instants of different requests compare and subtract
 // without wall-clock jumps (NTP, DST) leaking into latencies.
+//
+// A Clock is either the wall clock or, against a simulated engine, that
+// engine's own clock (WithEngineClock): a simulation's latencies are what it
+// models, so that the host's scheduler (a loaded machine, a stalled client)
+// moves none of its figures (MEASUREMENT.md section 3, "A simulator is judged
+// on its own clock").
 type Clock struct {
 	origin time.Time
+	engine *EngineClock // nil: the wall clock
 }
 
 // NewClock returns a Clock whose origin is now.
@@ -25,17 +35,57 @@ func NewClockAt(originUnixNano int64) Clock {
 	return Clock{origin: now.Add(-time.Duration(now.UnixNano() - originUnixNano))}
 }
 
+// WithEngineClock returns c read from a new engine clock: it starts at c's
+// reading now (so that a resumed run's instants still follow its first
+// process's) and from then on moves only when an engine advances it.
+func (c Clock) WithEngineClock() Clock {
+	e := &EngineClock{}
+	e.ns.Store(c.wallNow())
+	c.engine = e
+	return c
+}
+
+// Engine returns the engine clock c reads, or nil for the wall clock.
+func (c Clock) Engine() *EngineClock { return c.engine }
+
 // OriginUnixNano returns the clock's origin as Unix nanoseconds, what a
 // manifest stores to rebuild the clock with NewClockAt.
 func (c Clock) OriginUnixNano() int64 { return c.origin.UnixNano() }
 
-// Now returns the nanoseconds elapsed since the clock's origin. It is at
-// least 1 so that a recorded instant is never mistaken for "never happened"
-// (zero in eval.Timings).
+// Now returns the nanoseconds elapsed since the clock's origin (on the
+// engine clock, the time it has modelled). It is at least 1 so that a
+// recorded instant is never mistaken for "never happened" (zero in
+// eval.Timings).
 func (c Clock) Now() int64 {
+	if c.engine != nil {
+		return max(c.engine.Now(), 1)
+	}
+	return c.wallNow()
+}
+
+func (c Clock) wallNow() int64 {
 	ns := int64(time.Since(c.origin))
 	if ns < 1 {
 		return 1
 	}
 	return ns
+}
+
+// EngineClock is a simulated engine's clock: nanoseconds that only the
+// engine's modelled work advances. Idle time, the client's own time and a
+// host that stalls both are not on it.
+type EngineClock struct {
+	ns atomic.Int64
+}
+
+// Now returns the clock's reading.
+func (e *EngineClock) Now() int64 { return e.ns.Load() }
+
+// Advance moves the clock on by d (nothing for d ≤ 0) and returns its new
+// reading.
+func (e *EngineClock) Advance(d time.Duration) int64 {
+	if d <= 0 {
+		return e.ns.Load()
+	}
+	return e.ns.Add(int64(d))
 }

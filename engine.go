@@ -62,7 +62,21 @@ type BuiltinOptions struct {
 	// WarmupRequests makes the engine warm: slower until it has finished
 	// that many requests (builtin.Profile.WarmupRequests).
 	WarmupRequests int `json:"warmup_requests,omitempty"`
+	// Clock is the clock a run against the engine measures on: ClockEngine
+	// (the default) or ClockWall (Clock.WithEngineClock says why).
+	Clock string `json:"clock,omitempty"`
 }
+
+// The clocks of BuiltinOptions.Clock.
+const (
+	// ClockEngine measures on the simulation's own clock: the figures and
+	// every decision built on them do not depend on the host.
+	ClockEngine = "engine"
+	// ClockWall measures on the wall clock, as for a real engine: the
+	// host's load and the client's own delays show in the figures (what a
+	// test of the client-bound check needs).
+	ClockWall = "wall"
+)
 
 // IsBuiltin reports whether the variant runs on the in-process built-in engine.
 func (e Engine) IsBuiltin() bool { return e.URL == "builtin" && len(e.URLs) == 0 }
@@ -107,8 +121,10 @@ type Starter interface {
 	// returns once it answers. ctx bounds the engine's life: it stops when
 	// ctx is done or when Stop is called. An error is a problem with the
 	// variant's settings (an unknown model or option): Run reports it as a
-	// ConfigError.
-	StartEngine(ctx context.Context, v *Variant, gen Generation) (*InProcessEngine, error)
+	// ConfigError. clock, when not nil, is the run's engine clock
+	// (Clock.WithEngineClock): a simulated engine runs its modelled time on
+	// it and stamps every answer's instants with it (engineclock.go).
+	StartEngine(ctx context.Context, v *Variant, gen Generation, clock *EngineClock) (*InProcessEngine, error)
 }
 
 // InProcessEngine is an engine a Starter started.

@@ -205,7 +205,7 @@ func (rs *runState) exchange(ctx context.Context, v *extractbench.Variant, e *en
 // requests finish after a first signal and are cancelled when the interrupt
 // grace ends, then stored as interrupted), counted in flight. endpoint is the replica's name; ok is
 // false when every replica is dead and nothing was sent.
-func (rs *runState) send(v *extractbench.Variant, e *engine, d corpus.Document, sched int64) (resp extractbench.Response, endpoint string, ok bool) {
+func (rs *runState) send(ctx context.Context, v *extractbench.Variant, e *engine, d corpus.Document, sched int64) (resp extractbench.Response, endpoint string, ok bool) {
 	r := e.replicas.acquire(1)
 	if r == nil {
 		return resp, "", false
@@ -213,7 +213,7 @@ func (rs *runState) send(v *extractbench.Variant, e *engine, d corpus.Document, 
 	defer e.replicas.release(r, 1)
 	rs.intr.begin(1)
 	defer rs.intr.end(1)
-	resp = r.client.Chat(rs.intr.reqs, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
+	resp = r.client.Chat(ctx, rs.clock, sched, rs.proto.Prompt.System, rs.userPrompt(d), rs.generation())
 	rs.checkReplica(v, e, r, resp.Transport)
 	return resp, r.name, true
 }

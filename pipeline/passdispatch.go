@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
@@ -28,6 +29,7 @@ type passDispatch struct {
 
 // request is one document's request while dispatch holds it.
 type request struct {
+	i        int // its place in the pass's send order
 	d        corpus.Document
 	resp     extractbench.Response
 	endpoint string
@@ -43,13 +45,32 @@ func (p *passDispatch) BeforeSend() { p.rs.beforeSend() }
 
 func (p *passDispatch) Read(i int) (request, bool) {
 	d, ok := p.rs.readDoc(p.todo.At(i))
-	return request{d: d}, ok
+	return request{i: i, d: d}, ok
 }
 
 func (p *passDispatch) Send(r *request, sched int64) bool {
 	var ok bool
-	r.resp, r.endpoint, ok = p.rs.send(p.v, p.e, r.d, sched)
+	r.resp, r.endpoint, ok = p.rs.send(p.lockstep(r), p.v, p.e, r.d, sched)
 	return ok
+}
+
+// lockstep is the context r is sent under: on an engine clock, with its
+// place in the closed loop (client.WithLockstep), so that the simulated
+// engine steps only once every request this pass has promised is in.
+func (p *passDispatch) lockstep(r *request) context.Context {
+	ctx := p.rs.intr.reqs
+	if p.rs.clock.Engine() == nil || p.key.Mode == extractbench.ModeRate || p.key.Mode == extractbench.ModeBatch {
+		return ctx
+	}
+	level := p.level
+	if p.key.Mode == extractbench.ModeContext {
+		level = p.rs.proto.Sweep.Concurrency
+	}
+	k := p.key
+	return client.WithLockstep(ctx, extractbench.Lockstep{
+		Pass: fmt.Sprintf("%s.%s.%s.%d.%d", k.RunID, k.Variant, k.Mode, k.Level, k.Repetition),
+		N:    p.Len(), Level: max(level, 1), Seq: r.i,
+	})
 }
 
 func (p *passDispatch) Times(r *request) (sendNS, doneNS int64, failed bool) {

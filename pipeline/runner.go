@@ -442,7 +442,10 @@ func (rs *runState) printCorpusWarnings() {
 
 func (rs *runState) create(ctx context.Context) error {
 	rs.runID = newRunID()
-	rs.clock = extractbench.NewClock()
+	rs.clock = rs.onEngineClock(extractbench.NewClock())
+	if rs.clock.Engine() != nil {
+		rs.manifest.Clock = extractbench.ClockEngine
+	}
 	b, _ := json.Marshal(rs.manifest)
 	err := rs.store.CreateRun(ctx, results.Run{RunID: rs.runID, Fingerprint: rs.manifest.Fingerprint,
 		ProtocolName: rs.proto.Name, Manifest: b, StartedAt: time.Now().UnixMilli(), Status: "running",
@@ -467,7 +470,7 @@ func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 		rs.simulated = old.Simulated
 	}
 	rs.runID = prev.RunID
-	rs.clock = extractbench.NewClockAt(prev.ClockOriginNS)
+	rs.clock = rs.onEngineClock(extractbench.NewClockAt(prev.ClockOriginNS))
 	events, err := rs.store.Events(ctx, rs.runID)
 	if err != nil {
 		return fmt.Errorf("read the run's events: %w", err)
@@ -484,6 +487,23 @@ func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 		return fmt.Errorf("mark run %s running: %w", rs.runID, err)
 	}
 	return nil
+}
+
+// onEngineClock returns c read from an engine clock when the run measures
+// only simulated engines that can keep one (MEASUREMENT.md section 3): every
+// variant on the in-process built-in engine, one replica each, its clock
+// not set to wall, in a closed-loop sweep (a rate sweep's arrivals are
+// planned on the wall clock). Otherwise c as it is.
+func (rs *runState) onEngineClock(c extractbench.Clock) extractbench.Clock {
+	if rs.proto.Sweep.Mode == extractbench.ModeRate || len(rs.proto.Variants) == 0 {
+		return c
+	}
+	for _, v := range rs.proto.Variants {
+		if !v.Engine.IsBuiltin() || replicaNames(v.Engine) != nil || (v.Engine.Builtin != nil && v.Engine.Builtin.Clock == extractbench.ClockWall) {
+			return c
+		}
+	}
+	return c.WithEngineClock()
 }
 
 func (rs *runState) event(ctx context.Context, variant, kind string, valueNS int64, detail string) {

@@ -323,7 +323,7 @@ func (rs *runState) startEngine(ctx context.Context, v *extractbench.Variant) (*
 		}
 		var reps []*replica
 		for _, name := range names {
-			ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto.Generation)
+			ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, rs.proto.Generation, rs.clock.Engine())
 			if err != nil {
 				e.close()
 				return nil, &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
@@ -345,7 +345,8 @@ func (rs *runState) startEngine(ctx context.Context, v *extractbench.Variant) (*
 		// Each replica may hold every request of a level: the dispatcher
 		// bounds the total, not how it falls.
 		r.client = client.New(client.Config{BaseURL: r.url, Model: v.Engine.Model, APIKey: apiKey,
-			Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1), MaxAnswerBytes: rs.proto.MaxAnswerBytes, Dial: clientDial})
+			Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(maxLevel, 1), MaxAnswerBytes: rs.proto.MaxAnswerBytes, Dial: clientDial,
+			EngineClock: e.inproc != nil && rs.clock.Engine() != nil})
 	}
 	e.url, e.client = e.replicas.all[0].url, e.replicas.all[0].client
 	if v.Engine.Start != "" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 )
 
@@ -36,15 +37,15 @@ type sampling struct {
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
 	if e := s.decode(r, &req); e != nil {
-		writeError(w, e)
+		s.refuse(w, r, e)
 		return
 	}
 	if e := s.checkRequest(req.Model, req.N); e != nil {
-		writeError(w, e)
+		s.refuse(w, r, e)
 		return
 	}
 	if len(req.Messages) == 0 {
-		writeError(w, errBadRequest("messages: at least one message is required"))
+		s.refuse(w, r, errBadRequest("messages: at least one message is required"))
 		return
 	}
 	prompt, user := chatTemplateBase, ""
@@ -63,7 +64,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	g, e := s.plan(0, user, prompt, s.sampling(max, req.Temperature, req.Seed))
 	if e != nil {
-		writeError(w, e)
+		s.refuse(w, r, e)
 		return
 	}
 	s.run(w, r, "chat", req.Model, []*generation{g}, req.Stream, req.StreamOptions)
@@ -72,23 +73,23 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	var req completionRequest
 	if e := s.decode(r, &req); e != nil {
-		writeError(w, e)
+		s.refuse(w, r, e)
 		return
 	}
 	if e := s.checkRequest(req.Model, req.N); e != nil {
-		writeError(w, e)
+		s.refuse(w, r, e)
 		return
 	}
 	prompts, err := req.prompts()
 	if err != nil {
-		writeError(w, errBadRequest("%v", err))
+		s.refuse(w, r, errBadRequest("%v", err))
 		return
 	}
 	var gens []*generation
 	for i, p := range prompts {
 		g, e := s.plan(i, p, 1+corpus.ApproxTokens(p), s.sampling(req.MaxTokens, req.Temperature, req.Seed))
 		if e != nil {
-			writeError(w, e)
+			s.refuse(w, r, e)
 			return
 		}
 		gens = append(gens, g)
@@ -162,9 +163,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, kind, model string,
 	for _, g := range gens {
 		switch g.fault {
 		case FaultOOM:
-			writeError(w, errCUDAOOM(s.p, http.StatusInternalServerError, "InternalServerError", "(injected fault)"))
+			s.refuse(w, r, errCUDAOOM(s.p, http.StatusInternalServerError, "InternalServerError", "(injected fault)"))
 			return
 		case FaultHTML:
+			if s.notice(r) {
+				now := s.cfg.Clock.Now()
+				setInstantsHeader(w.Header(), extractbench.EngineInstants{Arrived: now, Done: now})
+			}
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(http.StatusOK)
 			fmt.Fprint(w, htmlPage)
@@ -187,7 +192,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, kind, model string,
 		seqs[i] = &seq{ctx: r.Context(), id: id, index: g.index, prompt: g.prompt, tokens: g.tokens, finish: g.finish, arrived: now, out: out}
 	}
 	select {
-	case s.sched.submit <- seqs:
+	case s.sched.submit <- submission{seqs: seqs, lock: s.lockstep(r)}:
 	case <-r.Context().Done():
 		return
 	case <-s.done:
@@ -195,6 +200,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, kind, model string,
 		return
 	}
 	wr := &writer{w: w, done: s.done, kind: kind, id: id, model: model, created: now.Unix(), gens: gens}
+	if s.cfg.Clock != nil {
+		wr.clock = newClockNotes(s.cfg.Clock, seqs)
+	}
 	if so != nil {
 		wr.includeUsage, wr.continuousUsage = so.IncludeUsage, so.IncludeUsage && so.ContinuousUsage
 	}
@@ -217,6 +225,7 @@ type writer struct {
 	// continuousUsage puts each choice's usage so far on its chunks, as
 	// vLLM does with continuous_usage_stats (with include_usage).
 	continuousUsage bool
+	clock           *clockNotes // the answer's instants on the engine clock; nil without one
 }
 
 func (wr *writer) usage() usage {
@@ -255,6 +264,7 @@ func (wr *writer) object(chunk bool) string {
 func (wr *writer) next(r *http.Request, out <-chan event) (event, bool) {
 	select {
 	case e := <-out:
+		wr.clock.note(e)
 		return e, true
 	case <-r.Context().Done():
 		return event{}, false
@@ -278,12 +288,17 @@ func (wr *writer) stream(r *http.Request, out <-chan event) {
 		}
 		if e.err != nil {
 			if !ev.started {
+				wr.clock.header(wr.w.Header())
 				writeError(wr.w, e.err)
 				return
 			}
 			_ = ev.send(map[string]any{"error": e.err})
 			ev.done()
+			wr.clock.header(wr.w.Header())
 			return
+		}
+		if !ev.started {
+			wr.clock.declare(wr.w.Header())
 		}
 		if !ev.started && wr.kind == "chat" {
 			if ev.write(enc.appendRole(ev.line())) != nil {
@@ -314,6 +329,7 @@ func (wr *writer) stream(r *http.Request, out <-chan event) {
 		_ = ev.send(response{ID: wr.id, Object: wr.object(true), Created: wr.created, Model: wr.model, Choices: []any{}, Usage: &u})
 	}
 	ev.done()
+	wr.clock.header(wr.w.Header())
 }
 
 // whole waits for every token and writes one JSON body.
@@ -326,6 +342,7 @@ func (wr *writer) whole(r *http.Request, out <-chan event) {
 			return
 		}
 		if e.err != nil {
+			wr.clock.header(wr.w.Header())
 			writeError(wr.w, e.err)
 			return
 		}
@@ -348,6 +365,7 @@ func (wr *writer) whole(r *http.Request, out <-chan event) {
 	u := wr.usage()
 	body := response{ID: wr.id, Object: wr.object(false), Created: wr.created, Model: wr.model, Choices: choices, Usage: &u}
 	if !reset {
+		wr.clock.header(wr.w.Header())
 		writeJSON(wr.w, http.StatusOK, body)
 		return
 	}

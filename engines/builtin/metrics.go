@@ -62,6 +62,7 @@ type Stats struct {
 	PeakKVBlocksUsed int     // since start or the last reset of peaks
 	Preemptions      int64   // sequences preempted (recomputed later)
 	KVFailures       int64   // sequences failed because the KV cache was full (OnKVFull "fail")
+	LockstepExpired  int64   // lockstep passes given up after LockstepPatience (the engine clock only)
 	PromptTokens     int64   // prompt tokens of admitted requests, counted once per request
 	GenerationTokens int64   // tokens generated
 	RequestsFinished int64   // requests that ended with stop or length

@@ -14,6 +14,7 @@ type event struct {
 	finish string    // "stop" or "length" on the last token
 	err    *apiError // the sequence was aborted (KV cache full under OnKVFullFail)
 	index  int       // the choice it belongs to (a batch of prompts shares one channel)
+	at     int64     // when it happened on the engine clock (0 without one)
 }
 
 // seq is one sequence in the scheduler. Only the scheduler goroutine touches
@@ -27,6 +28,10 @@ type seq struct {
 	finish  string   // finish reason once every token is out
 	arrived time.Time
 	out     chan event // buffered for every event of the request, so the scheduler never blocks
+
+	arrivedNS int64    // arrival on the engine clock
+	req       *lockReq // its request's place in a lockstep pass; nil outside one
+	lockSeq   int      // its request's extractbench.Lockstep.Seq
 
 	admittedOnce bool
 	emitted      int // tokens generated so far
@@ -47,8 +52,8 @@ func (q *seq) context() int { return q.prompt + q.emitted }
 type scheduler struct {
 	p       Profile
 	m       *metrics
-	submit  chan []*seq // one send per request, so a batch is admitted together
-	total   int         // KV blocks in the pool
+	submit  chan submission // one send per request, so a batch is admitted together
+	total   int             // KV blocks in the pool
 	free    int
 	waiting []*seq
 	running []*seq
@@ -59,12 +64,17 @@ type scheduler struct {
 	// finished counts the sequences served to their end: what a warming
 	// engine (Profile.WarmupRequests) has warmed on.
 	finished int64
+	// sim is the engine clock (Config.Clock), nil for the wall clock only;
+	// passes are the lockstep passes in progress on it.
+	sim    ModelClock
+	passes map[string]*lockPass
 }
 
-func newScheduler(p Profile, m *metrics) *scheduler {
+func newScheduler(p Profile, m *metrics, sim ModelClock) *scheduler {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &scheduler{p: p, m: m, submit: make(chan []*seq, 64), total: p.KVBlocks(), free: p.KVBlocks(), timer: t}
+	return &scheduler{p: p, m: m, submit: make(chan submission, 64), total: p.KVBlocks(), free: p.KVBlocks(), timer: t,
+		sim: sim, passes: map[string]*lockPass{}}
 }
 
 // blocksFor returns the KV blocks that n tokens take.
@@ -78,15 +88,17 @@ func (s *scheduler) run(ctx context.Context) {
 		left := append(s.running, s.waiting...)
 		for {
 			select {
-			case qs := <-s.submit:
-				left = append(left, qs...)
+			case sub := <-s.submit:
+				s.arrive(sub)
+				left = append(left, sub.seqs...)
 				continue
 			default:
 			}
 			break
 		}
 		for _, q := range left {
-			q.send(event{err: errShuttingDown()})
+			s.retire(q)
+			q.send(event{err: errShuttingDown(), at: s.simNow()})
 		}
 	}()
 	for {
@@ -94,8 +106,8 @@ func (s *scheduler) run(ctx context.Context) {
 			s.idle = true
 			s.m.update(0, 0, s.total-s.free)
 			select {
-			case qs := <-s.submit:
-				s.waiting = append(s.waiting, qs...)
+			case sub := <-s.submit:
+				s.accept(sub)
 			case <-ctx.Done():
 				return
 			}
@@ -103,11 +115,14 @@ func (s *scheduler) run(ctx context.Context) {
 	drain:
 		for {
 			select {
-			case qs := <-s.submit:
-				s.waiting = append(s.waiting, qs...)
+			case sub := <-s.submit:
+				s.accept(sub)
 			default:
 				break drain
 			}
+		}
+		if !s.awaitPromised(ctx.Done()) {
+			return
 		}
 		if !s.step(ctx) {
 			return
@@ -142,6 +157,7 @@ func (s *scheduler) reap() {
 			if q.ctx.Err() != nil {
 				s.free += q.blocks
 				q.blocks = 0
+				s.retire(q)
 				continue
 			}
 			out = append(out, q)
@@ -186,7 +202,7 @@ func (s *scheduler) admit() {
 		s.prefill += q.context()
 		if !q.admittedOnce {
 			q.admittedOnce = true
-			s.m.observe(func(m *metrics) *histogram { return m.queue }, now.Sub(q.arrived))
+			s.m.observe(func(m *metrics) *histogram { return m.queue }, s.since(now, q))
 			s.m.add(func(st *Stats) { st.PromptTokens += int64(q.prompt) })
 		}
 	}
@@ -244,7 +260,17 @@ func (s *scheduler) remove(q *seq) {
 func (s *scheduler) failOOM(q *seq, detail string) {
 	s.free += q.blocks
 	q.blocks = 0
-	q.send(event{err: errCUDAOOM(s.p, http.StatusServiceUnavailable, "ServiceUnavailableError", detail)})
+	s.retire(q)
+	q.send(event{err: errCUDAOOM(s.p, http.StatusServiceUnavailable, "ServiceUnavailableError", detail), at: s.simNow()})
+}
+
+// since is how long q has been in the engine at now: on the engine clock
+// when there is one.
+func (s *scheduler) since(now time.Time, q *seq) time.Duration {
+	if s.sim != nil {
+		return time.Duration(s.sim.Now() - q.arrivedNS)
+	}
+	return now.Sub(q.arrived)
 }
 
 // stepDuration is the modelled time of the coming step: prefill of the newly
@@ -267,6 +293,9 @@ const maxLag = 20 * time.Millisecond
 func (s *scheduler) sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
+	}
+	if s.sim != nil {
+		s.sim.Advance(d)
 	}
 	now := time.Now()
 	if s.idle || s.clock.Before(now.Add(-maxLag)) {
@@ -291,6 +320,7 @@ func (s *scheduler) sleep(ctx context.Context, d time.Duration) bool {
 // emit hands every running sequence its next token and retires the finished ones.
 func (s *scheduler) emit() {
 	now := time.Now()
+	at := s.simNow()
 	keep := s.running[:0]
 	generated := 0
 	for _, q := range s.running {
@@ -298,17 +328,18 @@ func (s *scheduler) emit() {
 		q.emitted++
 		generated++
 		if q.emitted == 1 {
-			s.m.observe(func(m *metrics) *histogram { return m.ttft }, now.Sub(q.arrived))
+			s.m.observe(func(m *metrics) *histogram { return m.ttft }, s.since(now, q))
 		}
 		if q.emitted < len(q.tokens) {
-			q.send(event{token: tok})
+			q.send(event{token: tok, at: at})
 			keep = append(keep, q)
 			continue
 		}
-		q.send(event{token: tok, finish: q.finish})
+		s.retire(q)
+		q.send(event{token: tok, finish: q.finish, at: at})
 		s.free += q.blocks
 		q.blocks = 0
-		s.m.observe(func(m *metrics) *histogram { return m.e2e }, now.Sub(q.arrived))
+		s.m.observe(func(m *metrics) *histogram { return m.e2e }, s.since(now, q))
 		s.m.add(func(st *Stats) { st.RequestsFinished++ })
 		s.finished++
 	}

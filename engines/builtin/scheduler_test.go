@@ -74,7 +74,7 @@ func TestScheduler_QueuesBeyondMaxRunningSeqs(t *testing.T) {
 	p := tinyProfile(64, OnKVFullPreempt)
 	p.MaxRunningSeqs = 2
 	m := newMetrics(p)
-	s := newScheduler(p, m)
+	s := newScheduler(p, m, nil)
 	var seqs []*seq
 	for i := 0; i < 5; i++ {
 		seqs = append(seqs, newSeq(i, 10, 6))
@@ -128,7 +128,7 @@ func TestScheduler_OnKVFull(t *testing.T) {
 		t.Run(tt.policy, func(t *testing.T) {
 			p := tinyProfile(8, tt.policy)
 			m := newMetrics(p)
-			s := newScheduler(p, m)
+			s := newScheduler(p, m, nil)
 			seqs := []*seq{newSeq(0, 30, 30), newSeq(1, 30, 30), newSeq(2, 30, 30)}
 			s.waiting = append(s.waiting, seqs...)
 			peak := 0
@@ -173,7 +173,7 @@ func TestScheduler_OnKVFull(t *testing.T) {
 
 func TestScheduler_ReapsCanceled(t *testing.T) {
 	p := tinyProfile(8, OnKVFullPreempt)
-	s := newScheduler(p, newMetrics(p))
+	s := newScheduler(p, newMetrics(p), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	q := newSeq(0, 30, 30)
 	q.ctx = ctx
@@ -191,7 +191,7 @@ func TestScheduler_ReapsCanceled(t *testing.T) {
 
 func TestScheduler_SleepKeepsAbsoluteClock(t *testing.T) {
 	p := tinyProfile(8, OnKVFullPreempt)
-	s := newScheduler(p, newMetrics(p))
+	s := newScheduler(p, newMetrics(p), nil)
 	start := time.Now()
 	for i := 0; i < 20; i++ {
 		s.sleep(context.Background(), time.Millisecond)

@@ -53,6 +53,9 @@ type Config struct {
 	// (Seed, document); FaultRules inject a fault into matching documents.
 	FaultRates map[Fault]float64
 	FaultRules []FaultRule
+	// Clock, when set, is the engine clock its modelled time runs on
+	// (lockstep.go): every answer then carries its instants on it.
+	Clock ModelClock
 }
 
 // Server is a built-in engine: an http.Handler over one scheduler goroutine.
@@ -136,7 +139,7 @@ func NewServer(cfg Config) (*Server, error) {
 	for _, m := range cfg.Models {
 		s.models[m] = true
 	}
-	s.sched = newScheduler(p, s.metrics)
+	s.sched = newScheduler(p, s.metrics, cfg.Clock)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go func() {

@@ -69,6 +69,9 @@ type Config struct {
 	// net.Dialer: how a test makes the client itself fail (out of file
 	// descriptors) without exhausting the machine.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// EngineClock says the engine is a simulation on the run's engine
+	// clock: each answer's instants are taken from it (engineclock.go).
+	EngineClock bool
 }
 
 // Client talks to an OpenAI-compatible engine. It is safe for concurrent
@@ -257,6 +260,7 @@ func (c *Client) exchange(ctx context.Context, clock extractbench.Clock, schedNS
 	req.Header.Set("Accept", "text/event-stream, application/json")
 	req.Header.Set("Accept-Encoding", "identity") // said, not only implied by DisableCompression
 	c.authorize(req)
+	setLockstep(ctx, req)
 
 	x.timings.SendNS = clock.Now()
 	res, lost, err := c.do(req, func() { x.timings.SendNS = clock.Now() })
@@ -270,6 +274,9 @@ func (c *Client) exchange(ctx context.Context, clock extractbench.Clock, schedNS
 		return x
 	}
 	defer res.Body.Close()
+	if c.cfg.EngineClock {
+		defer x.useEngineClock(res) // after the body is read: its trailer
+	}
 	x.transport.HTTPStatus = res.StatusCode
 	fb := &firstByteReader{r: res.Body, clock: clock, at: &x.timings.FirstByteNS}
 	br := bodyReaders.Get().(*bufio.Reader)

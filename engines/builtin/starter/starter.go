@@ -41,6 +41,9 @@ func (Builtin) CheckEngine(v *extractbench.Variant) []error {
 		errs = append(errs, &extractbench.FieldError{Field: field, Err: err})
 	}
 	if o := v.Engine.Builtin; o != nil {
+		if o.Clock != "" && o.Clock != extractbench.ClockEngine && o.Clock != extractbench.ClockWall {
+			errs = append(errs, &extractbench.FieldError{Field: "builtin.clock", Err: fmt.Errorf("unknown clock %q (known: %s, %s)", o.Clock, extractbench.ClockEngine, extractbench.ClockWall)})
+		}
 		names := make([]string, 0, len(o.Faults))
 		for name := range o.Faults {
 			names = append(names, name)
@@ -58,7 +61,7 @@ func (Builtin) CheckEngine(v *extractbench.Variant) []error {
 // StartEngine starts the engine the variant describes: the preset named by
 // engine.model with the protocol's engine.builtin overrides, seeded by
 // generation.seed.
-func (Builtin) StartEngine(ctx context.Context, v *extractbench.Variant, gen extractbench.Generation) (*extractbench.InProcessEngine, error) {
+func (Builtin) StartEngine(ctx context.Context, v *extractbench.Variant, gen extractbench.Generation, clock *extractbench.EngineClock) (*extractbench.InProcessEngine, error) {
 	p, err := profile(v)
 	if err != nil {
 		return nil, fmt.Errorf("engine.model: %w", err)
@@ -67,6 +70,9 @@ func (Builtin) StartEngine(ctx context.Context, v *extractbench.Variant, gen ext
 	cfg := builtin.Config{Profile: p, Models: []string{v.Engine.Model}, Variant: variant, Version: extractbench.ToolVersion}
 	if gen.Seed != nil {
 		cfg.Seed = int64(*gen.Seed)
+	}
+	if clock != nil { // a nil *EngineClock in the interface would not be nil
+		cfg.Clock = clock
 	}
 	if o := v.Engine.Builtin; o != nil && len(o.Faults) > 0 {
 		cfg.FaultRates = map[builtin.Fault]float64{}
