@@ -150,7 +150,7 @@ func TestRun_RateBeyondCapacity(t *testing.T) {
 // passes are client_bound, and a client-bound level is never recommended.
 func TestRun_SlowClient(t *testing.T) {
 	slow := func() { time.Sleep(15 * time.Millisecond) }
-	engine := "{time_scale: 0.02}" // ~20 ms a request
+	engine := "{time_scale: 0.02, clock: wall}" // ~20 ms a request; on the engine clock a slow client is not on the figures
 	queue := func(sum *pipeline.RunReport, level int) int64 { return *passAt(t, sum, level).LatenessP50NS }
 
 	_, fast := runRate(t, 12, "{mode: concurrency, levels: [2], repetitions: 1, warmup: 0}", "{min_accepted: 0}", engine, nil)
