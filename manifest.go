@@ -13,24 +13,27 @@ import (
 // runs.manifest. The top-level model/engine/gpu describe the first variant;
 // Variants has each.
 type Manifest struct {
-	Tool           ToolInfo          `json:"tool"`
-	ProtocolName   string            `json:"protocol_name"`
-	ProtocolSource string            `json:"protocol_source"`
-	Protocol       json.RawMessage   `json:"protocol"`
-	Corpus         CorpusInfo        `json:"corpus"`
-	OutputSchema   SchemaInfo        `json:"output_schema"`
-	Prompt         Prompt            `json:"prompt"`
-	Generation     Generation        `json:"generation"`
-	Parse          string            `json:"parse"`
-	Acceptance     Acceptance        `json:"acceptance"`
-	Sweep          Sweep             `json:"sweep"`
-	Simulated      bool              `json:"simulated"`
-	Model          string            `json:"model"`
-	Engine         EngineInfo        `json:"engine"`
-	GPU            GPUInfoJSON       `json:"gpu"`
-	Variants       []VariantManifest `json:"variants"`
-	Host           HostInfo          `json:"host"`
-	Fingerprint    string            `json:"fingerprint"`
+	Tool           ToolInfo        `json:"tool"`
+	ProtocolName   string          `json:"protocol_name"`
+	ProtocolSource string          `json:"protocol_source"`
+	Protocol       json.RawMessage `json:"protocol"`
+	Corpus         CorpusInfo      `json:"corpus"`
+	OutputSchema   SchemaInfo      `json:"output_schema"`
+	Prompt         Prompt          `json:"prompt"`
+	Generation     Generation      `json:"generation"`
+	Parse          string          `json:"parse"`
+	Acceptance     Acceptance      `json:"acceptance"`
+	Sweep          Sweep           `json:"sweep"`
+	// Cache is the protocol's cache key: "reset" (the engine's prompt cache
+	// emptied before each pass) or "keep"; "" in manifests written before.
+	Cache       string            `json:"cache,omitempty"`
+	Simulated   bool              `json:"simulated"`
+	Model       string            `json:"model"`
+	Engine      EngineInfo        `json:"engine"`
+	GPU         GPUInfoJSON       `json:"gpu"`
+	Variants    []VariantManifest `json:"variants"`
+	Host        HostInfo          `json:"host"`
+	Fingerprint string            `json:"fingerprint"`
 	// Shard is the part of the corpus a `run -shard I/N` measured; nil for
 	// a run over the whole corpus. Corpus stays the whole corpus's, and the
 	// fingerprint does not cover the shard: shards of one run share it.
