@@ -86,6 +86,7 @@ protocol() {
   awk -v cache="$1" '
     /^  - name: / && seen++ { exit }       # the second variant ends the bf16 one
     /^name: / { print "name: llamacpp-h200-cache-" cache; next }
+    /^description: / { print "description: the committed extract-llama-15m as BF16 GGUF on a CUDA llama-server, levels 1, 8, 128, 3 repetitions, cache: " cache " (device-cache.sh)"; next }
     /^variants:/ { print "cache: " cache }
     { print }' "$here/retrain-protocol-h200.yaml" | sed -e "s#--cache-ram 0#--cache-ram $2#" >"$3"
 }
