@@ -24,7 +24,10 @@ type Manifest struct {
 	Parse          string          `json:"parse"`
 	Acceptance     Acceptance      `json:"acceptance"`
 	Sweep          Sweep           `json:"sweep"`
-	Simulated      bool            `json:"simulated"`
+	// Cache is the protocol's cache key: "reset" (the engine's prompt cache
+	// emptied before each pass) or "keep"; "" in manifests written before.
+	Cache     string `json:"cache,omitempty"`
+	Simulated bool   `json:"simulated"`
 	// Clock is ClockEngine when every latency was measured on the
 	// simulated engine's own clock (Clock.WithEngineClock); empty: the
 	// wall clock.

@@ -178,6 +178,12 @@ type Pass struct {
 	// of the pass reported it (schema version 9).
 	CachedPromptTokens *int64
 	CachedPromptShare  *float64
+	// CacheReset is what became of the engine's prompt cache before the
+	// pass (schema version 13): "reset" (the engine said it emptied it),
+	// "kept" (the protocol's cache: keep), "unsupported" (its family has no
+	// reset a client can call), "failed: " and why; "" (NULL) in rows
+	// written before.
+	CacheReset string
 
 	// PromptDrift is how the engine's prompt_tokens compare with the count
 	// each request was expected to have (Record.ExpectedPromptTokens):

@@ -135,6 +135,16 @@ type Level struct {
 	// "" when it was, or could not be told.
 	NotSteady string `json:"not_steady,omitempty"`
 
+	// The engine's prompt cache (cacheshare.go): the passes' cached prompt
+	// share (nil when none reported it), what became of the cache before
+	// them unless every one was reset ("kept ×3", "failed: ... ×1"), and
+	// CacheNote, why the level's figures are not compared on equal terms
+	// (its share strays from the baseline's, or its repetitions' from one
+	// another, beyond CacheShareTolerance); "" when they are.
+	CachedPromptShare *Spread `json:"cached_prompt_share,omitempty"`
+	CacheReset        string  `json:"cache_reset,omitempty"`
+	CacheNote         string  `json:"cache_note,omitempty"`
+
 	Verdict Verdict `json:"verdict"`
 }
 
@@ -174,6 +184,7 @@ type levelBuilder struct {
 	offered, achieved, late50, late99, delay99, cpu  []float64
 	ttftSched99, tpot90, tpot99, goodput             []float64
 	steady                                           steadyTally
+	cache                                            cacheTally
 	passes                                           []extractbench.Pass // as added; counted at close
 }
 
@@ -255,6 +266,7 @@ func (b *levelBuilder) count(p *extractbench.Pass) {
 	l.OnTimeAccepted += p.GoodAccepted()
 	b.goodput = appendF(b.goodput, p.Goodput)
 	b.steady.add(p)
+	b.cache.add(p)
 }
 
 func (b *levelBuilder) close() Level {
@@ -279,6 +291,7 @@ func (b *levelBuilder) close() Level {
 	l.TTFTSchedP99NS, l.TPOTP90NS, l.TPOTP99NS = spreadOf(b.ttftSched99), spreadOf(b.tpot90), spreadOf(b.tpot99)
 	l.Goodput = spreadOf(b.goodput)
 	l.NotSteady = b.steady.reason()
+	b.cache.close(&l)
 	return l
 }
 
@@ -384,6 +397,7 @@ func (a *Aggregator) Close() []Series {
 				s.Levels = append(s.Levels, l)
 			}
 		}
+		labelCacheShares(&s)
 		recommend(&s, a.acc)
 		a.flagMissing(&s, builders)
 		out = append(out, s)

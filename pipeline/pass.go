@@ -56,6 +56,7 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 		rs.logf("%s: resuming pass level %d repetition %d: %d of %d documents already recorded", v.Name, level, rep, done.Len(), docs.Len())
 	}
 
+	cacheReset := rs.resetCache(ctx, v, e, level, rep) // cachereset.go
 	for _, r := range e.replicas.all {
 		_, err := r.client.ResetPeaks(ctx)
 		switch {
@@ -102,6 +103,7 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 	bar.finish(complete)
 	self.faults = faults
 	p := acct.Row(key, phase, retryOf, level, tally, tel, transport, complete, self)
+	p.CacheReset = cacheReset
 	if faults > 0 {
 		detail := fmt.Sprintf("pass level %d, repetition %d: %d of %d requests failed in the client itself (last: %s): left out of the engine's figures, the pass is client_bound, and -resume sends them again",
 			level, rep, faults, docs.Len(), lastFault)

@@ -392,6 +392,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 		Parse:          rs.proto.Parse,
 		Acceptance:     rs.proto.Acceptance,
 		Sweep:          rs.proto.Sweep,
+		Cache:          rs.proto.Cache,
 		Host:           hostInfo(),
 	}
 	for _, v := range rs.proto.Variants {

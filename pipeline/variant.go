@@ -31,6 +31,7 @@ type engine struct {
 	inprocs   []*extractbench.InProcessEngine // every engine an EngineStarter started, stopped by close
 	nvidiaSMI bool                            // sample this machine's GPU during passes
 	loadTime  time.Duration
+	cache     cacheState // its family's prompt-cache reset (cachereset.go)
 }
 
 // died reports whether the engine can take no more work: the process

@@ -101,6 +101,11 @@ const (
 	// (transport_kind client: out of file descriptors, ports, buffers).
 	// Detail: the pass, their count and the last error.
 	EventClientFaults = "client_faults"
+	// EventCacheReset: the engine was asked to empty its prompt cache
+	// before a pass (protocol cache: reset). Detail: the pass, each call
+	// and the engine's status and short answer, or why nothing was asked
+	// (its family has no reset: once per variant).
+	EventCacheReset = "cache_reset"
 )
 
 // Event is one row of events: something that happened to the run or a

@@ -358,6 +358,12 @@ ALTER TABLE requests_v12 RENAME TO requests;
 CREATE INDEX requests_doc ON requests (run_id, doc_id);
 CREATE INDEX requests_failure ON requests (run_id, failure);
 `,
+	// 13: what became of the engine's prompt cache before each pass
+	// (protocol key cache: reset or keep): reset, kept, unsupported, or
+	// failed and why.
+	`
+ALTER TABLE passes ADD COLUMN cache_reset TEXT;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

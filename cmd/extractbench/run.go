@@ -204,6 +204,9 @@ func printSummaryFit(out io.Writer, s *pipeline.RunReport, width int, verdicts .
 				if l.NotSteady != "" {
 					fmt.Fprintf(w, "NOT STEADY %s at level %s: %s\n", o.Variant, levelLabel(l), l.NotSteady)
 				}
+				if l.CacheNote != "" { // eval/cacheshare.go: compared, but not on equal terms
+					fmt.Fprintf(w, "CACHE %s at level %s: %s\n", o.Variant, levelLabel(l), l.CacheNote)
+				}
 			}
 		}
 	}

@@ -159,10 +159,26 @@ func NewServer(cfg Config) (*Server, error) {
 		s.metrics.resetPeaks()
 		w.WriteHeader(http.StatusOK)
 	})
+	s.mux.HandleFunc("POST "+CacheResetPath, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, cacheResetAnswer)
+	})
 	return s, nil
 }
 
-// ServeHTTP serves the OpenAI-compatible API, /health, /metrics and /reset_peaks.
+// CacheResetPath is where the engine is asked to empty its prompt cache
+// before a measured pass, as vLLM's /reset_prefix_cache and SGLang's
+// /flush_cache are (pipeline/client's cacheResets names it too).
+const CacheResetPath = "/reset_prompt_cache"
+
+// cacheResetAnswer is CacheResetPath's answer: the engine computes each
+// answer afresh and keeps no prompt cache, so nothing was cached and a
+// pass's latency never depends on the one before; the endpoint exists so
+// that the reset is exercised end to end.
+var cacheResetAnswer = map[string]any{"reset": true, "cached_tokens": 0,
+	"detail": "the built-in engine keeps no prompt cache: nothing was cached"}
+
+// ServeHTTP serves the OpenAI-compatible API, /health, /metrics,
+// /reset_peaks and CacheResetPath.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // VersionInfo is what GET /version answers.

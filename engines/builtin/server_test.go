@@ -372,6 +372,33 @@ func TestServer_MetricsMatchUsage(t *testing.T) {
 	}
 }
 
+// TestServer_ResetPromptCache: the engine answers the reset a run asks
+// before each pass, and says that nothing was cached (it keeps no prompt
+// cache); a GET is not a reset.
+func TestServer_ResetPromptCache(t *testing.T) {
+	_, ts := newTestServer(t, nil)
+	resp, body := post(t, ts.URL+CacheResetPath, nil)
+	var got struct {
+		Reset        bool   `json:"reset"`
+		CachedTokens *int   `json:"cached_tokens"`
+		Detail       string `json:"detail"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %d %s (%v)", CacheResetPath, resp.StatusCode, body, err)
+	}
+	if !got.Reset || got.CachedTokens == nil || *got.CachedTokens != 0 || !strings.Contains(got.Detail, "nothing was cached") {
+		t.Errorf("POST %s = %s, want reset, 0 cached tokens and why", CacheResetPath, body)
+	}
+	g, err := http.Get(ts.URL + CacheResetPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Body.Close()
+	if g.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET %s = %d, want 405", CacheResetPath, g.StatusCode)
+	}
+}
+
 func TestServer_ModelsHealthVersion(t *testing.T) {
 	_, ts := newTestServer(t, func(c *Config) { c.Models = []string{"sim-8b", "alias"} })
 	for _, path := range []string{"/health", "/v1/models", "/version"} {

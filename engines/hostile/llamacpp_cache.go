@@ -22,7 +22,17 @@ const (
 	// one token per chunk, ends with finish_reason stop on a chunk without
 	// content, and counts that end-of-generation token in completion_tokens,
 	// as llama.cpp does: completion_tokens is the content chunks plus one.
+	//
+	// Its cache is held by slots (Options.N, default PromptCacheSlots), each
+	// new prompt entering the next slot in turn, and it answers GET /slots
+	// and POST /slots/{id}?action=erase in llama-server's shapes
+	// (llamacpp_slots.go): erasing every slot empties the cache.
 	LlamaCppPromptCache Mode = "llamacpp-prompt-cache"
+	// LlamaCppNoSlotActions is LlamaCppPromptCache as llama-server b1-de3ff81
+	// runs without --slot-save-path: GET /slots lists the slots, and every
+	// POST /slots/{id} is refused with its 501 not_supported_error, so the
+	// cache cannot be erased.
+	LlamaCppNoSlotActions Mode = "llamacpp-no-slot-actions"
 	// LlamaCppKVPool is llama.cpp with slots sharing one KV pool too small
 	// for Options.N + 1 (default 2) requests at once: each request fits
 	// alone, but while more than N are in flight every one of them fails
@@ -75,39 +85,10 @@ func commonPrefix(a, b string) int {
 
 func init() {
 	register(LlamaCppPromptCache, func(s *Server, o Options) http.Handler {
-		var mu sync.Mutex
-		var seen []string
-		return Base(s, o, func(w http.ResponseWriter, r *http.Request) {
-			prompt := promptOf(r)
-			tokens := len(prompt)/PromptBytesPerToken + 1
-			mu.Lock()
-			shared := 0
-			for _, p := range seen {
-				shared = max(shared, commonPrefix(p, prompt))
-			}
-			seen = append(seen, prompt)
-			mu.Unlock()
-			cached := min(shared/PromptBytesPerToken, tokens-1)
-			SSEHeaders(w)
-			fmt.Fprint(w, llamaCppChunk(map[string]any{"role": "assistant", "content": nil}, nil))
-			pieces := 0
-			for rest := Answer; rest != ""; pieces++ {
-				n := min(3, len(rest))
-				fmt.Fprint(w, llamaCppChunk(map[string]any{"content": rest[:n]}, nil))
-				Flush(w)
-				rest = rest[n:]
-				time.Sleep(time.Millisecond) // tokens arrive apart, as generated
-			}
-			fmt.Fprint(w, llamaCppChunk(map[string]any{}, "stop"))
-			completion := pieces + 1 // the end-of-generation token, never streamed
-			b, _ := json.Marshal(map[string]any{
-				"choices": []any{}, "created": 1, "id": "chatcmpl-hostile", "model": Model, "object": "chat.completion.chunk",
-				"usage": map[string]any{"completion_tokens": completion, "prompt_tokens": tokens, "total_tokens": tokens + completion,
-					"prompt_tokens_details": map[string]any{"cached_tokens": cached}},
-				"timings": map[string]any{"cache_n": cached, "prompt_n": tokens - cached, "prompt_ms": 1.5, "predicted_n": completion, "predicted_ms": 2.5},
-			})
-			fmt.Fprint(w, "data: "+string(b)+"\n\n", Done)
-		})
+		return newPromptCache(o.N, true).handler(s, o)
+	})
+	register(LlamaCppNoSlotActions, func(s *Server, o Options) http.Handler {
+		return newPromptCache(o.N, false).handler(s, o)
 	})
 	register(LlamaCppKVPool, func(s *Server, o Options) http.Handler {
 		limit := o.N

@@ -9,6 +9,10 @@
 # replaces this shell (exec), so the start command's pid is the server's.
 #   LLAMACPP_CTX       total KV context, split over the slots (default 32768: 8,192 a slot)
 #   LLAMACPP_PARALLEL  slots (default 4)
+#   LLAMACPP_SLOT_DIR  llama-server's --slot-save-path (default $TMPDIR/extractbench-llama-slots):
+#                      without one this build refuses POST /slots/{id}?action=erase (501), the
+#                      reset a run asks before every pass (protocol cache: reset, MEASUREMENT.md
+#                      section 12); nothing is saved there unless a client asks action=save
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,8 +27,10 @@ if [[ ! -x "$bin/llama-server" ]]; then
   exit 1
 fi
 gguf="$(LLAMACPP_BIN="$bin" "$here/gguf.sh" "$type")"
+slots="${LLAMACPP_SLOT_DIR:-${TMPDIR:-/tmp}/extractbench-llama-slots}"
+mkdir -p "$slots"
 
 exec "$bin/llama-server" -m "$gguf" --alias extract-llama-15m \
   --host 127.0.0.1 --port "$port" \
   -c "${LLAMACPP_CTX:-32768}" --parallel "${LLAMACPP_PARALLEL:-4}" \
-  --metrics --slots "$@"
+  --metrics --slots --slot-save-path "$slots" "$@"

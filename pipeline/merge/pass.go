@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/passrow"
@@ -104,6 +105,7 @@ func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows 
 	p.Attempt, p.RetryOf = first.Attempt, first.RetryOf
 	p.SentConcurrency = extractbench.SentConcurrency(key.Mode, key.Level, mg.acct.Proto.Sweep.Concurrency, len(rows), tally.MaxInFlight()) // each shard keeps level in flight
 	mergeClientFigures(&p, rows)
+	p.CacheReset = mergedCacheReset(rows)
 	if complete {
 		mg.acct.Judge(&p) // again: the shards' client self-checks are part of the verdict
 	}
@@ -189,6 +191,19 @@ func mergeClientFigures(p *extractbench.Pass, rows []shardPass) {
 			p.ClientBound = ptr(*r.ClientBound || (p.ClientBound != nil && *p.ClientBound))
 		}
 	}
+}
+
+// mergedCacheReset is a merged pass's cache_reset: the shards' when they
+// agree, else each distinct one, the first shard's first: a pass is reset
+// only if every shard reset its engine before it.
+func mergedCacheReset(rows []shardPass) string {
+	var seen []string
+	for _, sp := range rows {
+		if c := sp.row.CacheReset; c != "" && !slices.Contains(seen, c) {
+			seen = append(seen, c)
+		}
+	}
+	return strings.Join(seen, "; ")
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -42,6 +42,16 @@ const (
 	// interrupted (protocol key interrupt_grace). Short, so that Ctrl-C
 	// answers within seconds; long enough for a usual request to end.
 	DefaultInterruptGrace = 10 * time.Second
+	// DefaultCache empties the engine's prompt cache before every measured
+	// pass, so that no pass is served documents an earlier one left there
+	// (MEASUREMENT.md, "Caches between passes").
+	DefaultCache = CacheReset
+)
+
+// The values of the protocol key cache.
+const (
+	CacheReset = "reset" // ask the engine to empty its prompt cache before each pass
+	CacheKeep  = "keep"  // leave it: passes may be served what earlier ones cached
 )
 
 // Protocol is a parsed, validated protocol file. Field names follow the file's keys.
@@ -65,8 +75,13 @@ type Protocol struct {
 	// the client cancels the request, recorded as too_large (truncation).
 	// Zero: client.MaxAnswerBytes of generation.max_tokens. Left out of the
 	// canonical form when unset, as InterruptGrace is.
-	MaxAnswerBytes int                    `json:"max_answer_bytes,omitempty"`
-	Variants       []extractbench.Variant `json:"variants"`
+	MaxAnswerBytes int `json:"max_answer_bytes,omitempty"`
+	// Cache is what becomes of the engine's prompt cache before each
+	// measured pass: CacheReset (DefaultCache) or CacheKeep. Always in the
+	// canonical form: a run that reset and one that kept measured different
+	// things, so their fingerprints differ.
+	Cache    string                 `json:"cache"`
+	Variants []extractbench.Variant `json:"variants"`
 
 	// Source is where the protocol came from ("(embedded default)" or a path);
 	// Dir is the directory relative paths in it are resolved against.
@@ -254,6 +269,9 @@ func (p *Protocol) fillDefaults() {
 	}
 	if p.TelemetryInterval == 0 {
 		p.TelemetryInterval = extractbench.Duration(DefaultTelemetryInterval)
+	}
+	if p.Cache == "" {
+		p.Cache = DefaultCache
 	}
 	for i := range p.Variants {
 		e := &p.Variants[i].Engine

@@ -91,6 +91,30 @@ func TestParseProtocol_MaxAnswerBytes(t *testing.T) {
 	}
 }
 
+// TestParseProtocol_Cache: cache is reset unless the protocol says keep,
+// always in the canonical form (a run that reset and one that kept have
+// different fingerprints), and any other value is refused at its line.
+func TestParseProtocol_Cache(t *testing.T) {
+	canon := map[string]string{}
+	for _, tt := range []struct{ key, want string }{{"", CacheReset}, {"cache: reset\n", CacheReset}, {"cache: keep\n", CacheKeep}} {
+		p, err := Parse([]byte(validProtocol+tt.key), "p.yaml", ".")
+		if err != nil {
+			t.Fatalf("%q: %v", tt.key, err)
+		}
+		if p.Cache != tt.want || !strings.Contains(string(p.Canonical()), `"cache":"`+tt.want+`"`) {
+			t.Errorf("%q: cache = %q, canonical %s; want %q in both", tt.key, p.Cache, p.Canonical(), tt.want)
+		}
+		canon[tt.key] = string(p.Canonical())
+	}
+	if canon[""] != canon["cache: reset\n"] || canon[""] == canon["cache: keep\n"] {
+		t.Error("the default's canonical form differs from cache: reset's, or equals cache: keep's")
+	}
+	_, err := Parse([]byte(validProtocol+"cache: flush\n"), "p.yaml", ".")
+	if err == nil || !strings.Contains(err.Error(), "p.yaml:11: cache:") || !strings.Contains(err.Error(), "reset") {
+		t.Errorf("cache: flush: %v, want p.yaml:11: cache: and the allowed values", err)
+	}
+}
+
 func TestParseProtocol_Errors(t *testing.T) {
 	tests := []struct {
 		name string

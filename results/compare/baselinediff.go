@@ -31,6 +31,7 @@ func ManifestDiffs(base, cur *extractbench.Manifest) []string {
 	}
 	diff("generation.temperature", strconv.FormatFloat(base.Generation.Temperature, 'g', -1, 64), strconv.FormatFloat(cur.Generation.Temperature, 'g', -1, 64))
 	diff("generation.seed", seedText(base.Generation.Seed), seedText(cur.Generation.Seed))
+	diff("cache", base.Cache, cur.Cache) // passes served from what earlier ones cached, or not
 	for _, cv := range cur.Variants {
 		bv, ok := variantOf(base, cv.Name)
 		if !ok {

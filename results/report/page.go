@@ -133,6 +133,9 @@ func (s *series) verdictText(l eval.Level) string {
 	if l.Verdict.Usable && l.NotSteady != "" { // acceptance.steady_state: record: shown, not judged
 		text += "; NOT STEADY (recorded, not judged): " + l.NotSteady
 	}
+	if l.CacheNote != "" { // eval/cacheshare.go
+		text += "; CACHE: " + l.CacheNote
+	}
 	return text
 }
 
