@@ -358,6 +358,11 @@ ALTER TABLE requests_v12 RENAME TO requests;
 CREATE INDEX requests_doc ON requests (run_id, doc_id);
 CREATE INDEX requests_failure ON requests (run_id, failure);
 `,
+	// 13: the send order: the seed of the permutation a pass sent its
+	// documents in (sweep.order: shuffle), NULL for corpus order.
+	`
+ALTER TABLE passes ADD COLUMN order_seed INTEGER;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and
