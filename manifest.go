@@ -181,7 +181,28 @@ type Sweep struct {
 	Arrival     string  `json:"arrival,omitempty"`       // ArrivalPoisson (default) or ArrivalConstant
 	Burstiness  float64 `json:"burstiness,omitempty"`    // gamma shape of Poisson gaps; 0 or 1 = Poisson
 	MaxInFlight int     `json:"max_in_flight,omitempty"` // cap on requests in flight; 0 = none
+	// Order is the order a pass sends its documents in (sweep.order):
+	// OrderShuffle (the protocol's default) or OrderCorpus, always written
+	// once the protocol is parsed. It changes what is measured, so the
+	// canonical protocol, and the fingerprint, cover it. "" is a manifest
+	// written before the option: its passes went in corpus order.
+	Order string `json:"order,omitempty"`
 }
+
+// The send orders of a pass (sweep.order).
+const (
+	// OrderShuffle sends each pass's documents in a seeded random order
+	// (pipeline/dispatch.OrderSeed): corpus order correlates with length,
+	// so a trend over send order in corpus order measures the corpus.
+	OrderShuffle = "shuffle"
+	// OrderCorpus sends them in corpus order, as runs before sweep.order did.
+	OrderCorpus = "corpus"
+)
+
+// Shuffled reports whether the sweep's passes send their documents in a
+// seeded random order; a manifest without sweep.order sent them in corpus
+// order.
+func (s Sweep) Shuffled() bool { return s.Order == OrderShuffle }
 
 // sweepJSON is Sweep as the file and the canonical protocol write it:
 // levels is a list of integers or the string "auto".
@@ -196,6 +217,7 @@ type sweepJSON struct {
 	Burstiness      float64         `json:"burstiness,omitempty"`
 	MaxInFlight     int             `json:"max_in_flight,omitempty"`
 	Concurrency     int             `json:"concurrency,omitempty"`
+	Order           string          `json:"order,omitempty"`
 }
 
 // AutoLevelsWord is the value of sweep.levels that asks for an auto sweep.
@@ -218,7 +240,7 @@ func (s Sweep) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(sweepJSON{Mode: s.Mode, Levels: levels, Repetitions: s.Repetitions, Warmup: s.Warmup,
-		OnMemoryFailure: s.OnMemoryFailure, AutoLevels: s.AutoLevels, Arrival: s.Arrival, Burstiness: s.Burstiness, MaxInFlight: s.MaxInFlight, Concurrency: s.Concurrency})
+		OnMemoryFailure: s.OnMemoryFailure, AutoLevels: s.AutoLevels, Arrival: s.Arrival, Burstiness: s.Burstiness, MaxInFlight: s.MaxInFlight, Concurrency: s.Concurrency, Order: s.Order})
 }
 
 // UnmarshalJSON reads levels as a list of integers or "auto".
@@ -228,7 +250,7 @@ func (s *Sweep) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*s = Sweep{Mode: j.Mode, Repetitions: j.Repetitions, Warmup: j.Warmup, OnMemoryFailure: j.OnMemoryFailure,
-		AutoLevels: j.AutoLevels, Arrival: j.Arrival, Burstiness: j.Burstiness, MaxInFlight: j.MaxInFlight, Concurrency: j.Concurrency}
+		AutoLevels: j.AutoLevels, Arrival: j.Arrival, Burstiness: j.Burstiness, MaxInFlight: j.MaxInFlight, Concurrency: j.Concurrency, Order: j.Order}
 	var word string
 	if json.Unmarshal(j.Levels, &word) == nil {
 		switch word {

@@ -199,6 +199,10 @@ type Pass struct {
 	SteadyTrendZ      *float64
 	SteadyTrendEffect *float64
 	Steady            *bool
+	// OrderSeed is the seed of the order the pass sent its documents in
+	// (pipeline/dispatch.OrderSeed: sweep.order shuffle); nil for corpus
+	// order (sweep.order corpus, or a row from before the option).
+	OrderSeed *int64
 
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and

@@ -27,8 +27,10 @@ func (rs *runState) passKey(v *extractbench.Variant, level, rep int) extractbenc
 }
 
 // runPass measures one (variant, mode, level, repetition) over the pass's
-// documents (passDocs: the whole corpus, or a context step's class). On resume it sends only the documents the pass has no row for,
-// then recomputes the pass's figures from all its rows.
+// documents (passDocs: the whole corpus, or a context step's class), in
+// its send order (passOrder). On resume it sends only the documents the
+// pass has no row for, in the same order, then recomputes the pass's
+// figures from all its rows.
 //
 // retryOf is the level whose memory failures this pass retries lower (0 for a planned pass).
 func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *engine, level, rep int, phase string, retryOf int) (*extractbench.Pass, error) {
@@ -37,7 +39,7 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 	if err != nil {
 		return nil, fmt.Errorf("read finished documents of pass %s: %w", key, err)
 	}
-	docs := rs.passDocs(level)
+	docs, orderSeed := rs.passOrder(level, rep)
 	todo := docs // shared, not copied, when nothing is done yet
 	if done.Len() > 0 {
 		todo = docList{c: rs.corpus, idx: []int32{}}
@@ -104,6 +106,7 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 	self.faults = faults
 	p := acct.Row(key, phase, retryOf, level, tally, tel, transport, complete, self)
 	p.CacheReset = cacheReset
+	p.OrderSeed = orderSeed
 	if faults > 0 {
 		detail := fmt.Sprintf("pass level %d, repetition %d: %d of %d requests failed in the client itself (last: %s): left out of the engine's figures, the pass is client_bound, and -resume sends them again",
 			level, rep, faults, docs.Len(), lastFault)
@@ -127,10 +130,10 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 	return &p, nil
 }
 
-// passDocs are the documents a pass at level sends, in corpus order: the
-// whole corpus, or in a context sweep the documents of the level's length
-// class only. A pass is complete, and resume sends what is left, against
-// this set.
+// passDocs are the documents a pass at level sends, listed in corpus order
+// (passOrder puts them in send order): the whole corpus, or in a context
+// sweep the documents of the level's length class only. A pass is
+// complete, and resume sends what is left, against this set.
 func (rs *runState) passDocs(level int) docList {
 	if rs.proto.Sweep.Mode != extractbench.ModeContext {
 		return docList{c: rs.corpus}
@@ -145,9 +148,31 @@ func (rs *runState) passDocs(level int) docList {
 	return out
 }
 
-// docList is a list of the corpus's documents in corpus order: all of them
-// (idx nil) or those at idx. It holds 4 bytes a document at most, never a
-// Document each: corpus.Corpus.Doc makes one when it is sent.
+// passOrder is the documents a pass at level, repetition rep sends, in the
+// order it sends them, and the seed of that order (passes.order_seed; nil
+// for corpus order): the one place the send order is made, for every mode
+// (the dispatchers send position 0 first, and a rate pass's planned
+// arrivals go to the documents in this order). It is a function of the
+// protocol, the corpus (or shard) and the pass's level and repetition
+// only, never the variant or what was sent before, so every variant sends
+// a level and repetition in the same order and a resumed pass recomputes
+// it exactly.
+func (rs *runState) passOrder(level, rep int) (docList, *int64) {
+	docs := rs.passDocs(level)
+	seed := dispatch.OrderSeed(rs.proto.Sweep, rs.proto.Generation.Seed, level, rep)
+	if seed == nil {
+		return docs, nil
+	}
+	idx := dispatch.Permute(docs.Len(), *seed)
+	for i, j := range idx {
+		idx[i] = docs.pos(int(j))
+	}
+	return docList{c: rs.corpus, idx: idx}, seed
+}
+
+// docList is a list of the corpus's documents: all of them in corpus order
+// (idx nil), or those at idx in idx's order. It holds 4 bytes a document at
+// most, never a Document each: corpus.Corpus.Doc makes one when it is sent.
 type docList struct {
 	c   *corpus.Corpus
 	idx []int32

@@ -460,12 +460,17 @@ func (rs *runState) create(ctx context.Context) error {
 // resume checks the fingerprint, keeps the run's clock origin (so instants
 // stay comparable across the interruption) and records the resumption.
 func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
-	if prev.Fingerprint != rs.manifest.Fingerprint {
-		return &ConfigError{fmt.Errorf("resume: run %s in %s has fingerprint %.12s but this protocol, corpus and schema give %.12s; results of different fingerprints are never mixed: use a new -out directory",
-			prev.RunID, rs.opts.OutDir, prev.Fingerprint, rs.manifest.Fingerprint)}
-	}
 	var old extractbench.Manifest
-	if err := json.Unmarshal(prev.Manifest, &old); err == nil {
+	known := json.Unmarshal(prev.Manifest, &old) == nil
+	if prev.Fingerprint != rs.manifest.Fingerprint {
+		why := ""
+		if known && old.Sweep.Order == "" {
+			why = " (it was measured before sweep.order existed, in corpus order; every fingerprint now covers the order, so this version cannot resume it)"
+		}
+		return &ConfigError{fmt.Errorf("resume: run %s in %s has fingerprint %.12s but this protocol, corpus and schema give %.12s%s; results of different fingerprints are never mixed: use a new -out directory",
+			prev.RunID, rs.opts.OutDir, prev.Fingerprint, rs.manifest.Fingerprint, why)}
+	}
+	if known {
 		rs.manifest.Variants = old.Variants // engine facts pinned by the first attempt; checked again per variant
 		rs.manifest.Simulated = old.Simulated
 		rs.simulated = old.Simulated

@@ -364,6 +364,11 @@ CREATE INDEX requests_failure ON requests (run_id, failure);
 	`
 ALTER TABLE passes ADD COLUMN cache_reset TEXT;
 `,
+	// 14: the send order: the seed of the permutation a pass sent its
+	// documents in (sweep.order: shuffle), NULL for corpus order.
+	`
+ALTER TABLE passes ADD COLUMN order_seed INTEGER;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

@@ -108,6 +108,7 @@ var passColumns = withFailureColumns(columns[extractbench.Pass]{
 	optReal("steady_trend_effect", func(p *extractbench.Pass) **float64 { return &p.SteadyTrendEffect }),
 	optFlag("steady", func(p *extractbench.Pass) **bool { return &p.Steady }),
 	optText("cache_reset", func(p *extractbench.Pass) *string { return &p.CacheReset }),
+	optInt("order_seed", func(p *extractbench.Pass) **int64 { return &p.OrderSeed }),
 })
 
 // passKeyColumns is how many of passColumns make the primary key (run_id,

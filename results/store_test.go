@@ -558,7 +558,7 @@ func TestOpenReadOnly_OlderSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Make it look like schema version 3: drop what migrations 4 to 8 added.
+	// Make it look like schema version 3: drop what migrations 4 on added.
 	qs := []string{"PRAGMA user_version = 3", "ALTER TABLE requests DROP COLUMN client_completion_chunks", "ALTER TABLE requests DROP COLUMN on_time",
 		"ALTER TABLE requests DROP COLUMN endpoint", "ALTER TABLE telemetry DROP COLUMN endpoint", "DROP TABLE digests",
 		"ALTER TABLE requests DROP COLUMN cached_prompt_tokens", "ALTER TABLE requests DROP COLUMN expected_prompt_tokens"}
@@ -567,7 +567,7 @@ func TestOpenReadOnly_OlderSchema(t *testing.T) {
 		"tpot_p90_ns", "tpot_p99_ns", "ttft_sched_p99_ns", "on_time", "on_time_accepted", "goodput",
 		"endpoints", "endpoint_requests_min", "endpoint_requests_max", "telemetry_samples", "cached_prompt_tokens", "cached_prompt_share",
 		"prompt_drift_reference", "prompt_drift_compared", "prompt_drift_docs", "prompt_drift_median", "prompt_drift_max",
-		"steady_trend_n", "steady_trend_z", "steady_trend_effect", "steady", "cache_reset"} {
+		"steady_trend_n", "steady_trend_z", "steady_trend_effect", "steady", "cache_reset", "order_seed"} {
 		qs = append(qs, "ALTER TABLE passes DROP COLUMN "+c)
 	}
 	for _, q := range qs {

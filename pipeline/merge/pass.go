@@ -106,6 +106,7 @@ func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows 
 	p.SentConcurrency = extractbench.SentConcurrency(key.Mode, key.Level, mg.acct.Proto.Sweep.Concurrency, len(rows), tally.MaxInFlight()) // each shard keeps level in flight
 	mergeClientFigures(&p, rows)
 	p.CacheReset = mergedCacheReset(rows)
+	p.OrderSeed = sharedOrderSeed(rows)
 	if complete {
 		mg.acct.Judge(&p) // again: the shards' client self-checks are part of the verdict
 	}
@@ -113,6 +114,20 @@ func (mg *merger) mergePass(ctx context.Context, key extractbench.PassKey, rows 
 		return extractbench.Pass{}, fmt.Errorf("merge: write merged pass %s: %w", key, err)
 	}
 	return p, nil
+}
+
+// sharedOrderSeed is a merged pass's order_seed: its shards'. Shards of one
+// run share the protocol, so each sent its own part of the corpus in the
+// permutation of the same seed, or all went in corpus order (nil); shards
+// that disagree (which one fingerprint rules out) leave it nil.
+func sharedOrderSeed(rows []shardPass) *int64 {
+	seed := rows[0].row.OrderSeed
+	for _, sp := range rows[1:] {
+		if s := sp.row.OrderSeed; seed == nil || s == nil || *s != *seed {
+			return nil
+		}
+	}
+	return seed
 }
 
 // maxDuplicateExamples is how many duplicate rows a merge names.

@@ -37,6 +37,9 @@ const (
 	DefaultReadyTimeout      = 600 * time.Second      // engine start until /health answers
 	DefaultTelemetryInterval = 100 * time.Millisecond // /metrics and nvidia-smi sampling
 	DefaultOnMemoryFailure   = "retry_lower"
+	// DefaultOrder is how a pass orders its documents (sweep.order): a
+	// seeded random order, since corpus order correlates with length.
+	DefaultOrder = extractbench.OrderShuffle
 	// DefaultInterruptGrace is how long the first SIGINT/SIGTERM lets the
 	// requests in flight finish before they are cancelled and recorded as
 	// interrupted (protocol key interrupt_grace). Short, so that Ctrl-C
@@ -260,6 +263,9 @@ func (p *Protocol) fillDefaults() {
 	}
 	if p.Sweep.OnMemoryFailure == "" {
 		p.Sweep.OnMemoryFailure = DefaultOnMemoryFailure
+	}
+	if p.Sweep.Order == "" {
+		p.Sweep.Order = DefaultOrder
 	}
 	if p.Acceptance.MinBaselineRatio == 0 {
 		p.Acceptance.MinBaselineRatio = extractbench.DefaultMinBaselineRatio
