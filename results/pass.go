@@ -106,9 +106,9 @@ var passColumns = withFailureColumns(columns[extractbench.Pass]{
 	optInt("steady_trend_n", func(p *extractbench.Pass) **int64 { return &p.SteadyTrendN }),
 	optReal("steady_trend_z", func(p *extractbench.Pass) **float64 { return &p.SteadyTrendZ }),
 	optReal("steady_trend_effect", func(p *extractbench.Pass) **float64 { return &p.SteadyTrendEffect }),
+	optFlag("steady", func(p *extractbench.Pass) **bool { return &p.Steady }),
 	optInt("steady_blocks", func(p *extractbench.Pass) **int64 { return &p.SteadyBlocks }),
 	optReal("steady_spread", func(p *extractbench.Pass) **float64 { return &p.SteadySpread }),
-	optFlag("steady", func(p *extractbench.Pass) **bool { return &p.Steady }),
 })
 
 // passKeyColumns is how many of passColumns make the primary key (run_id,
