@@ -199,6 +199,12 @@ type Pass struct {
 	SteadyBlocks      *int64
 	SteadySpread      *float64
 	Steady            *bool
+	// SteadyHead is the pass's head: its first wave and the SteadyMinBlock
+	// requests after it, their median E2E-to-class ratio, each class's
+	// median over the requests after the head (eval.SteadyBlocksOf). The
+	// level compares its first repetition's head with the others' at the
+	// same places; nil when the pass was too small (or a row from before).
+	SteadyHead *float64
 
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and

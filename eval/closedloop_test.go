@@ -86,9 +86,14 @@ func ordered(docs []simDoc, order string, rng *rand.Rand) []simDoc {
 
 // simHost is the machine's load: every step's time is jittered a few
 // percent; under load, a step starts a burst with probability burstP, and
-// the burst's 1 to 4 steps take 10 to 30 times as long (a shared machine's
-// scheduler starving the engine); stall is one freeze of stallNS, after a
-// random share of the pass's requests have been answered.
+// the burst's 1 to 4 steps have their decode part (the step's own cost
+// without the prefill of the prompts it admits) 10 to 30 times as long: a
+// shared machine's scheduler starving the engine, for as long as the
+// engine's host work takes, not the GPU's prefill (a burst that multiplied
+// the 10-40 s prefill of a first wave of 64 prompts froze the engine for
+// minutes, and passed for warming in 2% of the levels at c = 64); stall is
+// one freeze of stallNS, after a random share of the pass's requests have
+// been answered.
 type simHost struct {
 	name    string
 	burstP  float64
@@ -142,7 +147,8 @@ func simulatePass(rng *rand.Rand, eng simEngine, host simHost, st *simState, doc
 		}
 		running = append(running, waiting...)
 		waiting = waiting[:0]
-		d := float64(prefill)*eng.prefillPerToken + eng.stepBase + float64(len(running))*eng.stepPerSeq
+		decode := eng.stepBase + float64(len(running))*eng.stepPerSeq
+		d := float64(prefill)*eng.prefillPerToken + decode
 		if st.warming != nil {
 			d *= st.warming(st.finished)
 		}
@@ -151,7 +157,7 @@ func simulatePass(rng *rand.Rand, eng simEngine, host simHost, st *simState, doc
 			burst, burstF = 1+rng.IntN(4), 10+20*rng.Float64()
 		}
 		if burst > 0 {
-			d *= burstF
+			d += (burstF - 1) * decode // the host's share of a step, not the prefill's compute
 			burst--
 		}
 		if answered == stallAfter {

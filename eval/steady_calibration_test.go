@@ -34,11 +34,13 @@ type simRun struct {
 type calibration struct {
 	runs, passes, tested, flagged, levels int
 	firstFlagged                          int // runs whose first pass's test found warming
+	head                                  int // runs whose first repetition's head was slower (firstHeadSlower)
 }
 
 func (c *calibration) add(o calibration) {
 	c.runs, c.passes, c.tested, c.flagged, c.levels = c.runs+o.runs, c.passes+o.passes, c.tested+o.tested, c.flagged+o.flagged, c.levels+o.levels
 	c.firstFlagged += o.firstFlagged
+	c.head += o.head
 }
 
 func (c calibration) String() string {
@@ -89,6 +91,13 @@ func (r simRun) run() calibration {
 	if AggregateLevels(passes, extractbench.Acceptance{}, Planned{Repetitions: 3})[0].Levels[0].NotSteady != "" {
 		out.levels++
 	}
+	var tally steadyTally
+	for i := range passes {
+		tally.add(&passes[i])
+	}
+	if firstHeadSlower(tally.heads, tally.durations, SteadyFloorNS(nil)) != "" {
+		out.head++
+	}
 	return out
 }
 
@@ -115,7 +124,7 @@ func freshWarming(s float64, n int) func(int) float64 {
 }
 
 func TestSteadyCalibration(t *testing.T) {
-	const seeds = 4 // per cell: 252 passes a negative control, 144 runs a positive one (~5 s)
+	const seeds = 8 // per cell: 504 passes a negative control (360 tested), 288 runs a positive one (~10 s)
 	neg := map[string]*calibration{}
 	byC := map[int]*calibration{}
 	var negOrder []string
@@ -144,9 +153,8 @@ func TestSteadyCalibration(t *testing.T) {
 	for _, name := range negOrder {
 		t.Logf("negative, %s: %s", name, neg[name])
 		all.add(*neg[name])
-		// One control's few hundred passes: 2% is 4 of them.
-		if r := pct(neg[name].flagged, neg[name].tested); r > 2 {
-			t.Errorf("negative control %s: %.2f%% of passes flagged, want ≤ 2%%", name, r)
+		if r := pct(neg[name].flagged, neg[name].tested); r > 1 {
+			t.Errorf("negative control %s: %.2f%% of passes flagged, want ≤ 1%%", name, r)
 		}
 	}
 	t.Logf("negative, all: %s", all)
@@ -183,18 +191,14 @@ func TestSteadyCalibration(t *testing.T) {
 			}
 		}
 	}
+	// The power the test promises (issue 38): both engines' warming,
+	// touching only the level's first pass, caught in 95% of the levels at
+	// every concurrency of the default protocol.
 	for _, name := range posOrder {
 		p := pos[name]
-		t.Logf("positive, %s: %d runs caught of %d (%.1f%%); first pass flagged in %d", name, p.levels, p.runs, pct(p.levels, p.runs), p.firstFlagged)
-	}
-	// The power the test promises: the built-in engine's warming wherever
-	// a 300-document pass has blocks to spare after its first wave (c ≤ 8),
-	// a freshly started engine at the run's first levels (its first 20-50
-	// requests fill less than a block beyond).
-	for name, want := range map[string]float64{"builtin, c=1": 95, "builtin, c=2": 95, "builtin, c=4": 95, "builtin, c=8": 95,
-		"fresh, c=1": 90, "fresh, c=2": 90} {
-		if p := pos[name]; pct(p.levels, p.runs) < want {
-			t.Errorf("positive control %s: %.1f%% of runs caught, want ≥ %.0f%%", name, pct(p.levels, p.runs), want)
+		t.Logf("positive, %s: %d runs caught of %d (%.1f%%); first pass flagged in %d, head in %d", name, p.levels, p.runs, pct(p.levels, p.runs), p.firstFlagged, p.head)
+		if r := pct(p.levels, p.runs); r < 95 {
+			t.Errorf("positive control %s: %.1f%% of runs caught, want ≥ 95%%", name, r)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +66,24 @@ func TestSteadyBlocksOf(t *testing.T) {
 			t.Errorf("block %d: ratio %v, want 1 whatever its mix of classes", i, bl.Ratio)
 		}
 	}
+	// The head at c = 1: the first 21 sent against each class's median
+	// after them; the long documents of the first 60 are no slower than
+	// their class, so the head is 1 too.
+	if b.Head != 1 {
+		t.Errorf("head %v, want 1 whatever its mix of classes", b.Head)
+	}
+	slow := slices.Clone(reqs)
+	for i := range slow {
+		if slow[i].SendNS < 1000-129+21 { // the first 21 sent (the last listed): 3 times slower
+			slow[i].E2ENS *= 3
+		}
+	}
+	if h := SteadyBlocksOf(slow, 1).Head; math.Abs(h-3) > 1e-9 {
+		t.Errorf("head of a pass whose first 21 requests took 3 times as long: %v, want 3", h)
+	}
+	if got := SteadyBlocksOf(reqs[:40], 1); got.Head != 0 {
+		t.Errorf("40 requests at c = 1: head %v, want none (21 in the head, 18 after it)", got.Head)
+	}
 	if got := SteadyBlocksOf(reqs, 20); len(got.Blocks) != 0 {
 		t.Errorf("c = 20: %d blocks of 90 requests, want none (blocks of 80)", len(got.Blocks))
 	}
@@ -96,6 +116,11 @@ func TestSteadyState_Level(t *testing.T) {
 		FillTrend(&p, TrendOf(blocksOf(100e6, 1, 1, 1, 1, 1, 1)))
 		return p
 	}
+	headed := func(rep int, p50 int64, head float64) extractbench.Pass { // a pass at c ≥ 32: no blocks, a head
+		p := e2ePass(rep, p50)
+		FillTrend(&p, TrendOf(SteadyBlocks{Head: head}))
+		return p
+	}
 	tests := []struct {
 		name   string
 		acc    extractbench.Acceptance
@@ -103,8 +128,14 @@ func TestSteadyState_Level(t *testing.T) {
 		flag   string // in NotSteady; "" = steady
 		usable bool
 	}{
+		{"first head slower", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 110, 2.4), headed(2, 100, 1.2), headed(3, 100, 1.5)},
+			"repetition 1's first wave and the 20 requests after it 60% slower than in the slowest of the 2 other repetitions", false},
+		{"first head within the floor", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 110, 2.2), headed(2, 100, 1.2), headed(3, 100, 1.5)}, "", true},
+		{"a later head slower", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 100, 1.2), headed(2, 100, 3), headed(3, 100, 1.2)}, "", true},
+		{"no other head", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 100, 3), e2ePass(2, 100), e2ePass(3, 100)}, "", true},
 		{"steady", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 110), e2ePass(2, 100), e2ePass(3, 104)}, "", true},
 		{"first repetition slower", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", false},
+		{"first repetition within the floor", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 125), e2ePass(2, 100), e2ePass(3, 104)}, "", true},
 		{"within the others' spread", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 150)}, "", true},
 		{"warming in the first pass only", extractbench.Acceptance{}, []extractbench.Pass{warming(1), tested(2), tested(3)},
 			"the level's first pass (repetition 1) warming: the first of 6 blocks (120 requests) 80% slower", false},

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -60,6 +61,12 @@ type SteadyBlock struct {
 type SteadyBlocks struct {
 	Blocks      []SteadyBlock
 	MedianE2ENS float64
+	// Head is the pass's head (SteadyHead): its first wave and the
+	// SteadyMinBlock requests sent after it, their E2E each over its
+	// class's median after the head, geometric mean; 0 when the pass is
+	// too small to have one. It is measured whether or not the pass has
+	// blocks: the level compares its repetitions' heads.
+	Head float64
 }
 
 // SteadyBlocksOf cuts a pass's measured requests into blocks, the
@@ -75,13 +82,14 @@ func SteadyBlocksOf(reqs []SteadyRequest, trim int64) SteadyBlocks {
 	slices.SortStableFunc(rs, func(a, b SteadyRequest) int { return cmp.Compare(a.SendNS, b.SendNS) })
 	trim = max(trim, 0)
 	if int64(len(rs)) <= 2*trim {
-		return SteadyBlocks{}
+		return SteadyBlocks{Head: steadyHeadOf(rs, trim)}
 	}
+	head := steadyHeadOf(rs, trim)
 	rs = rs[trim : int64(len(rs))-trim]
 	n := int64(len(rs))
 	k := n / SteadyBlockSize(trim)
 	if k < SteadyMinBlocks {
-		return SteadyBlocks{}
+		return SteadyBlocks{Head: head}
 	}
 	byClass := map[string][]float64{}
 	all := make([]float64, 0, n)
@@ -93,7 +101,7 @@ func SteadyBlocksOf(reqs []SteadyRequest, trim int64) SteadyBlocks {
 	for c, e := range byClass {
 		classMedian[c] = median(e)
 	}
-	out := SteadyBlocks{MedianE2ENS: median(all)}
+	out := SteadyBlocks{MedianE2ENS: median(all), Head: head}
 	at := int64(0)
 	for b := range k {
 		size := n / k
@@ -124,4 +132,57 @@ func median(v []float64) float64 {
 		return v[n/2]
 	}
 	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// SteadyHeadSize is how many requests a pass's head holds at concurrency
+// c: its first wave (the c sent at once, which no block holds) and the
+// SteadyMinBlock sent after it. Warming is a first-pass effect that a
+// freshly started engine spends within its first 20 to 50 requests: at
+// c ≥ 16 inside the first wave, where the pass's own blocks cannot see it,
+// so the level compares its repetitions' heads (firstHeadSlower).
+func SteadyHeadSize(c int64) int64 {
+	return max(c, 0) + SteadyMinBlock
+}
+
+// steadyHeadOf is the head of requests rs sorted by send instant, at
+// concurrency trim: rs[:h] against each class's median over the requests
+// after it, the drain (the last trim) left out; 0 when fewer than h
+// requests follow the head (the classes' medians would be the head's).
+func steadyHeadOf(rs []SteadyRequest, trim int64) float64 {
+	trim = max(trim, 0)
+	h := SteadyHeadSize(trim)
+	end := int64(len(rs)) - trim
+	if end-h < h {
+		return 0
+	}
+	byClass := map[string][]float64{}
+	for _, r := range rs[h:end] {
+		byClass[r.Class] = append(byClass[r.Class], float64(r.E2ENS))
+	}
+	classMedian := make(map[string]float64, len(byClass))
+	for c, e := range byClass {
+		classMedian[c] = median(e)
+	}
+	return SteadyHead(rs[:h], classMedian)
+}
+
+// SteadyHead is the head's figure: the geometric mean of its requests'
+// E2E each over its class's median after the head (classMedian), those of
+// a class without one, or of no E2E, left out; 0 for none. A geometric
+// mean, not a median: a fresh engine's warming is steep (its first wave
+// several times slower, the requests after it little), and the head's
+// median would fall among the little; one request's outlier moves it by
+// its log over the head's 20 and more requests.
+func SteadyHead(head []SteadyRequest, classMedian map[string]float64) float64 {
+	sum, n := 0.0, 0
+	for _, r := range head {
+		if m := classMedian[r.Class]; m > 0 && r.E2ENS > 0 {
+			sum += math.Log(float64(r.E2ENS) / m)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Exp(sum / float64(n))
 }

@@ -367,6 +367,7 @@ CREATE INDEX requests_failure ON requests (run_id, failure);
 	`
 ALTER TABLE passes ADD COLUMN steady_blocks INTEGER;
 ALTER TABLE passes ADD COLUMN steady_spread REAL;
+ALTER TABLE passes ADD COLUMN steady_head REAL;
 `,
 }
 

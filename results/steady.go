@@ -61,6 +61,9 @@ func (s *Store) PassSteadyBlocks(ctx context.Context, key extractbench.PassKey, 
 	if err != nil {
 		return out, fmt.Errorf("steady-state blocks of pass %s: %w", key, err)
 	}
+	if out.Head, err = passSteadyHead(ctx, tx, args, trim); err != nil {
+		return out, fmt.Errorf("steady-state head of pass %s: %w", key, err)
+	}
 	k := n / eval.SteadyBlockSize(trim)
 	if k < eval.SteadyMinBlocks {
 		return out, nil
@@ -84,6 +87,59 @@ func (s *Store) PassSteadyBlocks(ctx context.Context, key extractbench.PassKey, 
 	}
 	out.MedianE2ENS = med.Float64
 	return out, nil
+}
+
+// passSteadyHead reads the pass's head (eval.SteadyHead): the first
+// eval.SteadyHeadSize(trim) requests in send order against each length
+// class's median over the requests after them, the last trim (the drain)
+// left out; 0 when fewer than the head's own number follow it. args are
+// steadyRows' (the pass's, then trim twice). The head is a few dozen rows;
+// the classes' medians are computed in SQL, as the blocks' are.
+func passSteadyHead(ctx context.Context, tx *sql.Tx, args []any, trim int64) (float64, error) {
+	h := eval.SteadyHeadSize(trim)
+	rows, err := tx.QueryContext(ctx, steadyRows+`
+		SELECT COALESCE(c, ''), e, n FROM o WHERE rn <= ? ORDER BY rn`, append(args, h)...)
+	if err != nil {
+		return 0, err
+	}
+	var head []eval.SteadyRequest
+	var n int64
+	for rows.Next() {
+		var r eval.SteadyRequest
+		if err := rows.Scan(&r.Class, &r.E2ENS, &n); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		head = append(head, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if n-trim-h < h {
+		return 0, nil
+	}
+	rows, err = tx.QueryContext(ctx, steadyRows+`,
+		r AS (SELECT c, e FROM o WHERE rn > ? AND rn <= n - ?),
+		ranked AS (SELECT c, e, ROW_NUMBER() OVER (PARTITION BY c ORDER BY e) AS i, COUNT(*) OVER (PARTITION BY c) AS cn FROM r)
+		SELECT COALESCE(c, ''), AVG(e) FROM ranked WHERE i IN ((cn + 1) / 2, (cn + 2) / 2) GROUP BY c`, append(args, h, trim)...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	medians := map[string]float64{}
+	for rows.Next() {
+		var c string
+		var m float64
+		if err := rows.Scan(&c, &m); err != nil {
+			return 0, err
+		}
+		medians[c] = m
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	return eval.SteadyHead(head, medians), nil
 }
 
 // The decision kinds of the steady-state and client checks.

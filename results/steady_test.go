@@ -10,7 +10,7 @@ import (
 	"github.com/extractbench/extractbench/eval"
 )
 
-// TestPassSteadyBlocks_Exact: the steady-state blocks read from SQLite
+// TestPassSteadyBlocks_Exact: the steady-state blocks and head read from SQLite
 // (window functions, sorted on disk) equal eval.SteadyBlocksOf's, the
 // definition, on random passes with ties, two length classes, missing
 // instants and interrupted rows.
@@ -18,7 +18,7 @@ func TestPassSteadyBlocks_Exact(t *testing.T) {
 	ctx := context.Background()
 	s, _ := MustOpen(t)
 	rng := rand.New(rand.NewPCG(3, 9))
-	tested := false
+	tested, heads := false, false
 	for lv, n := range []int{0, 1, 7, 50, 301} {
 		key := extractbench.PassKey{RunID: "run-steady", Variant: "v", Mode: "concurrency", Level: lv + 1, Repetition: 1}
 		for i := range n {
@@ -47,6 +47,10 @@ func TestPassSteadyBlocks_Exact(t *testing.T) {
 			if len(got.Blocks) != len(want.Blocks) {
 				t.Fatalf("%d records, trim %d: %d blocks, want %d: %+v %+v", n, trim, len(got.Blocks), len(want.Blocks), got, want)
 			}
+			if math.Abs(got.Head-want.Head) > 1e-9*max(1, want.Head) {
+				t.Errorf("%d records, trim %d: head %v, want %v", n, trim, got.Head, want.Head)
+			}
+			heads = heads || want.Head > 0
 			if len(want.Blocks) == 0 {
 				continue
 			}
@@ -62,7 +66,7 @@ func TestPassSteadyBlocks_Exact(t *testing.T) {
 			}
 		}
 	}
-	if !tested {
-		t.Error("no random pass had enough blocks: the test compares nothing")
+	if !tested || !heads {
+		t.Errorf("blocks compared %v, heads compared %v: a random pass too small for the test compares nothing", tested, heads)
 	}
 }
