@@ -191,18 +191,30 @@ type Pass struct {
 	// (schema version 10).
 	PromptDrift PromptDrift
 	// Steady state without the engine's help (eval/steady.go): the pass's
-	// trend test of early against late requests of the same length class,
-	// the requests it compared, its Mann-Whitney z and the early/late
-	// median ratio less 1; Steady is false when it found a trend beyond the
-	// noise floor. nil when too few requests (or a row from before).
+	// requests cut into time blocks, its first block against the others
+	// (schema version 13): the requests the blocks hold, how many blocks,
+	// the first block's median E2E-to-class ratio over the others' median,
+	// less 1 (SteadyTrendEffect), and the highest other block's, less 1
+	// (SteadySpread); Steady is false when the first block is beyond the
+	// others' spread and the floors. nil when too few blocks (or a row from
+	// before). SteadyTrendZ is the per-request Mann-Whitney z of the test
+	// before version 13, kept for older rows (nil since).
 	SteadyTrendN      *int64
 	SteadyTrendZ      *float64
 	SteadyTrendEffect *float64
+	SteadyBlocks      *int64
+	SteadySpread      *float64
 	Steady            *bool
 	// OrderSeed is the seed of the order the pass sent its documents in
 	// (pipeline/dispatch.OrderSeed: sweep.order shuffle); nil for corpus
 	// order (sweep.order corpus, or a row from before the option).
 	OrderSeed *int64
+	// SteadyHead is the pass's head: its first wave and the SteadyMinBlock
+	// requests after it, their median E2E-to-class ratio, each class's
+	// median over the requests after the head (eval.SteadyBlocksOf). The
+	// level compares its first repetition's head with the others' at the
+	// same places; nil when the pass was too small (or a row from before).
+	SteadyHead *float64
 
 	// CategoryConfusion is the pass's category confusion matrix as JSON:
 	// {"expected": {"predicted": count}}, with "null" for JSON null and

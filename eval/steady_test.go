@@ -1,73 +1,91 @@
 package eval
 
 import (
-	"github.com/extractbench/extractbench"
+	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
-// trendGroup ranks early and late E2E values of one class as PassTrend
-// does (mean ranks for ties) and takes their medians.
-func trendGroup(early, late []float64) TrendGroup {
-	all := append(append([]float64{}, early...), late...)
-	rank := func(v float64) float64 {
-		below, equal := 0, 0
-		for _, w := range all {
-			switch {
-			case w < v:
-				below++
-			case w == v:
-				equal++
-			}
-		}
-		return float64(below) + float64(equal+1)/2
+// blocksOf are blocks of the given median ratios, 20 requests each, in a
+// pass whose median E2E is e2e ns.
+func blocksOf(e2e float64, ratios ...float64) SteadyBlocks {
+	b := SteadyBlocks{MedianE2ENS: e2e}
+	for _, r := range ratios {
+		b.Blocks = append(b.Blocks, SteadyBlock{N: 20, Ratio: r})
 	}
-	g := TrendGroup{NEarly: len(early), NLate: len(late)}
-	for _, v := range early {
-		g.RankSumEarly += rank(v)
-	}
-	g.MedianEarly, g.MedianLate = Describe(early).P50, Describe(late).P50
-	return g
-}
-
-func series(n int, f func(i int) float64) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = f(i)
-	}
-	return out
+	return b
 }
 
 func TestTrendOf(t *testing.T) {
-	// Interleaved values: early and late from one distribution.
-	flat := trendGroup(series(15, func(i int) float64 { return float64(100 + 2*i) }), series(15, func(i int) float64 { return float64(101 + 2*i) }))
-	// Early requests twice as slow (warming), in two length classes.
-	warmShort := trendGroup(series(12, func(i int) float64 { return float64(200 + i) }), series(12, func(i int) float64 { return float64(100 + i) }))
-	warmLong := trendGroup(series(10, func(i int) float64 { return float64(2000 + 10*i) }), series(10, func(i int) float64 { return float64(1000 + 10*i) }))
-	// Late requests slower: not warming.
-	late := trendGroup(series(15, func(i int) float64 { return float64(100 + i) }), series(15, func(i int) float64 { return float64(200 + i) }))
-	// Early slower by 5% only, on many requests: certain, within the floor.
-	drift := trendGroup(series(500, func(i int) float64 { return float64(1050 + i%10) }), series(500, func(i int) float64 { return float64(1000 + i%10) }))
 	tests := []struct {
 		name   string
-		groups []TrendGroup
+		blocks SteadyBlocks
 		ok     bool
 		steady bool
 	}{
-		{"flat", []TrendGroup{flat}, true, true},
-		{"warming, two classes", []TrendGroup{warmShort, warmLong}, true, false},
-		{"late slower", []TrendGroup{late}, true, true},
-		{"small drift", []TrendGroup{drift}, true, true},
-		{"too few", []TrendGroup{trendGroup([]float64{3, 4, 5, 6, 7}, []float64{1, 2, 2, 1, 1})}, false, true},
+		{"flat", blocksOf(1e9, 1, 1.05, 0.95, 1, 1.02, 0.98), true, true},
+		{"warming", blocksOf(1e9, 2.5, 1.6, 1.2, 1, 1.02, 0.98), true, false},
+		{"late slower", blocksOf(1e9, 1, 1, 1, 1.8, 1.9, 2), true, true},
+		{"within the floor", blocksOf(1e9, 1.4, 1, 1, 1, 1, 1), true, true},
+		{"a later block as slow", blocksOf(1e9, 2, 1, 1, 1, 2.1, 1), true, true},
+		{"slow early blocks are not compared", blocksOf(1e9, 2, 1.9, 1.8, 1, 1, 1), true, false},
+		{"too few blocks", blocksOf(1e9, 3, 1, 1), false, true},
 	}
 	for _, tt := range tests {
-		got := TrendOf(tt.groups)
+		got := TrendOf(tt.blocks)
 		if got.OK != tt.ok || (got.OK && got.Steady() != tt.steady) {
 			t.Errorf("%s: %+v (steady %v), want ok %v steady %v", tt.name, got, got.Steady(), tt.ok, tt.steady)
 		}
 	}
-	if w := TrendOf([]TrendGroup{warmShort, warmLong}); w.Z < SteadyTrendZ || w.Effect < 0.9 || w.N != 44 {
-		t.Errorf("warming: z %.2f effect %.2f n %d; want z ≥ %.2f, effect about 1 (twice as slow), 44 requests", w.Z, w.Effect, w.N, SteadyTrendZ)
+	if w := TrendOf(blocksOf(1e9, 2.5, 1.6, 1.2, 1, 1.02, 0.98)); w.Effect != 1.5 || w.Blocks != 6 || w.N != 120 || w.SlowerNS != 1.5e9 {
+		t.Errorf("warming: %+v; want effect 1.5 over the later half's median 1, 6 blocks, 120 requests, 1.5 s slower", w)
+	}
+}
+
+// TestSteadyBlocksOf: the first wave and the drain are left out, each
+// E2E is taken relative to its class's median, so that a pass whose long
+// documents come first is flat, and blocks are cut as NTILE cuts them.
+func TestSteadyBlocksOf(t *testing.T) {
+	var reqs []SteadyRequest
+	for i := range 130 {
+		class, e2e := "short", int64(100)
+		if i < 60 && i%2 == 0 || i >= 60 && i%5 == 0 { // long documents first
+			class, e2e = "long", 1000
+		}
+		reqs = append(reqs, SteadyRequest{Class: class, SendNS: int64(1000 - i), E2ENS: e2e}) // sent in reverse
+	}
+	b := SteadyBlocksOf(reqs, 1)
+	if len(b.Blocks) != 6 || b.Blocks[0].N != 22 || b.Blocks[5].N != 21 {
+		t.Fatalf("blocks %+v, want 6: 128 requests as NTILE(6) cuts them (22, 22, 21, ...)", b.Blocks)
+	}
+	for i, bl := range b.Blocks {
+		if bl.Ratio != 1 {
+			t.Errorf("block %d: ratio %v, want 1 whatever its mix of classes", i, bl.Ratio)
+		}
+	}
+	// The head at c = 1: the first 21 sent against each class's median
+	// after them; the long documents of the first 60 are no slower than
+	// their class, so the head is 1 too.
+	if b.Head != 1 {
+		t.Errorf("head %v, want 1 whatever its mix of classes", b.Head)
+	}
+	slow := slices.Clone(reqs)
+	for i := range slow {
+		if slow[i].SendNS < 1000-129+21 { // the first 21 sent (the last listed): 3 times slower
+			slow[i].E2ENS *= 3
+		}
+	}
+	if h := SteadyBlocksOf(slow, 1).Head; math.Abs(h-3) > 1e-9 {
+		t.Errorf("head of a pass whose first 21 requests took 3 times as long: %v, want 3", h)
+	}
+	if got := SteadyBlocksOf(reqs[:40], 1); got.Head != 0 {
+		t.Errorf("40 requests at c = 1: head %v, want none (21 in the head, 18 after it)", got.Head)
+	}
+	if got := SteadyBlocksOf(reqs, 20); len(got.Blocks) != 0 {
+		t.Errorf("c = 20: %d blocks of 90 requests, want none (blocks of 80)", len(got.Blocks))
 	}
 }
 
@@ -79,26 +97,30 @@ func e2ePass(rep int, p50 int64) extractbench.Pass {
 }
 
 // TestSteadyState_Level: a first repetition whose median E2E is above the
-// others' beyond the noise floor, or a pass whose trend test found warming,
-// makes the level NOT STEADY and not usable (cause not_steady); with
-// acceptance.steady_state: record the evidence stays and the verdict ignores
-// it; within the floor, or the others' own spread, the level is steady.
+// others' beyond the noise floor, or a first pass whose test found warming,
+// makes the level NOT STEADY and not usable (cause not_steady); a later
+// pass alone does not, most of them do; with acceptance.steady_state:
+// record the evidence stays and the verdict ignores it; within the floor,
+// or the others' own spread, the level is steady.
 func TestSteadyState_Level(t *testing.T) {
 	level := func(acc extractbench.Acceptance, passes ...extractbench.Pass) Level {
 		return AggregateLevels(passes, acc, Planned{Repetitions: len(passes)})[0].Levels[0]
 	}
-	no := false
-	z, e, n := 5.0, 0.8, int64(60)
-	trending := e2ePass(2, 100)
-	trending.Steady, trending.SteadyTrendZ, trending.SteadyTrendEffect, trending.SteadyTrendN = &no, &z, &e, &n
-	yes := true
-	tested := func(rep int) extractbench.Pass { // a pass whose trend test found nothing
+	warming := func(rep int) extractbench.Pass {
 		p := e2ePass(rep, 100)
-		p.Steady, p.SteadyTrendN = &yes, &n
+		FillTrend(&p, TrendOf(blocksOf(100e6, 1.8, 1, 1, 1, 1, 1)))
 		return p
 	}
-	trending3 := trending
-	trending3.Repetition = 3
+	tested := func(rep int) extractbench.Pass { // a pass whose test found nothing
+		p := e2ePass(rep, 100)
+		FillTrend(&p, TrendOf(blocksOf(100e6, 1, 1, 1, 1, 1, 1)))
+		return p
+	}
+	headed := func(rep int, p50 int64, head float64) extractbench.Pass { // a pass at c ≥ 32: no blocks, a head
+		p := e2ePass(rep, p50)
+		FillTrend(&p, TrendOf(SteadyBlocks{Head: head}))
+		return p
+	}
 	tests := []struct {
 		name   string
 		acc    extractbench.Acceptance
@@ -106,13 +128,20 @@ func TestSteadyState_Level(t *testing.T) {
 		flag   string // in NotSteady; "" = steady
 		usable bool
 	}{
+		{"first head slower", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 110, 2.4), headed(2, 100, 1.2), headed(3, 100, 1.5)},
+			"repetition 1's first wave and the 20 requests after it 60% slower than in the slowest of the 2 other repetitions", false},
+		{"first head within the floor", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 110, 2.2), headed(2, 100, 1.2), headed(3, 100, 1.5)}, "", true},
+		{"a later head slower", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 100, 1.2), headed(2, 100, 3), headed(3, 100, 1.2)}, "", true},
+		{"no other head", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 100, 3), e2ePass(2, 100), e2ePass(3, 100)}, "", true},
 		{"steady", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 110), e2ePass(2, 100), e2ePass(3, 104)}, "", true},
 		{"first repetition slower", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", false},
+		{"first repetition within the floor", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 125), e2ePass(2, 100), e2ePass(3, 104)}, "", true},
 		{"within the others' spread", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 150)}, "", true},
-		{"a trend within a pass", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 100), trending, e2ePass(3, 100)}, "repetition 2: early requests slower than late ones by 80%", false},
-		{"a trend in one of three tested passes", extractbench.Acceptance{}, []extractbench.Pass{tested(1), trending, tested(3)}, "", true},
-		{"a trend in two of three tested passes", extractbench.Acceptance{}, []extractbench.Pass{tested(1), trending, trending3}, "in 2 of 3 repetitions", false},
-		{"record only", extractbench.Acceptance{SteadyState: extractbench.SteadyRecord}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", true},
+		{"warming in the first pass only", extractbench.Acceptance{}, []extractbench.Pass{warming(1), tested(2), tested(3)},
+			"the level's first pass (repetition 1) warming: the first of 6 blocks (120 requests) 80% slower", false},
+		{"warming in a later pass only", extractbench.Acceptance{}, []extractbench.Pass{tested(1), warming(2), tested(3)}, "", true},
+		{"warming in two of three later passes", extractbench.Acceptance{}, []extractbench.Pass{tested(1), warming(2), warming(3)}, "in 2 of 3 repetitions", false},
+		{"record only", extractbench.Acceptance{SteadyState: extractbench.SteadyRecord}, []extractbench.Pass{warming(1), tested(2), tested(3)}, "the level's first pass", true},
 	}
 	for _, tt := range tests {
 		l := level(tt.acc, tt.passes...)
@@ -177,7 +206,7 @@ func TestClientBoundLeftOut(t *testing.T) {
 }
 
 // TestSteadyState_Floor: a slowdown beyond the share floor but within the
-// client's own timing (SteadyResolutionNS, or the pass's client delay p99)
+// client's own timing (SteadyResolutionNS, or the pass's client delay)
 // is not called warming.
 func TestSteadyState_Floor(t *testing.T) {
 	small := []extractbench.Pass{e2ePass(1, 3), e2ePass(2, 1), e2ePass(3, 1)} // 3 ms against 1 ms: 200%, but 2 ms
@@ -192,7 +221,7 @@ func TestSteadyState_Floor(t *testing.T) {
 	if l := AggregateLevels(loaded, extractbench.Acceptance{}, Planned{})[0].Levels[0]; l.NotSteady != "" {
 		t.Errorf("50 ms slower with a client's median delay of 80 ms: %s", l.NotSteady)
 	}
-	warm := TrendOf([]TrendGroup{trendGroup(series(12, func(i int) float64 { return float64(200e6 + i) }), series(12, func(i int) float64 { return float64(100e6 + i) }))})
+	warm := TrendOf(blocksOf(100e6, 2, 1, 1, 1, 1, 1))
 	if warm.Steady() {
 		t.Errorf("100 ms slower, no floor: steady")
 	}

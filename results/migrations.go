@@ -369,6 +369,17 @@ ALTER TABLE passes ADD COLUMN cache_reset TEXT;
 	`
 ALTER TABLE passes ADD COLUMN order_seed INTEGER;
 `,
+	// 15: the steady-state test by time blocks (eval/steady.go): the blocks
+	// a pass was cut into and the highest other block's ratio over their
+	// median. steady_trend_n, steady_trend_effect and steady keep their
+	// sense (the requests compared, the early slowdown, the verdict) for
+	// the new test; steady_trend_z, the per-request z of the old one, stays
+	// with the rows that have it and is NULL from now on.
+	`
+ALTER TABLE passes ADD COLUMN steady_blocks INTEGER;
+ALTER TABLE passes ADD COLUMN steady_spread REAL;
+ALTER TABLE passes ADD COLUMN steady_head REAL;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

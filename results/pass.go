@@ -109,6 +109,9 @@ var passColumns = withFailureColumns(columns[extractbench.Pass]{
 	optFlag("steady", func(p *extractbench.Pass) **bool { return &p.Steady }),
 	optText("cache_reset", func(p *extractbench.Pass) *string { return &p.CacheReset }),
 	optInt("order_seed", func(p *extractbench.Pass) **int64 { return &p.OrderSeed }),
+	optInt("steady_blocks", func(p *extractbench.Pass) **int64 { return &p.SteadyBlocks }),
+	optReal("steady_spread", func(p *extractbench.Pass) **float64 { return &p.SteadySpread }),
+	optReal("steady_head", func(p *extractbench.Pass) **float64 { return &p.SteadyHead }),
 })
 
 // passKeyColumns is how many of passColumns make the primary key (run_id,

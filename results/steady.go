@@ -9,103 +9,137 @@ import (
 	"github.com/extractbench/extractbench/eval"
 )
 
-// trendRows are the requests of a pass that enter its trend test
-// (eval.TrendGroup), with their length class c, E2E e and third (1 early,
-// 3 late): measured requests with a send and a done instant, in send order
-// (ties by rowid), the first and last ? sent left out (bound twice), each
-// class cut in thirds by send order. SQLite's window functions sort on disk,
-// so nothing of the pass is held here.
-const trendRows = `WITH m AS (
+// steadyRows are the requests of a pass that enter its steady-state test
+// (eval.SteadyBlocksOf), with their length class c, E2E e and place rn
+// (from 1): measured requests with a send and a done instant, in send
+// order (ties by rowid), the first and last ? sent left out (bound
+// twice). SQLite's window functions sort on disk, so nothing of the pass
+// is held here.
+const steadyRows = `WITH m AS (
 	SELECT r.length_class AS c, r.send_ns AS s, r.done_ns - r.send_ns AS e, r.rowid AS id
 	FROM requests r WHERE ` + passWhere + ` AND r.send_ns > 0 AND r.done_ns >= r.send_ns),
-o AS (SELECT c, s, e, id, ROW_NUMBER() OVER (ORDER BY s, id) AS rn, COUNT(*) OVER () AS n FROM m),
-t AS (SELECT c, s, e, id FROM o WHERE rn > ? AND rn <= n - ?),
-g AS (SELECT c, e, NTILE(3) OVER (PARTITION BY c ORDER BY s, id) AS third FROM t),
-x AS (SELECT c, third, e FROM g WHERE third <> 2)`
+o AS (SELECT c, e, ROW_NUMBER() OVER (ORDER BY s, id) AS rn, COUNT(*) OVER () AS n FROM m),
+t AS (SELECT c, e, rn FROM o WHERE rn > ? AND rn <= n - ?)`
 
-// PassTrend reads the groups of the pass's trend test (eval.TrendOf): per
-// length class, its early and late requests' counts, the early requests'
-// rank sum by E2E (mean ranks for ties) and both medians, leaving out the
-// first and last trim requests sent (the ramp up and the drain of a closed
-// loop of trim requests in flight). One read transaction.
-func (s *Store) PassTrend(ctx context.Context, key extractbench.PassKey, trim int64) ([]eval.TrendGroup, error) {
+// steadyMedians are, after steadyRows, each class's median E2E (cm), each
+// request's block b (NTILE of the bound block count) and E2E over its
+// class's median r, and each block's median ratio: a median is the middle
+// row, or the mean of the two middle ones.
+const steadyMedians = `,
+ranked AS (SELECT c, e, ROW_NUMBER() OVER (PARTITION BY c ORDER BY e) AS i, COUNT(*) OVER (PARTITION BY c) AS cn FROM t),
+cm AS (SELECT c, AVG(e) AS med FROM ranked WHERE i IN ((cn + 1) / 2, (cn + 2) / 2) GROUP BY c),
+b AS (SELECT c, e, NTILE(?) OVER (ORDER BY rn) AS blk FROM t),
+x AS (SELECT b.blk, CAST(b.e AS REAL) / cm.med AS r FROM b JOIN cm ON cm.c = b.c WHERE cm.med > 0),
+xr AS (SELECT blk, r, ROW_NUMBER() OVER (PARTITION BY blk ORDER BY r) AS i, COUNT(*) OVER (PARTITION BY blk) AS bn FROM x),
+bm AS (SELECT blk, AVG(r) AS ratio FROM xr WHERE i IN ((bn + 1) / 2, (bn + 2) / 2) GROUP BY blk),
+bn AS (SELECT blk, COUNT(*) AS n FROM b GROUP BY blk)`
+
+// PassSteadyBlocks reads the blocks of the pass's steady-state test
+// (eval.SteadyBlocksOf, eval.TrendOf): its requests in send order, the
+// first and last trim left out (the first wave and the drain of a closed
+// loop of trim requests in flight), cut into blocks of at least
+// eval.SteadyBlockSize(trim) requests, each with its median E2E-to-class
+// ratio; none when fewer than eval.SteadyMinBlocks fit. One read
+// transaction.
+func (s *Store) PassSteadyBlocks(ctx context.Context, key extractbench.PassKey, trim int64) (eval.SteadyBlocks, error) {
+	var out eval.SteadyBlocks
 	if err := s.Flush(ctx); err != nil {
-		return nil, fmt.Errorf("trend test of pass %s: %w", key, err)
+		return out, fmt.Errorf("steady-state blocks of pass %s: %w", key, err)
 	}
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("trend test of pass %s: %w", key, err)
+		return out, fmt.Errorf("steady-state blocks of pass %s: %w", key, err)
 	}
 	defer func() { _ = tx.Rollback() }() // read only: nothing to keep
+	trim = max(trim, 0)
 	args := append(passArgs(key), trim, trim)
-	rows, err := tx.QueryContext(ctx, trendRows+`,
-		k AS (SELECT c, third, RANK() OVER (PARTITION BY c ORDER BY e) + (COUNT(*) OVER (PARTITION BY c, e) - 1) / 2.0 AS rk FROM x)
-		SELECT c, third, COUNT(*), SUM(rk) FROM k GROUP BY c, third ORDER BY c, third`, args...)
+	var n int64
+	var med sql.NullFloat64
+	err = tx.QueryRowContext(ctx, steadyRows+`,
+		k AS (SELECT e, ROW_NUMBER() OVER (ORDER BY e) AS i, COUNT(*) OVER () AS n FROM t)
+		SELECT (SELECT COUNT(*) FROM t), (SELECT AVG(e) FROM k WHERE i IN ((n + 1) / 2, (n + 2) / 2))`, args...).Scan(&n, &med)
 	if err != nil {
-		return nil, fmt.Errorf("trend test of pass %s: %w", key, err)
+		return out, fmt.Errorf("steady-state blocks of pass %s: %w", key, err)
 	}
-	var groups []eval.TrendGroup
-	at := map[string]int{}
+	if out.Head, err = passSteadyHead(ctx, tx, args, trim); err != nil {
+		return out, fmt.Errorf("steady-state head of pass %s: %w", key, err)
+	}
+	k := n / eval.SteadyBlockSize(trim)
+	if k < eval.SteadyMinBlocks {
+		return out, nil
+	}
+	rows, err := tx.QueryContext(ctx, steadyRows+steadyMedians+`
+		SELECT bn.blk, bn.n, COALESCE(bm.ratio, 0) FROM bn LEFT JOIN bm ON bm.blk = bn.blk ORDER BY bn.blk`, append(args, k)...)
+	if err != nil {
+		return out, fmt.Errorf("steady-state blocks of pass %s: %w", key, err)
+	}
+	defer rows.Close()
 	for rows.Next() {
-		var c string
-		var third, n int
-		var ranks float64
-		if err := rows.Scan(&c, &third, &n, &ranks); err != nil {
+		var blk int
+		var b eval.SteadyBlock
+		if err := rows.Scan(&blk, &b.N, &b.Ratio); err != nil {
+			return out, fmt.Errorf("steady-state blocks of pass %s: %w", key, err)
+		}
+		out.Blocks = append(out.Blocks, b)
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("steady-state blocks of pass %s: %w", key, err)
+	}
+	out.MedianE2ENS = med.Float64
+	return out, nil
+}
+
+// passSteadyHead reads the pass's head (eval.SteadyHead): the first
+// eval.SteadyHeadSize(trim) requests in send order against each length
+// class's median over the requests after them, the last trim (the drain)
+// left out; 0 when fewer than the head's own number follow it. args are
+// steadyRows' (the pass's, then trim twice). The head is a few dozen rows;
+// the classes' medians are computed in SQL, as the blocks' are.
+func passSteadyHead(ctx context.Context, tx *sql.Tx, args []any, trim int64) (float64, error) {
+	h := eval.SteadyHeadSize(trim)
+	rows, err := tx.QueryContext(ctx, steadyRows+`
+		SELECT COALESCE(c, ''), e, n FROM o WHERE rn <= ? ORDER BY rn`, append(args, h)...)
+	if err != nil {
+		return 0, err
+	}
+	var head []eval.SteadyRequest
+	var n int64
+	for rows.Next() {
+		var r eval.SteadyRequest
+		if err := rows.Scan(&r.Class, &r.E2ENS, &n); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("trend test of pass %s: %w", key, err)
+			return 0, err
 		}
-		i, ok := at[c]
-		if !ok {
-			i = len(groups)
-			at[c] = i
-			groups = append(groups, eval.TrendGroup{Class: c})
-		}
-		if third == 1 {
-			groups[i].NEarly, groups[i].RankSumEarly = n, ranks
-		} else {
-			groups[i].NLate = n
-		}
+		head = append(head, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("trend test of pass %s: %w", key, err)
+		return 0, err
 	}
-	// The medians: the sorted E2E of each (class, third), of which only the
-	// middle one or two are kept.
-	rows, err = tx.QueryContext(ctx, trendRows+` SELECT c, third, e FROM x ORDER BY c, third, e`, args...)
+	if n-trim-h < h {
+		return 0, nil
+	}
+	rows, err = tx.QueryContext(ctx, steadyRows+`,
+		r AS (SELECT c, e FROM o WHERE rn > ? AND rn <= n - ?),
+		ranked AS (SELECT c, e, ROW_NUMBER() OVER (PARTITION BY c ORDER BY e) AS i, COUNT(*) OVER (PARTITION BY c) AS cn FROM r)
+		SELECT COALESCE(c, ''), AVG(e) FROM ranked WHERE i IN ((cn + 1) / 2, (cn + 2) / 2) GROUP BY c`, append(args, h, trim)...)
 	if err != nil {
-		return nil, fmt.Errorf("trend test of pass %s: medians: %w", key, err)
+		return 0, err
 	}
 	defer rows.Close()
-	var cur string
-	curThird, idx := 0, 0
+	medians := map[string]float64{}
 	for rows.Next() {
 		var c string
-		var third int
-		var e int64
-		if err := rows.Scan(&c, &third, &e); err != nil {
-			return nil, fmt.Errorf("trend test of pass %s: medians: %w", key, err)
+		var m float64
+		if err := rows.Scan(&c, &m); err != nil {
+			return 0, err
 		}
-		if c != cur || third != curThird {
-			cur, curThird, idx = c, third, 0
-		}
-		g := &groups[at[c]]
-		n, med := g.NEarly, &g.MedianEarly
-		if third != 1 {
-			n, med = g.NLate, &g.MedianLate
-		}
-		switch {
-		case n%2 == 1 && idx == n/2:
-			*med = float64(e)
-		case n%2 == 0 && (idx == n/2-1 || idx == n/2):
-			*med += float64(e) / 2
-		}
-		idx++
+		medians[c] = m
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("trend test of pass %s: medians: %w", key, err)
+		return 0, err
 	}
-	return groups, nil
+	return eval.SteadyHead(head, medians), nil
 }
 
 // The decision kinds of the steady-state and client checks.

@@ -567,7 +567,7 @@ func TestOpenReadOnly_OlderSchema(t *testing.T) {
 		"tpot_p90_ns", "tpot_p99_ns", "ttft_sched_p99_ns", "on_time", "on_time_accepted", "goodput",
 		"endpoints", "endpoint_requests_min", "endpoint_requests_max", "telemetry_samples", "cached_prompt_tokens", "cached_prompt_share",
 		"prompt_drift_reference", "prompt_drift_compared", "prompt_drift_docs", "prompt_drift_median", "prompt_drift_max",
-		"steady_trend_n", "steady_trend_z", "steady_trend_effect", "steady", "cache_reset", "order_seed"} {
+		"steady_trend_n", "steady_trend_z", "steady_trend_effect", "steady", "cache_reset", "order_seed", "steady_blocks", "steady_spread", "steady_head"} {
 		qs = append(qs, "ALTER TABLE passes DROP COLUMN "+c)
 	}
 	for _, q := range qs {

@@ -24,7 +24,7 @@ type Tally struct {
 	sched, send                                            instantSpan
 	segments                                               [][]segment      // activeSpan's: by shard (one for a run), one per resume boundary
 	endpoints                                              map[string]int64 // requests per replica (a few keys); the variant's replicas start at 0
-	trend                                                  eval.Trend       // early against late requests (eval/steady.go)
+	trend                                                  eval.Trend       // the first block of requests against the others (eval/steady.go)
 }
 
 // Docs is how many request rows the pass holds.
@@ -59,15 +59,15 @@ func (a *Account) TallyPass(ctx context.Context, key extractbench.PassKey, endpo
 	if t.drift, err = a.Store.PassPromptDrift(ctx, key, reference); err != nil {
 		return t, err
 	}
-	// The trend test leaves out the ramp up and the drain: the first and
-	// last sends of as many requests as were in flight at once.
+	// The steady-state test leaves out the first wave and the drain: the
+	// first and last sends of as many requests as were in flight at once.
 	if a.Merged != nil {
 		// A merged pass's requests come from shards that ran apart, each
-		// with its own start: early and late are not one engine's.
+		// with its own start: its first block is not one engine's.
 		return t, nil
 	}
-	groups, err := a.Store.PassTrend(ctx, key, t.order.MaxInFlight)
-	t.trend = eval.TrendOf(groups)
+	blocks, err := a.Store.PassSteadyBlocks(ctx, key, t.order.MaxInFlight)
+	t.trend = eval.TrendOf(blocks)
 	return t, err
 }
 
