@@ -30,6 +30,10 @@ type Spread struct {
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
+	// Most is the value most repetitions reach: the lower middle of the
+	// sorted repetitions (the median itself for an odd count, the lower of
+	// two for two). A limit below it is exceeded by a strict majority.
+	Most float64 `json:"-"`
 }
 
 func spreadOf(vs []float64) Spread {
@@ -37,17 +41,27 @@ func spreadOf(vs []float64) Spread {
 		return Spread{}
 	}
 	d := Describe(vs)
-	return Spread{N: d.N, Median: d.P50, Min: d.Min, Max: d.Max}
+	sorted := slices.Sorted(slices.Values(vs))
+	return Spread{N: d.N, Median: d.P50, Min: d.Min, Max: d.Max, Most: sorted[(len(sorted)-1)/2]}
 }
 
+// MostExceed reports whether a strict majority of the repetitions exceed
+// limit: the rule by which a latency objective judges a level, so that one
+// noisy repetition of two or three does not flip its usability (with two,
+// both must exceed it; with three, two).
+func (s Spread) MostExceed(limit float64) bool { return s.N > 0 && s.Most > limit }
+
 // Qualifier says how the figure was made when it rests on more than one
-// repetition: " (median of 3 repetitions, 170ms–212ms)" for durations in
-// nanoseconds; "" for one repetition.
+// repetition: " (median of 3 repetitions, 170ms–210ms)" for durations in
+// nanoseconds, the range at the digits it supports; "" for one repetition.
 func (s Spread) Qualifier() string {
-	if s.N <= 1 {
+	switch {
+	case s.N <= 1:
 		return ""
+	case !s.varies():
+		return fmt.Sprintf(" (median of %d repetitions)", s.N)
 	}
-	return fmt.Sprintf(" (median of %d repetitions, %s–%s)", s.N, FormatDuration(int64(s.Min)), FormatDuration(int64(s.Max)))
+	return fmt.Sprintf(" (median of %d repetitions, %s)", s.N, s.DurationRange())
 }
 
 // Ptr returns the median, or nil when no repetition had the figure.

@@ -86,7 +86,7 @@ func recommendOffline(r *Recommendation, mode extractbench.Mode, walk []Level, a
 		m = kept[best-1]
 	}
 	o.MarginLevel, o.MarginDocsPerHour, o.MarginCorpusTimeNS = m.Level, m.DocsPerHour.Median, int64(m.DurationNS.Median)
-	o.Why = o.why(mode, best == 0)
+	o.Why = o.why(mode, best == 0, b.DocsPerHour, m.DocsPerHour)
 }
 
 func (o *Offline) whyNone(mode extractbench.Mode) string {
@@ -96,14 +96,16 @@ func (o *Offline) whyNone(mode extractbench.Mode) string {
 	return "no level measured accepted documents per hour"
 }
 
-func (o *Offline) why(mode extractbench.Mode, lowest bool) string {
+// why says what was chosen; dph and margin are the two levels' documents/hour
+// over repetitions, printed with the digits their ranges support.
+func (o *Offline) why(mode extractbench.Mode, lowest bool, dph, margin Spread) string {
 	n := func(l int) string { return LevelName(mode, l) }
 	s := fmt.Sprintf("%s %s: most accepted documents/hour (%s) under the quality gate with no memory failure; corpus of %d documents in %s",
-		unitOf(mode), n(o.Level), FormatRate(o.DocsPerHour), o.Docs, FormatDuration(o.CorpusTimeNS))
+		unitOf(mode), n(o.Level), dph.Rate(), o.Docs, FormatDuration(o.CorpusTimeNS))
 	if lowest {
 		s += "; no margin step below it"
 	} else {
-		s += fmt.Sprintf("; with margin, %s %s: %s/h, corpus in %s", unitOf(mode), n(o.MarginLevel), FormatRate(o.MarginDocsPerHour), FormatDuration(o.MarginCorpusTimeNS))
+		s += fmt.Sprintf("; with margin, %s %s: %s/h, corpus in %s", unitOf(mode), n(o.MarginLevel), margin.Rate(), FormatDuration(o.MarginCorpusTimeNS))
 	}
 	if o.StoppedAt != 0 {
 		s += fmt.Sprintf("; %s %s failed the gate (%s)", unitOf(mode), n(o.StoppedAt), o.StoppedReason)
@@ -138,22 +140,4 @@ func unitOf(mode extractbench.Mode) string {
 		return "level"
 	}
 	return string(mode)
-}
-
-// FormatRate writes a documents/hour figure with thousands grouped
-// ("958,857").
-func FormatRate(v float64) string {
-	n := int64(v + 0.5)
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return s
-	}
-	var out []byte
-	for i, c := range []byte(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, c)
-	}
-	return string(out)
 }

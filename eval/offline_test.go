@@ -39,7 +39,7 @@ func TestOfflineObjective(t *testing.T) {
 	if want := offlinePass(32, 291, 0, 190, 958857).DurationNS; o.CorpusTimeNS != want || o.Docs != 300 {
 		t.Errorf("offline corpus time %d ns for %d docs, want %d ns for 300", o.CorpusTimeNS, o.Docs, want)
 	}
-	for _, want := range []string{"concurrency 32: most accepted documents/hour (958,857)", "with margin, concurrency 16: 874,324/h", "concurrency 128 failed the gate (50 memory failure(s)"} {
+	for _, want := range []string{"concurrency 32: most accepted documents/hour (959,000)", "with margin, concurrency 16: 874,000/h", "concurrency 128 failed the gate (50 memory failure(s)"} {
 		if !strings.Contains(o.Why, want) {
 			t.Errorf("offline why %q lacks %q", o.Why, want)
 		}

@@ -53,8 +53,10 @@ func (v Verdict) Word() string {
 // Judge applies the usable-level rule of MEASUREMENT.md section 8 to the
 // figures of one level, exactly as the tables show them: memory failures
 // summed over its repetitions, the pooled accepted share, the highest
-// preemption count of a pass, and the p95 E2E as the median over
-// repetitions. baselineShare < 0 means no baseline to keep (the baseline
+// preemption count of a pass, and the p95 E2E (and each latency objective's
+// percentile) exceeded only when most repetitions exceed it (Spread.MostExceed:
+// the median of three, both of two), so that one noisy repetition does not
+// flip a level. baselineShare < 0 means no baseline to keep (the baseline
 // itself is being judged).
 func Judge(l *Level, baselineShare float64, acc extractbench.Acceptance) Verdict {
 	var v Verdict
@@ -79,13 +81,13 @@ func Judge(l *Level, baselineShare float64, acc extractbench.Acceptance) Verdict
 	if good := l.GoodShare(); acc.HasObjectives() && baselineShare >= 0 && good < acc.BaselineRatio()*baselineShare && share >= acc.BaselineRatio()*baselineShare {
 		add(CauseLatency, "accepted on time %s < %s of the baseline's accepted %s", FormatShare(good), trimPct(acc.BaselineRatio()), FormatShare(baselineShare))
 	}
-	if p95 := l.E2EP95NS; acc.LatencyP95MS > 0 && p95.N > 0 && p95.Median > acc.LatencyP95MS*1e6 {
-		add(CauseLatency, "p95 E2E %s%s > objective %s", FormatDuration(int64(p95.Median)), p95.Qualifier(),
+	if p95 := l.E2EP95NS; acc.LatencyP95MS > 0 && p95.MostExceed(acc.LatencyP95MS*1e6) {
+		add(CauseLatency, "p95 E2E %s%s > objective %s", p95.Duration(), p95.Qualifier(),
 			FormatDuration(int64(acc.LatencyP95MS*1e6)))
 	}
 	objective := func(name string, s Spread, ms float64) {
-		if ms > 0 && s.N > 0 && s.Median > ms*1e6 {
-			add(CauseLatency, "%s %s%s > objective %s", name, FormatDuration(int64(s.Median)), s.Qualifier(), FormatDuration(int64(ms*1e6)))
+		if ms > 0 && s.MostExceed(ms*1e6) {
+			add(CauseLatency, "%s %s%s > objective %s", name, s.Duration(), s.Qualifier(), FormatDuration(int64(ms*1e6)))
 		}
 	}
 	objective("p99 TTFT from scheduled", l.TTFTSchedP99NS, acc.TTFTP99MS)
@@ -93,10 +95,12 @@ func Judge(l *Level, baselineShare float64, acc extractbench.Acceptance) Verdict
 	objective("p95 E2E from scheduled", l.E2ESchedP95NS, acc.E2EP95MS)
 	if l.ClientBound > 0 {
 		add(CauseClient, "client-bound in %d of %d repetitions (client delay p99 %s%s; bound: its own delay, CPU or failures): the client, not the engine, set the pace",
-			l.ClientBound, l.Repetitions, FormatDuration(int64(l.ClientDelayP99NS.Median)), l.ClientDelayP99NS.Qualifier())
+			l.ClientBound, l.Repetitions, l.ClientDelayP99NS.Duration(), l.ClientDelayP99NS.Qualifier())
 	}
 	if l.NotSteady != "" && acc.JudgesSteadyState() {
-		add(CauseNotSteady, "not in steady state: %s", l.NotSteady)
+		// The evidence is the finding's own (NotSteadyFinding), printed once
+		// per page; the verdict, which every objective's line repeats, names it.
+		add(CauseNotSteady, "%s", NotSteadyRef)
 	}
 	if n := l.Failures.Of(extractbench.Error); 2*n > l.Docs {
 		add(CauseFailures, "%d of %d requests failed (error): its latency percentiles and rates are mostly those of the failures", n, l.Docs)
@@ -104,6 +108,20 @@ func Judge(l *Level, baselineShare float64, acc extractbench.Acceptance) Verdict
 	v.Usable = len(v.Causes) == 0
 	v.Reason = strings.Join(reasons, "; ")
 	return v
+}
+
+// NotSteadyRef is how a verdict names a not_steady level: briefly, as its
+// evidence is printed once, with the NOT STEADY finding (NotSteadyFinding).
+const NotSteadyRef = "not in steady state (evidence: its NOT STEADY finding)"
+
+// NotSteadyFinding is the one sentence every page prints, once, for a level
+// its steady-state check flagged (eval/steady.go), with the evidence; ""
+// when the level was steady.
+func NotSteadyFinding(l *Level) string {
+	if l.NotSteady == "" {
+		return ""
+	}
+	return fmt.Sprintf("NOT STEADY at level %s: %s", LevelName(l.Mode, l.Level), l.NotSteady)
 }
 
 // JudgePass judges one pass on its own figures (passes.verdict): the rule of

@@ -60,9 +60,8 @@ func (rs *runState) settleLevel(ctx context.Context, v *extractbench.Variant, le
 		if !acc.JudgesSteadyState() {
 			what = "recorded, not judged (acceptance.steady_state: record)"
 		}
-		msg := fmt.Sprintf("NOT STEADY at level %s: %s; %s", name, l.NotSteady, what)
-		rs.logf("%s: %s", v.Name, msg)
-		rs.decision(bg, v.Name, results.DecisionNotSteady, level, 0, msg)
+		// rs.decision prints it on stderr: once, as every finding.
+		rs.decision(bg, v.Name, results.DecisionNotSteady, level, 0, eval.NotSteadyFinding(l)+"; "+what)
 	}
 	return nil
 }

@@ -63,15 +63,30 @@ type LevelRates struct {
 	DocsPerHour      float64 `json:"docs_per_hour"`     // eval.PassDocsPerHour: documents, accepted or not
 	AcceptedPerHour  float64 `json:"accepted_per_hour"` // eval.PassAcceptedPerHour: passes.docs_per_hour
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	// Spreads are the three over repetitions, in that order: printed with
+	// the digits their ranges support, as stdout and the report print them.
+	Spreads [3]eval.Spread `json:"-"`
 }
 
 // LevelRatesOf is the level's rates in passes, from its passes rows.
 func LevelRatesOf(passes []*extractbench.Pass) LevelRates {
-	return LevelRates{
-		DocsPerHour:      eval.MedianOverRepetitions(passes, eval.PassDocsPerHour).Median,
-		AcceptedPerHour:  eval.MedianOverRepetitions(passes, eval.PassAcceptedPerHour).Median,
-		OutputTokensPerS: eval.MedianOverRepetitions(passes, func(p *extractbench.Pass) *float64 { return p.OutputTokensPerS }).Median,
+	docs := eval.MedianOverRepetitions(passes, eval.PassDocsPerHour)
+	acc := eval.MedianOverRepetitions(passes, eval.PassAcceptedPerHour)
+	tok := eval.MedianOverRepetitions(passes, func(p *extractbench.Pass) *float64 { return p.OutputTokensPerS })
+	return LevelRates{DocsPerHour: docs.Median, AcceptedPerHour: acc.Median, OutputTokensPerS: tok.Median, Spreads: [3]eval.Spread{docs, acc, tok}}
+}
+
+// PassRates prints the plan's three rates in passes (documents/hour,
+// accepted/hour, output tokens/s) as every page prints them: with the digits
+// the level's repetitions support when known, else three.
+func (r *PlanResult) PassRates() (docs, accepted, tokens string) {
+	f := func(i int, v float64) string {
+		if r.InPasses != nil && r.InPasses.Spreads[i].N > 0 {
+			return r.InPasses.Spreads[i].Rate()
+		}
+		return eval.FormatRate(v)
 	}
+	return f(0, r.PassDocsPerHour), f(1, r.AcceptedPerHour), f(2, r.OutputTokensPerS)
 }
 
 // PlanResult is what a corpus of N documents costs in time at the measured
@@ -292,14 +307,17 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		ew.printf("\n")
 	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Measured in passes\t%.0f documents/hour (%d documents in %s), %.0f accepted/hour, %.1f output tokens/s\n",
-		r.PassDocsPerHour, r.Docs, eval.FormatDuration(r.DurationNS), r.AcceptedPerHour, r.OutputTokensPerS)
+	// Rates with three significant digits (eval's printer of figures): a
+	// plan multiplies a median whose repetitions differ in the second or third.
+	docs, accepted, tokens := r.PassRates()
+	fmt.Fprintf(tw, "Measured in passes\t%s documents/hour (%d documents in %s), %s accepted/hour, %s output tokens/s\n",
+		docs, r.Docs, eval.FormatDuration(r.DurationNS), accepted, tokens)
 	retries := "none assumed"
 	if r.RetryAssumed {
 		retries = fmt.Sprintf("%.1f%% of documents assumed sent again", r.RetryShare*100)
 	}
-	fmt.Fprintf(tw, "Sustained\t%.0f documents/hour, %.0f/day, %.0f accepted/hour sustained (evaluation overhead %.1f%% of pass time; retries %s)\n",
-		r.DocsPerHour, r.DocsPerDay, r.SustainedAcceptedPerHour, r.OverheadShare*100, retries)
+	fmt.Fprintf(tw, "Sustained\t%s documents/hour, %s/day, %s accepted/hour sustained (evaluation overhead %.1f%% of pass time; retries %s)\n",
+		eval.FormatRate(r.DocsPerHour), eval.FormatRate(r.DocsPerDay), eval.FormatRate(r.SustainedAcceptedPerHour), r.OverheadShare*100, retries)
 	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", numfmt.GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
 	fmt.Fprintf(tw, "  preparation\t%s (engine load %s + warm-up %s, once)\n", fmtLong(r.PreparationNS), fmtLong(r.LoadNS), fmtLong(r.WarmupNS))
 	fmt.Fprintf(tw, "  fixed\t%s (the run's time outside passes, loads and warm-ups: set-up, engine stop, its end; once)\n", fmtLong(r.FixedNS))
@@ -311,7 +329,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		if rt.FitsCorpus {
 			fits = "fits"
 		}
-		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental); %s", rt.Days, numfmt.GroupDigits(rt.Docs), fits, rt.Use*100, cardsPhrase(rt.CardsNeeded, rt.Days))
+		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental); %s", rt.Days, eval.FormatRate(float64(rt.Docs)), fits, rt.Use*100, cardsPhrase(rt.CardsNeeded, rt.Days))
 		if rt.Cost != nil {
 			fmt.Fprintf(tw, ": %s %s", numfmt.Money(*rt.Cost), r.Cost.Currency)
 		}
@@ -324,11 +342,11 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "Cost (%s)\t%s %s per card-hour of %s\n", c.Label, numfmt.Money(c.PerCardHour), c.Currency, card)
 		if c.PerThousandAccepted > 0 {
-			fmt.Fprintf(tw, "  per 1,000 accepted\t%s %s (1,000 × price / %.0f accepted/hour sustained)\n", numfmt.Money(c.PerThousandAccepted), c.Currency,
-				r.SustainedAcceptedPerHour)
+			fmt.Fprintf(tw, "  per 1,000 accepted\t%s %s (1,000 × price / %s accepted/hour sustained)\n", numfmt.Money(c.PerThousandAccepted), c.Currency,
+				eval.FormatRate(r.SustainedAcceptedPerHour))
 		} else {
-			fmt.Fprintf(tw, "  per 1,000 accepted\tnone accepted; %s %s per 1,000 documents (1,000 × price / %.0f documents/hour sustained)\n",
-				numfmt.Money(c.PerThousandDocs), c.Currency, r.DocsPerHour)
+			fmt.Fprintf(tw, "  per 1,000 accepted\tnone accepted; %s %s per 1,000 documents (1,000 × price / %s documents/hour sustained)\n",
+				numfmt.Money(c.PerThousandDocs), c.Currency, eval.FormatRate(r.DocsPerHour))
 		}
 		fmt.Fprintf(tw, "  corpus on one card\t%s %s\n", numfmt.Money(c.CorpusCost), c.Currency)
 		if c.DeadlineDays > 0 {

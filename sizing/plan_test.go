@@ -69,7 +69,7 @@ func TestPlan(t *testing.T) {
 	if err := got.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"1800 documents/hour", "Corpus of 10,000 documents  6h27m30s", "3-day rental", "112,142 documents"} {
+	for _, want := range []string{"1,800 documents/hour", "Corpus of 10,000 documents  6h27m30s", "3-day rental", "112,000 documents"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, buf.String())
 		}

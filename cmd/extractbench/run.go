@@ -174,9 +174,9 @@ func printSummaryFit(out io.Writer, s *pipeline.RunReport, width int, verdicts .
 					row = append(row, fmt.Sprint(l.Failures.Of(f)))
 				}
 				row = append(row, spreadNS(l.TTFTP50NS), spreadNS(l.TTFTP95NS), spreadNS(l.E2EP50NS), spreadNS(l.E2EP95NS),
-					spreadF(l.OutputTokensPerS), spreadF(l.DocsPerHour), intOr(l.MaxRunning, "n/a"), l.Verdict.Word())
+					spreadRate(l.OutputTokensPerS), spreadRate(l.DocsPerHour), intOr(l.MaxRunning, "n/a"), l.Verdict.Word())
 				rows = append(rows, row)
-				compact = append(compact, []string{o.Variant, levelLabel(l), eval.FormatShare(l.Share()), failureCell(l), spreadNS(l.E2EP95NS), spreadF(l.DocsPerHour), l.Verdict.Word()})
+				compact = append(compact, []string{o.Variant, levelLabel(l), eval.FormatShare(l.Share()), failureCell(l), spreadNS(l.E2EP95NS), spreadRate(l.DocsPerHour), l.Verdict.Word()})
 			}
 		}
 	}
@@ -201,8 +201,8 @@ func printSummaryFit(out io.Writer, s *pipeline.RunReport, width int, verdicts .
 				fmt.Fprintf(w, "NOT STEADY %s: the engine captured graphs or compiled kernels during measured passes at level (captures) %s\n", o.Variant, strings.Join(at, ", "))
 			}
 			for _, l := range sr.Levels { // the client's own check (eval/steady.go), for any engine
-				if l.NotSteady != "" {
-					fmt.Fprintf(w, "NOT STEADY %s at level %s: %s\n", o.Variant, levelLabel(l), l.NotSteady)
+				if f := eval.NotSteadyFinding(&l); f != "" { // the evidence, once; verdicts name it (eval.NotSteadyRef)
+					fmt.Fprintf(w, "%s: %s\n", o.Variant, f)
 				}
 				if l.CacheNote != "" { // eval/cacheshare.go: compared, but not on equal terms
 					fmt.Fprintf(w, "CACHE %s at level %s: %s\n", o.Variant, levelLabel(l), l.CacheNote)
@@ -339,26 +339,11 @@ func levelLabel(l eval.Level) string {
 	return eval.LevelName(l.Mode, l.Level)
 }
 
-func spreadRate(s eval.Spread) string {
-	if s.N == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f", s.Median)
-}
+// spreadRate and spreadNS print a level's median over repetitions with the
+// digits its range supports (eval's printer of figures).
+func spreadRate(s eval.Spread) string { return s.Rate() }
 
-func spreadNS(s eval.Spread) string {
-	if s.N == 0 {
-		return "-"
-	}
-	return eval.FormatDuration(int64(s.Median))
-}
-
-func spreadF(s eval.Spread) string {
-	if s.N == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f", s.Median)
-}
+func spreadNS(s eval.Spread) string { return s.Duration() }
 
 func intOr(v *int64, none string) string {
 	if v == nil {

@@ -129,14 +129,14 @@ func spreadDuration(s eval.Spread) string {
 	if s.N == 0 {
 		return "–"
 	}
-	return eval.FormatDuration(int64(s.Median))
+	return s.Duration()
 }
 
 func spreadCount(s eval.Spread) string {
 	if s.N == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.0f", s.Median)
+	return s.Rate()
 }
 
 // cell is text safe inside a Markdown table cell: one line, pipes escaped.

@@ -52,7 +52,8 @@ type VariantRegression struct {
 // Regression judges currentDir's latest run against baselineDir's: it fails
 // when a variant's accepted share at the baseline level drops by more than
 // margin, or its p95 E2E at the baseline run's recommended level grows more
-// than latencyRatio times. Both runs must have the same corpus. margin 0
+// than latencyRatio times and beyond the spread both runs' repetitions
+// measured (eval.Apart: one repetition gives no latency finding). Both runs must have the same corpus. margin 0
 // means DefaultMargin; latencyRatio 0 means DefaultLatencyRatio.
 func Regression(ctx context.Context, baselineDir, currentDir string, margin, latencyRatio float64, acceptDiffs bool) (Verdict, error) {
 	if margin == 0 {
@@ -121,9 +122,10 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 			default:
 				vr.BaselineP95NS, vr.CurrentP95NS = int64(bl.E2EP95NS.Median), int64(cl.E2EP95NS.Median)
 				vr.Ratio = float64(vr.CurrentP95NS) / float64(vr.BaselineP95NS)
-				if vr.Ratio > latencyRatio {
-					v.Reasons = append(v.Reasons, fmt.Sprintf("%s: p95 E2E at level %d grew %.2f× (%s → %s, medians over repetitions), more than %.2f×",
-						name, br.Recommended, vr.Ratio, eval.FormatDuration(vr.BaselineP95NS), eval.FormatDuration(vr.CurrentP95NS), latencyRatio))
+				if finding, regressed := latencyFinding(name, br.Recommended, vr.Ratio, latencyRatio, bl.E2EP95NS, cl.E2EP95NS); regressed {
+					v.Reasons = append(v.Reasons, finding)
+				} else if finding != "" {
+					v.Notes = append(v.Notes, finding)
 				}
 			}
 		}
@@ -140,6 +142,26 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 	}
 	v.Pass = len(v.Reasons) == 0
 	return v, nil
+}
+
+// latencyFinding judges p95 E2E at level: a regression (regressed) when
+// the median grew more than limit times and the two runs' ranges over
+// repetitions do not overlap; a note saying why not when it grew more than
+// limit but within the spread (or on one repetition); "" when it did not
+// grow more than limit.
+func latencyFinding(name string, level int, ratio, limit float64, base, cur eval.Spread) (finding string, regressed bool) {
+	if ratio <= limit {
+		return "", false
+	}
+	what := fmt.Sprintf("%s: p95 E2E at level %d grew %.2f× (%s%s → %s%s), more than %.2f×", name, level, ratio,
+		base.Duration(), base.Qualifier(), cur.Duration(), cur.Qualifier(), limit)
+	if apart, why := eval.Apart(base, cur); !apart {
+		if base.N < 2 || cur.N < 2 {
+			why = eval.OneRepetition
+		}
+		return what + ", not called a regression: " + why, false
+	}
+	return what + ", beyond the spread of both runs' repetitions", true
 }
 
 // WriteText writes the verdict for people.

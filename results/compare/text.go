@@ -85,11 +85,11 @@ func (r Result) WriteText(w io.Writer) error {
 			pctShare(l.A.Share(), l.A.Verdict.Usable), pctShare(l.B.Share(), l.B.Verdict.Usable),
 			pairNS(l.A.TTFTP50NS, l.B.TTFTP50NS), pairNS(l.A.TTFTP95NS, l.B.TTFTP95NS),
 			pairNS(l.A.E2EP50NS, l.B.E2EP50NS), pairNS(l.A.E2EP95NS, l.B.E2EP95NS),
-			pairF(l.A.DocsPerHour, l.B.DocsPerHour, 0), pairF(l.A.OutputTokensPerS, l.B.OutputTokensPerS, 1),
+			pairF(l.A.DocsPerHour, l.B.DocsPerHour), pairF(l.A.OutputTokensPerS, l.B.OutputTokensPerS),
 			pairBytes(l.A.PeakGPUMemBytes, l.B.PeakGPUMemBytes), pairPct(l.A.PeakKVUsage, l.B.PeakKVUsage))
 	}
 	tw.Flush()
-	p("(a level marked * is not usable)\n")
+	p("(a level marked * is not usable; † a latency apart from A's beyond both sides' spread over repetitions; unmarked: within it, or one repetition)\n")
 	p("Recommended for A: %s\nRecommended for B: %s\n", r.A.Recommendation.Why, r.B.Recommendation.Why)
 	for _, warn := range r.Warnings {
 		p("WARNING: %s\n", warn)
@@ -158,17 +158,27 @@ func fmtSpreadNS(s eval.Spread) string {
 	if s.N == 0 {
 		return "n/a"
 	}
-	return eval.FormatDuration(int64(s.Median))
+	return s.Duration()
 }
 
-func pairNS(a, b eval.Spread) string { return fmtSpreadNS(a) + " / " + fmtSpreadNS(b) }
+// pairNS writes A's and B's latency, B's marked † when the two differ
+// beyond the spread their repetitions measured (eval.Apart): compare's
+// only latency finding, so that a difference within noise is not read as
+// one.
+func pairNS(a, b eval.Spread) string {
+	mark := ""
+	if apart, _ := eval.Apart(a, b); apart {
+		mark = "†"
+	}
+	return fmtSpreadNS(a) + " / " + fmtSpreadNS(b) + mark
+}
 
-func pairF(a, b eval.Spread, prec int) string {
+func pairF(a, b eval.Spread) string {
 	f := func(v eval.Spread) string {
 		if v.N == 0 {
 			return "n/a"
 		}
-		return strconv.FormatFloat(v.Median, 'f', prec, 64)
+		return v.Rate()
 	}
 	return f(a) + " / " + f(b)
 }

@@ -121,7 +121,7 @@ func TestPlanCost_SmallAmounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 1,000 × 1.23 / 300,000 accepted an hour = 0.0041
-	if !strings.Contains(buf.String(), "0.0041 USD (1,000 × price / 300000 accepted/hour") {
+	if !strings.Contains(buf.String(), "0.0041 USD (1,000 × price / 300,000 accepted/hour") {
 		t.Errorf("the cost per 1,000 accepted does not read 0.0041 USD:\n%s", buf.String())
 	}
 	if strings.Contains(buf.String(), " 0.00 USD") {

@@ -30,7 +30,13 @@ type SelectCriteria struct {
 
 // SelectRow is one configuration (run, variant, card) in the selection sheet.
 type SelectRow struct {
-	Rank          int               `json:"rank"` // 1 = best of those that meet the criteria; 0 = does not meet them
+	Rank int `json:"rank"` // 1 = best of those that meet the criteria; 0 = does not meet them
+	// Tied is set when the row's figure is not apart from the row above's
+	// beyond the spread their repetitions measured: it shares its rank.
+	Tied bool `json:"tied,omitempty"`
+	// perHour is accepted documents/hour at the recommended level over its
+	// repetitions: what a ranking's difference is judged against.
+	perHour       eval.Spread
 	Meets         bool              `json:"meets"`
 	Why           []string          `json:"why,omitempty"` // what it misses
 	Dir           string            `json:"dir"`
@@ -108,6 +114,7 @@ func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResul
 		r.Interactive, r.Offline = s.Recommendation.Interactive(), &off
 		if l := s.Level(r.Recommended); l != nil {
 			r.PeakDeviceBytes, r.PeakTorchAlloc = l.PeakGPUMemBytes, l.PeakTorchAllocatedBytes
+			r.perHour = l.DocsPerHour
 		}
 		break
 	}
@@ -185,12 +192,39 @@ func rank(rows []SelectRow) {
 	})
 	n := 0
 	for i := range rows {
-		rows[i].Rank = 0
-		if rows[i].Meets {
-			n++
-			rows[i].Rank = n
+		rows[i].Rank, rows[i].Tied = 0, false
+		if !rows[i].Meets {
+			continue
+		}
+		n++
+		rows[i].Rank = n
+		if i > 0 && rows[i-1].Meets && !rankApart(rows[i-1], rows[i]) {
+			rows[i].Rank, rows[i].Tied = rows[i-1].Rank, true
 		}
 	}
+}
+
+// rankApart reports whether two ranked rows differ beyond the spread their
+// repetitions measured (the dispersion rule, MEASUREMENT.md section 12):
+// their accepted documents/hour, or, when both are priced, their cost per
+// accepted document (price over that rate), have ranges that do not
+// overlap. One repetition gives no spread, so no order.
+func rankApart(a, b SelectRow) bool {
+	sa, sb := a.perHour, b.perHour
+	if ca, cb := pricePerHour(a.Plan), pricePerHour(b.Plan); ca > 0 && cb > 0 {
+		sa, sb = perAccepted(sa, ca), perAccepted(sb, cb)
+	}
+	apart, _ := eval.Apart(sa, sb)
+	return apart
+}
+
+// perAccepted turns a spread of accepted documents/hour into one of cost
+// per accepted document at price per card-hour.
+func perAccepted(s eval.Spread, price float64) eval.Spread {
+	if s.Min <= 0 {
+		return eval.Spread{}
+	}
+	return eval.Spread{N: s.N, Median: price / s.Median, Min: price / s.Max, Max: price / s.Min}
 }
 
 // SelectSheet is the selection sheet's cells, one row per configuration:
@@ -202,6 +236,9 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		rk := "–"
 		if r.Rank > 0 {
 			rk = fmt.Sprint(r.Rank)
+		}
+		if r.Tied {
+			rk += "="
 		}
 		conf := fmt.Sprintf("%s: %s (%s) on %s", r.Variant, r.Model, r.Weights, orDash(r.GPU))
 		var flags []string
@@ -240,8 +277,9 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		recd += "; " + offlineShort(r.Mode, r.Offline)
 		thr, cost, plans := "–", "–", "–"
 		if p := r.Plan; p != nil {
-			thr = fmt.Sprintf("in passes %.0f accepted/h, %.1f output tok/s; sustained %.0f accepted/h, %.0f docs/h", p.AcceptedPerHour, p.OutputTokensPerS,
-				p.SustainedAcceptedPerHour, p.DocsPerHour)
+			_, accepted, tokens := p.PassRates()
+			thr = fmt.Sprintf("in passes %s accepted/h, %s output tok/s; sustained %s accepted/h, %s docs/h", accepted,
+				tokens, eval.FormatRate(p.SustainedAcceptedPerHour), eval.FormatRate(p.DocsPerHour))
 			var ps []string
 			for _, rt := range p.Rentals {
 				s := fmt.Sprintf("%dd: %s", rt.Days, cardsShort(rt.CardsNeeded))
@@ -313,7 +351,7 @@ func WriteSelectMarkdown(w io.Writer, rows []SelectRow, c SelectCriteria) error 
 		ew.printf("| %s |\n", strings.Join(row, " | "))
 	}
 	writeObjectives(ew, rows)
-	ew.printf("\nMemory in GiB (2^30 B): the device peak (nvidia-smi) and torch's peak allocated at the recommended level, never added; phases from the baseline pass where the telemetry has samples (n/a: none fell in the phase). Throughput: in passes, each pass's accepted documents per hour of its duration, median over the level's repetitions (the figure stdout and the report show); sustained, that over a campaign (evaluation overhead included; docs/h also retries); cost per 1,000 accepted = 1,000 × price per card-hour / sustained accepted per hour; a plan's cards work in parallel, each billed for the whole rental.\n")
+	ew.printf("\nMemory in GiB (2^30 B): the device peak (nvidia-smi) and torch's peak allocated at the recommended level, never added; phases from the baseline pass where the telemetry has samples (n/a: none fell in the phase). Throughput: in passes, each pass's accepted documents per hour of its duration, median over the level's repetitions (the figure stdout and the report show); sustained, that over a campaign (evaluation overhead included; docs/h also retries); cost per 1,000 accepted = 1,000 × price per card-hour / sustained accepted per hour; a plan's cards work in parallel, each billed for the whole rental. A rank marked = shares the rank above: its accepted/h (its cost, when both are priced) is not apart from that row's beyond the spread their repetitions measured (one repetition has none).\n")
 	if ew.err != nil {
 		return fmt.Errorf("write selection sheet: %w", ew.err)
 	}
@@ -392,4 +430,12 @@ func pct(v *float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f%%", *v*100)
+}
+
+// pricePerHour is a plan's price per card-hour; 0 with no plan or price.
+func pricePerHour(p *sizing.PlanResult) float64 {
+	if p == nil || p.Cost == nil {
+		return 0
+	}
+	return p.Cost.PerCardHour
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/numfmt"
 )
 
 // gib is 2^30 bytes (MEASUREMENT.md section 5): every memory figure of the
@@ -60,27 +59,30 @@ func fmtCount(v *int64) string {
 	return strconv.FormatInt(*v, 10)
 }
 
-// fmtNum prints a rate with thousands separators and at most one decimal
-// below 100.
+// fmtNum prints a rate as every page does (eval.FormatRate: three
+// significant digits, thousands grouped), or none.
 func fmtNum(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return none
 	}
-	if math.Abs(v) < 100 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return numfmt.GroupDigits(int64(math.Round(v)))
+	return eval.FormatRate(v)
 }
 
-// fmtSpread prints a median over repetitions with its range when they differ.
-func fmtSpread(s eval.Spread, f func(float64) string) string {
-	if s.N == 0 {
+// spreadNS and spreadNum print a median over repetitions with its range
+// when they differ, all at the digits the range supports (eval's printer of
+// figures): "210ms (170ms–250ms)", "220,000 (200,000–230,000)".
+func spreadNS(s eval.Spread) string { return withRange(s, s.Duration(), s.DurationRange()) }
+
+func spreadNum(s eval.Spread) string { return withRange(s, s.Rate(), s.RateRange()) }
+
+func withRange(s eval.Spread, median, rng string) string {
+	switch {
+	case s.N == 0:
 		return none
+	case rng == "":
+		return median
 	}
-	if s.N == 1 || s.Min == s.Max {
-		return f(s.Median)
-	}
-	return fmt.Sprintf("%s (%s–%s)", f(s.Median), f(s.Min), f(s.Max))
+	return median + " (" + rng + ")"
 }
 
 // fmtUnixMS prints a Unix millisecond instant in UTC, or none.

@@ -79,9 +79,9 @@ func sheet(m *extractbench.Manifest, s *series) []kv {
 		add("Quality achieved"+label, fmt.Sprintf("%s accepted (%d of %d, pooled over %d repetition(s)); parse rule %s",
 			fmtShare(l.Share()), l.Accepted, l.Docs, l.Repetitions, orNone(m.Parse)))
 		add("Interactive"+label, fmt.Sprintf("TTFT median %s, p95 %s; E2E median %s, p95 %s (each pass's percentile, median over repetitions, range in brackets)",
-			fmtSpread(l.TTFTP50NS, fmtNS), fmtSpread(l.TTFTP95NS, fmtNS), fmtSpread(l.E2EP50NS, fmtNS), fmtSpread(l.E2EP95NS, fmtNS)))
+			spreadNS(l.TTFTP50NS), spreadNS(l.TTFTP95NS), spreadNS(l.E2EP50NS), spreadNS(l.E2EP95NS)))
 		add("Offline"+label, fmt.Sprintf("corpus time %s; %s accepted documents/hour; %s output tokens/s",
-			fmtSpread(l.DurationNS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.OutputTokensPerS, fmtNum)))
+			spreadNS(l.DurationNS), spreadNum(l.DocsPerHour), spreadNum(l.OutputTokensPerS)))
 		add("Memory peak"+label, fmt.Sprintf("device %s; torch allocated %s, reserved %s; KV cache %s",
 			fmtGiB(l.PeakGPUMemBytes), fmtGiB(l.PeakTorchAllocatedBytes), fmtGiB(l.PeakTorchReservedBytes), fmtSharePtr(l.PeakKVUsage)))
 	}
@@ -131,7 +131,7 @@ func (s *series) verdictText(l eval.Level) string {
 		}
 	}()
 	if l.Verdict.Usable && l.NotSteady != "" { // acceptance.steady_state: record: shown, not judged
-		text += "; NOT STEADY (recorded, not judged): " + l.NotSteady
+		text += "; NOT STEADY (recorded, not judged; evidence: its finding)"
 	}
 	if l.CacheNote != "" { // eval/cacheshare.go
 		text += "; CACHE: " + l.CacheNote
@@ -225,7 +225,7 @@ func outcomeRows(m *extractbench.Manifest, outcomes []results.Outcome, paired []
 		}
 		if s, l := recommendedLevel(o); l != nil {
 			rec = fmt.Sprintf("%s %d: p95 E2E %s; %s accepted documents/hour; device peak %s", unitName(s.Mode), l.Level,
-				fmtSpread(l.E2EP95NS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtGiB(l.PeakGPUMemBytes))
+				spreadNS(l.E2EP95NS), spreadNum(l.DocsPerHour), fmtGiB(l.PeakGPUMemBytes))
 		}
 		gpu := none // a variant that measured nothing ran on no card (the manifest's fallback would name another variant's)
 		if o.PassesDone > 0 {
@@ -309,7 +309,7 @@ func fastestHeadline(m *extractbench.Manifest, outcomes []results.Outcome) strin
 	}
 	figures := fmt.Sprintf("%s (%s on %s) at %s %d: %s accepted documents/hour, p95 E2E %s, baseline accepted %s.",
 		best.Variant, orNone(best.Model), gpu, unitName(s.Mode), l.Level,
-		fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.E2EP95NS, fmtNS), fmtShare(*best.BaselineShare))
+		spreadNum(l.DocsPerHour), spreadNS(l.E2EP95NS), fmtShare(*best.BaselineShare))
 	if len(outcomes) == 1 {
 		return "Passed: " + figures
 	}

@@ -358,7 +358,7 @@ func TestFmtNS(t *testing.T) {
 			t.Errorf("fmtNS(%v) = %q, want %q", tt.ns, got, tt.want)
 		}
 	}
-	if got := fmtNum(1234567.4); got != "1,234,567" {
+	if got := fmtNum(1234567.4); got != "1,230,000" { // three significant digits
 		t.Errorf("fmtNum = %q", got)
 	}
 }

@@ -100,7 +100,7 @@ func objectiveLines(o results.Outcome) (interactive, offline objectiveLine) {
 		interactive.Level = "not asked"
 	} else if l := s.Level(r.Recommended); l != nil {
 		interactive.Level = fmt.Sprintf("%s %s", unit, eval.LevelName(s.Mode, l.Level))
-		interactive.Figures = fmt.Sprintf("p95 E2E %s, %s accepted documents/hour", fmtSpread(l.E2EP95NS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum))
+		interactive.Figures = fmt.Sprintf("p95 E2E %s, %s accepted documents/hour", spreadNS(l.E2EP95NS), spreadNum(l.DocsPerHour))
 	}
 	off := r.Offline
 	offline = objectiveLine{Level: "none", Why: off.Why}
@@ -109,9 +109,9 @@ func objectiveLines(o results.Outcome) (interactive, offline objectiveLine) {
 		offline.Level = "not asked"
 	case off.Level > 0:
 		offline.Level = fmt.Sprintf("%s %s", unit, eval.LevelName(s.Mode, off.Level))
-		offline.Figures = fmt.Sprintf("%s accepted documents/hour; corpus of %d in %s", eval.FormatRate(off.DocsPerHour), off.Docs, fmtNS(float64(off.CorpusTimeNS)))
+		offline.Figures = fmt.Sprintf("%s accepted documents/hour; corpus of %d in %s", levelRate(&s, off.Level, off.DocsPerHour), off.Docs, fmtNS(float64(off.CorpusTimeNS)))
 		if off.MarginLevel != off.Level {
-			offline.Figures += fmt.Sprintf("; with margin %s: %s/h, %s", eval.LevelName(s.Mode, off.MarginLevel), eval.FormatRate(off.MarginDocsPerHour), fmtNS(float64(off.MarginCorpusTimeNS)))
+			offline.Figures += fmt.Sprintf("; with margin %s: %s/h, %s", eval.LevelName(s.Mode, off.MarginLevel), levelRate(&s, off.MarginLevel, off.MarginDocsPerHour), fmtNS(float64(off.MarginCorpusTimeNS)))
 		}
 		offline.Why = "the most accepted documents per hour under the quality gate, no memory failure"
 		if off.StoppedAt > 0 {
@@ -196,4 +196,13 @@ func pairedHeadline(paired []compare.Paired) string {
 		parts[i] = fmt.Sprintf("%s %s (Δ %s points, [%s, %s], %d flips)", p.Variant, p.Word(), signedPoints(p.Delta), signedPoints(p.Lo), signedPoints(p.Hi), p.Flips)
 	}
 	return "Paired against " + paired[0].Baseline + " on the same documents: " + strings.Join(parts, "; ") + "."
+}
+
+// levelRate prints a level's accepted documents/hour with the digits its
+// repetitions support; median alone when the level is not in the series.
+func levelRate(s *eval.Series, level int, median float64) string {
+	if l := s.Level(level); l != nil && l.DocsPerHour.N > 0 {
+		return l.DocsPerHour.Rate()
+	}
+	return eval.FormatRate(median)
 }

@@ -52,10 +52,10 @@ func rateTable(prefix string, s *series) table {
 			client = fmt.Sprintf("BOUND in %d of %d", l.ClientBound, l.Repetitions)
 		}
 		docs := float64(max(l.Docs, 1))
-		t.Rows = append(t.Rows, []string{eval.LevelName(l.Mode, l.Level), fmtSpread(l.OfferedRate, fmtNum), fmtSpread(l.AchievedRate, fmtNum),
-			fmtSpread(l.LatenessP50NS, fmtNS), fmtSpread(l.LatenessP99NS, fmtNS), fmtSpread(l.ClientQueueP95NS, fmtNS), fmtSpread(l.E2ESchedP95NS, fmtNS),
-			fmtSpread(l.TTFTSchedP99NS, fmtNS), fmtSpread(l.TPOTP99NS, fmtNS), fmtCount(l.MaxWaiting),
-			eval.FormatShare(float64(l.OnTime) / docs), eval.FormatShare(l.GoodShare()), fmtSpread(l.Goodput, fmtNum), client, s.verdictText(l)})
+		t.Rows = append(t.Rows, []string{eval.LevelName(l.Mode, l.Level), spreadNum(l.OfferedRate), spreadNum(l.AchievedRate),
+			spreadNS(l.LatenessP50NS), spreadNS(l.LatenessP99NS), spreadNS(l.ClientQueueP95NS), spreadNS(l.E2ESchedP95NS),
+			spreadNS(l.TTFTSchedP99NS), spreadNS(l.TPOTP99NS), fmtCount(l.MaxWaiting),
+			eval.FormatShare(float64(l.OnTime) / docs), eval.FormatShare(l.GoodShare()), spreadNum(l.Goodput), client, s.verdictText(l)})
 	}
 	return t
 }
@@ -70,8 +70,8 @@ func interactiveTable(prefix, unit string, s *series) table {
 	for _, l := range s.Levels {
 		pooled := s.PooledE2E[l.Level]
 		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.Repetitions), strconv.Itoa(pooled.N),
-			fmtSpread(l.TTFTP50NS, fmtNS), fmtSpread(l.TTFTP95NS, fmtNS), fmtSpread(l.E2EP50NS, fmtNS), fmtSpread(l.E2EP95NS, fmtNS),
-			maxText(pooled), fmtSpread(l.E2ESchedP95NS, fmtNS), fmtSpread(l.ClientQueueP95NS, fmtNS), s.verdictText(l)})
+			spreadNS(l.TTFTP50NS), spreadNS(l.TTFTP95NS), spreadNS(l.E2EP50NS), spreadNS(l.E2EP95NS),
+			maxText(pooled), spreadNS(l.E2ESchedP95NS), spreadNS(l.ClientQueueP95NS), s.verdictText(l)})
 	}
 	return t
 }
@@ -92,8 +92,8 @@ func offlineTable(prefix, unit string, s *series) table {
 		Head: []string{unit, "repetitions", "corpus time", "accepted documents/hour", "prompt tokens/s", "output tokens/s", "total tokens/s", "MFU", "engine captures", "verdict"}}
 	for _, l := range s.Levels {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.Repetitions),
-			fmtSpread(l.DurationNS, fmtNS), fmtSpread(l.DocsPerHour, fmtNum), fmtSpread(l.PromptTokensPerS, fmtNum),
-			fmtSpread(l.OutputTokensPerS, fmtNum), fmtSpread(l.TotalTokensPerS, fmtNum), s.mfu(l), fmtCount(l.EngineCaptures), s.verdictText(l)})
+			spreadNS(l.DurationNS), spreadNum(l.DocsPerHour), spreadNum(l.PromptTokensPerS),
+			spreadNum(l.OutputTokensPerS), spreadNum(l.TotalTokensPerS), s.mfu(l), fmtCount(l.EngineCaptures), s.verdictText(l)})
 	}
 	return t
 }
