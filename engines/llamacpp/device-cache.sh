@@ -45,7 +45,9 @@ root="$(cd "$here/../.." && pwd)"
 rm -f "${pack%/}.done"
 mkdir -p "$pack"
 pack="$(cd "$pack" && pwd)"
-work="$(mktemp -d /tmp/llcache.XXXXXX)"
+# WORK: an earlier job's work folder, to reuse its build (build.sh keeps a bin folder that holds
+# the binaries) after a failed run.
+work="${WORK:-$(mktemp -d /tmp/llcache.XXXXXX)}"
 steps="$pack/steps.txt"
 : >"$steps"
 step() { # step NAME CMD...: runs CMD, logging its time and status
@@ -86,7 +88,7 @@ protocol() {
   awk -v cache="$1" '
     /^  - name: / && seen++ { exit }       # the second variant ends the bf16 one
     /^name: / { print "name: llamacpp-h200-cache-" cache; next }
-    /^description: / { print "description: the committed extract-llama-15m as BF16 GGUF on a CUDA llama-server, levels 1, 8, 128, 3 repetitions, cache: " cache " (device-cache.sh)"; next }
+    /^description: / { print "description: \"the committed extract-llama-15m as BF16 GGUF on a CUDA llama-server, levels 1, 8, 128, 3 repetitions, cache " cache " (device-cache.sh)\""; next }
     /^variants:/ { print "cache: " cache }
     { print }' "$here/retrain-protocol-h200.yaml" | sed -e "s#--cache-ram 0#--cache-ram $2#" >"$3"
 }
