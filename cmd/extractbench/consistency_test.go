@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"html"
 	"os"
 	"path/filepath"
@@ -51,7 +50,7 @@ func checkThroughputEverywhere(t *testing.T, dir string, sum *pipeline.RunReport
 		}
 		for _, r := range tb.rows[1:] {
 			if col >= 0 && col < len(r) {
-				reportRows[tb.variant+"@"+r[0]] = strings.ReplaceAll(strings.SplitN(r[col], " ", 2)[0], ",", "")
+				reportRows[tb.variant+"@"+r[0]] = strings.SplitN(r[col], " ", 2)[0]
 			}
 		}
 	}
@@ -65,7 +64,7 @@ func checkThroughputEverywhere(t *testing.T, dir string, sum *pipeline.RunReport
 			}
 			checked++
 			k := key(o.Variant, n)
-			want := fmt.Sprintf("%.0f", l.DocsPerHour.Median)
+			want := l.DocsPerHour.Rate() // every page prints it at the digits its spread supports
 			if got := stdoutRows[k]; got != want {
 				t.Errorf("stdout, %s: accepted/h %q, the level's figure is %s", k, got, want)
 			}
@@ -181,7 +180,7 @@ func TestOneTruthPerFigure(t *testing.T) {
 		for _, s := range o.Series {
 			if b := s.Recommendation.FirstBroken; b > 0 && strings.Contains(s.Level(b).Verdict.Reason, "p95 E2E") {
 				l := s.Level(b)
-				if p := eval.FormatDuration(int64(l.E2EP95NS.Median)); !strings.Contains(stdout.String(), "p95 E2E "+p) {
+				if p := l.E2EP95NS.Duration(); !strings.Contains(stdout.String(), "p95 E2E "+p) {
 					t.Errorf("%s: stdout's verdict does not quote the table's p95 %s at level %d", o.Variant, p, b)
 				}
 			}
@@ -206,7 +205,7 @@ func fromJSON(t *testing.T, js []byte) map[string]figures {
 	for _, v := range sum.Variants {
 		for _, s := range v.Series {
 			for _, l := range s.Levels {
-				out[key(s.Variant, l.Level)] = figures{eval.FormatDuration(int64(l.E2EP95NS.Median)), eval.FormatShare(l.Share()), l.Verdict.Word()}
+				out[key(s.Variant, l.Level)] = figures{l.E2EP95NS.Duration(), eval.FormatShare(l.Share()), l.Verdict.Word()}
 			}
 		}
 	}
@@ -351,7 +350,7 @@ func fromCompareText(t *testing.T, text string) map[string]figures {
 			if strings.HasSuffix(shares[i], "*") {
 				verdict = eval.VerdictNotUsable
 			}
-			out[v+"@"+row["level"]] = figures{p95s[i], strings.TrimSuffix(shares[i], "*"), verdict}
+			out[v+"@"+row["level"]] = figures{strings.TrimSuffix(p95s[i], "†"), strings.TrimSuffix(shares[i], "*"), verdict}
 		}
 	}
 	if len(out) == 0 {
@@ -368,7 +367,7 @@ func fromCompareJSON(t *testing.T, js string) map[string]figures {
 	out := map[string]figures{}
 	for _, row := range r.Levels {
 		for v, l := range map[string]eval.Level{"bf16": row.A, "int4": row.B} {
-			out[key(v, row.Level)] = figures{eval.FormatDuration(int64(l.E2EP95NS.Median)), eval.FormatShare(l.Share()), l.Verdict.Word()}
+			out[key(v, row.Level)] = figures{l.E2EP95NS.Duration(), eval.FormatShare(l.Share()), l.Verdict.Word()}
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"image/png"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -41,6 +43,27 @@ func findChromium(t *testing.T) string {
 // never waits on a renderer left behind.
 func headless(t *testing.T, bin string, args ...string) []byte {
 	t.Helper()
+	// A browser that crashed (killed by a signal: Chromium 148 segfaults now
+	// and then on a loaded 2-core machine, whatever the page) says nothing
+	// about the report: it is tried again, twice at most, and the crash is
+	// logged. A page that hangs, or a browser that exits with an error of
+	// its own, fails at once.
+	for attempt := 1; ; attempt++ {
+		out, crash := headlessOnce(t, bin, args...)
+		if crash == "" {
+			return out
+		}
+		if attempt == 3 {
+			t.Fatalf("%s %v crashed 3 times: %s", bin, args, crash)
+		}
+		t.Logf("%s crashed (%s); trying again", bin, crash)
+	}
+}
+
+// headlessOnce runs Chromium once; crash says how it died when a signal
+// ended it, with its stderr.
+func headlessOnce(t *testing.T, bin string, args ...string) (out []byte, crash string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), chromiumTimeout)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -58,10 +81,16 @@ func headless(t *testing.T, bin string, args ...string) []byte {
 	if ctx.Err() != nil {
 		t.Fatalf("%s %v did not finish within %v: the page hangs (a script that never ends?)\n%.2000s", bin, args, chromiumTimeout, stderr.String())
 	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return nil, fmt.Sprintf("%v\n%.1000s", ws.Signal(), stderr.String())
+		}
+	}
 	if err != nil {
 		t.Fatalf("%s %v: %v\n%s", bin, args, err, stderr.String())
 	}
-	return stdout.Bytes()
+	return stdout.Bytes(), ""
 }
 
 // TestChromium_ChartsDraw opens report.html of a two-variant run from disk
