@@ -170,7 +170,7 @@ func trendOfPass(p *extractbench.Pass) string {
 
 // steadyTally collects what a level's steady-state check needs.
 type steadyTally struct {
-	durations map[int]int64   // complete pass median E2E by repetition
+	durations map[int]int64   // complete pass mean latency by repetition (passLatencyNS)
 	heads     map[int]float64 // the passes' head ratios by repetition
 	floorNS   float64         // the largest absolute floor of a pass (SteadyFloorNS)
 	firstRep  int             // the lowest repetition counted (0: none yet)
@@ -181,11 +181,11 @@ type steadyTally struct {
 
 func (s *steadyTally) add(p *extractbench.Pass) {
 	s.floorNS = max(s.floorNS, SteadyFloorNS(p.LatenessP50NS))
-	if p.E2EP50NS != nil && *p.E2EP50NS > 0 {
+	if ns := passLatencyNS(p); ns > 0 {
 		if s.durations == nil {
 			s.durations = map[int]int64{}
 		}
-		s.durations[p.Repetition] = *p.E2EP50NS
+		s.durations[p.Repetition] = ns
 	}
 	if p.SteadyHead != nil && *p.SteadyHead > 0 {
 		if s.heads == nil {
@@ -240,6 +240,15 @@ func (s *steadyTally) reason() string {
 // first repetition that still warmed the engine, when the difference also
 // exceeds floorNS in time. "" when it is not, or when there is no first
 // repetition and another to compare it with.
+//
+// Each repetition is read by its mean latency in a closed loop (Little's
+// law: the requests it kept in flight times its duration over its
+// documents), not its median E2E: a pass's latencies are often bimodal
+// (a request admitted beside a long prompt's prefill, or not), and the
+// median jumps between the modes with the send order, which differs by
+// repetition (corpus/default reversed: level 4's medians 18.7, 11.6 and
+// 12.7 ms with the same duration to the microsecond in all three). A
+// warming engine slows the whole pass, which the mean carries.
 func firstRepetitionSlower(durations map[int]int64, floorNS float64) string {
 	first, ok := durations[1]
 	if !ok || len(durations) < 2 {
@@ -258,10 +267,24 @@ func firstRepetitionSlower(durations map[int]int64, floorNS float64) string {
 	}
 	noise := max(SteadyNoiseFloor, (rest[len(rest)-1]-rest[0])/med)
 	if slower := float64(first)/med - 1; slower > noise && float64(first)-med > floorNS {
-		return fmt.Sprintf("repetition 1's median E2E %s, the others' %s: %.0f%% slower, beyond the noise floor %.0f%%",
+		return fmt.Sprintf("repetition 1's mean latency %s, the others' %s: %.0f%% slower, beyond the noise floor %.0f%%",
 			FormatDuration(first), FormatDuration(int64(med)), slower*100, noise*100)
 	}
 	return ""
+}
+
+// passLatencyNS is a complete pass's mean latency: in a closed loop, by
+// Little's law, the requests it kept in flight times its duration over its
+// documents; in a rate sweep (whose duration is the schedule's) and where
+// those are unknown, its median E2E. 0 when it has neither.
+func passLatencyNS(p *extractbench.Pass) int64 {
+	if p.Mode != extractbench.ModeRate && p.SentConcurrency > 0 && p.DurationNS > 0 && p.Docs > 0 {
+		return int64(float64(p.SentConcurrency) * float64(p.DurationNS) / float64(p.Docs))
+	}
+	if p.E2EP50NS != nil && *p.E2EP50NS > 0 {
+		return *p.E2EP50NS
+	}
+	return 0
 }
 
 // SteadyHeadFloor is how much slower the first repetition's head

@@ -134,7 +134,7 @@ func TestSteadyState_Level(t *testing.T) {
 		{"a later head slower", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 100, 1.2), headed(2, 100, 3), headed(3, 100, 1.2)}, "", true},
 		{"no other head", extractbench.Acceptance{}, []extractbench.Pass{headed(1, 100, 3), e2ePass(2, 100), e2ePass(3, 100)}, "", true},
 		{"steady", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 110), e2ePass(2, 100), e2ePass(3, 104)}, "", true},
-		{"first repetition slower", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's median E2E", false},
+		{"first repetition slower", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 104)}, "repetition 1's mean latency", false},
 		{"first repetition within the floor", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 125), e2ePass(2, 100), e2ePass(3, 104)}, "", true},
 		{"within the others' spread", extractbench.Acceptance{}, []extractbench.Pass{e2ePass(1, 160), e2ePass(2, 100), e2ePass(3, 150)}, "", true},
 		{"warming in the first pass only", extractbench.Acceptance{}, []extractbench.Pass{warming(1), tested(2), tested(3)},
