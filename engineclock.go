@@ -38,15 +38,7 @@ func (l Lockstep) String() string {
 
 // ParseLockstep reads a LockstepHeader value; ok false when it is absent or malformed.
 func ParseLockstep(v string) (l Lockstep, ok bool) {
-	if v == "" {
-		return l, false
-	}
-	for _, part := range strings.Split(v, ";") {
-		k, val, found := strings.Cut(strings.TrimSpace(part), "=")
-		if !found {
-			return Lockstep{}, false
-		}
-		var err error
+	err := eachField(v, func(k, val string) (err error) {
 		switch k {
 		case "pass":
 			l.Pass = val
@@ -57,11 +49,31 @@ func ParseLockstep(v string) (l Lockstep, ok bool) {
 		case "seq":
 			l.Seq, err = strconv.Atoi(val)
 		}
-		if err != nil {
-			return Lockstep{}, false
-		}
+		return err
+	})
+	if err != nil {
+		return Lockstep{}, false
 	}
 	return l, l.Pass != "" && l.N > 0 && l.Level > 0
+}
+
+// eachField calls f with each "key=value" of a header value such as
+// "a=1; b=2" (both headers of this contract are written so); the first
+// error or a part without "=" stops it, and an empty v is an error.
+func eachField(v string, f func(k, val string) error) error {
+	if v == "" {
+		return fmt.Errorf("empty")
+	}
+	for _, part := range strings.Split(v, ";") {
+		k, val, found := strings.Cut(strings.TrimSpace(part), "=")
+		if !found {
+			return fmt.Errorf("%q is not key=value", part)
+		}
+		if err := f(k, val); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // EngineInstants are one answer's instants on the engine clock.
@@ -84,9 +96,6 @@ func (in EngineInstants) String() string {
 
 // ParseEngineInstants reads an EngineClockHeader value.
 func ParseEngineInstants(v string) (in EngineInstants, ok bool) {
-	if v == "" {
-		return in, false
-	}
 	list := func(s string) ([]int64, error) {
 		if s == "" {
 			return nil, nil
@@ -101,12 +110,7 @@ func ParseEngineInstants(v string) (in EngineInstants, ok bool) {
 		}
 		return out, nil
 	}
-	for _, part := range strings.Split(v, ";") {
-		k, val, found := strings.Cut(strings.TrimSpace(part), "=")
-		if !found {
-			return EngineInstants{}, false
-		}
-		var err error
+	err := eachField(v, func(k, val string) (err error) {
 		switch k {
 		case "arrived":
 			in.Arrived, err = strconv.ParseInt(val, 10, 64)
@@ -117,9 +121,10 @@ func ParseEngineInstants(v string) (in EngineInstants, ok bool) {
 		case "last":
 			in.Last, err = list(val)
 		}
-		if err != nil {
-			return EngineInstants{}, false
-		}
+		return err
+	})
+	if err != nil {
+		return EngineInstants{}, false
 	}
 	return in, in.Arrived > 0 && in.Done >= in.Arrived && len(in.First) == len(in.Last)
 }
