@@ -112,34 +112,36 @@ func ollamaIdentity(ctx context.Context, c Caller) (Identity, error) {
 
 // ollamaTelemetry reads /api/ps: the bytes its loaded models hold on the
 // device (size_vram) and in all (size), summed over the models. A model
-// loaded in part on the CPU shows as size above size_vram. No model loaded
-// is 0 held, a figure; an answer that lacks the fields gives none.
+// loaded in part on the CPU shows as size above size_vram; one held in
+// system memory alone omits size_vram (docs/api.md), which is 0 on the
+// device. No model loaded is 0 held, a figure; a model without its size
+// leaves both unknown.
 func ollamaTelemetry(body []byte) ([]Reading, error) {
 	ps, err := decodePS(body)
 	if err != nil {
 		return nil, err
 	}
-	var out []Reading
-	for _, f := range []struct {
-		metric, field string
-		of            func(i int) *int64
-	}{
-		{extractbench.MetricEngineVRAM, "size_vram", func(i int) *int64 { return ps.Models[i].SizeVRAM }},
-		{extractbench.MetricEngineMemory, "size", func(i int) *int64 { return ps.Models[i].Size }},
-	} {
-		var sum float64
-		known := true
-		for i := range ps.Models {
-			v := f.of(i)
-			if v == nil {
-				known = false
-				break
-			}
-			sum += float64(*v)
+	var vram, all float64
+	for _, m := range ps.Models {
+		if m.Size == nil {
+			return nil, nil
 		}
-		if known {
-			out = append(out, Reading{Metric: f.metric, Source: "/api/ps models[]." + f.field, Value: sum})
+		all = addBytes(all, *m.Size)
+		if m.SizeVRAM != nil {
+			vram = addBytes(vram, *m.SizeVRAM)
 		}
 	}
-	return out, nil
+	return []Reading{
+		{Metric: extractbench.MetricEngineVRAM, Source: "/api/ps models[].size_vram", Value: vram},
+		{Metric: extractbench.MetricEngineMemory, Source: "/api/ps models[].size", Value: all},
+	}, nil
+}
+
+// addBytes adds v to a sum of bytes; a negative v, impossible, makes the
+// sum that value, so that telemetry refuses the figure rather than fold it.
+func addBytes(sum float64, v int64) float64 {
+	if v < 0 || sum < 0 {
+		return min(sum, float64(v))
+	}
+	return sum + float64(v)
 }
