@@ -28,7 +28,7 @@ type Family struct {
 	// OwnedBy are the /v1/models owned_by values only this family writes.
 	OwnedBy []string
 	// Probes are endpoints only this family answers so, asked after
-	// owned_by; see Detect order in All.
+	// owned_by, every family's in All's order.
 	Probes []Probe
 
 	// VersionPath is the endpoint where the engine says its version (the
@@ -161,8 +161,8 @@ func VersionPaths() []string {
 	return out
 }
 
-// Label is the family's kind, or "unknown" for the generic family, for
-// the texts that name it.
+// Label is the family's kind, or "an engine of unknown kind" for the
+// generic family (and nil), for the texts that name it.
 func (f *Family) Label() string {
 	if f == nil || f.Kind == "" {
 		return "an engine of unknown kind"
