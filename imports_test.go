@@ -38,20 +38,22 @@ func layer(pkg string) (int, bool) {
 		return 7, true // paired verdicts between runs, which the pages show
 	case strings.HasPrefix(pkg, "results/"):
 		return 8, true // the pages that read through results
+	case pkg == "pipeline/family":
+		return 9, true // the engine families: what the client, telemetry and the run know of each engine
 	case pkg == "pipeline/client" || pkg == "pipeline/tokenizer":
-		return 9, true // the engine client and the tokenizer it counts with
+		return 10, true // the engine client and the tokenizer it counts with
 	case pkg == "pipeline/protocol":
-		return 10, true // the protocol and its named defaults, which the parts read
+		return 11, true // the protocol and its named defaults, which the parts read
 	case pkg == "pipeline/dispatch" || pkg == "pipeline/telemetry":
-		return 11, true // the run's parts by job
+		return 12, true // the run's parts by job
 	case pkg == "pipeline/passrow":
-		return 12, true // the one tally that makes a pass row, for the run and the merge
+		return 13, true // the one tally that makes a pass row, for the run and the merge
 	case strings.HasPrefix(pkg, "pipeline/"):
-		return 13, true // the merge, and test helpers
+		return 14, true // the merge, and test helpers
 	case pkg == "pipeline":
-		return 14, true // the run itself
+		return 15, true // the run itself
 	case strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "scripts/"):
-		return 15, true
+		return 16, true
 	}
 	return 0, false
 }

@@ -1,8 +1,8 @@
 package extractbench
 
 // The canonical metric names: what the telemetry table's metric column holds,
-// whatever engine family the figure was read from (pipeline/telemetry's families.go
-// maps each family's names onto them). They are vLLM's names, which
+// whatever engine family the figure was read from (each family of
+// pipeline/family maps its names onto them). They are vLLM's names, which
 // telemetry stored before it read other engines, so older results stay
 // readable; the transformers engine's torch_cuda_* names and nvidia-smi's
 // memory figure are ours.
@@ -18,6 +18,11 @@ const (
 	MetricTTFT         = "vllm:time_to_first_token_seconds"
 	MetricE2E          = "vllm:e2e_request_latency_seconds"
 	MetricGPUMemUsed   = "gpu_memory_used_bytes"
+	// MetricEngineVRAM and MetricEngineMemory are what an engine says it
+	// holds for its loaded models, on the device and in all, where it says
+	// so instead of printing Prometheus names (Ollama's /api/ps).
+	MetricEngineVRAM   = "engine_vram_bytes"
+	MetricEngineMemory = "engine_memory_bytes"
 	// MetricCaptures counts the CUDA graphs an engine captured and the
 	// kernels it compiled since it started (our transformers engine exports
 	// it): a pass during which it grew was not in steady state.

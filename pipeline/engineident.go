@@ -12,6 +12,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/pipeline/family"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -108,6 +109,39 @@ func redactURL(raw string) string {
 	}
 	u.User = nil
 	return u.String()
+}
+
+// familyState is the family of a variant's engine, learnt once, when the
+// engine is described (pinEngine): its cache reset and its telemetry
+// source come from it, and nothing asks the engine again.
+type familyState struct {
+	fam             *family.Family // nil until learnt
+	how             string         // how it was learnt, for the events
+	unsupportedSaid bool           // the variant's cache-reset-unsupported event is written
+}
+
+// learn sets the family: engine.kind when the protocol names it, else what
+// the engine's answers name (client.EngineReport.Family), family.Generic
+// when they name none.
+func (s *familyState) learn(v *extractbench.Variant, info client.EngineReport) {
+	switch {
+	case v.Engine.Kind != "" && family.Known(v.Engine.Kind):
+		s.fam, s.how = family.ByKind(v.Engine.Kind), "engine.kind "+v.Engine.Kind
+	case v.Engine.Kind != "":
+		s.fam, s.how = family.Generic, "engine.kind "+v.Engine.Kind+", a kind no engine family of extractbench describes"
+	case info.Family == nil || info.Family.Kind == "":
+		s.fam, s.how = family.Generic, "its kind is unknown: "+info.FamilyEvidence
+	default:
+		s.fam, s.how = info.Family, "detected "+info.Family.Kind+" ("+info.FamilyEvidence+")"
+	}
+}
+
+// get is the family learnt, family.Generic before it is.
+func (s *familyState) get() *family.Family {
+	if s.fam == nil {
+		return family.Generic
+	}
+	return s.fam
 }
 
 // exitNoticeWait is how long a failed request waits for the engine's exit

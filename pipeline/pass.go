@@ -72,7 +72,7 @@ func (rs *runState) runPass(ctx context.Context, v *extractbench.Variant, e *eng
 		return rs.store.AddTelemetry(context.WithoutCancel(ctx), key, toSamples(samples))
 	}
 	active := func() bool { return rs.intr.count() > 0 } // the engine's peaks are read while the pass's requests run
-	sampler := telemetry.StartSampler(ctx, rs.clock, telemetry.SamplerConfig{Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval),
+	sampler := telemetry.StartSampler(ctx, rs.clock, telemetry.SamplerConfig{Family: e.family.get(), Endpoints: e.metricsEndpoints(v), Interval: time.Duration(rs.proto.TelemetryInterval),
 		NvidiaSMI: e.nvidiaSMI, Flush: flush, Active: active}, e.client.HTTPClient())
 	rs.intr.watchPass(todo.Len(), sampler.Kick) // sampled at its first send and its last, however short it is
 	bar := rs.newBar(v, level, rep, phase, docs.Len(), done.Len())
@@ -352,15 +352,20 @@ func (rs *runState) generation() client.Generation {
 		Seed: rs.proto.Generation.Seed, ResponseFormat: rs.responseFormat}
 }
 
-// metricsEndpoints are the Prometheus endpoints sampled during a pass: the
-// engine's metrics_url, or each replica's URL + /metrics.
+// metricsEndpoints are the telemetry endpoints sampled during a pass: the
+// engine's metrics_url, or each replica's URL + its family's telemetry path
+// (/metrics, Ollama's /api/ps); none when the family has none.
 func (e *engine) metricsEndpoints(v *extractbench.Variant) []telemetry.MetricsEndpoint {
 	if v.Engine.MetricsURL != "" {
 		return []telemetry.MetricsEndpoint{{Name: e.replicas.all[0].name, URL: v.Engine.MetricsURL}}
 	}
+	path := e.family.get().Telemetry.Path
+	if path == "" {
+		return nil
+	}
 	out := make([]telemetry.MetricsEndpoint, len(e.replicas.all))
 	for i, r := range e.replicas.all {
-		out[i] = telemetry.MetricsEndpoint{Name: r.name, URL: strings.TrimRight(r.url, "/") + "/metrics"}
+		out[i] = telemetry.MetricsEndpoint{Name: r.name, URL: strings.TrimRight(r.url, "/") + path}
 	}
 	return out
 }

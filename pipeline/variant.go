@@ -31,7 +31,7 @@ type engine struct {
 	inprocs   []*extractbench.InProcessEngine // every engine an EngineStarter started, stopped by close
 	nvidiaSMI bool                            // sample this machine's GPU during passes
 	loadTime  time.Duration
-	cache     cacheState // its family's prompt-cache reset (cachereset.go)
+	family    familyState // its engine family: cache reset, telemetry source (engineident.go)
 }
 
 // died reports whether the engine can take no more work: the process
@@ -387,6 +387,7 @@ func (rs *runState) pinEngine(ctx context.Context, v *extractbench.Variant, e *e
 	}
 	vm := &rs.manifest.Variants[idx]
 	info := e.client.Describe(ctx)
+	e.family.learn(v, info)
 	for _, m := range info.Missed {
 		rs.noAnswer(ctx, v, e.replicas.all[0].name, m, "the manifest leaves out what it would have said")
 	}

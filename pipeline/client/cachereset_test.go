@@ -10,6 +10,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/hostile"
+	"github.com/extractbench/extractbench/pipeline/family"
 	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
@@ -21,45 +22,45 @@ func TestClient_ResetCache(t *testing.T) {
 	slots2 := `[{"id":0,"n_ctx":4096,"speculative":false,"is_processing":false},{"id":1,"n_ctx":4096,"speculative":false,"is_processing":false}]`
 	tests := []struct {
 		name    string
-		kind    string
+		fam     *family.Family
 		routes  map[string]route
 		outcome string
 		detail  []string // the detail holds each
 	}{
-		{"vllm", KindVLLM, map[string]route{"POST /reset_prefix_cache": {200, ""}}, CacheResetDone, []string{"POST /reset_prefix_cache: 200"}},
-		{"vllm without dev mode", KindVLLM, map[string]route{}, CacheResetFailed, []string{"POST /reset_prefix_cache: 404"}},
-		{"sglang", KindSGLang, map[string]route{"POST /flush_cache": {200, "Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n"}},
+		{"vllm", family.VLLM, map[string]route{"POST /reset_prefix_cache": {200, ""}}, CacheResetDone, []string{"POST /reset_prefix_cache: 200"}},
+		{"vllm without dev mode", family.VLLM, map[string]route{}, CacheResetFailed, []string{"POST /reset_prefix_cache: 404"}},
+		{"sglang", family.SGLang, map[string]route{"POST /flush_cache": {200, "Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n"}},
 			CacheResetDone, []string{"POST /flush_cache: 200 Cache flushed. Please check"}},
-		{"sglang busy", KindSGLang, map[string]route{"POST /flush_cache": {400, "Cache not flushed: running requests"}}, CacheResetFailed, []string{"POST /flush_cache: 400 Cache not flushed"}},
-		{"builtin", KindBuiltin, map[string]route{"POST " + BuiltinCacheResetPath: {200, `{"reset":true,"cached_tokens":0}`}}, CacheResetDone, []string{`"cached_tokens":0`}},
-		{"llamacpp", KindLlamaCpp, map[string]route{"GET /slots": {200, slots2},
+		{"sglang busy", family.SGLang, map[string]route{"POST /flush_cache": {400, "Cache not flushed: running requests"}}, CacheResetFailed, []string{"POST /flush_cache: 400 Cache not flushed"}},
+		{"builtin", family.Builtin, map[string]route{"POST " + family.BuiltinCacheResetPath: {200, `{"reset":true,"cached_tokens":0}`}}, CacheResetDone, []string{`"cached_tokens":0`}},
+		{"llamacpp", family.LlamaCpp, map[string]route{"GET /slots": {200, slots2},
 			"POST /slots/0": {200, `{"id_slot":0,"n_erased":211}`}, "POST /slots/1": {200, `{"id_slot":1,"n_erased":5}`}},
 			CacheResetDone, []string{"GET /slots: 2 slots", "erased 2 slots, 216 cached tokens", "--cache-ram 0"}},
-		{"llamacpp --no-slots: /props counts them", KindLlamaCpp, map[string]route{
+		{"llamacpp --no-slots: /props counts them", family.LlamaCpp, map[string]route{
 			"GET /slots":    {501, `{"error":{"code":501,"message":"This server does not support slots endpoint. Start it with ` + "`--slots`" + `","type":"not_supported_error"}}`},
 			"GET /props":    {200, `{"total_slots":2,"build_info":"b1-de3ff81"}`},
 			"POST /slots/0": {200, `{"id_slot":0,"n_erased":0}`},
 			"POST /slots/1": {200, `{"id_slot":1,"n_erased":0}`}},
 			CacheResetDone, []string{"GET /slots: 501", "total_slots 2", "erased 2 slots"}},
-		{"llamacpp without --slot-save-path", KindLlamaCpp, map[string]route{"GET /slots": {200, slots2},
+		{"llamacpp without --slot-save-path", family.LlamaCpp, map[string]route{"GET /slots": {200, slots2},
 			"POST /slots/0": {501, hostile.LlamaCppSlotActionsDisabled}},
 			CacheResetFailed, []string{"POST /slots/0?action=erase: 501", "--slot-save-path"}},
-		{"llamacpp erase 500", KindLlamaCpp, map[string]route{"GET /slots": {200, slots2},
+		{"llamacpp erase 500", family.LlamaCpp, map[string]route{"GET /slots": {200, slots2},
 			"POST /slots/0": {200, `{"id_slot":0,"n_erased":3}`}, "POST /slots/1": {500, `{"error":{"code":500,"message":"boom"}}`}},
 			CacheResetFailed, []string{"POST /slots/1?action=erase: 500"}},
-		{"llamacpp nothing to list", KindLlamaCpp, map[string]route{"GET /slots": {501, "no"}, "GET /props": {404, ""}},
+		{"llamacpp nothing to list", family.LlamaCpp, map[string]route{"GET /slots": {501, "no"}, "GET /props": {404, ""}},
 			CacheResetFailed, []string{"GET /slots: 501", "GET /props: 404"}},
-		{"llamacpp slots not a list", KindLlamaCpp, map[string]route{"GET /slots": {200, `{"slots":0}`}}, CacheResetFailed, []string{"without a list of slots"}},
+		{"llamacpp slots not a list", family.LlamaCpp, map[string]route{"GET /slots": {200, `{"slots":0}`}}, CacheResetFailed, []string{"without a list of slots"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := New(Config{BaseURL: engineMux(t, tt.routes).URL}).ResetCache(pipelinetest.Context(t), tt.kind)
+			got := New(Config{BaseURL: engineMux(t, tt.routes).URL}).ResetCache(pipelinetest.Context(t), tt.fam)
 			if got.Outcome != tt.outcome {
-				t.Errorf("ResetCache(%s) = %q (%s), want %q", tt.kind, got.Outcome, got.Detail, tt.outcome)
+				t.Errorf("ResetCache(%s) = %q (%s), want %q", tt.fam.Kind, got.Outcome, got.Detail, tt.outcome)
 			}
 			for _, w := range tt.detail {
 				if !strings.Contains(got.Detail, w) {
-					t.Errorf("ResetCache(%s) detail %q lacks %q", tt.kind, got.Detail, w)
+					t.Errorf("ResetCache(%s) detail %q lacks %q", tt.fam.Kind, got.Detail, w)
 				}
 			}
 			if col := got.Column(); (tt.outcome == CacheResetFailed) != strings.HasPrefix(col, "failed: ") {
@@ -75,13 +76,13 @@ func TestClient_ResetCacheUnsupported(t *testing.T) {
 	var calls atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
 	t.Cleanup(srv.Close)
-	for _, kind := range []string{KindTGI, KindOllama, KindTransformers, "", "other"} {
-		got := New(Config{BaseURL: srv.URL}).ResetCache(pipelinetest.Context(t), kind)
+	for _, f := range []*family.Family{family.TGI, family.Ollama, family.Transformers, family.Generic, family.ByKind("other"), nil} {
+		got := New(Config{BaseURL: srv.URL}).ResetCache(pipelinetest.Context(t), f)
 		if got.Outcome != CacheResetUnsupported || got.Column() != "unsupported" || !strings.Contains(got.Detail, "no prompt-cache reset") {
-			t.Errorf("ResetCache(%q) = %+v, want unsupported and why", kind, got)
+			t.Errorf("ResetCache(%s) = %+v, want unsupported and why", f.Label(), got)
 		}
-		if CanResetCache(kind) {
-			t.Errorf("CanResetCache(%q) = true", kind)
+		if f.CanReset() {
+			t.Errorf("%s.CanReset() = true", f.Label())
 		}
 	}
 	if n := calls.Load(); n != 0 {
@@ -107,7 +108,7 @@ func TestClient_ResetCacheHostileLlamaCpp(t *testing.T) {
 	if n := cached(); n == 0 {
 		t.Fatal("the prompt sent again was not cached: the engine does not cache")
 	}
-	got := c.ResetCache(ctx, KindLlamaCpp)
+	got := c.ResetCache(ctx, family.LlamaCpp)
 	if got.Outcome != CacheResetDone || !strings.Contains(got.Detail, "erased 3 slots") {
 		t.Fatalf("ResetCache = %+v, want 3 slots erased", got)
 	}
@@ -115,7 +116,7 @@ func TestClient_ResetCacheHostileLlamaCpp(t *testing.T) {
 		t.Errorf("after the reset %d prompt tokens were served from the cache, want 0", n)
 	}
 	off := hostile.MustNew(t, hostile.LlamaCppNoSlotActions, hostile.Options{})
-	if got := New(Config{BaseURL: off.URL}).ResetCache(ctx, KindLlamaCpp); got.Outcome != CacheResetFailed || !strings.Contains(got.Detail, "501") {
+	if got := New(Config{BaseURL: off.URL}).ResetCache(ctx, family.LlamaCpp); got.Outcome != CacheResetFailed || !strings.Contains(got.Detail, "501") {
 		t.Errorf("without slot actions: ResetCache = %+v, want failed with the 501", got)
 	}
 }
@@ -130,7 +131,7 @@ func TestClient_ResetCacheRedactsAndBounds(t *testing.T) {
 		w.Write([]byte("denied for " + r.Header.Get("Authorization") + strings.Repeat(" padding", 100)))
 	}))
 	t.Cleanup(echo.Close)
-	got := New(Config{BaseURL: echo.URL, APIKey: key}).ResetCache(pipelinetest.Context(t), KindVLLM)
+	got := New(Config{BaseURL: echo.URL, APIKey: key}).ResetCache(pipelinetest.Context(t), family.VLLM)
 	if got.Outcome != CacheResetFailed || strings.Contains(got.Detail, key) || len(got.Detail) > 300 {
 		t.Errorf("ResetCache = %q (%d bytes): want failed, without the key, short", got.Detail, len(got.Detail))
 	}
@@ -143,7 +144,7 @@ func TestClient_ResetCacheRedactsAndBounds(t *testing.T) {
 	}))
 	t.Cleanup(func() { close(hold); slow.Close() })
 	start := time.Now()
-	got = New(Config{BaseURL: slow.URL, CallTimeout: 100 * time.Millisecond}).ResetCache(pipelinetest.Context(t), KindSGLang)
+	got = New(Config{BaseURL: slow.URL, CallTimeout: 100 * time.Millisecond}).ResetCache(pipelinetest.Context(t), family.SGLang)
 	if got.Outcome != CacheResetFailed || !strings.Contains(got.Detail, "no answer") || time.Since(start) > 5*time.Second {
 		t.Errorf("ResetCache on a silent engine = %+v after %s, want failed: no answer, at the call timeout", got, time.Since(start))
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/extractbench/extractbench/pipeline/family"
 )
 
 // ErrNotFound says the engine has no such endpoint (404 or 405): Health,
@@ -47,6 +49,7 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 type modelList struct {
 	Data []struct {
 		ID          string   `json:"id"`
+		OwnedBy     string   `json:"owned_by"`      // vLLM, SGLang, llama.cpp name themselves (family.ByOwnedBy)
 		Aliases     []string `json:"aliases"`       // llama.cpp: --alias names
 		MaxModelLen int      `json:"max_model_len"` // vLLM
 		Meta        *struct {
@@ -83,7 +86,7 @@ func (c *Client) models(ctx context.Context) (modelList, error) {
 		return m, fmt.Errorf("list models: %w", err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("list models: decode %q: %w", truncate(string(b), 120), err)
+		return m, fmt.Errorf("list models: decode %q: %w", c.clean(truncate(string(b), 120)), err)
 	}
 	return m, nil
 }
@@ -120,20 +123,24 @@ func (f ModelFile) IsZero() bool { return f == ModelFile{} }
 
 // EngineReport is what an engine says of itself; empty fields are unknown.
 type EngineReport struct {
-	ServedModels  []string
-	Version       string
-	VersionSource string          // the endpoint Version came from (see Describe)
-	About         json.RawMessage // that endpoint's whole answer, secrets and long strings left out
-	ContextWindow int
-	File          ModelFile // the served weights file, where the engine describes it
+	ServedModels []string
+	// Family is the engine's family as its answers name it (family.Generic
+	// when none does), and FamilyEvidence the answer that told it: the run
+	// reads the family's reset and telemetry from it, asking nothing again.
+	Family         *family.Family
+	FamilyEvidence string
+	Version        string
+	VersionSource  string          // the endpoint Version came from (see Describe)
+	About          json.RawMessage // that endpoint's whole answer, secrets and long strings left out
+	ContextWindow  int
+	File           ModelFile // the served weights file, where the engine describes it
 	// Missed lists the calls that got no answer within their deadline
 	// (ErrNoAnswer), each with its error: the report goes on without them.
 	Missed []string
 	// Simulated: the engine says it models a GPU rather than running on one
-	// (the built-in engine's /version answers "simulated": true, its version
-	// starts with "extractbench-builtin"); ModelledGPU is the card it says it
-	// models. A run records the engine as simulated because it says so, not
-	// because of its URL.
+	// (family.SimulatedAnswer: the built-in engine's /version); ModelledGPU
+	// is the card it says it models. A run records the engine as simulated
+	// because it says so, not because of its URL.
 	Simulated   bool
 	ModelledGPU ModelledGPU
 }
@@ -144,24 +151,12 @@ type ModelledGPU struct {
 	MemoryTotalBytes int64  `json:"memory_total_bytes"`
 }
 
-// builtinEngineName starts the version the built-in engine reports,
-// earlier builds included ("extractbench-builtin/1"), which did not say
-// "simulated".
-const builtinEngineName = "extractbench-builtin"
-
-// versionProbes are the endpoints where engines say which version they are,
-// asked in order; the first that answers with a version wins.
-//
-//	/version          vLLM {"version": "0.11.0"} (SGLang answers it too)
-//	/get_server_info  SGLang: its server arguments and "version"
-//	/info             TGI: model_id, model_sha, model_dtype, max_total_tokens, "version", "sha"
-//	/props            llama.cpp: "build_info" ("b4567-1a2b3c4"), model_path, default_generation_settings.n_ctx
-//	/api/version      Ollama {"version": "0.5.7"}
-var versionProbes = []string{"/version", "/get_server_info", "/info", "/props", "/api/version"}
-
-// Describe asks the engine what it serves and which version it is, best
-// effort: /v1/models (vLLM adds max_model_len), then versionProbes.
-// Failures leave fields empty.
+// Describe asks the engine what it serves, which family it is and which
+// version, best effort: /v1/models (vLLM adds max_model_len), the family
+// probes (DetectKind), then the detected family's version endpoint and
+// every other family's (family.VersionPaths) until one answers with a
+// version. Each endpoint is
+// asked once. Failures leave fields empty.
 func (c *Client) Describe(ctx context.Context) EngineReport {
 	var r EngineReport
 	missed := func(err error) {
@@ -178,53 +173,62 @@ func (c *Client) Describe(ctx context.Context) EngineReport {
 		r.File = m.file(c.cfg.Model)
 	}
 	missed(err)
-	for _, path := range versionProbes {
+	p := c.newProbes(missed)
+	d := c.detect(ctx, m, err != nil, p)
+	r.Family, r.FamilyEvidence = d.Family, d.Evidence
+	paths := family.VersionPaths()
+	if vp := d.Family.VersionPath; vp != "" { // the detected family's own first
+		paths = append([]string{vp}, slices.DeleteFunc(paths, func(p string) bool { return p == vp })...)
+	}
+	for _, path := range paths {
 		if ctx.Err() != nil {
 			break // the caller's deadline passed: every probe would miss
 		}
-		b, err := c.call(ctx, http.MethodGet, path)
-		if err != nil {
-			missed(err)
-			continue
+		b, err := p.get(ctx, path)
+		if err == nil && c.readVersion(&r, path, b) {
+			break
 		}
-		var v struct {
-			Version        string `json:"version"`
-			BuildInfo      string `json:"build_info"`       // llama.cpp /props
-			MaxTotalTokens int    `json:"max_total_tokens"` // TGI /info
-			ModelFType     string `json:"model_ftype"`      // llama.cpp /props (builds from 2025)
-			Defaults       struct {
-				NCtx int `json:"n_ctx"`
-			} `json:"default_generation_settings"` // llama.cpp /props
-			// The built-in engine's; raw, so that another engine's field of
-			// the same name and another type does not lose its version.
-			Simulated json.RawMessage `json:"simulated"`
-			GPU       json.RawMessage `json:"gpu"` // the card a simulated engine models
-		}
-		if json.Unmarshal(b, &v) != nil {
-			continue
-		}
-		version := cmp.Or(v.Version, v.BuildInfo)
-		if version == "" {
-			continue
-		}
-		r.Version, r.VersionSource = c.clean(version), path
-		r.Simulated = string(v.Simulated) == "true" || strings.HasPrefix(version, builtinEngineName)
-		if r.Simulated {
-			_ = json.Unmarshal(v.GPU, &r.ModelledGPU) // best effort: unknown stays zero
-		}
-		if about := scrub(b); about != nil {
-			r.About = json.RawMessage(c.red.Redact(string(about))) // json.Marshal wrote it: valid UTF-8
-		}
-		if r.ContextWindow == 0 {
-			r.ContextWindow = cmp.Or(v.MaxTotalTokens, v.Defaults.NCtx)
-		}
-		if r.File.Format == "" {
-			r.File.Format = v.ModelFType
-		}
-		break
 	}
 	r.File.Format = truncate(c.clean(r.File.Format), maxFileFormat)
 	return r
+}
+
+// readVersion fills r from a version endpoint's answer b; false when it
+// names no version.
+func (c *Client) readVersion(r *EngineReport, path string, b []byte) bool {
+	var v struct {
+		Version        string `json:"version"`
+		BuildInfo      string `json:"build_info"`       // llama.cpp /props
+		MaxTotalTokens int    `json:"max_total_tokens"` // TGI /info
+		ModelFType     string `json:"model_ftype"`      // llama.cpp /props (builds from 2025)
+		Defaults       struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"` // llama.cpp /props
+		GPU json.RawMessage `json:"gpu"` // the card a simulated engine models
+	}
+	var a map[string]json.RawMessage
+	if json.Unmarshal(b, &v) != nil || json.Unmarshal(b, &a) != nil {
+		return false
+	}
+	version := cmp.Or(v.Version, v.BuildInfo)
+	if version == "" {
+		return false
+	}
+	r.Version, r.VersionSource = c.clean(version), path
+	r.Simulated = family.SimulatedAnswer(a)
+	if r.Simulated {
+		_ = json.Unmarshal(v.GPU, &r.ModelledGPU) // best effort: unknown stays zero
+	}
+	if about := scrub(b); about != nil {
+		r.About = json.RawMessage(c.red.Redact(string(about))) // json.Marshal wrote it: valid UTF-8
+	}
+	if r.ContextWindow == 0 {
+		r.ContextWindow = cmp.Or(v.MaxTotalTokens, v.Defaults.NCtx)
+	}
+	if r.File.Format == "" {
+		r.File.Format = v.ModelFType
+	}
+	return true
 }
 
 // maxFileFormat bounds ModelFile.Format: a type name, never a text.

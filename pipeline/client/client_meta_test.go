@@ -149,6 +149,9 @@ func TestClient_DescribeFamilies(t *testing.T) {
 				"GET " + tt.versionPath: {200, string(pipelinetest.ReadFile(t, "testdata/engines/"+tt.versionFile))},
 			})
 			rep := New(Config{BaseURL: srv.URL}).Describe(pipelinetest.Context(t))
+			if rep.Family.Kind != tt.family {
+				t.Errorf("Describe() family %q (%s), want %q", rep.Family.Kind, rep.FamilyEvidence, tt.family)
+			}
 			if rep.Version != tt.wantVersion || rep.VersionSource != tt.versionPath || rep.ContextWindow != tt.wantContext {
 				t.Errorf("Describe() = version %q from %q, context %d; want %q from %q, context %d",
 					rep.Version, rep.VersionSource, rep.ContextWindow, tt.wantVersion, tt.versionPath, tt.wantContext)

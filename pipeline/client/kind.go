@@ -6,115 +6,103 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/extractbench/extractbench/pipeline/family"
 )
 
-// The engine kinds DetectKind names, as a protocol's engine.kind and the
-// manifest record them.
-const (
-	KindVLLM         = "vllm"
-	KindSGLang       = "sglang"
-	KindLlamaCpp     = "llamacpp"
-	KindTGI          = "tgi"
-	KindOllama       = "ollama"
-	KindTransformers = "transformers" // engines/transformers, our reference server
-	KindBuiltin      = "builtin"      // extractbench engine serve, reached by URL
-)
-
-// Detection is what DetectKind found: the kind ("" when no answer named
-// one), the answer that told it, and the models /v1/models lists.
+// Detection is what DetectKind found: the engine's family (family.Generic
+// when no answer named one, Kind "" then), the answer that told it, and the
+// models /v1/models lists.
 type Detection struct {
 	Kind     string
+	Family   *family.Family
 	Evidence string // "GET /v1/models: owned_by \"vllm\"", or why nothing was detected
 	Models   []string
 }
 
-// kindProbes are the endpoints only one kind of engine answers, asked in
-// order after /v1/models's owned_by; the first whose answer matches wins.
-// The recorded answers of each are in testdata/engines.
-var kindProbes = []struct {
-	path, kind string
-	match      func(answer map[string]json.RawMessage) bool
-}{
-	{"/get_server_info", KindSGLang, func(a map[string]json.RawMessage) bool { return has(a, "version") && has(a, "model_path") }},
-	{"/props", KindLlamaCpp, func(a map[string]json.RawMessage) bool {
-		return has(a, "build_info") || has(a, "default_generation_settings")
-	}},
-	{"/info", KindTGI, func(a map[string]json.RawMessage) bool { return has(a, "model_id") && has(a, "max_total_tokens") }},
-	{"/api/version", KindOllama, func(a map[string]json.RawMessage) bool { return has(a, "version") && len(a) == 1 }},
-	{"/version", KindBuiltin, func(a map[string]json.RawMessage) bool {
-		return string(a["simulated"]) == "true" || strings.HasPrefix(stringOf(a["version"]), builtinEngineName)
-	}},
-	{"/version", KindTransformers, func(a map[string]json.RawMessage) bool {
-		return strings.HasPrefix(stringOf(a["version"]), "transformers-")
-	}},
-}
-
-// ownedBy maps /v1/models's owned_by to the kind that writes it: vLLM,
-// SGLang and llama-server name themselves there.
-var ownedBy = map[string]string{"vllm": KindVLLM, "sglang": KindSGLang, "llamacpp": KindLlamaCpp}
-
 // DetectKind asks the engine what it is: the owned_by of GET /v1/models,
-// then the endpoints that only one engine answers (kindProbes). An engine
+// then the endpoints only one family answers so (family.Probes). An engine
 // that answers none of them is of unknown kind (Kind ""), not an error; an
 // engine that does not answer /v1/models at all (refused, a timeout, a
 // non-2xx other than 404) is an error: nothing to measure there.
 func (c *Client) DetectKind(ctx context.Context) (Detection, error) {
-	var d Detection
-	b, err := c.call(ctx, http.MethodGet, "/v1/models")
-	switch {
-	case errors.Is(err, ErrNotFound):
-		d.Evidence = "GET /v1/models: not found"
-	case err != nil:
-		return d, fmt.Errorf("list models: %w", err)
-	default:
-		var m struct {
-			Data []struct {
-				ID      string `json:"id"`
-				OwnedBy string `json:"owned_by"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			return d, fmt.Errorf("list models: decode %q: %w", truncate(c.clean(string(b)), 120), err)
-		}
-		for _, x := range m.Data {
-			d.Models = append(d.Models, x.ID)
-			if k, ok := ownedBy[x.OwnedBy]; ok && d.Kind == "" {
-				d.Kind, d.Evidence = k, fmt.Sprintf("GET /v1/models: owned_by %q", x.OwnedBy)
-			}
+	m, err := c.models(ctx)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Detection{}, err
+	}
+	return c.detect(ctx, m, err != nil, c.newProbes(nil)), nil
+}
+
+// detect names the family from a /v1/models list (listed false: the
+// engine has none) and, when its owned_by names none, the family probes.
+func (c *Client) detect(ctx context.Context, m modelList, unlisted bool, p *probes) Detection {
+	d := Detection{Models: m.ids(), Family: family.Generic}
+	for _, x := range m.Data {
+		if f := family.ByOwnedBy(x.OwnedBy); f != nil {
+			d.Kind, d.Family, d.Evidence = f.Kind, f, fmt.Sprintf("GET /v1/models: owned_by %q", x.OwnedBy)
+			return d
 		}
 	}
-	if d.Kind != "" {
-		return d, nil
+	asked := []string{"/v1/models owned_by"}
+	if unlisted {
+		asked[0] = "/v1/models (not found)"
 	}
-	answers := map[string]map[string]json.RawMessage{}
-	for _, p := range kindProbes {
+	for _, pf := range family.Probes() {
 		if ctx.Err() != nil {
 			break
 		}
-		a, asked := answers[p.path]
-		if !asked {
-			if b, err := c.call(ctx, http.MethodGet, p.path); err == nil {
-				_ = json.Unmarshal(b, &a) // not a JSON object: matches nothing
-			}
-			answers[p.path] = a
+		if !slices.Contains(asked, pf.Path) {
+			asked = append(asked, pf.Path)
 		}
-		if a != nil && p.match(a) {
-			d.Kind, d.Evidence = p.kind, "GET "+p.path
-			return d, nil
+		if a := p.object(ctx, pf.Path); a != nil && pf.Match(a) {
+			d.Kind, d.Family, d.Evidence = pf.Family.Kind, pf.Family, "GET "+pf.Path
+			return d
 		}
 	}
-	d.Evidence = "no answer names the engine (asked /v1/models owned_by, /get_server_info, /props, /info, /api/version, /version)"
-	return d, nil
+	d.Evidence = "no answer names the engine (asked " + strings.Join(asked, ", ") + ")"
+	return d
 }
 
-func has(a map[string]json.RawMessage, key string) bool {
-	v, ok := a[key]
-	return ok && string(v) != "null"
+// probes asks GET paths of one engine once each, for the detection and
+// the version read that follows it; missed, when set, is told every call
+// that went unanswered.
+type probes struct {
+	c      *Client
+	got    map[string]probeAnswer
+	missed func(error)
 }
 
-func stringOf(raw json.RawMessage) string {
-	var s string
-	_ = json.Unmarshal(raw, &s)
-	return s
+type probeAnswer struct {
+	body []byte
+	err  error
+}
+
+func (c *Client) newProbes(missed func(error)) *probes {
+	return &probes{c: c, got: map[string]probeAnswer{}, missed: missed}
+}
+
+// get is the answer of GET path (a 2xx body, or why not), asked once.
+func (p *probes) get(ctx context.Context, path string) ([]byte, error) {
+	if a, ok := p.got[path]; ok {
+		return a.body, a.err
+	}
+	b, err := p.c.call(ctx, http.MethodGet, path)
+	p.got[path] = probeAnswer{b, err}
+	if err != nil && p.missed != nil {
+		p.missed(err)
+	}
+	return b, err
+}
+
+// object is GET path's JSON object answer; nil when there is none.
+func (p *probes) object(ctx context.Context, path string) map[string]json.RawMessage {
+	b, err := p.get(ctx, path)
+	if err != nil {
+		return nil
+	}
+	var a map[string]json.RawMessage
+	_ = json.Unmarshal(b, &a) // not a JSON object: matches nothing
+	return a
 }

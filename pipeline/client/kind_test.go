@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/extractbench/extractbench/pipeline/family"
 	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
@@ -19,22 +20,22 @@ func TestClient_DetectKind(t *testing.T) {
 		evidence string
 	}{
 		{"vllm", map[string]route{"GET /v1/models": {200, fixture("vllm-models.json")}, "GET /version": {200, fixture("vllm-version.json")}},
-			KindVLLM, `GET /v1/models: owned_by "vllm"`},
+			family.VLLM.Kind, `GET /v1/models: owned_by "vllm"`},
 		{"sglang", map[string]route{"GET /v1/models": {200, fixture("sglang-models.json")}, "GET /version": {200, `{"version":"0.4.9.post2"}`},
-			"GET /get_server_info": {200, fixture("sglang-get_server_info.json")}}, KindSGLang, `GET /v1/models: owned_by "sglang"`},
+			"GET /get_server_info": {200, fixture("sglang-get_server_info.json")}}, family.SGLang.Kind, `GET /v1/models: owned_by "sglang"`},
 		{"sglang without owned_by", map[string]route{"GET /v1/models": {200, fixture("tgi-models.json")}, "GET /version": {200, `{"version":"0.4.9.post2"}`},
-			"GET /get_server_info": {200, fixture("sglang-get_server_info.json")}}, KindSGLang, "GET /get_server_info"},
+			"GET /get_server_info": {200, fixture("sglang-get_server_info.json")}}, family.SGLang.Kind, "GET /get_server_info"},
 		{"llamacpp", map[string]route{"GET /v1/models": {200, fixture("llamacpp-models.json")}, "GET /props": {200, fixture("llamacpp-props.json")}},
-			KindLlamaCpp, `GET /v1/models: owned_by "llamacpp"`},
-		{"llamacpp without /v1/models", map[string]route{"GET /props": {200, fixture("llamacpp-props.json")}}, KindLlamaCpp, "GET /props"},
+			family.LlamaCpp.Kind, `GET /v1/models: owned_by "llamacpp"`},
+		{"llamacpp without /v1/models", map[string]route{"GET /props": {200, fixture("llamacpp-props.json")}}, family.LlamaCpp.Kind, "GET /props"},
 		{"tgi", map[string]route{"GET /v1/models": {200, fixture("tgi-models.json")}, "GET /info": {200, fixture("tgi-info.json")}},
-			KindTGI, "GET /info"},
+			family.TGI.Kind, "GET /info"},
 		{"ollama", map[string]route{"GET /v1/models": {200, fixture("ollama-models.json")}, "GET /api/version": {200, fixture("ollama-api-version.json")}},
-			KindOllama, "GET /api/version"},
+			family.Ollama.Kind, "GET /api/version"},
 		{"builtin", map[string]route{"GET /v1/models": {200, `{"data":[{"id":"sim-8b","owned_by":"extractbench"}]}`},
-			"GET /version": {200, `{"version":"extractbench-builtin dev","engine":"extractbench-builtin","simulated":true}`}}, KindBuiltin, "GET /version"},
+			"GET /version": {200, `{"version":"extractbench-builtin dev","engine":"extractbench-builtin","simulated":true}`}}, family.Builtin.Kind, "GET /version"},
 		{"transformers", map[string]route{"GET /v1/models": {200, `{"data":[{"id":"m","owned_by":"extractbench"}]}`},
-			"GET /version": {200, `{"version":"transformers-4.57.1+torch-2.9.0","transformers":"4.57.1"}`}}, KindTransformers, "GET /version"},
+			"GET /version": {200, `{"version":"transformers-4.57.1+torch-2.9.0","transformers":"4.57.1"}`}}, family.Transformers.Kind, "GET /version"},
 		{"unknown: a version but no name", map[string]route{"GET /v1/models": {200, `{"data":[{"id":"hostile","object":"model"}]}`},
 			"GET /version": {200, `{"version":"hostile-1"}`}, "GET /props": {200, `"not an object"`}}, "", ""},
 	}

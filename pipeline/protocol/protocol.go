@@ -21,6 +21,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/pipeline/family"
 	"github.com/extractbench/extractbench/schemas"
 )
 
@@ -285,7 +286,7 @@ func (p *Protocol) fillDefaults() {
 			e.ReadyTimeout = extractbench.Duration(DefaultReadyTimeout)
 		}
 		if e.Kind == "" && e.IsBuiltin() {
-			e.Kind = "builtin"
+			e.Kind = family.Builtin.Kind
 		}
 	}
 }

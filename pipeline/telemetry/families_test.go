@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/family"
 	"github.com/extractbench/extractbench/pipeline/pipelinetest"
 )
 
@@ -26,116 +27,145 @@ func readFixture(t testing.TB, name string) string {
 	return string(b)
 }
 
+// familyCase is one engine family's /metrics fixture and the canonical
+// figures it must yield (nil: the family does not expose it).
+type familyCase struct {
+	file, kind, dialect          string
+	running, waiting, kv, tokens *float64
+	preemptions                  *float64
+	queueSum, queueCount         *float64
+	kvSource                     string
+	histograms                   []string
+}
+
 // TestMetricsFamilies parses one /metrics text per engine family, checks
-// every canonical figure it yields (nil: the family does not expose it),
-// then samples it three times and checks that each canonical metric was
-// stored exactly once per scrape, under its canonical name only.
+// every canonical figure it yields, then samples it three times, as an
+// engine of unknown kind and as one of its family, and checks that each
+// canonical metric was stored exactly once per scrape, under its
+// canonical name only.
 func TestMetricsFamilies(t *testing.T) {
-	tests := []struct {
-		file, family                 string
-		running, waiting, kv, tokens *float64
-		preemptions                  *float64
-		queueSum, queueCount         *float64
-		kvSource                     string
-		histograms                   []string
-	}{
-		{file: "vllm_v1.txt", family: familyVLLMV1, running: fp(12), waiting: fp(3), kv: fp(0.4375), preemptions: fp(2),
+	tests := []familyCase{
+		{file: "vllm_v1.txt", kind: "vllm", dialect: "vllm-v1", running: fp(12), waiting: fp(3), kv: fp(0.4375), preemptions: fp(2),
 			queueSum: fp(1.25), queueCount: fp(40), kvSource: "vllm:kv_cache_usage_perc",
 			histograms: []string{extractbench.MetricQueueTime, extractbench.MetricTTFT, extractbench.MetricE2E}},
-		{file: "vllm_v0.txt", family: familyVLLMV0, running: fp(7), waiting: fp(5), kv: fp(0.9123), preemptions: fp(14),
+		{file: "vllm_v0.txt", kind: "vllm", dialect: "vllm-v0", running: fp(7), waiting: fp(5), kv: fp(0.9123), preemptions: fp(14),
 			queueSum: fp(31.5), queueCount: fp(120), kvSource: "vllm:gpu_cache_usage_perc",
 			histograms: []string{extractbench.MetricQueueTime, extractbench.MetricTTFT, extractbench.MetricE2E}},
 		// Tensor parallel 2 with --enable-metrics-for-all-schedulers: each
 		// scheduler figure is printed once per rank and must count once.
-		{file: "sglang.txt", family: familySGLang, running: fp(24), waiting: fp(6), kv: fp(0.62), tokens: fp(101580), preemptions: fp(3),
+		{file: "sglang.txt", kind: "sglang", dialect: "sglang", running: fp(24), waiting: fp(6), kv: fp(0.62), tokens: fp(101580), preemptions: fp(3),
 			queueSum: fp(8.4), queueCount: fp(200), kvSource: "sglang:token_usage",
 			histograms: []string{extractbench.MetricQueueTime, extractbench.MetricTTFT, extractbench.MetricE2E}},
-		{file: "tgi.txt", family: familyTGI, running: fp(8), waiting: fp(2),
+		{file: "tgi.txt", kind: "tgi", dialect: "tgi", running: fp(8), waiting: fp(2),
 			queueSum: fp(0.912), queueCount: fp(96),
 			histograms: []string{extractbench.MetricQueueTime, extractbench.MetricE2E}},
-		{file: "llamacpp.txt", family: familyLlamaCpp, running: fp(4), waiting: fp(2), kv: fp(0.271118), tokens: fp(2221),
+		{file: "llamacpp.txt", kind: "llamacpp", dialect: "llamacpp", running: fp(4), waiting: fp(2), kv: fp(0.271118), tokens: fp(2221),
 			kvSource: "llamacpp:kv_cache_usage_ratio"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.file, ".txt"), func(t *testing.T) {
 			page := readFixture(t, tt.file)
-			sc, err := parseMetrics(strings.NewReader(page))
+			sc, err := parseMetrics(strings.NewReader(page), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sc.family != tt.family {
-				t.Errorf("family = %q, want %q", sc.family, tt.family)
-			}
-			value := func(name string) *float64 {
-				if v, ok := sc.values[name]; ok {
-					return &v
-				}
-				return nil
-			}
-			checks := []struct {
-				name      string
-				got, want *float64
-			}{
-				{"running", value(extractbench.MetricRunning), tt.running},
-				{"waiting", value(extractbench.MetricWaiting), tt.waiting},
-				{"kv usage", value(extractbench.MetricKVUsage), tt.kv},
-				{"kv tokens", value(extractbench.MetricKVTokens), tt.tokens},
-				{"preemptions", value(extractbench.MetricPreemptions), tt.preemptions},
-			}
-			if h, ok := sc.histograms[extractbench.MetricQueueTime]; ok {
-				checks = append(checks, struct {
-					name      string
-					got, want *float64
-				}{"queue sum", &h.Sum, tt.queueSum}, struct {
-					name      string
-					got, want *float64
-				}{"queue count", &h.Count, tt.queueCount})
-			} else if tt.queueSum != nil {
-				t.Errorf("no queue-time histogram, want sum %v count %v", *tt.queueSum, *tt.queueCount)
-			}
-			for _, c := range checks {
-				if !sameFloat(c.got, c.want) {
-					t.Errorf("%s = %v, want %v", c.name, deref(c.got), deref(c.want))
-				}
-			}
-			if got := sc.sources[extractbench.MetricKVUsage]; got != tt.kvSource {
-				t.Errorf("KV usage read from %q, want %q", got, tt.kvSource)
-			}
-			if got := slices.Sorted(maps.Keys(sc.histograms)); !slices.Equal(got, slices.Sorted(slices.Values(tt.histograms))) {
-				t.Errorf("histograms %v, want %v", got, tt.histograms)
-			}
-
-			srv, _ := sequenceServer(t, page)
-			s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
-			s.scrapeOnce(pipelinetest.Context(t))
-			tel := s.Stop()
-			if tel.Scrapes != 3 || tel.Family != tt.family {
-				t.Fatalf("Scrapes, Family = %d, %q, want 3, %q", tel.Scrapes, tel.Family, tt.family)
-			}
-			perMetric := map[string]int{}
-			for _, smp := range tel.Samples {
-				perMetric[smp.Metric]++
-			}
-			for name, n := range perMetric {
-				if _, ok := sc.values[name]; !ok || n != tel.Scrapes {
-					t.Errorf("%d samples of %s in %d scrapes, want one per scrape of a canonical metric the page carries", n, name, tel.Scrapes)
-				}
-			}
-			if len(perMetric) != len(sc.values) {
-				t.Errorf("sampled %v, want every one of %v", perMetric, sc.values)
-			}
-			if !sameFloat(tel.MaxRunning, tt.running) || !sameFloat(tel.PeakKVUsage, tt.kv) {
-				t.Errorf("MaxRunning, PeakKVUsage = %v, %v, want %v, %v", deref(tel.MaxRunning), deref(tel.PeakKVUsage), deref(tt.running), deref(tt.kv))
-			}
-			// The same page at both ends: nothing grew during the pass.
-			if tt.preemptions != nil && !eqPtr(tel.PreemptionsDelta, 0) || tt.preemptions == nil && tel.PreemptionsDelta != nil {
-				t.Errorf("PreemptionsDelta = %v", deref(tel.PreemptionsDelta))
-			}
-			if tt.queueCount != nil && !eqPtr(tel.QueueTimeCountDelta, 0) || tt.queueCount == nil && tel.QueueTimeCountDelta != nil {
-				t.Errorf("QueueTimeCountDelta = %v", deref(tel.QueueTimeCountDelta))
+			checkScrape(t, sc, tt)
+			for _, f := range []*family.Family{nil, family.ByKind(tt.kind)} {
+				checkSampled(t, page, f, sc, tt)
 			}
 		})
 	}
+}
+
+// checkScrape compares one parsed scrape with the case's figures.
+func checkScrape(t *testing.T, sc scrape, tt familyCase) {
+	t.Helper()
+	if sc.family != tt.dialect {
+		t.Errorf("dialect = %q, want %q", sc.family, tt.dialect)
+	}
+	value := func(name string) *float64 {
+		if v, ok := sc.values[name]; ok {
+			return &v
+		}
+		return nil
+	}
+	checks := []struct {
+		name      string
+		got, want *float64
+	}{
+		{"running", value(extractbench.MetricRunning), tt.running},
+		{"waiting", value(extractbench.MetricWaiting), tt.waiting},
+		{"kv usage", value(extractbench.MetricKVUsage), tt.kv},
+		{"kv tokens", value(extractbench.MetricKVTokens), tt.tokens},
+		{"preemptions", value(extractbench.MetricPreemptions), tt.preemptions},
+	}
+	var queueSum, queueCount *float64
+	if h, ok := sc.histograms[extractbench.MetricQueueTime]; ok {
+		queueSum, queueCount = &h.Sum, &h.Count
+	}
+	checks = append(checks, struct {
+		name      string
+		got, want *float64
+	}{"queue sum", queueSum, tt.queueSum}, struct {
+		name      string
+		got, want *float64
+	}{"queue count", queueCount, tt.queueCount})
+	for _, c := range checks {
+		if !sameFloat(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, deref(c.got), deref(c.want))
+		}
+	}
+	if got := sc.sources[extractbench.MetricKVUsage]; got != tt.kvSource {
+		t.Errorf("KV usage read from %q, want %q", got, tt.kvSource)
+	}
+	if got := slices.Sorted(maps.Keys(sc.histograms)); !slices.Equal(got, slices.Sorted(slices.Values(tt.histograms))) {
+		t.Errorf("histograms %v, want %v", got, tt.histograms)
+	}
+}
+
+// checkSampled samples page three times through a Sampler told the
+// engine's family f (nil: unknown) and checks one sample per canonical
+// metric per scrape, the peaks, and no growth between identical pages.
+func checkSampled(t *testing.T, page string, f *family.Family, sc scrape, tt familyCase) {
+	t.Helper()
+	srv, _ := sequenceServer(t, page)
+	s := StartSampler(pipelinetest.Context(t), extractbench.NewClock(), SamplerConfig{Family: f, MetricsURL: srv.URL, Interval: time.Hour}, srv.Client())
+	s.scrapeOnce(pipelinetest.Context(t))
+	tel := s.Stop()
+	if tel.Scrapes != 3 || tel.Family != tt.dialect {
+		t.Fatalf("family %s: Scrapes, Family = %d, %q, want 3, %q", f.Label(), tel.Scrapes, tel.Family, tt.dialect)
+	}
+	perMetric := map[string]int{}
+	for _, smp := range tel.Samples {
+		perMetric[smp.Metric]++
+	}
+	for name, n := range perMetric {
+		if _, ok := sc.values[name]; !ok || n != tel.Scrapes {
+			t.Errorf("%d samples of %s in %d scrapes, want one per scrape of a canonical metric the page carries", n, name, tel.Scrapes)
+		}
+	}
+	if len(perMetric) != len(sc.values) {
+		t.Errorf("sampled %v, want every one of %v", perMetric, sc.values)
+	}
+	if !sameFloat(tel.MaxRunning, tt.running) || !sameFloat(tel.PeakKVUsage, tt.kv) {
+		t.Errorf("MaxRunning, PeakKVUsage = %v, %v, want %v, %v", deref(tel.MaxRunning), deref(tel.PeakKVUsage), deref(tt.running), deref(tt.kv))
+	}
+	// The same page at both ends: nothing grew during the pass.
+	if !sameFloat(tel.PreemptionsDelta, zeroIf(tt.preemptions)) {
+		t.Errorf("PreemptionsDelta = %v", deref(tel.PreemptionsDelta))
+	}
+	if !sameFloat(tel.QueueTimeCountDelta, zeroIf(tt.queueCount)) {
+		t.Errorf("QueueTimeCountDelta = %v", deref(tel.QueueTimeCountDelta))
+	}
+}
+
+// zeroIf is 0 when the figure exists, nil when it does not: its growth
+// between two identical scrapes.
+func zeroIf(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	return fp(0)
 }
 
 func sameFloat(a, b *float64) bool {
@@ -232,7 +262,7 @@ llamacpp:requests_deferred 0
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc, err := parseMetrics(strings.NewReader(tt.page))
+			sc, err := parseMetrics(strings.NewReader(tt.page), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,19 +288,19 @@ func FuzzParseMetrics(f *testing.F) {
 	f.Add("sglang:num_running_reqs{priority=\"\"} 1\nsglang:num_running_reqs{priority=\"2\"} 1\n")
 	f.Add("# TYPE tgi_request_queue_duration histogram\ntgi_request_queue_duration_bucket{le=\"+Inf\"} 2\ntgi_request_queue_duration_sum 1\ntgi_request_queue_duration_count 2\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		sc, err := parseMetrics(strings.NewReader(text))
+		sc, err := parseMetrics(strings.NewReader(text), nil)
 		if err != nil {
 			return
 		}
 		known := map[string]bool{}
-		for _, fam := range engineFamilies {
-			for _, names := range fam.sources {
+		for _, p := range family.Dialects(nil) {
+			for _, names := range p.Names {
 				for _, n := range names {
 					known[n] = true
 				}
 			}
 		}
-		for _, names := range torchSources {
+		for _, names := range family.AnyDialect {
 			for _, n := range names {
 				known[n] = true
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/family"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -30,6 +31,8 @@ var gaugeMetrics = []struct {
 	{extractbench.MetricTorchAlloc, false, maxBytes},
 	{extractbench.MetricTorchReserve, false, maxBytes},
 	{extractbench.MetricCaptures, false, maxCount},
+	{extractbench.MetricEngineVRAM, false, maxBytes},
+	{extractbench.MetricEngineMemory, false, maxBytes},
 }
 
 // The domains of engine figures. A value outside its figure's domain (or
@@ -49,9 +52,9 @@ func possible(v, hi float64) bool { return v >= 0 && v <= hi } // false for NaN
 // last scrape; their difference covers the pass.
 var histogramMetrics = []string{extractbench.MetricQueueTime, extractbench.MetricTTFT, extractbench.MetricE2E}
 
-// scrape is one parsed /metrics answer, reduced to the canonical figures.
+// scrape is one parsed telemetry answer, reduced to the canonical figures.
 type scrape struct {
-	family     string                       // the engine family read ("vllm-v1", "sglang", ...); "" when none
+	family     string                       // the dialect read ("vllm-v1", "sglang", "ollama", ...); "" when none
 	values     map[string]float64           // canonical gauge or counter -> folded value
 	histograms map[string]histogramSnapshot // canonical histogram -> folded snapshot
 	sources    map[string]string            // canonical metric -> the engine's name it was read from
@@ -65,42 +68,39 @@ type histogramSnapshot struct {
 }
 
 // parseMetrics reads Prometheus text exposition and keeps the canonical
-// figures of the engine family it detects. Names are validated as UTF-8 so
-// that "vllm:", "sglang:" and "llamacpp:" names parse whatever the library
-// default.
-func parseMetrics(r io.Reader) (scrape, error) {
+// figures of the dialect it detects (known's first: the engine's family,
+// nil when unknown). Names are validated as UTF-8 so that "vllm:",
+// "sglang:" and "llamacpp:" names parse whatever the library default.
+func parseMetrics(r io.Reader, known *family.Family) (scrape, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {
 		return scrape{}, fmt.Errorf("parse metrics: %w", err)
 	}
-	return readScrape(fams), nil
+	return readScrape(fams, known), nil
 }
 
-// readScrape folds the detected family's series onto the canonical names,
+func newScrape(dialect string) scrape {
+	return scrape{family: dialect, values: map[string]float64{}, histograms: map[string]histogramSnapshot{}, sources: map[string]string{}, refused: map[string]float64{}}
+}
+
+// readScrape folds the detected dialect's series onto the canonical names,
 // each read from one source name only.
-func readScrape(fams map[string]*dto.MetricFamily) scrape {
-	s := scrape{values: map[string]float64{}, histograms: map[string]histogramSnapshot{}, sources: map[string]string{}, refused: map[string]float64{}}
-	f, label := detectFamily(fams)
-	s.family = label
+func readScrape(fams map[string]*dto.MetricFamily, known *family.Family) scrape {
+	p, label := detectDialect(fams, known)
+	s := newScrape(label)
 	names := func(canon string) []string {
-		if f != nil {
-			if n, ok := f.sources[canon]; ok {
+		if p != nil {
+			if n, ok := p.Names[canon]; ok {
 				return n
 			}
 		}
-		return torchSources[canon]
+		return family.AnyDialect[canon]
 	}
 	for _, g := range gaugeMetrics {
 		name, mf := firstPresent(fams, names(g.name))
 		v, ok, bad := foldValues(mf, g.max, g.hi)
-		switch {
-		case bad != nil:
-			s.refused[g.name] = *bad
-		case ok:
-			s.values[g.name] = v
-			s.sources[g.name] = name
-		}
+		s.keep(g.name, name, v, ok, bad)
 	}
 	for _, canon := range histogramMetrics {
 		name, mf := firstPresent(fams, names(canon))
@@ -114,6 +114,44 @@ func readScrape(fams map[string]*dto.MetricFamily) scrape {
 		}
 	}
 	return s
+}
+
+// keep records a gauge's value read from name, or the impossible value
+// bad that refused it.
+func (s scrape) keep(canon, name string, v float64, ok bool, bad *float64) {
+	switch {
+	case bad != nil:
+		s.refused[canon] = *bad
+	case ok:
+		s.values[canon] = v
+		s.sources[canon] = name
+	}
+}
+
+// parseJSON reads a family's JSON telemetry answer (f.Telemetry.JSON) onto
+// the canonical gauges, each value held to its figure's domain as a
+// Prometheus one is.
+func parseJSON(body []byte, f *family.Family) (scrape, error) {
+	readings, err := f.Telemetry.JSON(body)
+	if err != nil {
+		return scrape{}, fmt.Errorf("read %s telemetry: %w", f.Kind, err)
+	}
+	s := newScrape(f.Kind)
+	for _, g := range gaugeMetrics {
+		for _, r := range readings {
+			if r.Metric != g.name {
+				continue
+			}
+			v := r.Value
+			if !possible(v, g.hi) {
+				s.keep(g.name, r.Source, 0, false, &v)
+			} else {
+				s.keep(g.name, r.Source, v, true, nil)
+			}
+			break
+		}
+	}
+	return s, nil
 }
 
 // replicaLabels mark copies of one scheduler's figures: SGLang started with

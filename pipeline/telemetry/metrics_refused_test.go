@@ -27,7 +27,7 @@ func TestParseMetrics_RefusesImpossibleValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc, err := parseMetrics(strings.NewReader(tt.page))
+			sc, err := parseMetrics(strings.NewReader(tt.page), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,8 +41,8 @@ func TestParseMetrics_RefusesImpossibleValues(t *testing.T) {
 			}
 		})
 	}
-	sc, err := parseMetrics(strings.NewReader("# TYPE vllm:request_queue_time_seconds histogram\n" +
-		"vllm:request_queue_time_seconds_bucket{le=\"+Inf\"} 1\nvllm:request_queue_time_seconds_sum 1e300\nvllm:request_queue_time_seconds_count 1\n"))
+	sc, err := parseMetrics(strings.NewReader("# TYPE vllm:request_queue_time_seconds histogram\n"+
+		"vllm:request_queue_time_seconds_bucket{le=\"+Inf\"} 1\nvllm:request_queue_time_seconds_sum 1e300\nvllm:request_queue_time_seconds_count 1\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +55,11 @@ func TestParseMetrics_RefusesImpossibleValues(t *testing.T) {
 // scrape is not counted from zero (its whole life would pass for the
 // pass's growth): the delta is unknown.
 func TestCounterDelta_RefusedAtStart(t *testing.T) {
-	first, err := parseMetrics(strings.NewReader("# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total NaN\n"))
+	first, err := parseMetrics(strings.NewReader("# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total NaN\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	last, err := parseMetrics(strings.NewReader("# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total 500\n"))
+	last, err := parseMetrics(strings.NewReader("# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total 500\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

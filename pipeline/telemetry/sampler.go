@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/family"
 	"github.com/extractbench/extractbench/pipeline/protocol"
 	"github.com/sourcegraph/conc"
 	"github.com/sourcegraph/conc/panics"
@@ -30,8 +31,13 @@ const (
 
 // SamplerConfig says what to sample during a pass.
 type SamplerConfig struct {
-	MetricsURL string // the engine's Prometheus endpoint; "" for none
-	// Endpoints are the Prometheus endpoints of an engine's replicas, all
+	// Family is the engine's family, whose telemetry source (Prometheus text,
+	// or a JSON endpoint such as Ollama's /api/ps) says how an endpoint's
+	// answer is read; nil: unknown, read as Prometheus text in whichever
+	// dialect it carries.
+	Family     *family.Family
+	MetricsURL string // the engine's telemetry endpoint; "" for none
+	// Endpoints are the telemetry endpoints of an engine's replicas, all
 	// scraped at each tick; when set, MetricsURL is not read.
 	Endpoints []MetricsEndpoint
 	Interval  time.Duration // protocol.DefaultTelemetryInterval when zero
@@ -50,7 +56,7 @@ type SamplerConfig struct {
 	Active func() bool
 }
 
-// MetricsEndpoint is one replica's Prometheus endpoint: URL is scraped,
+// MetricsEndpoint is one replica's telemetry endpoint: URL is scraped,
 // Name labels its samples (the replica's URL as the protocol writes it).
 type MetricsEndpoint struct {
 	Name string
@@ -77,9 +83,10 @@ type Telemetry struct {
 	Samples  []Sample // those not handed to SamplerConfig.Flush already
 	FlushErr error    // the first error of SamplerConfig.Flush
 
-	// Family is the engine family whose metric names were read ("vllm-v1",
-	// "vllm-v0", "sglang", "tgi", "llamacpp"), from the first scrape that
-	// carried any; "" when none did. Sources maps each canonical metric to
+	// Family is the dialect of the figures read ("vllm-v1", "vllm-v0",
+	// "sglang", "tgi", "llamacpp", "ollama": family.Prometheus.Dialect, or
+	// the family of a JSON source), from the first scrape that carried any;
+	// "" when none did. Sources maps each canonical metric to
 	// the engine's name it was first read from.
 	Family  string
 	Sources map[string]string
@@ -296,71 +303,21 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 	if s.stopped {
 		return
 	}
-	folded := map[string]float64{}
-	refusedNow := map[string]bool{} // figures an endpoint refused at this tick: the others' do not make the tick's figure
-	answered := false
+	t := tick{folded: map[string]float64{}, refused: map[string]bool{}}
 	for i, ep := range s.eps {
-		sc, err := scs[i], errs[i]
-		if err != nil {
-			if ctx.Err() != nil {
-				continue // the sampler is stopping; not the engine's fault
-			}
+		switch err := errs[i]; {
+		case err == nil:
+			s.record(ep, scs[i], now, &t)
+		case ctx.Err() == nil: // else the sampler is stopping; not the engine's fault
 			s.tel.ScrapeErrors++
 			s.tel.LastScrapeError = err.Error()
-			continue
-		}
-		s.tel.Scrapes++
-		answered = true
-		if ep.first == nil {
-			ep.first = &sc
-		}
-		ep.last = &sc
-		if s.tel.Family == "" {
-			s.tel.Family = sc.family
-		}
-		for canon, x := range sc.refused {
-			r, seen := s.tel.Refused[canon]
-			if !seen {
-				if s.tel.Refused == nil {
-					s.tel.Refused = map[string]RefusedFigure{}
-				}
-				r.First = x
-			}
-			r.Scrapes++
-			s.tel.Refused[canon] = r
-			refusedNow[canon] = true
-		}
-		for canon, name := range sc.sources {
-			if _, seen := s.tel.Sources[canon]; !seen {
-				if s.tel.Sources == nil {
-					s.tel.Sources = map[string]string{}
-				}
-				s.tel.Sources[canon] = name
-			}
-		}
-		// One sample per canonical metric per scrape, whichever of the
-		// engine's names (and aliases) it was read from.
-		for _, g := range gaugeMetrics {
-			v, ok := sc.values[g.name]
-			if !ok {
-				continue
-			}
-			s.samples = append(s.samples, Sample{TNS: now, Metric: g.name, Value: v, Endpoint: ep.Name})
-			switch f, seen := folded[g.name]; {
-			case !seen:
-				folded[g.name] = v
-			case g.max:
-				folded[g.name] = max(f, v)
-			default:
-				folded[g.name] = f + v
-			}
 		}
 	}
-	if answered && active {
+	if t.answered && active {
 		s.tel.ActiveScrapes++
 	}
-	for name, v := range folded {
-		if refusedNow[name] || (!active && instantGauges[name]) {
+	for name, v := range t.folded {
+		if t.refused[name] || (!active && instantGauges[name]) {
 			continue
 		}
 		if p, seen := s.peaks[name]; !seen || v > p {
@@ -368,6 +325,69 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 		}
 	}
 	s.flushFull()
+}
+
+// tick is what the endpoints of one scrape gave: each gauge folded over
+// them, the figures one of them refused (the others' do not make the
+// tick's figure), and whether any answered.
+type tick struct {
+	folded   map[string]float64
+	refused  map[string]bool
+	answered bool
+}
+
+// record keeps one endpoint's successful scrape sc: it is the endpoint's
+// first or last of the pass, its refusals and sources are counted, and
+// its gauges are sampled (one sample per canonical metric, whichever of
+// the engine's names it was read from) and folded into t; s.mu is held.
+func (s *Sampler) record(ep *endpointState, sc scrape, now int64, t *tick) {
+	s.tel.Scrapes++
+	t.answered = true
+	if ep.first == nil {
+		ep.first = &sc
+	}
+	ep.last = &sc
+	if s.tel.Family == "" {
+		s.tel.Family = sc.family
+	}
+	for canon, x := range sc.refused {
+		r, seen := s.tel.Refused[canon]
+		if !seen {
+			r.First = x
+		}
+		r.Scrapes++
+		s.tel.Refused = setKey(s.tel.Refused, canon, r)
+		t.refused[canon] = true
+	}
+	for canon, name := range sc.sources {
+		if _, seen := s.tel.Sources[canon]; !seen {
+			s.tel.Sources = setKey(s.tel.Sources, canon, name)
+		}
+	}
+	for _, g := range gaugeMetrics {
+		v, ok := sc.values[g.name]
+		if !ok {
+			continue
+		}
+		s.samples = append(s.samples, Sample{TNS: now, Metric: g.name, Value: v, Endpoint: ep.Name})
+		switch f, seen := t.folded[g.name]; {
+		case !seen:
+			t.folded[g.name] = v
+		case g.max:
+			t.folded[g.name] = max(f, v)
+		default:
+			t.folded[g.name] = f + v
+		}
+	}
+}
+
+// setKey sets m[k] = v, making m when it is nil.
+func setKey[V any](m map[string]V, k string, v V) map[string]V {
+	if m == nil {
+		m = map[string]V{}
+	}
+	m[k] = v
+	return m
 }
 
 // flushFull hands the pending samples to the Flush, once there are
@@ -395,6 +415,8 @@ func (s *Sampler) safeFetch(ctx context.Context, metricsURL string) (sc scrape, 
 	return sc, err
 }
 
+// fetch scrapes one endpoint and reads its answer the way the engine's
+// family publishes its telemetry: Prometheus text, or its JSON endpoint.
 func (s *Sampler) fetch(ctx context.Context, metricsURL string) (scrape, error) {
 	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 	defer cancel()
@@ -411,12 +433,24 @@ func (s *Sampler) fetch(ctx context.Context, metricsURL string) (scrape, error) 
 		io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 		return scrape{}, fmt.Errorf("scrape %s: HTTP %d", metricsURL, res.StatusCode)
 	}
-	sc, err := parseMetrics(res.Body)
+	var sc scrape
+	if f := s.cfg.Family; f != nil && f.Telemetry.JSON != nil {
+		var b []byte
+		if b, err = io.ReadAll(io.LimitReader(res.Body, maxJSONTelemetry)); err == nil {
+			sc, err = parseJSON(b, f)
+		}
+	} else {
+		sc, err = parseMetrics(res.Body, s.cfg.Family)
+	}
 	if err != nil {
 		return scrape{}, fmt.Errorf("scrape %s: %w", metricsURL, err)
 	}
 	return sc, nil
 }
+
+// maxJSONTelemetry bounds a JSON telemetry answer: Ollama's /api/ps is a
+// few hundred bytes a loaded model.
+const maxJSONTelemetry = 1 << 20
 
 func (s *Sampler) sampleGPU(ctx context.Context, bin string) {
 	out, err := runSMI(ctx, bin, "--query-gpu=name,memory.used,memory.total", "--format=csv,noheader,nounits")
