@@ -416,6 +416,9 @@ func (rs *runState) prepare(prev *results.Run) error {
 		}
 	}
 	rs.secrets = results.NewSecrets(rs.proto.Secrets()...)
+	for _, w := range rs.proto.PlainKeys() {
+		rs.logf("warning: %s", w)
+	}
 	rs.progress = rs.secrets.Writer(rs.opts.Progress) // a line ends with no part of a secret: nothing is held back
 	rs.manifest, rs.simulated = m, m.Simulated
 	return nil

@@ -8,10 +8,12 @@ package redact
 
 import (
 	"encoding/base64"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -31,32 +33,111 @@ const Redacted = "[redacted]"
 // string), and replaces it with Redacted. The zero value and nil redact
 // nothing. It is safe for concurrent use.
 type Secrets struct {
-	forms []string  // every form looked for, longest first
+	forms []form    // every form looked for, longest first
 	first [256]bool // bytes a literal match can begin with
 }
 
-// New returns the secrets among values (empty ones are left out).
+// form is one written form of a secret. A key echoed in an error message
+// may have changed case (an engine upper-cases it in "INVALID KEY …"), so
+// the secret itself is matched in any case; its base64 forms are not, as
+// base64 is case-sensitive and a folded fragment would match ordinary text.
+type form struct {
+	s    string
+	fold bool
+}
+
+// New returns the secrets among values. Empty values, and values Plain
+// says ordinary text may contain, are left out: redacting a dummy key such
+// as "ollama" or "0" would rewrite answers, names and numbers.
 func New(values ...string) *Secrets {
 	s := &Secrets{}
 	seen := map[string]bool{}
-	add := func(f string) {
+	add := func(f string, fold bool) {
 		if f != "" && !seen[f] {
 			seen[f] = true
-			s.forms = append(s.forms, f)
+			s.forms = append(s.forms, form{f, fold})
 			s.first[f[0]] = true
+			if fold {
+				s.first[upper(f[0])], s.first[lower(f[0])] = true, true
+			}
 		}
 	}
 	for _, v := range values {
-		if v == "" {
+		if Plain(v) != "" {
 			continue
 		}
-		add(v)
+		add(v, true)
 		for _, f := range base64Forms(v) {
-			add(f)
+			add(f, false)
 		}
 	}
-	sort.SliceStable(s.forms, func(i, j int) bool { return len(s.forms[i]) > len(s.forms[j]) })
+	sort.SliceStable(s.forms, func(i, j int) bool { return len(s.forms[i].s) > len(s.forms[j].s) })
 	return s
+}
+
+// MinSecretLen is the shortest value treated as a secret; a longer one of
+// a single kind of character (a word, a number) must reach PlainLen.
+const (
+	MinSecretLen = 8
+	PlainLen     = 16
+)
+
+// Plain says why v is not treated as a secret ("" when it is): it is
+// empty, shorter than MinSecretLen, or shorter than PlainLen and made of
+// one kind of character only (letters of one case, digits), as the dummy
+// keys local servers document are ("ollama", "EMPTY", "0", "2024"). Such a
+// value is sent to the engine but never redacted: it would match ordinary
+// text, and the answer, a variant's name or a URL's host would be rewritten.
+func Plain(v string) string {
+	n := utf8.RuneCountInString(v)
+	switch {
+	case v == "":
+		return "it is empty"
+	case n < MinSecretLen:
+		return fmt.Sprintf("it has %d characters, fewer than %d", n, MinSecretLen)
+	case n < PlainLen && kinds(v) < 2:
+		return fmt.Sprintf("it has %d characters of one kind only (a word or a number), fewer than %d", n, PlainLen)
+	}
+	return ""
+}
+
+// kinds counts the kinds of character in v: lower case, upper case,
+// digits, anything else.
+func kinds(v string) int {
+	var seen [4]bool
+	for _, r := range v {
+		switch {
+		case unicode.IsLower(r):
+			seen[0] = true
+		case unicode.IsUpper(r):
+			seen[1] = true
+		case unicode.IsDigit(r):
+			seen[2] = true
+		default:
+			seen[3] = true
+		}
+	}
+	n := 0
+	for _, b := range seen {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c - 'A' + 'a'
+	}
+	return c
 }
 
 // minBase64Form is the shortest base64 fragment looked for: a shorter one
@@ -128,7 +209,7 @@ func (s *Secrets) scan(text string, final bool) (out string, held int) {
 		}
 		best, partial := 0, false
 		for _, f := range s.forms {
-			end, m := matchForm(text, i, f)
+			end, m := matchForm(text, i, f.s, f.fold)
 			switch {
 			case m == partialMatch:
 				partial = true
@@ -155,19 +236,40 @@ func (s *Secrets) scan(text string, final bool) (out string, held int) {
 	return b.String(), 0
 }
 
-// anyLiteral reports whether some form occurs in text as written.
+// anyLiteral reports whether some form occurs in text as written (in any
+// case for a folded form).
 func (s *Secrets) anyLiteral(text string) bool {
 	for _, f := range s.forms {
-		if strings.Contains(text, f) {
+		if strings.Contains(text, f.s) || f.fold && containsFold(text, f.s) {
 			return true
 		}
 	}
 	return false
 }
 
+// containsFold is strings.Contains ignoring ASCII case, without a copy.
+func containsFold(text, f string) bool {
+	a, b := lower(f[0]), upper(f[0])
+	for i := 0; i+len(f) <= len(text); i++ {
+		if c := text[i]; (c == a || c == b) && hasPrefix(text[i:], f, true) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefix is strings.HasPrefix, ignoring case when fold is set.
+func hasPrefix(s, prefix string, fold bool) bool {
+	if !fold {
+		return strings.HasPrefix(s, prefix)
+	}
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
 // matchForm matches form f at text[i:], each of its characters written
-// as is or encoded (encodedChar); end is where a full match ends.
-func matchForm(text string, i int, f string) (end, m int) {
+// as is or encoded (encodedChar), in any case when fold is set; end is
+// where a full match ends.
+func matchForm(text string, i int, f string, fold bool) (end, m int) {
 	j := i
 	for k := 0; k < len(f); {
 		r, size := utf8.DecodeRuneInString(f[k:])
@@ -178,30 +280,30 @@ func matchForm(text string, i int, f string) (end, m int) {
 		k += size
 		rest := text[j:]
 		switch {
-		case strings.HasPrefix(rest, lit) && !isEscape[lit[0]]:
+		case hasPrefix(rest, lit, fold) && !isEscape[lit[0]]:
 			j += size
 			continue
 		case strings.HasPrefix(rest, lit):
 			// A character that begins an escape itself ('&', '%', '+',
 			// '\'): written as is, or encoded, the rest decides.
-			end, m := matchForm(text, j+size, f[k:])
+			end, m := matchForm(text, j+size, f[k:], fold)
 			if m == fullMatch {
 				return end, m
 			}
-			if n, m2 := encodedChar(rest, r); m2 == fullMatch {
-				if end2, m3 := matchForm(text, j+n, f[k:]); m3 != noMatch {
+			if n, m2 := encodedChar(rest, r, fold); m2 == fullMatch {
+				if end2, m3 := matchForm(text, j+n, f[k:], fold); m3 != noMatch {
 					return end2, m3
 				}
 			} else if m2 == partialMatch {
 				m = partialMatch
 			}
 			return 0, m
-		case strings.HasPrefix(lit, rest):
+		case hasPrefix(lit, rest, fold):
 			return 0, partialMatch
 		case !isEscape[rest[0]] || r < 0:
 			return 0, noMatch
 		}
-		n, m := encodedChar(rest, r)
+		n, m := encodedChar(rest, r, fold)
 		if m != fullMatch {
 			return 0, m
 		}
@@ -212,8 +314,19 @@ func matchForm(text string, i int, f string) (end, m int) {
 
 // encodedChar matches r encoded at the start of t: as a JSON escape, its
 // UTF-8 bytes percent-encoded, an HTML character reference, or + for a
-// space.
-func encodedChar(t string, r rune) (n, m int) {
+// space; with fold, r's other ASCII case too.
+func encodedChar(t string, r rune, fold bool) (n, m int) {
+	if fold && r < utf8.RuneSelf && upper(byte(r)) != lower(byte(r)) {
+		n, m = encodedChar(t, rune(lower(byte(r))), false)
+		if m == fullMatch {
+			return n, m
+		}
+		n2, m2 := encodedChar(t, rune(upper(byte(r))), false)
+		if m2 == fullMatch || m2 == partialMatch {
+			return n2, m2
+		}
+		return n, m
+	}
 	switch t[0] {
 	case '\\':
 		return matchEscape(t, r)

@@ -51,8 +51,8 @@ func TestRedact(t *testing.T) {
 	if got, want := s.Redact("a "+secretKey+secretKey+" b"), "a "+Redacted+Redacted+" b"; got != want {
 		t.Errorf("Redact of two keys = %q, want %q", got, want)
 	}
-	astral := New("key-\U0001F511-x")
-	if got := astral.Redact(`"key-\ud83d\udd11-x"`); got != `"`+Redacted+`"` {
+	astral := New("key-\U0001F511-x2")
+	if got := astral.Redact(`"key-\ud83d\udd11-x2"`); got != `"`+Redacted+`"` {
 		t.Errorf("a surrogate pair escape: %q", got)
 	}
 	var none *Secrets
@@ -171,6 +171,46 @@ func TestRedact_EveryForm(t *testing.T) {
 	for _, keep := range []string{`\u0041 and %41 alone`, "a & b + c % d", "&#", "&#;", "&#x;", "&#999999999999;", "100%"} {
 		if got := s.Redact(keep); got != keep {
 			t.Errorf("Redact(%q) = %q, want it unchanged", keep, got)
+		}
+	}
+}
+
+// TestRedact_AnyCase: an engine that upper-cases (or otherwise re-cases)
+// the key it echoes does not get it past the store.
+func TestRedact_AnyCase(t *testing.T) {
+	s := New(secretKey)
+	for _, text := range []string{
+		"INVALID KEY " + strings.ToUpper(secretKey),
+		"key " + strings.ToUpper(secretKey[:6]) + secretKey[6:],
+		`"` + escapeAll(strings.ToUpper(secretKey), "%04x") + `"`,
+		"?k=" + url.QueryEscape(strings.ToUpper(secretKey)),
+	} {
+		got := s.Redact(text)
+		if !strings.Contains(got, Redacted) || strings.Contains(strings.ToLower(got), "4f9a1c2e") {
+			t.Errorf("Redact(%q) = %q: the key in another case is kept", text, got)
+		}
+	}
+	b64 := base64.StdEncoding.EncodeToString([]byte(secretKey))
+	if got := s.Redact(strings.ToLower(b64)); got != strings.ToLower(b64) {
+		t.Errorf("a base64 form matched in another case: %q", got)
+	}
+}
+
+// TestPlain: the dummy keys local servers document are not secrets (they
+// would rewrite answers, names and numbers); keys long or mixed enough are.
+func TestPlain(t *testing.T) {
+	for _, v := range []string{"", "0", "1", "null", "2024", "ollama", "EMPTY", "utilities", "localhost", "123456789012345"} {
+		if Plain(v) == "" {
+			t.Errorf("Plain(%q) = \"\", want a reason: ordinary text may contain it", v)
+		}
+		text := `{"category":"utilities","amount":2024.0,"host":"localhost","n":0,"m":1,"v":"ollama null EMPTY"} ` + v
+		if got := New(v).Redact(text); got != text {
+			t.Errorf("New(%q).Redact changed ordinary text: %q", v, got)
+		}
+	}
+	for _, v := range []string{secretKey, "p@ss word:1", "token-abc123", "abcdefghijklmnopq", "sk-no-key-required"} {
+		if why := Plain(v); why != "" {
+			t.Errorf("Plain(%q) = %q, want it treated as a secret", v, why)
 		}
 	}
 }

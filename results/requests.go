@@ -138,7 +138,15 @@ func nullPtr[V any](p *V) any {
 // engine's bytes make (its output, error body, the client's detail) are
 // stored so, since DuckDB refuses a Parquet string that is not UTF-8. The
 // engine client cleans them already; this is the store's own guarantee.
-func validText(s string) string { return strings.ToValidUTF8(s, "\uFFFD") } // no copy when valid
+// A NUL byte is written as the six characters \u0000: SQLite's length()
+// and every C reader stop at the first NUL, so a body would read as cut.
+func validText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD") // no copy when valid
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", `\u0000`)
+	}
+	return s
+}
 
 // requestValues returns the row of r, in the order of requestColumns.
 func requestValues(r extractbench.Record) []any {

@@ -20,6 +20,15 @@ const (
 	// with the normal answer: a run must use the credentials of engine.url
 	// even though it never writes them.
 	SecretsBasicAuth Mode = "secrets-basic-auth"
+	// SecretsEchoUpper needs Options.APIKey and refuses every request with
+	// a 401 whose body names the key upper-cased and then with its first
+	// half lower-cased, as some gateways print "INVALID API KEY …": the
+	// store must find a key in any case.
+	SecretsEchoUpper Mode = "secrets-echo-upper"
+	// ErrorBodyNUL answers every request with a 500 whose body carries NUL
+	// bytes between words: SQLite's length() and C readers stop at the
+	// first NUL, so the store must keep the body readable whole.
+	ErrorBodyNUL Mode = "error-body-nul"
 )
 
 // EscapeJSON writes every character of s as a JSON \u escape.
@@ -57,6 +66,20 @@ func init() {
 				fmt.Fprint(w, Final(10, 12))
 				fmt.Fprint(w, Done)
 			}
+		})
+	})
+	register(SecretsEchoUpper, func(s *Server, o Options) http.Handler {
+		up := strings.ToUpper(o.APIKey)
+		mixed := strings.ToLower(up[:len(up)/2]) + up[len(up)/2:]
+		return Base(s, o, func(w http.ResponseWriter, r *http.Request) {
+			WriteJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"message": "INVALID API KEY " + up + " (" + mixed + ")", "code": 401}})
+		})
+	})
+	register(ErrorBodyNUL, func(s *Server, o Options) http.Handler {
+		return Base(s, o, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, "\x00internal\x00error\x00 in worker 3")
 		})
 	})
 	register(SecretsBasicAuth, func(s *Server, o Options) http.Handler {

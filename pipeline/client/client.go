@@ -210,7 +210,9 @@ type exchangeResult struct {
 // prompt, so the call's total usage is that prompt's own.
 func (x *exchangeResult) response(i int, single bool) extractbench.Response {
 	ch := &x.acc.choices[i]
-	r := extractbench.Response{Timings: x.timings, Transport: x.transport, Output: cleanText(x.red, ch.out.String())}
+	// The answer is judged as the engine gave it: a key it echoes is
+	// redacted where it is written (results.Store), not before scoring.
+	r := extractbench.Response{Timings: x.timings, Transport: x.transport, Output: validUTF8(ch.out.String())}
 	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
 	r.FinishReason = cleanText(x.red, ch.finish)
 	r.ClientChunks = ch.chunks
@@ -481,9 +483,10 @@ func (c *Client) authorize(req *http.Request) {
 // URL's userinfo.
 func (c *Client) clean(s string) string { return cleanText(c.red, s) }
 
-func cleanText(red *Redactor, s string) string {
-	return red.Redact(strings.ToValidUTF8(s, "\uFFFD")) // no copy when valid
-}
+func cleanText(red *Redactor, s string) string { return red.Redact(validUTF8(s)) }
+
+// validUTF8 is s with each invalid byte as U+FFFD; no copy when valid.
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // firstByteReader records when the first body byte was read.
 type firstByteReader struct {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/redact"
 )
 
 // credentialsMarker is the user name a URL's credentials are replaced with
@@ -33,6 +34,24 @@ func (p *Protocol) Secrets() []string {
 				out = append(out, pw, u.User.String())
 			} else {
 				out = append(out, u.User.Username())
+			}
+		}
+	}
+	return out
+}
+
+// PlainKeys names each API key that is sent but not redacted because
+// ordinary text may contain it (redact.Plain): a dummy key such as
+// "ollama" or "0", which a local server accepts whatever it is. Redacting
+// it would rewrite the engine's answers before they are stored, a
+// variant's name, a URL's host and the manifest's numbers.
+func (p *Protocol) PlainKeys() []string {
+	var out []string
+	for _, v := range p.Variants {
+		if env := v.Engine.APIKeyEnv; env != "" {
+			if why := redact.Plain(os.Getenv(env)); why != "" && os.Getenv(env) != "" {
+				out = append(out, fmt.Sprintf("%s: the API key in %s is sent but not redacted from what the run writes: %s, so ordinary text may contain it; "+
+					"if it is a real secret, use a longer random key", v.Name, env, why))
 			}
 		}
 	}
