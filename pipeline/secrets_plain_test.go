@@ -3,15 +3,12 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/engines/hostile"
@@ -59,33 +56,31 @@ variants:
 			t.Errorf("no warning that %s's key is not redacted:\n%s", name, progress.String())
 		}
 	}
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(out, results.DBName)+"?mode=ro")
+	rd, err := results.OpenReadOnly(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	var manifest string
-	if err := db.QueryRow(`SELECT manifest FROM runs`).Scan(&manifest); err != nil {
-		t.Fatal(err)
-	}
-	if !json.Valid([]byte(manifest)) || strings.Contains(manifest, results.Redacted) {
-		t.Errorf("the stored manifest is not valid JSON or holds a redaction:\n%.400s", manifest)
-	}
-	rows, err := db.Query(`SELECT variant, sum(accepted), sum(output LIKE '%` + results.Redacted + `%') FROM requests GROUP BY variant`)
+	defer rd.Close()
+	d, err := rd.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	if !json.Valid(d.Run.Manifest) || bytes.Contains(d.Run.Manifest, []byte(results.Redacted)) {
+		t.Errorf("the stored manifest is not valid JSON or holds a redaction:\n%.400s", d.Run.Manifest)
+	}
+	recs, err := rd.Requests(context.Background(), d.Run.RunID, results.RequestFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	accepted := map[string]int{}
-	for rows.Next() {
-		var v string
-		var acc, redacted int
-		if err := rows.Scan(&v, &acc, &redacted); err != nil {
-			t.Fatal(err)
+	for _, r := range recs {
+		if r.Accepted {
+			accepted[r.Variant]++
+		} else {
+			accepted[r.Variant] += 0
 		}
-		accepted[v] = acc
-		if redacted > 0 {
-			t.Errorf("variant %s: %d outputs were rewritten", v, redacted)
+		if strings.Contains(r.Output, results.Redacted) {
+			t.Errorf("variant %s: output %q was rewritten", r.Variant, r.Output)
 		}
 	}
 	if len(accepted) != len(keys)+1 {
@@ -128,32 +123,30 @@ variants:
 	out := filepath.Join(dir, "out")
 	var progress bytes.Buffer
 	_, _ = pipeline.Run(context.Background(), pipeline.Options{ProtocolPath: proto, OutDir: out, Progress: &progress, Quiet: true})
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(out, results.DBName)+"?mode=ro")
+	rd, err := results.OpenReadOnly(context.Background(), out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	defer rd.Close()
+	d, err := rd.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT variant, coalesce(error_body, ''), length(error_body) FROM requests`)
+	recs, err := rd.Requests(context.Background(), d.Run.RunID, results.RequestFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
 	n := 0
-	for rows.Next() {
-		var v, body string
-		var length int
-		if err := rows.Scan(&v, &body, &length); err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range recs {
 		n++
-		switch v {
+		switch r.Variant {
 		case "upper":
-			if strings.Contains(strings.ToLower(body), strings.ToLower(key[6:])) || !strings.Contains(body, results.Redacted) {
-				t.Errorf("upper: error body %q keeps the key in another case", body)
+			if strings.Contains(strings.ToLower(r.ErrorBody), strings.ToLower(key[6:])) || !strings.Contains(r.ErrorBody, results.Redacted) {
+				t.Errorf("upper: error body %q keeps the key in another case", r.ErrorBody)
 			}
 		case "nul":
-			if want := `\u0000internal\u0000error\u0000 in worker 3`; body != want || length != len(want) {
-				t.Errorf("nul: error body %q (length() %d), want %q (%d)", body, length, want, len(want))
+			if want := `\u0000internal\u0000error\u0000 in worker 3`; r.ErrorBody != want {
+				t.Errorf("nul: error body %q, want %q (TestStore_NULStoredWhole checks SQLite sees it whole)", r.ErrorBody, want)
 			}
 		}
 	}

@@ -66,3 +66,26 @@ func TestStore_SetSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestStore_NULStoredWhole is issue 40 item 8: an error body with NUL bytes
+// was stored raw, and SQLite's length() (like any C reader) stopped at the
+// first NUL: a 23-byte body read as 1 character. A NUL is stored as the
+// text \u0000.
+func TestStore_NULStoredWhole(t *testing.T) {
+	ctx := context.Background()
+	st, _ := MustOpen(t)
+	rec := testRecord(testKey, 0)
+	rec.ErrorBody = "x\x00internal\x00error"
+	st.Add(rec)
+	if _, err := st.PassRecords(ctx, testKey); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var body string
+	if err := st.rdb.QueryRowContext(ctx, `SELECT length(error_body), error_body FROM requests`).Scan(&n, &body); err != nil {
+		t.Fatal(err)
+	}
+	if want := `x\u0000internal\u0000error`; body != want || n != len(want) {
+		t.Errorf("error_body %q, length() %d; want %q, %d", body, n, want, len(want))
+	}
+}
