@@ -66,6 +66,8 @@ func (rs *runState) begin(ctx context.Context, lock *results.Lock) (prev *result
 	return prev, nil
 }
 
+// create records a new run, its clock on the engine's when the run can
+// keep one (onEngineClock).
 func (rs *runState) create(ctx context.Context) error {
 	rs.runID = newRunID()
 	rs.clock = rs.onEngineClock(extractbench.NewClock())
