@@ -65,115 +65,138 @@ variants:
 //     501) is recorded on the pass and in an event, and the run goes on;
 //   - an engine of unknown kind has no reset: unsupported, one event.
 func TestRun_CacheReset(t *testing.T) {
-	run := func(t *testing.T, mode hostile.Mode, kind, cache string) string {
-		srv := hostile.MustNew(t, mode, hostile.Options{})
-		dir := t.TempDir()
-		out := filepath.Join(dir, "out")
-		if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(),
-			ProtocolPath: cacheProtocol(t, dir, srv.URL, hostile.Model, kind, cache), OutDir: out, Quiet: true}); err != nil {
-			t.Fatalf("run: %v", err)
-		}
-		return out
-	}
-	share := func(t *testing.T, ps []extractbench.Pass, rep int) float64 {
-		t.Helper()
-		for _, p := range ps {
-			if p.Repetition == rep && p.CachedPromptShare != nil {
-				return *p.CachedPromptShare
-			}
-		}
-		t.Fatalf("repetition %d has no cached prompt share", rep)
-		return 0
-	}
-	resets := func(out string) []results.Event {
-		var es []results.Event
-		for _, e := range resultstest.Events(t, out) {
-			if e.Kind == results.EventCacheReset {
-				es = append(es, e)
-			}
-		}
-		return es
-	}
-	note := func(ps []extractbench.Pass) string {
-		for _, s := range eval.AggregateLevels(ps, extractbench.Acceptance{}, eval.Planned{}) {
-			for _, l := range s.Levels {
-				return l.CacheNote
-			}
-		}
-		return ""
-	}
+	t.Run("reset", cacheResetErases)
+	t.Run("keep", cacheKeepKeeps)
+	t.Run("refused", cacheResetRefused)
+	t.Run("unknown kind", cacheResetUnsupported)
+}
 
-	t.Run("reset", func(t *testing.T) {
-		out := run(t, hostile.LlamaCppPromptCache, "llamacpp", "")
-		ps := resultstest.Passes(t, out)
-		first, second := share(t, ps, 1), share(t, ps, 2)
-		t.Logf("cache: reset: cached prompt share repetition 1 %.4f, repetition 2 %.4f", first, second)
-		if second > first+0.01 || second > 0.5 {
-			t.Errorf("repetition 2 cached share %.3f after a reset, repetition 1 %.3f: want no more than the first's", second, first)
+// cacheResetErases: cache: reset erases every slot before each pass.
+func cacheResetErases(t *testing.T) {
+	out := runCache(t, hostile.LlamaCppPromptCache, "llamacpp", "")
+	ps := resultstest.Passes(t, out)
+	first, second := cachedShare(t, ps, 1), cachedShare(t, ps, 2)
+	t.Logf("cache: reset: cached prompt share repetition 1 %.4f, repetition 2 %.4f", first, second)
+	if second > first+0.01 || second > 0.5 {
+		t.Errorf("repetition 2 cached share %.3f after a reset, repetition 1 %.3f: want no more than the first's", second, first)
+	}
+	for _, p := range ps {
+		if p.CacheReset != "reset" {
+			t.Errorf("pass rep %d cache_reset = %q, want reset", p.Repetition, p.CacheReset)
 		}
-		for _, p := range ps {
-			if p.CacheReset != "reset" {
-				t.Errorf("pass rep %d cache_reset = %q, want reset", p.Repetition, p.CacheReset)
-			}
+	}
+	es := cacheResets(t, out)
+	if len(es) != len(ps) {
+		t.Fatalf("%d cache_reset events for %d passes, want one a pass", len(es), len(ps))
+	}
+	for _, e := range es {
+		if !strings.Contains(e.Detail, "erased 4 slots") || !strings.Contains(e.Detail, "repetition") {
+			t.Errorf("cache_reset event %q: want the pass and the slots erased", e.Detail)
 		}
-		es := resets(out)
-		if len(es) != len(ps) {
-			t.Fatalf("%d cache_reset events for %d passes, want one a pass", len(es), len(ps))
+	}
+	if m := resultstest.Manifest(t, out); m.Cache != "reset" {
+		t.Errorf("manifest cache = %q, want reset", m.Cache)
+	}
+	if n := cacheNote(ps); n != "" {
+		t.Errorf("level labelled %q after resets, want no label", n)
+	}
+}
+
+// cacheKeepKeeps: cache: keep leaves the first repetition's documents in
+// the cache, and the level is labelled.
+func cacheKeepKeeps(t *testing.T) {
+	out := runCache(t, hostile.LlamaCppPromptCache, "llamacpp", "keep")
+	ps := resultstest.Passes(t, out)
+	t.Logf("cache: keep: cached prompt share repetition 1 %.4f, repetition 2 %.4f", cachedShare(t, ps, 1), cachedShare(t, ps, 2))
+	if second := cachedShare(t, ps, 2); second < 0.9 {
+		t.Errorf("repetition 2 cached share %.3f with cache: keep, want above 0.9 (the first's documents)", second)
+	}
+	for _, p := range ps {
+		if p.CacheReset != "kept" {
+			t.Errorf("pass rep %d cache_reset = %q, want kept", p.Repetition, p.CacheReset)
 		}
-		for _, e := range es {
-			if !strings.Contains(e.Detail, "erased 4 slots") || !strings.Contains(e.Detail, "repetition") {
-				t.Errorf("cache_reset event %q: want the pass and the slots erased", e.Detail)
-			}
+	}
+	if es := cacheResets(t, out); len(es) != 0 {
+		t.Errorf("%d cache_reset events with cache: keep, want none", len(es))
+	}
+	if n := cacheNote(ps); !strings.Contains(n, "across its repetitions") {
+		t.Errorf("level label %q, want its repetitions' cached shares called apart", n)
+	}
+}
+
+// cacheResetRefused: a reset the engine refuses is recorded and the run
+// goes on.
+func cacheResetRefused(t *testing.T) {
+	out := runCache(t, hostile.LlamaCppNoSlotActions, "llamacpp", "reset")
+	ps := resultstest.Passes(t, out)
+	for _, p := range ps {
+		if !strings.HasPrefix(p.CacheReset, "failed: ") || !strings.Contains(p.CacheReset, "501") || !p.Complete() {
+			t.Errorf("pass rep %d cache_reset = %q (status %s), want failed with the 501, the pass complete", p.Repetition, p.CacheReset, p.Status)
 		}
-		if m := resultstest.Manifest(t, out); m.Cache != "reset" {
-			t.Errorf("manifest cache = %q, want reset", m.Cache)
+	}
+	if es := cacheResets(t, out); len(es) != len(ps) || !strings.Contains(es[0].Detail, "--slot-save-path") {
+		t.Errorf("cache_reset events %+v: want one a pass with the engine's answer", es)
+	}
+}
+
+// cacheResetUnsupported: an engine of unknown kind has no reset.
+func cacheResetUnsupported(t *testing.T) {
+	out := runCache(t, hostile.Normal, "", "")
+	for _, p := range resultstest.Passes(t, out) {
+		if p.CacheReset != "unsupported" {
+			t.Errorf("pass rep %d cache_reset = %q, want unsupported", p.Repetition, p.CacheReset)
 		}
-		if n := note(ps); n != "" {
-			t.Errorf("level labelled %q after resets, want no label", n)
+	}
+	if es := cacheResets(t, out); len(es) != 1 || !strings.Contains(es[0].Detail, "no prompt-cache reset") {
+		t.Errorf("cache_reset events %+v: want one saying there is no reset", es)
+	}
+}
+
+// runCache runs cacheProtocol against a hostile engine of mode and returns
+// the results directory.
+func runCache(t *testing.T, mode hostile.Mode, kind, cache string) string {
+	t.Helper()
+	srv := hostile.MustNew(t, mode, hostile.Options{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(),
+		ProtocolPath: cacheProtocol(t, dir, srv.URL, hostile.Model, kind, cache), OutDir: out, Quiet: true}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return out
+}
+
+// cachedShare is repetition rep's cached prompt share.
+func cachedShare(t *testing.T, ps []extractbench.Pass, rep int) float64 {
+	t.Helper()
+	for _, p := range ps {
+		if p.Repetition == rep && p.CachedPromptShare != nil {
+			return *p.CachedPromptShare
 		}
-	})
-	t.Run("keep", func(t *testing.T) {
-		out := run(t, hostile.LlamaCppPromptCache, "llamacpp", "keep")
-		ps := resultstest.Passes(t, out)
-		t.Logf("cache: keep: cached prompt share repetition 1 %.4f, repetition 2 %.4f", share(t, ps, 1), share(t, ps, 2))
-		if second := share(t, ps, 2); second < 0.9 {
-			t.Errorf("repetition 2 cached share %.3f with cache: keep, want above 0.9 (the first's documents)", second)
+	}
+	t.Fatalf("repetition %d has no cached prompt share", rep)
+	return 0
+}
+
+// cacheResets are the run's cache_reset events.
+func cacheResets(t *testing.T, out string) []results.Event {
+	var es []results.Event
+	for _, e := range resultstest.Events(t, out) {
+		if e.Kind == results.EventCacheReset {
+			es = append(es, e)
 		}
-		for _, p := range ps {
-			if p.CacheReset != "kept" {
-				t.Errorf("pass rep %d cache_reset = %q, want kept", p.Repetition, p.CacheReset)
-			}
+	}
+	return es
+}
+
+// cacheNote is the label of the first level eval's aggregator makes of ps.
+func cacheNote(ps []extractbench.Pass) string {
+	for _, s := range eval.AggregateLevels(ps, extractbench.Acceptance{}, eval.Planned{}) {
+		for _, l := range s.Levels {
+			return l.CacheNote
 		}
-		if es := resets(out); len(es) != 0 {
-			t.Errorf("%d cache_reset events with cache: keep, want none", len(es))
-		}
-		if n := note(ps); !strings.Contains(n, "across its repetitions") {
-			t.Errorf("level label %q, want its repetitions' cached shares called apart", n)
-		}
-	})
-	t.Run("refused", func(t *testing.T) {
-		out := run(t, hostile.LlamaCppNoSlotActions, "llamacpp", "reset")
-		ps := resultstest.Passes(t, out)
-		for _, p := range ps {
-			if !strings.HasPrefix(p.CacheReset, "failed: ") || !strings.Contains(p.CacheReset, "501") || !p.Complete() {
-				t.Errorf("pass rep %d cache_reset = %q (status %s), want failed with the 501, the pass complete", p.Repetition, p.CacheReset, p.Status)
-			}
-		}
-		if es := resets(out); len(es) != len(ps) || !strings.Contains(es[0].Detail, "--slot-save-path") {
-			t.Errorf("cache_reset events %+v: want one a pass with the engine's answer", es)
-		}
-	})
-	t.Run("unknown kind", func(t *testing.T) {
-		out := run(t, hostile.Normal, "", "")
-		for _, p := range resultstest.Passes(t, out) {
-			if p.CacheReset != "unsupported" {
-				t.Errorf("pass rep %d cache_reset = %q, want unsupported", p.Repetition, p.CacheReset)
-			}
-		}
-		if es := resets(out); len(es) != 1 || !strings.Contains(es[0].Detail, "no prompt-cache reset") {
-			t.Errorf("cache_reset events %+v: want one saying there is no reset", es)
-		}
-	})
+	}
+	return ""
 }
 
 // TestRun_CacheResetBuiltin: the built-in engine's reset is asked before

@@ -119,11 +119,4 @@ func delayBound(p *extractbench.Pass) int64 {
 	return max(b, int64(ClientOverheadShare*float64(*p.E2EP50NS)))
 }
 
-// beforeSend runs the test hook that slows the client, if any.
-func (rs *runState) beforeSend() {
-	if rs.opts.BeforeSend != nil {
-		rs.opts.BeforeSend()
-	}
-}
-
 func ptr[T any](v T) *T { return &v }

@@ -4,19 +4,138 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/results"
 )
+
+// startEngine starts (or reaches) the variant's engine and its replicas,
+// connects a client to each and waits until each is ready and serves the
+// protocol's model.
+func startEngine(ctx context.Context, rs *runState, v *extractbench.Variant) (*engine, error) {
+	e := &engine{rs: rs, v: v}
+	if v.Engine.IsBuiltin() {
+		if err := e.startInProcess(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		var reps []*replica
+		for _, u := range v.Engine.Endpoints() {
+			reps = append(reps, &replica{name: redactURL(u), url: u})
+		}
+		e.replicas = newReplicaSet(reps)
+		e.nvidiaSMI = v.Engine.IsLocal()
+	}
+	e.connect()
+	if err := e.ready(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// startInProcess starts the variant's in-process engine through the
+// Starter its engine.url names: engine.replicas starts several, each its
+// own. The engine outlives an interruption: in-flight requests finish
+// before it stops.
+func (e *engine) startInProcess(ctx context.Context) error {
+	v := e.v
+	starter, ok := e.rs.opts.Starters[v.Engine.URL]
+	if !ok {
+		return &ConfigError{fmt.Errorf("variant %s: engine.url %s: this program has no in-process engine of that name", v.Name, v.Engine.URL)}
+	}
+	names := replicaNames(v.Engine)
+	if names == nil {
+		names = []string{v.Engine.URL}
+	}
+	var reps []*replica
+	for _, name := range names {
+		ie, err := starter.StartEngine(context.WithoutCancel(ctx), v, e.rs.proto.Generation, e.rs.clock.Engine())
+		if err != nil {
+			e.close()
+			return &ConfigError{fmt.Errorf("variant %s: %w", v.Name, err)}
+		}
+		e.inprocs = append(e.inprocs, ie)
+		reps = append(reps, &replica{name: name, url: ie.URL})
+	}
+	e.inproc = e.inprocs[0]
+	e.replicas = newReplicaSet(reps)
+	return nil
+}
+
+// connect gives each replica its client. Each replica may hold every
+// request of a level: the dispatcher bounds the total, not how it falls.
+func (e *engine) connect() {
+	rs, v := e.rs, e.v
+	apiKey := "" // validate checked that a named variable is set
+	if v.Engine.APIKeyEnv != "" {
+		apiKey = os.Getenv(v.Engine.APIKeyEnv)
+	}
+	for _, r := range e.replicas.all {
+		r.client = client.New(client.Config{BaseURL: r.url, Model: v.Engine.Model, APIKey: apiKey,
+			Timeout: time.Duration(rs.proto.RequestTimeout), MaxConns: max(rs.maxInFlight(), 1), MaxAnswerBytes: rs.proto.MaxAnswerBytes, Dial: clientDial,
+			EngineClock: e.inproc != nil && rs.clock.Engine() != nil})
+	}
+	e.url, e.client = e.replicas.all[0].url, e.replicas.all[0].client
+}
+
+// maxInFlight is the most requests a pass of the run holds in flight: the
+// highest level, a context sweep's concurrency, and the whole corpus for an
+// auto sweep's probe, which sends them all at once.
+func (rs *runState) maxInFlight() int {
+	n := slices.Max(rs.proto.Levels())
+	if rs.proto.Sweep.Mode == extractbench.ModeContext {
+		n = rs.proto.Sweep.Concurrency
+	}
+	if rs.proto.Sweep.Auto && rs.corpus != nil {
+		n = max(n, rs.corpus.Len())
+	}
+	return n
+}
+
+// ready waits for the engine: it runs the start command, or checks that
+// each replica answers; then that each serves the protocol's model.
+func (e *engine) ready(ctx context.Context) error {
+	if e.v.Engine.Start != "" {
+		if err := e.startProcess(ctx); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range e.replicas.all {
+			hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := r.client.Health(hctx)
+			cancel()
+			if err != nil {
+				e.close()
+				return fmt.Errorf("variant %s: engine at %s is not answering: %w", e.v.Name, r.name, err)
+			}
+		}
+	}
+	for _, r := range e.replicas.all {
+		if err := e.rs.checkServedModel(ctx, e.v, r); err != nil {
+			e.close()
+			return err
+		}
+	}
+	return nil
+}
+
+// clientDial, set by a test only, opens the engine clients' connections
+// (to make the client itself fail); nil: the client's own dialer.
+var clientDial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // startProcess runs the variant's start command through the run's
 // ProcessStarter and waits until the engine answers: first it stops an
 // engine an interrupted attempt of this run left behind (its pid file),
 // then it refuses a port something else answers on, then it starts, times
 // the load and records the pid.
-func (rs *runState) startProcess(ctx context.Context, v *extractbench.Variant, e *engine) error {
+func (e *engine) startProcess(ctx context.Context) error {
+	rs, v := e.rs, e.v
 	if rs.opts.Process == nil {
 		return &ConfigError{fmt.Errorf("variant %s: engine.start is set but this program cannot start engines (no ProcessStarter wired in)", v.Name)}
 	}

@@ -94,28 +94,36 @@ func TestRun_PromptCacheRecorded(t *testing.T) {
 	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.CachedPromptTokens != nil && r.UsageReported }); got != 2*docs {
 		t.Fatalf("%d requests with their cached prompt tokens, want %d", got, 2*docs)
 	}
-	cachedWhole := func(rep int, r *extractbench.Record) (whole, nearly bool) {
-		if r.Repetition != rep || r.CachedPromptTokens == nil || r.PromptTokens == 0 {
-			return false, false
-		}
-		return *r.CachedPromptTokens == r.PromptTokens-1, *r.CachedPromptTokens >= r.PromptTokens-1
-	}
+	t.Run("warm-up not cached, repetition 2 cached", func(t *testing.T) { cacheByRepetition(t, reqs, docs) })
+	t.Run("pass sums and shares", func(t *testing.T) { passCacheFigures(t, reqs, ps) })
+	t.Run("TPOT over content chunks", func(t *testing.T) { tpotOverChunks(t, reqs, ps, docs) })
+}
+
+// cacheByRepetition: no request of repetition 1 is served from the
+// warm-up's cache; every one of repetition 2 is, but for one token.
+func cacheByRepetition(t *testing.T, reqs []extractbench.Record, docs int) {
 	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { _, nearly := cachedWhole(1, r); return nearly }); got != 0 {
 		t.Errorf("repetition 1: %d requests served whole from the engine's cache of the warm-up, want none", got)
 	}
 	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { whole, _ := cachedWhole(2, r); return whole }); got != docs {
 		t.Errorf("repetition 2: %d requests cached whole (documents the engine saw in repetition 1), want %d", got, docs)
 	}
+}
+
+// cachedWhole reports whether r, of repetition rep, was served from the
+// cache but for its last token (whole), or at least that (nearly).
+func cachedWhole(rep int, r *extractbench.Record) (whole, nearly bool) {
+	if r.Repetition != rep || r.CachedPromptTokens == nil || r.PromptTokens == 0 {
+		return false, false
+	}
+	return *r.CachedPromptTokens == r.PromptTokens-1, *r.CachedPromptTokens >= r.PromptTokens-1
+}
+
+// passCacheFigures: each pass's cached_prompt_tokens and share are its
+// requests' sum and share, and repetition 2's shows its prompts cached.
+func passCacheFigures(t *testing.T, reqs []extractbench.Record, ps []extractbench.Pass) {
 	for rep := 1; rep <= 2; rep++ {
-		var cached, prompt int64
-		for _, r := range reqs {
-			if r.Repetition == rep && r.CachedPromptTokens != nil {
-				cached += int64(*r.CachedPromptTokens)
-			}
-			if r.Repetition == rep {
-				prompt += int64(r.PromptTokens)
-			}
-		}
+		cached, prompt := cachedTokens(reqs, rep)
 		if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
 			return p.Repetition == rep && p.CachedPromptTokens != nil && *p.CachedPromptTokens == cached && prompt != 0 &&
 				p.CachedPromptShare != nil && math.Abs(*p.CachedPromptShare-float64(*p.CachedPromptTokens)*1.0/float64(prompt)) < 1e-12
@@ -128,6 +136,25 @@ func TestRun_PromptCacheRecorded(t *testing.T) {
 	}); got != 1 {
 		t.Error("repetition 2: the pass's cached share does not show its prompts served from the cache")
 	}
+}
+
+// cachedTokens sums the cached and the prompt tokens of repetition rep's requests.
+func cachedTokens(reqs []extractbench.Record, rep int) (cached, prompt int64) {
+	for _, r := range reqs {
+		if r.Repetition != rep {
+			continue
+		}
+		if r.CachedPromptTokens != nil {
+			cached += int64(*r.CachedPromptTokens)
+		}
+		prompt += int64(r.PromptTokens)
+	}
+	return cached, prompt
+}
+
+// tpotOverChunks: TPOT divides by the content chunks − 1, and each pass's
+// median is within its requests' TPOT.
+func tpotOverChunks(t *testing.T, reqs []extractbench.Record, ps []extractbench.Pass, docs int) {
 	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
 		tpot, ok := r.TPOT()
 		return r.CompletionTokens == r.ClientChunks+1 && r.FinishReason == "stop" && ok && r.LastTokenNS != 0 && r.FirstTokenNS != 0 &&
@@ -136,14 +163,20 @@ func TestRun_PromptCacheRecorded(t *testing.T) {
 		t.Errorf("%d of %d requests have TPOT over their content chunks − 1 (the engine counts an unsent end token)", got, 2*docs)
 	}
 	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool {
-		var tpots []int64
-		for _, r := range reqs {
-			if ns, ok := r.TPOT(); ok && r.Repetition == p.Repetition {
-				tpots = append(tpots, ns)
-			}
-		}
+		tpots := repetitionTPOTs(reqs, p.Repetition)
 		return p.TPOTP50NS != nil && len(tpots) > 0 && *p.TPOTP50NS <= slices.Max(tpots) && *p.TPOTP50NS >= slices.Min(tpots)
 	}); got != 2 {
 		t.Error("the passes' TPOT median is not one of their requests' TPOT")
 	}
+}
+
+// repetitionTPOTs are the TPOTs of repetition rep's requests that have one.
+func repetitionTPOTs(reqs []extractbench.Record, rep int) []int64 {
+	var out []int64
+	for _, r := range reqs {
+		if ns, ok := r.TPOT(); ok && r.Repetition == rep {
+			out = append(out, ns)
+		}
+	}
+	return out
 }

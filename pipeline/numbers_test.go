@@ -47,7 +47,6 @@ variants:
 // (an overflowed total, a negative rate, −8589934592 GiB), and the pass
 // records one engine_numbers_refused event.
 func TestRun_EngineNumbersRefused(t *testing.T) {
-	const docs = 4
 	for _, tt := range []struct {
 		mode  hostile.Mode
 		nulls []string // pass columns that must be NULL
@@ -58,51 +57,64 @@ func TestRun_EngineNumbersRefused(t *testing.T) {
 		{hostile.NumbersMetricsNegative, []string{"observed_max_running", "observed_max_waiting", "peak_kv_usage", "preemptions", "peak_torch_allocated_bytes", "peak_torch_reserved_bytes", "engine_queue_mean_ns"}},
 		{hostile.NumbersMetricsNaN, []string{"observed_max_running", "observed_max_waiting", "peak_kv_usage", "preemptions", "peak_torch_allocated_bytes", "peak_torch_reserved_bytes", "engine_queue_mean_ns"}},
 	} {
-		t.Run(string(tt.mode), func(t *testing.T) {
-			srv := hostile.MustNew(t, tt.mode, hostile.Options{})
-			dir := t.TempDir()
-			out := filepath.Join(dir, "out")
-			var log bytes.Buffer
-			proto := hostileProtocol(t, dir, docs, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", srv.URL)
-			if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true, Progress: &log}); err != nil {
-				t.Fatal(err)
-			}
-			ps := resultstest.Passes(t, out)
-			if got := len(ps); got != 1 {
-				t.Fatalf("%d passes, want 1", got)
-			}
-			p := ps[0]
-			// Tokens: the engine's usage refused, each request counts as
-			// without one: the client's count, prompt tokens unknown.
-			usage := strings.HasPrefix(string(tt.mode), "numbers-usage")
-			wantShare := 1
-			if usage {
-				wantShare = 0
-			}
-			if !(p.OutputTokens >= 0 && p.OutputTokens <= docs*100 && p.PromptTokens >= 0 && p.PromptTokens <= docs*100 &&
-				p.TotalTokensPerS != nil && *p.TotalTokensPerS >= 0 && p.UsageReportedShare != nil && *p.UsageReportedShare == float64(wantShare)) {
-				t.Errorf("pass tokens (output, prompt, total/s, usage share) = %d %d %v %v, want sane counts and usage share %d",
-					p.OutputTokens, p.PromptTokens, resultstest.Column(t, p, "total_tokens_per_s"), resultstest.Column(t, p, "usage_reported_share"), wantShare)
-			}
-			if usage {
-				if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool {
-					return r.PromptTokens == 0 && !r.UsageReported && r.CompletionTokens == r.ClientChunks
-				}); got != docs {
-					t.Errorf("%d of %d requests have their usage refused (prompt NULL, the client's count)", got, docs)
-				}
-			}
-			for _, col := range tt.nulls {
-				if v := resultstest.Column(t, p, col); v != nil {
-					t.Errorf("%s = %v, want NULL", col, v)
-				}
-			}
-			if got := eventCount(t, out, results.EventEngineNumbersRefused, "pass at level 1, repetition 1: %"); got != 1 {
-				t.Errorf("%d engine_numbers_refused events for the pass, want 1; log:\n%s", got, log.String())
-			}
-			if !strings.Contains(log.String(), "engine numbers refused") {
-				t.Errorf("stderr does not warn of the refused numbers:\n%s", log.String())
-			}
-		})
+		t.Run(string(tt.mode), func(t *testing.T) { numbersRefused(t, tt.mode, tt.nulls) })
+	}
+}
+
+// numbersRefusedDocs is TestRun_EngineNumbersRefused's corpus.
+const numbersRefusedDocs = 4
+
+// numbersRefused runs one pass against an engine of mode: its row holds
+// sane tokens and NULL in the columns nulls, and one event and a warning
+// say what was refused.
+func numbersRefused(t *testing.T, mode hostile.Mode, nulls []string) {
+	const docs = numbersRefusedDocs
+	srv := hostile.MustNew(t, mode, hostile.Options{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	var log bytes.Buffer
+	proto := hostileProtocol(t, dir, docs, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", srv.URL)
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true, Progress: &log}); err != nil {
+		t.Fatal(err)
+	}
+	ps := resultstest.Passes(t, out)
+	if got := len(ps); got != 1 {
+		t.Fatalf("%d passes, want 1", got)
+	}
+	p := ps[0]
+	refusedTokens(t, out, p, strings.HasPrefix(string(mode), "numbers-usage"))
+	for _, col := range nulls {
+		if v := resultstest.Column(t, p, col); v != nil {
+			t.Errorf("%s = %v, want NULL", col, v)
+		}
+	}
+	if got := eventCount(t, out, results.EventEngineNumbersRefused, "pass at level 1, repetition 1: %"); got != 1 {
+		t.Errorf("%d engine_numbers_refused events for the pass, want 1; log:\n%s", got, log.String())
+	}
+	if !strings.Contains(log.String(), "engine numbers refused") {
+		t.Errorf("stderr does not warn of the refused numbers:\n%s", log.String())
+	}
+}
+
+// refusedTokens: the engine's usage refused (usage), each request counts
+// as without one: the client's count, prompt tokens unknown.
+func refusedTokens(t *testing.T, out string, p extractbench.Pass, usage bool) {
+	const docs = numbersRefusedDocs
+	wantShare := 1
+	if usage {
+		wantShare = 0
+	}
+	if !(p.OutputTokens >= 0 && p.OutputTokens <= docs*100 && p.PromptTokens >= 0 && p.PromptTokens <= docs*100 &&
+		p.TotalTokensPerS != nil && *p.TotalTokensPerS >= 0 && p.UsageReportedShare != nil && *p.UsageReportedShare == float64(wantShare)) {
+		t.Errorf("pass tokens (output, prompt, total/s, usage share) = %d %d %v %v, want sane counts and usage share %d",
+			p.OutputTokens, p.PromptTokens, resultstest.Column(t, p, "total_tokens_per_s"), resultstest.Column(t, p, "usage_reported_share"), wantShare)
+	}
+	if usage {
+		if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool {
+			return r.PromptTokens == 0 && !r.UsageReported && r.CompletionTokens == r.ClientChunks
+		}); got != docs {
+			t.Errorf("%d of %d requests have their usage refused (prompt NULL, the client's count)", got, docs)
+		}
 	}
 }
 

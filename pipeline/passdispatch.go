@@ -14,17 +14,11 @@ import (
 
 // passDispatch is the run's side of one pass for package dispatch
 // (dispatch.Batcher): a request is read back, sent to the least-loaded
-// replica, scored and kept by the runState, as the dispatcher decides when.
+// replica, scored and kept by the passRun, as the dispatcher decides when.
 type passDispatch struct {
-	ctx   context.Context // the pass's: the batch decision is recorded on it
-	rs    *runState
-	v     *extractbench.Variant
-	e     *engine
-	level int
-	key   extractbench.PassKey
-	todo  docList
-	bar   *passBar
-	self  *clientSelf
+	ctx  context.Context // the pass's: the batch decision is recorded on it
+	pass *passRun
+	self *clientSelf
 }
 
 // request is one document's request while dispatch holds it.
@@ -38,19 +32,25 @@ type request struct {
 
 var _ dispatch.Batcher[request] = (*passDispatch)(nil)
 
-func (p *passDispatch) Len() int    { return p.todo.Len() }
-func (p *passDispatch) Died() bool  { return p.e.died() }
-func (p *passDispatch) Now() int64  { return p.rs.clock.Now() }
-func (p *passDispatch) BeforeSend() { p.rs.beforeSend() }
+func (p *passDispatch) Len() int   { return p.pass.todo.Len() }
+func (p *passDispatch) Died() bool { return p.pass.e.died() }
+func (p *passDispatch) Now() int64 { return p.pass.rs.clock.Now() }
+
+// BeforeSend runs the test hook that slows the client, if any.
+func (p *passDispatch) BeforeSend() {
+	if f := p.pass.rs.opts.BeforeSend; f != nil {
+		f()
+	}
+}
 
 func (p *passDispatch) Read(i int) (request, bool) {
-	d, ok := p.rs.readDoc(p.todo.At(i))
+	d, ok := p.pass.rs.readDoc(p.pass.todo.At(i))
 	return request{i: i, d: d}, ok
 }
 
 func (p *passDispatch) Send(r *request, sched int64) bool {
 	var ok bool
-	r.resp, r.endpoint, ok = p.rs.send(p.lockstep(r), p.v, p.e, r.d, sched)
+	r.resp, r.endpoint, ok = p.pass.e.send(p.lockstep(r), r.d, sched)
 	return ok
 }
 
@@ -58,15 +58,15 @@ func (p *passDispatch) Send(r *request, sched int64) bool {
 // place in the closed loop (client.WithLockstep), so that the simulated
 // engine steps only once every request this pass has promised is in.
 func (p *passDispatch) lockstep(r *request) context.Context {
-	ctx := p.rs.intr.reqs
-	if p.rs.clock.Engine() == nil || p.key.Mode == extractbench.ModeRate || p.key.Mode == extractbench.ModeBatch {
+	rs, k := p.pass.rs, p.pass.key
+	ctx := rs.intr.reqs
+	if rs.clock.Engine() == nil || k.Mode == extractbench.ModeRate || k.Mode == extractbench.ModeBatch {
 		return ctx
 	}
-	level := p.level
-	if p.key.Mode == extractbench.ModeContext {
-		level = p.rs.proto.Sweep.Concurrency
+	level := p.pass.level
+	if k.Mode == extractbench.ModeContext {
+		level = rs.proto.Sweep.Concurrency
 	}
-	k := p.key
 	return client.WithLockstep(ctx, extractbench.Lockstep{
 		Pass: fmt.Sprintf("%s.%s.%s.%d.%d", k.RunID, k.Variant, k.Mode, k.Level, k.Repetition),
 		N:    p.Len(), Level: max(level, 1), Seq: r.i,
@@ -77,15 +77,17 @@ func (p *passDispatch) Times(r *request) (sendNS, doneNS int64, failed bool) {
 	return r.resp.SendNS, r.resp.DoneNS, r.resp.Transport.Kind != extractbench.TransportOK
 }
 
-func (p *passDispatch) Score(r *request) { r.rec = p.rs.score(p.v, p.e, r.endpoint, r.d, r.resp) }
-func (p *passDispatch) Keep(r *request)  { p.rs.keep(p.key, r.rec, p.bar) }
+func (p *passDispatch) Score(r *request) {
+	r.rec = p.pass.rs.score(p.pass.v, p.pass.e, r.endpoint, r.d, r.resp)
+}
+func (p *passDispatch) Keep(r *request) { p.pass.keep(r.rec) }
 
 func (p *passDispatch) Delay(sendNS, dueNS int64) { p.self.sent(sendNS, dueNS) }
 
 // SendList sends the group as one /v1/completions call with a list of
 // prompts.
 func (p *passDispatch) SendList(group []request, sched int64) (ok, unsupported bool) {
-	rs, e := p.rs, p.e
+	rs, e := p.pass.rs, p.pass.e
 	prompts := make([]string, len(group))
 	for i := range group {
 		prompts[i] = rs.completionPrompt(group[i].d)
@@ -102,27 +104,28 @@ func (p *passDispatch) SendList(group []request, sched int64) (ok, unsupported b
 		return true, true
 	}
 	for i := range group {
-		rs.checkReplica(p.v, e, r, resps[i].Transport)
-		rec := rs.score(p.v, e, r.name, group[i].d, resps[i])
+		e.checkReplica(r, resps[i].Transport)
+		rec := rs.score(p.pass.v, e, r.name, group[i].d, resps[i])
 		rec.ExpectedPromptTokens = nil // a plain-text prompt, no chat template: the tokenizer's count of a chat prompt is not its count
-		rs.keep(p.key, rec, p.bar)
+		p.pass.keep(rec)
 	}
 	return true, false
 }
 
 // Barrier records that the engine takes no list of prompts.
 func (p *passDispatch) Barrier() {
-	p.rs.decision(p.ctx, p.v.Name, results.DecisionBatchMode, p.level, p.level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
+	p.pass.rs.decision(p.ctx, p.pass.v.Name, results.DecisionBatchMode, p.pass.level, p.pass.level, "the engine does not accept a list of prompts on /v1/completions; sending B simultaneous chat requests with a barrier")
 }
 
 // Exchange sends one chat request of a barrier batch.
 func (p *passDispatch) Exchange(r *request, sched int64) bool {
-	rep := p.e.replicas.acquire(1)
+	e := p.pass.e
+	rep := e.replicas.acquire(1)
 	if rep == nil {
 		return false // every replica is dead: never sent
 	}
-	rec := p.rs.exchange(p.rs.intr.reqs, p.v, p.e, rep, r.d, sched)
-	p.e.replicas.release(rep, 1)
-	p.rs.keep(p.key, rec, p.bar)
+	rec := e.exchange(p.pass.rs.intr.reqs, rep, r.d, sched)
+	e.replicas.release(rep, 1)
+	p.pass.keep(rec)
 	return true
 }

@@ -94,116 +94,146 @@ func storedFigures(p extractbench.Pass) map[string]string {
 
 // inMemoryFigures makes the same columns from records held in memory.
 func inMemoryFigures(recs, base []extractbench.Record, level int) map[string]string {
-	compare := level != 1
 	agg := eval.Aggregate(recs)
 	var failures extractbench.FailureCounts
 	for f, n := range agg.Failures {
 		failures.Add(f, int64(n))
 	}
-	var ttft, ttftSched, e2e, e2eSched, queue, tpot, edges [][2]int64
-	var out, prompt, usage, onTime, onTimeOK, compared, mismatched int64
-	var first, last, sends, lo, hi int64
-	for _, r := range recs {
-		if r.FirstTokenNS > 0 && r.SchedNS > 0 {
-			ttftSched = append(ttftSched, [2]int64{r.FirstTokenNS - r.SchedNS})
-		}
-		if r.FirstTokenNS > 0 && r.SendNS > 0 {
-			ttft = append(ttft, [2]int64{r.FirstTokenNS - r.SendNS})
-		}
-		if r.DoneNS > 0 && r.SendNS > 0 {
-			e2e = append(e2e, [2]int64{r.DoneNS - r.SendNS})
-			e2eSched = append(e2eSched, [2]int64{r.DoneNS - r.SchedNS})
-			queue = append(queue, [2]int64{r.SendNS - r.SchedNS})
-		}
-		if ns, ok := r.TPOT(); ok {
-			tpot = append(tpot, [2]int64{ns})
-		}
-		if r.SendNS > 0 && r.DoneNS >= r.SendNS {
-			edges = append(edges, [2]int64{r.SendNS, 1}, [2]int64{r.DoneNS, -1})
-		}
-		out, prompt = out+int64(r.CompletionTokens), prompt+int64(r.PromptTokens)
-		if r.UsageReported {
-			usage++
-			compared++
-			tol := max(float64(passrow.TokenCountSlack), math.Ceil(passrow.TokenCountShare*float64(r.CompletionTokens)))
-			if math.Abs(float64(r.CompletionTokens-r.ClientChunks)) > tol {
-				mismatched++
-			}
-		}
-		if r.OnTime == nil || *r.OnTime {
-			onTime++
-			if r.Accepted {
-				onTimeOK++
-			}
-		}
-		if r.SendNS > 0 {
-			if first == 0 || r.SendNS < first {
-				first = r.SendNS
-			}
-			last = max(last, r.DoneNS)
-			if sends == 0 || r.SendNS < lo {
-				lo = r.SendNS
-			}
-			hi = max(hi, r.SendNS)
-			sends++
+	var m memTally
+	for i := range recs {
+		m.add(&recs[i])
+	}
+	t, e, es, q, tp, ts := describe(m.ttft), describe(m.e2e), describe(m.e2eSched), describe(m.queue), describe(m.tpot), describe(m.ttftSched)
+	share, mism := "NULL", "NULL"
+	if len(recs) > 0 {
+		share = j(float64(m.usage) / float64(len(recs)))
+	}
+	if m.compared > 0 {
+		mism = j(m.mismatched)
+	}
+	inv := "NULL NULL"
+	if level != 1 {
+		c, v, _ := eval.Invariance(base, recs)
+		inv = j(c, v)
+	}
+	return map[string]string{
+		"docs": j(len(recs)), "accepted": j(agg.Accepted), "unique_ids": j(agg.Recovered),
+		"failures": j(failures), "sent_concurrency": j(min(m.peakInFlight(), int64(level))),
+		"ttft":          j(t.N, pct(t, t.P50), pct(t, t.P90), pct(t, t.P95), pct(t, t.P99), pct(t, t.Min), pct(t, t.Max)),
+		"e2e":           j(e.N, pct(e, e.P50), pct(e, e.P90), pct(e, e.P95), pct(e, e.P99), pct(e, e.Min), pct(e, e.Max)),
+		"e2e_sched_p95": pct(es, es.P95), "queue": j(pct(q, q.P95), pct(q, q.P50), pct(q, q.P99)),
+		"tpot": j(pct(tp, tp.P50), pct(tp, tp.P90), pct(tp, tp.P99)), "ttft_sched_p99": pct(ts, ts.P99),
+		"tokens":  j(m.out, m.prompt, share, mism),
+		"on_time": j(m.onTime, m.onTimeOK), "achieved_rate": m.rate(), "span": m.span(),
+		"f1":        j(agg.Date.F1, agg.Amount.F1, agg.Category.F1),
+		"confusion": confusionJSON(agg.Confusion), "invariance": inv,
+	}
+}
+
+// memTally is inMemoryFigures's count of the records, one at a time.
+type memTally struct {
+	ttft, ttftSched, e2e, e2eSched, queue, tpot, edges         [][2]int64
+	out, prompt, usage, onTime, onTimeOK, compared, mismatched int64
+	first, last, sends, lo, hi                                 int64
+}
+
+func (m *memTally) add(r *extractbench.Record) {
+	m.addLatencies(r)
+	m.out, m.prompt = m.out+int64(r.CompletionTokens), m.prompt+int64(r.PromptTokens)
+	if r.UsageReported {
+		m.usage++
+		m.compared++
+		tol := max(float64(passrow.TokenCountSlack), math.Ceil(passrow.TokenCountShare*float64(r.CompletionTokens)))
+		if math.Abs(float64(r.CompletionTokens-r.ClientChunks)) > tol {
+			m.mismatched++
 		}
 	}
-	describe := func(v [][2]int64) eval.Distribution {
-		ns := make([]int64, len(v))
-		for i := range v {
-			ns[i] = v[i][0]
+	if r.OnTime == nil || *r.OnTime {
+		m.onTime++
+		if r.Accepted {
+			m.onTimeOK++
 		}
-		return eval.DescribeNS(ns)
 	}
-	pct := func(s eval.Distribution, v float64) string {
-		if s.N == 0 {
-			return "NULL"
+	if r.SendNS > 0 {
+		if m.first == 0 || r.SendNS < m.first {
+			m.first = r.SendNS
 		}
-		return j(int64(v))
+		m.last = max(m.last, r.DoneNS)
+		if m.sends == 0 || r.SendNS < m.lo {
+			m.lo = r.SendNS
+		}
+		m.hi = max(m.hi, r.SendNS)
+		m.sends++
 	}
-	slices.SortFunc(edges, func(a, b [2]int64) int {
+}
+
+func (m *memTally) addLatencies(r *extractbench.Record) {
+	if r.FirstTokenNS > 0 && r.SchedNS > 0 {
+		m.ttftSched = append(m.ttftSched, [2]int64{r.FirstTokenNS - r.SchedNS})
+	}
+	if r.FirstTokenNS > 0 && r.SendNS > 0 {
+		m.ttft = append(m.ttft, [2]int64{r.FirstTokenNS - r.SendNS})
+	}
+	if r.DoneNS > 0 && r.SendNS > 0 {
+		m.e2e = append(m.e2e, [2]int64{r.DoneNS - r.SendNS})
+		m.e2eSched = append(m.e2eSched, [2]int64{r.DoneNS - r.SchedNS})
+		m.queue = append(m.queue, [2]int64{r.SendNS - r.SchedNS})
+	}
+	if ns, ok := r.TPOT(); ok {
+		m.tpot = append(m.tpot, [2]int64{ns})
+	}
+	if r.SendNS > 0 && r.DoneNS >= r.SendNS {
+		m.edges = append(m.edges, [2]int64{r.SendNS, 1}, [2]int64{r.DoneNS, -1})
+	}
+}
+
+// peakInFlight is the most requests in flight at once.
+func (m *memTally) peakInFlight() int64 {
+	slices.SortFunc(m.edges, func(a, b [2]int64) int {
 		if a[0] != b[0] {
 			return int(a[0] - b[0])
 		}
 		return int(a[1] - b[1])
 	})
 	var cur, peak int64
-	for _, e := range edges {
+	for _, e := range m.edges {
 		cur += e[1]
 		peak = max(peak, cur)
 	}
-	t, e, es, q, tp, ts := describe(ttft), describe(e2e), describe(e2eSched), describe(queue), describe(tpot), describe(ttftSched)
-	share, mism, rate := "NULL", "NULL", "NULL"
-	if len(recs) > 0 {
-		share = j(float64(usage) / float64(len(recs)))
+	return peak
+}
+
+// rate is the achieved send rate, per second between the first and last send.
+func (m *memTally) rate() string {
+	if m.sends >= 2 && m.hi > m.lo {
+		return j(float64(m.sends-1) / (float64(m.hi-m.lo) / 1e9))
 	}
-	if compared > 0 {
-		mism = j(mismatched)
+	return "NULL"
+}
+
+// span is the first send, the last answer and the time between.
+func (m *memTally) span() string {
+	if m.last-m.first > 0 {
+		return j(m.first, m.last, m.last-m.first)
 	}
-	if sends >= 2 && hi > lo {
-		rate = j(float64(sends-1) / (float64(hi-lo) / 1e9))
+	return "NULL NULL 0"
+}
+
+// describe is the distribution of the first of each pair.
+func describe(v [][2]int64) eval.Distribution {
+	ns := make([]int64, len(v))
+	for i := range v {
+		ns[i] = v[i][0]
 	}
-	span := "NULL NULL 0"
-	if last-first > 0 {
-		span = j(first, last, last-first)
+	return eval.DescribeNS(ns)
+}
+
+// pct is a figure of s as the row prints it; NULL for an empty s.
+func pct(s eval.Distribution, v float64) string {
+	if s.N == 0 {
+		return "NULL"
 	}
-	inv := "NULL NULL"
-	if compare {
-		c, v, _ := eval.Invariance(base, recs)
-		inv = j(c, v)
-	}
-	return map[string]string{
-		"docs": j(len(recs)), "accepted": j(agg.Accepted), "unique_ids": j(agg.Recovered),
-		"failures": j(failures), "sent_concurrency": j(min(peak, int64(level))),
-		"ttft":          j(t.N, pct(t, t.P50), pct(t, t.P90), pct(t, t.P95), pct(t, t.P99), pct(t, t.Min), pct(t, t.Max)),
-		"e2e":           j(e.N, pct(e, e.P50), pct(e, e.P90), pct(e, e.P95), pct(e, e.P99), pct(e, e.Min), pct(e, e.Max)),
-		"e2e_sched_p95": pct(es, es.P95), "queue": j(pct(q, q.P95), pct(q, q.P50), pct(q, q.P99)),
-		"tpot": j(pct(tp, tp.P50), pct(tp, tp.P90), pct(tp, tp.P99)), "ttft_sched_p99": pct(ts, ts.P99),
-		"tokens":  j(out, prompt, share, mism),
-		"on_time": j(onTime, onTimeOK), "achieved_rate": rate, "span": span,
-		"f1":        j(agg.Date.F1, agg.Amount.F1, agg.Category.F1),
-		"confusion": confusionJSON(agg.Confusion), "invariance": inv,
-	}
+	return j(int64(v))
 }
 
 func confusionJSON(m map[string]map[string]int) string {

@@ -10,25 +10,26 @@ import (
 
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/progress"
 )
 
 // TestRun_ProgressLines: off a terminal, each pass prints a line when it
-// starts, progress lines while it runs (every ProgressInterval; 0 here: at
-// each document) and a line when it ends, each naming the pass's place in
-// the run, its variant, level and repetition.
+// starts, progress lines while it runs (every progress.Interval; 0 here:
+// at each document) and a line when it ends, each naming the pass's place
+// in the run, its variant, level and repetition.
 func TestRun_ProgressLines(t *testing.T) {
-	old := pipeline.ProgressInterval
-	pipeline.ProgressInterval = 0
-	t.Cleanup(func() { pipeline.ProgressInterval = old })
+	old := progress.Interval
+	progress.Interval = 0
+	t.Cleanup(func() { progress.Interval = old })
 	dir := t.TempDir()
 	const docs = 4
 	proto := writeProtocol(t, dir, writeSmallCorpus(t, dir, docs), "{mode: concurrency, levels: [1, 2], repetitions: 1, warmup: 0}", "{time_scale: 0}")
-	var progress bytes.Buffer
+	var stderr bytes.Buffer
 	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto,
-		OutDir: filepath.Join(dir, "out"), Progress: &progress}); err != nil {
+		OutDir: filepath.Join(dir, "out"), Progress: &stderr, Display: progress.New(&stderr)}); err != nil {
 		t.Fatal(err)
 	}
-	out := progress.String()
+	out := stderr.String()
 	for _, re := range []string{
 		`(?m)^pass 1/2  bf16  concurrency 1  rep 1/1  started: 4 documents$`,
 		`(?m)^pass 1/2  bf16  concurrency 1  rep 1/1  accepted \d+.*  2/4  [\d.]+ doc/s  elapsed \S+  left ~\S+$`,

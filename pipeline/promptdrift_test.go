@@ -55,7 +55,27 @@ func driftCorpus(t *testing.T, dir string, docs int) string {
 // tokenizer of its own); an engine that tokenises as the model does
 // (exact) drifts on no document.
 func TestRun_TokenizerDrift(t *testing.T) {
-	const docs = 3
+	d := runDrift(t)
+	t.Run("expected counts", d.expectedCounts)
+	t.Run("baseline variant stands in", d.baselineStandsIn)
+	t.Run("pass figures", d.passFigures)
+	t.Run("parquet", d.parquet)
+	t.Run("manifest", d.manifest)
+	t.Run("summary", d.summary)
+}
+
+// driftRun is TestRun_TokenizerDrift's run: three variants of docs
+// documents (and doc-flat) at levels 1 and 2.
+type driftRun struct {
+	dir, out, tok string
+	sum           *pipeline.RunReport
+	reqs          []extractbench.Record
+}
+
+const driftDocs = 3
+
+func runDrift(t *testing.T) *driftRun {
+	const docs = driftDocs
 	exact := hostile.MustNew(t, hostile.LlamaCppTokensExact, hostile.Options{})
 	old := hostile.MustNew(t, hostile.LlamaCppTokensOld, hostile.Options{})
 	dir := t.TempDir()
@@ -86,50 +106,64 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := resultstest.Requests(t, out)
-	expects := func(r *extractbench.Record, n int) bool {
-		return r.ExpectedPromptTokens != nil && *r.ExpectedPromptTokens == n
-	}
+	return &driftRun{dir: dir, out: out, tok: tok, sum: sum, reqs: resultstest.Requests(t, out)}
+}
 
-	// Every request of the tokenizer variants has its expected count: the
-	// model's tokenizer over the rendered chat prompt, as the exact engine
-	// reported it.
-	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+// expects reports whether r expects n prompt tokens.
+func expects(r *extractbench.Record, n int) bool {
+	return r.ExpectedPromptTokens != nil && *r.ExpectedPromptTokens == n
+}
+
+// Every request of the tokenizer variants has its expected count: the
+// model's tokenizer over the rendered chat prompt, as the exact engine
+// reported it.
+func (d *driftRun) expectedCounts(t *testing.T) {
+	const docs = driftDocs
+	if got := resultstest.Count(d.reqs, func(r *extractbench.Record) bool {
 		return r.Variant == "exact" && expects(r, r.PromptTokens) && r.PromptTokens > 0
 	}); got != 2*(docs+1) {
 		t.Errorf("exact: %d requests whose expected count is their prompt_tokens, want %d", got, 2*(docs+1))
 	}
-	p, err := tokenizer.LoadPrompt(tok, "")
+	p, err := tokenizer.LoadPrompt(d.tok, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := corpus.Load(filepath.Join(dir, "drift.jsonl"))
+	c, err := corpus.Load(filepath.Join(d.dir, "drift.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range c.Len() {
-		d, _ := c.Resolve(c.Doc(i))
-		want := p.Count("You extract fields from business documents. Answer with JSON only.", "Extract date, amount and category.\n\n"+d.Text)
-		if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
-			return (r.Variant == "exact" || r.Variant == "old") && r.DocID == d.ID && expects(r, want)
+		doc, _ := c.Resolve(c.Doc(i))
+		want := p.Count("You extract fields from business documents. Answer with JSON only.", "Extract date, amount and category.\n\n"+doc.Text)
+		if got := resultstest.Count(d.reqs, func(r *extractbench.Record) bool {
+			return (r.Variant == "exact" || r.Variant == "old") && r.DocID == doc.ID && expects(r, want)
 		}); got != 4 {
-			t.Errorf("%s: %d requests expect %d prompt tokens, want 4", d.ID, got, want)
+			t.Errorf("%s: %d requests expect %d prompt tokens, want 4", doc.ID, got, want)
 		}
 	}
-	// The baseline variant's count stands in where no tokenizer is named.
+}
+
+// The baseline variant's count stands in where no tokenizer is named.
+func (d *driftRun) baselineStandsIn(t *testing.T) {
+	const docs = driftDocs
 	exactTokens := map[string]int{} // the exact variant's prompt_tokens at level 1, by document
-	for _, r := range resultstest.Where(reqs, func(r *extractbench.Record) bool { return r.Variant == "exact" && r.Level == 1 }) {
+	for _, r := range resultstest.Where(d.reqs, func(r *extractbench.Record) bool { return r.Variant == "exact" && r.Level == 1 }) {
 		if _, ok := exactTokens[r.DocID]; !ok {
 			exactTokens[r.DocID] = r.PromptTokens
 		}
 	}
-	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+	if got := resultstest.Count(d.reqs, func(r *extractbench.Record) bool {
 		n, ok := exactTokens[r.DocID]
 		return r.Variant == "old-vs-exact" && ok && n != 0 && expects(r, n)
 	}); got != 2*(docs+1) {
 		t.Errorf("old-vs-exact: %d requests expect the exact variant's count, want %d", got, 2*(docs+1))
 	}
+}
 
+// Each pass names its reference and counts the documents that drifted,
+// with the median and largest drift of its requests.
+func (d *driftRun) passFigures(t *testing.T) {
+	const docs = driftDocs
 	for _, tt := range []struct {
 		variant, reference string
 		drifted            int
@@ -139,7 +173,7 @@ variants:
 		{"old-vs-exact", "variant:exact", docs},
 	} {
 		for _, level := range []int{1, 2} {
-			ps := resultstest.Where(resultstest.Passes(t, out), func(p *extractbench.Pass) bool { return p.Variant == tt.variant && p.Level == level })
+			ps := resultstest.Where(resultstest.Passes(t, d.out), func(p *extractbench.Pass) bool { return p.Variant == tt.variant && p.Level == level })
 			if len(ps) == 0 || ps[0].PromptDrift.Compared == nil || ps[0].PromptDrift.Docs == nil {
 				t.Fatalf("%s level %d: no pass with prompt_drift_compared and prompt_drift_docs (%d passes)", tt.variant, level, len(ps))
 			}
@@ -155,18 +189,21 @@ variants:
 				continue
 			}
 			// The figures are the requests' own relative differences.
-			wantMax := maxDrift(t, resultstest.Where(reqs, func(r *extractbench.Record) bool { return r.Variant == tt.variant && r.Level == level }))
+			wantMax := maxDrift(t, resultstest.Where(d.reqs, func(r *extractbench.Record) bool { return r.Variant == tt.variant && r.Level == level }))
 			if median == nil || max == nil || *max != wantMax || *median <= 0.05 || *median > *max {
 				t.Errorf("%s level %d: median %v, max %v; want a median above +5%% and the max %v", tt.variant, level, median, max, wantMax)
 			}
 		}
 	}
+}
 
-	// Parquet carries them: the drifted documents per pass, and every
-	// request's expected count.
+// Parquet carries them: the drifted documents per pass, and every
+// request's expected count.
+func (d *driftRun) parquet(t *testing.T) {
+	const docs = driftDocs
 	sumInt := func(file, column string) (sum int64, nulls int) {
 		t.Helper()
-		tbl := readParquet(t, filepath.Join(out, file))
+		tbl := readParquet(t, filepath.Join(d.out, file))
 		defer tbl.Release()
 		idx := tbl.Schema().FieldIndices(column)
 		if len(idx) != 1 {
@@ -190,10 +227,12 @@ variants:
 	if _, nulls := sumInt("requests.parquet", "expected_prompt_tokens"); nulls != 0 {
 		t.Errorf("requests.parquet: %d requests without expected_prompt_tokens, want none", nulls)
 	}
+}
 
-	// The manifest pins the tokenizer file the counts came from.
-	m := resultstest.Manifest(t, out)
-	raw, err := os.ReadFile(tok)
+// The manifest pins the tokenizer file the counts came from.
+func (d *driftRun) manifest(t *testing.T) {
+	m := resultstest.Manifest(t, d.out)
+	raw, err := os.ReadFile(d.tok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,9 +246,12 @@ variants:
 			t.Errorf("manifest: %s's tokenizer_sha256 %q, want %q", v.Name, v.Engine.TokenizerSHA256, want)
 		}
 	}
+}
 
-	// The summary's outcomes carry it, for stdout, the report and -json.
-	for _, o := range sum.Variants {
+// The summary's outcomes carry it, for stdout, the report and -json.
+func (d *driftRun) summary(t *testing.T) {
+	const docs = driftDocs
+	for _, o := range d.sum.Variants {
 		got := o.Tokenization.Sentence()
 		switch o.Variant {
 		case "exact":

@@ -202,6 +202,14 @@ func TestRun_RateAutoLevels(t *testing.T) {
 	if want := extractbench.ChooseAutoLevels(auto.SyncRate, auto.SaturatedRate, 3, auto.ProbeLevel); !slices.Equal(auto.Levels, want) || len(want) == 0 {
 		t.Errorf("levels %v, want %v", auto.Levels, want)
 	}
+	t.Run("passes", func(t *testing.T) { autoPasses(t, sum, auto) })
+	t.Run("decision", func(t *testing.T) { autoDecision(t, out, auto) })
+	t.Run("plan and recommendation", func(t *testing.T) { autoOutcome(t, sum, auto) })
+}
+
+// autoPasses: one probe pass far above capacity, then a sweep pass at each
+// chosen rate.
+func autoPasses(t *testing.T, sum *pipeline.RunReport, auto *extractbench.AutoLevels) {
 	probe := passAt(t, sum, auto.ProbeLevel)
 	if probe.Phase != extractbench.PhaseProbe || probe.Repetition != 1 || probe.Docs != 18 {
 		t.Errorf("probe pass: phase %s, repetition %d, %d documents", probe.Phase, probe.Repetition, probe.Docs)
@@ -218,6 +226,10 @@ func TestRun_RateAutoLevels(t *testing.T) {
 	if !slices.Equal(sweepLevels, auto.Levels) {
 		t.Errorf("sweep passes at %v, chosen %v", sweepLevels, auto.Levels)
 	}
+}
+
+// autoDecision: the choice is a decision naming both rates.
+func autoDecision(t *testing.T, out string, auto *extractbench.AutoLevels) {
 	ds := resultstest.Where(resultstest.Decisions(t, out), func(d *results.Decision) bool { return d.Kind == results.DecisionAutoLevels })
 	if len(ds) == 0 {
 		t.Fatal("no auto_levels decision")
@@ -226,6 +238,10 @@ func TestRun_RateAutoLevels(t *testing.T) {
 	if from != auto.ProbeLevel || to != slices.Max(auto.Levels) || !strings.Contains(reason, "synchronous rate") || !strings.Contains(reason, "saturated throughput") {
 		t.Errorf("decision %s %d → %d: %s", kind, from, to, reason)
 	}
+}
+
+// autoOutcome: the plan is complete, and the probe is never recommended.
+func autoOutcome(t *testing.T, sum *pipeline.RunReport, auto *extractbench.AutoLevels) {
 	o := sum.Variants[0]
 	if o.PassesDone != o.PassesPlanned || o.PassesPlanned != 2+len(auto.Levels) {
 		t.Errorf("passes %d of %d planned; want sync + probe + %d rates", o.PassesDone, o.PassesPlanned, len(auto.Levels))
@@ -251,22 +267,11 @@ func TestRun_ContextSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	classes := data.Manifest.Corpus.Classes
+	reqs := resultstest.Requests(t, out)
 	var levels []int
 	for _, p := range sum.Passes {
-		class := extractbench.LengthClassOf(p.Level)
 		levels = append(levels, p.Level)
-		if int(p.Docs) != classes[class] || !p.Complete() {
-			t.Errorf("context %s: %d documents (complete %v), the corpus has %d of that class", class, p.Docs, p.Complete(), classes[class])
-		}
-		if p.SentConcurrency > 3 || (classes[class] >= 3 && p.SentConcurrency < 2) {
-			t.Errorf("context %s: %d in flight at concurrency 3", class, p.SentConcurrency)
-		}
-		if p.PeakTorchAllocatedBytes == nil || p.PeakKVUsage == nil {
-			t.Errorf("context %s: no memory peak recorded", class)
-		}
-		if n := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool { return r.Level == p.Level && r.LengthClass != class }); n != 0 {
-			t.Errorf("context %s: %d requests of another class", class, n)
-		}
+		contextStep(t, p, classes, reqs)
 	}
 	want := []int{}
 	for i, c := range extractbench.LengthClasses {
@@ -287,6 +292,24 @@ func TestRun_ContextSweep(t *testing.T) {
 	}
 	if got := eval.LevelName(extractbench.ModeContext, want[len(want)-1]); got != "long" {
 		t.Errorf("the longest step reads %q", got)
+	}
+}
+
+// contextStep: the step's pass is complete against its class's documents,
+// at concurrency 3, its requests all of the class, memory recorded.
+func contextStep(t *testing.T, p extractbench.Pass, classes map[string]int, reqs []extractbench.Record) {
+	class := extractbench.LengthClassOf(p.Level)
+	if int(p.Docs) != classes[class] || !p.Complete() {
+		t.Errorf("context %s: %d documents (complete %v), the corpus has %d of that class", class, p.Docs, p.Complete(), classes[class])
+	}
+	if p.SentConcurrency > 3 || (classes[class] >= 3 && p.SentConcurrency < 2) {
+		t.Errorf("context %s: %d in flight at concurrency 3", class, p.SentConcurrency)
+	}
+	if p.PeakTorchAllocatedBytes == nil || p.PeakKVUsage == nil {
+		t.Errorf("context %s: no memory peak recorded", class)
+	}
+	if n := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Level == p.Level && r.LengthClass != class }); n != 0 {
+		t.Errorf("context %s: %d requests of another class", class, n)
 	}
 }
 

@@ -51,48 +51,51 @@ func TestRun_CorpusChangedMidRunStops(t *testing.T) {
 			}
 		}
 	}})
-	var (
-		re *corpus.ReadError
-		ce *pipeline.ConfigError
-		ve *pipeline.ValidationError
-	)
-	if !errors.As(err, &re) || errors.As(err, &ce) || errors.As(err, &ve) {
+	abs, _ := filepath.Abs(file)
+	stoppedAt(t, out, err, next.ID, fmt.Sprintf("%s:%d", abs, sentBefore+1), sentBefore)
+	t.Run("resume after restore", func(t *testing.T) {
+		if err := os.WriteFile(file, original, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := run(t, pipeline.Options{OutDir: out, Resume: true})
+		if err != nil {
+			t.Fatalf("resume after the file was restored: %v", err)
+		}
+		if sum.Status != results.RunComplete {
+			t.Errorf("resumed status %q, want %s", sum.Status, results.RunComplete)
+		}
+		reqs := resultstest.Requests(t, out)
+		if got := len(reqs); got != docs {
+			t.Errorf("%d rows after resume, want %d", got, docs)
+		}
+		if got := resultstest.Distinct(reqs, func(r *extractbench.Record) string { return r.DocID }); got != docs {
+			t.Errorf("%d documents after resume, want %d, each once", got, docs)
+		}
+	})
+}
+
+// stoppedAt: the run stopped on document id at file:line at, having
+// recorded the sent documents read back before the change and no other.
+func stoppedAt(t *testing.T, out string, err error, id, at string, sent int) {
+	t.Helper()
+	var re *corpus.ReadError
+	if !errors.As(err, &re) || errors.As(err, new(*pipeline.ConfigError)) || errors.As(err, new(*pipeline.ValidationError)) {
 		t.Fatalf("run on a corpus changed mid-run: err = %v (%T), want an infrastructure error wrapping *corpus.ReadError", err, err)
 	}
-	abs, _ := filepath.Abs(file)
-	at := fmt.Sprintf("%s:%d", abs, sentBefore+1)
-	if re.ID != next.ID || !strings.Contains(err.Error(), at) || !strings.Contains(err.Error(), next.ID) || !errors.Is(err, corpus.ErrChanged) {
-		t.Errorf("err = %q, want document %s at %s, changed", err, next.ID, at)
+	if re.ID != id || !strings.Contains(err.Error(), at) || !strings.Contains(err.Error(), id) || !errors.Is(err, corpus.ErrChanged) {
+		t.Errorf("err = %q, want document %s at %s, changed", err, id, at)
 	}
 	reqs := resultstest.Requests(t, out)
-	if got := len(reqs); got != sentBefore {
-		t.Errorf("%d rows, want the %d documents read back before the change", got, sentBefore)
+	if got := len(reqs); got != sent {
+		t.Errorf("%d rows, want the %d documents read back before the change", got, sent)
 	}
-	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.DocID == next.ID }); got != 0 {
-		t.Errorf("document %s, never read back, has %d row(s)", next.ID, got)
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.DocID == id }); got != 0 {
+		t.Errorf("document %s, never read back, has %d row(s)", id, got)
 	}
 	if runs := resultstest.Runs(t, out); len(runs) == 0 || runs[0].Status != results.RunFailed {
 		t.Errorf("runs %+v, want one of status %s", runs, results.RunFailed)
 	}
 	if got := eventCount(t, out, results.EventCorpusReadFailed, "%"+at+"%"); got != 1 {
 		t.Errorf("%d %s events naming %s, want 1", got, results.EventCorpusReadFailed, at)
-	}
-
-	if err := os.WriteFile(file, original, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sum, err := run(t, pipeline.Options{OutDir: out, Resume: true})
-	if err != nil {
-		t.Fatalf("resume after the file was restored: %v", err)
-	}
-	if sum.Status != results.RunComplete {
-		t.Errorf("resumed status %q, want %s", sum.Status, results.RunComplete)
-	}
-	reqs = resultstest.Requests(t, out)
-	if got := len(reqs); got != docs {
-		t.Errorf("%d rows after resume, want %d", got, docs)
-	}
-	if got := resultstest.Distinct(reqs, func(r *extractbench.Record) string { return r.DocID }); got != docs {
-		t.Errorf("%d documents after resume, want %d, each once", got, docs)
 	}
 }

@@ -181,17 +181,36 @@ func value[T any](t *testing.T, what string, p *T) T {
 // replica's /metrics is sampled into telemetry rows of its own; the pass
 // records the spread; the manifest lists the endpoints.
 func TestRun_Replicas(t *testing.T) {
-	const docs, warmup = 24, 2
+	const docs, warmup = replicaDocs, 2
 	total := &inFlightTotal{}
 	a := startReplica(t, total, 20*time.Millisecond, 0)
 	b := startReplica(t, total, 20*time.Millisecond, 0)
 	out := runReplicas(t, docs, 2, warmup, a, b)
 
-	base := perEndpoint(t, out, 1)
+	base, two := perEndpoint(t, out, 1), perEndpoint(t, out, 2)
+	t.Run("dispatch", func(t *testing.T) { replicasShare(t, total, base, two, warmup, a, b) })
+	t.Run("pass spread", func(t *testing.T) {
+		p1 := storedPassAt(t, out, 1)
+		n, lo, hi := value(t, "endpoints", p1.Endpoints), value(t, "endpoint_requests_min", p1.EndpointRequestsMin), value(t, "endpoint_requests_max", p1.EndpointRequestsMax)
+		if n != 2 || lo != docs/2 || hi != docs/2 {
+			t.Errorf("baseline pass: endpoints %d, requests per endpoint %d–%d; want 2, %d–%d", n, lo, hi, docs/2, docs/2)
+		}
+	})
+	t.Run("telemetry per replica", func(t *testing.T) { replicaTelemetry(t, out, a, b) })
+	t.Run("manifest and parquet", func(t *testing.T) { replicaEndpointsRecorded(t, out, base, two, a, b) })
+}
+
+// replicaDocs is TestRun_Replicas's corpus.
+const replicaDocs = 24
+
+// replicasShare: the baseline alternates between the replicas, level 2
+// shares between them and holds 2 in flight over both, and each received
+// its warm-up and its rows.
+func replicasShare(t *testing.T, total *inFlightTotal, base, two map[string]int, warmup int, a, b *replicaEngine) {
+	const docs = replicaDocs
 	if want := map[string]int{a.srv.URL: docs / 2, b.srv.URL: docs / 2}; !mapsEqual(base, want) {
 		t.Errorf("baseline rows per endpoint = %v, want %v: one at a time, equally idle replicas take turns", base, want)
 	}
-	two := perEndpoint(t, out, 2)
 	if len(two) != 2 || two[a.srv.URL]+two[b.srv.URL] != docs {
 		t.Fatalf("level 2 rows per endpoint = %v, want all %d documents on %s and %s", two, docs, a.srv.URL, b.srv.URL)
 	}
@@ -206,11 +225,11 @@ func TestRun_Replicas(t *testing.T) {
 	if got := total.most.Load(); got != 2 {
 		t.Errorf("at most %d requests in flight over both replicas, want exactly the level, 2", got)
 	}
-	p1 := storedPassAt(t, out, 1)
-	n, lo, hi := value(t, "endpoints", p1.Endpoints), value(t, "endpoint_requests_min", p1.EndpointRequestsMin), value(t, "endpoint_requests_max", p1.EndpointRequestsMax)
-	if n != 2 || lo != docs/2 || hi != docs/2 {
-		t.Errorf("baseline pass: endpoints %d, requests per endpoint %d–%d; want 2, %d–%d", n, lo, hi, docs/2, docs/2)
-	}
+}
+
+// replicaTelemetry: each replica's /metrics is sampled into rows of its
+// own, and the passes' running peak is over both.
+func replicaTelemetry(t *testing.T, out string, a, b *replicaEngine) {
 	samples := resultstest.Telemetry(t, out)
 	for _, r := range []*replicaEngine{a, b} {
 		if got := resultstest.Count(samples, func(s *results.TelemetryRow) bool {
@@ -234,7 +253,12 @@ func TestRun_Replicas(t *testing.T) {
 	if got := slices.Max(running); got > 2 {
 		t.Errorf("observed_max_running %d over both replicas: more than the 2 requests ever in flight", got)
 	}
+}
 
+// replicaEndpointsRecorded: the manifest lists both endpoints and
+// requests.parquet names each row's, as results.db does.
+func replicaEndpointsRecorded(t *testing.T, out string, base, two map[string]int, a, b *replicaEngine) {
+	const docs = replicaDocs
 	m := resultstest.Manifest(t, out)
 	if got := m.Variants[0].Engine.Endpoints; !slices.Equal(got, []string{a.srv.URL, b.srv.URL}) {
 		t.Errorf("manifest endpoints = %v, want both replicas", got)

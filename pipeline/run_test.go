@@ -393,20 +393,24 @@ variants:
 		t.Fatal(err)
 	}
 	ps, ds := resultstest.Passes(t, out), resultstest.Decisions(t, out)
-	sweep := func(level int) *extractbench.Pass {
-		t.Helper()
-		for i := range ps {
-			if ps[i].Level == level && ps[i].Phase == extractbench.PhaseSweep {
-				return &ps[i]
-			}
+	t.Run("memory failures", func(t *testing.T) { memoryFailuresAt16(t, out, ps) })
+	t.Run("retry lower", func(t *testing.T) { retriedLower(t, ps, ds, docs) })
+	t.Run("higher levels skipped", func(t *testing.T) { higherSkipped(t, ps, ds) })
+	t.Run("recommendation", func(t *testing.T) {
+		// The retry at 10 breaks too (the card holds 4): 10 is the lowest level that broke.
+		if r := sum.Variants[0].Series[0].Recommendation; r.FirstBroken != 10 || r.Recommended != 1 {
+			t.Errorf("first broken %d, recommended %d; want 10 and 1 (4 is the highest usable, one step back)", r.FirstBroken, r.Recommended)
 		}
-		t.Fatalf("no sweep pass at level %d", level)
-		return nil
-	}
-	if got := sweep(4).Failures.Of(extractbench.Memory); got != 0 {
+	})
+}
+
+// memoryFailuresAt16: the card holds 4, so level 16 fails for memory,
+// each failure naming the 503 and its out-of-memory text.
+func memoryFailuresAt16(t *testing.T, out string, ps []extractbench.Pass) {
+	if got := sweepPass(t, ps, 4).Failures.Of(extractbench.Memory); got != 0 {
 		t.Errorf("level 4 had %d memory failures; the card holds 4", got)
 	}
-	if got := sweep(16).Failures.Of(extractbench.Memory); got == 0 {
+	if got := sweepPass(t, ps, 16).Failures.Of(extractbench.Memory); got == 0 {
 		t.Fatal("level 16 had no memory failure")
 	}
 	if got := resultstest.Count(resultstest.Requests(t, out), func(r *extractbench.Record) bool {
@@ -414,6 +418,11 @@ variants:
 	}); got == 0 {
 		t.Error("no memory failure at 16 names the 503 and its out-of-memory text")
 	}
+}
+
+// retriedLower: the retry at 10 is a recorded decision and a pass, and the
+// first attempt at 16 stays the primary result.
+func retriedLower(t *testing.T, ps []extractbench.Pass, ds []results.Decision, docs int64) {
 	if got := resultstest.Count(ds, func(d *results.Decision) bool {
 		return d.Kind == results.DecisionRetryLower && d.FromLevel == 16 && d.ToLevel == 10
 	}); got != 1 {
@@ -429,16 +438,28 @@ variants:
 	}); got != 1 {
 		t.Error("the first attempt at level 16 is not kept as the primary result")
 	}
+}
+
+// higherSkipped: level 32 is not run, and a decision says so.
+func higherSkipped(t *testing.T, ps []extractbench.Pass, ds []results.Decision) {
 	if got := resultstest.Count(ps, func(p *extractbench.Pass) bool { return p.Level == 32 }); got != 0 {
 		t.Errorf("level 32 ran after memory failures at 16")
 	}
 	if got := resultstest.Count(ds, func(d *results.Decision) bool { return d.Kind == results.DecisionSkipLevel && d.FromLevel == 32 }); got != 1 {
 		t.Errorf("skip_level decisions for 32 = %d, want 1", got)
 	}
-	// The retry at 10 breaks too (the card holds 4): 10 is the lowest level that broke.
-	if r := sum.Variants[0].Series[0].Recommendation; r.FirstBroken != 10 || r.Recommended != 1 {
-		t.Errorf("first broken %d, recommended %d; want 10 and 1 (4 is the highest usable, one step back)", r.FirstBroken, r.Recommended)
+}
+
+// sweepPass is the sweep's pass at level.
+func sweepPass(t *testing.T, ps []extractbench.Pass, level int) *extractbench.Pass {
+	t.Helper()
+	for i := range ps {
+		if ps[i].Level == level && ps[i].Phase == extractbench.PhaseSweep {
+			return &ps[i]
+		}
 	}
+	t.Fatalf("no sweep pass at level %d", level)
+	return nil
 }
 
 // TestRun_BatchMode sends batches of B prompts in one /v1/completions call.

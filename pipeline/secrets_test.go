@@ -89,15 +89,27 @@ variants:
 		t.Fatal(err)
 	}
 
+	texts := resultsTexts(t, out, progress.String())
+	t.Run("no secret written", func(t *testing.T) { noSecretIn(t, out, texts, secretForms(key, password, userinfo)) })
+	t.Run("echoes redacted", func(t *testing.T) { echoesRedacted(t, out, texts) })
+}
+
+// secretForms are the forms of the run's secrets an engine echoes, by name.
+func secretForms(key, password, userinfo string) map[string]string {
 	b64 := func(e *base64.Encoding, s string) string { return e.EncodeToString([]byte(s)) }
-	forms := map[string]string{
+	return map[string]string{
 		"key": key, "key JSON-escaped": hostile.EscapeJSON(key), "key JSON-escaped (upper case)": strings.ToUpper(hostile.EscapeJSON(key)),
 		"key base64": b64(base64.StdEncoding, key), "key base64 (raw URL)": b64(base64.RawURLEncoding, key),
 		"password": password, "password JSON-escaped": hostile.EscapeJSON(password), "userinfo base64 (Basic auth)": b64(base64.StdEncoding, userinfo),
 		"userinfo": userinfo,
 	}
-	texts := map[string]string{"progress output": progress.String()}
-	err = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+}
+
+// resultsTexts are the progress output and every file of the results
+// directory out, a Parquet file also with its values decoded, by path.
+func resultsTexts(t *testing.T, out, progress string) map[string]string {
+	texts := map[string]string{"progress output": progress}
+	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -114,6 +126,12 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
+	return texts
+}
+
+// noSecretIn: no text holds any form of a secret, and the texts cover the
+// results directory's files.
+func noSecretIn(t *testing.T, out string, texts, forms map[string]string) {
 	for _, want := range []string{results.DBName, "requests.parquet", "raw_table.csv", "report.html", "report.md", "engine-started.log"} {
 		if _, ok := texts[filepath.Join(out, want)]; !ok {
 			t.Errorf("no %s in the results directory: the check would not cover it", want)
@@ -126,25 +144,39 @@ variants:
 			}
 		}
 	}
+}
 
-	// The secrets were echoed, and redacted where they were.
+// echoesRedacted: the secrets were echoed, and redacted where they were;
+// the URL's credentials were still sent.
+func echoesRedacted(t *testing.T, out string, texts map[string]string) {
 	if log := texts[filepath.Join(out, "engine-started.log")]; !strings.Contains(log, "non-default args: {'api_key': '"+results.Redacted+"'}") ||
 		!strings.Contains(log, "auth "+results.Redacted) {
 		t.Errorf("the engine log does not show the printed key redacted:\n%s", log)
 	}
-	variants := parquetStrings(t, filepath.Join(out, "requests.parquet"), "variant")
-	kinds := parquetStrings(t, filepath.Join(out, "requests.parquet"), "transport_kind")
-	outputs := parquetStrings(t, filepath.Join(out, "requests.parquet"), "output")
-	bodies := parquetStrings(t, filepath.Join(out, "requests.parquet"), "error_body")
-	var echoedBodies, echoedOutputs, basicOK, basicRows int
+	echoed, basicOK, basicRows := echoCounts(t, filepath.Join(out, "requests.parquet"))
+	if echoed[0] == 0 || echoed[1] == 0 {
+		t.Errorf("echo variant: %d error bodies and %d outputs show a redaction; want some of each (the engine echoed the key)", echoed[0], echoed[1])
+	}
+	if basicRows == 0 || basicOK != basicRows {
+		t.Errorf("basic variant: %d of %d requests ok; the URL's credentials must still be sent", basicOK, basicRows)
+	}
+}
+
+// echoCounts counts the echo variant's error bodies and outputs that show
+// a redaction, and the basic variant's requests: those that completed, all.
+func echoCounts(t *testing.T, path string) (echoed [2]int, basicOK, basicRows int) {
+	variants := parquetStrings(t, path, "variant")
+	kinds := parquetStrings(t, path, "transport_kind")
+	outputs := parquetStrings(t, path, "output")
+	bodies := parquetStrings(t, path, "error_body")
 	for i, v := range variants {
 		switch v {
 		case "echo":
 			if strings.Contains(bodies[i], results.Redacted) {
-				echoedBodies++
+				echoed[0]++
 			}
 			if strings.Contains(outputs[i], results.Redacted) {
-				echoedOutputs++
+				echoed[1]++
 			}
 		case "basic":
 			basicRows++
@@ -153,12 +185,7 @@ variants:
 			}
 		}
 	}
-	if echoedBodies == 0 || echoedOutputs == 0 {
-		t.Errorf("echo variant: %d error bodies and %d outputs show a redaction; want some of each (the engine echoed the key)", echoedBodies, echoedOutputs)
-	}
-	if basicRows == 0 || basicOK != basicRows {
-		t.Errorf("basic variant: %d of %d requests ok; the URL's credentials must still be sent", basicOK, basicRows)
-	}
+	return echoed, basicOK, basicRows
 }
 
 // parquetText is every string value of a Parquet file, one per line.

@@ -45,7 +45,7 @@ func llamaCppLike(t *testing.T, gguf *atomic.Value) *httptest.Server {
 	return srv
 }
 
-// describeGGUF is what pinEngine makes of the llama.cpp server serving gguf.
+// describeGGUF is what engine.pin makes of the llama.cpp server serving gguf.
 func describeGGUF(t *testing.T, gguf string) extractbench.VariantManifest {
 	t.Helper()
 	var v atomic.Value

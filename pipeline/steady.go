@@ -20,13 +20,14 @@ import (
 // (eval's levelBuilder.leftOut): a client_bound_left_out decision names
 // them. A level whose passes were not in steady state (eval/steady.go)
 // gets a not_steady decision.
-func (rs *runState) settleLevel(ctx context.Context, v *extractbench.Variant, level int) error {
+func (vr *variantRun) settleLevel(ctx context.Context, level int) error {
+	rs, v := vr.rs, vr.v
 	bg := context.WithoutCancel(ctx)
-	passes, err := rs.levelPasses(bg, v, level)
+	passes, err := vr.levelPasses(bg, level)
 	if err != nil {
 		return err
 	}
-	decided, err := rs.levelDecisions(bg, v, level)
+	decided, err := vr.levelDecisions(bg, level)
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,8 @@ func (rs *runState) settleLevel(ctx context.Context, v *extractbench.Variant, le
 }
 
 // levelPasses are the variant's passes at level, in the sweep's mode.
-func (rs *runState) levelPasses(ctx context.Context, v *extractbench.Variant, level int) ([]extractbench.Pass, error) {
+func (vr *variantRun) levelPasses(ctx context.Context, level int) ([]extractbench.Pass, error) {
+	rs, v := vr.rs, vr.v
 	all, err := rs.store.Passes(ctx, rs.runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the passes of level %d: %w", level, err)
@@ -85,7 +87,8 @@ func (rs *runState) levelPasses(ctx context.Context, v *extractbench.Variant, le
 // levelDecisions are the decisions already recorded for the variant's
 // level by settleLevel (an earlier attempt, before a resume), by kind:
 // they are not written twice.
-func (rs *runState) levelDecisions(ctx context.Context, v *extractbench.Variant, level int) (map[string]bool, error) {
+func (vr *variantRun) levelDecisions(ctx context.Context, level int) (map[string]bool, error) {
+	rs, v := vr.rs, vr.v
 	ds, err := rs.store.Decisions(ctx, rs.runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the decisions of level %d: %w", level, err)

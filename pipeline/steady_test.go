@@ -2,11 +2,13 @@ package pipeline_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/results"
@@ -47,12 +49,25 @@ func TestRun_SteadyState(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three small runs at ~20 ms a request")
 	}
-	// ~50 ms a request: a warming engine's early requests are slower by
-	// more than a loaded machine's client delay.
-	// 100 documents: the baseline's pass holds the 4 blocks of 20 the
-	// test needs (eval.SteadyMinBlocks).
-	const docs, sweep = 100, "{mode: concurrency, levels: [1, 2], repetitions: 3, warmup: 1}"
-	steady, ds, sum := steadyRun(t, docs, sweep, "{min_accepted: 0.5}", "{time_scale: 0.05}", nil)
+	want := steadyEngine(t)
+	t.Run("warming engine judged", func(t *testing.T) { warmingJudged(t, want) })
+	t.Run("warming engine recorded", func(t *testing.T) { warmingRecorded(t, want) })
+}
+
+// TestRun_SteadyState's runs: 100 documents, so that the baseline's pass
+// holds the 4 blocks of 20 the test needs (eval.SteadyMinBlocks); ~50 ms
+// a request, so that a warming engine's early requests are slower by more
+// than a loaded machine's client delay.
+const (
+	steadyDocs    = 100
+	steadySweep   = "{mode: concurrency, levels: [1, 2], repetitions: 3, warmup: 1}"
+	warmingEngine = "{time_scale: 0.05, warmup_requests: 40}"
+)
+
+// steadyEngine: an engine that does not warm is steady at every level, no
+// not_steady decision is made, and its recommendation is returned.
+func steadyEngine(t *testing.T) eval.Recommendation {
+	steady, ds, sum := steadyRun(t, steadyDocs, steadySweep, "{min_accepted: 0.5}", "{time_scale: 0.05}", nil)
 	for _, l := range steady.Levels {
 		if l.NotSteady != "" {
 			t.Errorf("steady engine, level %d: NOT STEADY: %s", l.Level, l.NotSteady)
@@ -77,9 +92,13 @@ func TestRun_SteadyState(t *testing.T) {
 	if !want.Usable() {
 		t.Fatalf("steady engine: no usable level: %s", want.Why)
 	}
+	return want
+}
 
-	warm := "{time_scale: 0.05, warmup_requests: 40}"
-	judged, ds, sum := steadyRun(t, docs, sweep, "{min_accepted: 0.5}", warm, nil)
+// warmingJudged: a warming engine's baseline is NOT STEADY, its first pass
+// records the warming, and the recommendation changes.
+func warmingJudged(t *testing.T, want eval.Recommendation) {
+	judged, ds, sum := steadyRun(t, steadyDocs, steadySweep, "{min_accepted: 0.5}", warmingEngine, nil)
 	base := judged.Level(1)
 	if base.NotSteady == "" {
 		t.Fatalf("warming engine: the baseline is not flagged NOT STEADY (passes %+v)", sum.Passes[:3])
@@ -87,13 +106,7 @@ func TestRun_SteadyState(t *testing.T) {
 	if !strings.Contains(base.NotSteady, "the level's first pass (repetition 1) warming") {
 		t.Errorf("warming engine: the reason does not name the first repetition: %s", base.NotSteady)
 	}
-	var trend bool
-	for _, p := range sum.Passes {
-		if p.Level == 1 && p.Repetition == 1 && p.Steady != nil && !*p.Steady && *p.SteadyTrendEffect > eval.SteadyBlockFloor && p.SteadyTrendZ == nil {
-			trend = true
-		}
-	}
-	if !trend {
+	if !slices.ContainsFunc(sum.Passes, firstPassWarming) {
 		t.Errorf("warming engine: the baseline's first pass records no warming")
 	}
 	if r := judged.Recommendation; r.Recommended == want.Recommended || r.Usable() && r.HighestUsable == want.HighestUsable {
@@ -105,8 +118,18 @@ func TestRun_SteadyState(t *testing.T) {
 	if d := kindDecisions(ds, results.DecisionNotSteady); len(d) != 1 || d[0].FromLevel != 1 || !strings.Contains(d[0].Reason, "not recommended") {
 		t.Errorf("warming engine: not_steady decisions %+v, want one at level 1 saying it is not recommended", d)
 	}
+}
 
-	recorded, ds, _ := steadyRun(t, docs, sweep, "{min_accepted: 0.5, steady_state: record}", warm, nil)
+// firstPassWarming reports whether p is the baseline's first pass, found
+// warming by its first block.
+func firstPassWarming(p extractbench.Pass) bool {
+	return p.Level == 1 && p.Repetition == 1 && p.Steady != nil && !*p.Steady && *p.SteadyTrendEffect > eval.SteadyBlockFloor && p.SteadyTrendZ == nil
+}
+
+// warmingRecorded: steady_state: record keeps the evidence and the steady
+// engine's recommendation.
+func warmingRecorded(t *testing.T, want eval.Recommendation) {
+	recorded, ds, _ := steadyRun(t, steadyDocs, steadySweep, "{min_accepted: 0.5, steady_state: record}", warmingEngine, nil)
 	if recorded.Level(1).NotSteady == "" {
 		t.Error("steady_state: record: the evidence is not shown")
 	}

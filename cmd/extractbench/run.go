@@ -11,13 +11,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/engines/builtin/starter"
 	"github.com/extractbench/extractbench/engines/process"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/progress"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/results/compare"
 )
@@ -57,7 +56,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := pipeline.Options{ProtocolPath: *protocol, OutDir: *out, Quiet: *quiet, Progress: c.stderr, TTY: isTerminal(c.stderr),
+	opts := pipeline.Options{ProtocolPath: *protocol, OutDir: *out, Quiet: *quiet, Progress: c.stderr, Display: progress.New(c.stderr),
 		Starters: starter.Starters(), Process: process.Starter{}, Append: *appendRun, Abandon: c.abandon, Shard: shard}
 	if *resume != "" {
 		if flagSet(fs, "out") && filepath.Clean(*out) != filepath.Clean(*resume) {
@@ -136,7 +135,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 // then each variant's state and verdict. On a terminal it fits the
 // terminal's width (summaryfit.go); elsewhere it has every column.
 func printSummary(w io.Writer, s *pipeline.RunReport, verdicts ...func(io.Writer)) {
-	printSummaryFit(w, s, pipeline.TerminalWidth(w), verdicts...)
+	printSummaryFit(w, s, progress.TerminalWidth(w), verdicts...)
 }
 
 // printSummaryFit is printSummary within width columns (0: no limit, every
@@ -350,10 +349,4 @@ func intOr(v *int64, none string) string {
 		return none
 	}
 	return fmt.Sprint(*v)
-}
-
-// isTerminal reports whether w is a terminal (progress bars need one).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
-	"github.com/extractbench/extractbench/pipeline"
+	"github.com/extractbench/extractbench/pipeline/progress"
 )
 
 // tableWidth is the width writeTable's tabwriter gives the table: each
@@ -93,7 +93,7 @@ func fitWriter(out io.Writer, width int) (io.Writer, func()) {
 		return out, func() {}
 	}
 	var b bytes.Buffer
-	return &b, func() { _, _ = io.WriteString(out, pipeline.WrapText(b.String(), width)) }
+	return &b, func() { _, _ = io.WriteString(out, progress.WrapText(b.String(), width)) }
 }
 
 // addWideFlag is run's -wide: the summary with every column on a terminal
@@ -107,5 +107,5 @@ func summaryWidth(w io.Writer, wide bool) int {
 	if wide {
 		return 0
 	}
-	return pipeline.TerminalWidth(w)
+	return progress.TerminalWidth(w)
 }

@@ -91,48 +91,13 @@ func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []st
 		return nil, false, err
 	}
 	sealed = len(digests) > 0
-	sh := *in.manifest.Shard
 	for _, p := range in.passes {
 		key := extractbench.PassKey{RunID: in.run.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
 		d, ok := digests[key]
 		delete(digests, key)
-		a, err := in.rd.AuditPass(ctx, key, d.Columns, sh.Holds, maxAuditExamples)
+		what, err := auditPass(ctx, in, p, key, d, ok, sealed)
 		if err != nil {
 			return nil, sealed, err
-		}
-		var what []string
-		switch {
-		case sealed && !ok:
-			what = append(what, fmt.Sprintf("%s, and no digest: the pass was added after the shard's run ended", rowCount(a.Rows)))
-		case ok && len(a.MissingColumns) > 0:
-			what = append(what, fmt.Sprintf("its digest covers columns %s, which its requests table lacks", strings.Join(a.MissingColumns, ", ")))
-		case ok && a.Rows != d.Rows:
-			what = append(what, fmt.Sprintf("%s, but its run left %d (its digest)", rowCount(a.Rows), d.Rows))
-		case ok && a.SHA256 != d.SHA256:
-			what = append(what, fmt.Sprintf("%s, as its run left, but their content differs from its digest: a row was edited since the run ended", rowCount(a.Rows)))
-		case !ok && (a.Rows < p.Docs || a.Rows > p.Docs && in.run.Status != results.RunRunning):
-			what = append(what, fmt.Sprintf("%s, but its passes row counts %d documents", rowCount(a.Rows), p.Docs))
-		}
-		if want := int64(sh.Documents); p.Complete() && p.Mode != extractbench.ModeContext && a.Rows != want {
-			what = append(what, fmt.Sprintf("complete, so every one of the shard's %d documents once, but %s", want, rowCount(a.Rows)))
-		}
-		if len(what) > 0 && p.Mode != extractbench.ModeContext { // name the rows from the shard's other passes
-			missing, lone, err := in.rd.PassDocsDiff(ctx, key, maxAuditExamples)
-			if err != nil {
-				return nil, sealed, err
-			}
-			if len(missing) > 0 {
-				what = append(what, "no row for "+strings.Join(missing, ", ")+" (documents of its other passes)")
-			}
-			if len(lone) > 0 {
-				what = append(what, "a row for "+strings.Join(lone, ", ")+", which no other pass of the shard has")
-			}
-		}
-		if a.Foreign > 0 {
-			what = append(what, fmt.Sprintf("%s of documents outside shard %s (%s): %s", rowCount(a.Foreign), sh, extractbench.ShardHash, strings.Join(a.ForeignIDs, ", ")))
-		}
-		if a.Contradicted > 0 {
-			what = append(what, fmt.Sprintf("%s whose verdict contradicts their scores: %s", rowCount(a.Contradicted), strings.Join(a.ContradictedRows, "; ")))
 		}
 		if len(what) > 0 {
 			problems = append(problems, fmt.Sprintf("%s/%s/level=%d/rep=%d: %s", p.Variant, p.Mode, p.Level, p.Repetition, strings.Join(what, "; ")))
@@ -147,6 +112,58 @@ func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []st
 			d.Key.Variant, d.Key.Mode, d.Key.Level, d.Key.Repetition, rowCount(d.Rows)))
 	}
 	return problems, sealed, nil
+}
+
+// auditPass is what is wrong with one pass of a shard, against its digest
+// d (hasDigest: the run left one) and its passes row p.
+func auditPass(ctx context.Context, in *mergeInput, p extractbench.Pass, key extractbench.PassKey, d results.Digest, hasDigest, sealed bool) ([]string, error) {
+	sh := *in.manifest.Shard
+	a, err := in.rd.AuditPass(ctx, key, d.Columns, sh.Holds, maxAuditExamples)
+	if err != nil {
+		return nil, err
+	}
+	what := rowsProblems(in, p, a, d, hasDigest, sealed)
+	if len(what) > 0 && p.Mode != extractbench.ModeContext { // name the rows from the shard's other passes
+		missing, lone, err := in.rd.PassDocsDiff(ctx, key, maxAuditExamples)
+		if err != nil {
+			return nil, err
+		}
+		if len(missing) > 0 {
+			what = append(what, "no row for "+strings.Join(missing, ", ")+" (documents of its other passes)")
+		}
+		if len(lone) > 0 {
+			what = append(what, "a row for "+strings.Join(lone, ", ")+", which no other pass of the shard has")
+		}
+	}
+	if a.Foreign > 0 {
+		what = append(what, fmt.Sprintf("%s of documents outside shard %s (%s): %s", rowCount(a.Foreign), sh, extractbench.ShardHash, strings.Join(a.ForeignIDs, ", ")))
+	}
+	if a.Contradicted > 0 {
+		what = append(what, fmt.Sprintf("%s whose verdict contradicts their scores: %s", rowCount(a.Contradicted), strings.Join(a.ContradictedRows, "; ")))
+	}
+	return what, nil
+}
+
+// rowsProblems compares a pass's rows (a) with what its run left: its
+// digest, its passes row, and for a complete pass the shard's documents.
+func rowsProblems(in *mergeInput, p extractbench.Pass, a results.PassAudit, d results.Digest, hasDigest, sealed bool) []string {
+	var what []string
+	switch {
+	case sealed && !hasDigest:
+		what = append(what, fmt.Sprintf("%s, and no digest: the pass was added after the shard's run ended", rowCount(a.Rows)))
+	case hasDigest && len(a.MissingColumns) > 0:
+		what = append(what, fmt.Sprintf("its digest covers columns %s, which its requests table lacks", strings.Join(a.MissingColumns, ", ")))
+	case hasDigest && a.Rows != d.Rows:
+		what = append(what, fmt.Sprintf("%s, but its run left %d (its digest)", rowCount(a.Rows), d.Rows))
+	case hasDigest && a.SHA256 != d.SHA256:
+		what = append(what, fmt.Sprintf("%s, as its run left, but their content differs from its digest: a row was edited since the run ended", rowCount(a.Rows)))
+	case !hasDigest && (a.Rows < p.Docs || a.Rows > p.Docs && in.run.Status != results.RunRunning):
+		what = append(what, fmt.Sprintf("%s, but its passes row counts %d documents", rowCount(a.Rows), p.Docs))
+	}
+	if want := int64(in.manifest.Shard.Documents); p.Complete() && p.Mode != extractbench.ModeContext && a.Rows != want {
+		what = append(what, fmt.Sprintf("complete, so every one of the shard's %d documents once, but %s", want, rowCount(a.Rows)))
+	}
+	return what
 }
 
 // rowCount is n rows in words: "1 row", "30 rows".

@@ -72,15 +72,40 @@ func (a *Account) Row(key extractbench.PassKey, phase string, retryOf, level int
 		p.CategoryConfusion = string(b)
 	}
 
-	outTokens, promptTokens := t.outTokens, t.promptTokens
-	p.OutputTokens, p.PromptTokens = outTokens, promptTokens
+	p.OutputTokens, p.PromptTokens = t.outTokens, t.promptTokens
 	p.TokenCountMismatches = t.tokens.figure()
 	t.cache.fill(&p)
 	p.PromptDrift = t.drift
 	if t.docs > 0 {
 		p.UsageReportedShare = ptr(float64(t.usage) / float64(t.docs))
 	}
-	o := &t.order
+	fillLatencies(&p, &t.order)
+	onTime, onTimeAccepted := t.onTime, t.onTimeOK
+	p.OnTime, p.OnTimeAccepted = &onTime, &onTimeAccepted
+	if key.Mode == extractbench.ModeRate && key.Level != extractbench.SyncLevel {
+		p.OfferedRate = t.sched.perSecond()
+	}
+	p.AchievedRate = t.send.perSecond()
+	if self != nil {
+		self.Judge(&p)
+	}
+
+	fillThroughput(&p, t, agg.Accepted)
+	fillEngine(&p, tel)
+	p.OutputsChanged, p.VerdictsChanged = a.invariance(key)
+
+	if complete {
+		tr := t.trend
+		tr.FloorNS = eval.SteadyFloorNS(p.LatenessP50NS) // the client's own timing is no trend
+		eval.FillTrend(&p, tr)
+		a.Judge(&p)
+	}
+	return p
+}
+
+// fillLatencies sets the pass's latency percentiles from its requests in
+// send order (o); a latency no request had stays NULL.
+func fillLatencies(p *extractbench.Pass, o *results.PassOrderStats) {
 	if s := o.TTFT; s.N > 0 {
 		p.TTFTN = int64(s.N)
 		p.TTFTP50NS, p.TTFTP90NS, p.TTFTP95NS, p.TTFTP99NS = ptr(int64(s.P50)), ptr(int64(s.P90)), ptr(int64(s.P95)), ptr(int64(s.P99))
@@ -104,33 +129,29 @@ func (a *Account) Row(key extractbench.PassKey, phase string, retryOf, level int
 	if s := o.TTFTSched; s.N > 0 {
 		p.TTFTSchedP99NS = ptr(int64(s.P99))
 	}
-	onTime, onTimeAccepted := t.onTime, t.onTimeOK
-	p.OnTime, p.OnTimeAccepted = &onTime, &onTimeAccepted
-	if key.Mode == extractbench.ModeRate && key.Level != extractbench.SyncLevel {
-		p.OfferedRate = t.sched.perSecond()
-	}
-	p.AchievedRate = t.send.perSecond()
-	if self != nil {
-		self.Judge(&p)
-	}
+}
 
+// fillThroughput sets the pass's active span and the rates over it.
+func fillThroughput(p *extractbench.Pass, t *Tally, accepted int) {
 	first, last, dur := t.activeSpan()
 	if dur > 0 {
 		p.StartedNS, p.EndedNS, p.DurationNS = &first, &last, dur
 		secs := float64(dur) / 1e9
-		p.OutputTokensPerS = ptr(float64(outTokens) / secs)
-		p.PromptTokensPerS = ptr(float64(promptTokens) / secs)
-		p.TotalTokensPerS = ptr(float64(promptTokens+outTokens) / secs)
-		p.AcceptedPerS = ptr(float64(agg.Accepted) / secs)
-		p.DocsPerHour = eval.PassAcceptedPerHour(&p) // the one definition (eval/throughput.go)
-		p.Goodput = ptr(float64(onTimeAccepted) / secs)
+		p.OutputTokensPerS = ptr(float64(t.outTokens) / secs)
+		p.PromptTokensPerS = ptr(float64(t.promptTokens) / secs)
+		p.TotalTokensPerS = ptr(float64(t.promptTokens+t.outTokens) / secs)
+		p.AcceptedPerS = ptr(float64(accepted) / secs)
+		p.DocsPerHour = eval.PassAcceptedPerHour(p) // the one definition (eval/throughput.go)
+		p.Goodput = ptr(float64(t.onTimeOK) / secs)
 	}
+}
 
+// fillEngine sets the figures the engine's telemetry gave during the pass.
+func fillEngine(p *extractbench.Pass, tel telemetry.Telemetry) {
 	p.ObservedMaxRunning = roundPtr(tel.MaxRunning)
 	p.ObservedMaxWaiting = roundPtr(tel.MaxWaiting)
 	p.Preemptions = roundPtr(tel.PreemptionsDelta)
 	p.EngineCaptures = roundPtr(tel.CapturesDelta)
-	p.OutputsChanged, p.VerdictsChanged = a.invariance(key)
 	if tel.QueueTimeCountDelta != nil && *tel.QueueTimeCountDelta > 0 && tel.QueueTimeSumDelta != nil {
 		p.EngineQueueMeanNS = int64Of(math.Trunc(*tel.QueueTimeSumDelta / *tel.QueueTimeCountDelta * 1e9))
 	}
@@ -141,14 +162,6 @@ func (a *Account) Row(key extractbench.PassKey, phase string, retryOf, level int
 	if tel.Configured {
 		p.TelemetrySamples = ptr(int64(tel.ActiveScrapes))
 	}
-
-	if complete {
-		tr := t.trend
-		tr.FloorNS = eval.SteadyFloorNS(p.LatenessP50NS) // the client's own timing is no trend
-		eval.FillTrend(&p, tr)
-		a.Judge(&p)
-	}
-	return p
 }
 
 // Judge sets a complete pass's own verdict (eval.JudgePass) against

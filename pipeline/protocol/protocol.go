@@ -190,6 +190,17 @@ func Parse(raw []byte, source, dir string) (*Protocol, error) {
 
 // check enforces what the schema cannot say.
 func (p *Protocol) check(doc *yaml.Node) error {
+	problems := append(p.checkVariants(doc), p.checkSweep(doc)...)
+	if len(problems) > 0 {
+		sort.SliceStable(problems, func(i, j int) bool { return lineNumber(problems[i]) < lineNumber(problems[j]) })
+		return &Error{Problems: problems}
+	}
+	return nil
+}
+
+// checkVariants refuses two variants of one name, engine URLs that do not
+// fit together, and a baseline variant that is not one of them.
+func (p *Protocol) checkVariants(doc *yaml.Node) []string {
 	var problems []string
 	seen := map[string]bool{}
 	for i, v := range p.Variants {
@@ -202,6 +213,13 @@ func (p *Protocol) check(doc *yaml.Node) error {
 	if b := p.Acceptance.BaselineVariant; b != "" && !seen[b] {
 		problems = append(problems, fmt.Sprintf("%s:%d: acceptance.baseline_variant: no variant is named %q (the variants: %s)", p.Source, lineOf(doc, "acceptance.baseline_variant"), b, variantNames(p.Variants)))
 	}
+	return problems
+}
+
+// checkSweep refuses sweep keys that do not belong to its mode, or that
+// its mode needs and lacks.
+func (p *Protocol) checkSweep(doc *yaml.Node) []string {
+	var problems []string
 	sw := p.Sweep
 	if sw.Mode != extractbench.ModeRate {
 		for key, set := range map[string]bool{"arrival": sw.Arrival != "", "burstiness": sw.Burstiness != 0, "max_in_flight": sw.MaxInFlight != 0} {
@@ -231,11 +249,7 @@ func (p *Protocol) check(doc *yaml.Node) error {
 	if sw.Arrival == extractbench.ArrivalConstant && sw.Burstiness != 0 && sw.Burstiness != 1 {
 		problems = append(problems, fmt.Sprintf("%s:%d: sweep.burstiness: shapes Poisson gaps; constant arrivals have none (remove it, or use arrival: poisson)", p.Source, lineOf(doc, "sweep.burstiness")))
 	}
-	if len(problems) > 0 {
-		sort.SliceStable(problems, func(i, j int) bool { return lineNumber(problems[i]) < lineNumber(problems[j]) })
-		return &Error{Problems: problems}
-	}
-	return nil
+	return problems
 }
 
 func variantNames(vs []extractbench.Variant) string {

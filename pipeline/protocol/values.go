@@ -85,55 +85,74 @@ func durationKey(path []string) bool {
 // an integer key, by path without indexes ("variants.engine.params"), for
 // a decode error to be located.
 func valueProblems(doc *yaml.Node, source string) (problems []string, fatal bool, suspects map[string][]string) {
-	suspects = map[string][]string{}
-	var walk func(n *yaml.Node, path []string)
-	walk = func(n *yaml.Node, path []string) {
-		field := strings.Join(path, ".")
-		at := fmt.Sprintf("%s:%d: %s", source, n.Line, field)
-		switch n.Kind {
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				walk(n.Content[i+1], append(path[:len(path):len(path)], n.Content[i].Value))
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				walk(c, append(path[:len(path):len(path)], strconv.Itoa(i)))
-			}
-		case yaml.ScalarNode:
-			switch n.Tag {
-			case "!!float", "!!int":
-				var f float64
-				if n.Decode(&f) != nil {
-					return
-				}
-				if math.IsNaN(f) || math.IsInf(f, 0) {
-					problems = append(problems, fmt.Sprintf("%s: %s is not a number; write a finite number", at, n.Value))
-					fatal = true
-					return
-				}
-				if f == math.Trunc(f) && (f >= 1<<63 || f < -(1<<63)) {
-					key := strings.Join(withoutIndexes(path), ".")
-					suspects[key] = append(suspects[key], fmt.Sprintf("%s: %s is beyond what an integer key can hold (-9223372036854775808 to 9223372036854775807)", at, n.Value))
-				}
-			case "!!str":
-				if !durationKey(path) || !durationRe.MatchString(n.Value) {
-					return // the schema says what is wrong with it
-				}
-				d, err := time.ParseDuration(n.Value)
-				key := path[len(path)-1]
-				switch {
-				case err != nil:
-					problems = append(problems, fmt.Sprintf("%s: %s is longer than a duration can be (at most %s); give a shorter one", at, n.Value, time.Duration(math.MaxInt64)))
-				case d == 0 && strings.HasSuffix(key, "_timeout"):
-					problems = append(problems, fmt.Sprintf("%s: %s: no timeout is not allowed; give a duration (leave the key out for the default, %s)", at, n.Value, durationDefaults[key]))
-				case d == 0 && durationDefaults[key] != 0:
-					problems = append(problems, fmt.Sprintf("%s: %s is not an interval; give a duration (leave the key out for the default, %s)", at, n.Value, durationDefaults[key]))
-				}
-			}
+	w := &valueWalk{source: source, suspects: map[string][]string{}}
+	w.walk(doc, nil)
+	return w.problems, w.fatal, w.suspects
+}
+
+// valueWalk is valueProblems's walk of the tree and what it found.
+type valueWalk struct {
+	source   string
+	problems []string
+	fatal    bool
+	suspects map[string][]string
+}
+
+func (w *valueWalk) walk(n *yaml.Node, path []string) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			w.walk(n.Content[i+1], append(path[:len(path):len(path)], n.Content[i].Value))
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			w.walk(c, append(path[:len(path):len(path)], strconv.Itoa(i)))
+		}
+	case yaml.ScalarNode:
+		at := fmt.Sprintf("%s:%d: %s", w.source, n.Line, strings.Join(path, "."))
+		switch n.Tag {
+		case "!!float", "!!int":
+			w.number(n, path, at)
+		case "!!str":
+			w.duration(n, path, at)
 		}
 	}
-	walk(doc, nil)
-	return problems, fatal, suspects
+}
+
+// number refuses a number that is not finite and notes a whole number
+// beyond an integer key's range.
+func (w *valueWalk) number(n *yaml.Node, path []string, at string) {
+	var f float64
+	if n.Decode(&f) != nil {
+		return
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		w.problems = append(w.problems, fmt.Sprintf("%s: %s is not a number; write a finite number", at, n.Value))
+		w.fatal = true
+		return
+	}
+	if f == math.Trunc(f) && (f >= 1<<63 || f < -(1<<63)) {
+		key := strings.Join(withoutIndexes(path), ".")
+		w.suspects[key] = append(w.suspects[key], fmt.Sprintf("%s: %s is beyond what an integer key can hold (-9223372036854775808 to 9223372036854775807)", at, n.Value))
+	}
+}
+
+// duration refuses a duration key's value that overflows, or is zero where
+// zero would silently mean the default.
+func (w *valueWalk) duration(n *yaml.Node, path []string, at string) {
+	if !durationKey(path) || !durationRe.MatchString(n.Value) {
+		return // the schema says what is wrong with it
+	}
+	d, err := time.ParseDuration(n.Value)
+	key := path[len(path)-1]
+	switch {
+	case err != nil:
+		w.problems = append(w.problems, fmt.Sprintf("%s: %s is longer than a duration can be (at most %s); give a shorter one", at, n.Value, time.Duration(math.MaxInt64)))
+	case d == 0 && strings.HasSuffix(key, "_timeout"):
+		w.problems = append(w.problems, fmt.Sprintf("%s: %s: no timeout is not allowed; give a duration (leave the key out for the default, %s)", at, n.Value, durationDefaults[key]))
+	case d == 0 && durationDefaults[key] != 0:
+		w.problems = append(w.problems, fmt.Sprintf("%s: %s is not an interval; give a duration (leave the key out for the default, %s)", at, n.Value, durationDefaults[key]))
+	}
 }
 
 func withoutIndexes(path []string) []string {

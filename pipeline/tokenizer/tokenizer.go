@@ -95,52 +95,17 @@ func parse(raw []byte) (*Tokenizer, error) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, fmt.Errorf("not a tokenizer.json: %w", err)
 	}
-	m := f.Model
-	switch {
-	case m.Type != "BPE":
-		return nil, fmt.Errorf("model.type %q: only byte-level BPE is counted", m.Type)
-	case m.Dropout != nil && *m.Dropout != 0:
-		return nil, fmt.Errorf("model.dropout %v: a BPE with dropout does not tokenise deterministically", *m.Dropout)
-	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "", m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
-		return nil, fmt.Errorf("model: continuing_subword_prefix and end_of_word_suffix are not implemented")
-	case m.ByteFallback:
-		return nil, fmt.Errorf("model.byte_fallback: not implemented (a SentencePiece-style BPE, not a byte-level one)")
-	case m.IgnoreMerges:
-		return nil, fmt.Errorf("model.ignore_merges: not implemented")
-	case len(m.Vocab) == 0:
-		return nil, fmt.Errorf("model.vocab is empty")
+	if err := f.checkModel(); err != nil {
+		return nil, err
 	}
-	t := &Tokenizer{vocab: m.Vocab, ranks: make(map[[2]string]int, len(m.Merges)), cache: map[string]int{}}
-	for i, r := range m.Merges {
-		var pair [2]string
-		var s string
-		if err := json.Unmarshal(r, &s); err == nil {
-			a, b, ok := strings.Cut(s, " ")
-			if !ok {
-				return nil, fmt.Errorf("model.merges[%d] %q: not two symbols", i, s)
-			}
-			pair = [2]string{a, b}
-		} else if err := json.Unmarshal(r, &pair); err != nil {
-			return nil, fmt.Errorf("model.merges[%d]: neither \"a b\" nor [a, b]", i)
-		}
-		if _, dup := t.ranks[pair]; !dup {
-			t.ranks[pair] = i
-		}
+	ranks, err := mergeRanks(f.Model.Merges)
+	if err != nil {
+		return nil, err
 	}
-	for i, a := range f.AddedTokens {
-		if a.SingleWord {
-			return nil, fmt.Errorf("added_tokens[%d] %q: single_word is not implemented", i, a.Content)
-		}
-		if a.Normalized {
-			return nil, fmt.Errorf("added_tokens[%d] %q: normalized added tokens are not implemented", i, a.Content)
-		}
-		if a.Content == "" {
-			continue
-		}
-		t.added = append(t.added, addedToken{content: a.Content, id: a.ID, lstrip: a.LStrip, rstrip: a.RStrip})
+	t := &Tokenizer{vocab: f.Model.Vocab, ranks: ranks, cache: map[string]int{}}
+	if t.added, err = f.addedTokens(); err != nil {
+		return nil, err
 	}
-	sort.SliceStable(t.added, func(i, j int) bool { return len(t.added[i].content) > len(t.added[j].content) })
-	var err error
 	if t.norm, err = parseNormalizer(f.Normalizer, "normalizer"); err != nil {
 		return nil, err
 	}
@@ -154,6 +119,71 @@ func parse(raw []byte) (*Tokenizer, error) {
 		t.byteMap[b] = string(r)
 	}
 	return t, nil
+}
+
+// checkModel refuses a model this package does not count exactly: only a
+// plain byte-level BPE is.
+func (f *file) checkModel() error {
+	m := f.Model
+	switch {
+	case m.Type != "BPE":
+		return fmt.Errorf("model.type %q: only byte-level BPE is counted", m.Type)
+	case m.Dropout != nil && *m.Dropout != 0:
+		return fmt.Errorf("model.dropout %v: a BPE with dropout does not tokenise deterministically", *m.Dropout)
+	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "", m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
+		return fmt.Errorf("model: continuing_subword_prefix and end_of_word_suffix are not implemented")
+	case m.ByteFallback:
+		return fmt.Errorf("model.byte_fallback: not implemented (a SentencePiece-style BPE, not a byte-level one)")
+	case m.IgnoreMerges:
+		return fmt.Errorf("model.ignore_merges: not implemented")
+	case len(m.Vocab) == 0:
+		return fmt.Errorf("model.vocab is empty")
+	}
+	return nil
+}
+
+// mergeRanks is each merge's rank, its place in model.merges (the first
+// of a repeated pair), from either form a merge is written in: "a b" or
+// [a, b].
+func mergeRanks(merges []json.RawMessage) (map[[2]string]int, error) {
+	ranks := make(map[[2]string]int, len(merges))
+	for i, r := range merges {
+		var pair [2]string
+		var s string
+		if err := json.Unmarshal(r, &s); err == nil {
+			a, b, ok := strings.Cut(s, " ")
+			if !ok {
+				return nil, fmt.Errorf("model.merges[%d] %q: not two symbols", i, s)
+			}
+			pair = [2]string{a, b}
+		} else if err := json.Unmarshal(r, &pair); err != nil {
+			return nil, fmt.Errorf("model.merges[%d]: neither \"a b\" nor [a, b]", i)
+		}
+		if _, dup := ranks[pair]; !dup {
+			ranks[pair] = i
+		}
+	}
+	return ranks, nil
+}
+
+// addedTokens are the file's added tokens, longest first (the first to
+// match a text); a kind not implemented is refused.
+func (f *file) addedTokens() ([]addedToken, error) {
+	var out []addedToken
+	for i, a := range f.AddedTokens {
+		if a.SingleWord {
+			return nil, fmt.Errorf("added_tokens[%d] %q: single_word is not implemented", i, a.Content)
+		}
+		if a.Normalized {
+			return nil, fmt.Errorf("added_tokens[%d] %q: normalized added tokens are not implemented", i, a.Content)
+		}
+		if a.Content == "" {
+			continue
+		}
+		out = append(out, addedToken{content: a.Content, id: a.ID, lstrip: a.LStrip, rstrip: a.RStrip})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].content) > len(out[j].content) })
+	return out, nil
 }
 
 // Count is the number of tokens text encodes to; the added tokens it holds

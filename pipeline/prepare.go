@@ -1,0 +1,224 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/corpus"
+	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench/pipeline/protocol"
+	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/schemas"
+)
+
+// preflight is what Run checks before it takes the directory's lock: a
+// new run's protocol, corpus, schema and variants (prepare), a resumed
+// run's results.db. A bad protocol, corpus, schema or variant leaves no
+// results directory behind.
+func (rs *runState) preflight() error {
+	if !rs.opts.Resume {
+		return rs.prepare(nil)
+	}
+	if _, err := os.Stat(filepath.Join(rs.opts.OutDir, results.DBName)); err != nil {
+		return &ConfigError{fmt.Errorf("resume: no run in %s (no %s)", rs.opts.OutDir, results.DBName)}
+	}
+	return nil
+}
+
+// prepare loads the protocol (the resumed run's own when resuming without
+// -protocol), the corpus and the output schema, and builds the manifest.
+// Everything is checked before the first request, and every problem is
+// reported at once (ValidationError).
+func (rs *runState) prepare(prev *results.Run) error {
+	if err := rs.loadProtocol(prev); err != nil {
+		return err
+	}
+	full, schemaSrc, schemaRaw, problems := rs.loadInputs(prev)
+	if len(problems) > 0 {
+		return &ValidationError{Problems: problems}
+	}
+	if rs.proto.GuidedDecoding {
+		rs.responseFormat = responseFormat(schemaRaw)
+	}
+	rs.evalOpts = eval.Options{Rule: extractbench.ParseRule(rs.proto.Parse), Schema: rs.schema, Categories: rs.corpus.Manifest.Categories}
+	m := rs.newManifest(full, extractbench.SchemaInfo{Source: schemaSrc, SHA256: sha256Hex(schemaRaw)})
+	if rs.opts.CheckManifest != nil {
+		if problems := rs.opts.CheckManifest(m); len(problems) > 0 {
+			return &ValidationError{Problems: problems}
+		}
+	}
+	rs.secrets = results.NewSecrets(rs.proto.Secrets()...)
+	rs.progress = rs.secrets.Writer(rs.opts.Progress) // a line ends with no part of a secret: nothing is held back
+	for _, w := range rs.proto.PlainKeys() {
+		rs.logf("warning: %s", w)
+	}
+	rs.manifest, rs.simulated = m, m.Simulated
+	return nil
+}
+
+// loadProtocol parses the run's protocol: the resumed run's own (prev,
+// when -protocol is not given), Options.ProtocolText, or the file.
+func (rs *runState) loadProtocol(prev *results.Run) error {
+	var err error
+	switch {
+	case prev != nil && rs.opts.ProtocolPath == "":
+		var m extractbench.Manifest
+		if err := json.Unmarshal(prev.Manifest, &m); err != nil {
+			return fmt.Errorf("read the manifest of run %s: %w", prev.RunID, err)
+		}
+		rs.proto, err = protocol.Parse(m.Protocol, m.ProtocolSource+" (from run "+prev.RunID+")", protocol.ManifestDir(&m))
+		if err == nil {
+			if fields := rs.proto.RemovedCredentials(); len(fields) > 0 {
+				return &ConfigError{fmt.Errorf("resume: the protocol of run %s has credentials in %s, which its manifest does not keep: resume with -protocol FILE, the protocol file that has them", prev.RunID, strings.Join(fields, ", "))}
+			}
+		}
+	case rs.opts.ProtocolText != nil:
+		wd, _ := os.Getwd()
+		rs.proto, err = protocol.Parse(rs.opts.ProtocolText, rs.opts.ProtocolSource, wd)
+	default:
+		rs.proto, err = protocol.Load(rs.opts.ProtocolPath)
+	}
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		return &ValidationError{Problems: pe.Problems}
+	}
+	if err != nil {
+		return &ConfigError{err}
+	}
+	return nil
+}
+
+// loadInputs loads the corpus (the shard's part of it) and the output
+// schema and checks the variants, tokenizers, levels and, for a new run,
+// the results directory. full describes the whole corpus; problems are
+// every one found.
+func (rs *runState) loadInputs(prev *results.Run) (full extractbench.CorpusInfo, schemaSrc string, schemaRaw []byte, problems []string) {
+	var err error
+	rs.corpus, err = loadCorpus(rs.proto)
+	if err != nil {
+		problems = append(problems, problemsOf(err)...)
+	}
+	rs.printCorpusWarnings()
+	if rs.corpus != nil {
+		full = extractbench.CorpusInfo{Path: rs.corpus.Path, SHA256: rs.corpus.Manifest.SHA256, Count: rs.corpus.Len(), Classes: classCounts(rs.corpus)}
+		if err := rs.selectShard(prev); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	schemaSrc, schemaRaw = "default", schemas.Raw(schemas.ExtractionFile)
+	rs.schema = schemas.Extraction()
+	if rs.proto.OutputSchema != "default" {
+		path := rs.proto.ResolvePath(rs.proto.OutputSchema)
+		rs.schema, schemaRaw, err = schemas.Load(path)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", rs.proto.At("output_schema"), err))
+		}
+		schemaSrc = path
+	}
+	problems = append(problems, rs.checkVariants()...)
+	problems = append(problems, rs.loadTokenizers()...)
+	problems = append(problems, rs.checkLevels()...)
+	if prev == nil {
+		problems = append(problems, checkOutDir(rs.opts.OutDir)...)
+	}
+	return full, schemaSrc, schemaRaw, problems
+}
+
+// newManifest is the run's manifest as known before any engine starts:
+// what its fingerprint covers.
+func (rs *runState) newManifest(full extractbench.CorpusInfo, schema extractbench.SchemaInfo) *extractbench.Manifest {
+	m := &extractbench.Manifest{
+		Tool:           extractbench.ToolInfo{Name: "extractbench", Version: extractbench.ToolVersion, ScorerVersion: extractbench.ScorerVersion},
+		ProtocolName:   rs.proto.Name,
+		ProtocolSource: rs.proto.Source,
+		Protocol:       rs.proto.Canonical(),
+		Corpus:         full, // the whole corpus's, also for a shard: shards of one run share the fingerprint
+		Shard:          rs.shard,
+		OutputSchema:   schema,
+		Prompt:         rs.proto.Prompt,
+		Generation:     rs.proto.Generation,
+		Parse:          rs.proto.Parse,
+		Acceptance:     rs.proto.Acceptance,
+		Sweep:          rs.proto.Sweep,
+		Cache:          rs.proto.Cache,
+		Host:           hostInfo(),
+	}
+	for _, v := range rs.proto.Variants {
+		// Simulated is what an engine says of itself once it is up
+		// (engine.pin), not what its URL suggests.
+		tokSHA := ""
+		if p := rs.prompts[v.Name]; p != nil {
+			tokSHA = p.Tokenizer.SHA256
+		}
+		m.Variants = append(m.Variants, extractbench.VariantManifest{Name: v.Name, Engine: extractbench.EngineInfo{TokenizerSHA256: tokSHA,
+			URL: redactURL(v.Engine.URL), Endpoints: replicaNames(v.Engine), Kind: v.Engine.Kind, Model: v.Engine.Model, Revision: v.Engine.Revision,
+			Tokenizer: v.Engine.Tokenizer, ChatTemplate: v.Engine.ChatTemplate, ContextWindow: v.Engine.ContextWindow,
+			Weights: v.Engine.Weights, Quantization: v.Engine.Quantization, Params: v.Engine.Params,
+			Started: v.Engine.Start != "", RandomWeights: v.Engine.RandomWeights}})
+	}
+	m.Model, m.Engine = m.Variants[0].Engine.Model, m.Variants[0].Engine
+	m.Fingerprint = extractbench.Fingerprint(m)
+	return m
+}
+
+// maxCorpusWarnings is how many of the corpus loader's warnings run prints;
+// `extractbench corpus check` lists them all.
+const maxCorpusWarnings = 10
+
+// printCorpusWarnings prints what the corpus loader found that does not stop
+// a run (no manifest.json, a duplicate text, a class that disagrees with
+// the length).
+func (rs *runState) printCorpusWarnings() {
+	if rs.corpus == nil {
+		return // it did not load: its problems are reported
+	}
+	w := rs.corpus.Warnings
+	for _, msg := range w[:min(len(w), maxCorpusWarnings)] {
+		rs.logf("corpus: warning: %s", msg)
+	}
+	if len(w) > maxCorpusWarnings {
+		rs.logf("corpus: %d more warnings; extractbench corpus check %s lists them all", len(w)-maxCorpusWarnings, rs.corpus.Path)
+	}
+}
+
+func loadCorpus(p *protocol.Protocol) (*corpus.Corpus, error) {
+	if p.Corpus == "default" {
+		return corpus.LoadDefault()
+	}
+	path := p.ResolvePath(p.Corpus)
+	if _, err := os.Stat(path); err != nil {
+		if p.Corpus == "corpus/default" {
+			return corpus.LoadDefault() // the embedded copy of the same files
+		}
+		return nil, fmt.Errorf("%s: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.At("corpus"), path)
+	}
+	c, err := corpus.Open(path) // by reference: texts are read when sent
+	var le *corpus.LoadError
+	if err != nil && !errors.As(err, &le) {
+		return nil, fmt.Errorf("%s: %w", p.At("corpus"), err) // a LoadError names the corpus's own lines
+	}
+	return c, err
+}
+
+// responseFormat wraps the output schema as OpenAI's json_schema response
+// format, which vLLM, SGLang and llama.cpp use for guided decoding.
+func responseFormat(schema []byte) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{
+		"type":        "json_schema",
+		"json_schema": map[string]any{"name": "extraction", "strict": true, "schema": json.RawMessage(schema)},
+	})
+	return b
+}
+
+func classCounts(c *corpus.Corpus) map[string]int {
+	m := map[string]int{}
+	for i := range c.Len() {
+		m[string(c.Doc(i).LengthClass)]++
+	}
+	return m
+}
