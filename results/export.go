@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -220,14 +219,6 @@ func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
 		return fmt.Errorf("rename into place: %w", err)
 	}
 	return nil
-}
-
-func fieldNames(schema *arrow.Schema) string {
-	names := make([]string, schema.NumFields())
-	for i, f := range schema.Fields() {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
 }
 
 // writeRawTable writes raw_table.csv: one row per pass of every run, with the

@@ -183,17 +183,3 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
-
-func optBytes(v *int64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return numfmt.GiBString(*v)
-}
-
-func optPct(v *float64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.0f%%", *v*100)
-}

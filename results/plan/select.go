@@ -106,8 +106,8 @@ func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResul
 		r.Phases = &ph
 	}
 	var rec *eval.Recommendation
-	for i := range o.Series {
-		s := &o.Series[i]
+	if len(o.Series) > 0 { // the sheet has one row a variant: its first mode measured decides
+		s := &o.Series[0]
 		rec = &s.Recommendation
 		r.Mode, r.Recommended = s.Mode, s.Recommendation.Recommended
 		off := s.Recommendation.Offline
@@ -116,7 +116,6 @@ func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResul
 			r.PeakDeviceBytes, r.PeakTorchAlloc = l.PeakGPUMemBytes, l.PeakTorchAllocatedBytes
 			r.perHour = l.DocsPerHour
 		}
-		break
 	}
 	for i := range plans {
 		if plans[i].Variant == o.Variant && plans[i].DocsPerHour > 0 {
