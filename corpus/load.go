@@ -110,7 +110,7 @@ type scan struct {
 
 // pendingText is a duplicate text whose first document's id is read back.
 type pendingText struct {
-	warning, duplicate int // indexes in corpus.Warnings and duplicateTexts
+	warning, duplicate int // indexes in Corpus.Warnings and duplicateTexts
 	firstLine, line    int
 	id                 string
 }

@@ -14,7 +14,7 @@ import (
 
 // cacheFamily is the family whose cache reset the variant's passes use:
 // engine.kind when the protocol names it, else what the engine says it is
-// (client.DetectKind), asked once per variant. "" is a family unknown.
+// (client.Client.DetectKind), asked once per variant. "" is a family unknown.
 func (rs *runState) cacheFamily(ctx context.Context, v *extractbench.Variant, e *engine) (family, how string) {
 	if e.cache.known {
 		return e.cache.family, e.cache.how
@@ -41,7 +41,7 @@ func (rs *runState) cacheFamily(ctx context.Context, v *extractbench.Variant, e 
 // cache reset.
 type cacheState struct {
 	known       bool   // family and how are set
-	family      string // a client.Kind*, or "" unknown
+	family      string // client.KindVLLM and its kin, or "" unknown
 	how         string // how the family was learnt, for the events
 	unsupported bool   // the variant's unsupported event is written
 }
