@@ -275,4 +275,3 @@ func isErrorObject(data []byte) bool {
 	}
 	return json.Unmarshal(data, &v) == nil && v.Object == "error"
 }
-

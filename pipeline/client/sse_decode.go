@@ -12,9 +12,9 @@ import (
 // does. Every chunk of every stream is decoded, and reflection-based
 // decoding was the client's largest cost, so the shapes engines send go
 // through a small scanner (fastChunk); anything it is not sure of (escaped
-// or case-folded keys, duplicate keys, type mismatches, invalid UTF-8,
-// surrogate escapes, syntax errors) falls back to json.Unmarshal, which
-// also supplies the error. FuzzDecodeChunk holds the two paths equal.
+// or case-folded keys, a repeated key it has a case for, type mismatches,
+// invalid UTF-8, surrogate escapes, syntax errors) falls back to
+// json.Unmarshal, which also supplies the error. FuzzDecodeChunk holds the two paths equal.
 //
 // The struct tags of sse_chunk.go are the one list of what a chunk holds:
 // the scanner has a case for the nested objects and the keys of every
