@@ -226,26 +226,7 @@ func TestColumnTables_MatchTables(t *testing.T) {
 		}
 	}
 	for table, cols := range lists {
-		got := map[string]columnInfo{}
-		for _, c := range tableInfo(t, s.rdb, table) {
-			got[c.name] = c
-		}
-		if len(got) != len(cols) {
-			t.Errorf("%s: table has %d columns, its column list %d", table, len(got), len(cols))
-		}
-		for _, l := range cols {
-			c, ok := got[l.name]
-			switch {
-			case !ok:
-				t.Errorf("%s: listed column %s is not in the table", table, l.name)
-			case c.typ != l.typ || c.notNull == l.nullable:
-				t.Errorf("%s.%s: table %s notnull=%v; list %s nullable=%v", table, l.name, c.typ, c.notNull, l.typ, l.nullable)
-			}
-			delete(got, l.name)
-		}
-		for name := range got {
-			t.Errorf("%s: table column %s is not in its column list", table, name)
-		}
+		matchByName(t, table, tableInfo(t, s.rdb, table), cols)
 	}
 	for table, schema := range map[string]*arrow.Schema{"requests": requestsSchema, "passes": passesSchema, "telemetry": telemetrySchema} {
 		cols := tableInfo(t, s.rdb, table)
@@ -338,6 +319,29 @@ func TestExport_Encodings(t *testing.T) {
 type listedColumn struct {
 	name, typ string
 	nullable  bool
+}
+
+// matchByName checks that a table's columns and its column list name the
+// same columns, each with the list's type and NULL rule.
+func matchByName(t *testing.T, table string, info []columnInfo, cols []listedColumn) {
+	t.Helper()
+	got := map[string]columnInfo{}
+	for _, c := range info {
+		got[c.name] = c
+	}
+	for _, l := range cols {
+		c, ok := got[l.name]
+		switch {
+		case !ok:
+			t.Errorf("%s: listed column %s is not in the table", table, l.name)
+		case c.typ != l.typ || c.notNull == l.nullable:
+			t.Errorf("%s.%s: table %s notnull=%v; list %s nullable=%v", table, l.name, c.typ, c.notNull, l.typ, l.nullable)
+		}
+		delete(got, l.name)
+	}
+	for name := range got {
+		t.Errorf("%s: table column %s is not in its column list", table, name)
+	}
 }
 
 // columnLists is every table's column list, by table.
