@@ -35,6 +35,9 @@ type engine struct {
 	nvidiaSMI bool                            // sample this machine's GPU during passes
 	loadTime  time.Duration
 	family    familyState // its engine family: cache reset, telemetry source (engineident.go)
+	// identities are what each replica says it is, read when pinned and
+	// before every pass (engineidentity.go).
+	identities []replicaIdentity
 }
 
 // died reports whether the engine can take no more work: the process
