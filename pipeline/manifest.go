@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 )
 
 func hostInfo() extractbench.HostInfo {
@@ -99,4 +101,46 @@ func fileText(f client.ModelFile) string {
 		return "(not described)"
 	}
 	return fmt.Sprintf("(type %q, %d bytes, %d parameters)", f.Format, f.Bytes, f.Params)
+}
+
+// engineManifest is the variant's manifest vm with what its engine e said
+// of itself (info) and of the card it runs on.
+func engineManifest(ctx context.Context, v *extractbench.Variant, vm extractbench.VariantManifest, e *engine, info client.EngineReport) extractbench.VariantManifest {
+	now := extractbench.VariantManifest{Name: v.Name, Engine: vm.Engine}
+	now.Engine.ServedModels, now.Engine.Version = info.ServedModels, info.Version
+	now.Engine.VersionSource, now.Engine.About = info.VersionSource, info.About
+	now.Engine.File = modelFile(info.File)
+	if now.Engine.ContextWindow == 0 {
+		now.Engine.ContextWindow = info.ContextWindow
+	}
+	// Simulated because the engine says so (client.EngineReport), whatever
+	// its URL: a start: that runs `extractbench engine serve` is simulated.
+	now.Engine.Simulated = info.Simulated
+	now.GPU = extractbench.GPUInfoJSON{Source: "unknown"}
+	switch {
+	case e.inproc != nil:
+		now.GPU, now.Extra, now.Engine.Version = e.inproc.GPU, e.inproc.Profile, e.inproc.Version
+	case info.Simulated:
+		// The card is modelled: this machine's GPU is not the engine's,
+		// neither recorded nor sampled.
+		now.GPU = extractbench.GPUInfoJSON{Name: info.ModelledGPU.Name, MemoryTotalBytes: info.ModelledGPU.MemoryTotalBytes, Source: "builtin-profile"}
+		e.nvidiaSMI = false
+	default:
+		now.GPU = telemetry.EngineGPU(ctx, v.Engine)
+	}
+	now.Environment = EnvironmentHash(now)
+	return now
+}
+
+// pinned reports whether an earlier attempt of the run recorded the
+// variant's environment.
+func pinned(vm extractbench.VariantManifest) bool {
+	return vm.Environment != "" || vm.Engine.Version != "" || vm.GPU.Name != ""
+}
+
+// environmentChanged is the refusal of a resume whose variant v's engine
+// or card differs from the pinned one by diff (environmentDiff).
+func environmentChanged(v *extractbench.Variant, diff string) error {
+	return &ConfigError{fmt.Errorf("resume: variant %s ran in another environment (%s): results of a different engine, GPU, driver or CUDA are never mixed; use a new -out directory",
+		v.Name, diff)}
 }

@@ -154,9 +154,11 @@ func Run(ctx context.Context, opts Options) (*RunReport, error) {
 		return nil, &ConfigError{errors.New("run: -out DIR is required")}
 	}
 	rs := &runState{opts: opts, progress: opts.Progress}
+	var checked *results.Run // the run to resume, checked before anything is written
 	if opts.Resume {
-		if _, err := os.Stat(filepath.Join(opts.OutDir, results.DBName)); err != nil {
-			return nil, &ConfigError{fmt.Errorf("resume: no run in %s (no %s)", opts.OutDir, results.DBName)}
+		var err error
+		if checked, err = rs.checkResume(ctx); err != nil {
+			return nil, err
 		}
 	} else if err := rs.prepare(nil); err != nil {
 		// A bad protocol, corpus, schema or variant leaves no results directory behind.
@@ -188,11 +190,8 @@ func Run(ctx context.Context, opts Options) (*RunReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the run to resume: %w", err)
 		}
-		if prev == nil {
-			return nil, &ConfigError{fmt.Errorf("resume: no run in %s", opts.OutDir)}
-		}
-		if err := rs.prepare(prev); err != nil {
-			return nil, err
+		if prev == nil || prev.RunID != checked.RunID {
+			return nil, &ConfigError{fmt.Errorf("resume: the latest run in %s changed while it was checked; resume again", opts.OutDir)}
 		}
 	}
 	store.SetSecrets(rs.secrets)
@@ -457,20 +456,14 @@ func (rs *runState) create(ctx context.Context) error {
 	return nil
 }
 
-// resume checks the fingerprint, keeps the run's clock origin (so instants
+// resume checks the fingerprint again, keeps the run's clock origin (so instants
 // stay comparable across the interruption) and records the resumption.
 func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 	var old extractbench.Manifest
-	known := json.Unmarshal(prev.Manifest, &old) == nil
-	if prev.Fingerprint != rs.manifest.Fingerprint {
-		why := ""
-		if known && old.Sweep.Order == "" {
-			why = " (it was measured before sweep.order existed, in corpus order; every fingerprint now covers the order, so this version cannot resume it)"
-		}
-		return &ConfigError{fmt.Errorf("resume: run %s in %s has fingerprint %.12s but this protocol, corpus and schema give %.12s%s; results of different fingerprints are never mixed: use a new -out directory",
-			prev.RunID, rs.opts.OutDir, prev.Fingerprint, rs.manifest.Fingerprint, why)}
+	if err := rs.sameFingerprint(prev); err != nil { // checked by checkResume too, before the store opened
+		return err
 	}
-	if known {
+	if json.Unmarshal(prev.Manifest, &old) == nil {
 		rs.manifest.Variants = old.Variants // engine facts pinned by the first attempt; checked again per variant
 		rs.manifest.Simulated = old.Simulated
 		rs.simulated = old.Simulated
@@ -513,6 +506,9 @@ func (rs *runState) onEngineClock(c extractbench.Clock) extractbench.Clock {
 }
 
 func (rs *runState) event(ctx context.Context, variant, kind string, valueNS int64, detail string) {
+	if rs.store == nil {
+		return // checkResume's engine check, which writes nothing
+	}
 	_ = rs.store.AddEvent(ctx, results.Event{RunID: rs.runID, Variant: variant, AtMS: time.Now().UnixMilli(), Kind: kind, ValueNS: valueNS, Detail: detail})
 }
 

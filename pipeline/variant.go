@@ -14,7 +14,6 @@ import (
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline/client"
-	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -393,33 +392,10 @@ func (rs *runState) pinEngine(ctx context.Context, v *extractbench.Variant, e *e
 	if err := sameEngine(ctx, v, e, info); err != nil {
 		return err
 	}
-	now := extractbench.VariantManifest{Name: v.Name, Engine: vm.Engine}
-	now.Engine.ServedModels, now.Engine.Version = info.ServedModels, info.Version
-	now.Engine.VersionSource, now.Engine.About = info.VersionSource, info.About
-	now.Engine.File = modelFile(info.File)
-	if now.Engine.ContextWindow == 0 {
-		now.Engine.ContextWindow = info.ContextWindow
-	}
-	// Simulated because the engine says so (client.EngineReport), whatever
-	// its URL: a start: that runs `extractbench engine serve` is simulated.
-	now.Engine.Simulated = info.Simulated
-	now.GPU = extractbench.GPUInfoJSON{Source: "unknown"}
-	switch {
-	case e.inproc != nil:
-		now.GPU, now.Extra, now.Engine.Version = e.inproc.GPU, e.inproc.Profile, e.inproc.Version
-	case info.Simulated:
-		// The card is modelled: this machine's GPU is not the engine's,
-		// neither recorded nor sampled.
-		now.GPU = extractbench.GPUInfoJSON{Name: info.ModelledGPU.Name, MemoryTotalBytes: info.ModelledGPU.MemoryTotalBytes, Source: "builtin-profile"}
-		e.nvidiaSMI = false
-	default:
-		now.GPU = telemetry.EngineGPU(ctx, v.Engine)
-	}
-	now.Environment = EnvironmentHash(now)
-	if vm.Environment != "" || vm.Engine.Version != "" || vm.GPU.Name != "" { // pinned by an earlier attempt of this run
+	now := engineManifest(ctx, v, *vm, e, info)
+	if pinned(*vm) {
 		if diff := environmentDiff(*vm, now); diff != "" {
-			return &ConfigError{fmt.Errorf("resume: variant %s ran in another environment (%s): results of a different engine, GPU, driver or CUDA are never mixed; use a new -out directory",
-				v.Name, diff)}
+			return environmentChanged(v, diff)
 		}
 	}
 	*vm = now
