@@ -226,7 +226,7 @@ func Run(ctx context.Context, opts Options) (*RunReport, error) {
 		if errors.As(err, &re) {
 			// The corpus, not the variant, failed: nothing more can be
 			// measured against it, and nothing measured is lost.
-			err = fmt.Errorf("%s: %w; the run stopped with every answer so far recorded: restore the file, then extractbench run -resume %s", v.Name, err, opts.OutDir)
+			err = fmt.Errorf("%s: %w; the run stopped with every answer so far recorded: %s, then extractbench run -resume %s", v.Name, err, re.Remedy(), opts.OutDir)
 			rs.event(context.WithoutCancel(ctx), "", results.EventCorpusReadFailed, 0, err.Error())
 			variantErrs = append(variantErrs, err)
 			break
