@@ -33,6 +33,7 @@ type Reader struct {
 	dir      string
 	tmp      string // the migrated copy of an older database; "" when none
 	unpacked string // the decompressed copy of results.db.xz; "" when none
+	version  int    // the database's schema version as stored, before any migration of a copy
 }
 
 // OpenReadOnly opens dir/results.db for reading. A missing file is an error
@@ -70,6 +71,7 @@ func OpenReadOnly(ctx context.Context, dir string) (*Reader, error) {
 		rd.Close()
 		return nil, fmt.Errorf("open results %s: read schema version: %w", dir, err)
 	}
+	rd.version = v
 	switch {
 	case v > len(migrations):
 		rd.Close()
