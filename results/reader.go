@@ -61,7 +61,7 @@ func OpenReadOnly(ctx context.Context, dir string) (*Reader, error) {
 			removeDB(unpacked)
 		}
 		if !cannotOpen(err) {
-			return nil, fmt.Errorf("open results %s: %w (is %s an SQLite database?)", dir, err, path)
+			return nil, fmt.Errorf("open results %s: read schema version: %w (is %s an SQLite database?)", dir, err, path)
 		}
 		return nil, fmt.Errorf("open results %s: %w", dir, err)
 	}

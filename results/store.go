@@ -101,18 +101,18 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// WAL lets the readers read while the writer writes; Close leaves the
-	// file in rollback mode again (leaveReadable).
-	if _, err := wdb.ExecContext(ctx, `PRAGMA journal_mode = WAL`); err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("open %s: set WAL mode: %w", path, err)
-	}
 	// One connection: SQLite has one writer anyway, and the writer goroutine
 	// is its only user, so no write ever waits on busy_timeout in-process.
 	wdb.SetMaxOpenConns(1)
 	if err := migrate(ctx, wdb); err != nil {
 		wdb.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	// WAL lets the readers read while the writer writes; Close leaves the
+	// file in rollback mode again (leaveReadable).
+	if _, err := wdb.ExecContext(ctx, `PRAGMA journal_mode = WAL`); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open %s: set WAL mode: %w", path, err)
 	}
 	// The checkpointer checkpoints instead of the writer's commits. Should
 	// the connection ever be reopened, SQLite's default (a checkpoint in
