@@ -148,23 +148,6 @@ func internClass(c LengthClass) LengthClass {
 // corpus indexed: the file changed after it was loaded.
 var ErrChanged = errors.New("its line no longer holds the record indexed when the run loaded the corpus: the file changed after it was loaded")
 
-// ReadError is a document of a corpus opened by reference that could not be
-// read back as it was indexed: its file could not be read (Err is the I/O
-// error), or it changed (Err is ErrChanged). Path and Line are where the
-// document was when the corpus was loaded.
-type ReadError struct {
-	ID   string
-	Path string
-	Line int
-	Err  error
-}
-
-func (e *ReadError) Error() string {
-	return fmt.Sprintf("%s:%d: read back document %s: %v", e.Path, e.Line, e.ID, e.Err)
-}
-
-func (e *ReadError) Unwrap() error { return e.Err }
-
 // Resolve returns d with its text and expectations, reading its line from
 // the file for a corpus opened by reference; other documents are returned
 // as they are. The line read back must hold the very record indexed (its

@@ -28,10 +28,9 @@ func (e *engine) pin(ctx context.Context) error {
 		return err
 	}
 	now := e.identity(ctx, vm.Engine, info)
-	if vm.Environment != "" || vm.Engine.Version != "" || vm.GPU.Name != "" { // pinned by an earlier attempt of this run
+	if pinned(*vm) { // by an earlier attempt of this run
 		if diff := environmentDiff(*vm, now); diff != "" {
-			return &ConfigError{fmt.Errorf("resume: variant %s ran in another environment (%s): results of a different engine, GPU, driver or CUDA are never mixed; use a new -out directory",
-				v.Name, diff)}
+			return environmentChanged(v, diff)
 		}
 	}
 	*vm = now

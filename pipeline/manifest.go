@@ -100,3 +100,16 @@ func fileText(f client.ModelFile) string {
 	}
 	return fmt.Sprintf("(type %q, %d bytes, %d parameters)", f.Format, f.Bytes, f.Params)
 }
+
+// pinned reports whether an earlier attempt of the run recorded the
+// variant's environment.
+func pinned(vm extractbench.VariantManifest) bool {
+	return vm.Environment != "" || vm.Engine.Version != "" || vm.GPU.Name != ""
+}
+
+// environmentChanged is the refusal of a resume whose variant v's engine
+// or card differs from the pinned one by diff (environmentDiff).
+func environmentChanged(v *extractbench.Variant, diff string) error {
+	return &ConfigError{fmt.Errorf("resume: variant %s ran in another environment (%s): results of a different engine, GPU, driver or CUDA are never mixed; use a new -out directory",
+		v.Name, diff)}
+}

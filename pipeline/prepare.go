@@ -1,11 +1,11 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/extractbench/extractbench"
@@ -18,16 +18,16 @@ import (
 
 // preflight is what Run checks before it takes the directory's lock: a
 // new run's protocol, corpus, schema and variants (prepare), a resumed
-// run's results.db. A bad protocol, corpus, schema or variant leaves no
-// results directory behind.
-func (rs *runState) preflight() error {
+// run's everything that may refuse it (checkResume). A bad protocol,
+// corpus, schema or variant leaves no results directory behind, and a
+// refused resume leaves it as it was.
+func (rs *runState) preflight(ctx context.Context) error {
 	if !rs.opts.Resume {
 		return rs.prepare(nil)
 	}
-	if _, err := os.Stat(filepath.Join(rs.opts.OutDir, results.DBName)); err != nil {
-		return &ConfigError{fmt.Errorf("resume: no run in %s (no %s)", rs.opts.OutDir, results.DBName)}
-	}
-	return nil
+	checked, err := rs.checkResume(ctx)
+	rs.checked = checked
+	return err
 }
 
 // prepare loads the protocol (the resumed run's own when resuming without

@@ -101,7 +101,7 @@ func Run(ctx context.Context, opts Options) (*RunReport, error) {
 		return nil, &ConfigError{errors.New("run: -out DIR is required")}
 	}
 	rs := &runState{opts: opts, progress: opts.Progress}
-	if err := rs.preflight(); err != nil {
+	if err := rs.preflight(ctx); err != nil {
 		return nil, err
 	}
 	lock, err := lockOutDir(opts)
@@ -138,10 +138,10 @@ func (rs *runState) runVariants(ctx context.Context) error {
 	for i := range rs.proto.Variants {
 		v := &rs.proto.Variants[i]
 		err := runVariant(ctx, rs, v)
-		if errors.As(err, new(*corpus.ReadError)) {
+		if re := new(corpus.ReadError); errors.As(err, &re) {
 			// The corpus, not the variant, failed: nothing more can be
 			// measured against it, and nothing measured is lost.
-			err = fmt.Errorf("%s: %w; the run stopped with every answer so far recorded: restore the file, then extractbench run -resume %s", v.Name, err, rs.opts.OutDir)
+			err = fmt.Errorf("%s: %w; the run stopped with every answer so far recorded: %s, then extractbench run -resume %s", v.Name, err, re.Remedy(), rs.opts.OutDir)
 			rs.event(context.WithoutCancel(ctx), "", results.EventCorpusReadFailed, 0, err.Error())
 			variantErrs = append(variantErrs, err)
 			break

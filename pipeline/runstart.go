@@ -41,11 +41,8 @@ func (rs *runState) begin(ctx context.Context, lock *results.Lock) (prev *result
 		if prev, err = rs.store.LatestRun(ctx); err != nil {
 			return nil, fmt.Errorf("read the run to resume: %w", err)
 		}
-		if prev == nil {
-			return nil, &ConfigError{fmt.Errorf("resume: no run in %s", rs.opts.OutDir)}
-		}
-		if err := rs.prepare(prev); err != nil {
-			return nil, err
+		if prev == nil || rs.checked == nil || prev.RunID != rs.checked.RunID {
+			return nil, &ConfigError{fmt.Errorf("resume: the latest run in %s changed while it was checked; resume again", rs.opts.OutDir)}
 		}
 	}
 	rs.store.SetSecrets(rs.secrets)
@@ -88,16 +85,10 @@ func (rs *runState) create(ctx context.Context) error {
 // stay comparable across the interruption) and records the resumption.
 func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 	var old extractbench.Manifest
-	known := json.Unmarshal(prev.Manifest, &old) == nil
-	if prev.Fingerprint != rs.manifest.Fingerprint {
-		why := ""
-		if known && old.Sweep.Order == "" {
-			why = " (it was measured before sweep.order existed, in corpus order; every fingerprint now covers the order, so this version cannot resume it)"
-		}
-		return &ConfigError{fmt.Errorf("resume: run %s in %s has fingerprint %.12s but this protocol, corpus and schema give %.12s%s; results of different fingerprints are never mixed: use a new -out directory",
-			prev.RunID, rs.opts.OutDir, prev.Fingerprint, rs.manifest.Fingerprint, why)}
+	if err := rs.sameFingerprint(prev); err != nil { // checked by checkResume too, before the store opened
+		return err
 	}
-	if known {
+	if json.Unmarshal(prev.Manifest, &old) == nil {
 		rs.manifest.Variants = old.Variants // engine facts pinned by the first attempt; checked again per variant
 		rs.manifest.Simulated = old.Simulated
 		rs.simulated = old.Simulated

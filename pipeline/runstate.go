@@ -27,7 +27,8 @@ import (
 type runState struct {
 	proto       *protocol.Protocol
 	store       *results.Store
-	resumes     []int64 // run-clock instants at which this run was resumed (segment starts)
+	checked     *results.Run // the run -resume continues, checked before anything is written (checkResume)
+	resumes     []int64      // run-clock instants at which this run was resumed (segment starts)
 	opts        Options
 	corpus      *corpus.Corpus
 	readFailure docFault // the first document that could not be read back: the run stops
@@ -68,6 +69,9 @@ func (rs *runState) passKey(v *extractbench.Variant, level, rep int) extractbenc
 }
 
 func (rs *runState) event(ctx context.Context, variant, kind string, valueNS int64, detail string) {
+	if rs.store == nil {
+		return // checkResume's engine check, which writes nothing
+	}
 	_ = rs.store.AddEvent(ctx, results.Event{RunID: rs.runID, Variant: variant, AtMS: time.Now().UnixMilli(), Kind: kind, ValueNS: valueNS, Detail: detail})
 }
 

@@ -74,6 +74,8 @@ func (rs *runState) checkVariants() []string {
 		if e.APIKeyEnv != "" && os.Getenv(e.APIKeyEnv) == "" {
 			problems = append(problems, fmt.Sprintf("%s: variant %s: %s is not set (export %s=... before the run)",
 				at("api_key_env"), v.Name, e.APIKeyEnv, e.APIKeyEnv))
+		} else if why := KeyProblem(e.APIKeyEnv, os.Getenv(e.APIKeyEnv)); why != "" {
+			problems = append(problems, fmt.Sprintf("%s: variant %s: %s", at("api_key_env"), v.Name, why))
 		}
 		if e.IsBuiltin() {
 			s, ok := rs.opts.Starters[e.URL]
@@ -147,6 +149,22 @@ func commandProgram(line string) string {
 		return w
 	}
 	return ""
+}
+
+// KeyProblem says why the API key in variable name cannot be sent as an
+// HTTP header (a line break, as a key read from a file with its newline
+// has, or another control character), "" when it can. Sent, it fails
+// every request before it leaves, which reads as an engine not answering.
+func KeyProblem(name, key string) string {
+	i := strings.IndexFunc(key, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f })
+	if i < 0 {
+		return ""
+	}
+	what := fmt.Sprintf("a control character (%q)", key[i])
+	if key[i] == '\r' || key[i] == '\n' {
+		what = "a line break"
+	}
+	return fmt.Sprintf("%s holds %s at byte %d, which an HTTP header cannot carry: set it without (export %s=\"$(tr -d '\\r\\n' < FILE)\")", name, what, i+1, name)
 }
 
 // checkOutDir refuses a results directory that cannot be one: a file of

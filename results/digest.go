@@ -314,3 +314,12 @@ func (r *reader) docIDs(ctx context.Context, query string, args ...any) ([]strin
 	}
 	return ids, rows.Err()
 }
+
+// digestsSince is the schema version (migration 7) from which a shard's
+// run records its digests as it ends.
+const digestsSince = 7
+
+// RecordsDigests reports whether the database was written by an
+// extractbench whose shard runs record their digests as they end: an
+// ended shard run of it without digests had them removed.
+func (rd *Reader) RecordsDigests() bool { return rd.version >= digestsSince }

@@ -33,6 +33,25 @@ type Outcome struct {
 	// Tokenization is the variant's tokenizer drift (VariantPromptDrift);
 	// nil when none of its passes compared a prompt count.
 	Tokenization *extractbench.PromptDrift `json:"tokenization,omitempty"`
+	// TokenCountMismatches sums its passes' requests whose engine-reported
+	// completion tokens disagree with the chunks the client counted
+	// (extractbench.Pass.TokenCountMismatches); nil when no pass compared.
+	TokenCountMismatches *int64 `json:"token_count_mismatches,omitempty"`
+}
+
+// TokenCountSentence says how many of the variant's requests reported a
+// completion token count the client's chunks contradict, and what that
+// means for the token figures; "" when none did.
+func (o Outcome) TokenCountSentence() string {
+	if o.TokenCountMismatches == nil || *o.TokenCountMismatches == 0 {
+		return ""
+	}
+	n := *o.TokenCountMismatches
+	what := "requests whose"
+	if n == 1 {
+		what = "request whose"
+	}
+	return fmt.Sprintf("%d %s engine-reported completion tokens disagree with the chunks the client counted: tok/s and TPOT count the engine's tokens", n, what)
 }
 
 // Passed reports whether the variant's verdict passed.
@@ -61,6 +80,11 @@ func (d *RunData) Outcomes() []Outcome {
 			}
 		}
 		o.Tokenization = VariantPromptDrift(d.Passes, name)
+		for _, p := range d.Passes {
+			if p.Variant == name && p.Complete() && p.TokenCountMismatches != nil {
+				o.TokenCountMismatches = ptrSum(o.TokenCountMismatches, *p.TokenCountMismatches)
+			}
+		}
 		var base *eval.Level
 		if len(o.Series) > 0 {
 			base = o.Series[0].Baseline()
@@ -161,4 +185,12 @@ func VariantPromptDrift(passes []extractbench.Pass, variant string) *extractbenc
 		}
 	}
 	return best
+}
+
+// ptrSum is *sum + v, sum nil counting as 0.
+func ptrSum(sum *int64, v int64) *int64 {
+	if sum != nil {
+		v += *sum
+	}
+	return &v
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +33,7 @@ type Reader struct {
 	dir      string
 	tmp      string // the migrated copy of an older database; "" when none
 	unpacked string // the decompressed copy of results.db.xz; "" when none
+	version  int    // the database's schema version as stored, before any migration of a copy
 }
 
 // OpenReadOnly opens dir/results.db for reading. A missing file is an error
@@ -60,14 +60,18 @@ func OpenReadOnly(ctx context.Context, dir string) (*Reader, error) {
 		if unpacked != "" {
 			removeDB(unpacked)
 		}
+		if !cannotOpen(err) {
+			return nil, fmt.Errorf("open results %s: read schema version: %w (is %s an SQLite database?)", dir, err, path)
+		}
 		return nil, fmt.Errorf("open results %s: %w", dir, err)
 	}
 	rd := &Reader{reader: reader{rdb: db}, dir: dir, unpacked: unpacked}
 	var v int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		rd.Close()
-		return nil, fmt.Errorf("open results %s: read schema version: %w (is %s an SQLite database?)", dir, err, path)
+		return nil, fmt.Errorf("open results %s: read schema version: %w", dir, err)
 	}
+	rd.version = v
 	switch {
 	case v > len(migrations):
 		rd.Close()
@@ -119,15 +123,6 @@ func (rd *Reader) migrateCopy(ctx context.Context, path string) error {
 	}
 	rd.rdb, err = openReadOnly(rd.tmp)
 	return err
-}
-
-func openReadOnly(path string) (*sql.DB, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&_busy_timeout=5000"}
-	return sql.Open("sqlite3", u.String())
 }
 
 // removeDB removes a temporary database and the -wal and -shm files that

@@ -108,6 +108,12 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
+	// WAL lets the readers read while the writer writes; Close leaves the
+	// file in rollback mode again (leaveReadable).
+	if _, err := wdb.ExecContext(ctx, `PRAGMA journal_mode = WAL`); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open %s: set WAL mode: %w", path, err)
+	}
 	// The checkpointer checkpoints instead of the writer's commits. Should
 	// the connection ever be reopened, SQLite's default (a checkpoint in
 	// the commit that passes 1,000 pages) comes back: slower, as safe.
@@ -137,13 +143,13 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	return s, nil
 }
 
-// openDB opens path with WAL, a busy timeout and the given BEGIN behaviour:
+// openDB opens path with a busy timeout and the given BEGIN behaviour, in
+// the journal mode the file is in (Open sets WAL for a writer):
 // "immediate" for the writer, so that a write transaction takes the lock when
 // it starts instead of failing with SQLITE_BUSY when it upgrades; "deferred"
 // for readers, which must never take the write lock.
 func openDB(path, txlock string) (*sql.DB, error) {
 	q := url.Values{}
-	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL") // durable at each checkpoint; a power cut loses at most the last commits
 	q.Set("_busy_timeout", fmt.Sprint(DefaultBusyTimeout.Milliseconds()))
 	q.Set("_txlock", txlock)
@@ -191,8 +197,9 @@ func (s *Store) Flush(ctx context.Context) error {
 	return s.enqueue(ctx, op{ctx: ctx})
 }
 
-// Close flushes, stops the writer, waits for it and closes the database. It
-// returns the first write error, like Flush. Closing twice is harmless.
+// Close flushes, stops the writer, waits for it and closes the database,
+// leaving it readable without write access (leaveReadable). It returns the
+// first write error, like Flush. Closing twice is harmless.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -214,6 +221,9 @@ func (s *Store) Close() error {
 	}
 	if cerr := s.rdb.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close %s readers: %w", s.path, cerr))
+	}
+	if cerr := leaveReadable(context.Background(), s.wdb); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close %s: %w", s.path, cerr))
 	}
 	if cerr := s.wdb.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close %s: %w", s.path, cerr))

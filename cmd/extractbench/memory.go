@@ -20,7 +20,7 @@ func (c *memoryCommand) Synopsis() string {
 
 func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("memory [flags] [RESULTS_DIR]", c.Synopsis()+"\n\nWith RESULTS_DIR, the prediction is put beside the run's measured peaks.", c.env)
-	model := fs.String("model", "Llama-3.1-8B", "a preset ("+strings.Join(sizing.PresetNames(), ", ")+"), a config.json, a model directory or a GGUF file")
+	model := fs.String("model", "Llama-3.1-8B", "a preset ("+strings.Join(sizing.PresetNames(), ", ")+"), a config.json, a model directory or a GGUF file (default with RESULTS_DIR: the run's, from its manifest)")
 	gguf := fs.String("gguf", "", "size the weights as llama.cpp's GGUF scheme, tensor by tensor: bf16 | f16 | q8_0 | q6_k | q4_k_m | q4_0 (default: a GGUF -model's own; with RESULTS_DIR each variant's served file's)")
 	weights := fs.String("weights", "bf16", "weight precision: bf16 | fp16 | fp8 | int8 | int4 | fp4")
 	group := fs.Int("group", sizing.DefaultGroupSize, "int4 quantisation group size")
@@ -43,6 +43,19 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "machine-readable output")
 	if err := parseFlags(fs, reorder(boolFlagsWithValue(args, "checkpointing"))); err != nil {
 		return err
+	}
+	// With a results directory, the model is the run's unless -model names one.
+	var run *results.RunData
+	if fs.NArg() == 1 && *train == "" {
+		var err error
+		if run, err = results.LoadRun(ctx, fs.Arg(0)); err != nil {
+			return readError("memory", err)
+		}
+		if !flagSet(fs, "model") {
+			if *model, err = runModel(run); err != nil {
+				return &usageError{msg: "memory: " + err.Error()}
+			}
+		}
 	}
 	m, err := sizing.ResolveModel(*model)
 	if err != nil {
@@ -99,10 +112,6 @@ func (c *memoryCommand) Run(ctx context.Context, args []string) error {
 		// -weights was given explicitly.
 		if !flagSet(fs, "weights") {
 			in.Weights = ""
-		}
-		run, err := results.LoadRun(ctx, fs.Arg(0))
-		if err != nil {
-			return readError("memory", err)
 		}
 		mc, err := plan.CheckMeasured(run, in)
 		if err != nil {

@@ -156,6 +156,9 @@ func printSummaryFit(out io.Writer, s *pipeline.RunReport, width int, verdicts .
 		if line := o.Tokenization.Sentence(); line != "" {
 			fmt.Fprintf(w, "TOKENIZER DRIFT %s: %s\n", o.Variant, line)
 		}
+		if line := o.TokenCountSentence(); line != "" {
+			fmt.Fprintf(w, "TOKEN COUNTS %s: %s\n", o.Variant, line)
+		}
 	}
 	fmt.Fprintln(w, "accepted and failures: pooled over repetitions; latency, tok/s and docs/h: median over repetitions; max run: highest.")
 	fmt.Fprintln(w)

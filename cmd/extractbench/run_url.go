@@ -60,6 +60,9 @@ func (u urlFlags) apply(ctx context.Context, fs *flag.FlagSet, opts *pipeline.Op
 		if key == "" {
 			return &usageError{msg: fmt.Sprintf("run: -api-key-env %s: the variable is not set", *u.apiKeyEnv)}
 		}
+		if why := pipeline.KeyProblem(*u.apiKeyEnv, key); why != "" {
+			return &usageError{msg: "run: -api-key-env: " + why}
+		}
 	}
 	dctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()

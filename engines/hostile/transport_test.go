@@ -9,14 +9,18 @@ import (
 )
 
 // TestTransportModes_Health: every transport mode answers /health, as a
-// run's first call needs.
+// run's first call needs (TransportH2COnly in the one protocol it speaks).
 func TestTransportModes_Health(t *testing.T) {
 	for _, m := range Modes() {
 		if !strings.HasPrefix(string(m), "transport-") {
 			continue
 		}
 		s := MustNew(t, m, Options{APIKey: "k-0123456789"})
-		res, err := http.Get(s.URL + "/health")
+		c := http.DefaultClient
+		if m == TransportH2COnly {
+			c = h2cClient()
+		}
+		res, err := c.Get(s.URL + "/health")
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}

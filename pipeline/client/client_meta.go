@@ -321,7 +321,7 @@ func (c *Client) callError(cctx context.Context, start time.Time, what string, e
 	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		return &cleanError{msg: c.clean(fmt.Sprintf("%s: no answer after %s", what, time.Since(start).Round(time.Millisecond))), err: ErrNoAnswer}
 	}
-	return &cleanError{msg: c.clean(what + ": " + err.Error()), err: err}
+	return &cleanError{msg: c.clean(what + ": " + err.Error() + h2cHint(err)), err: err}
 }
 
 func (c *Client) cleanErr(err error) error { return &cleanError{msg: c.clean(err.Error()), err: err} }

@@ -67,8 +67,11 @@ func (mg *merger) audit(ctx context.Context) error {
 			bad = append(bad, TamperedShard{Shard: *in.manifest.Shard, Dir: in.dir, RunID: in.run.RunID, Problems: problems})
 		case !sealed:
 			why := "its run was written by an extractbench without them"
-			if in.run.Status == results.RunRunning {
+			switch {
+			case in.run.Status == results.RunRunning:
 				why = "its run never ended (killed, or still running)"
+			case in.rd.RecordsDigests():
+				why = "its run ended and was written by an extractbench that records them: they were removed after it ended"
 			}
 			note := fmt.Sprintf("shard %s in %s has no digest of its rows (%s): its rows were checked against its passes and its shard, but an edited row cannot be told", in.manifest.Shard, in.dir, why)
 			mg.sum.Unsealed = append(mg.sum.Unsealed, note)

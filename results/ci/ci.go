@@ -119,8 +119,12 @@ func Load(ctx context.Context, dir string, opt Options) (*Run, error) {
 		}
 		r.Variants = append(r.Variants, v)
 	}
-	for i := 1; i < len(r.Variants); i++ {
-		r.Variants[i].Paired = paired(ctx, dir, r.Variants[0], r.Variants[i], opt.Margin)
+	if len(r.Variants) > 1 {
+		pr := compare.NewPairer(ctx, dir, r.Variants[0].Variant)
+		defer pr.Close()
+		for i := 1; i < len(r.Variants); i++ {
+			r.Variants[i].Paired = paired(ctx, pr, dir, r.Variants[0], r.Variants[i], opt.Margin)
+		}
 	}
 	return r, nil
 }
@@ -172,7 +176,7 @@ func failedDocs(ctx context.Context, rd *results.Reader, runID string, l *Level,
 // paired compares v with the baseline variant on the documents of the
 // baseline variant's baseline level, repetition 1, as `extractbench compare
 // DIR:base DIR:v -level N` does.
-func paired(ctx context.Context, dir string, base, v Variant, margin float64) *Paired {
+func paired(ctx context.Context, pr *compare.Pairer, dir string, base, v Variant, margin float64) *Paired {
 	p := &Paired{Against: base.Variant, Repetition: 1}
 	if len(base.Series) == 0 || base.Series[0].Baseline() == nil {
 		p.Skipped = fmt.Sprintf("the baseline variant %s has no complete pass", base.Variant)
@@ -185,8 +189,7 @@ func paired(ctx context.Context, dir string, base, v Variant, margin float64) *P
 			bl.Mode, eval.LevelName(bl.Mode, bl.Level), dir, base.Variant, dir, v.Variant, bl.Mode)
 		return p
 	}
-	res, err := compare.Run(ctx, compare.Options{A: compare.Side{Dir: dir, Variant: base.Variant}, B: compare.Side{Dir: dir, Variant: v.Variant},
-		Mode: bl.Mode, Level: bl.Level, Repetition: 1, Margin: margin})
+	res, err := pr.Compare(ctx, v.Variant, compare.Options{Mode: bl.Mode, Level: bl.Level, Repetition: 1, Margin: margin})
 	if err != nil {
 		p.Skipped = err.Error()
 		return p

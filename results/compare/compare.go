@@ -113,29 +113,9 @@ type Result struct {
 // Run compares B against A (A is the reference). It refuses sides whose
 // corpus hashes differ: their documents are not the same documents.
 func Run(ctx context.Context, opt Options) (Result, error) {
-	if opt.Level == 0 {
-		opt.Level = 1
-	}
-	if opt.Repetition == 0 {
-		opt.Repetition = 1
-	}
-	if opt.Margin == 0 {
-		opt.Margin = DefaultMargin
-	}
-	if opt.Alpha == 0 {
-		opt.Alpha = DefaultAlpha
-	}
-	if opt.Resamples == 0 {
-		opt.Resamples = DefaultResamples
-	}
-	if opt.Seed == 0 {
-		opt.Seed = DefaultSeed
-	}
-	if opt.Margin < 0 || opt.Margin >= 1 {
-		return Result{}, results.Refused("margin %g: want a share between 0 and 1 (0.02 = two points)", opt.Margin)
-	}
-	if opt.Alpha <= 0 || opt.Alpha >= 0.5 {
-		return Result{}, results.Refused("alpha %g: want a level between 0 and 0.5", opt.Alpha)
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return Result{}, err
 	}
 	a, err := load(ctx, opt.A)
 	if err != nil {
@@ -147,13 +127,20 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		return Result{}, fmt.Errorf("side B: %w", err)
 	}
 	defer b.close()
+	return compareSides(ctx, opt, a, b)
+}
+
+// compareSides is Run on sides already read, opt's defaults set.
+func compareSides(ctx context.Context, opt Options, a, b *loaded) (Result, error) {
 	if err := sameCorpus(a, b); err != nil {
 		return Result{}, err
 	}
 	if a.run.Run.RunID == b.run.Run.RunID && a.side.Dir == b.side.Dir && a.variant == b.variant {
 		return Result{}, results.Refused("A and B are both variant %s of run %s: name two variants, or two directories", a.variant, a.run.Run.RunID)
 	}
-	mergeExpected(a, b)
+	if a.run != b.run { // two variants of one run read share its expectations
+		mergeExpected(a, b)
+	}
 
 	r := Result{Level: opt.Level, Repetition: opt.Repetition, Margin: opt.Margin}
 	r.Mode = opt.Mode
@@ -212,6 +199,36 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	return r, nil
 }
 
+// withDefaults is opt with each zero field's default, or the refusal of a
+// margin or level out of range.
+func (opt Options) withDefaults() (Options, error) {
+	if opt.Level == 0 {
+		opt.Level = 1
+	}
+	if opt.Repetition == 0 {
+		opt.Repetition = 1
+	}
+	if opt.Margin == 0 {
+		opt.Margin = DefaultMargin
+	}
+	if opt.Alpha == 0 {
+		opt.Alpha = DefaultAlpha
+	}
+	if opt.Resamples == 0 {
+		opt.Resamples = DefaultResamples
+	}
+	if opt.Seed == 0 {
+		opt.Seed = DefaultSeed
+	}
+	if opt.Margin < 0 || opt.Margin >= 1 {
+		return opt, results.Refused("margin %g: want a share between 0 and 1 (0.02 = two points)", opt.Margin)
+	}
+	if opt.Alpha <= 0 || opt.Alpha >= 0.5 {
+		return opt, results.Refused("alpha %g: want a level between 0 and 0.5", opt.Alpha)
+	}
+	return opt, nil
+}
+
 // Floor is the largest noise floor measured, 0 when none was.
 func (r Result) Floor() float64 {
 	var f float64
@@ -261,7 +278,7 @@ func info(l *loaded, mode extractbench.Mode) SideInfo {
 	vm := l.run.Manifest.Variant(l.variant)
 	si := SideInfo{Side: l.side, RunID: l.run.Run.RunID, Variant: l.variant, Model: vm.Engine.Model, Engine: vm.Engine,
 		GPU: vm.GPU, CorpusSHA256: l.run.Manifest.Corpus.SHA256, Simulated: l.run.Simulated()}
-	if s := SeriesOf(l.run, l.variant, mode); s != nil {
+	if s := l.seriesOf(mode); s != nil {
 		si.Recommendation = s.Recommendation
 	}
 	return si

@@ -18,7 +18,7 @@ type LevelRow struct {
 
 // levelRows builds a row for each level both sides measured in mode.
 func levelRows(a, b *loaded, mode extractbench.Mode) []LevelRow {
-	sa, sb := SeriesOf(a.run, a.variant, mode), SeriesOf(b.run, b.variant, mode)
+	sa, sb := a.seriesOf(mode), b.seriesOf(mode)
 	if sa == nil || sb == nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
@@ -50,25 +51,38 @@ type loaded struct {
 	side    Side
 	rd      *results.Reader
 	run     *results.RunData
+	series  []eval.Series // run.Series(), made once: every variant's
 	variant string
 	// expected[docID][field] says whether a field is expected non-null,
 	// inferred from every scored row of the run (see inferExpected).
 	expected map[string]map[string]bool
+	// passes holds the variant's passes read so far (records), by mode,
+	// level and repetition: a side paired with many others reads its own
+	// rows once.
+	passes map[passAt][]extractbench.Record
+	shared bool // rd, run and expected are another loaded's (as): close leaves them
+}
+
+// passAt names one pass of a side's variant.
+type passAt struct {
+	mode       extractbench.Mode
+	level, rep int
 }
 
 func (l *loaded) close() {
-	if l.rd != nil {
+	if l.rd != nil && !l.shared {
 		l.rd.Close()
 	}
 }
 
-// load opens a side's directory read-only and resolves its variant.
+// load opens a side's directory read-only, reads its run once (every row,
+// for the expectations) and resolves its variant.
 func load(ctx context.Context, s Side) (*loaded, error) {
 	rd, err := results.OpenReadOnly(ctx, s.Dir)
 	if err != nil {
 		return nil, err
 	}
-	l := &loaded{side: s, rd: rd, variant: s.Variant}
+	l := &loaded{side: s, rd: rd, variant: s.Variant, passes: map[passAt][]extractbench.Record{}}
 	if err := l.resolve(ctx); err != nil {
 		rd.Close()
 		return nil, err
@@ -76,21 +90,44 @@ func load(ctx context.Context, s Side) (*loaded, error) {
 	return l, nil
 }
 
+// as is the side of the same run's variant, sharing what l read: pairing
+// every variant of a run with one reads the run once, not once per pair.
+// Close it before l.
+func (l *loaded) as(variant string) (*loaded, error) {
+	o := &loaded{side: Side{Dir: l.side.Dir, Variant: variant}, rd: l.rd, run: l.run, series: l.series, variant: variant,
+		expected: l.expected, passes: map[passAt][]extractbench.Record{}, shared: true}
+	return o, o.pick()
+}
+
+// runReads counts the runs resolve has read in full, for the test that
+// pairing reads a run once.
+var runReads atomic.Int64
+
 func (l *loaded) resolve(ctx context.Context) error {
+	runReads.Add(1)
 	run, err := l.rd.Load(ctx)
 	if err != nil {
 		return err
 	}
-	l.run = run
+	l.run, l.series = run, run.Series()
+	if err := l.pick(); err != nil {
+		return err
+	}
+	l.expected = map[string]map[string]bool{}
+	return l.rd.EachRequest(ctx, run.Run.RunID, results.RequestFilter{}, func(r *extractbench.Record) { inferExpected(l.expected, r) })
+}
+
+// pick checks the side's variant, or picks the run's only one.
+func (l *loaded) pick() error {
 	var variants []string
-	for _, s := range run.Series() {
+	for _, s := range l.series {
 		if !slices.Contains(variants, s.Variant) {
 			variants = append(variants, s.Variant)
 		}
 	}
 	switch {
 	case len(variants) == 0:
-		return results.Refused("run %s in %s has no complete pass yet", run.Run.RunID, l.side.Dir)
+		return results.Refused("run %s in %s has no complete pass yet", l.run.Run.RunID, l.side.Dir)
 	case l.variant == "" && len(variants) == 1:
 		l.variant = variants[0]
 	case l.variant == "":
@@ -98,8 +135,18 @@ func (l *loaded) resolve(ctx context.Context) error {
 	case !slices.Contains(variants, l.variant):
 		return results.Refused("%s has no complete pass of variant %q (it has %s)", l.side.Dir, l.variant, strings.Join(variants, ", "))
 	}
-	l.expected = map[string]map[string]bool{}
-	return l.rd.EachRequest(ctx, run.Run.RunID, results.RequestFilter{}, func(r *extractbench.Record) { inferExpected(l.expected, r) })
+	return nil
+}
+
+// seriesOf is the side's variant's series in mode, nil when it has no
+// complete pass.
+func (l *loaded) seriesOf(mode extractbench.Mode) *eval.Series {
+	for i := range l.series {
+		if s := &l.series[i]; s.Variant == l.variant && s.Mode == mode {
+			return s
+		}
+	}
+	return nil
 }
 
 // inferExpected records in out, per document and field, whether the
@@ -132,6 +179,10 @@ var placeholder = "?"
 // records reads one pass of the side's variant as []extractbench.Record sorted by
 // document id, with the inferred expectations.
 func (l *loaded) records(ctx context.Context, mode extractbench.Mode, level, rep int) ([]extractbench.Record, error) {
+	at := passAt{mode, level, rep}
+	if recs, ok := l.passes[at]; ok {
+		return recs, nil
+	}
 	recs, err := l.rd.Requests(ctx, l.run.Run.RunID, results.RequestFilter{Variant: l.variant, Mode: mode, Level: level, Repetition: rep})
 	if err != nil {
 		return nil, fmt.Errorf("read requests of %s at %s %d repetition %d: %w", l.side, mode, level, rep, err)
@@ -151,5 +202,6 @@ func (l *loaded) records(ctx context.Context, mode extractbench.Mode, level, rep
 			r.Expected.Category = &placeholder
 		}
 	}
+	l.passes[at] = recs
 	return recs, nil
 }

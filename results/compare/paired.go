@@ -99,13 +99,15 @@ func PairedVerdicts(ctx context.Context, dir string, run *results.RunData) ([]Pa
 	if margin == 0 {
 		margin = DefaultMargin
 	}
+	pr := NewPairer(ctx, dir, base)
+	defer pr.Close()
 	var out []Paired
 	for _, v := range names {
 		if v == base {
 			continue
 		}
 		p := Paired{Variant: v, Baseline: base, Margin: margin}
-		r, err := Run(ctx, Options{A: Side{Dir: dir, Variant: base}, B: Side{Dir: dir, Variant: v}, Margin: margin})
+		r, err := pr.Compare(ctx, v, Options{Margin: margin})
 		var refused *results.RefusedError
 		switch {
 		case errors.As(err, &refused):
@@ -121,6 +123,51 @@ func PairedVerdicts(ctx context.Context, dir string, run *results.RunData) ([]Pa
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// Pairer compares the variants of one run with one of them, its side A,
+// reading the run once (every row, for the expectations) and each
+// variant's passes once: pairing every variant with one is linear in the
+// rows, not variants times rows.
+type Pairer struct {
+	a   *loaded
+	err error // why side A could not be read; every Compare returns it
+}
+
+// NewPairer reads variant of the latest run in dir as side A. An error is
+// kept and returned by each Compare, as Run returns it.
+func NewPairer(ctx context.Context, dir, variant string) *Pairer {
+	a, err := load(ctx, Side{Dir: dir, Variant: variant})
+	if err != nil {
+		return &Pairer{err: fmt.Errorf("side A: %w", err)}
+	}
+	return &Pairer{a: a}
+}
+
+// Compare is Run with side A the pairer's and side B variant v of its run;
+// opt's sides are not read.
+func (pr *Pairer) Compare(ctx context.Context, v string, opt Options) (Result, error) {
+	if pr.err != nil {
+		return Result{}, pr.err
+	}
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	b, err := pr.a.as(v)
+	if err != nil {
+		return Result{}, fmt.Errorf("side B: %w", err)
+	}
+	defer b.close()
+	opt.A, opt.B = pr.a.side, b.side
+	return compareSides(ctx, opt, pr.a, b)
+}
+
+// Close closes side A's run.
+func (pr *Pairer) Close() {
+	if pr.a != nil {
+		pr.a.close()
+	}
 }
 
 // PairedOf returns variant's verdict in ps, or nil.

@@ -85,9 +85,13 @@ type page struct {
 	// Drift says, per variant whose engine tokenised prompts otherwise than
 	// expected, how many and by how much (extractbench.PromptDrift.Sentence): what
 	// the engine was sent, before any figure of what it answered.
-	Drift    []string
-	Run      []kv
-	Headline string // the summary's first sentence: the paired verdicts, the best passing variant, or that none passed
+	Drift []string
+	// TokenCounts says, per variant whose engine reported completion token
+	// counts the client's chunks contradict, how many
+	// (results.Outcome.TokenCountSentence): its token figures rest on them.
+	TokenCounts []string
+	Run         []kv
+	Headline    string // the summary's first sentence: the paired verdicts, the best passing variant, or that none passed
 	// Cards are the first screen: per variant its verdict, paired verdict,
 	// both objectives and what failed, each with why.
 	Cards    []card
@@ -161,6 +165,9 @@ func build(ctx context.Context, dir string, opts Options) (*page, error) {
 	for _, o := range outcomes {
 		if line := o.Tokenization.Sentence(); line != "" {
 			p.Drift = append(p.Drift, o.Variant+": "+line+".")
+		}
+		if line := o.TokenCountSentence(); line != "" {
+			p.TokenCounts = append(p.TokenCounts, o.Variant+": "+line+".")
 		}
 	}
 	if d.Runs > 1 {

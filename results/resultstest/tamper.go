@@ -55,6 +55,12 @@ func DeleteDigests() Edit {
 	return Edit{"delete the digests", []string{`DELETE FROM digests`}, nil}
 }
 
+// SetRunStatus sets every run's status, as a run killed mid-way (running)
+// leaves it.
+func SetRunStatus(status string) Edit {
+	return Edit{"set the run status " + status, []string{`UPDATE runs SET status = ?`}, []any{status}}
+}
+
 // SetFailure sets the failure class of row r (its scores unchanged).
 func SetFailure(r Row, f extractbench.Failure) Edit {
 	id, args := r.rowid()
