@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Clock is the run's monotonic clock. Every eval.Timings instant is a reading
+// Clock is the run's monotonic clock. Every Timings instant is a reading
 // of one Clock, so instants of different requests compare and subtract
 // without wall-clock jumps (NTP, DST) leaking into latencies.
 //
@@ -55,7 +55,7 @@ func (c Clock) OriginUnixNano() int64 { return c.origin.UnixNano() }
 // Now returns the nanoseconds elapsed since the clock's origin (on the
 // engine clock, the time it has modelled). It is at least 1 so that a
 // recorded instant is never mistaken for "never happened" (zero in
-// eval.Timings).
+// Timings).
 func (c Clock) Now() int64 {
 	if c.engine != nil {
 		return max(c.engine.Now(), 1)

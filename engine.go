@@ -167,15 +167,16 @@ func (e Engine) IsLocal() bool {
 		return true
 	}
 	for _, raw := range e.Endpoints() {
-		if !isLoopback(raw) {
+		if !IsLoopback(raw) {
 			return false
 		}
 	}
 	return true
 }
 
-// isLoopback reports whether a URL names this machine.
-func isLoopback(raw string) bool {
+// IsLoopback reports whether the URL raw names this machine: localhost or
+// a loopback address.
+func IsLoopback(raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return false

@@ -26,10 +26,8 @@ func layer(pkg string) (int, bool) {
 		return 1, true
 	case pkg == "":
 		return 2, true // the root: the contract
-	case pkg == "eval":
-		return 3, true
-	case pkg == "sizing":
-		return 4, true // pure arithmetic over eval's figures
+	case pkg == "eval" || pkg == "sizing":
+		return 3, true // judgement and arithmetic side by side: neither imports the other
 	case pkg == "results" || pkg == "results/resultstest":
 		return 5, true // the store, and its typed rows for the tests of every package
 	case pkg == "results/plan" || strings.HasPrefix(pkg, "results/plan/"):

@@ -173,7 +173,7 @@ type Pass struct {
 	// none (then nil); nil when the engine has no metrics endpoint.
 	TelemetrySamples *int64
 	// Prompt cache: the prompt tokens the engine took from its prompt cache
-	// over the requests that reported it (eval.Response.CachedPromptTokens),
+	// over the requests that reported it (Response.CachedPromptTokens),
 	// and their share of those requests' prompt tokens; nil when no request
 	// of the pass reported it (schema version 9).
 	CachedPromptTokens *int64

@@ -5,6 +5,12 @@ import "slices"
 // Failure is the class of a document that was not accepted, chosen by the
 // precedence of MEASUREMENT.md section 6: memory, truncation, format, quality;
 // other transport failures are Error. An accepted document has None.
+//
+// A new class is two files: its constant and its place in failureOrder
+// here, and the rule that gives it in eval (classify.go). Nothing else
+// lists the classes: the store's passes column failures_<class> is added
+// when a database is opened (no migration), SCHEMA.md documents them with
+// one row, and the tables, reports and tests loop over Failures.
 type Failure string
 
 // The failure classes. The strings are stored as is in SQLite and Parquet.
@@ -17,8 +23,12 @@ const (
 	Error      Failure = "error"
 )
 
+// failureOrder is the failure classes in precedence order, as an array so
+// that FailureCounts takes its length.
+var failureOrder = [...]Failure{Memory, Truncation, Format, Quality, Error}
+
 // Failures lists the failure classes in precedence order.
-var Failures = []Failure{Memory, Truncation, Format, Quality, Error}
+var Failures = failureOrder[:]
 
 // Short is the class's label in a narrow table ("3 mem 1 qual"): its first
 // letters, the name itself for a class without one.
@@ -198,14 +208,10 @@ func (r *Record) TPOTSteps() int {
 	return r.CompletionTokens - 1
 }
 
-// numFailures is len(Failures): FailureCounts is an array so that a pass row
-// can point at each count (one column per class). A test checks the two agree.
-const numFailures = 5
-
 // FailureCounts counts documents per failure class, indexed in Failures
-// order. Every consumer loops over Failures, so a new class is added here
-// (the constant, Failures, numFailures) and nowhere else.
-type FailureCounts [numFailures]int64
+// order. It is an array so that a pass row can point at each count (one
+// column per class).
+type FailureCounts [len(failureOrder)]int64
 
 // Index is the position of f in Failures, or -1 for None or an unknown class.
 func (f Failure) Index() int {

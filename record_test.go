@@ -3,19 +3,25 @@ package extractbench
 import "testing"
 
 func TestFailureCountsMatchFailures(t *testing.T) {
-	if len(Failures) != numFailures {
-		t.Fatalf("numFailures = %d but Failures lists %d classes: update numFailures", numFailures, len(Failures))
-	}
 	var c FailureCounts
+	if len(c) != len(Failures) {
+		t.Fatalf("FailureCounts holds %d counts, Failures lists %d classes", len(c), len(Failures))
+	}
+	var want int64
 	for i, f := range Failures {
 		c.Add(f, int64(i+1))
+		want += int64(i + 1)
 		if c.Of(f) != int64(i+1) || f.Index() != i {
 			t.Errorf("%s: Of = %d, Index = %d", f, c.Of(f), f.Index())
 		}
 	}
 	c.Add(None, 5)
-	if c.Total() != 15 {
-		t.Errorf("Total = %d, want 15 (None is not a failure)", c.Total())
+	c.Add(Failure("not_a_class"), 7)
+	if c.Total() != want {
+		t.Errorf("Total = %d, want %d (None and an unknown class are no failure)", c.Total(), want)
+	}
+	if got := c.Plus(c).Total(); got != 2*want {
+		t.Errorf("Plus: Total = %d, want %d", got, 2*want)
 	}
 }
 

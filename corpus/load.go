@@ -110,7 +110,7 @@ type scan struct {
 
 // pendingText is a duplicate text whose first document's id is read back.
 type pendingText struct {
-	warning, duplicate int // indexes in corpus.Warnings and duplicateTexts
+	warning, duplicate int // indexes in Corpus.Warnings and duplicateTexts
 	firstLine, line    int
 	id                 string
 }
@@ -126,20 +126,11 @@ func read(path string, onDoc DocFunc, reset func()) (*scan, error) {
 	return readFS(osFS{}, path, onDoc, reset)
 }
 
-// readFS is read over any file system: the disk, or the default corpus
-// embedded in the binary. It streams documents.jsonl line by line and hands
-// each valid document to onDoc (nil: none kept).
-//
-// Duplicate ids and texts are looked for in two steps, so that memory does
-// not grow with the corpus. The first read keeps 8 bytes of hash per id and
-// per text and sorts them (hashSorter: in a temporary file past 2 MiB).
-// Equal ids or texts have equal hashes, so when no two hashes are equal
-// there is no duplicate, and that is the answer for most corpora. When some
-// are equal (a duplicate, or a rare collision of hashes), the corpus is read
-// again, and the ids and texts with those hashes alone are kept in exact
-// sets (16 bytes of hash and a line each) that say which lines repeat which;
-// reset is called first, so that onDoc's receiver drops what it got (nil
-// when there is none).
+// readFS streams documents.jsonl from any file system (the disk or the
+// embedded default) and hands each valid document to onDoc (nil: none kept).
+// Duplicates are found from sorted 8-byte hashes, so memory does not grow
+// with the corpus; only when two hashes are equal is the file read again,
+// after reset, to tell a duplicate from a collision exactly.
 func readFS(fsys fs.FS, path string, onDoc DocFunc, reset func()) (*scan, error) {
 	seed := maphash.MakeSeed()
 	s, err := scanCorpus(fsys, path, onDoc, seed, nil)

@@ -15,17 +15,12 @@ const (
 	symbolsPerToken = 8 // a run of one repeated symbol ("....") costs a token per 8
 )
 
-// ApproxTokens returns the project's one approximate token count of text.
-// The generator uses it for length classes, the built-in engine to count
-// prompt tokens and the memory planner to size sequences, so all three agree
-// with each other even when they disagree with a real tokenizer by ±20%.
-//
-// It is cheap (one pass, no allocation) and deterministic. The rules: a run
-// of letters costs ceil(len/4) tokens; a run of digits ceil(len/3); a run
-// of line breaks one token; spaces and tabs are free (a BPE vocabulary glues
-// them to the next word); a run of one repeated symbol ("......", "____")
-// ceil(len/8); every other rune (punctuation, symbols, letters of scripts
-// written without spaces, invalid bytes) is one token.
+// ApproxTokens returns the project's one approximate token count of text,
+// so that the generator's length classes, the built-in engine's prompt
+// tokens and the memory planner agree with each other, even when a real
+// tokenizer differs by ±20%. A run of letters costs a token per 4, of
+// digits per 3, of line breaks one, of one repeated symbol one per 8;
+// spaces are free and any other rune is one.
 func ApproxTokens(text string) int {
 	n := 0
 	letters, digits := 0, 0

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"sort"
 
 	"github.com/extractbench/extractbench"
@@ -198,6 +199,25 @@ func (a *PassAccumulator) Tally(uniqueDocs, recovered int, duplicateIDs []string
 	s.Amount.finish()
 	s.Category.finish()
 	return s
+}
+
+// Fill sets the figures of pass row p that the records' tally makes:
+// accepted, unique ids, the failure counts, the fields' F1 and the
+// confusion matrix. The run and the merge both fill their rows so
+// (pipeline/passrow), which makes a pass figure counted from the records a
+// field of PassTally, a line in Add and one here.
+func (s PassTally) Fill(p *extractbench.Pass) {
+	p.Accepted, p.UniqueIDs = int64(s.Accepted), int64(s.Recovered)
+	p.Failures = extractbench.FailureCounts{}
+	for f, n := range s.Failures {
+		p.Failures.Add(f, int64(n))
+	}
+	date, amount, category := s.Date.F1, s.Amount.F1, s.Category.F1
+	p.DateF1, p.AmountF1, p.CategoryF1 = &date, &amount, &category
+	p.CategoryConfusion = ""
+	if b, err := json.Marshal(s.Confusion); err == nil && len(s.Confusion) > 0 {
+		p.CategoryConfusion = string(b)
+	}
 }
 
 // confusionLabels returns the expected and predicted labels of a record's

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"testing"
@@ -35,7 +36,11 @@ func TestAggregate(t *testing.T) {
 	if !reflect.DeepEqual(got.DuplicateIDs, []string{"a"}) {
 		t.Errorf("got duplicates %v, want [a]", got.DuplicateIDs)
 	}
-	wantFailures := map[extractbench.Failure]int{extractbench.Memory: 1, extractbench.Truncation: 0, extractbench.Format: 1, extractbench.Quality: 1, extractbench.Error: 0}
+	wantFailures := map[extractbench.Failure]int{} // every class present, these three counted
+	for _, f := range extractbench.Failures {
+		wantFailures[f] = 0
+	}
+	wantFailures[extractbench.Memory], wantFailures[extractbench.Format], wantFailures[extractbench.Quality] = 1, 1, 1
 	if !reflect.DeepEqual(got.Failures, wantFailures) {
 		t.Errorf("got failures %v, want %v", got.Failures, wantFailures)
 	}
@@ -67,6 +72,34 @@ func TestAggregate(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.Confusion, wantConfusion) {
 		t.Errorf("got confusion %v, want %v", got.Confusion, wantConfusion)
+	}
+}
+
+// TestPassTally_Fill checks that a pass row gets every figure of its tally,
+// one count per class of Failures.
+func TestPassTally_Fill(t *testing.T) {
+	recs := []extractbench.Record{
+		scored("a", `{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, extractbench.Transport{}),
+		scored("b", `not json`, invoice, extractbench.Transport{}),
+		scored("c", ``, invoice, extractbench.Transport{HTTPStatus: 503, Kind: extractbench.TransportHTTPStatus, ErrorBody: "CUDA out of memory"}),
+	}
+	tally := Aggregate(recs)
+	p := extractbench.Pass{CategoryConfusion: "stale"}
+	tally.Fill(&p)
+	if p.Accepted != 1 || p.UniqueIDs != 1 || p.Failures.Total() != 2 {
+		t.Errorf("accepted %d unique %d failures %d, want 1 1 2", p.Accepted, p.UniqueIDs, p.Failures.Total())
+	}
+	for _, f := range extractbench.Failures {
+		if got, want := p.Failures.Of(f), int64(tally.Failures[f]); got != want {
+			t.Errorf("failures_%s = %d, want %d", f, got, want)
+		}
+	}
+	if p.DateF1 == nil || *p.DateF1 != tally.Date.F1 || p.CategoryF1 == nil || *p.CategoryF1 != tally.Category.F1 || p.AmountF1 == nil {
+		t.Errorf("F1 %v %v %v, want the tally's", p.DateF1, p.AmountF1, p.CategoryF1)
+	}
+	var confusion map[string]map[string]int
+	if err := json.Unmarshal([]byte(p.CategoryConfusion), &confusion); err != nil || !reflect.DeepEqual(confusion, tally.Confusion) {
+		t.Errorf("confusion %s (%v), want %v", p.CategoryConfusion, err, tally.Confusion)
 	}
 }
 

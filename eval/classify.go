@@ -62,33 +62,12 @@ var contextMarkers = []string{
 }
 
 // classifyTransport applies the part of MEASUREMENT.md section 6 that needs
-// no parsing: memory, then truncation, then transport errors. It returns
-// None when the exchange completed and the output is to be judged on its
-// content.
-//
-// Decisions, where the rules leave room:
-//   - EngineDied makes a failed request a memory failure (an engine crash is
-//     the memory class); a request that completed before the crash is judged
-//     on its output.
-//   - OOM text counts in a 5xx body or an in-stream error (status 0 or 2xx);
-//     a 4xx is the client's fault by HTTP's own definition and is not memory.
-//   - llama.cpp's runtime "Context size has been exceeded." (kvPoolMarkers)
-//     in a 5xx or in-stream error is memory, although it names the context:
-//     the request was admitted, so its prompt fits the window, and the
-//     shared KV cache ran out under the load of the others (each fits alone
-//     at level 1). A prompt over the window is refused at admission with a
-//     400, which the context markers below class as truncation.
-//   - A stream the engine ended cleanly but early (no [DONE]) whose partial
-//     output opens a JSON object it never closes is truncation: the answer was
-//     cut mid-JSON. A reset is a transport error (MEASUREMENT.md section 6 lists
-//     resets under error) even mid-object: the connection broke, not the
-//     generation; likewise a timeout: our clock cut it, not the engine.
-//   - HTTP 413 (the request body too large) is truncation: the prompt was
-//     rejected for its size, as one over the context window is.
-//   - finish_reason=length is truncation even when the text happens to parse:
-//     the engine says it stopped for the budget, not because it had finished.
-//   - too_large is truncation: the client cut an answer that went past any
-//     size max_tokens allows (max_answer_bytes), as length is the engine's cut.
+// no parsing (memory, then truncation, then transport errors); None means the
+// output is judged on its content. Where the rules leave room: a 4xx is the
+// client's fault, never memory; llama.cpp's "Context size has been exceeded"
+// on an admitted request is memory (the prompt fit, the shared KV cache ran
+// out); a reset or timeout mid-object is error, since the connection or our
+// clock cut it, not the engine.
 func classifyTransport(tr extractbench.Transport, output string) (extractbench.Failure, string) {
 	if !tr.Kind.Measured() {
 		return extractbench.None, "" // the run or the client cut it, not the engine: no class at all (Evaluate says not measured)

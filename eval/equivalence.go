@@ -43,21 +43,12 @@ type EquivalenceResult struct {
 	NeededN int  `json:",omitempty"`
 }
 
-// Equivalence runs the two one-sided tests (TOST) on paired acceptance:
-// B is equivalent to A at level alpha when the 1 − 2α confidence interval of
-// Δ = (c − b)/n lies strictly inside (−margin, +margin). The interval is
-// Newcombe's hybrid score interval for the difference of paired proportions
-// (method 10 of R. G. Newcombe, "Improved confidence intervals for the
-// difference between binomial proportions based on paired data", Statistics
-// in Medicine 17:2635–2650, 1998; recommended by Fagerland, Lydersen and
-// Laake, Statistics in Medicine 33:2850–2875, 2014): it combines the
-// Wilson intervals of both marginal proportions with their correlation φ,
-// whose numerator ad − bc is continuity-corrected to max(ad − bc − n/2, 0)
-// when positive. Unlike the Wald interval it does not collapse to a point
-// when b + c = 0, and it respects [−1, 1].
-//
-// Equivalence panics when alpha is not in (0, 0.5): that is a protocol bug
-// for validation to catch before a run, not a measurement.
+// Equivalence runs the two one-sided tests (TOST) on paired acceptance: B is
+// equivalent to A at alpha when the 1 − 2α interval of Δ = (c − b)/n lies
+// inside (−margin, +margin). The interval is Newcombe's hybrid score
+// interval for paired proportions (method 10, Statistics in Medicine
+// 17:2635–2650, 1998), which unlike Wald's does not collapse when b + c = 0.
+// It panics when alpha is not in (0, 0.5): a protocol bug, not a measurement.
 func Equivalence(pairs []Pair, margin, alpha float64) EquivalenceResult {
 	if !(alpha > 0 && alpha < 0.5) {
 		panic(fmt.Sprintf("eval: equivalence alpha %v is not in (0, 0.5)", alpha))

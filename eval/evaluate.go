@@ -19,22 +19,11 @@ type Options struct {
 	Categories []string               // the category enum; nil means corpus.DefaultCategories
 }
 
-// Evaluate judges one engine answer: it parses the output under both rules,
-// validates the object the protocol's rule selected against the JSON Schema,
-// applies the field rules, scores each field against exp and classifies the
-// failure, if any, by the precedence of MEASUREMENT.md section 6. It is
-// called once per request and compiles nothing.
-//
-// Fields are scored whenever the selected object parsed, each on its own:
-// a valid amount is scored even when the date beside it is malformed, and a
-// field whose value breaks its rule stays Unscored. A document is accepted
-// only when the transport completed, the object parsed and passed the
-// schema and the field rules, and all three fields are correct.
-//
-// The schema is gojsonschema's, which does enforce "format": "date" with a
-// real calendar check (see schemas_test.go); the field rules check the date,
-// the number type and the enum again regardless, so that a user schema that
-// forgets them cannot make a malformed answer count.
+// Evaluate judges one engine answer by MEASUREMENT.md sections 6 and 7:
+// parse under both rules, the schema and field rules on the selected
+// object, each field scored on its own (a valid amount counts even beside a
+// malformed date). The field rules repeat the schema's checks so that a
+// user schema that forgets them cannot make a malformed answer count.
 func Evaluate(output string, exp corpus.Expected, tr extractbench.Transport, opt Options) extractbench.Score {
 	o := extractbench.Score{Expected: exp}
 	if !tr.Kind.Measured() {

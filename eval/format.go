@@ -3,7 +3,6 @@ package eval
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/extractbench/extractbench/numfmt"
 )
@@ -17,18 +16,7 @@ import (
 
 // FormatDuration prints nanoseconds with three significant digits ("178ms",
 // "17.3ms", "1.23s", "41.2s").
-func FormatDuration(ns int64) string {
-	return durationAt(ns, numfmt.Unit(float64(ns), numfmt.MaxDigits))
-}
-
-// durationAt prints nanoseconds rounded to a multiple of 10^exp ns.
-func durationAt(ns int64, exp int) string {
-	d := time.Duration(ns)
-	if d <= 0 || exp <= 0 {
-		return d.String()
-	}
-	return d.Round(time.Duration(math.Pow10(exp))).String()
-}
+func FormatDuration(ns int64) string { return numfmt.Duration(ns) }
 
 // FormatRate prints a rate (documents/hour, tokens/s, requests/s) with three
 // significant digits, thousands grouped ("216,000", "37.5").
@@ -58,7 +46,7 @@ func (s Spread) Duration() string {
 	if s.N == 0 {
 		return "-"
 	}
-	return durationAt(int64(math.Round(s.Median)), s.unit())
+	return numfmt.DurationAt(int64(math.Round(s.Median)), s.unit())
 }
 
 // DurationRange prints the range of a spread of nanoseconds at the median's
@@ -68,7 +56,7 @@ func (s Spread) DurationRange() string {
 		return ""
 	}
 	u := s.unit()
-	return durationAt(int64(math.Round(s.Min)), u) + "–" + durationAt(int64(math.Round(s.Max)), u)
+	return numfmt.DurationAt(int64(math.Round(s.Min)), u) + "–" + numfmt.DurationAt(int64(math.Round(s.Max)), u)
 }
 
 // Rate prints the median of a spread of rates with the digits its range

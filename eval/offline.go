@@ -131,6 +131,13 @@ func (r Recommendation) Headline() string {
 	return r.Why
 }
 
+// Reason is Why, and OfflineReason Offline.Why: as methods, a plan carries
+// the recommendation without importing eval (sizing.Recommendation).
+func (r Recommendation) Reason() string { return r.Why }
+
+// OfflineReason is the offline objective's sentence, Offline.Why.
+func (r Recommendation) OfflineReason() string { return r.Offline.Why }
+
 // InteractiveAsked reports whether the protocol asked for the interactive
 // objective.
 func (r Recommendation) InteractiveAsked() bool { return r.Objective != extractbench.ObjectiveOffline }

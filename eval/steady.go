@@ -234,21 +234,11 @@ func (s *steadyTally) reason() string {
 	return strings.Join(parts, "; ")
 }
 
-// firstRepetitionSlower compares the first repetition's median E2E with the
-// median of the others': slower by more than the noise floor (the larger of
-// SteadyNoiseFloor and the others' own range over their median) is a
-// first repetition that still warmed the engine, when the difference also
-// exceeds floorNS in time. "" when it is not, or when there is no first
-// repetition and another to compare it with.
-//
-// Each repetition is read by its mean latency in a closed loop (Little's
-// law: the requests it kept in flight times its duration over its
-// documents), not its median E2E: a pass's latencies are often bimodal
-// (a request admitted beside a long prompt's prefill, or not), and the
-// median jumps between the modes with the send order, which differs by
-// repetition (corpus/default reversed: level 4's medians 18.7, 11.6 and
-// 12.7 ms with the same duration to the microsecond in all three). A
-// warming engine slows the whole pass, which the mean carries.
+// firstRepetitionSlower names a first repetition slower than the others by
+// more than the noise floor and floorNS: one that still warmed the engine;
+// "" otherwise. Repetitions are read by their mean latency (Little's law),
+// not their median E2E, which jumps between a pass's latency modes with
+// the send order while a warming engine slows the whole pass.
 func firstRepetitionSlower(durations map[int]int64, floorNS float64) string {
 	first, ok := durations[1]
 	if !ok || len(durations) < 2 {

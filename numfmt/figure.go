@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The digits rule (MEASUREMENT.md "Digits and dispersion"): a measured
@@ -102,4 +103,17 @@ func FigureSpread(n int, median, lo, hi float64) (med, rng string) {
 	}
 	exp := Unit(median, SpreadDigits(median, lo, hi))
 	return FigureAt(median, exp), FigureAt(lo, exp) + "–" + FigureAt(hi, exp)
+}
+
+// Duration writes nanoseconds with MaxDigits significant digits ("178ms",
+// "17.3ms", "1.23s", "41.2s").
+func Duration(ns int64) string { return DurationAt(ns, Unit(float64(ns), MaxDigits)) }
+
+// DurationAt writes nanoseconds rounded to a multiple of 10^exp ns.
+func DurationAt(ns int64, exp int) string {
+	d := time.Duration(ns)
+	if d <= 0 || exp <= 0 {
+		return d.String()
+	}
+	return d.Round(time.Duration(math.Pow10(exp))).String()
 }

@@ -20,7 +20,8 @@
 //     (passorder.go) and its side of package dispatch (passdispatch.go).
 //   - An engine's lifecycle: engine (engine.go: death, stop); starting or
 //     reaching it and its replicas (enginestart.go), its identity pinned in
-//     the manifest (enginepin.go), its replicas (replicas.go), the
+//     the manifest (enginepin.go) and read again before each pass
+//     (engineidentity.go), its replicas (replicas.go), the
 //     requests sent to it and scored (request.go).
 //   - Progress: the Progress interface (progress.go); pipeline/progress
 //     draws it on a terminal or a log, and cmd/extractbench wires it in.

@@ -16,9 +16,9 @@ import (
 // lifecycle: startEngine starts or reaches it and its replicas
 // (enginestart.go), pin records what it says it is (enginepin.go), the
 // passes send to its replicas (request.go, replicas.go), died says it can
-// take no more work, and stop stops what the run started. A re-read of its
-// identity between passes belongs beside pin; a new sign of its death, in
-// died.
+// take no more work, and stop stops what the run started. checkIdentity
+// reads what it is again before each pass (engineidentity.go); a new sign
+// of its death belongs in died.
 //
 // url and client are its first replica's (the one engine of a variant
 // with engine.url): what the engine says of itself is asked there;
@@ -35,6 +35,9 @@ type engine struct {
 	nvidiaSMI bool                            // sample this machine's GPU during passes
 	loadTime  time.Duration
 	family    familyState // its engine family: cache reset, telemetry source (engineident.go)
+	// identities are what each replica says it is, read when pinned and
+	// before every pass (engineidentity.go).
+	identities []replicaIdentity
 }
 
 // died reports whether the engine can take no more work: the process

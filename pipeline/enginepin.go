@@ -47,6 +47,7 @@ func (e *engine) pin(ctx context.Context) error {
 	if err := rs.store.UpdateManifest(ctx, rs.runID, rs.manifest); err != nil {
 		return fmt.Errorf("record the engine in the manifest: %w", err)
 	}
+	e.pinIdentity(ctx) // engineidentity.go
 	return nil
 }
 

@@ -53,8 +53,8 @@ func familyProxy(t *testing.T, target string, answers map[string]string) (string
 
 // TestRun_FamilyDetectedOnce: an engine whose kind the protocol leaves out
 // is described once, when it is up, and its family (llama.cpp, named by
-// /props) gives every pass its cache reset without the engine being asked
-// what it is again.
+// /props) gives every pass its cache reset without the engine being
+// described again; its identity alone is read again before each pass.
 func TestRun_FamilyDetectedOnce(t *testing.T) {
 	srv := hostile.MustNew(t, hostile.LlamaCppPromptCache, hostile.Options{})
 	base, seen := familyProxy(t, srv.URL, map[string]string{"GET /props": `{"build_info":"b1-test","total_slots":4}`})
@@ -70,8 +70,11 @@ func TestRun_FamilyDetectedOnce(t *testing.T) {
 			t.Errorf("pass rep %d cache_reset = %q, want reset (llama.cpp detected)", p.Repetition, p.CacheReset)
 		}
 	}
-	if n := seen("GET /props"); n != 1 {
-		t.Errorf("GET /props asked %d times for %d passes, want once: the family is learnt when the engine is described", n, len(ps))
+	// /props is also llama.cpp's identity, read when the engine is pinned
+	// and again before each pass (engine_changed): the family is learnt
+	// once, when the engine is described, and never from those reads.
+	if n, want := seen("GET /props"), 1+1+len(ps); n != want {
+		t.Errorf("GET /props asked %d times for %d passes, want %d: once to describe the engine, once to pin its identity, once before each pass", n, len(ps), want)
 	}
 	if m := resultstest.Manifest(t, out); m.Engine.Version != "b1-test" {
 		t.Errorf("manifest engine version %q, want /props's build_info", m.Engine.Version)

@@ -15,7 +15,7 @@ import (
 )
 
 // refusedUsage collects, per pass, the usages refused at the record
-// boundary (extractbench.Response.RefuseImpossibleUsage), so that the pass records
+// boundary (eval.RefuseImpossibleUsage), so that the pass records
 // one event rather than one per request. The zero value is ready.
 type refusedUsage struct {
 	mu     sync.Mutex

@@ -53,6 +53,11 @@ func (p *passRun) run(ctx context.Context) (*extractbench.Pass, error) {
 	if stored, err := p.plan(ctx); err != nil || stored != nil {
 		return stored, err
 	}
+	// The warm-up or the passes before may have run on another engine than
+	// the one pinned: an operator's upgrade under a long run.
+	if err := p.e.checkIdentity(ctx, fmt.Sprintf("before the pass at level %d, repetition %d", p.level, p.rep)); err != nil { // engineidentity.go
+		return nil, err
+	}
 	cacheReset := p.rs.resetCache(ctx, p.v, p.e, p.level, p.rep) // cachereset.go
 	p.resetPeaks(ctx)
 	d := p.dispatch(ctx)

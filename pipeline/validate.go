@@ -225,31 +225,16 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// runsIn returns the runs an output directory already holds: none when it
-// has no results.db. A results.db that cannot be read is a ConfigError that
-// begins with what: the directory is not one to write into.
-func runsIn(ctx context.Context, dir, what string) ([]results.Run, error) {
-	if _, err := os.Stat(filepath.Join(dir, results.DBName)); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	rd, err := results.OpenReadOnly(ctx, dir)
-	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("%s: %w; use another -out directory", what, err)}
-	}
-	defer rd.Close()
-	runs, err := rd.Runs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read the runs in %s: %w", dir, err)
-	}
-	return runs, nil
-}
-
 // checkFresh refuses a new run into a directory that already holds one:
 // two runs in one results.db and requests.parquet would be counted together
 // by every query. -append adds a run only beside runs of the same fingerprint.
 func (rs *runState) checkFresh(ctx context.Context) error {
 	dir := rs.opts.OutDir
-	runs, err := runsIn(ctx, dir, "results directory "+dir)
+	runs, err := results.RunsIn(ctx, dir)
+	var refused *results.RefusedError
+	if errors.As(err, &refused) {
+		return &ConfigError{fmt.Errorf("results directory %s: %w; use another -out directory", dir, refused.Err)}
+	}
 	if err != nil {
 		return err
 	}

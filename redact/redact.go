@@ -21,17 +21,11 @@ import (
 // Redacted is what replaces a secret.
 const Redacted = "[redacted]"
 
-// Secrets is a set of secrets and the forms they are looked for in. An
-// engine may echo a key (in an error body, in its answer, in its own log),
-// and not always as written: JSON escapes it (\u0073\u006b…, \/), URLs
-// percent-encode it (%2F, either case; + for a space), HTML writes
-// character references (&#115;, &#x73;), Basic auth and some logs base64
-// it. Redact finds each secret written plainly or base64-encoded (at any
-// alignment, standard or URL alphabet), with any of its characters in any
-// of the other forms, each character on its own (an engine may escape some
-// and not others; a JSON escape may be escaped again inside a JSON
-// string), and replaces it with Redacted. The zero value and nil redact
-// nothing. It is safe for concurrent use.
+// Secrets is a set of secrets and the forms they are looked for in: an
+// engine may echo a key escaped (JSON, percent-encoding, HTML references,
+// base64 at any alignment), each character on its own. Redact replaces each
+// form with Redacted. The zero value and nil redact nothing; it is safe for
+// concurrent use.
 type Secrets struct {
 	forms []form    // every form looked for, longest first
 	first [256]bool // bytes a literal match can begin with

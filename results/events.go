@@ -107,6 +107,17 @@ const (
 	// and the engine's status and short answer, or why nothing was asked
 	// (its family has no reset: once per variant).
 	EventCacheReset = "cache_reset"
+	// EventEngineChanged: the engine, read again before a pass, answered
+	// as another engine than the one pinned in the manifest (upgraded, or
+	// another model loaded, under the run); the variant stopped there, as
+	// ERROR, its passes measured before kept. Detail: the replica, the pass
+	// and each part old → new ("version 0.9.0 → 0.10.0").
+	EventEngineChanged = "engine_changed"
+	// EventEngineIdentityUnread: the engine's identity could not be read
+	// (an error, not a missed deadline: that is engine_call_timeout), so a
+	// change of engine is seen only in what it does answer; once per
+	// replica. Detail: the replica, when, and the error.
+	EventEngineIdentityUnread = "engine_identity_unread"
 )
 
 // Event is one row of events: something that happened to the run or a

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -30,16 +29,10 @@ const (
 const exportBatchRows = 4096
 
 // Export writes the Parquet files and raw_table.csv of every run in
-// dir/results.db, from one consistent snapshot, and returns their paths.
-// The four files are written at once, each by its own goroutine on its
-// own connection (a conc pool: the first error cancels the others, a panic
-// is raised again here), every connection reading the same snapshot. Each
-// file is written under a temporary name and renamed, so a crash never
-// leaves half a file; the temporary files an export killed midway left
-// behind are removed first. The caller holds the directory's lock
-// (LockDir), so no other export is writing them. The database may be open
-// by a running Store. On an error, the paths returned are the files
-// written.
+// dir/results.db from one snapshot, each file by its own goroutine, under a
+// temporary name renamed into place so that a crash never leaves half a
+// file; it returns their paths (on an error, those written). The caller
+// holds the directory's lock (LockDir).
 func Export(ctx context.Context, dir string) ([]string, error) {
 	if err := removeStaleTemps(dir); err != nil {
 		return nil, fmt.Errorf("export %s: %w", dir, err)
@@ -220,14 +213,6 @@ func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
 		return fmt.Errorf("rename into place: %w", err)
 	}
 	return nil
-}
-
-func fieldNames(schema *arrow.Schema) string {
-	names := make([]string, schema.NumFields())
-	for i, f := range schema.Fields() {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
 }
 
 // writeRawTable writes raw_table.csv: one row per pass of every run, with the

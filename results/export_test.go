@@ -210,37 +210,23 @@ func TestExport_NoDatabase(t *testing.T) {
 
 // TestColumnTables_MatchTables checks each table's one column list against
 // the table the migrations make and against its Parquet file: the same
-// columns in order, the SQL type and NULL rule of the column's kind, an
-// Arrow type that holds the column's values and nullable exactly where the
-// column may be NULL. A column added to a migration and not to the list (or
-// to the list and not to a migration) fails here, as does one the export
-// would leave out.
+// columns, the SQL type and NULL rule of the column's kind, an Arrow type
+// that holds the column's values and nullable exactly where the column may
+// be NULL. A column added to a migration and not to the list (or to the
+// list and not to a migration) fails here, as does one the export would
+// leave out. Columns are matched by name: every statement names its
+// columns, and a failures_<class> column added at open sits last in
+// SQLite whatever the list's order (addFailureColumns).
 func TestColumnTables_MatchTables(t *testing.T) {
 	s, _ := MustOpen(t)
-	lists := map[string][]listedColumn{
-		"runs":      listed(runColumns),
-		"passes":    listed(passColumns),
-		"requests":  listed(requestColumns),
-		"telemetry": listed(telemetryColumns),
-		"decisions": listed(decisionColumns),
-		"events":    listed(eventColumns),
-		"digests":   listed(digestColumns),
-	}
+	lists := columnLists()
 	for _, table := range tableNames(t, s.rdb) {
 		if _, ok := lists[table]; !ok {
 			t.Errorf("table %s has no column list", table)
 		}
 	}
 	for table, cols := range lists {
-		got := tableInfo(t, s.rdb, table)
-		if len(got) != len(cols) {
-			t.Errorf("%s: table has %d columns, its column list %d", table, len(got), len(cols))
-		}
-		for i := range min(len(got), len(cols)) {
-			if c, l := got[i], cols[i]; c.name != l.name || c.typ != l.typ || c.notNull == l.nullable {
-				t.Errorf("%s column %d: table %s %s notnull=%v; list %s %s nullable=%v", table, i, c.name, c.typ, c.notNull, l.name, l.typ, l.nullable)
-			}
-		}
+		matchByName(t, table, tableInfo(t, s.rdb, table), cols)
 	}
 	for table, schema := range map[string]*arrow.Schema{"requests": requestsSchema, "passes": passesSchema, "telemetry": telemetrySchema} {
 		cols := tableInfo(t, s.rdb, table)
@@ -248,11 +234,16 @@ func TestColumnTables_MatchTables(t *testing.T) {
 			t.Errorf("%s: table has %d columns, schema %d fields", table, len(cols), schema.NumFields())
 			continue
 		}
-		for i, c := range cols {
-			f := schema.Field(i)
+		for _, c := range cols {
+			i := schema.FieldIndices(c.name)
+			if len(i) != 1 {
+				t.Errorf("%s: column %s is %d fields of the schema, want 1", table, c.name, len(i))
+				continue
+			}
+			f := schema.Field(i[0])
 			wantType := map[arrow.Type]string{arrow.INT64: "INTEGER", arrow.BOOL: "INTEGER", arrow.FLOAT64: "REAL", arrow.STRING: "TEXT"}[f.Type.ID()]
-			if f.Name != c.name || wantType != c.typ || f.Nullable == c.notNull {
-				t.Errorf("%s column %d: table %s %s notnull=%v; schema %s %s nullable=%v", table, i, c.name, c.typ, c.notNull, f.Name, f.Type, f.Nullable)
+			if wantType != c.typ || f.Nullable == c.notNull {
+				t.Errorf("%s.%s: table %s notnull=%v; schema %s nullable=%v", table, c.name, c.typ, c.notNull, f.Type, f.Nullable)
 			}
 			if strings.HasSuffix(c.name, "_ns") && f.Type.ID() != arrow.INT64 {
 				t.Errorf("%s.%s is %s, want int64 nanoseconds", table, c.name, f.Type)
@@ -328,6 +319,42 @@ func TestExport_Encodings(t *testing.T) {
 type listedColumn struct {
 	name, typ string
 	nullable  bool
+}
+
+// matchByName checks that a table's columns and its column list name the
+// same columns, each with the list's type and NULL rule.
+func matchByName(t *testing.T, table string, info []columnInfo, cols []listedColumn) {
+	t.Helper()
+	got := map[string]columnInfo{}
+	for _, c := range info {
+		got[c.name] = c
+	}
+	for _, l := range cols {
+		c, ok := got[l.name]
+		switch {
+		case !ok:
+			t.Errorf("%s: listed column %s is not in the table", table, l.name)
+		case c.typ != l.typ || c.notNull == l.nullable:
+			t.Errorf("%s.%s: table %s notnull=%v; list %s nullable=%v", table, l.name, c.typ, c.notNull, l.typ, l.nullable)
+		}
+		delete(got, l.name)
+	}
+	for name := range got {
+		t.Errorf("%s: table column %s is not in its column list", table, name)
+	}
+}
+
+// columnLists is every table's column list, by table.
+func columnLists() map[string][]listedColumn {
+	return map[string][]listedColumn{
+		"runs":      listed(runColumns),
+		"passes":    listed(passColumns),
+		"requests":  listed(requestColumns),
+		"telemetry": listed(telemetryColumns),
+		"decisions": listed(decisionColumns),
+		"events":    listed(eventColumns),
+		"digests":   listed(digestColumns),
+	}
 }
 
 func listed[T any](cs columns[T]) []listedColumn {

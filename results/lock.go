@@ -95,7 +95,8 @@ func LockDir(dir, command string) (*Lock, error) {
 	l.Stale, _ = readHolder(f) // a holder still written but not holding: it died
 	host, _ := os.Hostname()
 	b, _ := json.Marshal(LockHolder{PID: os.Getpid(), Host: host, Command: command, SinceMS: time.Now().UnixMilli()})
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt(append(b, '\n'), 0)
 	}
 	if err != nil {

@@ -12,6 +12,11 @@ import (
 // user_version i to i+1. Never edit an entry that has shipped: append a new
 // one (ALTER TABLE ... ADD COLUMN) and document its columns in SCHEMA.md.
 //
+// A request column is its Record field (record.go), the decoder that
+// fills it (pipeline/client/sse_chunk.go for what an engine sends), its
+// line in requestColumns, a migration here and its row in SCHEMA.md; a
+// failure class needs no migration (addFailureColumns).
+//
 // Flags are INTEGER 0/1 with a CHECK, not BOOLEAN: go-sqlite3 returns a
 // BOOLEAN column as a Go bool, which readers scanning into integers do not
 // expect. Columns named *_ns are nanoseconds on the run's monotonic clock
@@ -386,21 +391,28 @@ ALTER TABLE passes ADD COLUMN steady_head REAL;
 // refuses a database written by a newer binary: its tables may hold columns
 // whose meaning this binary does not know.
 func migrate(ctx context.Context, db *sql.DB) error {
+	if err := migrateTo(ctx, db, len(migrations)); err != nil {
+		return err
+	}
+	return addFailureColumns(ctx, db)
+}
+
+// migrateTo applies the migrations up to schema version (a test stops
+// short of the latest to check one migration alone).
+func migrateTo(ctx context.Context, db *sql.DB, version int) error {
 	for {
-		done, err := migrateOne(ctx, db)
-		if err != nil {
+		done, err := migrateOne(ctx, db, version)
+		if err != nil || done {
 			return err
-		}
-		if done {
-			return addFailureColumns(ctx, db)
 		}
 	}
 }
 
-// addFailureColumns adds a passes column for a failure class that eval
-// lists and the table lacks, so that a new class needs no migration written
-// by hand (requests.failure has no CHECK since migration 12: the store checks
-// the class against Failures).
+// addFailureColumns adds a passes column for a failure class that
+// extractbench.Failures lists and the table lacks, so that a new class
+// needs no migration (requests.failure has no CHECK since migration 12: the
+// store checks the class against Failures). SQLite appends it, so its place
+// in the table is not its place in passColumns; both are read by name.
 func addFailureColumns(ctx context.Context, db *sql.DB) error {
 	missing, err := missingFailureColumns(ctx, db)
 	if err != nil {
@@ -437,11 +449,11 @@ func missingFailureColumns(ctx context.Context, db *sql.DB) ([]string, error) {
 	return missing, rows.Err()
 }
 
-// migrateOne applies the next migration, if any, and reports whether the
-// database was already current. user_version is read again inside the write
-// transaction so that two processes opening the same directory cannot both
-// apply the same migration.
-func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
+// migrateOne applies the next migration below version, if any, and reports
+// whether the database was already there. user_version is read again
+// inside the write transaction so that two processes opening the same
+// directory cannot both apply the same migration.
+func migrateOne(ctx context.Context, db *sql.DB, version int) (done bool, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("begin migration: %w", err)
@@ -458,7 +470,7 @@ func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
 	switch {
 	case v > len(migrations):
 		return false, fmt.Errorf("database schema version %d is newer than this binary knows (%d): use a newer extractbench", v, len(migrations))
-	case v == len(migrations):
+	case v >= version:
 		return true, tx.Rollback()
 	}
 	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {

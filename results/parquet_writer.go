@@ -29,17 +29,10 @@ import (
 // Parquet schema, the Arrow schema stored under ARROW:schema, row groups of
 // exportRowGroupRows.
 
-// exportRowGroupRows is the row group size of the exported files. Each row
-// group pays, per column (requests has 56 with the run context), a column
-// chunk with its statistics and, where dictionary-encoded, a dictionary
-// page and a fresh hash table: at 4,096 rows that was a third of the
-// export's CPU. A row group of 32,768 rows amortises it, while the bytes
-// it holds in memory until it is closed are its encoded, compressed pages
-// (a few MB) and at most one data page per column being filled; the Go
-// values are only exportBatchRows rows at a time. DuckDB and Spark split a
-// file by row groups, so a million rows still read in parallel (31
-// groups). It is a multiple of exportBatchRows: a batch never straddles
-// two groups.
+// exportRowGroupRows is the exported files' row group size: each group pays
+// per-column statistics and dictionaries (a third of the CPU at 4,096 rows),
+// while a million rows still make 31 groups to read in parallel. A multiple
+// of exportBatchRows, so that a batch never straddles two groups.
 const exportRowGroupRows = 8 * exportBatchRows
 
 // exportProps are the writer properties of one exported file: zstd,

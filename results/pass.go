@@ -10,11 +10,15 @@ import (
 	"github.com/extractbench/extractbench"
 )
 
-// passColumns lists every passes column, in table order: the one list
-// PutPass, the readers, the Parquet export, raw_table.csv and SCHEMA.md's
-// test derive from (see requestColumns). Each column's kind and NULL rule
-// is its constructor's: a pointer field is NULL when nil, an optText
-// column stores "" as NULL.
+// passColumns lists every passes column: the one list PutPass, the
+// readers, the Parquet export, raw_table.csv and SCHEMA.md's test derive
+// from (see requestColumns). Each column's kind and NULL rule is its
+// constructor's: a pointer field is NULL when nil, an optText column stores
+// "" as NULL.
+//
+// A pass figure is its Pass field (pass.go), what computes it (a figure
+// of the records' tally: eval's PassTally, Add and Fill), a line here, a
+// migration that adds the column, and its row in SCHEMA.md.
 var passColumns = withFailureColumns(columns[extractbench.Pass]{
 	textField("run_id", func(p *extractbench.Pass) *string { return &p.RunID }),
 	textField("variant", func(p *extractbench.Pass) *string { return &p.Variant }),
@@ -122,8 +126,10 @@ const passKeyColumns = 5
 func FailureColumn(f extractbench.Failure) string { return "failures_" + string(f) }
 
 // withFailureColumns inserts one failures_<class> column per failure class
-// after "accepted", so that a class added to extractbench.Failures is stored, read
-// and exported without a list to remember here.
+// after "accepted", so that a class added to extractbench.Failures is
+// stored, read and exported without a list to remember here. In SQLite a
+// class added after migration 1 sits last instead (addFailureColumns): no
+// statement reads the table by position.
 func withFailureColumns(cols columns[extractbench.Pass]) columns[extractbench.Pass] {
 	at := slices.IndexFunc(cols, func(c column[extractbench.Pass]) bool { return c.name == "accepted" }) + 1
 	var fc columns[extractbench.Pass]

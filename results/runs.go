@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 )
 
 // The run statuses stored in runs.status.
@@ -93,6 +96,25 @@ func (r *reader) LatestRun(ctx context.Context) (*Run, error) {
 		return nil, nil
 	}
 	return &runs[0], nil
+}
+
+// RunsIn returns the runs the results directory dir holds, oldest first:
+// none when it has no results.db yet. A results.db that cannot be opened is
+// a *RefusedError wrapping why: not a directory for a writer to take over.
+func RunsIn(ctx context.Context, dir string) ([]Run, error) {
+	if _, err := os.Stat(filepath.Join(dir, DBName)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	rd, err := OpenReadOnly(ctx, dir)
+	if err != nil {
+		return nil, &RefusedError{err}
+	}
+	defer rd.Close()
+	runs, err := rd.Runs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the runs in %s: %w", dir, err)
+	}
+	return runs, nil
 }
 
 // Runs returns every run, oldest first.

@@ -60,7 +60,7 @@ for i in $(seq 1 "$N"); do
   if (( RANDOM % 3 == 0 )) && [ -f "$d/results.db" ]; then
     run_killed run -resume "$d"; kills=$((kills + 1))
   fi
-  for attempt in 1 2 3; do
+  for _ in 1 2 3; do
     if [ -f "$d/results.db" ]; then
       rc=0; "$eb" run -quiet -resume "$d" >/dev/null 2>>"$work/stderr" || rc=$?
       # Killed before the run row was written: nothing to resume, start it.

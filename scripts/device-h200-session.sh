@@ -66,7 +66,7 @@ if kill -0 "$mj" 2>/dev/null; then
   sleep 5
   pkill -f 'engines/transformers/server.py' 2>/dev/null
   sleep 3
-  find "$work/margin" -name 'results.db-wal' -o -name 'results.db-shm' | xargs -r rm -f
+  find "$work/margin" \( -name 'results.db-wal' -o -name 'results.db-shm' \) -exec rm -f {} +
   tar -C "$work/margin" -cJf "$work/mpack/runs.tar.xz" --exclude=extractbench --exclude=corpus-gen --exclude='corpus-long*' --exclude=corpus-classes --exclude=.extractbench.lock .
   echo "stopped at the session's limit ($margin_limit s)" >>"$work/mpack/steps.txt"
   touch "$work/mpack.done"

@@ -57,7 +57,7 @@ run)
   if [ "${DRY:-0}" = 1 ]; then reps=1 rows=2000 ingest=3x export=1x; fi
   out=$(mktemp)
   trap 'rm -f "$out"' EXIT
-  for i in $(seq 1 "$reps"); do
+  for _ in $(seq 1 "$reps"); do
     for b in base final; do
       "$bin/$b.test" -test.run '^$' -test.bench 'BenchmarkStore_' -test.benchtime "$ingest" | grep '^Benchmark' | sed "s/^/$b /" | tee -a "$out"
       EXTRACTBENCH_BENCH_ROWS=$rows "$bin/$b.test" -test.run '^$' -test.bench 'BenchmarkExport' -test.benchtime "$export" | grep '^Benchmark' | sed "s/^/$b /" | tee -a "$out"

@@ -5,12 +5,12 @@
 // table and model presets; the training-memory calculator (full, LoRA,
 // QLoRA); llama.cpp's GGUF files, predicted tensor by tensor for each
 // quantisation scheme (GGUFTensors) and read back from a file's header
-// (ReadGGUF, CheckGGUF); the calculator set beside a run's measured peaks and phases; the
-// plans that turn a measured throughput into corpus times, rental lengths
-// and costs from a user's price file (MEASUREMENT.md section 9); and the
-// selection sheet across runs.
+// (ReadGGUF, CheckGGUF); and the plans that turn a measured throughput
+// into corpus times, rental lengths and costs from a user's price file
+// (MEASUREMENT.md section 9).
 //
-// Everything here is a pure function of its inputs, but for the model
-// files it is pointed at (config.json, a GGUF header): runs are read by
-// package results, and the verdict on which level to recommend is eval's.
+// Everything here is arithmetic on its inputs, but for the model files it
+// is pointed at (config.json, a GGUF header). It imports no eval: results/plan
+// reads the runs, takes the medians and the recommendation from eval, and
+// hands sizing the figures.
 package sizing

@@ -84,23 +84,23 @@ func CheckGGUF(g *GGUFFile, scheme string) (GGUFCheck, error) {
 // WriteText writes the check for people: the totals, the tensors by type
 // on both sides, and every tensor they disagree on.
 func (c GGUFCheck) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &numfmt.Writer{W: w}
 	verdict := "the calculator's tensors are the file's"
 	if len(c.Differences) > 0 {
 		verdict = fmt.Sprintf("%d tensors differ (below)", len(c.Differences))
 	}
-	ew.printf("GGUF %s: %s as %s, %s bytes in all; %s\n", c.Path, c.Model, c.Scheme, numfmt.GroupDigits(c.FileBytes), verdict)
+	ew.Printf("GGUF %s: %s as %s, %s bytes in all; %s\n", c.Path, c.Model, c.Scheme, numfmt.GroupDigits(c.FileBytes), verdict)
 	d := c.PredictedBytes - c.FileTensorBytes
 	sign := "+"
 	if d < 0 {
 		sign, d = "-", -d
 	}
-	ew.printf("  tensor bytes: calculator %s, file %s (%s%s B)", numfmt.GroupDigits(c.PredictedBytes), numfmt.GroupDigits(c.FileTensorBytes),
+	ew.Printf("  tensor bytes: calculator %s, file %s (%s%s B)", numfmt.GroupDigits(c.PredictedBytes), numfmt.GroupDigits(c.FileTensorBytes),
 		sign, numfmt.GroupDigits(d))
 	if c.Fallbacks > 0 {
-		ew.printf("; the calculator expects %d of the scheme's tensors to fall back to another type (rows not whole blocks)", c.Fallbacks)
+		ew.Printf("; the calculator expects %d of the scheme's tensors to fall back to another type (rows not whole blocks)", c.Fallbacks)
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  side\ttype\ttensors\tbytes\t\n")
 	for _, side := range []struct {
@@ -115,11 +115,11 @@ func (c GGUFCheck) WriteText(w io.Writer) error {
 		return fmt.Errorf("write GGUF check: %w", err)
 	}
 	for _, d := range c.Differences {
-		ew.printf("  differs: %s: calculator %s %s B, file %s %s B\n", d.Tensor, orNone(d.PredictedType), numfmt.GroupDigits(d.PredictedBytes),
+		ew.Printf("  differs: %s: calculator %s %s B, file %s %s B\n", d.Tensor, orNone(d.PredictedType), numfmt.GroupDigits(d.PredictedBytes),
 			orNone(d.FileType), numfmt.GroupDigits(d.FileBytes))
 	}
-	if ew.err != nil {
-		return fmt.Errorf("write GGUF check: %w", ew.err)
+	if ew.Err != nil {
+		return fmt.Errorf("write GGUF check: %w", ew.Err)
 	}
 	return nil
 }

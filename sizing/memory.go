@@ -135,18 +135,11 @@ type Inputs struct {
 	AdmissionReserve float64
 }
 
-// TransformersFIFOReserve is transformers' continuous batching FIFO
-// scheduler's safety_margin as transformers 5.17.0 starts it: while fewer
-// than this share of the KV blocks are free it schedules no new prefill. The
-// value is the live scheduler's, read by engines/transformers/engine.py into
-// /version's memory_cap.admission_reserve on the H200 (2026-12-02,
-// reference/h200/margin/extract-llama-15m-capped-u0.6, and again in
-// extract-llama-15m-capped); the 0.2 this constant
-// held before was a guess from the documentation. On the emulated cards of
-// reference/h200/margin the scheduler stopped admitting at 87-88% KV usage
-// (25, 53 and 105 long sequences where the pool held 28, 59 and 120); with
-// this reserve the calculator lands 0 to 2% under those boundaries (4, 25, 52,
-// 104 against 4, 25, 53, 105), against 12-16% over them without it.
+// TransformersFIFOReserve is the share of KV blocks transformers' FIFO
+// scheduler keeps free before admitting a prefill (its safety_margin, read
+// live on the H200 in reference/h200/margin): with it the calculator lands
+// 0 to 2% under the measured admission boundaries, against 12-16% over
+// without.
 const TransformersFIFOReserve = 0.15
 
 // Estimate is the calculator's answer. Byte counts are exact integers;

@@ -8,34 +8,11 @@ import (
 	"github.com/extractbench/extractbench/numfmt"
 )
 
-// errWriter keeps the first write error so that text writers can print
-// line after line and check once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-// Write passes p on until the first error, which it then keeps returning.
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	var n int
-	n, e.err = e.w.Write(p)
-	return n, e.err
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
-	}
-}
-
 // WriteText writes the estimate for people: each figure with its unit and
 // the arithmetic behind it, then the fits table with each card's
 // compatibility for the precisions chosen.
 func (e Estimate) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &numfmt.Writer{W: w}
 	prec := string(e.Weights)
 	if e.GroupSize > 0 {
 		prec = fmt.Sprintf("%s, group %d with an fp16 scale and zero point", e.Weights, e.GroupSize)
@@ -45,18 +22,18 @@ func (e Estimate) WriteText(w io.Writer) error {
 		if e.GGUFFallbacks > 0 {
 			fell = fmt.Sprintf("; %d tensors fall back to another type: their rows are not whole blocks of the scheme's", e.GGUFFallbacks)
 		}
-		ew.printf("Model %s: %.2f billion parameters as GGUF %s, tensor by tensor as llama-quantize makes them%s\n",
+		ew.Printf("Model %s: %.2f billion parameters as GGUF %s, tensor by tensor as llama-quantize makes them%s\n",
 			e.Model, float64(e.Params)/1e9, e.GGUF, fell)
 	} else {
-		ew.printf("Model %s: %.2f billion parameters (%.2f billion in linear layers at %s; embeddings, head, norms and routers in 16 bits)\n",
+		ew.Printf("Model %s: %.2f billion parameters (%.2f billion in linear layers at %s; embeddings, head, norms and routers in 16 bits)\n",
 			e.Model, float64(e.Params)/1e9, float64(e.QuantisedParams)/1e9, prec)
 	}
 	if e.Shape.MoE() {
-		ew.printf("Mixture of experts: all %d experts resident; %.2f billion parameters active per token (%d of %d experts)\n",
+		ew.Printf("Mixture of experts: all %d experts resident; %.2f billion parameters active per token (%d of %d experts)\n",
 			e.Shape.Experts, float64(e.ActiveParams)/1e9, e.Shape.ExpertsPerToken, e.Shape.Experts)
 	}
 	if e.TP > 1 {
-		ew.printf("Tensor parallel over %d cards: every figure below is per card\n", e.TP)
+		ew.Printf("Tensor parallel over %d cards: every figure below is per card\n", e.TP)
 	}
 	kvElem, _ := e.KV.KVBytes()
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
@@ -100,11 +77,11 @@ func (e Estimate) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write estimate: %w", err)
 	}
-	ew.printf("\nCards: datasheet memory is decimal (1 GB = 10^9 B), shown here in GiB (2^30 B); usable = memory × %.2f.\n", e.Utilisation)
-	ew.printf("Max concurrency: sequences of %s tokens that fit with the %.0f%% margin (and without it).\n",
+	ew.Printf("\nCards: datasheet memory is decimal (1 GB = 10^9 B), shown here in GiB (2^30 B); usable = memory × %.2f.\n", e.Utilisation)
+	ew.Printf("Max concurrency: sequences of %s tokens that fit with the %.0f%% margin (and without it).\n",
 		numfmt.GroupDigits(int64(e.HeldTokens)), e.Margin*100)
 	if e.AdmissionReserve > 0 {
-		ew.printf("Admission reserve: the engine's scheduler admits a sequence only while %.0f%% of the KV budget is free, so the max concurrency counts what it admits, not all that would fit.\n",
+		ew.Printf("Admission reserve: the engine's scheduler admits a sequence only while %.0f%% of the KV budget is free, so the max concurrency counts what it admits, not all that would fit.\n",
 			e.AdmissionReserve*100)
 	}
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -154,16 +131,16 @@ func (e Estimate) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write fits: %w", err)
 	}
-	ew.printf("Decode ceiling: bandwidth / weight bytes a token reads, an upper bound for one sequence (datasheet bandwidth, a lead, not a measurement).\n")
+	ew.Printf("Decode ceiling: bandwidth / weight bytes a token reads, an upper bound for one sequence (datasheet bandwidth, a lead, not a measurement).\n")
 	if offload {
-		ew.printf("Offload per step: the offloaded KV crossing PCIe (datasheet, one direction) once per decode step: a floor on each step's time.\n")
+		ew.Printf("Offload per step: the offloaded KV crossing PCIe (datasheet, one direction) once per decode step: a floor on each step's time.\n")
 	}
-	ew.printf("Compatibility by compute capability: bf16 and FlashAttention-2 need 8.0 (Ampere); fp8 8.9 (Ada, Hopper); FlashAttention-3 9.0 (Hopper); fp4 10.0 (Blackwell). Pin CUDA, driver and engine versions on the card you rent.\n")
+	ew.Printf("Compatibility by compute capability: bf16 and FlashAttention-2 need 8.0 (Ampere); fp8 8.9 (Ada, Hopper); FlashAttention-3 9.0 (Hopper); fp4 10.0 (Blackwell). Pin CUDA, driver and engine versions on the card you rent.\n")
 	for _, n := range notes {
-		ew.printf("  %s\n", n)
+		ew.Printf("  %s\n", n)
 	}
-	if ew.err != nil {
-		return fmt.Errorf("write estimate: %w", ew.err)
+	if ew.Err != nil {
+		return fmt.Errorf("write estimate: %w", ew.Err)
 	}
 	return nil
 }
@@ -182,18 +159,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func optBytes(v *int64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return numfmt.GiBString(*v)
-}
-
-func optPct(v *float64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.0f%%", *v*100)
 }

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/extractbench/extractbench"
 	"io"
 	"math"
 	"text/tabwriter"
 	"time"
 
-	"github.com/extractbench/extractbench/eval"
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/numfmt"
 )
 
@@ -49,11 +48,10 @@ type PlanInputs struct {
 	CorpusDocs   int     `json:"corpus_docs"` // N, the corpus to plan for
 	RentalDays   []int   `json:"rental_days"` // nil = DefaultRentalDays
 	// InPasses, when set, are the level's rates in passes as every page
-	// shows them (eval's level rule: each pass's figure, then the median
-	// over the complete repetitions; eval/throughput.go): PlanRunWith sets
-	// them, so that plan and select quote the accepted/h that stdout and
-	// the report show. Unset, the rates are the sums' ratios above (for one
-	// repetition, the same figures).
+	// shows them (the median over its complete repetitions; results/plan
+	// computes them with eval), so that plan and select quote the
+	// accepted/h that stdout and the report show. Unset, the rates are the
+	// sums' ratios above (for one repetition, the same figures).
 	InPasses *LevelRates `json:"in_passes,omitempty"`
 }
 
@@ -63,17 +61,19 @@ type LevelRates struct {
 	DocsPerHour      float64 `json:"docs_per_hour"`     // eval.PassDocsPerHour: documents, accepted or not
 	AcceptedPerHour  float64 `json:"accepted_per_hour"` // eval.PassAcceptedPerHour: passes.docs_per_hour
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
-	// Spreads are the three over repetitions, in that order: printed with
-	// the digits their ranges support, as stdout and the report print them.
-	Spreads [3]eval.Spread `json:"-"`
+	// Printed are the three as stdout and the report print them, in that
+	// order, with the digits their repetitions' ranges support; "" = unknown.
+	Printed [3]string `json:"-"`
 }
 
-// LevelRatesOf is the level's rates in passes, from its passes rows.
-func LevelRatesOf(passes []*extractbench.Pass) LevelRates {
-	docs := eval.MedianOverRepetitions(passes, eval.PassDocsPerHour)
-	acc := eval.MedianOverRepetitions(passes, eval.PassAcceptedPerHour)
-	tok := eval.MedianOverRepetitions(passes, func(p *extractbench.Pass) *float64 { return p.OutputTokensPerS })
-	return LevelRates{DocsPerHour: docs.Median, AcceptedPerHour: acc.Median, OutputTokensPerS: tok.Median, Spreads: [3]eval.Spread{docs, acc, tok}}
+// Recommendation is the verdict a plan from a run rests on
+// (eval.Recommendation): sizing prints and marshals it and judges nothing.
+type Recommendation interface {
+	Usable() bool
+	InteractiveAsked() bool
+	Interactive() string // the interactive objective's sentence
+	Reason() string      // why this level, or why none
+	OfflineReason() string
 }
 
 // PassRates prints the plan's three rates in passes (documents/hour,
@@ -81,10 +81,10 @@ func LevelRatesOf(passes []*extractbench.Pass) LevelRates {
 // the level's repetitions support when known, else three.
 func (r *PlanResult) PassRates() (docs, accepted, tokens string) {
 	f := func(i int, v float64) string {
-		if r.InPasses != nil && r.InPasses.Spreads[i].N > 0 {
-			return r.InPasses.Spreads[i].Rate()
+		if r.InPasses != nil && r.InPasses.Printed[i] != "" {
+			return r.InPasses.Printed[i]
 		}
-		return eval.FormatRate(v)
+		return numfmt.Figure(v)
 	}
 	return f(0, r.PassDocsPerHour), f(1, r.AcceptedPerHour), f(2, r.OutputTokensPerS)
 }
@@ -93,8 +93,8 @@ func (r *PlanResult) PassRates() (docs, accepted, tokens string) {
 // rate, and what fits in each rental.
 type PlanResult struct {
 	PlanInputs
-	Recommendation *eval.Recommendation `json:"recommendation,omitempty"` // when planned from a run
-	Simulated      bool                 `json:"simulated"`
+	Recommendation Recommendation `json:"recommendation,omitempty"` // when planned from a run
+	Simulated      bool           `json:"simulated"`
 	// Usable is false for a variant with no usable level: it has no
 	// figures, and its JSON carries none (never zeros that read as measured).
 	Usable bool `json:"usable"`
@@ -160,12 +160,12 @@ func (r PlanResult) MarshalJSON() ([]byte, error) {
 		return json.Marshal(plain(r))
 	}
 	return json.Marshal(struct {
-		Variant        string               `json:"variant"`
-		Mode           extractbench.Mode    `json:"mode"`
-		CorpusDocs     int                  `json:"corpus_docs"`
-		Usable         bool                 `json:"usable"`
-		Recommendation *eval.Recommendation `json:"recommendation"`
-		Simulated      bool                 `json:"simulated"`
+		Variant        string            `json:"variant"`
+		Mode           extractbench.Mode `json:"mode"`
+		CorpusDocs     int               `json:"corpus_docs"`
+		Usable         bool              `json:"usable"`
+		Recommendation Recommendation    `json:"recommendation"`
+		Simulated      bool              `json:"simulated"`
 	}{r.Variant, r.Mode, r.CorpusDocs, false, r.Recommendation, r.Simulated})
 }
 
@@ -286,38 +286,38 @@ var ErrNoUsableLevel = errors.New("no usable level")
 
 // WriteText writes a plan for people.
 func (r PlanResult) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &numfmt.Writer{W: w}
 	if r.Simulated {
-		ew.printf("SIMULATED RUN: these figures come from the built-in engine, not a GPU.\n")
+		ew.Printf("SIMULATED RUN: these figures come from the built-in engine, not a GPU.\n")
 	}
 	unit := r.Mode
 	if r.Recommendation != nil && !r.Recommendation.Usable() {
-		ew.printf("%s: nothing to plan: %s\n", r.Variant, r.Recommendation.Why)
-		return ew.err
+		ew.Printf("%s: nothing to plan: %s\n", r.Variant, r.Recommendation.Reason())
+		return ew.Err
 	}
-	ew.printf("%s at %s %d", r.Variant, unit, r.Level)
+	ew.Printf("%s at %s %d", r.Variant, unit, r.Level)
 	if rec := r.Recommendation; rec != nil {
 		if rec.InteractiveAsked() {
-			ew.printf(" (the interactive objective's recommended level)\n")
+			ew.Printf(" (the interactive objective's recommended level)\n")
 		} else {
-			ew.printf(" (the offline objective's level: the protocol asked for it only)\n")
+			ew.Printf(" (the offline objective's level: the protocol asked for it only)\n")
 		}
-		ew.printf("Interactive objective: %s\nOffline objective: %s\n", rec.Interactive(), rec.Offline.Why)
+		ew.Printf("Interactive objective: %s\nOffline objective: %s\n", rec.Interactive(), rec.OfflineReason())
 	} else {
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	// Rates with three significant digits (eval's printer of figures): a
+	// Rates with three significant digits (numfmt's digits rule): a
 	// plan multiplies a median whose repetitions differ in the second or third.
 	docs, accepted, tokens := r.PassRates()
 	fmt.Fprintf(tw, "Measured in passes\t%s documents/hour (%d documents in %s), %s accepted/hour, %s output tokens/s\n",
-		docs, r.Docs, eval.FormatDuration(r.DurationNS), accepted, tokens)
+		docs, r.Docs, numfmt.Duration(r.DurationNS), accepted, tokens)
 	retries := "none assumed"
 	if r.RetryAssumed {
 		retries = fmt.Sprintf("%.1f%% of documents assumed sent again", r.RetryShare*100)
 	}
 	fmt.Fprintf(tw, "Sustained\t%s documents/hour, %s/day, %s accepted/hour sustained (evaluation overhead %.1f%% of pass time; retries %s)\n",
-		eval.FormatRate(r.DocsPerHour), eval.FormatRate(r.DocsPerDay), eval.FormatRate(r.SustainedAcceptedPerHour), r.OverheadShare*100, retries)
+		numfmt.Figure(r.DocsPerHour), numfmt.Figure(r.DocsPerDay), numfmt.Figure(r.SustainedAcceptedPerHour), r.OverheadShare*100, retries)
 	fmt.Fprintf(tw, "Corpus of %s documents\t%s (%.2f days)\n", numfmt.GroupDigits(int64(r.CorpusDocs)), fmtLong(r.CorpusNS), r.CorpusDays)
 	fmt.Fprintf(tw, "  preparation\t%s (engine load %s + warm-up %s, once)\n", fmtLong(r.PreparationNS), fmtLong(r.LoadNS), fmtLong(r.WarmupNS))
 	fmt.Fprintf(tw, "  fixed\t%s (the run's time outside passes, loads and warm-ups: set-up, engine stop, its end; once)\n", fmtLong(r.FixedNS))
@@ -329,7 +329,7 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		if rt.FitsCorpus {
 			fits = "fits"
 		}
-		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental); %s", rt.Days, eval.FormatRate(float64(rt.Docs)), fits, rt.Use*100, cardsPhrase(rt.CardsNeeded, rt.Days))
+		fmt.Fprintf(tw, "%d-day rental\t%s documents; the corpus %s (%.0f%% of the rental); %s", rt.Days, numfmt.Figure(float64(rt.Docs)), fits, rt.Use*100, cardsPhrase(rt.CardsNeeded, rt.Days))
 		if rt.Cost != nil {
 			fmt.Fprintf(tw, ": %s %s", numfmt.Money(*rt.Cost), r.Cost.Currency)
 		}
@@ -343,10 +343,10 @@ func (r PlanResult) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "Cost (%s)\t%s %s per card-hour of %s\n", c.Label, numfmt.Money(c.PerCardHour), c.Currency, card)
 		if c.PerThousandAccepted > 0 {
 			fmt.Fprintf(tw, "  per 1,000 accepted\t%s %s (1,000 × price / %s accepted/hour sustained)\n", numfmt.Money(c.PerThousandAccepted), c.Currency,
-				eval.FormatRate(r.SustainedAcceptedPerHour))
+				numfmt.Figure(r.SustainedAcceptedPerHour))
 		} else {
 			fmt.Fprintf(tw, "  per 1,000 accepted\tnone accepted; %s %s per 1,000 documents (1,000 × price / %s documents/hour sustained)\n",
-				numfmt.Money(c.PerThousandDocs), c.Currency, eval.FormatRate(r.DocsPerHour))
+				numfmt.Money(c.PerThousandDocs), c.Currency, numfmt.Figure(r.DocsPerHour))
 		}
 		fmt.Fprintf(tw, "  corpus on one card\t%s %s\n", numfmt.Money(c.CorpusCost), c.Currency)
 		if c.DeadlineDays > 0 {
@@ -356,8 +356,8 @@ func (r PlanResult) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write plan: %w", err)
 	}
-	if ew.err != nil {
-		return fmt.Errorf("write plan: %w", ew.err)
+	if ew.Err != nil {
+		return fmt.Errorf("write plan: %w", ew.Err)
 	}
 	return nil
 }
@@ -390,7 +390,7 @@ func cardsPhrase(n, days int) string {
 // days when it has them.
 func fmtLong(ns int64) string {
 	if time.Duration(ns) < time.Minute {
-		return eval.FormatDuration(ns)
+		return numfmt.Duration(ns)
 	}
 	d := time.Duration(ns).Round(time.Second)
 	if d >= 24*time.Hour {

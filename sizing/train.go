@@ -238,18 +238,18 @@ func (e TrainEstimate) fixed(m Model) int64 {
 
 // WriteText writes the training estimate with its formulas in a footnote.
 func (e TrainEstimate) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &numfmt.Writer{W: w}
 	ck := "off"
 	if e.Checkpointing {
 		ck = "on"
 	}
-	ew.printf("Training %s: %s fine-tuning, %s, micro-batch %d × %s tokens, activation checkpointing %s\n",
+	ew.Printf("Training %s: %s fine-tuning, %s, micro-batch %d × %s tokens, activation checkpointing %s\n",
 		e.Model, e.Method, e.Optimizer, e.MicroBatch, numfmt.GroupDigits(int64(e.SeqLen)), ck)
-	ew.printf("%.2f billion parameters; trained: %s", float64(e.Params)/1e9, numfmt.GroupDigits(e.TrainedParams))
+	ew.Printf("%.2f billion parameters; trained: %s", float64(e.Params)/1e9, numfmt.GroupDigits(e.TrainedParams))
 	if e.LoRARank > 0 {
-		ew.printf(" (rank-%d adapters on every linear layer)", e.LoRARank)
+		ew.Printf(" (rank-%d adapters on every linear layer)", e.LoRARank)
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	base := "bf16 [1]"
 	if e.Method == QLoRA {
@@ -280,7 +280,7 @@ func (e TrainEstimate) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write training estimate: %w", err)
 	}
-	ew.printf("\nCards (one card, no sharding; usable = memory × %.2f):\n", e.Utilisation)
+	ew.Printf("\nCards (one card, no sharding; usable = memory × %.2f):\n", e.Utilisation)
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "GPU\tmemory\tusable\tfits\theadroom\tmax micro-batch\t\n")
 	for _, f := range e.Fits {
@@ -290,13 +290,13 @@ func (e TrainEstimate) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write training fits: %w", err)
 	}
-	ew.printf("[1] Mixed-precision AdamW: 2 (bf16 weights) + 4 (fp32 master) + 2 (gradients) + 4 + 4 (moments) = 16 B a parameter (Rajbhandari et al., ZeRO, 2020, section 3.1).\n")
-	ew.printf("[2] NF4 with double quantisation: 0.5 + 1/64 + 4/(64 × 256) = 0.5159 B a parameter, 4.127 bits (Dettmers et al., QLoRA, 2023).\n")
-	ew.printf("[3] LoRA: r × (d_in + d_out) parameters per adapted layer (Hu et al., 2021); adapters, their gradients and states in fp32.\n")
-	ew.printf("[4] 8-bit Adam: block-wise quantised moments, 1 B each; block statistics (4 B per 2,048 values) left out (Dettmers et al., 2022).\n")
-	ew.printf("[5] Per layer per token, bf16, FlashAttention (no score matrix): 2 × (4 × hidden + 2 × heads·head_dim + 2 × kv_heads·head_dim + 4 × intermediate) B; checkpointing keeps 2 × hidden per layer (Korthikanti et al., 2022, for the method).\n")
-	if ew.err != nil {
-		return fmt.Errorf("write training estimate: %w", ew.err)
+	ew.Printf("[1] Mixed-precision AdamW: 2 (bf16 weights) + 4 (fp32 master) + 2 (gradients) + 4 + 4 (moments) = 16 B a parameter (Rajbhandari et al., ZeRO, 2020, section 3.1).\n")
+	ew.Printf("[2] NF4 with double quantisation: 0.5 + 1/64 + 4/(64 × 256) = 0.5159 B a parameter, 4.127 bits (Dettmers et al., QLoRA, 2023).\n")
+	ew.Printf("[3] LoRA: r × (d_in + d_out) parameters per adapted layer (Hu et al., 2021); adapters, their gradients and states in fp32.\n")
+	ew.Printf("[4] 8-bit Adam: block-wise quantised moments, 1 B each; block statistics (4 B per 2,048 values) left out (Dettmers et al., 2022).\n")
+	ew.Printf("[5] Per layer per token, bf16, FlashAttention (no score matrix): 2 × (4 × hidden + 2 × heads·head_dim + 2 × kv_heads·head_dim + 4 × intermediate) B; checkpointing keeps 2 × hidden per layer (Korthikanti et al., 2022, for the method).\n")
+	if ew.Err != nil {
+		return fmt.Errorf("write training estimate: %w", ew.Err)
 	}
 	return nil
 }

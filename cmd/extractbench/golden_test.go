@@ -23,25 +23,18 @@ var update = flag.Bool("update", false, "rewrite the golden code, stdout and std
 
 // TestGolden runs one command line per case directory
 // testdata/<command>/<case>/ in-process and compares its exit code, stdout
-// and stderr with the files there. A case directory holds:
+// and stderr with the files there:
 //
-//	args         the arguments, one per line (blank lines and lines starting with # are skipped)
+//	args         the arguments, one per line (blank lines and # lines skipped)
 //	code         the expected exit code
 //	stdout       the expected stdout, normalised (see normalise)
-//	stderr       the expected stderr, normalised; absent: stderr must be empty
-//	fixture      optional: the results directory to build as $FIXTURE (see buildFixture)
+//	stderr       the expected stderr, normalised; absent: it must be empty
+//	fixture      optional: the results directory built as $FIXTURE (buildFixture)
 //	interrupted  optional: run under a context already cancelled, as after Ctrl-C
-//	want/        optional: files the command writes into $TMP (a -junit file, say),
-//	             each compared, normalised, with the file of that name in $TMP
+//	want/        optional: files the command writes into $TMP, each compared
 //
-// Any other file of the case directory (a protocol, say) is an input: it is
-// copied into $TMP. Arguments may name three placeholders, replaced at run
-// time: $TMP (a fresh directory per case, which also holds small.jsonl, six
-// documents of the default corpus), $FIXTURE (the built fixture) and $CASE
-// (the case directory itself).
-//
-// go test ./cmd/extractbench -run Golden -update rewrites code, stdout and
-// stderr from what the commands print now; read the diff before committing.
+// Other files are inputs, copied into $TMP (which also holds small.jsonl);
+// args may name $TMP, $FIXTURE and $CASE. -update rewrites the expectations.
 func TestGolden(t *testing.T) {
 	commands, err := os.ReadDir("testdata")
 	if err != nil {
@@ -219,35 +212,11 @@ var (
 var measuredColumns = map[string]bool{"TTFT p50": true, "TTFT p95": true, "E2E p50": true, "E2E p95": true,
 	"tok/s": true, "accepted/h": true, "max run": true}
 
-// normalise masks what changes from one run or machine to the next, so that
-// a golden file holds only what the command decides. Its rules, in order:
-//
-//  1. Paths: each placeholder's value ($FIXTURE, $TMP, $CASE) is written
-//     back as the placeholder.
-//  2. Run ids (20260102T150405Z-0a1b2c3d) become <run-id>.
-//  3. "fingerprint <hex>" becomes "fingerprint <fingerprint>": it hashes
-//     the tool's build too, so it changes with every commit.
-//  4. Wall-clock timestamps (2026-01-02T15:04:05Z, 2026-01-02 15:04) become
-//     <time>; calendar dates alone (2025-01-02, a document's answer) stay.
-//  5. "listening on http://HOST:PORT" loses its port (<port>): engine
-//     serve -addr 127.0.0.1:0 prints the port the kernel gave.
-//  6. A decimal number printed with ten or more fraction digits (JSON's
-//     shortest float form, 0.030000000000000027) is rounded to 12
-//     significant digits (0.03): the last bits of a float may differ
-//     between CPU architectures (fused multiply-add on arm64), not the figure.
-//  7. Only when the case measured (it runs the built-in engine, or its
-//     fixture is a real run): a line's closing "(1.234s)" (run's elapsed
-//     time) becomes (<elapsed>), and in a table whose header has a measured
-//     column (TTFT p50, TTFT p95, E2E p50, E2E p95, tok/s, accepted/h, max
-//     run: run's summary) the cells of those columns become "~". Counts,
-//     shares and verdicts stay.
-//  8. Inside a line, every run of two or more spaces becomes two spaces
-//     (column widths follow the masked values), and trailing spaces go.
-//     Leading indentation stays.
-//
-// Everything else stays as printed: counts, shares, verdicts, memory
-// figures and the times of fixtures (written, not measured) still fail the
-// test when they change.
+// normalise masks what changes from one run or machine to the next (paths,
+// run ids, fingerprints, wall-clock times, ports, a float's last bits, and
+// the measured times and latency columns when the case measured), so that a
+// golden file holds only what the command decides: counts, shares, verdicts
+// and memory figures still fail the test when they change.
 func normalise(s string, vars map[string]string, measured bool) string {
 	names := make([]string, 0, len(vars))
 	for name := range vars {

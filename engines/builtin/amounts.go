@@ -81,13 +81,11 @@ func signAndCurrency(prefix string) (start int, neg bool) {
 	if sign() {
 		neg, start = true, i
 	}
-	j := i
 	space()
 	for _, c := range currencies {
 		if i >= len(c) && strings.EqualFold(prefix[i-len(c):i], c) {
 			i -= len(c)
 			start = i
-			j = i
 			space()
 			if !neg && sign() {
 				neg, start = true, i
@@ -95,7 +93,6 @@ func signAndCurrency(prefix string) (start int, neg bool) {
 			return start, neg
 		}
 	}
-	i = j
 	return start, neg
 }
 

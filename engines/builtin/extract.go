@@ -88,11 +88,9 @@ func isInstruction(line string) bool {
 	return n >= 3
 }
 
-// docLine is one line of the document split into its label (the text before
-// its first value) and the rest.
+// docLine is one non-blank line of the document.
 type docLine struct {
-	text  string
-	label string // normalised: lower case, no trailing punctuation or dot leaders
+	text string
 }
 
 func splitLines(doc string) []docLine {

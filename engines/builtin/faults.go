@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/extractbench/extractbench"
 )
 
 // Fault is a failure the engine injects on purpose, so that tests (and the
@@ -24,10 +26,43 @@ const (
 	FaultHTML         Fault = "html"          // error: HTTP 200 with an HTML page (a proxy's)
 )
 
+// faults lists every fault in the order rates are drawn, with the failure
+// class it causes (under strict parsing), which the runner's tests check
+// the classifier gives it. A failure class no fault causes is not caused:
+// a new class needs no fault.
+var faults = []struct {
+	fault Fault
+	class extractbench.Failure
+}{
+	{FaultGarbage, extractbench.Format},
+	{FaultFence, extractbench.Format},
+	{FaultMissingKey, extractbench.Format},
+	{FaultStringAmount, extractbench.Format},
+	{FaultWrongValue, extractbench.Quality},
+	{FaultTruncate, extractbench.Truncation},
+	{FaultOOM, extractbench.Memory},
+	{FaultReset, extractbench.Error},
+	{FaultHTML, extractbench.Error},
+}
+
 // FaultKinds lists every fault in the order rates are drawn.
-var FaultKinds = []Fault{
-	FaultGarbage, FaultFence, FaultMissingKey, FaultStringAmount, FaultWrongValue,
-	FaultTruncate, FaultOOM, FaultReset, FaultHTML,
+var FaultKinds = func() []Fault {
+	kinds := make([]Fault, len(faults))
+	for i, f := range faults {
+		kinds[i] = f.fault
+	}
+	return kinds
+}()
+
+// Class is the failure class f causes under strict parsing; None for
+// FaultNone or an unknown fault.
+func (f Fault) Class() extractbench.Failure {
+	for _, x := range faults {
+		if x.fault == f {
+			return x.class
+		}
+	}
+	return extractbench.None
 }
 
 // FaultRule injects a fault into every document whose text contains Contains.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
 )
 
@@ -112,6 +113,19 @@ func TestServer_Faults(t *testing.T) {
 				tt.check(t, resp.StatusCode, resp.Header.Get("Content-Type"), content, finish, readErr)
 			})
 		}
+	}
+}
+
+// TestFault_Class checks that every fault names a failure class of
+// extractbench.Failures, and no fault none.
+func TestFault_Class(t *testing.T) {
+	for _, f := range FaultKinds {
+		if f.Class().Index() < 0 {
+			t.Errorf("fault %s causes class %q, which extractbench.Failures does not list", f, f.Class())
+		}
+	}
+	if c := FaultNone.Class(); c != extractbench.None {
+		t.Errorf("no fault causes %q, want none", c)
 	}
 }
 

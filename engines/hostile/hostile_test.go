@@ -25,3 +25,29 @@ func TestNew_UnknownMode(t *testing.T) {
 		t.Fatal("want an error for an unknown mode")
 	}
 }
+
+// TestUpgradeUnderRun_VersionChanges: /version names the old build for
+// the first N chat requests and the new one after.
+func TestUpgradeUnderRun_VersionChanges(t *testing.T) {
+	s := MustNew(t, UpgradeUnderRun, Options{N: 2})
+	version := func() string {
+		res, err := http.Get(s.URL + "/version")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	for i, want := range []string{UpgradeFrom, UpgradeFrom, UpgradeTo, UpgradeTo} {
+		if got := version(); !strings.Contains(got, `"`+want+`"`) {
+			t.Errorf("after %d chat requests /version = %s, want %s", i, got, want)
+		}
+		res, err := http.Post(s.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+}

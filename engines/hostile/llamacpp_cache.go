@@ -13,20 +13,11 @@ import (
 // misleads a benchmark that ignores it, in the shapes a real llama-server
 // (build b1-de3ff81) was captured writing (pipeline/client/testdata/llamacpp).
 const (
-	// LlamaCppPromptCache keeps every prompt it was sent, as llama.cpp's
-	// slots and host-memory cache (--cache-ram) do, and reports the prefix
-	// it shares with the nearest one as cached: usage.prompt_tokens_details.
-	// cached_tokens and timings.cache_n (a prompt sent again: all of it but
-	// the one token llama.cpp always evaluates). Its prompt tokens are
-	// PromptBytesPerToken bytes of the messages each, plus one. It streams
-	// one token per chunk, ends with finish_reason stop on a chunk without
-	// content, and counts that end-of-generation token in completion_tokens,
-	// as llama.cpp does: completion_tokens is the content chunks plus one.
-	//
-	// Its cache is held by slots (Options.N, default PromptCacheSlots), each
-	// new prompt entering the next slot in turn, and it answers GET /slots
-	// and POST /slots/{id}?action=erase in llama-server's shapes
-	// (llamacpp_slots.go): erasing every slot empties the cache.
+	// LlamaCppPromptCache caches every prompt in slots (Options.N, default
+	// PromptCacheSlots) as llama.cpp does, reports the prefix shared with the
+	// nearest as cached (usage and timings.cache_n), and answers llama-server's
+	// /slots and erase actions (llamacpp_slots.go). Like llama.cpp, it counts
+	// the end-of-generation token in completion_tokens: the content chunks plus one.
 	LlamaCppPromptCache Mode = "llamacpp-prompt-cache"
 	// LlamaCppNoSlotActions is LlamaCppPromptCache as llama-server b1-de3ff81
 	// runs without --slot-save-path: GET /slots lists the slots, and every

@@ -59,8 +59,8 @@ if [[ "${BACKGROUND:-0}" == 1 ]]; then
 fi
 renice -n "${NICE:-19}" -p $$ >/dev/null 2>&1 || true # every child inherits it
 
-variants=(${CPU_REF_VARIANTS:-f16 q8_0 q6_k q4_k_m q4_0})
-levels=(${CPU_REF_LEVELS:-1 2 4})
+read -r -a variants <<<"${CPU_REF_VARIANTS:-f16 q8_0 q6_k q4_k_m q4_0}"
+read -r -a levels <<<"${CPU_REF_LEVELS:-1 2 4}"
 threads="${CPU_REF_THREADS:-1}"
 port0="${CPU_REF_PORT:-8041}"
 ref="${variants[0]}"

@@ -76,7 +76,8 @@ export LLAMACPP_SRC="$work/llama.cpp" LLAMACPP_JOBS="${LLAMACPP_JOBS:-16}" LLAMA
 
 step build bash -c "'$here/build.sh' --cuda >'$work/bin.txt' 2>'$work/build.log'" ||
   { tail -n 40 "$work/build.log" >"$pack/build-tail.log"; finish 1; }
-export LLAMACPP_BIN="$(tail -n 1 "$work/bin.txt")"
+LLAMACPP_BIN="$(tail -n 1 "$work/bin.txt")"
+export LLAMACPP_BIN
 # The committed model's BF16 GGUF, checked against the committed pin (gguf.sha256).
 step gguf bash -c "'$here/gguf.sh' bf16 >'$work/gguf.txt' 2>>'$steps'" || finish 1
 "$LLAMACPP_BIN/llama-server" --help 2>&1 | grep -E -- '--slots|--slot-save-path|--cache-ram' >>"$pack/env.txt"

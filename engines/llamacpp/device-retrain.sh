@@ -166,7 +166,7 @@ t0=$SECONDS
 wait_training() { local p rc=0; for p in $(jobs -p); do [[ "${build_pid:-}" == "$p" ]] && continue; wait "$p" || rc=1; done; return $rc; }
 wait_training
 echo "stage 1 ($candidates): $((SECONDS - t0)) s" >>"$steps"
-best= best_acc=-1 best_shape=
+best='' best_acc=-1 best_shape=''
 for c in $candidates; do
   name="${c%%:*}-seed-${c##*:}"
   d="$work/stage1/$name/extract-llama-15m"

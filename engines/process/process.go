@@ -28,17 +28,10 @@ const (
 )
 
 // Process is an engine extractbench started from a protocol's `start`
-// command. It runs in its own process group so that stopping it stops the
-// whole tree (vLLM and friends fork workers); its output goes to a log file
-// kept in the results directory, and its pid to a pid file beside it, so
-// that a resumed run finds an engine its crashed first attempt left behind.
-//
-// On Linux the engine dies with extractbench, even by kill -9: the shell
-// that runs the command gets SIGHUP from the kernel when extractbench dies
-// (Pdeathsig) and answers it by killing its whole process group, the
-// engine and its workers (see engineScript). Pdeathsig fires when the OS
-// thread that forked the child exits, not the process, so the child is
-// started from a goroutine locked to its thread until it has been reaped.
+// command, in its own process group so that stopping it stops its workers,
+// with a log and a pid file in the results directory so that a resume finds
+// an engine a crashed attempt left. On Linux it dies with extractbench even
+// by kill -9 (Pdeathsig, then engineScript kills the group).
 type Process struct {
 	cmd         *exec.Cmd
 	command     string

@@ -117,9 +117,6 @@ func groupRuns(pgid int) bool {
 	return false
 }
 
-// testDeadline bounds every test that waits for a process: none may hang.
-const testDeadline = 10 * time.Second
-
 // TestEngineScript_TrapsHangupUnderNohup runs this test binary with SIGHUP
 // ignored, as nohup starts a program: the engine's shell must still set its
 // SIGHUP trap (a shell cannot trap a signal ignored on its entry), or a

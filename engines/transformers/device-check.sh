@@ -8,7 +8,7 @@
 #   LEVELS   smoke.py's level:documents pairs (default 1:12,32:300,128:300)
 #   CEILING  ceiling.py's levels (default 128; empty skips it)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: device-check.sh OUTDIR [SHAPE...]}
 shift
 shapes=("$@")

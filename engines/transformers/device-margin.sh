@@ -69,7 +69,7 @@
 # start): 24 GB ~1 min, 48 GB ~2.5, 80 GB ~4, 141 GB ~6.5, the 15M model ~1: ~15 minutes in
 # all, ~13 with CONTEXT_SWEEP=0.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: device-margin.sh OUTDIR PACKDIR}
 pack=${2:?usage: device-margin.sh OUTDIR PACKDIR}
 mkdir -p "$out" "$pack"
@@ -198,7 +198,7 @@ EOF
 		port=18790
 		"$py" -c 'import json,sys; sys.path.insert(0,"engines/transformers"); import dryengine; json.dump(dryengine.SHAPE, open(sys.argv[1],"w"))' "$out/dry-config.json"
 		calc_model=$out/dry-config.json
-		model=dry-8b
+		model='dry-8b'
 		qextra="      random_weights: true"
 	else
 		port=8000
@@ -334,7 +334,7 @@ EOF
 	# shellcheck disable=SC2086
 	"$eb" select -json $runs >"$pack/select.json" 2>&1
 	rm -f "$pack/select.html"
-	find "$out" -name 'results.db-wal' -o -name 'results.db-shm' | xargs -r rm -f
+	find "$out" \( -name 'results.db-wal' -o -name 'results.db-shm' \) -exec rm -f {} +
 	step pack tar -C "$out" -cJf "$pack/runs.tar.xz" --exclude=extractbench --exclude=corpus-gen --exclude=corpus-long --exclude=.extractbench.lock .
 	ls -la "$pack"
 } >"$pack/device.log" 2>&1

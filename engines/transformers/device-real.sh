@@ -17,7 +17,7 @@
 # extract-llama-15m), TRAIN_ARGS (train.py flags; main default: --steps 1200
 # --max-seconds 265).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 mode=${1:?usage: device-real.sh pilot|main OUTDIR}
 out=${2:?usage: device-real.sh pilot|main OUTDIR}
 mkdir -p "$out"

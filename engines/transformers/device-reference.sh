@@ -20,7 +20,7 @@
 #
 #   mkdir -p /tmp/ref && setsid bash engines/transformers/device-reference.sh /tmp/ref /tmp/pack '--seed 2' '--seed 3' &
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: device-reference.sh OUTDIR PACKDIR [RECIPE...]}
 pack=${2:?usage: device-reference.sh OUTDIR PACKDIR [RECIPE...]}
 shift 2
@@ -93,7 +93,7 @@ cores=$(nproc)
 		} >"$pack/reproduce.txt"
 		echo "== reproduction: $(grep -E '^(SAME|DIFFERENT)|^stage 1' "$pack/reproduce.txt" | tr '\n' ' ')$(date +%T)"
 	}
-	sweep_cpus= reproducing=
+	sweep_cpus='' reproducing=''
 	if [ "${REPRODUCE:-1}" != 0 ] && [ "$gpus" -ge 2 ] && command -v taskset >/dev/null; then
 		sweep_cpus="taskset -c 0-$((cores / 2 - 1))"
 		(

@@ -15,7 +15,7 @@
 #
 #   STOP_AT=0.9 bash engines/transformers/recipe-search.sh /tmp/search '--steps 3000' '--seed 7' '--lr 1e-3 --warmup 300'
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: recipe-search.sh OUTDIR FLAGS...}
 shift
 [ $# -gt 0 ] || { echo "recipe-search.sh: no recipe given" >&2; exit 2; }

@@ -4,6 +4,7 @@
 # bit for bit (reference-weights.sha256; stage 1: stage1-weights.sha256). Found by the recipe
 # search of 2026-12-02 (reference/h200/extract-llama-15m-retrain-2): eight layers at k-quant
 # widths, 3,200 steps over 1,400 corpora, the amount weighted from the start.
+# shellcheck shell=bash disable=SC2034 # sourced: the scripts that source it read these
 # Stage 1, from scratch (a flag given after these overrides it: argparse keeps the last value).
 RECIPE_STAGE1=(--shape h512d8 --tokenizer engines/transformers/retrain/tokenizer.json --seeds 1000:2400
   --long-skip-chunks 40 --steps 3200 --lm-weight 0.3 --date-weight 10 --amount-weight 3 --seed 2 --heldout-limit 0)

@@ -209,29 +209,8 @@ type exchangeResult struct {
 // response builds the Response of choice i. single says the call had one
 // prompt, so the call's total usage is that prompt's own.
 func (x *exchangeResult) response(i int, single bool) extractbench.Response {
-	ch := &x.acc.choices[i]
-	// The answer is judged as the engine gave it: a key it echoes is
-	// redacted where it is written (results.Store), not before scoring.
-	r := extractbench.Response{Timings: x.timings, Transport: x.transport, Output: validUTF8(ch.out.String())}
-	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
-	r.FinishReason = cleanText(x.red, ch.finish)
-	r.ClientChunks = ch.chunks
-	switch {
-	case ch.usage != nil:
-		r.PromptTokens, r.CompletionTokens, r.UsageReported = ch.usage.prompt, ch.usage.completion, true
-		r.CachedPromptTokens = ch.usage.cached
-	case single && x.acc.total != nil:
-		r.PromptTokens, r.CompletionTokens, r.UsageReported = x.acc.total.prompt, x.acc.total.completion, true
-		r.CachedPromptTokens = x.acc.total.cached
-	default:
-		r.CompletionTokens = ch.chunks
-		if single {
-			r.PromptTokens = x.acc.rejectedPrompt
-		}
-	}
-	if r.CachedPromptTokens == nil && single {
-		r.CachedPromptTokens = x.acc.cacheN // llama.cpp's timings on a chunk of their own
-	}
+	r := extractbench.Response{Timings: x.timings, Transport: x.transport}
+	x.acc.fill(&r, i, single, x.red)
 	return r
 }
 

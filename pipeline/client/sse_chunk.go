@@ -170,45 +170,93 @@ func (a *streamAcc) consume(name string, data []byte) *streamFault {
 		return a.inStreamError(d, c.Error)
 	}
 	now := a.clock.Now()
-	// vLLM (continuous_usage_stats) puts a choice's own usage on the chunk
-	// that carries it; the usage-only chunk has no choices and counts all.
-	if c.Usage != nil {
-		if len(c.Choices) == 0 {
-			a.total = c.Usage.counts(c.Timings)
-		} else if len(c.Choices) == 1 && inRange(c.Choices[0].Index, len(a.choices)) {
-			a.choices[c.Choices[0].Index].usage = c.Usage.counts(c.Timings)
-		}
-	} else if n := cachedOf(c.Timings, "cache_n"); n != nil {
-		a.cacheN = n
-	}
-	for _, ch := range c.Choices {
-		if !inRange(ch.Index, len(a.choices)) {
-			return &streamFault{kind: extractbench.TransportMalformed,
-				detail: fmt.Sprintf("chunk for choice index %d, expected fewer than %d", ch.Index, len(a.choices))}
-		}
-		acc := &a.choices[ch.Index]
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			acc.finish = *ch.FinishReason
-		}
-		if s := ch.content(); s != "" {
-			if acc.firstTokenNS == 0 {
-				acc.firstTokenNS = now
-			}
-			acc.lastTokenNS = now
-			acc.chunks++
-			if room := a.lim.answer - acc.out.Len(); len(s) > room {
-				acc.out.WriteString(truncate(s, room))
-				what := "answer"
-				if len(a.choices) > 1 {
-					what = fmt.Sprintf("answer of prompt %d", ch.Index)
-				}
-				return a.lim.tooLarge(fmt.Sprintf("%s passed its %d-byte cap at content chunk %d, output kept up to it",
-					what, a.lim.answer, acc.chunks))
-			}
-			acc.out.WriteString(s)
+	a.takeUsage(&c)
+	for i := range c.Choices {
+		if f := a.addChoice(&c.Choices[i], now); f != nil {
+			return f
 		}
 	}
 	return nil
+}
+
+// takeUsage keeps a chunk's usage. vLLM (continuous_usage_stats) puts a
+// choice's own usage on the chunk that carries it; the usage-only chunk
+// has no choices and counts all. llama.cpp's timings may come without one.
+func (a *streamAcc) takeUsage(c *chunk) {
+	switch {
+	case c.Usage == nil:
+		if n := cachedOf(c.Timings, "cache_n"); n != nil {
+			a.cacheN = n
+		}
+	case len(c.Choices) == 0:
+		a.total = c.Usage.counts(c.Timings)
+	case len(c.Choices) == 1 && inRange(c.Choices[0].Index, len(a.choices)):
+		a.choices[c.Choices[0].Index].usage = c.Usage.counts(c.Timings)
+	}
+}
+
+// addChoice adds one choice of a chunk, received at now, to its
+// accumulator: a fault for an index out of range, or an answer past its cap.
+func (a *streamAcc) addChoice(ch *chunkChoice, now int64) *streamFault {
+	if !inRange(ch.Index, len(a.choices)) {
+		return &streamFault{kind: extractbench.TransportMalformed,
+			detail: fmt.Sprintf("chunk for choice index %d, expected fewer than %d", ch.Index, len(a.choices))}
+	}
+	acc := &a.choices[ch.Index]
+	if ch.FinishReason != nil && *ch.FinishReason != "" {
+		acc.finish = *ch.FinishReason
+	}
+	s := ch.content()
+	if s == "" {
+		return nil
+	}
+	if acc.firstTokenNS == 0 {
+		acc.firstTokenNS = now
+	}
+	acc.lastTokenNS = now
+	acc.chunks++
+	if room := a.lim.answer - acc.out.Len(); len(s) > room {
+		acc.out.WriteString(truncate(s, room))
+		what := "answer"
+		if len(a.choices) > 1 {
+			what = fmt.Sprintf("answer of prompt %d", ch.Index)
+		}
+		return a.lim.tooLarge(fmt.Sprintf("%s passed its %d-byte cap at content chunk %d, output kept up to it",
+			what, a.lim.answer, acc.chunks))
+	}
+	acc.out.WriteString(s)
+	return nil
+}
+
+// fill sets on r what the stream said of choice i: its output (cleaned by
+// red), content instants, finish reason, chunk count and the usage that
+// counts it, its own or, when single says the call had one prompt, the
+// call's. A request column read from what the engine sends is a field of
+// chunk, kept by the accumulator and set here: this file is its decoder.
+func (a *streamAcc) fill(r *extractbench.Response, i int, single bool, red *Redactor) {
+	ch := &a.choices[i]
+	// The answer is judged as the engine gave it: a key it echoes is
+	// redacted where it is written (results.Store), not before scoring.
+	r.Output = validUTF8(ch.out.String())
+	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
+	r.FinishReason = cleanText(red, ch.finish)
+	r.ClientChunks = ch.chunks
+	switch {
+	case ch.usage != nil:
+		r.PromptTokens, r.CompletionTokens, r.UsageReported = ch.usage.prompt, ch.usage.completion, true
+		r.CachedPromptTokens = ch.usage.cached
+	case single && a.total != nil:
+		r.PromptTokens, r.CompletionTokens, r.UsageReported = a.total.prompt, a.total.completion, true
+		r.CachedPromptTokens = a.total.cached
+	default:
+		r.CompletionTokens = ch.chunks
+		if single {
+			r.PromptTokens = a.rejectedPrompt
+		}
+	}
+	if r.CachedPromptTokens == nil && single {
+		r.CachedPromptTokens = a.cacheN // llama.cpp's timings on a chunk of their own
+	}
 }
 
 func inRange(i, n int) bool { return i >= 0 && i < n }
@@ -228,134 +276,4 @@ func isErrorObject(data []byte) bool {
 		Object string `json:"object"`
 	}
 	return json.Unmarshal(data, &v) == nil && v.Object == "error"
-}
-
-// inStreamError turns an error inside a 200 stream into a fault, with the
-// prompt size the error names recorded as the request's. The shapes:
-//
-//	vLLM, SGLang  data: {"error": {"message", "type", "code": 500}}, code the HTTP status it would have had
-//	llama.cpp     data: {"error": {"code": 400, "message", "type": "exceed_context_size_error", "n_prompt_tokens", "n_ctx"}}
-//	llama.cpp     error: {"code": 400, "message", "type", ...} then data: [DONE] (server.cpp's server_sent_event, before server-context.cpp)
-//	vLLM's body   data: {"object": "error", "message", "type", "code": 400} (ErrorResponse standing alone)
-//	TGI           data: {"error": "text", "error_type": "validation"}
-//	others        event: error + data: a JSON object, a JSON string or plain text
-//
-// raw is the chunk's "error" member, nil when the payload itself is the
-// error. The classifier reads the fault like a non-2xx answer with that
-// status (500 when the engine gave none); Detail says it came inside a 200
-// stream.
-func (a *streamAcc) inStreamError(payload []byte, raw json.RawMessage) *streamFault {
-	var e errorValue
-	var text string
-	switch {
-	case !hasError(raw):
-		e = readErrorValue(payload)
-	case json.Unmarshal(raw, &text) == nil:
-		e.message = text
-		var tgi struct {
-			ErrorType string `json:"error_type"`
-		}
-		json.Unmarshal(payload, &tgi)
-		e.status = tgiStatus[tgi.ErrorType]
-	default:
-		e = readErrorValue(raw)
-	}
-	if e.status == 0 {
-		e.status = 500
-	}
-	if e.prompt > 0 {
-		a.rejectedPrompt = e.prompt
-	}
-	return &streamFault{
-		kind:   extractbench.TransportHTTPStatus,
-		status: e.status,
-		body:   truncate(string(payload), maxErrorBody),
-		detail: "error event inside a 200 stream: " + truncate(e.message, 300),
-	}
-}
-
-// errorValue is what an error object says.
-type errorValue struct {
-	message string
-	status  int // its code when that is an HTTP error status, else 0
-	prompt  int // n_prompt_tokens (llama.cpp, context exceeded), else 0
-}
-
-// readErrorValue reads an error object {message, code, n_prompt_tokens},
-// a JSON string, or anything else as its text.
-func readErrorValue(v []byte) errorValue {
-	var obj struct {
-		Message       string          `json:"message"`
-		Code          json.RawMessage `json:"code"`
-		NPromptTokens int             `json:"n_prompt_tokens"`
-	}
-	var text string
-	switch {
-	case json.Unmarshal(v, &text) == nil:
-		return errorValue{message: text}
-	case json.Unmarshal(v, &obj) == nil:
-		e := errorValue{message: obj.Message, prompt: max(obj.NPromptTokens, 0)}
-		var code int
-		if json.Unmarshal(obj.Code, &code) == nil && code >= 400 && code <= 599 {
-			e.status = code
-		}
-		return e
-	}
-	return errorValue{message: strings.TrimSpace(string(v))}
-}
-
-// errorPromptTokens returns the n_prompt_tokens an error body names
-// (llama.cpp's 400 for a prompt over the context window), nested under
-// "error" or not; 0 when it names none.
-func errorPromptTokens(body []byte) int {
-	var v struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(body, &v) != nil {
-		return 0
-	}
-	if hasError(v.Error) {
-		return readErrorValue(v.Error).prompt
-	}
-	return readErrorValue(body).prompt
-}
-
-// tgiStatus is the HTTP status TGI gives each error_type when it can still
-// answer with one (its InferError mapping).
-var tgiStatus = map[string]int{
-	"validation":     422,
-	"template_error": 422,
-	"overloaded":     429,
-	"generation":     424,
-}
-
-// errorMessage extracts a short human message from an error body: the
-// OpenAI error object, vLLM's older flat object, TGI's {"error": "..."},
-// FastAPI's {"detail": ...}, or the start of a bare text body.
-func errorMessage(body []byte) string {
-	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-	}
-	if json.Unmarshal(body, &v) == nil {
-		var s string
-		var o struct {
-			Message string `json:"message"`
-		}
-		switch {
-		case json.Unmarshal(v.Error, &s) == nil && s != "":
-			return truncate(s, 300)
-		case json.Unmarshal(v.Error, &o) == nil && o.Message != "":
-			return truncate(o.Message, 300)
-		case v.Message != "":
-			return truncate(v.Message, 300)
-		case len(v.Detail) > 0:
-			if json.Unmarshal(v.Detail, &s) == nil {
-				return truncate(s, 300)
-			}
-			return truncate(string(v.Detail), 300)
-		}
-	}
-	return truncate(strings.TrimSpace(string(body)), 300)
 }

@@ -2,6 +2,8 @@ package client
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 
 	"github.com/extractbench/extractbench/jsonscan"
 )
@@ -10,12 +12,15 @@ import (
 // does. Every chunk of every stream is decoded, and reflection-based
 // decoding was the client's largest cost, so the shapes engines send go
 // through a small scanner (fastChunk); anything it is not sure of (escaped
-// or case-folded keys, duplicate keys, type mismatches, invalid UTF-8,
-// surrogate escapes, syntax errors) falls back to json.Unmarshal, which
-// also supplies the error. FuzzDecodeChunk holds the two paths equal.
-// github.com/goccy/go-json was tried instead (7% slower here, and less
-// code) and rejected: it accepts invalid JSON inside skipped fields, such
-// as {"a":[1,2,]}, so a malformed chunk would not be reported as one.
+// or case-folded keys, a repeated key it has a case for, type mismatches,
+// invalid UTF-8, surrogate escapes, syntax errors) falls back to
+// json.Unmarshal, which also supplies the error. FuzzDecodeChunk holds the two paths equal.
+//
+// The struct tags of sse_chunk.go are the one list of what a chunk holds:
+// the scanner has a case for the nested objects and the keys of every
+// content chunk, and decodes any other key a struct has a field for by the
+// field's type (other: a string, *string, int or raw JSON; anything else
+// is left to json.Unmarshal), so a field added there needs no line here.
 //
 // sc, when not nil, holds the choices, messages and strings the fast path
 // points c into; c is then valid until the next call with the same sc.
@@ -32,9 +37,19 @@ func decodeChunk(data []byte, c *chunk, sc *chunkScratch) error {
 // chunkScratch is storage the fast path reuses from one event to the next,
 // so that a chunk costs no allocation beyond its content string.
 type chunkScratch struct {
+	top     chunk
 	choices []chunkChoice
 	msgs    []chunkMessage
 	strs    []string
+}
+
+// chunk returns a zeroed chunk that lives until the next call.
+func (sc *chunkScratch) chunk() *chunk {
+	if sc == nil {
+		return &chunk{}
+	}
+	sc.top = chunk{}
+	return &sc.top
 }
 
 // message returns a zeroed message that lives until the next reset.
@@ -63,27 +78,92 @@ func (sc *chunkScratch) reset() {
 	}
 }
 
+// The fields of the chunk's structs, from their tags.
+var (
+	chunkFields   = fieldsOf[chunk]()
+	choiceFields  = fieldsOf[chunkChoice]()
+	messageFields = fieldsOf[chunkMessage]()
+	usageFields   = fieldsOf[usage]()
+)
+
+// structFields are the JSON keys json.Unmarshal matches to a struct's
+// fields: every exported field's tag name (else its name), and the index of
+// each field by key.
+type structFields struct {
+	keys  []string
+	index map[string]int
+}
+
+// fieldsOf reads T's fields; one promoted from an embedded struct is a key
+// without an index, which other leaves to json.Unmarshal.
+func fieldsOf[T any]() structFields {
+	fs := structFields{index: map[string]int{}}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[T]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case !f.IsExported() || name == "-" || f.Anonymous && f.Type.Kind() == reflect.Struct:
+			continue
+		case name == "":
+			name = f.Name
+		}
+		fs.keys = append(fs.keys, name)
+		if len(f.Index) == 1 {
+			fs.index[name] = f.Index[0]
+		}
+	}
+	return fs
+}
+
 // fastChunk decodes data into c, or returns false when json.Unmarshal must
 // decide (c is then partly written).
 func fastChunk(data []byte, c *chunk, sc *chunkScratch) bool {
 	sc.reset()
+	top := sc.chunk() // other's reflection would move c to the heap
 	s := scanner{Scanner: jsonscan.Scanner{B: data}, sc: sc}
 	s.WS()
 	var seen uint8
 	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "choices":
-			return s.Once(&seen, 1) && s.choices(c)
+			return s.Once(&seen, 1) && s.choices(top)
 		case "usage":
-			return s.Once(&seen, 2) && s.usage(c)
-		case "error":
-			return s.Once(&seen, 4) && s.Raw(&c.Error, 0)
-		case "timings":
-			return s.Once(&seen, 8) && s.Raw(&c.Timings, 0)
+			return s.Once(&seen, 2) && s.usage(top)
 		}
-		return !jsonscan.FoldsTo(key, "choices", "usage", "error", "timings") && s.Skip(0)
+		return s.other(key, top, chunkFields, 0)
 	})
+	*c = *top
 	return ok && s.Done()
+}
+
+// other reads the value of a key the scanner has no case for: it skips a
+// key no field of the struct *v matches, decodes one whose field is a
+// string, *string, int or raw JSON as json.Unmarshal does, and leaves the
+// rest to json.Unmarshal (a field of another type, or a key that matches
+// one only case-folded or escaped). A repeated key overwrites, as there.
+func (s *scanner) other(key []byte, v any, fields structFields, depth int) bool {
+	if !jsonscan.FoldsTo(key, fields.keys...) {
+		return s.Skip(depth)
+	}
+	i, ok := fields.index[string(key)]
+	if !ok {
+		return false
+	}
+	switch p := reflect.ValueOf(v).Elem().Field(i).Addr().Interface().(type) {
+	case *string:
+		if s.Null() {
+			return true // null leaves a string as it was
+		}
+		str, ok := s.Str()
+		*p = str
+		return ok
+	case **string:
+		return s.optString(p)
+	case *int:
+		return s.Integer(p)
+	case *json.RawMessage:
+		return s.Raw(p, depth)
+	}
+	return false
 }
 
 // scanner is jsonscan's Scanner with the chunk's shapes; its methods
@@ -145,7 +225,7 @@ func (s *scanner) choice(ch *chunkChoice) bool {
 		case "finish_reason":
 			return s.Once(&seen, 16) && s.optString(&ch.FinishReason)
 		}
-		return !jsonscan.FoldsTo(key, "index", "delta", "message", "text", "finish_reason") && s.Skip(1)
+		return s.other(key, ch, choiceFields, 1)
 	})
 }
 
@@ -160,7 +240,7 @@ func (s *scanner) message(p **chunkMessage) bool {
 		if string(key) == "content" {
 			return s.Once(&seen, 1) && s.optString(&m.Content)
 		}
-		return !jsonscan.FoldsTo(key, "content") && s.Skip(2)
+		return s.other(key, m, messageFields, 2)
 	})
 	*p = m
 	return ok
@@ -172,17 +252,8 @@ func (s *scanner) usage(c *chunk) bool {
 		return true
 	}
 	u := &usage{}
-	var seen uint8
 	ok := s.Object(func(key []byte) bool {
-		switch string(key) {
-		case "prompt_tokens":
-			return s.Once(&seen, 1) && s.Integer(&u.PromptTokens)
-		case "completion_tokens":
-			return s.Once(&seen, 2) && s.Integer(&u.CompletionTokens)
-		case "prompt_tokens_details":
-			return s.Once(&seen, 4) && s.Raw(&u.PromptTokensDetails, 1)
-		}
-		return !jsonscan.FoldsTo(key, "prompt_tokens", "completion_tokens", "prompt_tokens_details") && s.Skip(1)
+		return s.other(key, u, usageFields, 1)
 	})
 	c.Usage = u
 	return ok

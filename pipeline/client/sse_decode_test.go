@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -68,7 +69,8 @@ func TestDecodeChunk(t *testing.T) {
 		{`{"choices":null,"usage":{}}`, true},
 		{`{"choices":[],"usage":{"completion_tokens":26,"prompt_tokens":211,"prompt_tokens_details":{"cached_tokens":210}},"timings":{"cache_n":210,"prompt_ms":105.251}}`, true},
 		{`{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens_details":null},"timings":null}`, true},
-		{`{"timings":{"cache_n":1},"timings":{"cache_n":2}}`, false},
+		{`{"timings":{"cache_n":1},"timings":{"cache_n":2}}`, true}, // the last, as json.Unmarshal
+		{`{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens":2,"completion_tokens":null}}`, false},
 		{`{"Timings":{"cache_n":1}}`, false},
 		{`{"usage":{"Prompt_Tokens_Details":{}}}`, false},
 		{`{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"a":[1,-2.5e+3,true,false,null]}]},"finish_reason":"stop"}]}`, true},
@@ -103,6 +105,44 @@ func TestDecodeChunk(t *testing.T) {
 	}
 }
 
+// TestDecodeChunk_EveryField puts each key of each of the chunk's structs,
+// read from their tags as the scanner reads them, at its place with values
+// of every JSON type, and checks the fast path decodes what json.Unmarshal
+// does, and takes a value of the field's own type (a string, *string, int
+// or raw JSON) itself: a field added to a struct is decoded right, and
+// fast, with no case in the scanner.
+func TestDecodeChunk_EveryField(t *testing.T) {
+	levels := []struct {
+		name   string
+		typ    reflect.Type
+		fields structFields
+		wrap   string
+	}{
+		{"chunk", reflect.TypeFor[chunk](), chunkFields, `{%s}`},
+		{"choice", reflect.TypeFor[chunkChoice](), choiceFields, `{"choices":[{%s}]}`},
+		{"message", reflect.TypeFor[chunkMessage](), messageFields, `{"choices":[{"index":0,"delta":{%s}}]}`},
+		{"usage", reflect.TypeFor[usage](), usageFields, `{"choices":[],"usage":{%s}}`},
+	}
+	own := map[reflect.Type]string{
+		reflect.TypeFor[string](): `"s"`, reflect.TypeFor[*string](): `"s"`, reflect.TypeFor[int](): `7`,
+		reflect.TypeFor[json.RawMessage](): `{"a":[1,"b"]}`,
+	}
+	for _, l := range levels {
+		if len(l.fields.keys) != l.typ.NumField() {
+			t.Errorf("%s: %d keys read from %d fields", l.name, len(l.fields.keys), l.typ.NumField())
+		}
+		for _, key := range l.fields.keys {
+			for _, v := range []string{`null`, `"s"`, `7`, `-1.5`, `true`, `{}`, `{"a":[1,"b"]}`, `[]`, `[{"content":"x"}]`} {
+				checkDecodeChunk(t, []byte(fmt.Sprintf(l.wrap, `"`+key+`":`+v)))
+			}
+			ft := l.typ.Field(l.fields.index[key]).Type
+			if v, ok := own[ft]; ok && !checkDecodeChunk(t, []byte(fmt.Sprintf(l.wrap, `"`+key+`":`+v))) {
+				t.Errorf("%s.%s (%s) = %s missed the fast path", l.name, key, ft, v)
+			}
+		}
+	}
+}
+
 // TestDecodeChunkStreams checks every recorded engine's events, and that
 // the chunks that carry tokens take the fast path.
 func TestDecodeChunkStreams(t *testing.T) {
@@ -130,4 +170,25 @@ func FuzzDecodeChunk(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkDecodeChunk(t, data)
 	})
+}
+
+// BenchmarkDecodeChunk decodes every recorded engine's events as a stream
+// does, one scratch reused; one op is all of them.
+func BenchmarkDecodeChunk(b *testing.B) {
+	var payloads [][]byte
+	for _, d := range streamPayloads(b) {
+		if json.Valid(d) {
+			payloads = append(payloads, d)
+		}
+	}
+	var sc chunkScratch
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range payloads {
+			var c chunk
+			if err := decodeChunk(d, &c, &sc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }

@@ -30,10 +30,10 @@ type fakePass struct {
 }
 
 type fakeReq struct {
-	i            int
-	send, done   int64
-	failed       bool
-	scored, kept bool
+	i          int
+	send, done int64
+	failed     bool
+	scored     bool
 }
 
 func (f *fakePass) Len() int                              { return f.n }

@@ -12,19 +12,12 @@ import (
 // never equals another seed made from the same numbers (ArrivalSeed's).
 const orderDomain = "extractbench send order v1"
 
-// OrderSeed is the seed of a pass's send order (passes.order_seed), or nil
-// when sweep.order is corpus: the documents go in corpus order, as every
-// run before the option did. It is a function of the protocol's
-// generation.seed (0 when unset), the pass's level and its repetition, and
-// of nothing else, the variant least of all: the same level and repetition
-// get the same permutation in every variant, so that variants stay paired
-// document for document, while repetitions of a level get different ones.
-// A resumed pass recomputes it, and so its order, exactly.
-//
-// Derivation: the first 8 bytes, big-endian, of SHA-256 over orderDomain
-// then generation.seed, level and repetition, each as a big-endian int64,
-// with the top bit cleared so that SQLite's signed INTEGER stores it as it
-// is.
+// OrderSeed is the seed of a pass's send order (passes.order_seed); nil for
+// sweep.order corpus. It depends on generation.seed, the level and the
+// repetition only, never the variant, so that variants stay paired document
+// for document and a resumed pass recomputes its order: SHA-256 over
+// orderDomain and the three as big-endian int64s, first 8 bytes, top bit
+// cleared so that SQLite's signed INTEGER holds it.
 func OrderSeed(sw extractbench.Sweep, seed *int, level, rep int) *int64 {
 	if !sw.Shuffled() {
 		return nil

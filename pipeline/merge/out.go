@@ -57,32 +57,18 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// runsIn returns the runs -out already holds: none when it has no
-// results.db yet; a ConfigError when it has one that cannot be read.
-func runsIn(ctx context.Context, dir string) ([]results.Run, error) {
-	if _, err := os.Stat(filepath.Join(dir, results.DBName)); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	rd, err := results.OpenReadOnly(ctx, dir)
-	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("merge: -out %s: %w; use another -out directory", dir, err)}
-	}
-	defer rd.Close()
-	runs, err := rd.Runs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("merge: read the runs in %s: %w", dir, err)
-	}
-	return runs, nil
-}
-
 // checkOut refuses an -out that holds anything but a previous merge of
 // this fingerprint: a merge replaces results.db, and must never replace a
 // measured run.
 func (mg *merger) checkOut(ctx context.Context) error {
 	dir := mg.opts.OutDir
-	runs, err := runsIn(ctx, dir)
+	runs, err := results.RunsIn(ctx, dir)
+	var refused *results.RefusedError
+	if errors.As(err, &refused) {
+		return &ConfigError{fmt.Errorf("merge: -out %s: %w; use another -out directory", dir, refused.Err)}
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("merge: %w", err)
 	}
 	for _, r := range runs {
 		var m extractbench.Manifest

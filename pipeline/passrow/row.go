@@ -2,7 +2,6 @@ package passrow
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 
 	"github.com/extractbench/extractbench"
@@ -49,12 +48,9 @@ func (a *Account) Row(key extractbench.PassKey, phase string, retryOf, level int
 	p := extractbench.Pass{
 		RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
 		Phase: phase, Attempt: 1, BatchTransport: transport,
-		Docs: t.docs, Accepted: int64(agg.Accepted), UniqueIDs: int64(agg.Recovered),
-		Status: extractbench.PassComplete,
+		Docs: t.docs, Status: extractbench.PassComplete,
 	}
-	for f, n := range agg.Failures {
-		p.Failures.Add(f, int64(n))
-	}
+	agg.Fill(&p)
 	if !complete {
 		p.Status = extractbench.PassInterrupted
 	}
@@ -67,10 +63,6 @@ func (a *Account) Row(key extractbench.PassKey, phase string, retryOf, level int
 	}
 	endpointSpread(&p, t.endpoints)
 	p.SentConcurrency = extractbench.SentConcurrency(key.Mode, level, a.Proto.Sweep.Concurrency, 1, t.order.MaxInFlight)
-	p.DateF1, p.AmountF1, p.CategoryF1 = ptr(agg.Date.F1), ptr(agg.Amount.F1), ptr(agg.Category.F1)
-	if b, err := json.Marshal(agg.Confusion); err == nil && len(agg.Confusion) > 0 {
-		p.CategoryConfusion = string(b)
-	}
 
 	p.OutputTokens, p.PromptTokens = t.outTokens, t.promptTokens
 	p.TokenCountMismatches = t.tokens.figure()

@@ -115,7 +115,7 @@ func (t *Tally) add(r *extractbench.Record) {
 		}
 	}
 	// A record's usage was checked when it was made
-	// (extractbench.Response.RefuseImpossibleUsage); one stored by an older build
+	// (eval.RefuseImpossibleUsage); one stored by an older build
 	// may still hold an impossible count, which is not summed.
 	// A prompt the engine refused (its n_prompt_tokens kept without usage)
 	// was never prefilled: it is not the pass's prompt throughput.

@@ -13,17 +13,11 @@ import (
 // Message is one chat message as a request sends it.
 type Message struct{ Role, Content string }
 
-// Template is a model's chat template in the subset of Jinja that the
-// plain chat templates use: text, {{ message['role'] }} and
-// {{ message['content'] }} (or message.role, message.content; either with
-// Jinja's | replace('old', 'new') filters, filters.go), {{
-// bos_token }} and {{ eos_token }}, one {% for message in messages %} ...
-// {% endfor %} and {% if add_generation_prompt %} ... {% endif %}, with
-// the whitespace control of transformers' environment (trim_blocks,
-// lstrip_blocks, "-" markers, the source's last newline dropped). It
-// renders exactly what apply_chat_template renders for such a template, so
-// the prompt's token count needs no estimate of the template's overhead;
-// any other construct is refused by Parse, naming it.
+// Template is a chat template in the Jinja subset that plain templates use
+// (message role and content, replace filters, bos and eos tokens, one loop
+// over messages, add_generation_prompt, transformers' whitespace control).
+// It renders exactly what apply_chat_template does, so a prompt's tokens
+// need no estimate of the template's; Parse refuses any other construct.
 type Template struct {
 	Source         string // where it was read from
 	nodes          []node

@@ -129,7 +129,7 @@ var fields = eval.Fields
 // counting only asks whether one exists.
 var placeholder = "?"
 
-// records reads one pass of the side's variant as eval.Records sorted by
+// records reads one pass of the side's variant as []extractbench.Record sorted by
 // document id, with the inferred expectations.
 func (l *loaded) records(ctx context.Context, mode extractbench.Mode, level, rep int) ([]extractbench.Record, error) {
 	recs, err := l.rd.Requests(ctx, l.run.Run.RunID, results.RequestFilter{Variant: l.variant, Mode: mode, Level: level, Repetition: rep})

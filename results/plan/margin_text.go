@@ -60,24 +60,24 @@ func WriteMarginMarkdown(w io.Writer, rows []MarginRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	ew := &errWriter{w: w}
+	ew := &numfmt.Writer{W: w}
 	header, cells := MarginSheet(rows)
-	ew.printf("\n## Emulated cards: the calculator against the measured memory boundary\n\n")
-	ew.printf("Each card is emulated on a larger one: the engine's allocator capped to the card's size and its KV pool sized from what the card leaves (memory only; bandwidth and compute are the real device's). The boundary is the most sequences the engine ran at once in a pass that met memory (memory failures, preemptions, or fewer running than in flight with the KV cache at %.0f%% or more, or too full for one more sequence), over the passes of the longest documents; the limit with margin is that less %.0f%%, or the calculator's own with its margin where no pass met the boundary. The difference is (calculator − measured) / measured; within %.0f%% they agree.\n\n",
+	ew.Printf("\n## Emulated cards: the calculator against the measured memory boundary\n\n")
+	ew.Printf("Each card is emulated on a larger one: the engine's allocator capped to the card's size and its KV pool sized from what the card leaves (memory only; bandwidth and compute are the real device's). The boundary is the most sequences the engine ran at once in a pass that met memory (memory failures, preemptions, or fewer running than in flight with the KV cache at %.0f%% or more, or too full for one more sequence), over the passes of the longest documents; the limit with margin is that less %.0f%%, or the calculator's own with its margin where no pass met the boundary. The difference is (calculator − measured) / measured; within %.0f%% they agree.\n\n",
 		MarginKVFull*100, marginShare()*100, MarginWithin*100)
-	ew.printf("| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	ew.Printf("| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
 	for _, row := range cells {
 		for i := range row {
 			row[i] = strings.ReplaceAll(row[i], "|", "\\|")
 		}
-		ew.printf("| %s |\n", strings.Join(row, " | "))
+		ew.Printf("| %s |\n", strings.Join(row, " | "))
 	}
-	ew.printf("\nTerms, the engine's measured beside the calculator's:\n")
+	ew.Printf("\nTerms, the engine's measured beside the calculator's:\n")
 	for _, r := range rows {
-		ew.printf("- %s: %s\n", r.Card.Card, r.Terms)
+		ew.Printf("- %s: %s\n", r.Card.Card, r.Terms)
 	}
-	if ew.err != nil {
-		return fmt.Errorf("write emulated cards: %w", ew.err)
+	if ew.Err != nil {
+		return fmt.Errorf("write emulated cards: %w", ew.Err)
 	}
 	return nil
 }

@@ -12,11 +12,11 @@ import (
 
 // WriteText writes the prediction beside the measured peaks.
 func (mc MemoryCheck) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &numfmt.Writer{W: w}
 	if mc.Simulated {
-		ew.printf("SIMULATED RUN: the measured peaks come from the built-in engine's model, not a GPU.\n")
+		ew.Printf("SIMULATED RUN: the measured peaks come from the built-in engine's model, not a GPU.\n")
 	}
-	ew.printf("Run %s in %s: prediction beside measured peaks (GiB = 2^30 B; peaks are the highest over repetitions).\n", mc.RunID, mc.Dir)
+	ew.Printf("Run %s in %s: prediction beside measured peaks (GiB = 2^30 B; peaks are the highest over repetitions).\n", mc.RunID, mc.Dir)
 	for _, v := range mc.Estimates {
 		gpu := v.GPU.Name
 		if gpu == "" {
@@ -26,17 +26,17 @@ func (mc MemoryCheck) WriteText(w io.Writer) error {
 		if len(v.Estimate.Fits) == 1 {
 			mem = sizing.Bytes(v.Estimate.Fits[0].MemoryBytes)
 		}
-		ew.printf("  %s: %s as %s, %s weights %s, KV %s per token, %s per sequence at %s tokens; card %s, %s\n",
+		ew.Printf("  %s: %s as %s, %s weights %s, KV %s per token, %s per sequence at %s tokens; card %s, %s\n",
 			v.Variant, v.Model, v.Estimate.Model, v.Estimate.Weights, numfmt.GiBString(v.Estimate.WeightBytes),
 			numfmt.GiBString(v.Estimate.KVBytesPerToken), numfmt.GiBString(v.Estimate.KVBytesPerSeq),
 			numfmt.GroupDigits(int64(v.Estimate.ContextTokens)), gpu, mem)
 		if v.Estimate.GGUF != "" && v.File != nil && v.File.Bytes > 0 {
-			ew.printf("    weights as GGUF %s: calculator %s B, the engine's file (%s) %s B (%s)\n", v.Estimate.GGUF,
+			ew.Printf("    weights as GGUF %s: calculator %s B, the engine's file (%s) %s B (%s)\n", v.Estimate.GGUF,
 				numfmt.GroupDigits(v.Estimate.ModelWeightBytes), v.File.Format, numfmt.GroupDigits(v.File.Bytes),
 				diffWords(v.Estimate.ModelWeightBytes, v.File.Bytes))
 		}
 		if v.GGUF != nil {
-			ew.printf("    served file %s read: tensor bytes %s, %d tensors differ from the calculator's\n", v.GGUF.Path,
+			ew.Printf("    served file %s read: tensor bytes %s, %d tensors differ from the calculator's\n", v.GGUF.Path,
 				numfmt.GroupDigits(v.GGUF.FileTensorBytes), len(v.GGUF.Differences))
 		}
 	}
@@ -50,37 +50,14 @@ func (mc MemoryCheck) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write memory check: %w", err)
 	}
-	ew.printf("%s\n", strings.Join([]string{
+	ew.Printf("%s\n", strings.Join([]string{
 		"Predicted assumes every sequence holds the full context; engines that reserve memory up front",
 		"(vLLM) show a device peak near memory × utilisation whatever the level: read torch allocated and KV usage.",
 	}, " "))
-	if ew.err != nil {
-		return fmt.Errorf("write memory check: %w", ew.err)
+	if ew.Err != nil {
+		return fmt.Errorf("write memory check: %w", ew.Err)
 	}
 	return nil
-}
-
-// errWriter keeps the first write error so that text writers can print
-// line after line and check once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-// Write passes p on until the first error, which it then keeps returning.
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	var n int
-	n, e.err = e.w.Write(p)
-	return n, e.err
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
-	}
 }
 
 func optBytes(v *int64) string {

@@ -8,14 +8,6 @@ import (
 	"github.com/extractbench/extractbench/results"
 )
 
-// The telemetry metrics the phases read: nvidia-smi's device memory in
-// use (an instantaneous figure) and PyTorch's peak allocated (a running
-// peak, reset at each pass).
-const (
-	metricGPUMemUsed = "gpu_memory_used_bytes"
-	metricTorchAlloc = "torch_cuda_max_memory_allocated_bytes"
-)
-
 // Phases is a variant's device memory by phase, read from its baseline
 // pass (one request at a time, so the phases do not overlap): after load
 // (samples before the first request), prefill of the long documents
@@ -53,7 +45,7 @@ func MeasurePhases(ctx context.Context, run *results.RunData) (map[string]Phases
 		if !ok {
 			continue
 		}
-		samples, err := rd.Telemetry(ctx, key, metricGPUMemUsed, metricTorchAlloc)
+		samples, err := rd.Telemetry(ctx, key, extractbench.MetricGPUMemUsed, extractbench.MetricTorchAlloc)
 		if err != nil {
 			return nil, fmt.Errorf("read phases of %s: %w", s.Variant, err)
 		}
@@ -93,13 +85,13 @@ func PhasesOf(samples []results.TelemetrySample, recs []extractbench.Record, lev
 		v := int64(s.Value)
 		if first > 0 && s.TNS < first {
 			switch s.Metric {
-			case metricGPUMemUsed:
+			case extractbench.MetricGPUMemUsed:
 				ph.AfterLoadBytes = maxPtr(ph.AfterLoadBytes, v)
-			case metricTorchAlloc:
+			case extractbench.MetricTorchAlloc:
 				ph.AfterLoadTorch = maxPtr(ph.AfterLoadTorch, v)
 			}
 		}
-		if s.Metric != metricGPUMemUsed {
+		if s.Metric != extractbench.MetricGPUMemUsed {
 			continue
 		}
 		for _, r := range recs {

@@ -3,10 +3,11 @@ package plan
 import (
 	"cmp"
 	"fmt"
-	"github.com/extractbench/extractbench"
 	"slices"
 	"time"
 
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
 	"github.com/extractbench/extractbench/sizing"
 )
@@ -72,7 +73,7 @@ func PlanRunWith(run *results.RunData, o PlanOptions) ([]sizing.PlanResult, erro
 				passes = append(passes, &run.Passes[i])
 			}
 		}
-		if lr := sizing.LevelRatesOf(passes); lr.DocsPerHour > 0 {
+		if lr := levelRatesOf(passes); lr.DocsPerHour > 0 {
 			in.InPasses = &lr
 		}
 		in.LoadNS = run.LastEventNS(results.EventEngineLoad, rec.Variant)
@@ -138,4 +139,20 @@ func RunOverhead(d *results.RunData) (share float64, fixedNS int64) {
 	}
 	between = min(between, rest)
 	return float64(between) / float64(passes), rest - between
+}
+
+// levelRatesOf is a level's rates in passes by eval's level rule (each
+// pass's figure, then the median over its complete repetitions), printed
+// with the digits their ranges support, as stdout and the report print them.
+func levelRatesOf(passes []*extractbench.Pass) sizing.LevelRates {
+	docs := eval.MedianOverRepetitions(passes, eval.PassDocsPerHour)
+	acc := eval.MedianOverRepetitions(passes, eval.PassAcceptedPerHour)
+	tok := eval.MedianOverRepetitions(passes, func(p *extractbench.Pass) *float64 { return p.OutputTokensPerS })
+	lr := sizing.LevelRates{DocsPerHour: docs.Median, AcceptedPerHour: acc.Median, OutputTokensPerS: tok.Median}
+	for i, s := range []eval.Spread{docs, acc, tok} {
+		if s.N > 0 {
+			lr.Printed[i] = s.Rate()
+		}
+	}
+	return lr
 }

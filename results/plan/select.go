@@ -106,8 +106,8 @@ func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResul
 		r.Phases = &ph
 	}
 	var rec *eval.Recommendation
-	for i := range o.Series {
-		s := &o.Series[i]
+	if len(o.Series) > 0 { // the sheet has one row a variant: its first mode measured decides
+		s := &o.Series[0]
 		rec = &s.Recommendation
 		r.Mode, r.Recommended = s.Mode, s.Recommendation.Recommended
 		off := s.Recommendation.Offline
@@ -116,7 +116,6 @@ func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResul
 			r.PeakDeviceBytes, r.PeakTorchAlloc = l.PeakGPUMemBytes, l.PeakTorchAllocatedBytes
 			r.perHour = l.DocsPerHour
 		}
-		break
 	}
 	for i := range plans {
 		if plans[i].Variant == o.Variant && plans[i].DocsPerHour > 0 {
@@ -327,33 +326,33 @@ func offlineShort(mode extractbench.Mode, o *eval.Offline) string {
 
 // writeObjectives writes each row's two objectives with their reasons,
 // below the sheet.
-func writeObjectives(ew *errWriter, rows []SelectRow) {
-	ew.printf("\nObjectives, with why (in the sheet's order):\n")
+func writeObjectives(ew *numfmt.Writer, rows []SelectRow) {
+	ew.Printf("\nObjectives, with why (in the sheet's order):\n")
 	for _, r := range rows {
 		off := "not judged"
 		if r.Offline != nil {
 			off = r.Offline.Why
 		}
-		ew.printf("- %s: interactive: %s; offline: %s\n", r.Variant, orDash(r.Interactive), off)
+		ew.Printf("- %s: interactive: %s; offline: %s\n", r.Variant, orDash(r.Interactive), off)
 	}
 }
 
 // WriteSelectMarkdown writes the selection sheet as a Markdown table.
 func WriteSelectMarkdown(w io.Writer, rows []SelectRow, c SelectCriteria) error {
-	ew := &errWriter{w: w}
+	ew := &numfmt.Writer{W: w}
 	header, cells := SelectSheet(rows)
-	ew.printf("# Selection sheet\n\n%s\n\n", criteriaLine(c))
-	ew.printf("| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	ew.Printf("# Selection sheet\n\n%s\n\n", criteriaLine(c))
+	ew.Printf("| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
 	for _, row := range cells {
 		for i := range row {
 			row[i] = strings.ReplaceAll(row[i], "|", "\\|")
 		}
-		ew.printf("| %s |\n", strings.Join(row, " | "))
+		ew.Printf("| %s |\n", strings.Join(row, " | "))
 	}
 	writeObjectives(ew, rows)
-	ew.printf("\nMemory in GiB (2^30 B): the device peak (nvidia-smi) and torch's peak allocated at the recommended level, never added; phases from the baseline pass where the telemetry has samples (n/a: none fell in the phase). Throughput: in passes, each pass's accepted documents per hour of its duration, median over the level's repetitions (the figure stdout and the report show); sustained, that over a campaign (evaluation overhead included; docs/h also retries); cost per 1,000 accepted = 1,000 × price per card-hour / sustained accepted per hour; a plan's cards work in parallel, each billed for the whole rental. A rank marked = shares the rank above: its accepted/h (its cost, when both are priced) is not apart from that row's beyond the spread their repetitions measured (one repetition has none).\n")
-	if ew.err != nil {
-		return fmt.Errorf("write selection sheet: %w", ew.err)
+	ew.Printf("\nMemory in GiB (2^30 B): the device peak (nvidia-smi) and torch's peak allocated at the recommended level, never added; phases from the baseline pass where the telemetry has samples (n/a: none fell in the phase). Throughput: in passes, each pass's accepted documents per hour of its duration, median over the level's repetitions (the figure stdout and the report show); sustained, that over a campaign (evaluation overhead included; docs/h also retries); cost per 1,000 accepted = 1,000 × price per card-hour / sustained accepted per hour; a plan's cards work in parallel, each billed for the whole rental. A rank marked = shares the rank above: its accepted/h (its cost, when both are priced) is not apart from that row's beyond the spread their repetitions measured (one repetition has none).\n")
+	if ew.Err != nil {
+		return fmt.Errorf("write selection sheet: %w", ew.Err)
 	}
 	return nil
 }

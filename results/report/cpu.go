@@ -1,11 +1,6 @@
 package report
 
-import (
-	"net"
-	"net/url"
-
-	"github.com/extractbench/extractbench"
-)
+import "github.com/extractbench/extractbench"
 
 // cpuEngineLine is what the report says of a variant that ran on no GPU.
 const cpuEngineLine = "CPU engine: no GPU"
@@ -22,13 +17,5 @@ func cpuEngine(vm extractbench.VariantManifest) bool {
 	if vm.Engine.Started {
 		return true
 	}
-	u, err := url.Parse(vm.Engine.URL)
-	if err != nil {
-		return false
-	}
-	if u.Hostname() == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
+	return extractbench.IsLoopback(vm.Engine.URL)
 }

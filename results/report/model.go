@@ -66,18 +66,6 @@ func buildSeries(d *dataset) []*series {
 	return out
 }
 
-// completePasses returns the (level, repetition) of every complete pass:
-// interrupted passes are left out of every figure, as the verdict leaves them out.
-func (s *series) completePasses() map[[2]int]bool {
-	complete := map[[2]int]bool{}
-	for _, p := range s.Passes {
-		if p.Complete() {
-			complete[[2]int{p.Level, p.Repetition}] = true
-		}
-	}
-	return complete
-}
-
 // classRow is one length class at one level.
 type classRow struct {
 	Level    int
