@@ -26,7 +26,7 @@ type replica struct {
 
 	// Guarded by replicaSet.mu.
 	inFlight int
-	suspect  bool // a request failed in transport; its health is being checked
+	suspect  bool   // a request failed in transport; its health is being checked
 	dead     bool   // it stopped answering: no more work goes to it
 	death    string // how it was found dead
 }

@@ -615,7 +615,9 @@ variants:
 	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Failure == extractbench.Memory || r.EngineDied }); got != 0 {
 		t.Errorf("%d requests classed memory without memory evidence", got)
 	}
-	dead := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Kind == extractbench.TransportEngineDead && r.Failure == "" })
+	dead := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Kind == extractbench.TransportEngineDead && r.Failure == ""
+	})
 	if dead < 1 || len(reqs) > 4+2 {
 		t.Errorf("%d rows, %d engine_dead: want the 4 answered and the one or two in flight at the death, nothing more sent", len(reqs), dead)
 	}

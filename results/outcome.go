@@ -17,7 +17,7 @@ const (
 	// client could not keep its schedule or was frozen: the figures are the
 	// client's, not the engine's, so there is no verdict on the model.
 	OutcomeInconclusive = "INCONCLUSIVE"
-	OutcomeNotRun      = "NOT RUN"     // the run ended before the variant started
+	OutcomeNotRun       = "NOT RUN" // the run ended before the variant started
 )
 
 // Outcome is one variant's state and verdict in a run: the stdout summary,
