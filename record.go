@@ -1,5 +1,7 @@
 package extractbench
 
+import "slices"
+
 // Failure is the class of a document that was not accepted, chosen by the
 // precedence of MEASUREMENT.md section 6: memory, truncation, format, quality;
 // other transport failures are Error. An accepted document has None.
@@ -74,13 +76,21 @@ const (
 	TransportInterrupted TransportKind = "interrupted"   // the run was interrupted and cancelled the request: not a measurement, nor a failure of the engine
 	TransportClient      TransportKind = "client"        // the client ran out of its own resources (file descriptors, ports, buffers): the engine never saw the request; not a measurement, nor a failure of the engine
 	TransportOther       TransportKind = "transport"     // any other client-side error
+	// TransportEngineDead: the request was in flight, or failed, when the
+	// engine died without evidence of running out of memory (killed from
+	// outside, restarting, gone): not a measurement of the model; -resume
+	// sends it again.
+	TransportEngineDead TransportKind = "engine_dead"
 )
 
 // Measured reports whether a request of kind k measured the engine: every
-// kind but the run's own interruption and the client's own failure, which
-// no figure of the engine counts (no failure class, left out of the pass,
-// sent again by -resume).
-func (k TransportKind) Measured() bool { return k != TransportInterrupted && k != TransportClient }
+// kind but the run's own interruption, the client's own failure and an
+// engine that died without memory evidence, which no figure of the engine
+// counts (no failure class, left out of the pass, sent again by -resume).
+func (k TransportKind) Measured() bool { return !slices.Contains(Unmeasured, k) }
+
+// Unmeasured are the kinds Measured refuses.
+var Unmeasured = []TransportKind{TransportInterrupted, TransportClient, TransportEngineDead}
 
 // Transport is everything the engine client observed about one request that
 // the classifier needs: the HTTP answer, the stream's end and any error.

@@ -41,16 +41,19 @@ type engine struct {
 }
 
 // died reports whether the engine can take no more work: the process
-// extractbench started has exited, or every one of several replicas
-// stopped answering.
+// extractbench started has exited, or every replica (the engine itself,
+// when it has one) stopped answering its health check after a failure.
 func (e *engine) died() bool {
-	return e.procExited() || (e.replicas != nil && e.replicas.multi() && e.replicas.allDead())
+	return e.procExited() || (e.replicas != nil && e.replicas.allDead())
 }
 
 // deathDetail says how the engine died, for the engine_dead event.
 func (e *engine) deathDetail() string {
-	if e.procExited() {
+	switch {
+	case e.procExited():
 		return e.proc.ExitStatus()
+	case !e.replicas.multi():
+		return e.replicas.deathOf(e.replicas.all[0])
 	}
 	return "every replica stopped answering: " + strings.Join(e.replicas.names(), ", ")
 }

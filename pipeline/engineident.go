@@ -163,13 +163,12 @@ func engineGone(k extractbench.TransportKind) bool {
 // attribute decides whether a failed request failed because the engine
 // crashed for want of memory (MEASUREMENT.md section 6) and returns the
 // evidence either way, for the failure detail ("" when the engine is not
-// in question):
-//   - an engine extractbench started and watches: memory only when its exit
-//     or its log shows out of memory (killed by SIGKILL, "CUDA out of
-//     memory", ...); a crash without such evidence is an error;
-//   - an engine it does not watch (a URL, or one whose start daemonised):
-//     connection refused after it had answered is the section's "connection
-//     refused after a crash".
+// in question). Memory needs evidence: an engine extractbench started and
+// watches is memory only when its log, or for a SIGKILL the cgroup's
+// oom_kill count or the kernel log, shows out of memory (EngineDied). An
+// engine that died without it, or one it does not watch (a URL, a
+// daemonised start) that stopped answering, is dead, not out of memory:
+// deadEngine takes the request out of the measurement.
 func (e *engine) attribute(tr extractbench.Transport) (extractbench.Transport, string) {
 	if tr.Kind == extractbench.TransportOK || !engineGone(tr.Kind) {
 		return tr, ""
@@ -182,9 +181,22 @@ func (e *engine) attribute(tr extractbench.Transport) (extractbench.Transport, s
 		tr.EngineDied = oom
 		return tr, evidence
 	}
-	if tr.Kind == extractbench.TransportRefused {
-		tr.EngineDied = true
-		return tr, "connection refused by an engine that had answered: a crash (MEASUREMENT.md section 6: connection refused after a crash)"
-	}
 	return tr, ""
+}
+
+// deadEngine takes a failed request out of the measurement when the engine
+// died without memory evidence (killed from outside, restarting, gone):
+// kind engine_dead, no failure class, sent again by -resume. The model is
+// not judged on an engine that was not there.
+func (e *engine) deadEngine(tr extractbench.Transport, evidence string) extractbench.Transport {
+	if tr.Kind == extractbench.TransportOK || !engineGone(tr.Kind) || tr.EngineDied || !e.died() {
+		return tr
+	}
+	why := e.deathDetail()
+	if evidence != "" {
+		why = evidence
+	}
+	tr.Detail = fmt.Sprintf("the engine died (%s) while this request was in flight: not a measurement; -resume sends it again (%s: %s)", why, tr.Kind, tr.Detail)
+	tr.Kind = extractbench.TransportEngineDead
+	return tr
 }

@@ -58,11 +58,15 @@ func TestEngine_Attribute(t *testing.T) {
 		wantDied   bool
 		wantDetail string
 	}{
-		{"remote engine refuses after answering", &engine{}, refused, true, "connection refused after a crash"},
+		// Issue 40 item 2: a refusal is a death (the health check decides,
+		// engine.deadEngine), not memory: there is no evidence of memory.
+		{"remote engine refuses after answering", &engine{}, refused, false, ""},
 		{"remote engine resets", &engine{}, reset, false, ""},
 		{"started engine, log says OOM", &engine{proc: exitedEngine(t, "echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB'; exit 1")}, refused, true, "CUDA out of memory"},
-		{"started engine killed by SIGKILL", &engine{proc: exitedEngine(t, "kill -KILL $$")}, reset, true, "SIGKILL"},
-		{"started engine exits without evidence", &engine{proc: exitedEngine(t, "echo 'ValueError: bad config'; exit 1")}, refused, false, "neither its exit nor its log"},
+		// A SIGKILL anyone may send is not memory without the cgroup's or
+		// the kernel's word (issue 40 item 2: it was classed memory).
+		{"started engine killed by SIGKILL", &engine{proc: exitedEngine(t, "kill -KILL $$")}, reset, false, "without memory evidence"},
+		{"started engine exits without evidence", &engine{proc: exitedEngine(t, "echo 'ValueError: bad config'; exit 1")}, refused, false, "neither its log"},
 		{"timeout is our clock", &engine{proc: exitedEngine(t, "exit 1")}, extractbench.Transport{Kind: extractbench.TransportTimeout}, false, ""},
 	}
 	for _, tt := range tests {

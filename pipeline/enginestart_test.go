@@ -195,22 +195,26 @@ variants:
 }
 
 // TestRun_EngineCrashEvidence: a started engine that dies mid-pass makes
-// the failures after it memory only when its log says out of memory; a
-// crash without that evidence is an error. Either way the evidence is in
-// failure_detail.
+// the request in flight memory only with evidence (its log says out of
+// memory); a death without it (a crash, a SIGKILL from outside: issue 40
+// item 2, where it was classed memory as "the OOM killer's signal") takes
+// the request out of the measurement (engine_dead), for -resume to send
+// again. Either way the evidence is in the row's details.
 func TestRun_EngineCrashEvidence(t *testing.T) {
 	tests := []struct {
-		name, saying, wantClass, wantDetail string
+		name, saying, by, wantClass, wantDetail string
 	}{
-		{"oom in the log", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "memory", "CUDA out of memory"},
-		{"no oom evidence", "ValueError: the tokenizer file is corrupt", "error", "neither its exit nor its log"},
+		{"oom in the log", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "", "memory", "CUDA out of memory"},
+		{"no oom evidence", "ValueError: the tokenizer file is corrupt", "", "", "neither its log"},
+		{"sigkill from outside", "", "SIGKILL", "", "without memory evidence"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			const docs, dieAfter = 10, 3
 			addr := freeAddr(t)
-			start := testEngineCommand(addr, "EXTRACTBENCH_TEST_ENGINE_DIE_AFTER="+strconv.Itoa(dieAfter), fmt.Sprintf("EXTRACTBENCH_TEST_ENGINE_DIE_SAYING='%s'", tt.saying))
+			start := testEngineCommand(addr, "EXTRACTBENCH_TEST_ENGINE_DIE_AFTER="+strconv.Itoa(dieAfter), fmt.Sprintf("EXTRACTBENCH_TEST_ENGINE_DIE_SAYING='%s'", tt.saying),
+				"EXTRACTBENCH_TEST_ENGINE_DIE_BY="+tt.by)
 			proto := startedProtocol(t, dir, docs, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", addr, start, "")
 			out := filepath.Join(dir, "out")
 			if _, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out}); err == nil || !strings.Contains(err.Error(), "engine died") {
@@ -223,6 +227,18 @@ func TestRun_EngineCrashEvidence(t *testing.T) {
 			}
 			byClass := resultstest.ByFailure(reqs)
 			failed := byClass[extractbench.Memory] + byClass[extractbench.Error]
+			dead := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Kind == extractbench.TransportEngineDead })
+			if tt.wantClass == "" {
+				if failed != 0 || dead != 1 {
+					t.Fatalf("%d failed and %d engine_dead requests, want the 1 in flight at the crash out of the measurement", failed, dead)
+				}
+				if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+					return r.Kind == extractbench.TransportEngineDead && r.Failure == "" && strings.Contains(r.Detail, tt.wantDetail)
+				}); got != 1 {
+					t.Errorf("the engine_dead request has no class and %q in its detail: %d", tt.wantDetail, got)
+				}
+				return
+			}
 			if failed != 1 {
 				t.Fatalf("%d failed requests, want the 1 in flight at the crash", failed)
 			}
@@ -230,11 +246,6 @@ func TestRun_EngineCrashEvidence(t *testing.T) {
 				return string(r.Failure) == string(tt.wantClass) && resultstest.Like(r.FailureDetail, "%"+tt.wantDetail+"%")
 			}); got != failed {
 				t.Errorf("%d of %d failures are %s with %q in failure_detail", got, failed, tt.wantClass, tt.wantDetail)
-			}
-			if tt.wantClass == "error" {
-				if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Failure == extractbench.Memory || r.EngineDied }); got != 0 {
-					t.Errorf("%d requests classed memory (or engine_died) without out-of-memory evidence", got)
-				}
 			}
 		})
 	}

@@ -53,6 +53,9 @@ func TestRun_EngineNumbersRefused(t *testing.T) {
 	}{
 		{hostile.NumbersUsageNegative, nil},
 		{hostile.NumbersUsageHuge, nil},
+		// Issue 40 item 7: float counts made every request error/malformed_sse
+		// (0% accepted); now refused like a negative count, the answer kept.
+		{hostile.NumbersUsageFloat, nil},
 		{hostile.NumbersMetricsHuge, []string{"observed_max_running", "observed_max_waiting", "peak_kv_usage", "preemptions", "peak_torch_allocated_bytes", "peak_torch_reserved_bytes", "engine_queue_mean_ns"}},
 		{hostile.NumbersMetricsNegative, []string{"observed_max_running", "observed_max_waiting", "peak_kv_usage", "preemptions", "peak_torch_allocated_bytes", "peak_torch_reserved_bytes", "engine_queue_mean_ns"}},
 		{hostile.NumbersMetricsNaN, []string{"observed_max_running", "observed_max_waiting", "peak_kv_usage", "preemptions", "peak_torch_allocated_bytes", "peak_torch_reserved_bytes", "engine_queue_mean_ns"}},

@@ -47,6 +47,13 @@ func (p *passRun) record(ctx context.Context, d dispatched, cacheReset string) (
 		rs.logf("%s: warning: %s", p.v.Name, detail)
 		rs.event(ctx, p.v.Name, results.EventClientFaults, 0, detail)
 	}
+	if len(p.frozen) > 0 {
+		detail := fmt.Sprintf("pass level %d, repetition %d: the client was frozen (%s): the requests in flight meanwhile are left out and -resume sends them again; the pass is client_bound",
+			p.level, p.rep, gapsText(p.frozen))
+		rs.logf("%s: warning: %s", p.v.Name, detail)
+		rs.event(ctx, p.v.Name, results.EventClientFrozen, 0, detail)
+		row.ClientBound = ptr(true)
+	}
 	if err := rs.store.PutPass(ctx, row); err != nil {
 		return row, 0, fmt.Errorf("record pass %s: %w", key, err)
 	}

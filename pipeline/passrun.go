@@ -34,6 +34,8 @@ type passRun struct {
 	already   int     // documents recorded before this invocation (resume)
 	shown     PassProgress
 	faults    clientFaults
+	gaps      *clientGaps // the client's own timeline (clientgap.go); nil on the engine clock
+	frozen    []clientGap // the gaps it saw, once dispatch ended
 }
 
 // dispatched is what a pass's dispatch leaves for its row.
@@ -122,9 +124,11 @@ func (p *passRun) dispatch(ctx context.Context) dispatched {
 	rs.intr.watchPass(p.todo.Len(), sampler.Kick) // sampled at its first send and its last, however short it is
 	p.shown = p.show()
 	self := startClientSelf(e.inproc != nil)
+	p.gaps = watchClientGaps(rs.clock)
 	transport, err := dispatch.Run(ctx, rs.proto.Sweep, rs.proto.Generation.Seed, p.level, p.rep,
 		&passDispatch{ctx: ctx, pass: p, self: self})
 	self.stop()
+	p.frozen = p.gaps.end()
 	rs.intr.watchPass(0, nil)
 	return dispatched{transport: transport, err: err, tel: sampler.Stop(), self: self}
 }
@@ -159,6 +163,7 @@ func (rs *runState) plannedPasses() int {
 // the row. The client's failures are counted for the pass (client_bound).
 func (p *passRun) keep(rec extractbench.Record) {
 	rec.Level, rec.Repetition = p.key.Level, p.key.Repetition
+	p.gaps.frozen(&rec)
 	p.rs.refusedUsage.note(p.key, &rec)
 	p.rs.store.Add(rec)
 	switch {

@@ -26,8 +26,9 @@ type replica struct {
 
 	// Guarded by replicaSet.mu.
 	inFlight int
-	suspect  bool // a request failed in transport; its health is being checked
-	dead     bool // it stopped answering: no more work goes to it
+	suspect  bool   // a request failed in transport; its health is being checked
+	dead     bool   // it stopped answering: no more work goes to it
+	death    string // how it was found dead
 }
 
 // replicaSet dispatches a variant's requests over its replicas: each one
@@ -128,13 +129,21 @@ func (s *replicaSet) names() []string {
 	return out
 }
 
+// deathOf says how r was found dead ("" while it answers).
+func (s *replicaSet) deathOf(r *replica) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return r.death
+}
+
 // failed is told of a request to r that failed in transport in a way a dead
-// engine causes (refused, reset, cut). With several replicas, r takes no
-// new request while its health is checked; if it does not answer it is
-// dead, and dead reports true exactly once, to the caller that should
-// record it.
+// engine causes (refused, reset, cut). r takes no new request while its
+// health is checked; if it does not answer it is dead, and dead reports
+// true exactly once, to the caller that should record it. With one replica
+// that is the engine's death (engine.died): its requests stop at once,
+// rather than each document being refused in a millisecond.
 func (s *replicaSet) failed(ctx context.Context, r *replica, tr extractbench.Transport) (dead bool, detail string) {
-	if !s.multi() || tr.Kind == extractbench.TransportOK || !engineGone(tr.Kind) {
+	if tr.Kind == extractbench.TransportOK || !engineGone(tr.Kind) {
 		return false, ""
 	}
 	s.mu.Lock()
@@ -154,6 +163,7 @@ func (s *replicaSet) failed(ctx context.Context, r *replica, tr extractbench.Tra
 		return false, ""
 	}
 	r.dead = true
+	r.death = fmt.Sprintf("%s stopped answering (a request failed: %s %s; then %v)", r.name, tr.Kind, tr.Detail, err)
 	var live []string
 	for _, x := range s.all {
 		if !x.dead {

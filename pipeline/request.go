@@ -47,7 +47,7 @@ func (e *engine) exchange(ctx context.Context, r *replica, d corpus.Document, sc
 // replica's health is known, so that the caller's next request goes to a
 // live one.
 func (e *engine) checkReplica(r *replica, tr extractbench.Transport) {
-	if dead, detail := e.replicas.failed(e.rs.intr.reqs, r, tr); dead {
+	if dead, detail := e.replicas.failed(e.rs.intr.reqs, r, tr); dead && e.replicas.multi() {
 		e.rs.logf("%s: %s", e.v.Name, detail)
 		e.rs.event(context.Background(), e.v.Name, results.EventReplicaDead, 0, detail)
 	}
@@ -60,6 +60,7 @@ func (rs *runState) score(v *extractbench.Variant, e *engine, endpoint string, d
 	// (engine.attribute); an HTTP answer, even a 404, came from a live server.
 	var evidence string
 	resp.Transport, evidence = e.attribute(resp.Transport)
+	resp.Transport = e.deadEngine(resp.Transport, evidence)
 	eval.RefuseImpossibleUsage(&resp) // before anything reads its tokens (OnTime's TPOT)
 	rec := extractbench.Record{
 		RunID: rs.runID, Variant: v.Name, Mode: rs.proto.Sweep.Mode, DocID: d.ID, LengthClass: string(d.LengthClass),

@@ -554,34 +554,42 @@ func TestRun_ResumeRefusesOtherFingerprint(t *testing.T) {
 	}
 }
 
-// TestRun_EngineCrashIsMemory: an engine that answered and then refuses
-// connections has crashed; its failures are memory failures, and the run
-// records every document instead of stopping.
-func TestRun_EngineCrashIsMemory(t *testing.T) {
+// TestRun_URLEngineDeathIsNotMemory is issue 40 item 2: a URL engine that
+// answered, then stops answering (killed, or restarting on the same port)
+// had every later document sent within milliseconds, refused and classed
+// memory (930 in one run), and the run ended FAIL exit 1. Now its health
+// check finds it dead: dispatch stops, the request that failed is out of
+// the measurement (engine_dead, no class), no memory failure is
+// fabricated, and the variant is ERROR. -resume against the engine back on
+// the same port sends what was not answered, and the variant passes.
+func TestRun_URLEngineDeathIsNotMemory(t *testing.T) {
 	dir := t.TempDir()
 	const docs = 12
 	var served atomic.Int32
+	var down atomic.Bool
 	var srv *httptest.Server
+	answer := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"{\\\"date\\\": null, \\\"amount\\\": null, \\\"category\\\": null}\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {})
 	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		if served.Load() >= 4 { // dead: a request on a connection kept alive is cut, as by a crash
+		if down.Load() { // dead: a request on a connection kept alive is cut, as by a crash
 			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 				conn.Close()
 			}
 			return
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"{\\\"date\\\": null, \\\"amount\\\": null, \\\"category\\\": null}\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+		answer(w)
 		if served.Add(1) == 4 { // the engine dies after its fourth answer
-			// The listener closes before the answer is done, so that the
-			// next request, sent as soon as this one ends, finds it gone.
+			down.Store(true)
 			srv.Listener.Close()
 			go srv.CloseClientConnections()
 		}
 	})
 	srv = httptest.NewServer(mux)
-	defer srv.Close()
+	addr := srv.Listener.Addr().String()
 	p := fmt.Sprintf(`name: crash
 corpus: %s
 prompt: {user: "Extract.\n\n{{document}}"}
@@ -598,20 +606,57 @@ variants:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true}); err != nil {
-		t.Fatal(err)
+	sum, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: proto, OutDir: out, Quiet: true})
+	srv.Close()
+	if err == nil && (sum == nil || len(sum.Variants) != 1 || sum.Variants[0].State != results.OutcomeError) {
+		t.Fatalf("run: err nil, summary %+v; want the variant ERROR (the engine died)", sum)
 	}
 	reqs := resultstest.Requests(t, out)
-	if got := len(reqs); got != docs {
-		t.Errorf("rows = %d, want every document recorded (%d)", got, docs)
+	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Failure == extractbench.Memory || r.EngineDied }); got != 0 {
+		t.Errorf("%d requests classed memory without memory evidence", got)
 	}
-	// Four answers, then the crash; a request racing the crash on a closing
-	// connection may end as a reset (error) instead of a refusal.
-	if got := resultstest.Count(reqs, func(r *extractbench.Record) bool {
-		return r.Failure == extractbench.Memory && r.EngineDied && r.Kind == extractbench.TransportRefused
-	}); got < docs-6 {
-		t.Errorf("memory failures after the crash = %d, want at least %d", got, docs-6)
+	dead := resultstest.Count(reqs, func(r *extractbench.Record) bool {
+		return r.Kind == extractbench.TransportEngineDead && r.Failure == ""
+	})
+	if dead < 1 || len(reqs) > 4+2 {
+		t.Errorf("%d rows, %d engine_dead: want the 4 answered and the one or two in flight at the death, nothing more sent", len(reqs), dead)
 	}
+	if o := outcomeOf(t, out); o.State != results.OutcomeError {
+		t.Errorf("outcome %s (%s), want ERROR", o.State, o.Reason)
+	}
+
+	// The engine is back on the same port: -resume sends what was not answered.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port %s is taken again: %v", addr, err)
+	}
+	down.Store(false)
+	back := httptest.NewUnstartedServer(mux)
+	back.Listener.Close()
+	back.Listener = ln
+	back.Start()
+	defer back.Close()
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), OutDir: out, Resume: true, Quiet: true}); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	reqs = resultstest.Requests(t, out)
+	measured := resultstest.Count(reqs, func(r *extractbench.Record) bool { return r.Kind.Measured() })
+	if len(reqs) != docs || measured != docs {
+		t.Errorf("after -resume: %d rows, %d measured; want every one of %d documents measured once", len(reqs), measured, docs)
+	}
+	if o := outcomeOf(t, out); o.State != results.OutcomePass {
+		t.Errorf("after -resume: outcome %s (%s), want PASS", o.State, o.Reason)
+	}
+}
+
+// outcomeOf is the first variant's outcome of the run in dir.
+func outcomeOf(t *testing.T, dir string) results.Outcome {
+	t.Helper()
+	d, err := results.LoadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Outcomes()[0]
 }
 
 // serveTestEngine runs the built-in engine as a separate process, the way a
@@ -643,6 +688,9 @@ func serveTestEngine(addr string) {
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/chat/completions" && arrived.Add(1) > int32(n) {
 				fmt.Fprintln(os.Stderr, os.Getenv("EXTRACTBENCH_TEST_ENGINE_DIE_SAYING"))
+				if os.Getenv("EXTRACTBENCH_TEST_ENGINE_DIE_BY") == "SIGKILL" {
+					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL) // killed from outside, as by kill -9
+				}
 				os.Exit(1) // mid-request, as a crashing engine does
 			}
 			s.ServeHTTP(w, r)

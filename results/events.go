@@ -59,17 +59,18 @@ type Decision struct {
 
 // The event kinds stored in events.kind.
 const (
-	EventEngineLoad  = "engine_load"          // ValueNS: engine start until ready
-	EventWarmup      = "warmup"               // ValueNS: the warm-up's duration; excluded from every figure
-	EventInterrupted = "interrupted"          // Detail: why (signal, engine died)
-	EventResumed     = "resumed"              // Detail: what was left to do
-	EventEngineExit  = "engine_exit"          // Detail: exit status and the log's tail
-	EventEngineStale = "engine_stale_stopped" // Detail: the engine an interrupted attempt left running, found by its pid file, and what was done
-	EventVariantFail = "variant_failed"       // Detail: why the variant could not be measured (engine did not start, ...)
-	EventLockStale   = "lock_taken_over"      // Detail: the holder a killed process left in the directory's lock file
-	EventAppended    = "appended"             // Detail: a new run appended (-append) to a directory holding runs of the same fingerprint
-	EventEngineDead  = "engine_dead"          // Detail: a started engine died mid-variant: dispatch stopped, what was left unsent
-	EventReplicaDead = "replica_dead"         // Detail: one of a variant's replicas (engine.urls) stopped answering: no further request goes to it
+	EventEngineLoad   = "engine_load"          // ValueNS: engine start until ready
+	EventWarmup       = "warmup"               // ValueNS: the warm-up's duration; excluded from every figure
+	EventInterrupted  = "interrupted"          // Detail: why (signal, engine died)
+	EventResumed      = "resumed"              // Detail: what was left to do
+	EventEngineExit   = "engine_exit"          // Detail: exit status and the log's tail
+	EventEngineStale  = "engine_stale_stopped" // Detail: the engine an interrupted attempt left running, found by its pid file, and what was done
+	EventVariantFail  = "variant_failed"       // Detail: why the variant could not be measured (engine did not start, ...)
+	EventLockStale    = "lock_taken_over"      // Detail: the holder a killed process left in the directory's lock file
+	EventAppended     = "appended"             // Detail: a new run appended (-append) to a directory holding runs of the same fingerprint
+	EventEngineDead   = "engine_dead"          // Detail: a started engine died mid-variant: dispatch stopped, what was left unsent
+	EventClientFrozen = "client_frozen"        // Detail: the client's own timeline stopped (SIGSTOP, a VM pause) during a pass: its gaps
+	EventReplicaDead  = "replica_dead"         // Detail: one of a variant's replicas (engine.urls) stopped answering: no further request goes to it
 	// EventCorpusReadFailed: a document of the corpus could not be read
 	// back as the run indexed it (the file changed, or reading failed), so
 	// the run stopped before sending it; Detail names the document and its

@@ -13,7 +13,11 @@ const (
 	OutcomeFail        = "FAIL"        // the baseline did not: see Reason
 	OutcomeError       = "ERROR"       // the variant could not be measured (engine did not start, died, ...)
 	OutcomeInterrupted = "INTERRUPTED" // the run stopped before the variant's baseline was complete
-	OutcomeNotRun      = "NOT RUN"     // the run ended before the variant started
+	// OutcomeInconclusive: the baseline's verdict rests on passes whose
+	// client could not keep its schedule or was frozen: the figures are the
+	// client's, not the engine's, so there is no verdict on the model.
+	OutcomeInconclusive = "INCONCLUSIVE"
+	OutcomeNotRun       = "NOT RUN" // the run ended before the variant started
 )
 
 // Outcome is one variant's state and verdict in a run: the stdout summary,
@@ -56,6 +60,11 @@ func (o Outcome) TokenCountSentence() string {
 
 // Passed reports whether the variant's verdict passed.
 func (o Outcome) Passed() bool { return o.State == OutcomePass }
+
+// Failed reports whether the variant's verdict is the model's FAIL; every
+// other state but PASS (ERROR, INCONCLUSIVE, INTERRUPTED, NOT RUN) is the
+// infrastructure's: no finding about the model (exit 3, not 1).
+func (o Outcome) Failed() bool { return o.State == OutcomeFail }
 
 // Outcomes judges every variant of the run, in protocol order: a recorded
 // engine failure is ERROR whatever was measured; a variant whose baseline
@@ -114,9 +123,13 @@ func (d *RunData) Outcomes() []Outcome {
 			o.State, o.Reason = OutcomeFail, "no complete baseline pass"
 		default:
 			v := eval.Judge(base, -1, d.Manifest.Acceptance)
-			if v.Usable {
+			switch {
+			case v.Usable:
 				o.State, o.Reason = OutcomePass, o.Series[0].Recommendation.Headline()
-			} else {
+			case clientMade(v, base):
+				o.State = OutcomeInconclusive
+				o.Reason = "baseline: " + v.Reason + "; the verdict rests on passes the client could not time (loaded or frozen): measure again on a client with room"
+			default:
 				o.State, o.Reason = OutcomeFail, "baseline: "+v.Reason
 			}
 			if o.PassesDone < planned && d.Run.Status != RunComplete {
@@ -193,4 +206,23 @@ func ptrSum(sum *int64, v int64) *int64 {
 		v += *sum
 	}
 	return &v
+}
+
+// clientMade reports whether a baseline's failed verdict rests on its
+// client: the level is client-bound (its repetitions could not be left out)
+// and every cause is one a slow or frozen client produces (its latency, its
+// pace, a warming it faked). Memory and quality causes stand on the
+// engine's own answers, whatever the client: those stay FAIL.
+func clientMade(v eval.Verdict, base *eval.Level) bool {
+	if base.ClientBound == 0 {
+		return false
+	}
+	for _, c := range v.Causes {
+		switch c {
+		case eval.CauseClient, eval.CauseLatency, eval.CauseNotSteady:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/extractbench/extractbench"
 )
 
 const secretKey = "sk-test-4f9a1c2e8b7d6e5f/0a1b+2c3d"
@@ -87,5 +89,18 @@ func TestStore_NULStoredWhole(t *testing.T) {
 	}
 	if want := `x\u0000internal\u0000error`; body != want || n != len(want) {
 		t.Errorf("error_body %q, length() %d; want %q, %d", body, n, want, len(want))
+	}
+}
+
+// TestUnmeasured_Kinds: the SQL condition of the rows that are no
+// measurement names exactly the kinds extractbench.Unmeasured lists.
+func TestUnmeasured_Kinds(t *testing.T) {
+	for _, k := range extractbench.Unmeasured {
+		if !strings.Contains(unmeasured, "'"+string(k)+"'") {
+			t.Errorf("unmeasured %s leaves out %q", unmeasured, k)
+		}
+	}
+	if n := strings.Count(unmeasured, "'") / 2; n != len(extractbench.Unmeasured) {
+		t.Errorf("unmeasured names %d kinds, extractbench.Unmeasured %d", n, len(extractbench.Unmeasured))
 	}
 }

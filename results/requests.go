@@ -92,8 +92,11 @@ func insertRequestSQL(n int) string {
 }
 
 // unmeasured is the SQL condition of the rows that are no measurement:
-// transport_kind interrupted or client (extractbench.TransportKind.Measured).
-const unmeasured = `transport_kind IN ('` + string(extractbench.TransportInterrupted) + `', '` + string(extractbench.TransportClient) + `')`
+// transport_kind interrupted, client or engine_dead (extractbench.Unmeasured).
+// A constant, as the pass queries built on it are; TestUnmeasured_Kinds
+// holds it to that list.
+const unmeasured = `transport_kind IN ('` + string(extractbench.TransportInterrupted) + `', '` + string(extractbench.TransportClient) +
+	`', '` + string(extractbench.TransportEngineDead) + `')`
 
 // measured is the SQL condition that leaves out the unmeasured rows: no
 // reader sees them as records, and resume sends their documents again. A

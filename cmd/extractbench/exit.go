@@ -27,6 +27,15 @@ func (e *verdictError) Error() string { return e.msg }
 // ExitCode is the exit status of a failed verdict.
 func (e *verdictError) ExitCode() int { return exitVerdict }
 
+// infraOutcomeError is a run whose variants did not all pass for reasons
+// of the infrastructure, not the model (ERROR, INCONCLUSIVE): exit 3.
+type infraOutcomeError struct{ msg string }
+
+func (e *infraOutcomeError) Error() string { return e.msg }
+
+// ExitCode is the exit status of an infrastructure outcome.
+func (e *infraOutcomeError) ExitCode() int { return exitInfra }
+
 // inconclusiveError is a comparison on too few documents to decide: exit 4.
 type inconclusiveError struct{ msg string }
 

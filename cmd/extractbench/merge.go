@@ -53,13 +53,7 @@ func (c *mergeCommand) Run(ctx context.Context, args []string) error {
 		return &incompleteError{sum: sum}
 	}
 	if !sum.Passed {
-		var failed []string
-		for _, v := range sum.Variants {
-			if !v.Passed() {
-				failed = append(failed, fmt.Sprintf("%s %s: %s", v.Variant, v.State, v.Reason))
-			}
-		}
-		return &verdictError{msg: strings.Join(failed, "; ")}
+		return outcomesError(sum.Variants)
 	}
 	return nil
 }

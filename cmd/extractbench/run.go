@@ -119,15 +119,27 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return &verdictError{msg: "acceptance.require_equivalent: " + bad}
 	}
 	if !sum.Passed {
-		var failed []string
-		for _, v := range sum.Variants {
-			if !v.Passed() {
-				failed = append(failed, fmt.Sprintf("%s %s: %s", v.Variant, v.State, v.Reason))
-			}
-		}
-		return &verdictError{msg: strings.Join(failed, "; ")}
+		return outcomesError(sum.Variants)
 	}
 	return nil
+}
+
+// outcomesError is the error of variants that did not all pass: a failed
+// verdict (exit 1) when one of them is the model's FAIL, else the
+// infrastructure's (exit 3: ERROR, INCONCLUSIVE, NOT RUN), no finding.
+func outcomesError(outcomes []results.Outcome) error {
+	var failed []string
+	fail := false
+	for _, v := range outcomes {
+		if !v.Passed() {
+			failed = append(failed, fmt.Sprintf("%s %s: %s", v.Variant, v.State, v.Reason))
+			fail = fail || v.Failed()
+		}
+	}
+	if fail {
+		return &verdictError{msg: strings.Join(failed, "; ")}
+	}
+	return &infraOutcomeError{msg: strings.Join(failed, "; ")}
 }
 
 // printSummary writes the final table: one line per level as eval's

@@ -17,6 +17,9 @@ const (
 	// NumbersUsageHuge answers well with a usage of 2^63−1 prompt and
 	// completion tokens.
 	NumbersUsageHuge Mode = "numbers-usage-huge"
+	// NumbersUsageFloat answers well with a usage of 1e30 prompt and 3.5
+	// completion tokens: numbers JSON allows, counts no engine can have.
+	NumbersUsageFloat Mode = "numbers-usage-float"
 	// NumbersMetricsHuge answers well; its /metrics gives 1e300 for every
 	// gauge, counter and histogram sum a run reads.
 	NumbersMetricsHuge Mode = "numbers-metrics-huge"
@@ -38,6 +41,7 @@ const NumbersServiceTime = 20 * time.Millisecond
 func init() {
 	register(NumbersUsageNegative, usageMode(-5))
 	register(NumbersUsageHuge, usageMode(1<<63-1))
+	register(NumbersUsageFloat, usageModeOf(1e30, 3.5))
 	register(NumbersMetricsHuge, metricsMode("1e300"))
 	register(NumbersMetricsNegative, metricsMode("-7"))
 	register(NumbersMetricsNaN, metricsMode("NaN"))
@@ -65,7 +69,11 @@ func init() {
 
 // usageMode streams Answer with both usage counts n (and their sum, as
 // an int64 would wrap it, for the total).
-func usageMode(n int64) builder {
+func usageMode(n int64) builder { return usageModeOf(n, n) }
+
+// usageModeOf answers well with a usage of prompt and completion tokens,
+// written as JSON numbers however they are typed.
+func usageModeOf(prompt, completion any) builder {
 	return func(s *Server, o Options) http.Handler {
 		return Base(s, o, func(w http.ResponseWriter, r *http.Request) {
 			SSEHeaders(w)
@@ -73,7 +81,7 @@ func usageMode(n int64) builder {
 			b, _ := json.Marshal(map[string]any{
 				"id": "chatcmpl-hostile", "object": "chat.completion.chunk", "created": 1, "model": Model,
 				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}},
-				"usage":   map[string]any{"prompt_tokens": n, "completion_tokens": n, "total_tokens": n + n},
+				"usage":   map[string]any{"prompt_tokens": prompt, "completion_tokens": completion},
 			})
 			fmt.Fprint(w, "data: "+string(b)+"\n\n")
 			fmt.Fprint(w, Done)

@@ -48,6 +48,7 @@ type Process struct {
 	once        sync.Once
 	stopErr     error
 	loadTime    time.Duration // set by Starter once the engine answered
+	oom         oomWitness    // the machine's out-of-memory counts at start
 }
 
 // Start runs command with sh -c, its output appended to logPath through
@@ -72,7 +73,8 @@ func Start(command, stopCommand, logPath, pidPath string, redact extractbench.Re
 		cmd.Stdout, cmd.Stderr = log.w, log.w
 	}
 	cmd.SysProcAttr = engineSysProcAttr()
-	p := &Process{cmd: cmd, command: command, stopCommand: stopCommand, logFile: f, log: log, redact: redact, pidPath: pidPath, done: make(chan struct{})}
+	p := &Process{cmd: cmd, command: command, stopCommand: stopCommand, logFile: f, log: log, redact: redact, pidPath: pidPath, done: make(chan struct{}),
+		oom: newOOMWitness()}
 	started := make(chan error, 1)
 	go func() { // owned by p: Stop waits for done
 		// Locked for good: the thread ends with this goroutine, after the
@@ -368,23 +370,13 @@ func (p *Process) CrashEvidence(wait time.Duration) (exited, oom bool, evidence 
 	return true, oom, evidence
 }
 
-// crashEvidence says whether the engine's end shows it ran out of memory:
-// its log names an out-of-memory error, or it was killed by SIGKILL, the
-// OOM killer's signal, which extractbench itself sends only when stopping
-// it. evidence describes what was found either way.
+// crashEvidence says whether the engine's end shows it ran out of memory,
+// and what was found either way. Memory needs evidence: its log names an
+// out-of-memory error, or, for a SIGKILL extractbench did not send, the
+// cgroup's oom_kill count or the kernel log recorded an OOM kill since it
+// started. A SIGKILL alone is not evidence: anyone may send one.
 func (p *Process) crashEvidence() (oom bool, evidence string) {
 	how := exitText(p.waitErr)
-	var ee *exec.ExitError
-	if errors.As(p.waitErr, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
-			// A shell that did not exec reports its child's SIGKILL as 137.
-			if (ws.Signaled() && ws.Signal() == syscall.SIGKILL) || (ws.Exited() && ws.ExitStatus() == 128+int(syscall.SIGKILL)) {
-				if !p.stopping.Load() {
-					return true, fmt.Sprintf("the engine was killed by SIGKILL (%s), the OOM killer's signal, not sent by extractbench", how)
-				}
-			}
-		}
-	}
 	tail := p.logTail(64 << 10)
 	lower := bytes.ToLower(tail)
 	for _, m := range oomLogMarkers {
@@ -392,7 +384,29 @@ func (p *Process) crashEvidence() (oom bool, evidence string) {
 			return true, fmt.Sprintf("the engine exited (%s) and its log %s says %q", how, p.logFile.Name(), logLine(tail, i))
 		}
 	}
-	return false, fmt.Sprintf("the engine exited (%s) and neither its exit nor its log %s shows an out-of-memory error", how, p.logFile.Name())
+	if p.killed() && !p.stopping.Load() {
+		found, unread := p.oom.evidence()
+		if found != "" {
+			return true, fmt.Sprintf("the engine was killed by SIGKILL (%s), not sent by extractbench, and %s", how, found)
+		}
+		why := "the cgroup's oom_kill count and the kernel log show no OOM kill"
+		if len(unread) > 0 {
+			why = "no OOM kill found (" + strings.Join(unread, "; ") + ")"
+		}
+		return false, fmt.Sprintf("the engine was killed by SIGKILL (%s), not sent by extractbench, without memory evidence: no out-of-memory text in its log %s, %s", how, p.logFile.Name(), why)
+	}
+	return false, fmt.Sprintf("the engine exited (%s) and neither its log %s nor the machine shows an out-of-memory error", how, p.logFile.Name())
+}
+
+// killed reports whether the engine ended by SIGKILL (a shell that did not
+// exec reports its child's SIGKILL as 137).
+func (p *Process) killed() bool {
+	var ee *exec.ExitError
+	if !errors.As(p.waitErr, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ((ws.Signaled() && ws.Signal() == syscall.SIGKILL) || (ws.Exited() && ws.ExitStatus() == 128+int(syscall.SIGKILL)))
 }
 
 // logLine returns the line of b around offset i, trimmed to 200 bytes.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/extractbench/extractbench"
@@ -41,24 +42,65 @@ type chunkMessage struct {
 }
 
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens     tokenCount `json:"prompt_tokens"`
+	CompletionTokens tokenCount `json:"completion_tokens"`
 	// PromptTokensDetails is OpenAI's {"cached_tokens": N} (llama.cpp,
 	// vLLM with --enable-prompt-tokens-details, SGLang), kept raw as
 	// Timings is.
 	PromptTokensDetails json.RawMessage `json:"prompt_tokens_details"`
 }
 
+// tokenCount is a usage count as the engine wrote it: any JSON number is
+// read (a float such as 3.5 or 1e30 used to fail the whole chunk as
+// malformed, losing a right answer); one that is not a whole count in
+// range keeps its text in bad, and the usage is refused, as a negative one
+// is (eval.RefuseImpossibleUsage), with the answer kept.
+type tokenCount struct {
+	n   int
+	bad string
+}
+
+// UnmarshalJSON reads a JSON number (null is 0, as absent).
+func (c *tokenCount) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if s == "null" {
+		*c = tokenCount{}
+		return nil
+	}
+	var num json.Number
+	if err := json.Unmarshal(b, &num); err != nil {
+		return err
+	}
+	if n, err := num.Int64(); err == nil && n >= math.MinInt && n <= math.MaxInt {
+		*c = tokenCount{n: int(n)}
+		return nil
+	}
+	*c = tokenCount{bad: s}
+	return nil
+}
+
 // tokenCounts is a usage as the accumulators keep it, past the event that
 // carried it: the counts, and the prompt tokens the engine took from its
-// prompt cache (nil: not reported).
+// prompt cache (nil: not reported). bad names the counts that were not
+// whole numbers ("" when all were).
 type tokenCounts struct {
 	prompt, completion int
 	cached             *int
+	bad                string
 }
 
 func (u *usage) counts(timings json.RawMessage) *tokenCounts {
-	c := &tokenCounts{prompt: u.PromptTokens, completion: u.CompletionTokens, cached: cachedOf(u.PromptTokensDetails, "cached_tokens")}
+	c := &tokenCounts{prompt: u.PromptTokens.n, completion: u.CompletionTokens.n, cached: cachedOf(u.PromptTokensDetails, "cached_tokens")}
+	var bad []string
+	for _, x := range []struct {
+		name string
+		c    tokenCount
+	}{{"prompt_tokens", u.PromptTokens}, {"completion_tokens", u.CompletionTokens}} {
+		if x.c.bad != "" {
+			bad = append(bad, x.name+" "+x.c.bad)
+		}
+	}
+	c.bad = strings.Join(bad, ", ")
 	if c.cached == nil {
 		c.cached = cachedOf(timings, "cache_n")
 	}
@@ -241,13 +283,18 @@ func (a *streamAcc) fill(r *extractbench.Response, i int, single bool, red *Reda
 	r.FirstTokenNS, r.LastTokenNS = ch.firstTokenNS, ch.lastTokenNS
 	r.FinishReason = cleanText(red, ch.finish)
 	r.ClientChunks = ch.chunks
+	u := ch.usage
+	if u == nil && single {
+		u = a.total
+	}
 	switch {
-	case ch.usage != nil:
-		r.PromptTokens, r.CompletionTokens, r.UsageReported = ch.usage.prompt, ch.usage.completion, true
-		r.CachedPromptTokens = ch.usage.cached
-	case single && a.total != nil:
-		r.PromptTokens, r.CompletionTokens, r.UsageReported = a.total.prompt, a.total.completion, true
-		r.CachedPromptTokens = a.total.cached
+	case u != nil && u.bad != "":
+		// Not whole numbers: refused, the answer kept (eval.RefuseImpossibleUsage).
+		r.UsageRefused = "usage " + u.bad
+		r.CompletionTokens = ch.chunks
+	case u != nil:
+		r.PromptTokens, r.CompletionTokens, r.UsageReported = u.prompt, u.completion, true
+		r.CachedPromptTokens = u.cached
 	default:
 		r.CompletionTokens = ch.chunks
 		if single {

@@ -158,7 +158,7 @@ func failedDocs(ctx context.Context, rd *results.Reader, runID string, l *Level,
 		return err
 	}
 	for _, rec := range recs {
-		if rec.Accepted || rec.Kind == extractbench.TransportInterrupted || rec.Kind == extractbench.TransportClient {
+		if rec.Accepted || !rec.Kind.Measured() {
 			continue
 		}
 		l.NFailed++

@@ -161,7 +161,7 @@ func verdictCase(v Variant, class string) junitCase {
 		c.Failure = result(v.State, v.Reason, why)
 	case results.OutcomeNotRun:
 		c.Skipped = result(v.State, v.Reason, "")
-	default: // ERROR, INTERRUPTED: the run could not give a verdict
+	default: // ERROR, INCONCLUSIVE, INTERRUPTED: the run could not give a verdict
 		c.Error = result(v.State, v.Reason, why)
 	}
 	return c

@@ -23,10 +23,15 @@ const mdDocs = 10
 func (r *Run) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	// FAIL when a variant failed its verdict; else the first other state
+	// that is not PASS (ERROR, INCONCLUSIVE: the infrastructure's, exit 3).
 	word := results.OutcomePass
 	for _, v := range r.Variants {
-		if !v.Passed() {
+		switch {
+		case v.Failed():
 			word = results.OutcomeFail
+		case !v.Passed() && word == results.OutcomePass:
+			word = v.State
 		}
 	}
 	if len(r.Variants) == 0 {

@@ -42,6 +42,8 @@ func stateClass(state string) string {
 		return "error"
 	case results.OutcomeInterrupted:
 		return "interrupted"
+	case results.OutcomeInconclusive:
+		return "inconclusive"
 	}
 	return "notrun"
 }
