@@ -5,7 +5,7 @@
 # the history before it is left as it is.
 # Exit 0 when every subject fits, 1 naming those that do not, 2 when it cannot run.
 set -euo pipefail
-base=${1:-31a89b3}
+base=${1:-6862183}
 cd "$(dirname "$0")/.."
 git rev-parse --verify -q "$base^{commit}" >/dev/null ||
   { echo "commit-subjects.sh: no commit $base here (a shallow clone?)" >&2; exit 2; }
