@@ -60,12 +60,11 @@ type tokenCount struct {
 	bad string
 }
 
-// UnmarshalJSON reads a JSON number (null is 0, as absent).
+// UnmarshalJSON reads a JSON number.
 func (c *tokenCount) UnmarshalJSON(b []byte) error {
 	s := string(bytes.TrimSpace(b))
 	if s == "null" {
-		*c = tokenCount{}
-		return nil
+		return nil // as for an int: left as it was
 	}
 	var num json.Number
 	if err := json.Unmarshal(b, &num); err != nil {

@@ -160,6 +160,12 @@ func (s *scanner) other(key []byte, v any, fields structFields, depth int) bool 
 		return s.optString(p)
 	case *int:
 		return s.Integer(p)
+	case *tokenCount: // a whole count; anything else (3.5, 1e30) to json.Unmarshal
+		if s.Null() {
+			return true // null leaves it as it was, as json.Unmarshal does
+		}
+		*p = tokenCount{}
+		return s.Integer(&p.n)
 	case *json.RawMessage:
 		return s.Raw(p, depth)
 	}

@@ -69,8 +69,9 @@ func TestDecodeChunk(t *testing.T) {
 		{`{"choices":null,"usage":{}}`, true},
 		{`{"choices":[],"usage":{"completion_tokens":26,"prompt_tokens":211,"prompt_tokens_details":{"cached_tokens":210}},"timings":{"cache_n":210,"prompt_ms":105.251}}`, true},
 		{`{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens_details":null},"timings":null}`, true},
-		{`{"timings":{"cache_n":1},"timings":{"cache_n":2}}`, true}, // the last, as json.Unmarshal
-		{`{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens":2,"completion_tokens":null}}`, false},
+		{`{"timings":{"cache_n":1},"timings":{"cache_n":2}}`, true},                                     // the last, as json.Unmarshal
+		{`{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens":2,"completion_tokens":null}}`, true}, // a count's null leaves it, as json.Unmarshal
+		{`{"choices":[],"usage":{"prompt_tokens":1e30,"completion_tokens":3.5}}`, false},                // not whole counts: json.Unmarshal (tokenCount)
 		{`{"Timings":{"cache_n":1}}`, false},
 		{`{"usage":{"Prompt_Tokens_Details":{}}}`, false},
 		{`{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"a":[1,-2.5e+3,true,false,null]}]},"finish_reason":"stop"}]}`, true},
