@@ -17,7 +17,9 @@
 //     level's steady-state and client-bound decisions (steady.go).
 //   - One pass: passRun (passrun.go: its documents to send, its dispatch;
 //     passrecord.go: its row and how it ended); its send order
-//     (passorder.go) and its side of package dispatch (passdispatch.go).
+//     (passorder.go), its side of package dispatch (passdispatch.go) and
+//     the client's own timeline, whose gaps (a frozen client) take the
+//     requests across them out of the measurement (clientgap.go).
 //   - An engine's lifecycle: engine (engine.go: death, stop); starting or
 //     reaching it and its replicas (enginestart.go), its identity pinned in
 //     the manifest (enginepin.go) and read again before each pass
