@@ -19,7 +19,13 @@ import (
 // connects a client to each and waits until each is ready and serves the
 // protocol's model.
 func startEngine(ctx context.Context, rs *runState, v *extractbench.Variant) (*engine, error) {
-	e := &engine{rs: rs, v: v}
+	return startEngineIn(ctx, rs, v, "")
+}
+
+// startEngineIn is startEngine with a started engine's log and pid file
+// in filesDir instead of the results directory ("": there).
+func startEngineIn(ctx context.Context, rs *runState, v *extractbench.Variant, filesDir string) (*engine, error) {
+	e := &engine{rs: rs, v: v, filesDir: filesDir}
 	if v.Engine.IsBuiltin() {
 		if err := e.startInProcess(ctx); err != nil {
 			return nil, err
@@ -139,9 +145,13 @@ func (e *engine) startProcess(ctx context.Context) error {
 	if rs.opts.Process == nil {
 		return &ConfigError{fmt.Errorf("variant %s: engine.start is set but this program cannot start engines (no ProcessStarter wired in)", v.Name)}
 	}
+	dir := rs.opts.OutDir
+	if e.filesDir != "" {
+		dir = e.filesDir
+	}
 	files := extractbench.ProcessFiles{
-		Log: filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".log"),
-		PID: filepath.Join(rs.opts.OutDir, "engine-"+v.Name+".pid"),
+		Log: filepath.Join(dir, "engine-"+v.Name+".log"),
+		PID: filepath.Join(dir, "engine-"+v.Name+".pid"),
 	}
 	redact := rs.redact()
 	what, err := rs.opts.Process.StopStale(v, files, redact)

@@ -63,11 +63,13 @@ func (rs *runState) sameFingerprint(prev *results.Run) error {
 		prev.RunID, rs.opts.OutDir, prev.Fingerprint, rs.manifest.Fingerprint, why)}
 }
 
-// sameEngines asks each pinned variant's engine that is up without a
-// process to start (the built-in engine, an engine.url) what it is, and
-// refuses the resume when one changed. An engine that does not answer is
-// let through: the run meets it again and records why. An engine.start
-// variant is checked when the run starts it (pinEngine), after its load.
+// sameEngines asks each pinned variant's engine what it is, and refuses
+// the resume when one changed. An engine.start variant is started for the
+// check with its log and pid file in a directory of its own, outside the
+// results directory, and stopped after it: the resume loads it once more.
+// An engine that does not start or answer (its port taken by one an
+// interrupted attempt left running, say) is let through: the run meets it
+// again, checks it when it pins it (engine.pin) and records why.
 func (rs *runState) sameEngines(ctx context.Context, prev *results.Run) error {
 	var old extractbench.Manifest
 	if json.Unmarshal(prev.Manifest, &old) != nil {
@@ -81,18 +83,36 @@ func (rs *runState) sameEngines(ctx context.Context, prev *results.Run) error {
 	for i := range rs.proto.Variants {
 		v := &rs.proto.Variants[i]
 		at := slices.IndexFunc(old.Variants, func(m extractbench.VariantManifest) bool { return m.Name == v.Name })
-		if at < 0 || !pinned(old.Variants[at]) || v.Engine.Start != "" {
+		if at < 0 || !pinned(old.Variants[at]) {
 			continue
 		}
-		e, err := startEngine(ctx, rs, v)
+		diff, err := engineDiff(ctx, rs, v, old.Variants[at])
 		if err != nil {
-			continue
+			return err
 		}
-		now := e.identity(ctx, old.Variants[at].Engine, e.client.Describe(ctx))
-		e.close()
-		if diff := environmentDiff(old.Variants[at], now); diff != "" {
+		if diff != "" {
 			return environmentChanged(v, diff)
 		}
 	}
 	return nil
+}
+
+// engineDiff starts (or reaches) v's engine, reads what it is, stops it and
+// says how it differs from pinned; "" when it does not or did not answer.
+func engineDiff(ctx context.Context, rs *runState, v *extractbench.Variant, pinned extractbench.VariantManifest) (string, error) {
+	filesDir := ""
+	if v.Engine.Start != "" {
+		tmp, err := os.MkdirTemp("", "extractbench-resume-check-")
+		if err != nil {
+			return "", fmt.Errorf("resume: a directory to start variant %s's engine in for its check: %w", v.Name, err)
+		}
+		defer os.RemoveAll(tmp)
+		filesDir = tmp
+	}
+	e, err := startEngineIn(ctx, rs, v, filesDir)
+	if err != nil {
+		return "", nil
+	}
+	defer e.close()
+	return environmentDiff(pinned, e.identity(ctx, pinned.Engine, e.client.Describe(ctx))), nil
 }

@@ -676,7 +676,7 @@ func serveTestEngine(addr string) {
 	if ts, err := strconv.ParseFloat(os.Getenv("EXTRACTBENCH_TEST_ENGINE_TIME_SCALE"), 64); err == nil {
 		p.TimeScale = ts
 	}
-	s, err := builtin.NewServer(builtin.Config{Profile: p})
+	s, err := builtin.NewServer(builtin.Config{Profile: p, Version: os.Getenv("EXTRACTBENCH_TEST_ENGINE_VERSION")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
