@@ -34,7 +34,7 @@ type engine struct {
 	inprocs   []*extractbench.InProcessEngine // every engine an EngineStarter started, stopped by close
 	nvidiaSMI bool                            // sample this machine's GPU during passes
 	loadTime  time.Duration
-	filesDir  string // where a started engine's log and pid go; "": the results directory
+	filesDir  string      // where a started engine's log and pid go; "": the results directory
 	family    familyState // its engine family: cache reset, telemetry source (engineident.go)
 	// identities are what each replica says it is, read when pinned and
 	// before every pass (engineidentity.go).
