@@ -47,4 +47,8 @@ type Score struct {
 	// copied from the document so that a pass can be aggregated (misses,
 	// category confusion) from its records alone. Stores must keep it.
 	Expected corpus.Expected
+	// Fields is every field's score in the protocol's order: the three
+	// default fields (mirroring Date, Amount and Category) or the
+	// declared ones. Nil for a request that was not measured.
+	Fields []FieldScore
 }

@@ -25,6 +25,11 @@ type Expected struct {
 	Date     *string `json:"date"`     // issue date, YYYY-MM-DD
 	Amount   *string `json:"amount"`   // total due, a decimal string such as "1234.56" or "-80.00"
 	Category *string `json:"category"` // one of the corpus's category enum
+	// Object is the expected object of a corpus of declared fields, as
+	// compact JSON, keyed by field name; "" for a corpus of the default
+	// fields, which uses the three above. A string, so that an Expected
+	// stays comparable.
+	Object string `json:"-"`
 }
 
 // Document is one record of documents.jsonl.
