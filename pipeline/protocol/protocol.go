@@ -60,13 +60,18 @@ const (
 
 // Protocol is a parsed, validated protocol file. Field names follow the file's keys.
 type Protocol struct {
-	Name              string                  `json:"name"`
-	Description       string                  `json:"description,omitempty"`
-	Corpus            string                  `json:"corpus"`
-	Prompt            extractbench.Prompt     `json:"prompt"`
-	OutputSchema      string                  `json:"output_schema"`
-	GuidedDecoding    bool                    `json:"guided_decoding"`
-	Parse             string                  `json:"parse"`
+	Name           string              `json:"name"`
+	Description    string              `json:"description,omitempty"`
+	Corpus         string              `json:"corpus"`
+	Prompt         extractbench.Prompt `json:"prompt"`
+	OutputSchema   string              `json:"output_schema"`
+	GuidedDecoding bool                `json:"guided_decoding"`
+	Parse          string              `json:"parse"`
+	// Fields are the fields the answer is judged on, each with its rule;
+	// none means the default fields (extractbench.DefaultFieldNames).
+	// Left out of the canonical form when unset, so that the default
+	// protocol's fingerprint does not change.
+	Fields            []extractbench.Field    `json:"fields,omitempty"`
 	Generation        extractbench.Generation `json:"generation"`
 	Acceptance        extractbench.Acceptance `json:"acceptance"`
 	Sweep             extractbench.Sweep      `json:"sweep"`
