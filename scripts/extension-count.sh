@@ -101,10 +101,10 @@ next=$(($(grep -c '^	`$' results/migrations.go) + 1))
 
 echo "extension-count: adding a request column" >&2
 # shellcheck disable=SC2016 # the backquotes are Go's
-edit pipeline/client/sse_chunk.go 's#\tCompletionTokens int `json:"completion_tokens"`\n#&\tTotalTokens int `json:"total_tokens"`\n#'
+edit pipeline/client/sse_chunk.go 's#\tCompletionTokens tokenCount `json:"completion_tokens"`\n#&\tTotalTokens tokenCount `json:"total_tokens"`\n#'
 edit pipeline/client/sse_chunk.go 's#prompt, completion int\n#prompt, completion, total int\n#'
-edit pipeline/client/sse_chunk.go 's#completion: u.CompletionTokens, #&total: u.TotalTokens, #'
-edit pipeline/client/sse_chunk.go 's#\(\t*\)r.CachedPromptTokens = \(ch.usage\|a.total\).cached\n#&\1r.ReportedTotalTokens = \2.total\n#g'
+edit pipeline/client/sse_chunk.go 's#completion: u.CompletionTokens.n, #&total: u.TotalTokens.n, #'
+edit pipeline/client/sse_chunk.go 's#\(\t*\)r.CachedPromptTokens = u.cached\n#&\1r.ReportedTotalTokens = u.total\n#'
 edit record.go 's#\tClientChunks     int  // [^\n]*\n#&\tReportedTotalTokens int // usage.total_tokens as the engine sent it; 0 when it sent none\n#'
 edit results/requests.go 's#\n}\n\n// requestKeyColumns#\n\t{name: "reported_total_tokens", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullInt(r.ReportedTotalTokens) }, load: func(r *extractbench.Record, c *cell) { r.ReportedTotalTokens = c.int() }},&#'
 edit results/migrations.go "s#\`,\n}\n\n// migrate brings#\`,\n\t// $next: the engine's own total of a request's tokens.\n\t\`\nALTER TABLE requests ADD COLUMN reported_total_tokens INTEGER;\n&#"
