@@ -3,6 +3,7 @@ package extractbench_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,29 +154,52 @@ func TestDocsExamples(t *testing.T) {
 	}
 	skipped := make([]bool, len(docSkips))
 	ran := 0
-	t.Run("pages", func(t *testing.T) {
-		for _, page := range docPages(t) {
-			cmds := shellCommands(t, page)
-			var run []docCommand
-			for _, c := range cmds {
-				if i := slices.IndexFunc(docSkips, func(s docSkip) bool { return s.pattern.MatchString(c.text) }); i >= 0 {
-					skipped[i] = true
-					continue
-				}
-				run = append(run, c)
+	pages := docPages(t)
+	runs := make([][]docCommand, len(pages))
+	for p, page := range pages {
+		for _, c := range shellCommands(t, page) {
+			if i := slices.IndexFunc(docSkips, func(s docSkip) bool { return s.pattern.MatchString(c.text) }); i >= 0 {
+				skipped[i] = true
+				continue
 			}
-			ran += len(run)
-			if len(run) == 0 {
+			runs[p] = append(runs[p], c)
+		}
+		ran += len(runs[p])
+	}
+	t.Run("pages", func(t *testing.T) {
+		for p, page := range pages {
+			if len(runs[p]) == 0 {
 				continue
 			}
 			t.Run(filepath.ToSlash(page), func(t *testing.T) {
 				t.Parallel()
 				dir := clone(t, root)
 				pageEnv := append(slices.Clip(env), "HOME="+filepath.Join(dir, "home"))
-				for _, c := range run {
+				for _, c := range runs[p] {
 					runDocCommand(t, page, c, dir, pageEnv)
 				}
 			})
+		}
+	})
+	t.Run("protocols", func(t *testing.T) {
+		dir := clone(t, root)
+		checked := 0
+		for _, page := range docPages(t) {
+			for _, p := range yamlProtocols(t, page) {
+				checked++
+				file := filepath.Join(dir, fmt.Sprintf("%s-%d.yaml", strings.ReplaceAll(page, string(filepath.Separator), "-"), p.line))
+				if err := os.WriteFile(file, []byte(p.text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				cmd := exec.Command(filepath.Join(bin, "extractbench"), "print-protocol", file)
+				cmd.Dir = dir
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("%s:%d: the protocol example does not validate (%v):\n%s\n%s", page, p.line, err, p.text, tail(out, 2000))
+				}
+			}
+		}
+		if checked < 5 {
+			t.Errorf("checked %d protocol examples: the yaml blocks were not found", checked)
 		}
 	})
 	for i, s := range docSkips {
@@ -249,4 +273,40 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// yamlProtocols returns the protocols of page's ```yaml blocks: a block
+// without variants gets one variant on the built-in engine, so that a
+// fragment (a sweep, acceptance criteria) is checked as the protocol it
+// belongs in; a block that starts indented is a part of a variant, left
+// out.
+func yamlProtocols(t *testing.T, page string) []docCommand {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docCommand
+	var block []string
+	start, inYAML := 0, false
+	for i, line := range strings.Split(string(b), "\n") {
+		fence, isFence := strings.CutPrefix(strings.TrimSpace(line), "```")
+		switch {
+		case isFence && !inYAML && strings.TrimSpace(fence) == "yaml":
+			inYAML, start, block = true, i+1, nil
+		case isFence && inYAML:
+			inYAML = false
+			text := strings.Join(block, "\n") + "\n"
+			if len(block) == 0 || strings.HasPrefix(block[0], " ") {
+				continue
+			}
+			if !regexp.MustCompile(`(?m)^variants:`).MatchString(text) {
+				text += "variants:\n  - {name: docs, engine: {url: builtin, model: sim-8b}}\n"
+			}
+			out = append(out, docCommand{line: start, text: text})
+		case inYAML:
+			block = append(block, line)
+		}
+	}
+	return out
 }
