@@ -141,9 +141,11 @@ func TestDocsExamples(t *testing.T) {
 	}
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "extractbench"), "./cmd/extractbench")
+	start := time.Now()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/extractbench: %v\n%s", err, out)
 	}
+	t.Logf("built the command in %v", time.Since(start).Round(time.Second))
 	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
 	for _, kv := range os.Environ() {
 		// The examples' environment is a fresh shell's: no CI summary, no shard from a Job.

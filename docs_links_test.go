@@ -119,3 +119,44 @@ func headingAnchors(file string) (map[string]bool, error) {
 	}
 	return anchors, nil
 }
+
+// readmeSetUp are the two set-up commands the README opens with.
+var readmeSetUp = []string{"go run ./cmd/extractbench run -out extractbench-results", "go test ./..."}
+
+// TestREADME_IsAPage: README.md is a page a newcomer reads through (under
+// 250 lines, the rest in docs/), its first block after the title is the two
+// set-up commands and nothing else, and it keeps the house map (Layout)
+// that imports_test.go cites.
+func TestREADME_IsAPage(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	if n := strings.Count(text, "\n"); n >= 250 {
+		t.Errorf("README.md has %d lines: keep it under 250 and move the rest into docs/", n)
+	}
+	title, rest, _ := strings.Cut(text, "\n")
+	if title != "# extractbench" {
+		t.Errorf("README.md starts with %q, want the title # extractbench", title)
+	}
+	rest = strings.TrimLeft(rest, "\n")
+	block, ok := strings.CutPrefix(rest, "```sh\n")
+	if !ok {
+		t.Fatalf("README.md: the title is not followed by a sh block:\n%.200s", rest)
+	}
+	block, _, _ = strings.Cut(block, "```")
+	var cmds []string
+	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, _, _ := strings.Cut(l, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if strings.Join(cmds, "\n") != strings.Join(readmeSetUp, "\n") {
+		t.Errorf("README.md's first block runs %q, want exactly %q", cmds, readmeSetUp)
+	}
+	for _, h := range []string{"\n## What it answers\n", "\n## A five-minute tour\n", "\n## Where to go next\n", "\n## Layout\n"} {
+		if !strings.Contains(text, h) {
+			t.Errorf("README.md has no section %q", strings.TrimSpace(h))
+		}
+	}
+}
