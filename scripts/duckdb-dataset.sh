@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# duckdb-dataset.sh ROOT: runs README's DuckDB query ("One dataset for every shard and night") and
+# duckdb-dataset.sh ROOT: runs docs/scale-out.md's DuckDB query ("One dataset for every shard and night") and
 # a DESCRIBE on the Hive-partitioned dataset under ROOT (export -partitioned [-dataset ROOT]), with
 # DuckDB's Node API from the npm registry (installed once into ${DUCKDB_NODE_DIR:-/tmp/duckdb-node};
 # this machine has no DuckDB wheel). Not part of go test: it needs npm and node.

@@ -16,19 +16,37 @@ const repoRoot = "../.."
 // with its argument: -out DIR, -out=DIR, -dataset ROOT.
 var writeFlag = regexp.MustCompile(`(?:^|\s)-(out|dataset)(?:=|\s+)("[^"]*"|'[^']*'|\S+)`)
 
-// TestREADME_OutputsLeaveTheSource: every directory README's examples
-// write into (-out, -dataset, in its code blocks) is outside the
-// repository's source folders, so that running an example from the clone
-// never puts results.db, Parquet, CSV or a lock file into a Go package
-// (`-out results` once wrote into the package results/). A top-level
-// folder is source unless .gitignore's root entries ignore it; absolute
-// paths (a container's /results) are not the clone's.
+// TestREADME_OutputsLeaveTheSource: every directory the examples of
+// README.md and docs/*.md write into (-out, -dataset, in their code
+// blocks) is outside the repository's source folders, so that running an
+// example from the clone never puts results.db, Parquet, CSV or a lock
+// file into a Go package (`-out results` once wrote into the package
+// results/). A top-level folder is source unless .gitignore's root entries
+// ignore it; absolute paths (a container's /results) are not the clone's.
 func TestREADME_OutputsLeaveTheSource(t *testing.T) {
 	source := sourceFolders(t)
 	if !source["results"] || !source["cmd"] {
 		t.Fatalf("source folders %v: want results and cmd among them", source)
 	}
-	f, err := os.Open(filepath.Join(repoRoot, "README.md"))
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, page := range append([]string{filepath.Join(repoRoot, "README.md")}, pages...) {
+		checked += checkOutputs(t, page, source)
+	}
+	if checked < 5 {
+		t.Errorf("found %d -out or -dataset arguments in the docs' code blocks: the parser lost them", checked)
+	}
+}
+
+// checkOutputs checks the -out and -dataset arguments of page's code
+// blocks and returns how many it found.
+func checkOutputs(t *testing.T, page string, source map[string]bool) int {
+	t.Helper()
+	name, _ := filepath.Rel(repoRoot, page)
+	f, err := os.Open(page)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,16 +71,14 @@ func TestREADME_OutputsLeaveTheSource(t *testing.T) {
 			}
 			first := strings.Split(filepath.ToSlash(filepath.Clean(dir)), "/")[0]
 			if first == "." || first == ".." || source[first] {
-				t.Errorf("README.md:%d: -%s %s writes into the repository's source folder %s/: name a directory outside it (runs/..., extractbench-results)", n, m[1], dir, first)
+				t.Errorf("%s:%d: -%s %s writes into the repository's source folder %s/: name a directory outside it (runs/..., extractbench-results)", name, n, m[1], dir, first)
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if checked < 5 {
-		t.Errorf("found %d -out or -dataset arguments in README's code blocks: the parser lost them", checked)
-	}
+	return checked
 }
 
 // sourceFolders lists the repository's top-level folders that .gitignore
