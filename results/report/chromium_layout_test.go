@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,20 +41,26 @@ type layoutFindings struct {
 		Right, WrapRight float64
 		Scrolls, Cue     bool
 	}
-	Charts []struct {
-		ID     string
-		Series []struct {
-			Label string
-			Width float64
-			Dash  bool
-		}
-		Axes []struct {
-			Axis   int
-			Levels bool
-			Splits []float64
-			Values []string
-		}
+	Charts []drawnChart
+}
+
+// drawnChart is how report.js drew one chart: each series' width and
+// dash, each axis's ticks and their labels.
+type drawnChart struct {
+	ID     string
+	Series []drawnSeries
+	Axes   []struct {
+		Axis   int
+		Levels bool // ticks at the sweep's levels, named
+		Splits []float64
+		Values []string
 	}
+}
+
+type drawnSeries struct {
+	Label string
+	Width float64
+	Dash  bool
 }
 
 var layoutAttr = regexp.MustCompile(`data-layoutcheck="([^"]*)"`)
@@ -149,11 +156,7 @@ func checkLayout(t *testing.T, f layoutFindings, charts []chart, width float64) 
 // checkSeriesShow: of two series with the same points, the one drawn first
 // must show past the one drawn over it: wider by 2 px or more, or the one
 // over it dashed while it is not.
-func checkSeriesShow(t *testing.T, c chart, drew []struct {
-	Label string
-	Width float64
-	Dash  bool
-}) {
+func checkSeriesShow(t *testing.T, c chart, drew []drawnSeries) {
 	t.Helper()
 	if len(drew) != len(c.Series) {
 		t.Errorf("chart %s: drew %d series, want %d", c.ID, len(drew), len(c.Series))
@@ -237,4 +240,51 @@ func niceNumber(v float64) bool {
 		}
 	}
 	return false
+}
+
+// TestChromium_Ticks draws charts whose axes call for steps of 0.25 (fixed
+// ranges of 1.5, 1.75 and 2 on a 300 px chart, seconds 0 to 1 across) and
+// an axis of counts up to 1, and checks every numeric axis with
+// checkTicks: round steps, each label its tick exactly. The old page
+// printed 0.25 steps with one decimal: 0.0, 0.3, 0.5, 0.8, 1.0; and a count
+// axis of requests ticked 0.25 requests.
+func TestChromium_Ticks(t *testing.T) {
+	bin := findChromium(t)
+	var charts []chart
+	for i, top := range []float64{1.5, 1.75, 2} {
+		charts = append(charts, chart{ID: "fixed-" + strconv.Itoa(i), Title: "fixed", XLabel: "seconds", YLabel: [2]string{"share", ""},
+			X: []float64{0, 0.5, 1}, YRange: [2]float64{0, top},
+			Series: []line{{Label: "share", Color: blue, Values: vals(0.2, 0.9, 1.1), Legend: "a share"}}})
+	}
+	charts = append(charts, chart{ID: "counts", Title: "counts", XLabel: "seconds", YLabel: [2]string{"KV (%)", "requests"},
+		X: []float64{0, 0.4, 0.8}, YRange: [2]float64{0, 100}, YCount: [2]bool{false, true},
+		Series: []line{{Label: "KV", Unit: "%", Color: red, Values: vals(10, 40, 30), Legend: "peak 40%"},
+			{Label: "running", Unit: "requests", Axis: 1, Color: blue, Values: vals(0, 1, 1), Legend: "peak 1"}}})
+	p := &page{Title: "ticks", Overlays: charts, Data: pageData{Charts: charts}}
+	out, _, err := render(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, HTMLFile), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := layoutOf(t, headless(t, bin, "--window-size=1400,900", "--dump-dom", withLayoutCheck(t, dir)))
+	quarters := 0
+	for _, c := range charts {
+		i := slices.IndexFunc(f.Charts, func(d drawnChart) bool { return d.ID == c.ID })
+		if i < 0 {
+			t.Errorf("chart %s: not drawn", c.ID)
+			continue
+		}
+		for _, a := range f.Charts[i].Axes {
+			checkTicks(t, c, a.Axis, a.Splits, a.Values)
+			if len(a.Splits) > 1 && math.Abs(a.Splits[1]-a.Splits[0]-0.25) < 1e-9 {
+				quarters++
+			}
+		}
+	}
+	if quarters == 0 {
+		t.Error("no axis stepped by 0.25: the test no longer draws the case it is for")
+	}
 }
