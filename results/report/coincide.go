@@ -63,7 +63,7 @@ func (c *chart) separate() {
 		groups = append(groups, group)
 	}
 	for _, g := range groups {
-		c.Note = strings.TrimSpace(c.Note + " " + andList(g) + " have the same values: one line, the wider under the narrower.")
+		c.Note = strings.TrimSpace(c.Note + " " + "Same values, so one line, the wider under the narrower: " + andList(g) + ".")
 	}
 }
 

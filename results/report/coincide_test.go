@@ -30,10 +30,10 @@ func TestChart_Separate(t *testing.T) {
 	}{
 		{"field F1: date, amount and category all 100%",
 			[]line{{Label: "date", Values: vals(100, 100)}, {Label: "amount", Values: vals(100, 100)}, {Label: "category", Values: vals(100, 100)}},
-			[]float64{7, 4.5, 2}, "date, amount and category have the same values"},
+			[]float64{7, 4.5, 2}, "one line, the wider under the narrower: date, amount and category."},
 		{"date under category, amount apart",
 			[]line{{Label: "date", Values: vals(98, 100)}, {Label: "amount", Values: vals(90, 95)}, {Label: "category", Values: vals(98, 100)}},
-			[]float64{4.5, 2, 2}, "date and category have the same values"},
+			[]float64{4.5, 2, 2}, "one line, the wider under the narrower: date and category."},
 		{"equal where both have a value, but one has a gap",
 			[]line{{Label: "a", Values: vals(1, 2, 3)}, {Label: "b", Values: vals(1, -1, 3)}},
 			[]float64{2, 2}, ""},
@@ -56,7 +56,7 @@ func TestChart_Separate(t *testing.T) {
 			if !strings.HasPrefix(c.Note, "The F1 axis") {
 				t.Errorf("note lost what it said: %q", c.Note)
 			}
-			if got := strings.Contains(c.Note, "same values"); got != (tt.note != "") || !strings.Contains(c.Note, tt.note) {
+			if got := strings.Contains(c.Note, "Same values"); got != (tt.note != "") || !strings.Contains(c.Note, tt.note) {
 				t.Errorf("note %q, want it to say %q", c.Note, tt.note)
 			}
 		})
