@@ -510,12 +510,13 @@ func timeline(prefix string, s *series, telemetry []sampleRow) (chart, bool) {
 	}
 	c := chart{ID: prefix + "timeline", XLabel: "seconds since the pass started",
 		Title:  fmt.Sprintf("KV cache usage and requests over time, heaviest pass (%s %d, repetition %d)", unitName(s.Mode), lv, rep),
-		YLabel: [2]string{"KV cache usage (%)", "requests"}, YRange: [2]float64{0, 100}, YCount: [2]bool{false, true}}
+		YLabel: [2]string{"KV cache usage (%)", "requests"}, YRange: [2]float64{0, 100}}
 	var kept []int64
 	for i := 0; i < len(ts); i += stride {
 		kept = append(kept, ts[i])
 		c.X = append(c.X, float64(ts[i]-origin)/1e9)
 	}
+	c.YCount[1] = true // requests, running or waiting, are whole
 	var missing []string
 	for i, m := range metrics {
 		l := m.line
