@@ -35,6 +35,9 @@ type chart struct {
 	Bands  [][2]int   `json:"bands,omitempty"` // pairs of series indices (0-based) whose area between is filled
 	Note   string     `json:"note,omitempty"`
 	YRange [2]float64 `json:"yRange,omitempty"` // fixed left axis range when [1] > [0]
+	// YCount marks an axis (left, right) of counts: its ticks are whole
+	// numbers (a request or a document is not divided).
+	YCount [2]bool `json:"yCount"`
 	// HLines are labelled horizontal lines (an objective, the card's
 	// memory) on the left axis, VLines labelled vertical lines at an x (the
 	// recommended level). The axis range always takes them in.
@@ -56,6 +59,7 @@ type line struct {
 	Axis   int        `json:"axis"`
 	Color  string     `json:"color"`
 	Dash   bool       `json:"dash,omitempty"`
+	Width  float64    `json:"width,omitempty"` // CSS px; set by separate
 	Values []*float64 `json:"values"`
 	// Legend is what the legend shows before any hover: the value at the
 	// recommended level (or the last one measured) with its unit, so the
@@ -325,6 +329,7 @@ func charts(prefix string, s *series, telemetry []sampleRow, cardBytes int64, ob
 		omitted = append(omitted, "KV cache usage and requests over time: no engine telemetry was recorded")
 	}
 	for _, c := range all {
+		c.separate()
 		if !c.hasData() {
 			omitted = append(omitted, c.Title+": no value was measured")
 			continue
@@ -369,16 +374,37 @@ func acceptanceChart(prefix, unit string, x []float64, xLog bool, s *series, obj
 }
 
 // failuresChart counts the failed documents of each class per level, on
-// an axis from 0: beside a zoomed share axis, a count reads as a share.
+// an axis from 0: beside a zoomed share axis, a count reads as a share. A
+// class that failed no document at any level is named in the note, not
+// drawn: five lines at 0 would lie on one another.
 func failuresChart(prefix, unit string, x []float64, xLog bool, s *series) chart {
 	c := chart{ID: prefix + "failures", Title: "Failed documents by class vs " + unit + " (summed over repetitions)", XLabel: unit, XLog: xLog,
-		X: x, VLines: recMarker(s), YLabel: [2]string{"failed documents (all repetitions)", ""}}
+		X: x, VLines: recMarker(s), YLabel: [2]string{"failed documents (all repetitions)", ""}, YCount: [2]bool{true, false}}
+	var never []string
 	for i, f := range extractbench.Failures {
 		v := make([]*float64, len(s.Levels))
+		var total int64
 		for j, l := range s.Levels {
-			v[j] = num(float64(l.Failures.Of(f)))
+			n := l.Failures.Of(f)
+			v[j] = num(float64(n))
+			total += n
+		}
+		if total == 0 {
+			never = append(never, string(f))
+			continue
 		}
 		c.Series = append(c.Series, line{Label: string(f), Unit: "docs", Color: failureColors[i%len(failureColors)], Dash: i%2 == 1, Values: v})
+	}
+	if len(c.Series) == 0 {
+		// Nothing failed: one line at 0 says so on the chart.
+		v := make([]*float64, len(s.Levels))
+		for j := range v {
+			v[j] = num(0)
+		}
+		c.Series = []line{{Label: "any class", Unit: "docs", Color: failureColors[0], Values: v}}
+		c.Note = "No document failed at any " + unit + "."
+	} else if len(never) > 0 {
+		c.Note = "No failure at any " + unit + ": " + andList(never) + "."
 	}
 	return c
 }
@@ -490,6 +516,7 @@ func timeline(prefix string, s *series, telemetry []sampleRow) (chart, bool) {
 		kept = append(kept, ts[i])
 		c.X = append(c.X, float64(ts[i]-origin)/1e9)
 	}
+	c.YCount[1] = true // requests, running or waiting, are whole
 	var missing []string
 	for i, m := range metrics {
 		l := m.line

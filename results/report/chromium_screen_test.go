@@ -143,8 +143,10 @@ func checkFirstScreen(t *testing.T, l screenLayout, variants []string, width, he
 // holds for all of them: no horizontal scrollbar, the title, headline and
 // each variant's card and coloured verdict inside the window's width and
 // on the first screen, no two boxes overlapping, and no verdict table
-// scrolling. TestChromium_FirstScreen checks the full card of a
-// two-variant run.
+// scrolling; and, over the whole page (checkLayout), WCAG AA contrast, no
+// header wrapping letter by letter, no table off the window without a
+// visible hint to scroll, no series hidden under another, round ticks.
+// TestChromium_FirstScreen checks the full card of a two-variant run.
 func TestChromium_FirstScreenEveryKind(t *testing.T) {
 	bin := findChromium(t)
 	for _, k := range runKinds {
@@ -153,7 +155,11 @@ func TestChromium_FirstScreenEveryKind(t *testing.T) {
 			if err := Write(context.Background(), dir); err != nil {
 				t.Fatal(err)
 			}
-			page := "file://" + filepath.Join(dir, HTMLFile)
+			p, err := build(context.Background(), dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := withLayoutCheck(t, dir)
 			for _, size := range firstScreenSizes {
 				dom := headless(t, bin, fmt.Sprintf("--window-size=%d,%d", size[0], size[1]), "--dump-dom", page)
 				m := screenAttr.FindSubmatch(dom)
@@ -165,6 +171,7 @@ func TestChromium_FirstScreenEveryKind(t *testing.T) {
 					t.Fatalf("data-screen is not JSON: %v", err)
 				}
 				checkAnyFirstScreen(t, l, float64(size[0]), float64(size[1]))
+				checkLayout(t, layoutOf(t, dom), p.Data.Charts, float64(size[0]))
 			}
 		})
 	}

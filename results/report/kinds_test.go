@@ -49,6 +49,12 @@ var runKinds = []runKind{
 	{"rate", func(t *testing.T) string {
 		return builtinRun(t, "{mode: rate, arrival: constant, levels: [10, 20, 40], repetitions: 1, warmup: 0}", "{time_scale: 0.05, max_running: 4}", "", nil)
 	}},
+	{"rate-two-variants", func(t *testing.T) string {
+		// int4 is slow enough to break the latency objective: its rate
+		// table's verdicts carry their long reasons.
+		more := "  - name: int4\n    engine: {url: builtin, model: sim-8b, builtin: {time_scale: 0.6, max_running: 2}}\n"
+		return builtinRun(t, "{mode: rate, arrival: constant, levels: [10, 20, 40], repetitions: 1, warmup: 0}", "{time_scale: 0.05, max_running: 4}", more, nil)
+	}},
 	{"rate-auto", func(t *testing.T) string {
 		return builtinRun(t, "{mode: rate, arrival: constant, levels: auto, auto_levels: 3, repetitions: 1, warmup: 0}", "{time_scale: 0.05, max_running: 3}", "", nil)
 	}},

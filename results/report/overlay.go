@@ -92,6 +92,7 @@ func overlays(all []*series, obj objectives) []chart {
 			return spreadPtr(l.DocsPerHour)
 		})
 		for _, c := range []chart{e2e, acc, rate} {
+			c.separate()
 			if c.hasData() {
 				out = append(out, c)
 			}

@@ -45,6 +45,14 @@ var (
 		"numeric": numeric,
 		"figure":  figurePart,
 		"spread":  spreadPart,
+		// lastHead names a table's last column: a verdict column stays in
+		// sight while the others scroll.
+		"lastHead": func(t table) string {
+			if len(t.Head) == 0 {
+				return ""
+			}
+			return t.Head[len(t.Head)-1]
+		},
 	}).ParseFS(templates, "templates/report.html.tmpl"))
 	mdTmpl = texttemplate.Must(texttemplate.New("report.md.tmpl").Funcs(texttemplate.FuncMap{
 		"mdtable": mdTable,

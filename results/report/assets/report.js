@@ -100,12 +100,14 @@
     return 10 * mag;
   }
 
-  // niceSplits returns at most count + 1 round ticks within [min, max].
-  function niceSplits(min, max, count) {
+  // niceSplits returns at most count + 1 round ticks within [min, max];
+  // on an axis of counts the step is a whole number.
+  function niceSplits(min, max, count, whole) {
     if (!finite(min) || !finite(max)) return [];
     if (!(max > min)) return [min];
     count = Math.max(1, Math.min(maxTicks, Math.floor(count) || 1));
     var step = niceStep((max - min) / count);
+    if (whole) step = Math.max(1, Math.round(step));
     if (!finite(step) || step <= 0) return [min, max];
     var first = Math.ceil(min / step) * step, out = [];
     for (var i = 0; i <= count + 1 && out.length <= count; i++) {
@@ -116,16 +118,17 @@
     return out;
   }
 
-  // numRange pads [lo, hi] by a tenth and rounds it out to a nice step,
-  // keeping a range of figures ≥ 0 from going below 0; [0, 1] when there is
-  // nothing finite to show.
-  function numRange(lo, hi) {
+  // numRange pads [lo, hi] by a tenth and rounds it out to a nice step
+  // (a whole one for counts), keeping a range of figures ≥ 0 from going
+  // below 0; [0, 1] when there is nothing finite to show.
+  function numRange(lo, hi, whole) {
     if (!finite(lo) || !finite(hi)) return [0, 1];
     if (lo > hi) { var t = lo; lo = hi; hi = t; }
     var pad = hi > lo ? (hi - lo) * 0.1 : Math.abs(hi) * 0.1 || 1;
     var a = lo - pad, b = hi + pad;
     if (lo >= 0 && a < 0) a = 0;
     var step = niceStep((b - a) / 5);
+    if (whole) step = Math.max(1, Math.round(step));
     if (finite(step) && step > 0) {
       var a2 = Math.floor(a / step) * step, b2 = Math.ceil(b / step) * step;
       if (finite(a2) && finite(b2) && b2 > a2) { a = a2; b = b2; }
@@ -137,7 +140,7 @@
   // yRange is a left or right axis's range: the fixed one when the chart
   // sets it, else the data's taken together with the reference lines, so
   // the card's memory or an objective is never drawn off the chart.
-  function yRange(fixed, lines) {
+  function yRange(fixed, lines, whole) {
     return function (u, min, max) {
       if (fixed && finite(fixed[0]) && finite(fixed[1]) && fixed[1] > fixed[0]) return [fixed[0], fixed[1]];
       var lo = finite(min) ? min : null, hi = finite(max) ? max : null;
@@ -146,7 +149,7 @@
         if (lo === null || m.value < lo) lo = m.value;
         if (hi === null || m.value > hi) hi = m.value;
       });
-      return lo === null ? [0, 1] : numRange(lo, hi);
+      return lo === null ? [0, 1] : numRange(lo, hi, whole);
     };
   }
 
@@ -169,12 +172,23 @@
     };
   }
 
+  // decimals is how many decimals a step needs to print exactly: 1 for
+  // 0.5, 2 for 0.25 (one decimal printed 0.25, 0.75 as 0.3, 0.8).
+  function decimals(step) {
+    if (!finite(step) || step <= 0 || step >= 1) return 0;
+    for (var d = 0; d < 6; d++) {
+      var scaled = step * Math.pow(10, d);
+      if (Math.abs(scaled - Math.round(scaled)) < 1e-9 * Math.max(1, scaled)) return d;
+    }
+    return 6;
+  }
+
   // tickText prints a tick of a numeric axis with the decimals its step needs.
   function tickText(v, step) {
     if (!finite(v)) return "";
     var a = Math.abs(v);
     if (a >= 1e15 || (a > 0 && a < 1e-6)) return v.toPrecision(3);
-    var d = finite(step) && step > 0 && step < 1 ? Math.min(6, Math.ceil(-Math.log10(step) - 1e-9)) : 0;
+    var d = decimals(step);
     return v.toLocaleString("en", { minimumFractionDigits: d, maximumFractionDigits: d });
   }
 
@@ -316,10 +330,16 @@
       });
       var t0 = a._pos + c * ticks, t1 = t0 + c * extent;
       var l0 = a._lpos + c * a.labelGap, l1 = l0 + c * (a.labelFont[1] / pxr);
-      axes.push({ axis: i, side: side, label: a.label || "",
-        ticks: [Math.min(t0, t1), Math.max(t0, t1)], title: a.label ? [Math.min(l0, l1), Math.max(l0, l1)] : null });
+      axes.push({ axis: i, side: side, label: a.label || "", levels: !!a.levels,
+        ticks: [Math.min(t0, t1), Math.max(t0, t1)], title: a.label ? [Math.min(l0, l1), Math.max(l0, l1)] : null,
+        splits: a._splits || [], values: (a._values || []).map(String) });
     });
-    return { width: u.width, height: u.height, plot: [u.bbox.left / pxr, u.bbox.top / pxr, (u.bbox.left + u.bbox.width) / pxr, (u.bbox.top + u.bbox.height) / pxr], axes: axes, markers: markers };
+    // How each series was drawn, for the test to check that series which
+    // coincide both show.
+    var series = u.series.slice(1).map(function (s) {
+      return { label: s.label, width: s.width, dash: !!(s.dash && s.dash.length) };
+    });
+    return { width: u.width, height: u.height, plot: [u.bbox.left / pxr, u.bbox.top / pxr, (u.bbox.left + u.bbox.width) / pxr, (u.bbox.top + u.bbox.height) / pxr], axes: axes, markers: markers, series: series };
   }
 
   function draw(spec) {
@@ -341,15 +361,16 @@
       xScale.distr = 3;
       xScale.log = 2;
     }
-    var scales = { x: xScale, y: { range: yRange(spec.yRange, spec.hLines) } };
-    if (right) scales.y2 = { range: yRange(null, null) };
+    var count = spec.yCount || [false, false];
+    var scales = { x: xScale, y: { range: yRange(spec.yRange, spec.hLines, count[0]) } };
+    if (right) scales.y2 = { range: yRange(null, null, count[1]) };
     function ySplits(u, axisIdx, min, max) {
       var h = (u.bbox && u.bbox.height ? u.bbox.height / pxr : u.height) || 1;
-      return niceSplits(min, max, Math.max(2, Math.floor(h / 30)));
+      return niceSplits(min, max, Math.max(2, Math.floor(h / 30)), count[u.axes[axisIdx].scale === "y2" ? 1 : 0]);
     }
     var axes = [
       levels
-        ? { label: spec.xLabel, size: axisSize, splits: levelTicks(xs, names, log), values: levelValues(xs, names), filter: noFilter }
+        ? { label: spec.xLabel, levels: true, size: axisSize, splits: levelTicks(xs, names, log), values: levelValues(xs, names), filter: noFilter }
         : { label: spec.xLabel, size: axisSize, values: numValues, filter: noFilter, splits: function (u, axisIdx, min, max) {
           var w = (u.bbox && u.bbox.width ? u.bbox.width / pxr : u.width) || 1;
           return niceSplits(min, max, Math.max(2, Math.floor(w / 80)));
@@ -368,7 +389,7 @@
         label: s.label,
         scale: s.axis === 1 ? "y2" : "y",
         stroke: s.color,
-        width: 2,
+        width: s.width || 2, // wider under an identical line drawn after it (Go's separate)
         dash: s.dash ? [6, 4] : undefined,
         spanGaps: true,
         points: { show: levels && xs.length <= 64 }, // levels, not dense samples
@@ -432,6 +453,38 @@
     document.body.setAttribute("data-screen", JSON.stringify(out));
   }
 
+  // scrollHints puts a line above each table wider than its room, naming
+  // the columns out of sight: where scrollbars hide until used, nothing
+  // else says that the table goes on. Done again when the window resizes.
+  function scrollHints() {
+    document.querySelectorAll(".scroll").forEach(function (wrap) {
+      var hint = wrap.previousElementSibling;
+      if (!hint || !hint.classList.contains("scroll-hint")) {
+        hint = document.createElement("p");
+        hint.className = "scroll-hint";
+        wrap.parentNode.insertBefore(hint, wrap);
+      }
+      var t = wrap.querySelector("table");
+      var scrolls = !!t && wrap.scrollWidth > wrap.clientWidth + 1;
+      // Only a table that scrolls gets its verdict column widened (CSS).
+      wrap.classList.toggle("scrolls", scrolls);
+      scrolls = scrolls && wrap.scrollWidth > wrap.clientWidth + 1;
+      var hidden = [];
+      if (scrolls) {
+        var heads = t.querySelectorAll("thead th"), room = wrap.getBoundingClientRect().right;
+        heads.forEach(function (th) {
+          if (getComputedStyle(th).position === "sticky" && th.getBoundingClientRect().left > wrap.getBoundingClientRect().left + 1) room = Math.min(room, th.getBoundingClientRect().left);
+        });
+        heads.forEach(function (th) {
+          if (getComputedStyle(th).position !== "sticky" && th.getBoundingClientRect().right > room + 1) hidden.push(th.textContent.trim());
+        });
+      }
+      hint.textContent = hidden.length ? "Wider than the window: scroll the table sideways (→) for " + hidden.join(", ") + "." : "";
+      hint.hidden = !hidden.length;
+    });
+  }
+  window.addEventListener("resize", scrollHints);
+
   specs.forEach(function (spec) {
     try {
       draw(spec);
@@ -444,5 +497,6 @@
     }
   });
   mark();
+  scrollHints();
   screen();
 })();
