@@ -184,12 +184,7 @@ func paired(ctx context.Context, pr *compare.Pairer, dir string, base, v Variant
 	}
 	bl := base.Series[0].Baseline()
 	p.Mode, p.Level = bl.Mode, bl.Level
-	if bl.Level < 1 {
-		p.Skipped = fmt.Sprintf("the %s sweep's baseline is its %s pass, which compare does not pair: extractbench compare %s:%s %s:%s -mode %s -level N pairs a rate both measured",
-			bl.Mode, eval.LevelName(bl.Mode, bl.Level), dir, base.Variant, dir, v.Variant, bl.Mode)
-		return p
-	}
-	res, err := pr.Compare(ctx, v.Variant, compare.Options{Mode: bl.Mode, Level: bl.Level, Repetition: 1, Margin: margin})
+	res, err := pr.Compare(ctx, v.Variant, compare.Options{Mode: bl.Mode, Level: eval.LevelName(bl.Mode, bl.Level), Repetition: 1, Margin: margin})
 	if err != nil {
 		p.Skipped = err.Error()
 		return p
