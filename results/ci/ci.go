@@ -131,7 +131,7 @@ func Load(ctx context.Context, dir string, opt Options) (*Run, error) {
 
 // levelName is the level as the pages name it, with its mode and phase.
 func levelName(l eval.Level) string {
-	name := string(l.Mode) + " " + eval.LevelName(l.Mode, l.Level)
+	name := eval.LevelLabel(l.Mode, l.Level)
 	if l.Phase != extractbench.PhaseSweep {
 		name += " (" + l.Phase + ")"
 	}
@@ -220,5 +220,5 @@ func (p *Paired) Name() string {
 	if p.Mode == "" {
 		return "paired vs " + p.Against
 	}
-	return fmt.Sprintf("paired vs %s (%s %s, repetition %d)", p.Against, p.Mode, eval.LevelName(p.Mode, p.Level), p.Repetition)
+	return fmt.Sprintf("paired vs %s (%s, repetition %d)", p.Against, eval.LevelLabel(p.Mode, p.Level), p.Repetition)
 }

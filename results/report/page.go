@@ -222,6 +222,9 @@ func outcomeRows(m *extractbench.Manifest, outcomes []results.Outcome, paired []
 		if o.BaselineShare != nil {
 			share = fmtShare(*o.BaselineShare)
 		}
+		if len(o.Series) > 0 {
+			rec = "none" // measured, and no level usable: as the card says
+		}
 		if s, l := recommendedLevel(o); l != nil {
 			rec = fmt.Sprintf("%s: p95 E2E %s; %s accepted documents/hour; device peak %s", eval.LevelLabel(s.Mode, l.Level),
 				spreadNS(l.E2EP95NS), spreadNum(l.DocsPerHour), fmtGiB(l.PeakGPUMemBytes))
