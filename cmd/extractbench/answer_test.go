@@ -54,6 +54,33 @@ func sweepFixture(t *testing.T, dir string, mode extractbench.Mode, broken ...in
 	plantest.Write(t, dir, run)
 }
 
+// rateFixture is a rate sweep of bf16 and int4, 300 documents at sync and
+// at 10/s: int4 fails 8 documents bf16 accepts at sync; at 10/s bf16 fails
+// those 8 and one more, int4 the 8.
+func rateFixture() plantest.Run {
+	m := plantest.Manifest(plantest.DefaultCorpusSHA, "m", "NVIDIA L4", 24<<30, 0.9, 0)
+	m["sweep"] = map[string]any{"mode": "rate", "levels": []int{10}, "repetitions": 1}
+	m["variants"] = []map[string]any{{"name": "bf16"}, {"name": "int4"}}
+	run := plantest.Run{RunID: "golden-rate", Manifest: m}
+	fails := func(n int) func(int) bool { return func(i int) bool { return i >= n } }
+	for _, p := range []struct {
+		variant      string
+		level, fails int
+	}{{"bf16", extractbench.SyncLevel, 0}, {"int4", extractbench.SyncLevel, 8}, {"bf16", 10, 9}, {"int4", 10, 8}} {
+		pass := plantest.Pass(p.variant, p.level, 1, 300, 300-p.fails, 60, 100)
+		pass.Mode, pass.Phase = extractbench.ModeRate, extractbench.PhaseSweep
+		if p.level == extractbench.SyncLevel {
+			pass.Phase = extractbench.PhaseBaseline
+		}
+		recs := plantest.Records(p.variant, p.level, 1, 300, fails(p.fails))
+		for i := range recs {
+			recs[i].Mode = extractbench.ModeRate
+		}
+		run.Passes, run.Records = append(run.Passes, pass), append(run.Records, recs...)
+	}
+	return run
+}
+
 // TestOneAnswerPerSweepMode: in every sweep mode, with a usable level
 // and with none, every place that states the recommended (interactive)
 // level states the same one, in the same words: stdout's verdict, the
