@@ -335,3 +335,33 @@ func htmlLines(page string) string {
 }
 
 var _ = eval.LevelName
+
+// TestCI_rateSweepPairsAtSync: the JUnit and summary files of a rate
+// sweep pair int4 with bf16 at sync (the old code skipped it: "compare
+// does not pair" sync), and each level lists its own failed documents
+// (the old reader's level 0 meant every level: sync listed 10/s's).
+func TestCI_rateSweepPairsAtSync(t *testing.T) {
+	dir := t.TempDir()
+	plantest.Write(t, dir, rateFixture())
+	run, err := ci.Load(context.Background(), dir, ci.Options{MaxDocs: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Variants) != 2 {
+		t.Fatalf("%d variants, want 2", len(run.Variants))
+	}
+	p := run.Variants[1].Paired
+	if p == nil || p.Result == nil {
+		t.Fatalf("int4 not paired: %+v", p)
+	}
+	if got, want := p.Name(), "paired vs bf16 (rate sync, repetition 1)"; got != want || p.Verdict() != "NOT EQUIVALENT" {
+		t.Errorf("paired %q %s, want %q NOT EQUIVALENT", got, p.Verdict(), want)
+	}
+	failed := map[int]int{}
+	for _, l := range run.Variants[0].Levels {
+		failed[l.Level.Level] = l.NFailed
+	}
+	if failed[extractbench.SyncLevel] != 0 || failed[10] != 9 {
+		t.Errorf("bf16's failed documents per level = %v, want sync (0) 0 and 10/s 9", failed)
+	}
+}

@@ -123,7 +123,7 @@ func Load(ctx context.Context, dir string, opt Options) (*Run, error) {
 		pr := compare.NewPairer(ctx, dir, r.Variants[0].Variant)
 		defer pr.Close()
 		for i := 1; i < len(r.Variants); i++ {
-			r.Variants[i].Paired = paired(ctx, pr, dir, r.Variants[0], r.Variants[i], opt.Margin)
+			r.Variants[i].Paired = paired(ctx, pr, r.Variants[0], r.Variants[i], opt.Margin)
 		}
 	}
 	return r, nil
@@ -176,7 +176,7 @@ func failedDocs(ctx context.Context, rd *results.Reader, runID string, l *Level,
 // paired compares v with the baseline variant on the documents of the
 // baseline variant's baseline level, repetition 1, as `extractbench compare
 // DIR:base DIR:v -level N` does.
-func paired(ctx context.Context, pr *compare.Pairer, dir string, base, v Variant, margin float64) *Paired {
+func paired(ctx context.Context, pr *compare.Pairer, base, v Variant, margin float64) *Paired {
 	p := &Paired{Against: base.Variant, Repetition: 1}
 	if len(base.Series) == 0 || base.Series[0].Baseline() == nil {
 		p.Skipped = fmt.Sprintf("the baseline variant %s has no complete pass", base.Variant)
