@@ -27,7 +27,7 @@ func TestRecommend_AutoProbeAndPlanByVariant(t *testing.T) {
 		t.Errorf("the probe's level is not shown: %+v", l)
 	}
 	plan.ByVariant["bf16"] = []int{extractbench.SyncLevel, 10, 20, 30}
-	if r := AggregateLevels(ps, extractbench.Acceptance{MinAccepted: 0.9}, plan)[0].Recommendation; !r.Partial || len(r.Missing) != 1 || r.Missing[0] != "level 30 (0 of 1 repetitions)" {
+	if r := AggregateLevels(ps, extractbench.Acceptance{MinAccepted: 0.9}, plan)[0].Recommendation; !r.Partial || len(r.Missing) != 1 || r.Missing[0] != "level 30/s (0 of 1 repetitions)" {
 		t.Errorf("a chosen rate not measured: partial %v, missing %q", r.Partial, r.Missing)
 	}
 }

@@ -328,6 +328,16 @@ func (s *Series) Level(n int) *Level {
 	return nil
 }
 
+// Recommended returns the recommended (interactive) level, or nil when no
+// level is usable: every page's "recommended" reads it, so that none names
+// a level (a rate sweep's sync) the recommendation did not.
+func (s *Series) Recommended() *Level {
+	if !s.Recommendation.Usable() {
+		return nil
+	}
+	return s.Level(s.Recommendation.Recommended)
+}
+
 // Baseline returns the baseline level (phase baseline, else the lowest), or
 // nil when the series has no complete pass.
 func (s *Series) Baseline() *Level {
@@ -441,7 +451,7 @@ func (a *Aggregator) flagMissing(s *Series, builders map[int]*levelBuilder) {
 			got = b.l.Repetitions + b.l.ClientBoundLeftOut
 		}
 		if got < a.plan.Repetitions {
-			r.Missing = append(r.Missing, fmt.Sprintf("level %d (%d of %d repetitions)", n, got, a.plan.Repetitions))
+			r.Missing = append(r.Missing, fmt.Sprintf("level %s (%d of %d repetitions)", LevelName(s.Mode, n), got, a.plan.Repetitions))
 		}
 	}
 	if len(r.Missing) > 0 {

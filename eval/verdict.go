@@ -162,8 +162,14 @@ type Recommendation struct {
 	Offline   Offline `json:"offline"`
 }
 
-// Usable reports whether a level is recommended at all.
+// Usable reports whether a level is recommended at all. Recommended is 0
+// when none is, which in a rate sweep is also the sync baseline's level:
+// ask Usable or Is, never compare Recommended with a level.
 func (r Recommendation) Usable() bool { return r.Recommended > 0 }
+
+// Is reports whether level is the recommended (interactive) level. A rate
+// sweep's sync baseline never is: it is the reference, not a rate.
+func (r Recommendation) Is(level int) bool { return r.Usable() && r.Recommended == level }
 
 // recommend applies MEASUREMENT.md section 8 to a series' levels, ascending:
 // usable levels are counted upwards from the lowest and stop at the first
@@ -238,21 +244,6 @@ func (r Recommendation) why() string {
 		s = "PARTIAL sweep (" + strings.Join(r.Missing, ", ") + " not measured): " + s
 	}
 	return s
-}
-
-// LevelName writes a level as the pages show it: the number, or in rate
-// mode "40/s" (requests per second) and "sync" for the synchronous baseline,
-// in context mode the length class ("long").
-func LevelName(mode extractbench.Mode, level int) string {
-	switch {
-	case mode == extractbench.ModeRate && level == extractbench.SyncLevel:
-		return "sync"
-	case mode == extractbench.ModeRate:
-		return strconv.Itoa(level) + "/s"
-	case mode == extractbench.ModeContext && extractbench.LengthClassOf(level) != "":
-		return extractbench.LengthClassOf(level)
-	}
-	return strconv.Itoa(level)
 }
 
 // trimPct formats a ratio as a percentage without trailing zeros ("99%").

@@ -159,7 +159,9 @@ func (rd *Reader) Close() error {
 	return err
 }
 
-// RequestFilter selects requests rows; zero fields select all.
+// RequestFilter selects requests rows; zero fields select all, but for
+// Level: with a Mode it is always a level of that mode, 0 included (a rate
+// sweep's sync baseline is level 0).
 type RequestFilter struct {
 	Variant    string
 	Mode       extractbench.Mode
@@ -186,7 +188,7 @@ func (f RequestFilter) where(runID string) (string, []any) {
 	if f.Mode != "" {
 		where, args = append(where, "mode = ?"), append(args, f.Mode)
 	}
-	if f.Level != 0 {
+	if f.Level != 0 || f.Mode != "" {
 		where, args = append(where, "level = ?"), append(args, f.Level)
 	}
 	if f.Repetition != 0 {

@@ -18,9 +18,9 @@ func (c *compareCommand) Synopsis() string {
 func (c *compareCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("compare [flags] A B", c.Synopsis()+"\n\nA and B are DIR or DIR:variant (the latest run in DIR). B is judged against A, the reference. Exit 4 (INCONCLUSIVE): too few documents to show equivalence at the margin, whatever the answers; the output says how many would do.", c.env)
 	margin := fs.Float64("margin", compare.DefaultMargin, "equivalence margin δ on the accepted share, written before the run (0.02 = 2 points)")
-	level := fs.Int("level", 1, "level whose documents are paired (1 = the baseline)")
+	level := fs.String("level", "", "level whose documents are paired, as the tables name it: 8, or in a rate sweep sync or 10/s (default: the baseline, 1 or sync); a level not measured by both is refused with the ones that were")
 	rep := fs.Int("repetition", 1, "repetition whose documents are paired")
-	mode := fs.String("mode", "", "concurrency | batch (default: the mode A ran)")
+	mode := fs.String("mode", "", "concurrency | batch | rate | context (default: the mode A ran)")
 	asJSON := fs.Bool("json", false, "machine-readable output")
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err

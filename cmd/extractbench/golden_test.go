@@ -207,10 +207,11 @@ var (
 	listeningRe   = regexp.MustCompile(`(listening on http://[^ :]+):\d+`)
 )
 
-// measuredColumns are the columns of run's summary table that a real run
+// measuredColumns are the columns of run's summary tables that a real run
 // measures (times, rates, engine peaks): they change from run to run.
 var measuredColumns = map[string]bool{"TTFT p50": true, "TTFT p95": true, "E2E p50": true, "E2E p95": true,
-	"tok/s": true, "accepted/h": true, "max run": true}
+	"tok/s": true, "accepted/h": true, "max run": true,
+	"offered/s": true, "achieved/s": true, "late p50": true, "late p99": true, "queue p95": true, "E2E sched p95": true, "goodput/s": true}
 
 // normalise masks what changes from one run or machine to the next (paths,
 // run ids, fingerprints, wall-clock times, ports, a float's last bits, and
@@ -316,6 +317,8 @@ func TestNormalise(t *testing.T) {
 //	no-pass an interrupted run that finished no pass.
 //	run     a real run of the built-in engine at time_scale 0 on small.jsonl
 //	        (levels 1 and 2, one repetition).
+//	rate    a rate sweep through plantest (rateFixture): bf16 and int4 at
+//	        sync and 10/s, int4 losing 8 documents at sync and 1 at 10/s.
 func buildFixture(t *testing.T, kind, dir string) {
 	t.Helper()
 	switch kind {
@@ -325,13 +328,15 @@ func buildFixture(t *testing.T, kind, dir string) {
 		plantest.Write(t, dir, plantest.Run{RunID: "golden-cut", Status: results.RunInterrupted})
 	case "empty":
 		resultstest.Write(t, dir)
+	case "rate":
+		plantest.Write(t, dir, rateFixture())
 	case "run":
 		proto := writeFile(t, t.TempDir(), "p.yaml", strings.NewReplacer("%CORPUS%", smallCorpus(t, t.TempDir()), "%MIN%", "0.5").Replace(smallProtocol))
 		if code, _, stderr := runCLI(t, "run", "-quiet", "-protocol", proto, "-out", dir); code != exitOK {
 			t.Fatalf("fixture run: exit %d: %s", code, stderr)
 		}
 	default:
-		t.Fatalf("unknown fixture %q (want sizing, no-pass, empty or run)", kind)
+		t.Fatalf("unknown fixture %q (want sizing, no-pass, empty, rate or run)", kind)
 	}
 }
 

@@ -208,7 +208,7 @@ func printSummaryFit(out io.Writer, s *pipeline.RunReport, width int, verdicts .
 			var at []string
 			for _, l := range sr.Levels {
 				if l.EngineCaptures != nil && *l.EngineCaptures > 0 {
-					at = append(at, fmt.Sprintf("%d (%d)", l.Level, *l.EngineCaptures))
+					at = append(at, fmt.Sprintf("%s (%d)", levelLabel(l), *l.EngineCaptures))
 				}
 			}
 			if len(at) > 0 {

@@ -123,7 +123,7 @@ func Load(ctx context.Context, dir string, opt Options) (*Run, error) {
 		pr := compare.NewPairer(ctx, dir, r.Variants[0].Variant)
 		defer pr.Close()
 		for i := 1; i < len(r.Variants); i++ {
-			r.Variants[i].Paired = paired(ctx, pr, dir, r.Variants[0], r.Variants[i], opt.Margin)
+			r.Variants[i].Paired = paired(ctx, pr, r.Variants[0], r.Variants[i], opt.Margin)
 		}
 	}
 	return r, nil
@@ -131,7 +131,7 @@ func Load(ctx context.Context, dir string, opt Options) (*Run, error) {
 
 // levelName is the level as the pages name it, with its mode and phase.
 func levelName(l eval.Level) string {
-	name := string(l.Mode) + " " + eval.LevelName(l.Mode, l.Level)
+	name := eval.LevelLabel(l.Mode, l.Level)
 	if l.Phase != extractbench.PhaseSweep {
 		name += " (" + l.Phase + ")"
 	}
@@ -176,7 +176,7 @@ func failedDocs(ctx context.Context, rd *results.Reader, runID string, l *Level,
 // paired compares v with the baseline variant on the documents of the
 // baseline variant's baseline level, repetition 1, as `extractbench compare
 // DIR:base DIR:v -level N` does.
-func paired(ctx context.Context, pr *compare.Pairer, dir string, base, v Variant, margin float64) *Paired {
+func paired(ctx context.Context, pr *compare.Pairer, base, v Variant, margin float64) *Paired {
 	p := &Paired{Against: base.Variant, Repetition: 1}
 	if len(base.Series) == 0 || base.Series[0].Baseline() == nil {
 		p.Skipped = fmt.Sprintf("the baseline variant %s has no complete pass", base.Variant)
@@ -184,12 +184,7 @@ func paired(ctx context.Context, pr *compare.Pairer, dir string, base, v Variant
 	}
 	bl := base.Series[0].Baseline()
 	p.Mode, p.Level = bl.Mode, bl.Level
-	if bl.Level < 1 {
-		p.Skipped = fmt.Sprintf("the %s sweep's baseline is its %s pass, which compare does not pair: extractbench compare %s:%s %s:%s -mode %s -level N pairs a rate both measured",
-			bl.Mode, eval.LevelName(bl.Mode, bl.Level), dir, base.Variant, dir, v.Variant, bl.Mode)
-		return p
-	}
-	res, err := pr.Compare(ctx, v.Variant, compare.Options{Mode: bl.Mode, Level: bl.Level, Repetition: 1, Margin: margin})
+	res, err := pr.Compare(ctx, v.Variant, compare.Options{Mode: bl.Mode, Level: eval.LevelName(bl.Mode, bl.Level), Repetition: 1, Margin: margin})
 	if err != nil {
 		p.Skipped = err.Error()
 		return p
@@ -225,5 +220,5 @@ func (p *Paired) Name() string {
 	if p.Mode == "" {
 		return "paired vs " + p.Against
 	}
-	return fmt.Sprintf("paired vs %s (%s %s, repetition %d)", p.Against, p.Mode, eval.LevelName(p.Mode, p.Level), p.Repetition)
+	return fmt.Sprintf("paired vs %s (%s, repetition %d)", p.Against, eval.LevelLabel(p.Mode, p.Level), p.Repetition)
 }

@@ -111,10 +111,10 @@ func recommended(v Variant) string {
 		return "–"
 	}
 	rec := v.Series[0].Recommendation
-	if rec.Recommended == 0 {
+	if !rec.Usable() {
 		return "none usable"
 	}
-	return string(rec.Mode) + " " + eval.LevelName(rec.Mode, rec.Recommended)
+	return eval.LevelLabel(rec.Mode, rec.Recommended)
 }
 
 func failureCounts(l eval.Level) string {

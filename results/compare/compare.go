@@ -34,14 +34,18 @@ const (
 
 // Options say what to compare and how.
 type Options struct {
-	A, B       Side
-	Mode       extractbench.Mode // "" = the mode A's variant ran at Level
-	Level      int               // the level whose documents are paired; 0 = 1 (the baseline)
-	Repetition int               // 0 = 1
-	Margin     float64           // 0 = DefaultMargin
-	Alpha      float64           // 0 = DefaultAlpha
-	Resamples  int               // 0 = DefaultResamples
-	Seed       int64             // 0 = DefaultSeed
+	A, B Side
+	Mode extractbench.Mode // "" = the mode A's variant ran Level in, concurrency first
+	// Level is the level whose documents are paired, as the pages name it
+	// (eval.ParseLevel: "sync", "10/s", "8", "long"); "" is the baseline
+	// level of Mode (1, or a rate sweep's sync). A level that both sides
+	// did not measure is refused with the levels they did.
+	Level      string
+	Repetition int     // 0 = 1
+	Margin     float64 // 0 = DefaultMargin
+	Alpha      float64 // 0 = DefaultAlpha
+	Resamples  int     // 0 = DefaultResamples
+	Seed       int64   // 0 = DefaultSeed
 }
 
 // SideInfo describes one side as its run pinned it.
@@ -91,6 +95,7 @@ type Result struct {
 	Sides       [2]SideInfo            `json:"sides"`
 	Mode        extractbench.Mode      `json:"mode"`
 	Level       int                    `json:"level"`
+	LevelName   string                 `json:"level_name"` // eval.LevelName: "sync", "10/s", "8"
 	Repetition  int                    `json:"repetition"`
 	Margin      float64                `json:"margin"`
 	Equivalence eval.EquivalenceResult `json:"equivalence"`
@@ -142,26 +147,27 @@ func compareSides(ctx context.Context, opt Options, a, b *loaded) (Result, error
 		mergeExpected(a, b)
 	}
 
-	r := Result{Level: opt.Level, Repetition: opt.Repetition, Margin: opt.Margin}
-	r.Mode = opt.Mode
-	if r.Mode == "" {
-		r.Mode = modeAt(a.run, a.variant, opt.Level)
+	r := Result{Repetition: opt.Repetition, Margin: opt.Margin}
+	var err error
+	if r.Mode, r.Level, err = pairedLevel(a, b, opt.Mode, opt.Level, opt.Repetition); err != nil {
+		return Result{}, err
 	}
+	r.LevelName = eval.LevelName(r.Mode, r.Level)
 	r.A, r.B = info(a, r.Mode), info(b, r.Mode)
 	r.Sides = [2]SideInfo{r.A, r.B}
-	ra, err := a.records(ctx, r.Mode, opt.Level, opt.Repetition)
+	ra, err := a.records(ctx, r.Mode, r.Level, opt.Repetition)
 	if err != nil {
 		return Result{}, err
 	}
-	rb, err := b.records(ctx, r.Mode, opt.Level, opt.Repetition)
+	rb, err := b.records(ctx, r.Mode, r.Level, opt.Repetition)
 	if err != nil {
 		return Result{}, err
 	}
 	if len(ra) == 0 || len(rb) == 0 {
-		return Result{}, results.Refused("no documents at %s %d repetition %d (A has %d, B has %d): choose a level both sides measured",
-			r.Mode, opt.Level, opt.Repetition, len(ra), len(rb))
+		return Result{}, results.Refused("no documents at %s repetition %d (A has %d, B has %d): choose a level both sides measured",
+			eval.LevelLabel(r.Mode, r.Level), opt.Repetition, len(ra), len(rb))
 	}
-	r.Tokenization = tokenization(a, b, ra, rb, r.Mode, opt.Level, opt.Repetition)
+	r.Tokenization = tokenization(a, b, ra, rb, r.Mode, r.Level, opt.Repetition)
 	var pairs []eval.Pair
 	pairs, r.OnlyInA, r.OnlyInB = pair(ra, rb)
 	r.Equivalence = eval.Equivalence(pairs, opt.Margin, opt.Alpha)
@@ -177,7 +183,7 @@ func compareSides(ctx context.Context, opt Options, a, b *loaded) (Result, error
 		r.Fields = append(r.Fields, fd)
 	}
 	for _, l := range []*loaded{a, b} {
-		nf, ok, err := noiseFloor(ctx, l, r.Mode, opt.Level, opt.Alpha)
+		nf, ok, err := noiseFloor(ctx, l, r.Mode, r.Level, opt.Alpha)
 		if err != nil {
 			return Result{}, fmt.Errorf("noise floor of %s: %w", l.side, err)
 		}
@@ -202,9 +208,6 @@ func compareSides(ctx context.Context, opt Options, a, b *loaded) (Result, error
 // withDefaults is opt with each zero field's default, or the refusal of a
 // margin or level out of range.
 func (opt Options) withDefaults() (Options, error) {
-	if opt.Level == 0 {
-		opt.Level = 1
-	}
 	if opt.Repetition == 0 {
 		opt.Repetition = 1
 	}
@@ -282,20 +285,6 @@ func info(l *loaded, mode extractbench.Mode) SideInfo {
 		si.Recommendation = s.Recommendation
 	}
 	return si
-}
-
-// modeAt is the mode a variant ran at a level, concurrency first.
-func modeAt(run *results.RunData, variant string, level int) extractbench.Mode {
-	var mode extractbench.Mode
-	for _, p := range run.Passes {
-		if p.Variant == variant && p.Level == level && (mode == "" || p.Mode == extractbench.ModeConcurrency) {
-			mode = p.Mode
-		}
-	}
-	if mode == "" {
-		mode = "concurrency"
-	}
-	return mode
 }
 
 // pair matches records by document id; both slices are sorted by id.

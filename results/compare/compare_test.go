@@ -107,7 +107,7 @@ func TestRunEquivalent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Verdict: EQUIVALENT at margin δ = 0.020", "b (A right, B wrong) 1", "d0010  A accepted, B failed",
-		"A-vs-A noise floor: bf16 at 1, repetition 1 vs 2: 0 flip(s) of 300", "Flipped documents (2)"} {
+		"A-vs-A noise floor: bf16 at concurrency 1, repetition 1 vs 2: 0 flip(s) of 300", "Flipped documents (2)"} {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, txt.String())
 		}
@@ -177,7 +177,7 @@ func TestRunRefuses(t *testing.T) {
 		{"which variant", Options{A: Side{Dir: two}, B: Side{Dir: a}}, "name one"},
 		{"unknown variant", Options{A: Side{Dir: two, Variant: "fp4"}, B: Side{Dir: a}}, `no complete pass of variant "fp4"`},
 		{"same side twice", Options{A: Side{Dir: a}, B: Side{Dir: a}}, "both variant bf16"},
-		{"level not measured", Options{A: Side{Dir: two, Variant: "bf16"}, B: Side{Dir: two, Variant: "int4"}, Level: 64}, "no documents at concurrency 64"},
+		{"level not measured", Options{A: Side{Dir: two, Variant: "bf16"}, B: Side{Dir: two, Variant: "int4"}, Level: "64"}, "level 64 was not measured by both sides at repetition 1; both measured concurrency 1"},
 		{"no results", Options{A: Side{Dir: t.TempDir()}, B: Side{Dir: a}}, "results.db: no such file or directory"},
 		{"bad margin", Options{A: Side{Dir: a}, B: Side{Dir: two, Variant: "int4"}, Margin: 2}, "margin 2: want a share between 0 and 1"},
 	}

@@ -12,14 +12,15 @@ import (
 
 // Paired is one variant's paired verdict against the run's baseline
 // variant: what `compare DIR:baseline DIR:variant` says, at the baseline
-// level, repetition 1, on the same documents. The report's headline and
+// level (1, or a rate sweep's sync), repetition 1, on the same documents. The report's headline and
 // verdict table show it, and with acceptance.require_equivalent the run's
 // exit code depends on it.
 type Paired struct {
 	Variant    string            `json:"variant"`
 	Baseline   string            `json:"baseline_variant"`
 	Mode       extractbench.Mode `json:"mode,omitempty"`
-	Level      int               `json:"level,omitempty"`
+	Level      int               `json:"level"`
+	LevelName  string            `json:"level_name,omitempty"` // eval.LevelName: "sync" for a rate sweep's baseline
 	N          int               `json:"n"`
 	Flips      int               `json:"flips"`      // documents on which the two disagree
 	Lost       int               `json:"flips_lost"` // accepted by the baseline, failed by the variant
@@ -59,8 +60,8 @@ func (p Paired) Text() string {
 	if p.NoVerdict != "" {
 		return fmt.Sprintf("NO VERDICT against %s: %s", p.Baseline, p.NoVerdict)
 	}
-	t := fmt.Sprintf("%s to %s: Δ %s points, 90%% interval [%s, %s], %d flips (%d lost, %d won) of %d at %s %d, margin ±%s points",
-		p.Word(), p.Baseline, signedPts(p.Delta), signedPts(p.Lo), signedPts(p.Hi), p.Flips, p.Lost, p.Gained, p.N, p.Mode, p.Level, pts(p.Margin))
+	t := fmt.Sprintf("%s to %s: Δ %s points, 90%% interval [%s, %s], %d flips (%d lost, %d won) of %d at %s, margin ±%s points",
+		p.Word(), p.Baseline, signedPts(p.Delta), signedPts(p.Lo), signedPts(p.Hi), p.Flips, p.Lost, p.Gained, p.N, eval.LevelLabel(p.Mode, p.Level), pts(p.Margin))
 	switch {
 	case p.Inconclusive && p.NeededN > 0:
 		t += fmt.Sprintf(": too few documents to show it (%d would do)", p.NeededN)
@@ -83,8 +84,9 @@ func BaselineVariant(m *extractbench.Manifest) string {
 }
 
 // PairedVerdicts pairs every variant of the latest run in dir with its
-// baseline variant through Run, at the baseline level (1) and the margin
-// the protocol wrote (acceptance.equivalence_margin, else DefaultMargin).
+// baseline variant through Run, at the baseline level (1, or a rate sweep's
+// sync) and the margin the protocol wrote (acceptance.equivalence_margin,
+// else DefaultMargin).
 // It returns nothing for a run of one variant. A variant that cannot be
 // paired (no documents at the level) gets a NoVerdict, never an error:
 // errors are for a directory that cannot be read.
@@ -116,7 +118,7 @@ func PairedVerdicts(ctx context.Context, dir string, run *results.RunData) ([]Pa
 			return nil, fmt.Errorf("pair %s with %s: %w", v, base, err)
 		default:
 			eq := r.Equivalence
-			p.Mode, p.Level, p.N, p.Lost, p.Gained = r.Mode, r.Level, eq.N, eq.B, eq.C
+			p.Mode, p.Level, p.LevelName, p.N, p.Lost, p.Gained = r.Mode, r.Level, r.LevelName, eq.N, eq.B, eq.C
 			p.Flips, p.Delta, p.Lo, p.Hi, p.Equivalent = eq.B+eq.C, eq.Delta, eq.Lo, eq.Hi, r.Equivalent
 			p.Inconclusive, p.NeededN = r.Inconclusive, eq.NeededN
 		}

@@ -110,19 +110,20 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: accepted share at the baseline level fell %.1f points (%.1f%% → %.1f%%), more than the margin %.1f",
 				name, drop*100, br.BaselineShare*100, cr.BaselineShare*100, margin*100))
 		}
-		if br.Recommended == 0 {
+		n := func(level int) string { return eval.LevelLabel(br.Mode, level) }
+		if !br.Usable() {
 			v.Notes = append(v.Notes, fmt.Sprintf("%s: the baseline run recommends no level (%s): latency not compared", name, br.Why))
 		} else {
 			bl, cl := bs.Level(br.Recommended), cs.Level(br.Recommended)
 			switch {
 			case cl == nil:
-				v.Reasons = append(v.Reasons, fmt.Sprintf("%s: level %d, recommended by the baseline run, was not measured in the current run", name, br.Recommended))
+				v.Reasons = append(v.Reasons, fmt.Sprintf("%s: %s, recommended by the baseline run, was not measured in the current run", name, n(br.Recommended)))
 			case bl.E2EP95NS.N == 0 || cl.E2EP95NS.N == 0 || bl.E2EP95NS.Median <= 0:
-				v.Notes = append(v.Notes, fmt.Sprintf("%s: p95 E2E at level %d is unknown in one run: latency not compared", name, br.Recommended))
+				v.Notes = append(v.Notes, fmt.Sprintf("%s: p95 E2E at %s is unknown in one run: latency not compared", name, n(br.Recommended)))
 			default:
 				vr.BaselineP95NS, vr.CurrentP95NS = int64(bl.E2EP95NS.Median), int64(cl.E2EP95NS.Median)
 				vr.Ratio = float64(vr.CurrentP95NS) / float64(vr.BaselineP95NS)
-				if finding, regressed := latencyFinding(name, br.Recommended, vr.Ratio, latencyRatio, bl.E2EP95NS, cl.E2EP95NS); regressed {
+				if finding, regressed := latencyFinding(name, n(br.Recommended), vr.Ratio, latencyRatio, bl.E2EP95NS, cl.E2EP95NS); regressed {
 					v.Reasons = append(v.Reasons, finding)
 				} else if finding != "" {
 					v.Notes = append(v.Notes, finding)
@@ -130,7 +131,11 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 			}
 		}
 		if cr.Recommended < br.Recommended {
-			v.Notes = append(v.Notes, fmt.Sprintf("%s: the recommended level fell from %d to %d (%s)", name, br.Recommended, cr.Recommended, cr.Why))
+			fell := "none"
+			if cr.Usable() {
+				fell = eval.LevelName(cr.Mode, cr.Recommended)
+			}
+			v.Notes = append(v.Notes, fmt.Sprintf("%s: the recommended level fell from %s to %s (%s)", name, eval.LevelName(br.Mode, br.Recommended), fell, cr.Why))
 		}
 		v.Variants = append(v.Variants, vr)
 	}
@@ -149,11 +154,11 @@ func Regression(ctx context.Context, baselineDir, currentDir string, margin, lat
 // repetitions do not overlap; a note saying why not when it grew more than
 // limit but within the spread (or on one repetition); "" when it did not
 // grow more than limit.
-func latencyFinding(name string, level int, ratio, limit float64, base, cur eval.Spread) (finding string, regressed bool) {
+func latencyFinding(name string, level string, ratio, limit float64, base, cur eval.Spread) (finding string, regressed bool) {
 	if ratio <= limit {
 		return "", false
 	}
-	what := fmt.Sprintf("%s: p95 E2E at level %d grew %.2f× (%s%s → %s%s), more than %.2f×", name, level, ratio,
+	what := fmt.Sprintf("%s: p95 E2E at %s grew %.2f× (%s%s → %s%s), more than %.2f×", name, level, ratio,
 		base.Duration(), base.Qualifier(), cur.Duration(), cur.Qualifier(), limit)
 	if apart, why := eval.Apart(base, cur); !apart {
 		if base.N < 2 || cur.N < 2 {

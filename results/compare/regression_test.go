@@ -55,7 +55,7 @@ func TestRegression(t *testing.T) {
 		{"small drop", base, nightly(t, "c0ffee", 286, 1150, 1200, 1250), true, nil, nil},
 		// 291 → 284 is 2.33 points.
 		{"acceptance drop", base, nightly(t, "c0ffee", 284, 950, 1000, 1050), false, []string{"fell 2.3 points (97.0% → 94.7%)"}, nil},
-		{"latency growth", base, nightly(t, "c0ffee", 291, 1250, 1300, 1350), false, []string{"p95 E2E at level 2 grew 1.30×", "beyond the spread"}, nil},
+		{"latency growth", base, nightly(t, "c0ffee", 291, 1250, 1300, 1350), false, []string{"p95 E2E at concurrency 2 grew 1.30×", "beyond the spread"}, nil},
 		// The median grew 1.30×, but one repetition of the current run is
 		// as fast as the baseline's slowest: noise, not a regression.
 		{"latency growth within the spread", base, nightly(t, "c0ffee", 291, 1000, 1300, 1700), true, nil, []string{"grew 1.30×", "not called a regression: within the spread"}},
@@ -124,7 +124,7 @@ func TestRegressionMissingLevelFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Pass || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "level 2, recommended by the baseline run, was not measured") {
+	if v.Pass || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "concurrency 2, recommended by the baseline run, was not measured") {
 		t.Errorf("got pass %v reasons %q", v.Pass, v.Reasons)
 	}
 }

@@ -35,8 +35,8 @@ func (r Result) WriteText(w io.Writer) error {
 	if r.A.Simulated || r.B.Simulated {
 		p("SIMULATED RUN: figures come from the built-in engine, not a GPU.\n")
 	}
-	p("B = %s against A = %s (the reference), %s %d repetition %d, corpus %s\n",
-		describe(r.B), describe(r.A), r.Mode, r.Level, r.Repetition, short(r.A.CorpusSHA256))
+	p("B = %s against A = %s (the reference), %s repetition %d, corpus %s\n",
+		describe(r.B), describe(r.A), eval.LevelLabel(r.Mode, r.Level), r.Repetition, short(r.A.CorpusSHA256))
 	for _, line := range r.Tokenization.lines(r.A, r.B) {
 		p("TOKENIZER DRIFT: %s\n", line)
 	}
@@ -56,8 +56,8 @@ func (r Result) WriteText(w io.Writer) error {
 		p("A-vs-A noise floor: not measured (no variant has two repetitions at one level)\n")
 	}
 	for _, nf := range r.NoiseFloors {
-		p("A-vs-A noise floor: %s at %d, repetition %d vs %d: %d flip(s) of %d, Δ %s, interval [%s, %s] → floor %s points\n",
-			nf.Variant, nf.Level, nf.Reps[0], nf.Reps[1], nf.Flips, nf.N, signedPts(nf.Delta), signedPts(nf.Lo),
+		p("A-vs-A noise floor: %s at %s, repetition %d vs %d: %d flip(s) of %d, Δ %s, interval [%s, %s] → floor %s points\n",
+			nf.Variant, eval.LevelLabel(r.Mode, nf.Level), nf.Reps[0], nf.Reps[1], nf.Flips, nf.N, signedPts(nf.Delta), signedPts(nf.Lo),
 			signedPts(nf.Hi), pts(nf.Floor))
 	}
 	p("\nPer-field F1, B − A with its 95%% bootstrap interval:\n")
@@ -81,7 +81,7 @@ func (r Result) WriteText(w io.Writer) error {
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "level\taccepted A / B\tTTFT p50\tTTFT p95\tE2E p50\tE2E p95\taccepted docs/h\ttokens/s\tdevice peak\tKV peak\t\n")
 	for _, l := range r.Levels {
-		fmt.Fprintf(tw, "%d\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Level,
+		fmt.Fprintf(tw, "%s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", eval.LevelName(r.Mode, l.Level),
 			pctShare(l.A.Share(), l.A.Verdict.Usable), pctShare(l.B.Share(), l.B.Verdict.Usable),
 			pairNS(l.A.TTFTP50NS, l.B.TTFTP50NS), pairNS(l.A.TTFTP95NS, l.B.TTFTP95NS),
 			pairNS(l.A.E2EP50NS, l.B.E2EP50NS), pairNS(l.A.E2EP95NS, l.B.E2EP95NS),

@@ -271,7 +271,7 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		}
 		recd := "interactive: none"
 		if r.Recommended > 0 {
-			recd = fmt.Sprintf("interactive: %s %d", r.Mode, r.Recommended)
+			recd = "interactive: " + eval.LevelLabel(r.Mode, r.Recommended)
 		}
 		recd += "; " + offlineShort(r.Mode, r.Offline)
 		thr, cost, plans := "–", "–", "–"

@@ -79,7 +79,7 @@ func objectivesOf(a extractbench.Acceptance) objectives {
 
 // recMarker is the vertical line at a series' recommended level.
 func recMarker(s *series) []marker {
-	if s.Rec.Recommended <= 0 {
+	if !s.Rec.Usable() {
 		return nil
 	}
 	if _, ok := s.level(s.Rec.Recommended); !ok {
@@ -509,7 +509,7 @@ func timeline(prefix string, s *series, telemetry []sampleRow) (chart, bool) {
 		}
 	}
 	c := chart{ID: prefix + "timeline", XLabel: "seconds since the pass started",
-		Title:  fmt.Sprintf("KV cache usage and requests over time, heaviest pass (%s %d, repetition %d)", unitName(s.Mode), lv, rep),
+		Title:  fmt.Sprintf("KV cache usage and requests over time, heaviest pass (%s, repetition %d)", eval.LevelLabel(s.Mode, lv), rep),
 		YLabel: [2]string{"KV cache usage (%)", "requests"}, YRange: [2]float64{0, 100}}
 	var kept []int64
 	for i := 0; i < len(ts); i += stride {

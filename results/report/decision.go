@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results/plan"
 	"github.com/extractbench/extractbench/sizing"
@@ -72,7 +73,7 @@ func (dc decision) lines(m *extractbench.Manifest, s *series) []kv {
 func (dc decision) memoryAndCost(m *extractbench.Manifest, s *series, vm extractbench.VariantManifest) []kv {
 	var out []kv
 	if ph, ok := dc.phases[s.Variant]; ok {
-		out = append(out, kv{fmt.Sprintf("Memory per phase (device, %s %d, repetition %d)", unitName(s.Mode), ph.Level, ph.Repetition),
+		out = append(out, kv{fmt.Sprintf("Memory per phase (device, %s, repetition %d)", eval.LevelLabel(s.Mode, ph.Level), ph.Repetition),
 			fmt.Sprintf("after load %s (torch allocated %s); long-document prefill peak %s; generation peak %s",
 				fmtGiB(ph.AfterLoadBytes), fmtGiB(ph.AfterLoadTorch), fmtGiB(ph.LongPrefillPeak), fmtGiB(ph.GenerationPeak))})
 	} else {
@@ -92,7 +93,7 @@ func (dc decision) memoryAndCost(m *extractbench.Manifest, s *series, vm extract
 		}
 		plan.AddCost(dc.prices, price, 0)
 		c := plan.Cost
-		line := fmt.Sprintf("%.2f per 1,000 accepted documents at %s %d (%.2f per card-hour; %s)", c.PerThousandAccepted, unitName(s.Mode), plan.Level, price, c.Label)
+		line := fmt.Sprintf("%.2f per 1,000 accepted documents at %s (%.2f per card-hour; %s)", c.PerThousandAccepted, eval.LevelLabel(s.Mode, plan.Level), price, c.Label)
 		var rentals []string
 		for _, r := range plan.Rentals {
 			if r.Cost != nil {

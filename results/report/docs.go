@@ -62,7 +62,7 @@ func (f failedDoc) ClassList() string {
 func (s *series) readLevel() int { return readLevelOf(s.Rec, s.Levels) }
 
 func readLevelOf(rec eval.Recommendation, levels []eval.Level) int {
-	if rec.Recommended > 0 {
+	if rec.Usable() {
 		return rec.Recommended
 	}
 	if len(levels) > 0 {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -32,7 +31,7 @@ func fieldTable(prefix, unit string, s *series) table {
 		}
 		for _, name := range eval.Fields {
 			f, _ := sum.Field(name)
-			t.Rows = append(t.Rows, append([]string{strconv.Itoa(l.Level), name, strconv.Itoa(sum.Docs)}, fieldCells(f)...))
+			t.Rows = append(t.Rows, append([]string{eval.LevelName(s.Mode, l.Level), name, strconv.Itoa(sum.Docs)}, fieldCells(f)...))
 		}
 	}
 	return t
@@ -43,7 +42,7 @@ func fieldTable(prefix, unit string, s *series) table {
 // a model or a truncation limit gives way first.
 func fieldClassTable(prefix, unit string, s *series) table {
 	lv := s.readLevel()
-	t := table{ID: prefix + "fields-by-length", Title: fmt.Sprintf("Field quality per length class at %s %d", unit, lv), Note: fieldNote,
+	t := table{ID: prefix + "fields-by-length", Title: "Field quality per length class at " + eval.LevelLabel(s.Mode, lv), Note: fieldNote,
 		Head: append([]string{"length class", "field", "documents", "accepted"}, fieldHead...)}
 	var classes []string
 	for c := range s.FieldsByClass {

@@ -9,6 +9,16 @@ import (
 )
 
 // series is one (variant, mode): the unit a sweep grows and a verdict judges.
+// baseLevel is the level the others' answers are compared with: the
+// lowest measured (the baseline: 1, or a rate sweep's sync), else the
+// mode's baseline level.
+func (s *series) baseLevel() int {
+	if len(s.Levels) > 0 {
+		return s.Levels[0].Level
+	}
+	return extractbench.Sweep{Mode: s.Mode}.BaselineLevel()
+}
+
 type series struct {
 	Variant string
 	Mode    extractbench.Mode

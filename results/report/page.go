@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/extractbench/extractbench"
@@ -57,15 +56,15 @@ func sheet(m *extractbench.Manifest, s *series) []kv {
 	} else {
 		add("Context window", "")
 	}
-	if s.Rec.Recommended > 0 {
-		add("Recommended "+unit, strconv.Itoa(s.Rec.Recommended))
+	if s.Rec.Usable() {
+		add("Recommended "+unit, eval.LevelName(s.Mode, s.Rec.Recommended))
 	} else {
 		add("Recommended "+unit, "none: no level was usable")
 	}
 	add("Margin and why", s.Rec.Interactive())
 	add("Offline objective", s.Rec.Offline.Why)
 	if s.Rec.FirstBroken > 0 {
-		add("First level that broke", fmt.Sprintf("%d: %s", s.Rec.FirstBroken, s.Rec.BrokeReason))
+		add("First level that broke", fmt.Sprintf("%s: %s", eval.LevelName(s.Mode, s.Rec.FirstBroken), s.Rec.BrokeReason))
 	} else {
 		add("First level that broke", "none of the levels measured")
 	}
@@ -75,7 +74,7 @@ func sheet(m *extractbench.Manifest, s *series) []kv {
 	}
 	add("Acceptance (written before the run)", acc+", ≥ 99% of the baseline's accepted share, no memory failure")
 	if l, ok := s.level(s.readLevel()); ok {
-		label := fmt.Sprintf(" at %s %d", unit, l.Level)
+		label := " at " + eval.LevelLabel(s.Mode, l.Level)
 		add("Quality achieved"+label, fmt.Sprintf("%s accepted (%d of %d, pooled over %d repetition(s)); parse rule %s",
 			fmtShare(l.Share()), l.Accepted, l.Docs, l.Repetitions, orNone(m.Parse)))
 		add("Interactive"+label, fmt.Sprintf("TTFT median %s, p95 %s; E2E median %s, p95 %s (each pass's percentile, median over repetitions, range in brackets)",
@@ -122,7 +121,7 @@ func (s *series) verdictText(l eval.Level) string {
 		switch {
 		case !l.Verdict.Usable:
 			return l.Verdict.Word() + ": " + l.Verdict.Reason
-		case l.Level == s.Rec.Recommended:
+		case s.Rec.Is(l.Level):
 			return l.Verdict.Word() + ", recommended"
 		case s.Rec.FirstBroken > 0 && l.Level > s.Rec.FirstBroken:
 			return l.Verdict.Word() + " alone, above the first break"
@@ -223,8 +222,11 @@ func outcomeRows(m *extractbench.Manifest, outcomes []results.Outcome, paired []
 		if o.BaselineShare != nil {
 			share = fmtShare(*o.BaselineShare)
 		}
+		if len(o.Series) > 0 {
+			rec = "none" // measured, and no level usable: as the card says
+		}
 		if s, l := recommendedLevel(o); l != nil {
-			rec = fmt.Sprintf("%s %d: p95 E2E %s; %s accepted documents/hour; device peak %s", unitName(s.Mode), l.Level,
+			rec = fmt.Sprintf("%s: p95 E2E %s; %s accepted documents/hour; device peak %s", eval.LevelLabel(s.Mode, l.Level),
 				spreadNS(l.E2EP95NS), spreadNum(l.DocsPerHour), fmtGiB(l.PeakGPUMemBytes))
 		}
 		gpu := none // a variant that measured nothing ran on no card (the manifest's fallback would name another variant's)
@@ -256,10 +258,7 @@ func outcomeRows(m *extractbench.Manifest, outcomes []results.Outcome, paired []
 // and that level; nil when none has one.
 func recommendedLevel(o results.Outcome) (eval.Series, *eval.Level) {
 	for _, s := range o.Series {
-		if s.Recommendation.Recommended == 0 {
-			continue
-		}
-		if l := s.Level(s.Recommendation.Recommended); l != nil {
+		if l := s.Recommended(); l != nil {
 			return s, l
 		}
 	}
@@ -307,8 +306,8 @@ func fastestHeadline(m *extractbench.Manifest, outcomes []results.Outcome) strin
 	case gpu == "":
 		gpu = "an unrecorded GPU"
 	}
-	figures := fmt.Sprintf("%s (%s on %s) at %s %d: %s accepted documents/hour, p95 E2E %s, baseline accepted %s.",
-		best.Variant, orNone(best.Model), gpu, unitName(s.Mode), l.Level,
+	figures := fmt.Sprintf("%s (%s on %s) at %s: %s accepted documents/hour, p95 E2E %s, baseline accepted %s.",
+		best.Variant, orNone(best.Model), gpu, eval.LevelLabel(s.Mode, l.Level),
 		spreadNum(l.DocsPerHour), spreadNS(l.E2EP95NS), fmtShare(*best.BaselineShare))
 	if len(outcomes) == 1 {
 		return "Passed: " + figures

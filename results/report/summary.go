@@ -81,8 +81,8 @@ func pairedFigures(p compare.Paired) string {
 	if p.NoVerdict != "" {
 		return p.NoVerdict
 	}
-	return fmt.Sprintf("Δ %s points, 90%% interval [%s, %s], %d flips (%d lost, %d won) of %d documents at %s %d, margin ±%s points",
-		signedPoints(p.Delta), signedPoints(p.Lo), signedPoints(p.Hi), p.Flips, p.Lost, p.Gained, p.N, unitName(p.Mode), p.Level,
+	return fmt.Sprintf("Δ %s points, 90%% interval [%s, %s], %d flips (%d lost, %d won) of %d documents at %s, margin ±%s points",
+		signedPoints(p.Delta), signedPoints(p.Lo), signedPoints(p.Hi), p.Flips, p.Lost, p.Gained, p.N, eval.LevelLabel(p.Mode, p.Level),
 		strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", p.Margin*100), "0"), "."))
 }
 
@@ -96,12 +96,11 @@ func objectiveLines(o results.Outcome) (interactive, offline objectiveLine) {
 	}
 	s := o.Series[0]
 	r := s.Recommendation
-	unit := unitName(s.Mode)
 	interactive = objectiveLine{Level: "none", Why: r.Interactive()}
 	if !r.InteractiveAsked() {
 		interactive.Level = "not asked"
-	} else if l := s.Level(r.Recommended); l != nil {
-		interactive.Level = fmt.Sprintf("%s %s", unit, eval.LevelName(s.Mode, l.Level))
+	} else if l := s.Recommended(); l != nil {
+		interactive.Level = eval.LevelLabel(s.Mode, l.Level)
 		interactive.Figures = fmt.Sprintf("p95 E2E %s, %s accepted documents/hour", spreadNS(l.E2EP95NS), spreadNum(l.DocsPerHour))
 	}
 	off := r.Offline
@@ -110,25 +109,25 @@ func objectiveLines(o results.Outcome) (interactive, offline objectiveLine) {
 	case !off.Asked:
 		offline.Level = "not asked"
 	case off.Level > 0:
-		offline.Level = fmt.Sprintf("%s %s", unit, eval.LevelName(s.Mode, off.Level))
+		offline.Level = eval.LevelLabel(s.Mode, off.Level)
 		offline.Figures = fmt.Sprintf("%s accepted documents/hour; corpus of %d in %s", levelRate(&s, off.Level, off.DocsPerHour), off.Docs, fmtNS(float64(off.CorpusTimeNS)))
 		if off.MarginLevel != off.Level {
 			offline.Figures += fmt.Sprintf("; with margin %s: %s/h, %s", eval.LevelName(s.Mode, off.MarginLevel), levelRate(&s, off.MarginLevel, off.MarginDocsPerHour), fmtNS(float64(off.MarginCorpusTimeNS)))
 		}
 		offline.Why = "the most accepted documents per hour under the quality gate, no memory failure"
 		if off.StoppedAt > 0 {
-			offline.Why += fmt.Sprintf("; %s %s failed the gate", unit, eval.LevelName(s.Mode, off.StoppedAt))
+			offline.Why += fmt.Sprintf("; %s failed the gate", eval.LevelLabel(s.Mode, off.StoppedAt))
 		}
 	}
 	if interactive.Level != "none" && interactive.Level != "not asked" {
-		interactive.Why = interactiveWhy(r, unit)
+		interactive.Why = interactiveWhy(r)
 	}
 	return interactive, offline
 }
 
 // interactiveWhy is the interactive recommendation's reason in a few words;
 // the level that broke has its full reason under "failed".
-func interactiveWhy(r eval.Recommendation, unit string) string {
+func interactiveWhy(r eval.Recommendation) string {
 	n := func(l int) string { return eval.LevelName(r.Mode, l) }
 	var s string
 	switch {
@@ -142,7 +141,7 @@ func interactiveWhy(r eval.Recommendation, unit string) string {
 		for i, c := range r.BrokeBy {
 			causes[i] = string(c)
 		}
-		s += fmt.Sprintf("; %s %s broke (%s)", unit, n(r.FirstBroken), strings.Join(causes, ", "))
+		s += fmt.Sprintf("; %s broke (%s)", eval.LevelLabel(r.Mode, r.FirstBroken), strings.Join(causes, ", "))
 	} else {
 		s += "; nothing broke, the ceiling was not reached"
 	}
@@ -174,11 +173,11 @@ func failedLines(o results.Outcome) []string {
 			}
 		}
 		if n > 0 {
-			out = append(out, fmt.Sprintf("at the baseline (%s %s), %d of %d documents failed: %s", unitName(s.Mode), eval.LevelName(s.Mode, b.Level), n, b.Docs, strings.Join(classes, ", ")))
+			out = append(out, fmt.Sprintf("at the baseline (%s), %d of %d documents failed: %s", eval.LevelLabel(s.Mode, b.Level), n, b.Docs, strings.Join(classes, ", ")))
 		}
 	}
 	if r := s.Recommendation; r.FirstBroken > 0 && o.State == results.OutcomePass {
-		out = append(out, fmt.Sprintf("%s %s broke: %s", unitName(s.Mode), eval.LevelName(s.Mode, r.FirstBroken), r.BrokeReason))
+		out = append(out, fmt.Sprintf("%s broke: %s", eval.LevelLabel(s.Mode, r.FirstBroken), r.BrokeReason))
 	}
 	return out
 }

@@ -71,7 +71,7 @@ func interactiveTable(prefix, unit string, s *series) table {
 		Head: []string{unit, "repetitions", "n", "TTFT median", "TTFT p95", "E2E median", "E2E p95", "E2E max", "E2E p95 from schedule", "client queue p95", "verdict"}}
 	for _, l := range s.Levels {
 		pooled := s.PooledE2E[l.Level]
-		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.Repetitions), strconv.Itoa(pooled.N),
+		t.Rows = append(t.Rows, []string{eval.LevelName(s.Mode, l.Level), strconv.Itoa(l.Repetitions), strconv.Itoa(pooled.N),
 			spreadNS(l.TTFTP50NS), spreadNS(l.TTFTP95NS), spreadNS(l.E2EP50NS), spreadNS(l.E2EP95NS),
 			maxText(pooled), spreadNS(l.E2ESchedP95NS), spreadNS(l.ClientQueueP95NS), s.verdictText(l)})
 	}
@@ -93,7 +93,7 @@ func offlineTable(prefix, unit string, s *series) table {
 			"(engine_graph_captures_total); above 0 the level was not in steady state; – when the engine does not count them.",
 		Head: []string{unit, "repetitions", "corpus time", "accepted documents/hour", "prompt tokens/s", "output tokens/s", "total tokens/s", "MFU", "engine captures", "verdict"}}
 	for _, l := range s.Levels {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), strconv.Itoa(l.Repetitions),
+		t.Rows = append(t.Rows, []string{eval.LevelName(s.Mode, l.Level), strconv.Itoa(l.Repetitions),
 			spreadNS(l.DurationNS), spreadNum(l.DocsPerHour), spreadNum(l.PromptTokensPerS),
 			spreadNum(l.OutputTokensPerS), spreadNum(l.TotalTokensPerS), s.mfu(l), fmtCount(l.EngineCaptures), s.verdictText(l)})
 	}
@@ -134,15 +134,16 @@ func (s *series) mfuNote() string {
 func qualityTable(prefix, unit string, s *series) table {
 	t := table{ID: prefix + "quality", Title: "Accepted share and failures by class per " + unit,
 		Note: "Counts summed over complete repetitions (the share is pooled); failed documents stay in the denominator.",
-		Head: []string{unit, "documents", "accepted", "share", "outputs ≠ level 1", "verdicts changed"}}
-	t.Note += " Outputs ≠ level 1: documents whose raw answer differs from the level-1 pass of the same repetition (batch invariance at temperature 0); verdicts changed: of those, the ones accepted at one level and not at the other."
+		Head: []string{unit, "documents", "accepted", "share", "outputs ≠ baseline", "verdicts changed"}}
+	t.Note += fmt.Sprintf(" Outputs ≠ baseline: documents whose raw answer differs from the baseline pass (%s) of the same repetition (batch invariance at temperature 0); verdicts changed: of those, the ones accepted at one level and not at the other.",
+		eval.LevelLabel(s.Mode, s.baseLevel()))
 	for _, f := range extractbench.Failures {
 		t.Head = append(t.Head, string(f))
 	}
 	t.Head = append(t.Head, "lowest repetition share")
 	low := s.lowestShares()
 	for _, l := range s.Levels {
-		row := []string{strconv.Itoa(l.Level), strconv.FormatInt(l.Docs, 10), strconv.FormatInt(l.Accepted, 10), fmtShare(l.Share()),
+		row := []string{eval.LevelName(s.Mode, l.Level), strconv.FormatInt(l.Docs, 10), strconv.FormatInt(l.Accepted, 10), fmtShare(l.Share()),
 			fmtCount(l.OutputsChanged), fmtCount(l.VerdictsChanged)}
 		for _, f := range extractbench.Failures {
 			row = append(row, strconv.FormatInt(l.Failures.Of(f), 10))
@@ -158,7 +159,7 @@ func memoryTable(prefix, unit string, s *series) table {
 			"– means the engine or card did not report it.",
 		Head: []string{unit, "device peak", "torch allocated", "torch reserved", "KV cache peak", "max running (engine)", "preemptions"}}
 	for _, l := range s.Levels {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Level), fmtGiB(l.PeakGPUMemBytes), fmtGiB(l.PeakTorchAllocatedBytes),
+		t.Rows = append(t.Rows, []string{eval.LevelName(s.Mode, l.Level), fmtGiB(l.PeakGPUMemBytes), fmtGiB(l.PeakTorchAllocatedBytes),
 			fmtGiB(l.PeakTorchReservedBytes), fmtSharePtr(l.PeakKVUsage), fmtCount(l.MaxRunning), fmtCount(l.Preemptions)})
 	}
 	return t
@@ -183,7 +184,7 @@ func classTable(prefix, unit string, s *series) table {
 		if r.Docs > 0 {
 			share = float64(r.Accepted) / float64(r.Docs)
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(r.Level), orNone(r.Class), strconv.Itoa(r.Docs), fmtShare(share),
+		t.Rows = append(t.Rows, []string{eval.LevelName(s.Mode, r.Level), orNone(r.Class), strconv.Itoa(r.Docs), fmtShare(share),
 			fmtDist(r.TTFT, 0.95), fmtDist(r.E2E, 0.5), fmtDist(r.E2E, 0.95), f})
 	}
 	return t
@@ -192,10 +193,10 @@ func classTable(prefix, unit string, s *series) table {
 func slowTable(prefix, unit string, s *series, texts map[string]string, textNote string) table {
 	lv := s.readLevel()
 	which := "the recommended"
-	if s.Rec.Recommended == 0 {
+	if !s.Rec.Usable() {
 		which = "the lowest"
 	}
-	t := table{ID: prefix + "slowest", Title: fmt.Sprintf("Slowest documents at %s %d (%s level)", unit, lv, which),
+	t := table{ID: prefix + "slowest", Title: fmt.Sprintf("Slowest documents at %s (%s level)", eval.LevelLabel(s.Mode, lv), which),
 		Note: "Median over repetitions. " + textNote,
 		Head: []string{"document", "class", "E2E", "TTFT", "outcome", "why", "excerpt"},
 		Code: []bool{false, false, false, false, false, false, true}}
@@ -276,7 +277,7 @@ func confusionTable(prefix, unit string, s *series) table {
 			}
 		}
 	}
-	t.Title = fmt.Sprintf("Category confusions at %s %d", unit, level)
+	t.Title = "Category confusions at " + eval.LevelLabel(s.Mode, level)
 	if total == 0 {
 		t.Title = "Category confusions"
 		t.Note = "No confusion matrix recorded (runs before schema version 3)."
@@ -320,9 +321,10 @@ func (s *series) lowestShares() map[int]string {
 }
 
 // changedTable lists the documents whose answer changed with the load:
-// raw output different from level 1's in the same repetition.
+// raw output different from the baseline's (level 1, a rate sweep's sync)
+// in the same repetition.
 func changedTable(prefix, unit string, s *series) table {
-	t := table{ID: prefix + "changed", Title: fmt.Sprintf("Answers that changed with the %s (vs level 1, same repetition)", unit),
+	t := table{ID: prefix + "changed", Title: fmt.Sprintf("Answers that changed with the %s (vs %s, same repetition)", unit, eval.LevelLabel(s.Mode, s.baseLevel())),
 		Note: "Temperature 0 answers can still differ under load, because batched kernels round differently; " +
 			"this separates what load does to answers from what quantisation does (compare).",
 		Head: []string{unit, "repetition", "document", "verdict"}}
@@ -331,7 +333,7 @@ func changedTable(prefix, unit string, s *series) table {
 		if c.VerdictChanged {
 			v = "verdict changed"
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(c.Level), strconv.Itoa(c.Repetition), c.DocID, v})
+		t.Rows = append(t.Rows, []string{eval.LevelName(s.Mode, c.Level), strconv.Itoa(c.Repetition), c.DocID, v})
 	}
 	return t
 }
