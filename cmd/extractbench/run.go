@@ -31,7 +31,7 @@ func (c *runCommand) Synopsis() string {
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("run [-protocol FILE | -url URL -model NAME] [-out DIR] [-resume DIR]", c.Synopsis(), c.env)
+	fs := newFlags("run [-protocol FILE | -url URL [-model NAME]] [-out DIR] [-resume DIR]", c.Synopsis(), c.env)
 	protocol := fs.String("protocol", "", "protocol file (YAML or JSON); default: the embedded default protocol")
 	out := fs.String("out", defaultOutDir, "results directory (results.db, Parquet, raw_table.csv)")
 	resume := fs.String("resume", "", "complete the interrupted run in `DIR` (refuses a different fingerprint)")
