@@ -52,8 +52,8 @@ func (c *initCommand) Run(ctx context.Context, args []string) error {
 		if *url != "" || *model != "" {
 			return &usageError{msg: "init: -from-default writes the default run's protocol (built-in engine): drop -url and -model, or drop -from-default"}
 		}
-		text, err = "# Written by extractbench init -from-default: the protocol `extractbench run` measures when given none.\n" +
-			"# Run it: extractbench run -protocol FILE -out DIR\n" + string(protocol.DefaultYAML), nil
+		text, err = "# Written by extractbench init -from-default: the protocol `extractbench run` measures when given none.\n"+
+			"# Run it: extractbench run -protocol FILE -out DIR\n"+string(protocol.DefaultYAML), nil
 	}
 	if err != nil {
 		return err
