@@ -36,6 +36,12 @@ type Acceptance struct {
 	// RequireEquivalent makes run's exit code fail (1) when a variant is not
 	// equivalent to the baseline variant at EquivalenceMargin.
 	RequireEquivalent bool `json:"require_equivalent,omitempty"`
+	// SelectRequiresEquivalence, when false, lets select rank a variant
+	// whose paired verdict against BaselineVariant is not EQUIVALENT
+	// (it is still marked so); nil or true, the default, does not: a
+	// cheaper variant that lost quality is no candidate. A pointer, so that
+	// fingerprints of protocols that leave it out do not change.
+	SelectRequiresEquivalence *bool `json:"select_requires_equivalence,omitempty"`
 	// EquivalenceMargin is the paired verdict's margin δ (a share, 0.02 = two
 	// points); 0 is compare's default.
 	EquivalenceMargin float64 `json:"equivalence_margin,omitempty"`
@@ -54,6 +60,13 @@ const (
 // JudgesSteadyState reports whether a level not in steady state is judged
 // not usable.
 func (a Acceptance) JudgesSteadyState() bool { return a.SteadyState != SteadyRecord }
+
+// SelectNeedsEquivalence reports whether select ranks only variants shown
+// equivalent to the baseline variant (SelectRequiresEquivalence, default
+// true).
+func (a Acceptance) SelectNeedsEquivalence() bool {
+	return a.SelectRequiresEquivalence == nil || *a.SelectRequiresEquivalence
+}
 
 // HasObjectives reports whether any per-request latency objective is set.
 func (a Acceptance) HasObjectives() bool {

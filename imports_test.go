@@ -30,10 +30,10 @@ func layer(pkg string) (int, bool) {
 		return 3, true // judgement and arithmetic side by side: neither imports the other
 	case pkg == "results" || pkg == "results/resultstest":
 		return 5, true // the store, and its typed rows for the tests of every package
-	case pkg == "results/plan" || strings.HasPrefix(pkg, "results/plan/"):
-		return 6, true // a run's phases and plan, read through results, priced by sizing
 	case pkg == "results/compare":
-		return 7, true // paired verdicts between runs, which the pages show
+		return 6, true // paired verdicts between runs, which the pages and the selection show
+	case pkg == "results/plan" || strings.HasPrefix(pkg, "results/plan/"):
+		return 7, true // a run's phases and plan, read through results, priced by sizing, marked by compare's verdicts
 	case strings.HasPrefix(pkg, "results/"):
 		return 8, true // the pages that read through results
 	case pkg == "pipeline/family":

@@ -280,9 +280,20 @@ func (rs *runState) checkFresh(ctx context.Context) error {
 	if last.Fingerprint == rs.manifest.Fingerprint {
 		same = "the same"
 	}
-	return &ConfigError{fmt.Errorf("results directory %s already holds run %s (status %s, %s fingerprint %.12s): a second run would be mixed with it in results.db and requests.parquet; %s, or write to another -out directory (-append adds a run of the same fingerprint)",
-		dir, last.RunID, last.Status, same, last.Fingerprint, hint)}
+	return &ConfigError{&OutDirUsedError{Dir: dir, Err: fmt.Errorf("results directory %s already holds run %s (status %s, %s fingerprint %.12s): a second run would be mixed with it in results.db and requests.parquet; %s, or write to another -out directory (-append adds a run of the same fingerprint)",
+		dir, last.RunID, last.Status, same, last.Fingerprint, hint)}}
 }
+
+// OutDirUsedError is the refusal of a new run into a results directory
+// that already holds one (inside a ConfigError): cmd adds what its flags
+// can do instead.
+type OutDirUsedError struct {
+	Dir string
+	Err error
+}
+
+func (e *OutDirUsedError) Error() string { return e.Err.Error() }
+func (e *OutDirUsedError) Unwrap() error { return e.Err }
 
 // checkLevels refuses levels larger than the corpus: a pass could never
 // have that many requests in flight (or a batch that large).

@@ -136,10 +136,10 @@ func TestExport(t *testing.T) {
 			// manifest, run-2's (no variants in its manifest) NULL.
 			ctxAt := tc.schema.NumFields() - len(runContextFields)
 			first, last := got[0][ctxAt:], got[len(got)-1][ctxAt:]
-			if want := []any{int64(1), "m-8b", "vllm", "0.9.1", "NVIDIA H100 80GB HBM3"}; tc.file != TelemetryParquet && !reflect.DeepEqual(first, want) {
+			if want := []any{int64(1), int64(1000), "m-8b", "vllm", "0.9.1", "NVIDIA H100 80GB HBM3"}; tc.file != TelemetryParquet && !reflect.DeepEqual(first, want) {
 				t.Errorf("first row's run context = %v, want %v", first, want)
 			}
-			if tc.file != TelemetryParquet && !reflect.DeepEqual(last, []any{nil, nil, nil, nil, nil}) {
+			if tc.file != TelemetryParquet && !reflect.DeepEqual(last, []any{nil, nil, nil, nil, nil, nil}) {
 				t.Errorf("last row's run context = %v, want NULLs (run-2's manifest names no variant)", last)
 			}
 		})
@@ -445,6 +445,8 @@ func readParquet(t *testing.T, path string) (*arrow.Schema, [][]any) {
 				switch a := col.(type) {
 				case *array.Int64:
 					row[j] = a.Value(i)
+				case *array.Timestamp:
+					row[j] = int64(a.Value(i)) // as SQLite holds it: microseconds since the epoch
 				case *array.Float64:
 					row[j] = a.Value(i)
 				case *array.Boolean:
@@ -474,7 +476,7 @@ func sqliteRows(t *testing.T, db *sql.DB, query string, schema *arrow.Schema) []
 		dest := make([]any, schema.NumFields())
 		for i, f := range schema.Fields() {
 			switch f.Type.ID() {
-			case arrow.INT64:
+			case arrow.INT64, arrow.TIMESTAMP:
 				dest[i] = new(sql.NullInt64)
 			case arrow.FLOAT64:
 				dest[i] = new(sql.NullFloat64)

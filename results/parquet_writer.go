@@ -201,8 +201,8 @@ func encodeBatches(ctx context.Context, fw *file.Writer, full <-chan *rowBatch, 
 }
 
 // parquetSchema is the Parquet schema pqarrow.ToParquet makes of schema's
-// four column types: INT64 (signed 64-bit), DOUBLE, BOOLEAN and BYTE_ARRAY
-// (String), OPTIONAL where the field is nullable, REQUIRED otherwise.
+// column types: INT64 (signed 64-bit, or a TIMESTAMP in microseconds
+// adjusted to UTC), DOUBLE, BOOLEAN and BYTE_ARRAY (String), OPTIONAL where the field is nullable, REQUIRED otherwise.
 func parquetSchema(sc *arrow.Schema, props *parquet.WriterProperties) (*schema.GroupNode, error) {
 	nodes := make(schema.FieldList, 0, sc.NumFields())
 	for _, f := range sc.Fields() {
@@ -217,6 +217,8 @@ func parquetSchema(sc *arrow.Schema, props *parquet.WriterProperties) (*schema.G
 		switch f.Type.ID() {
 		case arrow.INT64:
 			typ, logical = parquet.Types.Int64, schema.NewIntLogicalType(64, true)
+		case arrow.TIMESTAMP: // microseconds, UTC: the only unit the export writes
+			typ, logical = parquet.Types.Int64, schema.NewTimestampLogicalType(true, schema.TimeUnitMicros)
 		case arrow.FLOAT64:
 			typ, logical = parquet.Types.Double, schema.NoLogicalType{}
 		case arrow.BOOL:
@@ -319,7 +321,7 @@ func newRowBatch(schema *arrow.Schema) *rowBatch {
 	b := &rowBatch{cols: make([]parquetColumn, len(fields))}
 	for i, f := range fields {
 		switch f.Type.ID() {
-		case arrow.INT64:
+		case arrow.INT64, arrow.TIMESTAMP:
 			b.cols[i] = &typedColumn[int64, *file.Int64ColumnChunkWriter]{nullable: f.Nullable, value: func(c *cell) int64 { return c.i }}
 		case arrow.FLOAT64:
 			b.cols[i] = &typedColumn[float64, *file.Float64ColumnChunkWriter]{nullable: f.Nullable, value: func(c *cell) float64 { return c.f }}

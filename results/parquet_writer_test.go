@@ -220,6 +220,13 @@ func arrowRowScanner(schema *arrow.Schema, rb *array.RecordBuilder) ([]any, func
 			v, b := new(sql.NullInt64), rb.Field(i).(*array.Int64Builder)
 			dest[i] = v
 			appenders[i] = func() error { b.AppendValues([]int64{v.Int64}, []bool{v.Valid}); return nil }
+		case arrow.TIMESTAMP:
+			v, b := new(sql.NullInt64), rb.Field(i).(*array.TimestampBuilder)
+			dest[i] = v
+			appenders[i] = func() error {
+				b.AppendValues([]arrow.Timestamp{arrow.Timestamp(v.Int64)}, []bool{v.Valid})
+				return nil
+			}
 		case arrow.FLOAT64:
 			v, b := new(sql.NullFloat64), rb.Field(i).(*array.Float64Builder)
 			dest[i] = v

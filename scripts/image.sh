@@ -45,10 +45,12 @@ rm -rf "$work/userdir"
 mkdir -p "$root/usr/local/bin" "$root/bin" "$root/etc/ssl/certs" "$root/tmp" "$work/userdir"
 bin=$root/usr/local/bin/extractbench
 say "building the static binary (a cold build compiles SQLite's C: minutes)"
+commit=${COMMIT:-$(scripts/commit.sh)}   # linked in: the build context has no .git to stamp
 CGO_ENABLED=1 go build -trimpath \
   -tags osusergo,netgo,sqlite_omit_load_extension \
-  -ldflags '-s -w -linkmode external -extldflags -static' \
+  -ldflags "-s -w -X main.commit=$commit -linkmode external -extldflags -static" \
   -o "$bin" ./cmd/extractbench
+"$bin" version | grep -qF "($commit)" || die "$bin version does not name commit $commit"
 if readelf -lW "$bin" | grep -q 'INTERP'; then die "$bin asks for an ELF interpreter: not static"; fi
 if readelf -dW "$bin" | grep -q 'NEEDED'; then die "$bin needs shared libraries: not static"; fi
 say "static: $(file -b "$bin" | cut -d, -f1-4)"

@@ -127,6 +127,18 @@ type PlanResult struct {
 	GPU           string   `json:"gpu,omitempty"` // the card measured, as the manifest names it
 	// Cost is set when a price file prices the card (AddCost).
 	Cost *PlanCost `json:"cost,omitempty"`
+	// Paired is the variant's paired verdict against its run's baseline
+	// variant, set by results/plan: sizing prints and marshals it and
+	// judges nothing. nil for the baseline variant and a run of one variant.
+	Paired Paired `json:"paired,omitempty"`
+}
+
+// Paired is a plan's paired verdict against the baseline variant
+// (results/plan's, from results/compare).
+type Paired interface {
+	// Mark is the verdict in one line with what it means for selection,
+	// printed above the plan.
+	Mark() string
 }
 
 // PlanCost is what a plan costs at one price per card-hour. Cards work in
@@ -166,7 +178,8 @@ func (r PlanResult) MarshalJSON() ([]byte, error) {
 		Usable         bool              `json:"usable"`
 		Recommendation Recommendation    `json:"recommendation"`
 		Simulated      bool              `json:"simulated"`
-	}{r.Variant, r.Mode, r.CorpusDocs, false, r.Recommendation, r.Simulated})
+		Paired         Paired            `json:"paired,omitempty"`
+	}{r.Variant, r.Mode, r.CorpusDocs, false, r.Recommendation, r.Simulated, r.Paired})
 }
 
 // Rental is what one rental length holds.
@@ -289,6 +302,9 @@ func (r PlanResult) WriteText(w io.Writer) error {
 	ew := &numfmt.Writer{W: w}
 	if r.Simulated {
 		ew.Printf("SIMULATED RUN: these figures come from the built-in engine, not a GPU.\n")
+	}
+	if r.Paired != nil {
+		ew.Printf("%s: %s\n", r.Variant, r.Paired.Mark())
 	}
 	unit := r.Mode
 	if r.Recommendation != nil && !r.Recommendation.Usable() {

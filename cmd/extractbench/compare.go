@@ -88,7 +88,7 @@ func containsEq(s string) bool {
 
 func isBoolFlag(s string) bool {
 	switch strings.TrimLeft(s, "-") {
-	case "json", "h", "help", "partitioned":
+	case "json", "h", "help", "partitioned", "force", "from-default", "quiet", "append", "wide", "checkpointing", "accept-baseline-diff":
 		return true
 	}
 	return false

@@ -324,6 +324,10 @@ func buildFixture(t *testing.T, kind, dir string) {
 	switch kind {
 	case "sizing":
 		plantest.Write(t, dir, sizingFixture())
+	case "paired":
+		plantest.Write(t, dir, pairedFixture(true))
+	case "paired-not-required":
+		plantest.Write(t, dir, pairedFixture(false))
 	case "no-pass":
 		plantest.Write(t, dir, plantest.Run{RunID: "golden-cut", Status: results.RunInterrupted})
 	case "empty":
@@ -336,8 +340,36 @@ func buildFixture(t *testing.T, kind, dir string) {
 			t.Fatalf("fixture run: exit %d: %s", code, stderr)
 		}
 	default:
-		t.Fatalf("unknown fixture %q (want sizing, no-pass, empty, rate or run)", kind)
+		t.Fatalf("unknown fixture %q (want sizing, paired, paired-not-required, no-pass, empty, rate or run)", kind)
 	}
+}
+
+// pairedFixture is a run of two variants in which int4 meets every
+// criterion of its own (PASS, usable levels, faster and cheaper than bf16)
+// yet lost 12 documents bf16 accepted at level 1: NOT EQUIVALENT to bf16.
+// required is the protocol's acceptance.select_requires_equivalence.
+func pairedFixture(required bool) plantest.Run {
+	const docs = 300
+	m := plantest.Manifest(plantest.DefaultCorpusSHA, "meta-llama/Llama-3.1-8B-Instruct", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.95, 0)
+	m["acceptance"].(map[string]any)["select_requires_equivalence"] = required
+	m["sweep"] = map[string]any{"mode": "concurrency", "levels": []int{1, 2, 4}, "repetitions": 1}
+	gpu := m["gpu"]
+	engine := func(weights string) map[string]any {
+		return map[string]any{"url": "http://127.0.0.1:8000", "kind": "vllm", "version": "0.11.0", "model": "meta-llama/Llama-3.1-8B-Instruct", "weights": weights}
+	}
+	m["variants"] = []any{map[string]any{"name": "bf16", "engine": engine("bf16"), "gpu": gpu}, map[string]any{"name": "int4", "engine": engine("int4"), "gpu": gpu}}
+	run := plantest.Run{RunID: "golden-paired", Manifest: m}
+	for _, v := range []struct {
+		name   string
+		failed int     // documents d0001... not accepted at every level
+		durS   float64 // level 1's pass; level L takes durS/L
+	}{{"bf16", 3, 600}, {"int4", 15, 400}} {
+		run.Records = append(run.Records, plantest.Records(v.name, 1, 1, docs, func(i int) bool { return i >= v.failed })...)
+		for _, l := range []int{1, 2, 4} {
+			run.Passes = append(run.Passes, plantest.Pass(v.name, l, 1, docs, docs-v.failed, v.durS/float64(l), int64(500*l)))
+		}
+	}
+	return run
 }
 
 func sizingFixture() plantest.Run {

@@ -131,10 +131,21 @@ func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "\nExit codes: 0 every verdict passed, 1 a verdict failed, 2 usage or configuration error, 3 infrastructure (I/O, engine) error or interrupted run.")
 }
 
+// commit is the commit the binary was built from, set at link time
+// (go build -ldflags "-X main.commit=$(git rev-parse --short=12 HEAD)",
+// as scripts/build.sh and scripts/image.sh do): a build without VCS
+// stamping (-buildvcs=false, a tarball, a container context without .git)
+// records none in its build info.
+var commit string
+
 // versionLine is what `extractbench version` prints: the tool version, the
-// commit it was built from when the build recorded one, and the toolchain.
+// commit it was built from (the linked-in commit, else the build's VCS
+// stamp), and the toolchain.
 func versionLine() string {
 	v := "extractbench " + extractbench.ToolVersion
+	if commit != "" {
+		return fmt.Sprintf("%s (%s) %s %s/%s", v, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev, dirty string
 		for _, s := range bi.Settings {

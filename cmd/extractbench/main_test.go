@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,6 +139,27 @@ func TestVersion(t *testing.T) {
 		if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "extractbench "+extractbench.ToolVersion+" ") || strings.Count(stdout, "\n") != 1 {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line naming version %s", arg, code, stdout, stderr, extractbench.ToolVersion)
 		}
+	}
+}
+
+// TestVersion_LinkedCommit: a binary built without VCS stamping
+// (-buildvcs=false, as in a container context without .git) names the
+// commit linked in with -X main.commit (scripts/build.sh, scripts/image.sh).
+func TestVersion_LinkedCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "extractbench")
+	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.commit=0123abcd4567", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "extractbench " + extractbench.ToolVersion + " (0123abcd4567) "; !strings.HasPrefix(string(out), want) {
+		t.Errorf("version = %q, want it to start with %q", out, want)
 	}
 }
 

@@ -55,6 +55,9 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return &usageError{msg: "plan: " + err.Error()}
 	}
+	if err := plan.MarkPlans(ctx, run, plans); err != nil {
+		return readError("plan", err)
+	}
 	if *prices != "" {
 		p, err := sizing.LoadPrices(*prices)
 		if err != nil {

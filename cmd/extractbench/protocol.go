@@ -24,10 +24,12 @@ func (c *initCommand) Synopsis() string {
 }
 
 func (c *initCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("init [-url URL -model NAME] [-force] [FILE]", c.Synopsis()+
-		"\n\nFILE defaults to "+defaultInitFile+". Without -url the variant is the built-in engine, so `extractbench run -protocol FILE` runs at once.", c.env)
-	url := fs.String("url", "", "the engine's base URL (http://host:port, without /v1); default: the built-in engine")
+	fs := newFlags("init [-url URL -model NAME | -from-default] [-force] [FILE]", c.Synopsis()+
+		"\n\nFILE defaults to "+defaultInitFile+". Without -url the variant is the built-in engine, so `extractbench run -protocol FILE` runs at once;"+
+		" -from-default writes the protocol `extractbench run` measures when given none (bf16 and int4 on the built-in engine), to edit.", c.env)
+	url := fs.String("url", "", "the engine's base URL (http://host:port; a /v1 suffix is dropped); default: the built-in engine")
 	model := fs.String("model", "", "the model the engine serves (required with -url)")
+	fromDefault := fs.Bool("from-default", false, "write the default run's protocol (pipeline/protocol/default-protocol.yaml: two variants, the tour's run) instead of the one-variant starter")
 	force := fs.Bool("force", false, "overwrite FILE if it exists")
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
@@ -39,7 +41,20 @@ func (c *initCommand) Run(ctx context.Context, args []string) error {
 	if fs.NArg() == 1 {
 		path = fs.Arg(0)
 	}
+	if *url != "" {
+		if err := checkEngineURL("init", *url); err != nil {
+			return err
+		}
+		*url = engineBase(*url, c.stderr)
+	}
 	text, err := starterProtocol("init", *url, *model)
+	if *fromDefault {
+		if *url != "" || *model != "" {
+			return &usageError{msg: "init: -from-default writes the default run's protocol (built-in engine): drop -url and -model, or drop -from-default"}
+		}
+		text, err = "# Written by extractbench init -from-default: the protocol `extractbench run` measures when given none.\n"+
+			"# Run it: extractbench run -protocol FILE -out DIR\n"+string(protocol.DefaultYAML), nil
+	}
 	if err != nil {
 		return err
 	}
@@ -77,8 +92,8 @@ func starterProtocol(cmd, url, model string, more ...string) (string, error) {
 	case url != "" && model == "":
 		return "", &usageError{msg: cmd + ": -url needs -model (the name the engine's /v1/models lists)"}
 	case url != "":
-		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-			return "", &usageError{msg: fmt.Sprintf("%s: -url %q: want http://host:port or https://host:port", cmd, url)}
+		if err := checkEngineURL(cmd, url); err != nil {
+			return "", err
 		}
 		keys := append([]string{fmt.Sprintf("url: %q", strings.TrimSuffix(url, "/")), fmt.Sprintf("model: %q", model)}, more...)
 		variant = fmt.Sprintf("{name: %s, engine: {%s}}", variantName(model), strings.Join(keys, ", "))
@@ -86,6 +101,14 @@ func starterProtocol(cmd, url, model string, more ...string) (string, error) {
 		variant = fmt.Sprintf("{name: %s, engine: {url: builtin, model: %q}}", variantName(model), model)
 	}
 	return strings.Replace(initTemplate, "%VARIANT%", variant, 1), nil
+}
+
+// checkEngineURL refuses an -url that is not http(s).
+func checkEngineURL(cmd, url string) error {
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return &usageError{msg: fmt.Sprintf("%s: -url %q: want http://host:port or https://host:port", cmd, url)}
+	}
+	return nil
 }
 
 // variantName makes a variant name from a model name: its last path part.

@@ -25,6 +25,9 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 	if fs.NArg() != 1 {
 		return &usageError{msg: "report: want exactly one results directory"}
 	}
+	if err := ciOut.check(fs, "report"); err != nil {
+		return err
+	}
 	dir := fs.Arg(0)
 	if err := requireResults("report", dir, true); err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,7 @@ func (c *runCommand) Synopsis() string {
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlags("run [-protocol FILE | -url URL -model NAME] [-out DIR] [-resume DIR]", c.Synopsis(), c.env)
+	fs := newFlags("run [-protocol FILE | -url URL [-model NAME]] [-out DIR] [-resume DIR]", c.Synopsis(), c.env)
 	protocol := fs.String("protocol", "", "protocol file (YAML or JSON); default: the embedded default protocol")
 	out := fs.String("out", defaultOutDir, "results directory (results.db, Parquet, raw_table.csv)")
 	resume := fs.String("resume", "", "complete the interrupted run in `DIR` (refuses a different fingerprint)")
@@ -48,6 +49,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	wide := addWideFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if err := ciOut.check(fs, "run"); err != nil {
+		return err // before the arguments: an unquoted unset variable leaves one behind
 	}
 	if fs.NArg() > 0 {
 		return &usageError{msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
@@ -75,6 +79,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		opts.CheckManifest = check
 	}
 	sum, err := pipeline.Run(ctx, opts)
+	if used := (*pipeline.OutDirUsedError)(nil); errors.As(err, &used) && ciOut.asked() {
+		err = &pipeline.ConfigError{Err: fmt.Errorf("%w%s", err, ciOut.usedDirHint(used.Dir))}
+	}
 	var paired []compare.Paired
 	requireEq := false
 	if sum != nil && len(sum.Variants) > 1 && len(sum.Passes) > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/extractbench/extractbench/results/ci"
 )
@@ -22,6 +23,39 @@ func addCIFlags(fs *flag.FlagSet) ciFlags {
 		junit:   fs.String("junit", "", "write the verdicts as JUnit XML to `FILE`: a testsuite per variant, a testcase for its verdict, each level judged and its paired verdict against the first variant"),
 		summary: fs.String("summary-md", "", "append a Markdown summary of the verdicts to `FILE` (give $GITHUB_STEP_SUMMARY in a GitHub Actions step)"),
 	}
+}
+
+// check refuses -junit or -summary-md given an empty path (an unset
+// variable: -summary-md "$GITHUB_STEP_SUMMARY" outside GitHub Actions) or
+// a flag (the same variable unquoted), before anything runs: the run would
+// otherwise measure for hours and write no CI file, saying nothing.
+func (f ciFlags) check(fs *flag.FlagSet, cmd string) error {
+	for _, name := range []string{"junit", "summary-md"} {
+		v := fs.Lookup(name).Value.String()
+		switch {
+		case flagSet(fs, name) && strings.TrimSpace(v) == "":
+			return &usageError{msg: fmt.Sprintf("%s: -%s was given an empty path (an unset variable? $GITHUB_STEP_SUMMARY is set only inside a GitHub Actions step): give a FILE, or leave -%s out", cmd, name, name)}
+		case strings.HasPrefix(v, "-"):
+			return &usageError{msg: fmt.Sprintf("%s: -%s %s: that is a flag, not a FILE (an unset variable left unquoted?): give a FILE, or leave -%s out", cmd, name, v, name)}
+		}
+	}
+	return nil
+}
+
+// asked reports whether a CI file was asked for.
+func (f ciFlags) asked() bool { return *f.junit != "" || *f.summary != "" }
+
+// usedDirHint is what a run refused for a results directory that already
+// holds a run can do with the CI flags: write the files from that run.
+func (f ciFlags) usedDirHint(dir string) string {
+	args := ""
+	if *f.junit != "" {
+		args += " -junit " + *f.junit
+	}
+	if *f.summary != "" {
+		args += " -summary-md " + *f.summary
+	}
+	return fmt.Sprintf("; for the CI files of the run already there: extractbench report%s %s; for a new run: a fresh -out per run (e.g. -out nightly/$(date +%%F)-$GITHUB_RUN_ID)", args, dir)
 }
 
 // write reads the run in dir back and writes the files asked for.

@@ -29,8 +29,8 @@ type urlFlags struct {
 
 func addURLFlags(fs *flag.FlagSet) urlFlags {
 	return urlFlags{
-		url:       fs.String("url", "", "run the default protocol against the running engine at `URL` (http://host:port, without /v1), no protocol file; the engine kind is detected from what it answers"),
-		model:     fs.String("model", "", "with -url: the model the engine serves (as its /v1/models lists it)"),
+		url:       fs.String("url", "", "run the default protocol against the running engine at `URL` (http://host:port; a /v1 suffix is dropped), no protocol file; the engine kind is detected from what it answers"),
+		model:     fs.String("model", "", "with -url: the model the engine serves (as its /v1/models lists it); default: the one it lists"),
 		apiKeyEnv: fs.String("api-key-env", "", "with -url: the environment variable that holds the engine's API key (sent as a Bearer token)"),
 	}
 }
@@ -51,9 +51,10 @@ func (u urlFlags) apply(ctx context.Context, fs *flag.FlagSet, opts *pipeline.Op
 		return &usageError{msg: "run: -resume completes a run with its own protocol: drop -url"}
 	}
 	// Checked before the engine is asked anything.
-	if _, err := starterProtocol("run", *u.url, *u.model); err != nil {
+	if err := checkEngineURL("run", *u.url); err != nil {
 		return err
 	}
+	base := engineBase(*u.url, stderr)
 	var key string
 	if *u.apiKeyEnv != "" {
 		key = os.Getenv(*u.apiKeyEnv)
@@ -66,10 +67,24 @@ func (u urlFlags) apply(ctx context.Context, fs *flag.FlagSet, opts *pipeline.Op
 	}
 	dctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	base := strings.TrimSuffix(*u.url, "/")
+	unreachable := func(err error) error {
+		return fmt.Errorf("run: the engine at %s: %w (is it running, and does it want a key (-api-key-env VAR)? check with: curl %s/v1/models)", base, err, base)
+	}
+	if *u.model == "" {
+		models, err := client.New(client.Config{BaseURL: base, APIKey: key}).Models(dctx)
+		if err != nil {
+			return unreachable(err)
+		}
+		model, err := onlyModel(base, models)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "engine at %s serves one model, %q: running it (-model names another)\n", base, model)
+		*u.model = model
+	}
 	d, err := client.New(client.Config{BaseURL: base, Model: *u.model, APIKey: key}).DetectKind(dctx)
 	if err != nil {
-		return fmt.Errorf("run: the engine at %s: %w (is it running, and does it want a key (-api-key-env VAR)? check with: curl %s/v1/models)", base, err, base)
+		return unreachable(err)
 	}
 	kind := "not detected, engine.kind left empty"
 	if d.Kind != "" {
@@ -91,4 +106,28 @@ func (u urlFlags) apply(ctx context.Context, fs *flag.FlagSet, opts *pipeline.Op
 	text = strings.Replace(text, "#name: <this file's name>", "name: "+urlProtocolName, 1)
 	opts.ProtocolText, opts.ProtocolSource = []byte(text), fmt.Sprintf("(run -url %s -model %s)", base, *u.model)
 	return nil
+}
+
+// engineBase is -url as the client wants it: no trailing slash and no /v1,
+// which the client adds to every path (http://host/v1 would ask
+// /v1/v1/models). Dropping /v1 is said on stderr.
+func engineBase(url string, stderr io.Writer) string {
+	base := strings.TrimSuffix(url, "/")
+	if b, ok := strings.CutSuffix(base, "/v1"); ok {
+		fmt.Fprintf(stderr, "-url %s: dropped the /v1 suffix (extractbench adds /v1/... to each request): using %s\n", url, b)
+		base = b
+	}
+	return base
+}
+
+// onlyModel is the model an engine that lists exactly one serves; with
+// none or several it is a usage error (exit 2) that lists them.
+func onlyModel(base string, models []string) (string, error) {
+	switch len(models) {
+	case 1:
+		return models[0], nil
+	case 0:
+		return "", &usageError{msg: fmt.Sprintf("run: the engine at %s lists no model in /v1/models: give -model NAME", base)}
+	}
+	return "", &usageError{msg: fmt.Sprintf("run: the engine at %s serves %d models (%s): choose one with -model NAME", base, len(models), strings.Join(models, ", "))}
 }

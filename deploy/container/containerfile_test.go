@@ -153,6 +153,7 @@ func TestImageScriptBuildsStatic(t *testing.T) {
 	for _, want := range []string{
 		"CGO_ENABLED=1 go build",
 		"-linkmode external -extldflags -static",
+		"-X main.commit=$commit", // version names the commit: the context has no .git to stamp
 		"-tags osusergo,netgo,sqlite_omit_load_extension",
 		"./cmd/extractbench",
 		`grep -q 'INTERP'`,

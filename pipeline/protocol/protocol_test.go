@@ -48,6 +48,23 @@ func TestParseProtocol_Defaults(t *testing.T) {
 
 // TestParseProtocol_EndMarker: a "---" that ends the file starts no
 // document: nothing is ignored, so nothing is refused.
+// TestParseProtocol_SelectRequiresEquivalence: select ranks only variants
+// shown equivalent to the baseline variant unless the protocol says false.
+func TestParseProtocol_SelectRequiresEquivalence(t *testing.T) {
+	for _, tt := range []struct {
+		set  string
+		want bool
+	}{{"", true}, {", select_requires_equivalence: true", true}, {", select_requires_equivalence: false", false}} {
+		p, err := Parse([]byte(strings.Replace(validProtocol, "min_accepted: 0.95", "min_accepted: 0.95"+tt.set, 1)), "p.yaml", ".")
+		if err != nil {
+			t.Fatalf("%q: %v", tt.set, err)
+		}
+		if got := p.Acceptance.SelectNeedsEquivalence(); got != tt.want {
+			t.Errorf("%q: SelectNeedsEquivalence() = %v, want %v", tt.set, got, tt.want)
+		}
+	}
+}
+
 func TestParseProtocol_EndMarker(t *testing.T) {
 	for _, end := range []string{"---\n", "...\n", "---\n# nothing more\n"} {
 		if _, err := Parse([]byte(validProtocol+end), "p.yaml", "."); err != nil {
@@ -138,6 +155,9 @@ func TestParseProtocol_Errors(t *testing.T) {
 		{"unknown baseline variant", func(s string) string {
 			return strings.Replace(s, "min_accepted: 0.95", "min_accepted: 0.95, baseline_variant: b", 1)
 		}, []string{`p.yaml:6: acceptance.baseline_variant: no variant is named "b" (the variants: a)`}},
+		{"select equivalence not a boolean", func(s string) string {
+			return strings.Replace(s, "min_accepted: 0.95", "min_accepted: 0.95, select_requires_equivalence: sometimes", 1)
+		}, []string{"p.yaml:6: acceptance.select_requires_equivalence:"}},
 		{"bad objective", func(s string) string {
 			return strings.Replace(s, "min_accepted: 0.95", "min_accepted: 0.95, objective: cheapest", 1)
 		}, []string{"p.yaml:6: acceptance.objective:"}},

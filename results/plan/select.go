@@ -12,6 +12,7 @@ import (
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/numfmt"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 	"github.com/extractbench/extractbench/sizing"
 )
 
@@ -60,6 +61,12 @@ type SelectRow struct {
 	Offline     *eval.Offline `json:"offline,omitempty"`
 	// BaselineAccepted is the baseline level's pooled accepted share.
 	BaselineAccepted *float64 `json:"baseline_accepted"`
+	// Equivalence is the paired verdict against the run's baseline
+	// variant; nil for that variant and for a run of one variant.
+	Equivalence *Equivalence `json:"equivalence,omitempty"`
+	// PairedBaseline is set on the variant every other of its run is
+	// paired with (a run of several variants).
+	PairedBaseline bool `json:"paired_baseline,omitempty"`
 	// Peaks at the recommended level (the highest over its repetitions).
 	PeakDeviceBytes *int64             `json:"peak_device_bytes"`
 	PeakTorchAlloc  *int64             `json:"peak_torch_allocated_bytes"`
@@ -69,7 +76,9 @@ type SelectRow struct {
 
 // Select reads every run directory and makes one row per variant, planned
 // for the criteria and priced when prices price its card, then ranks those
-// that meet the criteria: PASS, a usable level, the quality floor, the
+// that meet the criteria: PASS, a usable level, shown equivalent to the
+// run's baseline variant (unless its protocol sets
+// acceptance.select_requires_equivalence: false), the quality floor, the
 // deadline within MaxCards; cheapest per 1,000 accepted documents first
 // when priced, else the most accepted documents per hour.
 func Select(ctx context.Context, dirs []string, c SelectCriteria, prices *sizing.Prices) ([]SelectRow, error) {
@@ -87,20 +96,30 @@ func Select(ctx context.Context, dirs []string, c SelectCriteria, prices *sizing
 		if err != nil {
 			plans = nil // a run with no complete pass still gets its rows, without plans
 		}
+		eqs, err := Equivalences(ctx, run)
+		if err != nil {
+			return nil, fmt.Errorf("select %s: %w", dir, err)
+		}
+		base := ""
+		if len(eqs) > 0 {
+			base = compare.BaselineVariant(&run.Manifest)
+		}
 		for _, o := range run.Outcomes() {
-			rows = append(rows, selectRow(run, o, plans, phases, c, prices))
+			r := selectRow(run, o, plans, phases, eqs[o.Variant], c, prices)
+			r.PairedBaseline = o.Variant == base
+			rows = append(rows, r)
 		}
 	}
 	rank(rows)
 	return rows, nil
 }
 
-func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResult, phases map[string]Phases, c SelectCriteria, prices *sizing.Prices) SelectRow {
+func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResult, phases map[string]Phases, eq *Equivalence, c SelectCriteria, prices *sizing.Prices) SelectRow {
 	vm := run.Manifest.Variant(o.Variant)
 	r := SelectRow{Dir: run.Dir, RunID: run.Run.RunID, Variant: o.Variant, Model: vm.Engine.Model, Simulated: run.Simulated(),
 		RandomWeights: vm.Engine.RandomWeights, Weights: sizing.VariantPrecision(vm), Engine: strings.TrimSpace(vm.Engine.Kind + " " + vm.Engine.Version),
 		GPU: vm.GPU.Name, CardBytes: vm.GPU.MemoryTotalBytes, ContextWindow: vm.Engine.ContextWindow, State: o.State,
-		BaselineAccepted: o.BaselineShare}
+		BaselineAccepted: o.BaselineShare, Equivalence: eq}
 	r.Env = sizing.CheckEnvironment(vm.GPU.Name, vm.GPU.CUDA, vm.GPU.Driver, vm.Engine.Version, r.Weights, sizing.BF16)
 	if ph, ok := phases[o.Variant]; ok {
 		r.Phases = &ph
@@ -133,6 +152,9 @@ func selectRow(run *results.RunData, o results.Outcome, plans []sizing.PlanResul
 	}
 	if rec == nil || !rec.Usable() {
 		r.Why = append(r.Why, "no usable level")
+	}
+	if eq != nil && eq.Fails() && eq.Required {
+		r.Why = append(r.Why, eq.Short())
 	}
 	if c.MinAccepted > 0 && (o.BaselineShare == nil || *o.BaselineShare < c.MinAccepted) {
 		r.Why = append(r.Why, fmt.Sprintf("accepted %s < %.1f%%", pct(o.BaselineShare), c.MinAccepted*100))
@@ -229,7 +251,7 @@ func perAccepted(s eval.Spread, price float64) eval.Spread {
 // SelectSheet is the selection sheet's cells, one row per configuration:
 // what the Markdown and HTML forms print.
 func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
-	header = []string{"rank", "configuration", "environment", "memory per card", "context", "recommended", "quality", "throughput",
+	header = []string{"rank", "configuration", "environment", "memory per card", "context", "recommended", "quality", "paired verdict", "throughput",
 		"cost / 1,000 accepted", "plans", "criteria"}
 	for _, r := range rows {
 		rk := "–"
@@ -305,7 +327,17 @@ func SelectSheet(rows []SelectRow) (header []string, cells [][]string) {
 		if !r.Meets {
 			crit = "no: " + strings.Join(r.Why, "; ")
 		}
-		cells = append(cells, []string{rk, conf, env, mem, ctx, recd, pct(r.BaselineAccepted), thr, cost, plans, crit})
+		paired := "–"
+		if r.PairedBaseline {
+			paired = "the baseline variant: the others of its run are paired with it"
+		}
+		if e := r.Equivalence; e != nil {
+			paired = e.Text()
+			if r.Meets && e.Fails() {
+				crit += " (" + e.Short() + ": the protocol does not require equivalence)"
+			}
+		}
+		cells = append(cells, []string{rk, conf, env, mem, ctx, recd, pct(r.BaselineAccepted), paired, thr, cost, plans, crit})
 	}
 	return header, cells
 }
@@ -394,7 +426,7 @@ func WriteSelectHTML(w io.Writer, rows []SelectRow, c SelectCriteria) error {
 }
 
 func criteriaLine(c SelectCriteria) string {
-	s := fmt.Sprintf("Criteria: each run's own acceptance verdict (PASS) and a usable level; plans for %s documents", numfmt.GroupDigits(int64(c.Docs)))
+	s := fmt.Sprintf("Criteria: each run's own acceptance verdict (PASS), a usable level and, unless its protocol sets acceptance.select_requires_equivalence: false, a paired verdict EQUIVALENT to its baseline variant; plans for %s documents", numfmt.GroupDigits(int64(c.Docs)))
 	if c.MinAccepted > 0 {
 		s += fmt.Sprintf("; baseline accepted ≥ %.1f%%", c.MinAccepted*100)
 	}

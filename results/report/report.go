@@ -25,6 +25,7 @@ import (
 	texttemplate "text/template"
 
 	"github.com/extractbench/extractbench/results/compare"
+	"github.com/extractbench/extractbench/results/plan"
 )
 
 // The files Write creates in the results directory.
@@ -199,6 +200,10 @@ func build(ctx context.Context, dir string, opts Options) (*page, error) {
 			Sheet:     append(sheet(m, s), dc.lines(m, s)...),
 			Tables:    seriesTables(prefix, s, texts, textNote),
 			Decisions: decisionLines(d, s.Variant)}
+		if p := compare.PairedOf(paired, s.Variant); p != nil {
+			eq := plan.Equivalence{Paired: *p, Required: m.Acceptance.SelectNeedsEquivalence()}
+			sp.Sheet = append(sp.Sheet, kv{"Paired against " + p.Baseline + " (select's criterion)", eq.Mark()})
+		}
 		if line := replicasLine(m, s); line != "" {
 			sp.Sheet = append(sp.Sheet, kv{"Replicas", line})
 		}

@@ -590,4 +590,20 @@ func TestBuild_PairedVerdict(t *testing.T) {
 	if !strings.Contains(sheet["Offline objective"], "most accepted documents/hour") {
 		t.Errorf("sheet's offline objective = %q", sheet["Offline objective"])
 	}
+	// The int8 series' selection sheet marks the verdict as select does:
+	// not shown equivalent, it is no candidate (the protocol's default).
+	for _, sp := range p.Series {
+		var got string
+		for _, kv := range sp.Sheet {
+			if kv.K == "Paired against bf16 (select's criterion)" {
+				got = kv.V
+			}
+		}
+		switch {
+		case sp.Variant == "bf16" && got != "":
+			t.Errorf("the baseline's sheet has a paired line %q", got)
+		case sp.Variant == "int8" && (!strings.HasPrefix(got, word+" ") || word != "EQUIVALENT" && !strings.Contains(got, "not a candidate")):
+			t.Errorf("int8's sheet paired line = %q, want %s and, not equivalent, no candidate", got, word)
+		}
+	}
 }
