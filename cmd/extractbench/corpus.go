@@ -15,34 +15,36 @@ import (
 type corpusCommand struct{ env }
 
 func (c *corpusCommand) Synopsis() string {
-	return "check a corpus (counts, duplicates, every error with file:line) or generate the default one"
+	return "check a corpus (counts, duplicates, every error with file:line), generate the default one, or import one"
 }
 
 // corpusUsage lists corpus's subcommands.
 const corpusUsage = `Usage: extractbench corpus check [-protocol FILE] PATH | generate -seed N -out DIR | import -out DIR SOURCE
 
 Subcommands:
-  check     validate a corpus directory or .jsonl file: counts, duplicates, every error with file:line (exit 2 on one);
-            -protocol FILE judges every expectation by its declared fields (file:line: field: why)
+  check     validate a corpus directory or .jsonl file (-protocol FILE: by its declared fields): counts, duplicates, every error with file:line (exit 2 on one)
   generate  write the deterministic default corpus (documents.jsonl, manifest.json), or -n N documents in its proportions
+  import    write a corpus directory from a .jsonl of records, or a .csv of expectations beside a folder of ID.txt texts
 
 extractbench corpus SUBCOMMAND -h lists its flags.
 `
 
 func (c *corpusCommand) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return &usageError{msg: "corpus: want a subcommand: check PATH | generate -seed N -out DIR"}
+		return &usageError{msg: "corpus: want a subcommand: check PATH | generate -seed N -out DIR | import -out DIR SOURCE"}
 	}
 	switch args[0] {
 	case "check":
 		return c.check(args[1:])
 	case "generate":
 		return c.generate(args[1:])
+	case "import":
+		return c.importCorpus(args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(c.stdout, corpusUsage)
 		return nil
 	default:
-		return &usageError{msg: fmt.Sprintf("corpus: unknown subcommand %q%s (want check or generate)", args[0], didYouMean(args[0], []string{"check", "generate"}))}
+		return &usageError{msg: fmt.Sprintf("corpus: unknown subcommand %q%s (want check, generate or import)", args[0], didYouMean(args[0], []string{"check", "generate", "import"}))}
 	}
 }
 
