@@ -86,11 +86,12 @@ type CheckReport struct {
 	DuplicateTexts []string // "id-a and id-b (lines a, b)"
 }
 
-// Check reads the corpus at path like Load and reports on it without
-// stopping at problems. The error is only for a corpus that cannot be read
-// at all; a corpus with problems returns a report whose OK is false.
+// Check reads the corpus at path like Load (by the fields its manifest
+// names) and reports on it without stopping at problems. The error is only
+// for a corpus that cannot be read at all; a corpus with problems returns
+// a report whose OK is false.
 func Check(path string) (*CheckReport, error) {
-	return check(path, nil)
+	return check(path, asWritten)
 }
 
 // CheckFields checks a corpus of the declared fields exp as Check does,
@@ -99,9 +100,8 @@ func CheckFields(path string, exp Expectations) (*CheckReport, error) {
 	return check(path, &exp)
 }
 
-// CheckDefault checks the embedded default corpus as Check does;
-// CheckDefaultFields as CheckFields does (LoadDefaultFields).
-func CheckDefault() (*CheckReport, error) { return checkFS(defaultFS, DefaultName, nil) }
+// CheckDefault checks the embedded default corpus as Check does.
+func CheckDefault() (*CheckReport, error) { return checkFS(defaultFS, DefaultName, asWritten) }
 
 // CheckDefaultFields checks the embedded default corpus under declared
 // fields (see LoadDefaultFields).

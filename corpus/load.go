@@ -76,9 +76,19 @@ func (e *LoadError) Error() string {
 // manifest.json, or a bare .jsonl file (its manifest is computed, with
 // DefaultCategories as the enum). A corpus with problems returns a
 // *LoadError listing all of them; other errors are I/O errors.
+//
+// Load reads a corpus as written: by the declared fields its manifest
+// names (field_names; their keys checked, not their types), else by the
+// default ones. It is for readers of a corpus (a report's excerpts); a run
+// opens its corpus by its protocol's fields (Open, OpenFields), which
+// refuses a corpus of other fields.
 func Load(path string) (*Corpus, error) {
-	return load(path, nil)
+	return load(path, asWritten)
 }
+
+// asWritten, given as the expectations, reads a corpus by the fields its
+// manifest names (Load, Check).
+var asWritten = &Expectations{}
 
 // LoadFields loads a corpus of the declared fields exp (see Expectations)
 // as Load does: every expected object is checked by exp, and each
@@ -192,10 +202,11 @@ func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed 
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
 	}
 	defer f.Close()
-	s := &scan{corpus: &Corpus{Path: path}, exp: exp}
-	if exp != nil {
-		s.corpus.Fields = append([]string(nil), exp.Names...)
+	follow := exp == asWritten
+	if follow {
+		exp = nil
 	}
+	s := &scan{corpus: &Corpus{Path: path}, exp: exp}
 	categories, fields := DefaultCategories, DefaultFields
 	if manPath != "" {
 		raw, err := fs.ReadFile(fsys, manPath)
@@ -206,6 +217,10 @@ func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed 
 			return nil, fmt.Errorf("read corpus manifest %s: %w", manPath, err)
 		default:
 			s.declared = s.parseManifest(manPath, bytes.TrimPrefix(raw, utf8BOM))
+			if follow && s.declared != nil && s.declared.FieldNames != nil && !isDefaultNames(s.declared.FieldNames) {
+				exp = &Expectations{Names: s.declared.FieldNames} // no types to check them by
+				s.exp = exp
+			}
 			if s.declared != nil {
 				categories, fields = s.declared.Categories, s.declared.Fields
 			}
@@ -216,6 +231,7 @@ func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed 
 	}
 	var names []string
 	if exp != nil {
+		s.corpus.Fields = append([]string(nil), exp.Names...)
 		names, categories = exp.Names, nil
 		if s.declared == nil {
 			fields = nil

@@ -37,6 +37,9 @@ func TestCorpusImport_JSONL(t *testing.T) {
 	if code, stdout, stderr := runCLI(t, "corpus", "check", "-protocol", proto); code != exitOK {
 		t.Errorf("check of the imported corpus: exit %d: %s%s", code, stdout, stderr)
 	}
+	if code, stdout, stderr := runCLI(t, "corpus", "check", out); code != exitOK || !strings.Contains(stdout, "fields     order_no, total, currency, issued, lines, signed") {
+		t.Errorf("check without -protocol (by the manifest's fields): exit %d: %s%s", code, stdout, stderr)
+	}
 	if code, _, stderr := runCLI(t, "corpus", "import", "-protocol", proto, "-out", out, src); code != exitUsage || !strings.Contains(stderr, "is not empty") {
 		t.Errorf("import into the written directory: exit %d, %s; want it refused", code, stderr)
 	}
