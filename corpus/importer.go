@@ -131,7 +131,8 @@ func (im *importer) expected(file string, line int, v any, field func(string) st
 
 // ImportJSONL reads a JSONL file of {"id", "text", "expected": {...}}
 // records, each optionally with "class" (short, usual or long; derived
-// from the text's length when absent) and "lang". With exp, every expected
+// from the text's length when absent; "length_class" as a corpus writes
+// it is read too) and "lang". With exp, every expected
 // object follows exp (Expectations); without, the field names are the
 // first record's expected keys, in their order, and every record must
 // have the same keys. The error is for a file that cannot be read.
@@ -185,7 +186,7 @@ func (im *importer) jsonRecord(file string, n int, raw []byte) {
 	}
 	var unknown []string
 	for k := range rec {
-		if !slices.Contains([]string{"id", "text", "expected", "class", "lang"}, k) {
+		if !slices.Contains([]string{"id", "text", "expected", "class", "length_class", "lang"}, k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -208,6 +209,12 @@ func (im *importer) jsonRecord(file string, n int, raw []byte) {
 	}
 	d := Document{ID: str("id"), Text: str("text"), Lang: str("lang")}
 	class := str("class")
+	if _, both := rec["length_class"]; both && class != "" {
+		im.add(file, n, "length_class", "given with class; keep one")
+		ok = false
+	} else if class == "" {
+		class = str("length_class") // a corpus's own documents.jsonl imports as it is
+	}
 	e, given := rec["expected"]
 	switch {
 	case !given:

@@ -64,6 +64,15 @@ func TestImportJSONL(t *testing.T) {
 		t.Errorf("langs pt-BR = %d, want %d", got, want)
 	}
 
+	// A corpus's own documents.jsonl imports to the same corpus.
+	again, err := ImportJSONL(filepath.Join(out, DocumentsFile), &Expectations{Names: poNames, Check: poCheck})
+	if err != nil || len(again.Problems) > 0 {
+		t.Fatalf("import of the written documents.jsonl: %v %s", err, problemLines(again.Problems))
+	}
+	if got, want := ComputeManifestFields(again.Docs, again.Names, nil).SHA256, c.Manifest.SHA256; got != want {
+		t.Errorf("re-imported sha256 = %s, want %s", got, want)
+	}
+
 	// Without expectations, the first record's keys in their order.
 	got, err = ImportJSONL(src, nil)
 	if err != nil {
