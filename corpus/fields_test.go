@@ -342,3 +342,29 @@ func TestCanonicalObject(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCanonicalObject: a canonical object is valid JSON, canonical again
+// as it is, and means what the input meant.
+func FuzzCanonicalObject(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":null}`, `{"b":"<&>","a":[1.50,{"y":1,"x":"\u2028"}]}`, `{"a":1e400,"b":-0}`, `{"a":"\ud800","b":true}`} {
+		f.Add(s)
+	}
+	names := []string{"a", "b"}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := CanonicalObject(names, in)
+		if err != nil {
+			return
+		}
+		if !json.Valid([]byte(got)) {
+			t.Fatalf("CanonicalObject(%q) = %q: not valid JSON", in, got)
+		}
+		again, err := CanonicalObject(names, got)
+		if err != nil || again != got {
+			t.Fatalf("CanonicalObject of %q = %q, %v; want it unchanged", got, again, err)
+		}
+		var a, b any
+		if json.Unmarshal([]byte(in), &a) == nil && json.Unmarshal([]byte(got), &b) == nil && fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("CanonicalObject(%q) = %q: means %v, want %v", in, got, b, a)
+		}
+	})
+}

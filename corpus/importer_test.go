@@ -196,3 +196,37 @@ func TestImportCSV_BadRows(t *testing.T) {
 		t.Errorf("header problems:\n%s\nwant:\n%s", g, w)
 	}
 }
+
+// FuzzImportJSONL: any line imports as documents whose expected objects
+// are canonical, or as problems naming a line of the file; never a panic.
+func FuzzImportJSONL(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a","text":"x","expected":{"order_no":"1","total":"2","signed":true,"items":[]}}`,
+		`{"id":"a","text":"x","expected":{"order_no":1}}`, `[{"id":1}]`, `{"id":"a","expected":[]}`, `{"id":"a","text":"x","expected":{"a":1,"a":2}}`,
+	} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, line string) {
+		path := filepath.Join(dir, "in.jsonl")
+		if err := os.WriteFile(path, []byte(line+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, exp := range []*Expectations{nil, {Names: poNames, Check: poCheck}} {
+			got, err := ImportJSONL(path, exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range got.Docs {
+				if canon, err := CanonicalObject(got.Names, d.Expected.Object); err != nil || canon != d.Expected.Object {
+					t.Fatalf("%q: Object %q not canonical (%q, %v)", line, d.Expected.Object, canon, err)
+				}
+			}
+			for _, p := range got.Problems {
+				if p.File != path || p.Line > strings.Count(line, "\n")+1 {
+					t.Fatalf("%q: problem %v names no line of the file", line, p)
+				}
+			}
+		}
+	})
+}
