@@ -212,18 +212,34 @@ func (rs *runState) printCorpusWarnings() {
 	}
 }
 
+// loadCorpus loads the protocol's corpus; under declared fields, every
+// expected object is checked against them (a corpus that disagrees is a
+// LoadError, and nothing is run).
 func loadCorpus(p *protocol.Protocol) (*corpus.Corpus, error) {
-	if p.Corpus == "default" {
+	exp, declared := p.Expectations()
+	loadDefault := func() (*corpus.Corpus, error) {
+		if declared {
+			return corpus.LoadDefaultFields(exp)
+		}
 		return corpus.LoadDefault()
+	}
+	if p.Corpus == "default" {
+		return loadDefault()
 	}
 	path := p.ResolvePath(p.Corpus)
 	if _, err := os.Stat(path); err != nil {
 		if p.Corpus == "corpus/default" {
-			return corpus.LoadDefault() // the embedded copy of the same files
+			return loadDefault() // the embedded copy of the same files
 		}
 		return nil, fmt.Errorf("%s: %s does not exist (want a corpus directory, a .jsonl file, or default for the embedded corpus)", p.At("corpus"), path)
 	}
-	c, err := corpus.Open(path) // by reference: texts are read when sent
+	var c *corpus.Corpus
+	var err error
+	if declared {
+		c, err = corpus.OpenFields(path, exp) // by reference: texts are read when sent
+	} else {
+		c, err = corpus.Open(path)
+	}
 	var le *corpus.LoadError
 	if err != nil && !errors.As(err, &le) {
 		return nil, fmt.Errorf("%s: %w", p.At("corpus"), err) // a LoadError names the corpus's own lines
