@@ -28,11 +28,11 @@ func decode(t *testing.T, s string) (any, bool) {
 // ("" for an absent key), the result and F1 counts wanted, and a
 // fragment of the reason.
 type fieldCase struct {
-	name      string
-	want, got string
-	result    extractbench.FieldResult
+	name       string
+	want, got  string
+	result     extractbench.FieldResult
 	tp, fp, fn int
-	reason    string
+	reason     string
 }
 
 func runFieldCases(t *testing.T, f extractbench.Field, cases []fieldCase) {
