@@ -198,6 +198,16 @@ func TestFieldSchema(t *testing.T) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
+	// Properties are written in the protocol's order, as guided decoding
+	// will write the keys.
+	last := -1
+	for _, key := range []string{`"order":`, `"supplier":`, `"tax_id":`, `"name":`, `"currency":`, `"total":`, `"issued":`, `"signed":`, `"lines":`, `"a/b":`} {
+		at := strings.Index(string(raw), key)
+		if at < last {
+			t.Errorf("%s at %d, before the field declared ahead of it (%d):\n%s", key, at, last, raw)
+		}
+		last = at
+	}
 	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	props := s["properties"].(map[string]any)
 	for path, want := range map[string]string{

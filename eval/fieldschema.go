@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -13,15 +14,15 @@ import (
 
 // FieldSchema is the output JSON Schema of a protocol's declared fields:
 // what guided decoding constrains the answer to and what Evaluate
-// validates it against. Every field's key is required (null is written,
-// as the default schema asks), nullable unless the field is required; a
-// pointer such as /supplier/tax_id makes nested objects; no other key is
-// allowed. A date's formats become a pattern, an enum's values its enum,
-// a list an array of its items' schema; a description is passed through.
+// validates it against. Properties are in the protocol's order (guided
+// decoding writes the keys in that order). Every field's key is required
+// (null is written, as the default schema asks), nullable unless the
+// field is required; a pointer such as /supplier/tax_id makes nested
+// objects; no other key is allowed. A date's formats become a pattern,
+// an enum's values its enum, a list an array of its items' schema; a
+// description is passed through.
 func FieldSchema(fields []extractbench.Field) ([]byte, error) {
-	root := objectSchema()
-	root["$schema"] = "http://json-schema.org/draft-07/schema#"
-	root["title"] = "Extraction"
+	root := &objectSchema{root: true}
 	for _, f := range fields {
 		tokens, err := PointerTokens(f.PointerOf())
 		if err != nil || len(tokens) == 0 {
@@ -29,28 +30,22 @@ func FieldSchema(fields []extractbench.Field) ([]byte, error) {
 		}
 		node := root
 		for _, tok := range tokens[:len(tokens)-1] {
-			props := node["properties"].(map[string]any)
-			next, ok := props[tok].(map[string]any)
-			if !ok {
-				if _, taken := props[tok]; taken {
-					return nil, fmt.Errorf("field %s: pointer %s goes through another field's value", f.Name, f.PointerOf())
-				}
-				next = objectSchema()
-				props[tok] = next
-				node["required"] = append(node["required"].([]string), tok)
+			next, taken := node.get(tok)
+			if !taken {
+				next = &objectSchema{}
+				node.add(tok, next)
 			}
-			if _, isObject := next["additionalProperties"]; !isObject {
+			obj, ok := next.(*objectSchema)
+			if !ok {
 				return nil, fmt.Errorf("field %s: pointer %s goes through another field's value", f.Name, f.PointerOf())
 			}
-			node = next
+			node = obj
 		}
 		leaf := tokens[len(tokens)-1]
-		props := node["properties"].(map[string]any)
-		if _, taken := props[leaf]; taken {
+		if _, taken := node.get(leaf); taken {
 			return nil, fmt.Errorf("field %s: pointer %s is another field's too", f.Name, f.PointerOf())
 		}
-		props[leaf] = valueSchema(f, !f.Required)
-		node["required"] = append(node["required"].([]string), leaf)
+		node.add(leaf, valueSchema(f, !f.Required))
 	}
 	return json.MarshalIndent(root, "", "  ")
 }
@@ -68,8 +63,57 @@ func CompileFieldSchema(fields []extractbench.Field) (*gojsonschema.Schema, []by
 	return s, raw, nil
 }
 
-func objectSchema() map[string]any {
-	return map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}, "required": []string{}}
+// objectSchema is a generated object's schema: its properties in the
+// order they were added, each required, no other key allowed.
+type objectSchema struct {
+	root  bool // the answer itself: it names its draft and title
+	names []string
+	nodes []any // *objectSchema or a value's map
+}
+
+func (o *objectSchema) get(name string) (any, bool) {
+	if i := slices.Index(o.names, name); i >= 0 {
+		return o.nodes[i], true
+	}
+	return nil, false
+}
+
+func (o *objectSchema) add(name string, node any) {
+	o.names, o.nodes = append(o.names, name), append(o.nodes, node)
+}
+
+// MarshalJSON writes the object's schema with its properties in order.
+func (o *objectSchema) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if o.root {
+		b.WriteString(`"$schema":"http://json-schema.org/draft-07/schema#","title":"Extraction",`)
+	}
+	b.WriteString(`"type":"object","additionalProperties":false,"properties":{`)
+	for i, name := range o.names {
+		k, err := json.Marshal(name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(o.nodes[i])
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteString(`},"required":`)
+	req, err := json.Marshal(append([]string{}, o.names...))
+	if err != nil {
+		return nil, err
+	}
+	b.Write(req)
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // valueSchema is the schema of one field's value (or of a list's item).
