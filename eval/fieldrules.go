@@ -178,18 +178,24 @@ func sameValue(f extractbench.Field, want, got any) bool {
 // withinTolerance: |got-want| <= abs_tolerance, or <= rel_tolerance*|want|;
 // either suffices. With neither stated, DefaultAbsTolerance.
 func withinTolerance(f extractbench.Field, want, got decimal.Decimal) bool {
-	diff := got.Sub(want).Abs()
+	return got.Sub(want).Abs().Cmp(tolerance(f, want)) <= 0
+}
+
+// tolerance is how far an answer may be from want: the larger of the
+// field's absolute tolerance and its relative one times |want|.
+func tolerance(f extractbench.Field, want decimal.Decimal) decimal.Decimal {
 	abs, rel := f.AbsTolerance, f.RelTolerance
 	if abs == "" && rel == "" {
 		abs = DefaultAbsTolerance
 	}
-	if t, err := decimal.NewFromString(abs); abs != "" && err == nil && diff.Cmp(t) <= 0 {
-		return true
+	t := decimal.Zero
+	if a, err := decimal.NewFromString(abs); abs != "" && err == nil {
+		t = a
 	}
-	if t, err := decimal.NewFromString(rel); rel != "" && err == nil && diff.Cmp(t.Mul(want.Abs())) <= 0 {
-		return true
+	if r, err := decimal.NewFromString(rel); rel != "" && err == nil {
+		t = decimal.Max(t, r.Mul(want.Abs()))
 	}
-	return false
+	return t
 }
 
 // valueKey is a value's identity under f's rule when the rule is an

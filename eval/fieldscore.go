@@ -2,12 +2,15 @@ package eval
 
 import (
 	"bytes"
+	"container/heap"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/extractbench/extractbench"
+	"github.com/shopspring/decimal"
 )
 
 // Reasons a field is not scored or not correct, for FieldScore.Reason.
@@ -188,37 +191,70 @@ func readItems(item extractbench.Field, xs []any, answer bool) (vals []any, prob
 
 // matchItems is the size of the largest matching of want's items to
 // have's, each used once: by counting keys when the rule is an
-// equivalence, else (a decimal with a tolerance) by augmenting paths
-// (Kuhn), since closeness is not transitive and a greedy match can miss.
+// equivalence, else (a decimal with a tolerance, where closeness is not
+// transitive and a greedy match in list order can miss) by matchNear.
 func matchItems(item extractbench.Field, want, have []any) int {
 	if keyed, ok := matchByKey(item, want, have); ok {
 		return keyed
 	}
-	owner := make([]int, len(have)) // owner[j]: the want item matched to have[j], or -1
-	for j := range owner {
-		owner[j] = -1
-	}
-	var try func(i int, seen []bool) bool
-	try = func(i int, seen []bool) bool {
-		for j, h := range have {
-			if seen[j] || h == nil || !sameValue(item, want[i], h) {
-				continue
-			}
-			seen[j] = true
-			if owner[j] < 0 || try(owner[j], seen) {
-				owner[j] = i
-				return true
-			}
+	return matchNear(item, want, have)
+}
+
+// matchNear matches decimals within tolerance. Each expected value w
+// accepts the answers in the interval [w-t, w+t] (t its tolerance), so
+// this is matching points to intervals, which one sweep solves exactly:
+// take the answers in ascending order and give each the open interval
+// that ends first (Glover's rule), in O(n log n) where augmenting paths
+// took O(n^3) on a long list.
+func matchNear(item extractbench.Field, want, have []any) int {
+	type interval struct{ lo, hi decimal.Decimal }
+	var ivs []interval
+	for _, w := range want {
+		a, ok := w.(Amount)
+		if !ok || a.Huge {
+			continue // unreadable or beyond 10^40: matches nothing
 		}
-		return false
+		t := tolerance(item, a.Value)
+		ivs = append(ivs, interval{a.Value.Sub(t), a.Value.Add(t)})
 	}
-	n := 0
-	for i, w := range want {
-		if w != nil && try(i, make([]bool, len(have))) {
+	var points []decimal.Decimal
+	for _, h := range have {
+		if a, ok := h.(Amount); ok && !a.Huge {
+			points = append(points, a.Value)
+		}
+	}
+	slices.SortFunc(ivs, func(a, b interval) int { return a.lo.Cmp(b.lo) })
+	slices.SortFunc(points, func(a, b decimal.Decimal) int { return a.Cmp(b) })
+	open := &decimalHeap{}
+	n, next := 0, 0
+	for _, p := range points {
+		for next < len(ivs) && ivs[next].lo.Cmp(p) <= 0 {
+			heap.Push(open, ivs[next].hi)
+			next++
+		}
+		for open.Len() > 0 && (*open)[0].Cmp(p) < 0 {
+			heap.Pop(open) // ended before this answer: it can take no later one either
+		}
+		if open.Len() > 0 {
+			heap.Pop(open)
 			n++
 		}
 	}
 	return n
+}
+
+// decimalHeap is a min-heap of interval ends.
+type decimalHeap []decimal.Decimal
+
+func (h decimalHeap) Len() int           { return len(h) }
+func (h decimalHeap) Less(i, j int) bool { return h[i].Cmp(h[j]) < 0 }
+func (h decimalHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *decimalHeap) Push(x any)        { *h = append(*h, x.(decimal.Decimal)) }
+func (h *decimalHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // matchByKey matches items as multisets of their keys; false when a value
