@@ -360,38 +360,36 @@ func FuzzScoreField(f *testing.F) {
 }
 
 func fuzzScoreField(t *testing.T, want, got string, variant uint8) {
-	{
-		dec := func(s string) (any, bool) {
-			d := json.NewDecoder(strings.NewReader(s))
-			d.UseNumber()
-			var v any
-			return v, d.Decode(&v) == nil
-		}
-		w, ok1 := dec(want)
-		g, present := dec(got)
-		if !ok1 {
-			return
-		}
-		types := extractbench.FieldTypes
-		typ := types[int(variant)%len(types)]
-		field := extractbench.Field{Name: "f", Type: typ, Values: []string{"a", "b"}, Formats: []string{"DD/MM/YYYY", "YYYY-MM-DD"},
-			Match: extractbench.MatchNormalised, Locale: []string{"en", "pt"}[variant/16%2], RelTolerance: "0.01",
-			Order: []string{"set", "sequence"}[variant/32%2], Missing: []string{"null", "skip"}[variant/64%2]}
-		if typ == extractbench.FieldList {
-			item := field
-			item.Type, item.Name = types[int(variant/8)%(len(types)-1)], ""
-			field.Items = &item
-		}
-		s := ScoreField(field, w, g, present)
-		switch {
-		case s.Correct() && (s.FP != 0 || s.FN != 0 || s.Reason != ""):
-			t.Fatalf("%s vs %s: correct with %+v", got, want, s)
-		case !s.Correct() && s.Result != extractbench.Unscored && s.FP+s.FN == 0:
-			t.Fatalf("%s vs %s: wrong with no FP or FN: %+v", got, want, s)
-		case s.Result == extractbench.Unscored && s.Reason == "":
-			t.Fatalf("%s vs %s: unscored without a reason", got, want)
-		case s.TP < 0 || s.FP < 0 || s.FN < 0:
-			t.Fatalf("%s vs %s: negative counts %+v", got, want, s)
-		}
+	dec := func(s string) (any, bool) {
+		d := json.NewDecoder(strings.NewReader(s))
+		d.UseNumber()
+		var v any
+		return v, d.Decode(&v) == nil
+	}
+	w, ok1 := dec(want)
+	g, present := dec(got)
+	if !ok1 {
+		return
+	}
+	types := extractbench.FieldTypes
+	typ := types[int(variant)%len(types)]
+	field := extractbench.Field{Name: "f", Type: typ, Values: []string{"a", "b"}, Formats: []string{"DD/MM/YYYY", "YYYY-MM-DD"},
+		Match: extractbench.MatchNormalised, Locale: []string{"en", "pt"}[variant/16%2], RelTolerance: "0.01",
+		Order: []string{"set", "sequence"}[variant/32%2], Missing: []string{"null", "skip"}[variant/64%2]}
+	if typ == extractbench.FieldList {
+		item := field
+		item.Type, item.Name = types[int(variant/8)%(len(types)-1)], ""
+		field.Items = &item
+	}
+	s := ScoreField(field, w, g, present)
+	switch {
+	case s.Correct() && (s.FP != 0 || s.FN != 0 || s.Reason != ""):
+		t.Fatalf("%s vs %s: correct with %+v", got, want, s)
+	case !s.Correct() && s.Result != extractbench.Unscored && s.FP+s.FN == 0:
+		t.Fatalf("%s vs %s: wrong with no FP or FN: %+v", got, want, s)
+	case s.Result == extractbench.Unscored && s.Reason == "":
+		t.Fatalf("%s vs %s: unscored without a reason", got, want)
+	case s.TP < 0 || s.FP < 0 || s.FN < 0:
+		t.Fatalf("%s vs %s: negative counts %+v", got, want, s)
 	}
 }
