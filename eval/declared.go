@@ -161,8 +161,21 @@ func defaultFields(o *extractbench.Score, obj map[string]any, problems map[strin
 	return out
 }
 
-// reasonNoParse is an unscored field's reason when the answer did not parse.
-const reasonNoParse = "the answer did not parse"
+// Reasons of an unscored field whose answer never reached scoring.
+const (
+	reasonNoParse  = "the answer did not parse"
+	reasonNoAnswer = "no answer"
+)
+
+// notScored says why no field of output was scored when it did not parse:
+// an engine that answered nothing (a 503, a timeout) is not a parse
+// problem.
+func notScored(output string) string {
+	if strings.TrimSpace(output) == "" {
+		return reasonNoAnswer
+	}
+	return reasonNoParse
+}
 
 // evaluateDeclared is Evaluate for a protocol that declares its fields,
 // from the parse on: the same failure classes in the same order, with the
@@ -177,7 +190,7 @@ func evaluateDeclared(o extractbench.Score, output string, obj map[string]any, p
 		o.Fields = unscoredFields(opt.Fields, nil, expErr.Error())
 		problems = []string{expErr.Error()}
 	case parseErr != nil:
-		o.Fields = unscoredFields(opt.Fields, expected, reasonNoParse)
+		o.Fields = unscoredFields(opt.Fields, expected, notScored(output))
 	default:
 		problems = scoreDeclared(&o, obj, expected, opt)
 	}

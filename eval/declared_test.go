@@ -170,6 +170,10 @@ func TestEvaluate_DefaultFields(t *testing.T) {
 			{Name: "date", Expected: `"2024-02-29"`, Reason: reasonNoParse, FN: 1},
 			{Name: "amount", Expected: `0`, Reason: reasonNoParse, FN: 1},
 			{Name: "category", Expected: `null`, Reason: reasonNoParse}}},
+		{` `, invoice, []extractbench.FieldScore{
+			{Name: "date", Expected: `"2025-03-14"`, Reason: reasonNoAnswer, FN: 1},
+			{Name: "amount", Expected: `1234.56`, Reason: reasonNoAnswer, FN: 1},
+			{Name: "category", Expected: `"software"`, Reason: reasonNoAnswer, FN: 1}}},
 	}
 	for _, tt := range tests {
 		o := Evaluate(tt.output, tt.exp, extractbench.Transport{FinishReason: "stop"}, Options{})
@@ -292,5 +296,25 @@ func TestCheckFieldSchema(t *testing.T) {
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("%s: %q, want %q", tt.schema, got, tt.want)
 		}
+	}
+}
+
+// TestEvaluate_OddNames: field names that are SQL keywords and pointers
+// holding quotes, markup and SQL punctuation generate a schema that
+// compiles, and are read and scored like any other.
+func TestEvaluate_OddNames(t *testing.T) {
+	fields := []extractbench.Field{
+		{Name: "select", Type: extractbench.FieldString},
+		{Name: "from", Pointer: `/it's <b>&"x" --; drop/~0~1`, Type: extractbench.FieldInteger},
+	}
+	s, raw, err := CompileFieldSchema(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := corpus.Expected{Object: `{"select":"<i>a</i>","from":3}`}
+	out := `{"select":"<i>a</i>","it's <b>&\"x\" --; drop":{"~/":3}}`
+	o := Evaluate(out, exp, extractbench.Transport{FinishReason: "stop"}, Options{Schema: s, Fields: fields})
+	if !o.Accepted || len(o.Fields) != 2 || o.Fields[0].Got != `"<i>a</i>"` || o.Fields[1].Got != `3` {
+		t.Errorf("score %+v (%s), want accepted; schema %s", o.Fields, o.FailureDetail, raw)
 	}
 }

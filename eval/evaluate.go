@@ -62,7 +62,7 @@ func Evaluate(output string, exp corpus.Expected, tr extractbench.Transport, opt
 	if parseErr == nil {
 		problems, fieldProblems = scoreObject(&o, obj, exp, opt)
 	}
-	o.Fields = defaultFields(&o, obj, fieldProblems, reasonNoParse)
+	o.Fields = defaultFields(&o, obj, fieldProblems, notScored(output))
 
 	if f, detail := classifyTransport(tr, output); f != extractbench.None {
 		o.Failure, o.FailureDetail = f, detail

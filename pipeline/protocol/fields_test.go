@@ -23,6 +23,7 @@ func TestParseProtocol_Fields(t *testing.T) {
   - {name: name, pointer: /supplier/name, type: string, missing: skip}
   - {name: a-b, pointer: "/a~1b/c~0d", type: integer, required: true}
   - {name: signed, type: boolean}
+  - {name: note, pointer: "/it's <b>&\"x\" --; drop", type: string}
   - {name: lines, type: list, order: sequence, items: {type: decimal, locale: en}}
 `)), "p.yaml", ".")
 	if err != nil {
@@ -32,11 +33,14 @@ func TestParseProtocol_Fields(t *testing.T) {
 	for _, f := range p.Fields {
 		names = append(names, f.Name)
 	}
-	if got, want := strings.Join(names, " "), "select order from -x.y_z tax_id name a-b signed lines"; got != want {
+	if got, want := strings.Join(names, " "), "select order from -x.y_z tax_id name a-b signed note lines"; got != want {
 		t.Errorf("names = %s, want %s", got, want)
 	}
-	if f := p.Fields[8]; f.Items == nil || f.Items.Type != extractbench.FieldDecimal || f.Order != extractbench.OrderSequence {
+	if f := p.Fields[9]; f.Items == nil || f.Items.Type != extractbench.FieldDecimal || f.Order != extractbench.OrderSequence {
 		t.Errorf("list field = %+v", f)
+	}
+	if got, want := p.Fields[8].Pointer, `/it's <b>&"x" --; drop`; got != want {
+		t.Errorf("pointer %q, want %q", got, want)
 	}
 	if !strings.Contains(string(p.Canonical()), `"fields":[{"name":"select"`) {
 		t.Errorf("canonical form lacks the fields: %s", p.Canonical())
