@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -53,7 +54,36 @@ func (p *Protocol) checkFields(doc *yaml.Node) []string {
 		}
 		checkFieldOptions(f, fmt.Sprintf("fields.%d", i), at, false)
 	}
+	if len(p.Fields) > 0 && !p.defaultFieldNames() && p.Prompt.User == defaultPrompt().User {
+		at("prompt.user", "the default prompt asks for date, amount and category, not the declared fields: write a prompt that names them (%s)", strings.Join(p.fieldNames(), ", "))
+	}
 	return problems
+}
+
+// defaultFieldNames reports whether the declared fields are the default
+// ones by name, for which the default prompt is right.
+func (p *Protocol) defaultFieldNames() bool {
+	return slices.Equal(p.fieldNames(), extractbench.DefaultFieldNames)
+}
+
+func (p *Protocol) fieldNames() []string {
+	names := make([]string, len(p.Fields))
+	for i, f := range p.Fields {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// defaultPrompt is the embedded default protocol's prompt, which a
+// minimal protocol takes.
+func defaultPrompt() extractbench.Prompt {
+	var d struct {
+		Prompt extractbench.Prompt `yaml:"prompt"`
+	}
+	if err := yaml.Unmarshal(DefaultYAML, &d); err != nil {
+		panic("embedded default protocol: " + err.Error()) // TestDefaultProtocol parses it
+	}
+	return d.Prompt
 }
 
 // checkFieldOptions checks one field's (or a list's item rule's) options

@@ -126,3 +126,19 @@ func TestParseProtocol_NoFields(t *testing.T) {
 		t.Errorf("fields = %v, canonical %s", p.Fields, p.Canonical())
 	}
 }
+
+// TestParseProtocol_FieldsNeedTheirPrompt: a protocol that declares other
+// fields than the default's and leaves the prompt out (a minimal protocol
+// takes the default's, which asks for date, amount and category) is
+// refused at prompt.user; the default fields may keep it.
+func TestParseProtocol_FieldsNeedTheirPrompt(t *testing.T) {
+	minimal := "variants:\n  - {name: a, engine: {url: builtin, model: sim-8b}}\nfields:\n"
+	_, err := Parse([]byte(minimal+"  - {name: total, type: decimal}\n"), "p.yaml", ".")
+	if err == nil || !strings.Contains(err.Error(), "prompt.user: the default prompt asks for date, amount and category, not the declared fields: write a prompt that names them (total)") {
+		t.Errorf("err = %v, want prompt.user refused", err)
+	}
+	defaults := "  - {name: date, type: date}\n  - {name: amount, type: decimal}\n  - {name: category, type: string}\n"
+	if _, err := Parse([]byte(minimal+defaults), "p.yaml", "."); err != nil {
+		t.Errorf("the default fields with the default prompt: %v", err)
+	}
+}
