@@ -3,7 +3,9 @@ package corpus
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
+	"strings"
 )
 
 // compare reports every way the declared manifest disagrees with the one
@@ -84,11 +86,12 @@ type CheckReport struct {
 	DuplicateTexts []string // "id-a and id-b (lines a, b)"
 }
 
-// Check reads the corpus at path like Load and reports on it without
-// stopping at problems. The error is only for a corpus that cannot be read
-// at all; a corpus with problems returns a report whose OK is false.
+// Check reads the corpus at path like Load (by the fields its manifest
+// names) and reports on it without stopping at problems. The error is only
+// for a corpus that cannot be read at all; a corpus with problems returns
+// a report whose OK is false.
 func Check(path string) (*CheckReport, error) {
-	return check(path, nil)
+	return check(path, asWritten)
 }
 
 // CheckFields checks a corpus of the declared fields exp as Check does,
@@ -97,8 +100,19 @@ func CheckFields(path string, exp Expectations) (*CheckReport, error) {
 	return check(path, &exp)
 }
 
-func check(path string, exp *Expectations) (*CheckReport, error) {
-	s, err := read(path, exp, nil, nil)
+// CheckDefault checks the embedded default corpus as Check does.
+func CheckDefault() (*CheckReport, error) { return checkFS(defaultFS, DefaultName, asWritten) }
+
+// CheckDefaultFields checks the embedded default corpus under declared
+// fields (see LoadDefaultFields).
+func CheckDefaultFields(exp Expectations) (*CheckReport, error) {
+	return checkFS(defaultFS, DefaultName, &exp)
+}
+
+func check(path string, exp *Expectations) (*CheckReport, error) { return checkFS(osFS{}, path, exp) }
+
+func checkFS(fsys fs.FS, path string, exp *Expectations) (*CheckReport, error) {
+	s, err := readFS(fsys, path, exp, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +125,21 @@ func check(path string, exp *Expectations) (*CheckReport, error) {
 		DuplicateIDs:   s.duplicateIDs,
 		DuplicateTexts: s.duplicateTexts,
 	}, nil
+}
+
+// Summary is one line for a corpus without problems: its path, documents,
+// fields, warnings and hash.
+func (r *CheckReport) Summary() string {
+	m := r.Manifest
+	names := m.FieldNames
+	if names == nil {
+		names = []string{"date", "amount", "category"}
+	}
+	warn := ""
+	if len(r.Warnings) > 0 {
+		warn = fmt.Sprintf(", %d warning(s)", len(r.Warnings))
+	}
+	return fmt.Sprintf("corpus %s: ok: %d documents, every expectation follows the fields %s%s; sha256 %s", r.Path, m.Count, strings.Join(names, ", "), warn, m.SHA256)
 }
 
 // OK reports whether the corpus has no problems (warnings allowed).
@@ -134,16 +163,25 @@ func (r *CheckReport) WriteText(w io.Writer) error {
 	p.printf("documents  %d valid of %d lines\n", m.Count, r.Lines)
 	p.printf("sha256     %s\n", m.SHA256)
 	p.printf("classes    short %d, usual %d, long %d\n", m.Classes[Short], m.Classes[Usual], m.Classes[Long])
-	p.printf("categories\n")
-	for _, c := range m.Categories {
-		p.printf("  %-24s %d\n", c, m.CategoryCounts[c])
-	}
-	for _, c := range sortedKeys(m.CategoryCounts) {
-		if !contains(m.Categories, c) {
-			p.printf("  %-24s %d (not in the enum)\n", c, m.CategoryCounts[c])
+	if m.FieldNames != nil {
+		p.printf("fields     %s\n", strings.Join(m.FieldNames, ", "))
+		missing := make([]string, len(m.FieldNames))
+		for i, n := range m.FieldNames {
+			missing[i] = fmt.Sprintf("%s %d", n, m.Missing[n])
 		}
+		p.printf("missing    %s\n", strings.Join(missing, ", "))
+	} else {
+		p.printf("categories\n")
+		for _, c := range m.Categories {
+			p.printf("  %-24s %d\n", c, m.CategoryCounts[c])
+		}
+		for _, c := range sortedKeys(m.CategoryCounts) {
+			if !contains(m.Categories, c) {
+				p.printf("  %-24s %d (not in the enum)\n", c, m.CategoryCounts[c])
+			}
+		}
+		p.printf("missing    date %d, amount %d, category %d\n", m.Missing["date"], m.Missing["amount"], m.Missing["category"])
 	}
-	p.printf("missing    date %d, amount %d, category %d\n", m.Missing["date"], m.Missing["amount"], m.Missing["category"])
 	p.printf("duplicate ids    %d\n", len(r.DuplicateIDs))
 	for _, d := range r.DuplicateIDs {
 		p.printf("  %s\n", d)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/extractbench/extractbench/schemas"
 )
 
 // Expectations declares the fields a corpus's expected objects follow, for
@@ -144,6 +146,68 @@ func checkExpected(v any, exp *Expectations) (string, []LineProblem) {
 		probs = append(probs, LineProblem{"expected", err.Error()})
 	}
 	return obj, probs
+}
+
+// sameFields checks that the manifest's field names (nil: the default
+// three) are the ones the corpus is read with, and says what differs.
+func (s *scan) sameFields(manPath string, declared []string) bool {
+	want := []string(nil)
+	if s.exp != nil {
+		want = s.exp.Names
+	}
+	if isDefaultNames(declared) {
+		declared = nil // written by a protocol that declares the default three
+	}
+	if want != nil && isDefaultNames(want) && declared == nil {
+		return true
+	}
+	if slices.Equal(declared, want) {
+		return true
+	}
+	switch {
+	case want == nil:
+		s.add(manPath, 0, "field_names", "the expectations follow the declared fields %s; read it with the protocol that declares them (its fields:)", strings.Join(declared, ", "))
+	case declared == nil:
+		s.add(manPath, 0, "field_names", "the expectations follow the default fields date, amount, category; the protocol declares %s", strings.Join(want, ", "))
+	default:
+		s.add(manPath, 0, "field_names", "the expectations follow the fields %s; the protocol declares %s (same names in the same order wanted)", strings.Join(declared, ", "), strings.Join(want, ", "))
+	}
+	return false
+}
+
+// declaredLine finishes parseLine for a corpus of declared fields: the
+// corpus-record schema judges id, text and length_class, with a stand-in
+// for the expected object, which exp judges.
+func declaredLine(v any, d *Document, probs []LineProblem, own map[string]bool, exp *Expectations) (*Document, []LineProblem) {
+	d.Expected = Expected{}
+	if rec, isObject := v.(map[string]any); isObject {
+		if e, given := rec["expected"]; given {
+			obj, eprobs := checkExpected(e, exp)
+			d.Expected.Object = obj
+			probs = append(probs, eprobs...)
+			v = withExpected(rec, map[string]any{"date": nil, "amount": nil, "category": nil})
+		}
+	}
+	for _, msg := range schemas.ValidateDecoded(schemas.CorpusRecord(), v) {
+		field, text, _ := strings.Cut(msg, ": ")
+		if !own[field] {
+			probs = append(probs, LineProblem{field, text})
+		}
+	}
+	if _, isString := fieldOf(v, "id").(string); !isString {
+		return nil, probs
+	}
+	return d, probs
+}
+
+// withExpected is a shallow copy of the record rec with expected replaced.
+func withExpected(rec map[string]any, expected any) map[string]any {
+	out := make(map[string]any, len(rec))
+	for k, x := range rec {
+		out[k] = x
+	}
+	out["expected"] = expected
+	return out
 }
 
 // nullFields names the fields whose value in a canonical object is null.

@@ -272,8 +272,9 @@ func TestLoadFields_Capped(t *testing.T) {
 	}
 }
 
-// TestLoadFields_ManifestFieldNames: a corpus is read only with the fields
-// its manifest names, and a declared corpus is not read as a default one.
+// TestLoadFields_ManifestFieldNames: a run's corpus is opened only with
+// the fields its manifest names, and a declared corpus is not opened as a
+// default one; Load and Check read it by its manifest's fields.
 func TestLoadFields_ManifestFieldNames(t *testing.T) {
 	dir := t.TempDir()
 	if err := WriteDirFields(dir, poDocs(t), poNames, nil); err != nil {
@@ -285,7 +286,7 @@ func TestLoadFields_ManifestFieldNames(t *testing.T) {
 		load func() (*Corpus, error)
 		want string
 	}{
-		{"default protocol", func() (*Corpus, error) { return Load(dir) },
+		{"default protocol", func() (*Corpus, error) { return Open(dir) },
 			man + ": field_names: the expectations follow the declared fields order_no, total, signed, items; read it with the protocol that declares them (its fields:)"},
 		{"other order", func() (*Corpus, error) {
 			return LoadFields(dir, Expectations{Names: []string{"total", "order_no", "signed", "items"}, Check: poCheck})
@@ -293,6 +294,17 @@ func TestLoadFields_ManifestFieldNames(t *testing.T) {
 		{"default corpus, declared fields", func() (*Corpus, error) {
 			return LoadDefaultFields(poExp())
 		}, "default/manifest.json: field_names: the expectations follow the default fields date, amount, category; the protocol declares order_no, total, signed, items"},
+	}
+	// Load and Check read a corpus as written: by its manifest's fields.
+	c, err := Load(dir)
+	if err != nil {
+		t.Fatalf("Load of a declared corpus: %v", err)
+	}
+	if got, want := strings.Join(c.Fields, ","), strings.Join(poNames, ","); got != want {
+		t.Errorf("Load: Fields = %s, want %s", got, want)
+	}
+	if rep, err := Check(dir); err != nil || !rep.OK() {
+		t.Errorf("Check of a declared corpus: %v, %v", err, rep.Problems)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -329,4 +341,30 @@ func TestCanonicalObject(t *testing.T) {
 			t.Errorf("CanonicalObject(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
+}
+
+// FuzzCanonicalObject: a canonical object is valid JSON, canonical again
+// as it is, and means what the input meant.
+func FuzzCanonicalObject(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":null}`, `{"b":"<&>","a":[1.50,{"y":1,"x":"\u2028"}]}`, `{"a":1e400,"b":-0}`, `{"a":"\ud800","b":true}`} {
+		f.Add(s)
+	}
+	names := []string{"a", "b"}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := CanonicalObject(names, in)
+		if err != nil {
+			return
+		}
+		if !json.Valid([]byte(got)) {
+			t.Fatalf("CanonicalObject(%q) = %q: not valid JSON", in, got)
+		}
+		again, err := CanonicalObject(names, got)
+		if err != nil || again != got {
+			t.Fatalf("CanonicalObject of %q = %q, %v; want it unchanged", got, again, err)
+		}
+		var a, b any
+		if json.Unmarshal([]byte(in), &a) == nil && json.Unmarshal([]byte(got), &b) == nil && fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("CanonicalObject(%q) = %q: means %v, want %v", in, got, b, a)
+		}
+	})
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,9 +75,19 @@ func (e *LoadError) Error() string {
 // manifest.json, or a bare .jsonl file (its manifest is computed, with
 // DefaultCategories as the enum). A corpus with problems returns a
 // *LoadError listing all of them; other errors are I/O errors.
+//
+// Load reads a corpus as written: by the declared fields its manifest
+// names (field_names; their keys checked, not their types), else by the
+// default ones. It is for readers of a corpus (a report's excerpts); a run
+// opens its corpus by its protocol's fields (Open, OpenFields), which
+// refuses a corpus of other fields.
 func Load(path string) (*Corpus, error) {
-	return load(path, nil)
+	return load(path, asWritten)
 }
+
+// asWritten, given as the expectations, reads a corpus by the fields its
+// manifest names (Load, Check).
+var asWritten = &Expectations{}
 
 // LoadFields loads a corpus of the declared fields exp (see Expectations)
 // as Load does: every expected object is checked by exp, and each
@@ -192,10 +201,11 @@ func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed 
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
 	}
 	defer f.Close()
-	s := &scan{corpus: &Corpus{Path: path}, exp: exp}
-	if exp != nil {
-		s.corpus.Fields = append([]string(nil), exp.Names...)
+	follow := exp == asWritten
+	if follow {
+		exp = nil
 	}
+	s := &scan{corpus: &Corpus{Path: path}, exp: exp}
 	categories, fields := DefaultCategories, DefaultFields
 	if manPath != "" {
 		raw, err := fs.ReadFile(fsys, manPath)
@@ -206,6 +216,10 @@ func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed 
 			return nil, fmt.Errorf("read corpus manifest %s: %w", manPath, err)
 		default:
 			s.declared = s.parseManifest(manPath, bytes.TrimPrefix(raw, utf8BOM))
+			if follow && s.declared != nil && s.declared.FieldNames != nil && !isDefaultNames(s.declared.FieldNames) {
+				exp = &Expectations{Names: s.declared.FieldNames} // no types to check them by
+				s.exp = exp
+			}
 			if s.declared != nil {
 				categories, fields = s.declared.Categories, s.declared.Fields
 			}
@@ -216,6 +230,7 @@ func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed 
 	}
 	var names []string
 	if exp != nil {
+		s.corpus.Fields = append([]string(nil), exp.Names...)
 		names, categories = exp.Names, nil
 		if s.declared == nil {
 			fields = nil
@@ -390,33 +405,6 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 	return nil
 }
 
-// sameFields checks that the manifest's field names (nil: the default
-// three) are the ones the corpus is read with, and says what differs.
-func (s *scan) sameFields(manPath string, declared []string) bool {
-	want := []string(nil)
-	if s.exp != nil {
-		want = s.exp.Names
-	}
-	if isDefaultNames(declared) {
-		declared = nil // written by a protocol that declares the default three
-	}
-	if want != nil && isDefaultNames(want) && declared == nil {
-		return true
-	}
-	if slices.Equal(declared, want) {
-		return true
-	}
-	switch {
-	case want == nil:
-		s.add(manPath, 0, "field_names", "the expectations follow the declared fields %s; read it with the protocol that declares them (its fields:)", strings.Join(declared, ", "))
-	case declared == nil:
-		s.add(manPath, 0, "field_names", "the expectations follow the default fields date, amount, category; the protocol declares %s", strings.Join(want, ", "))
-	default:
-		s.add(manPath, 0, "field_names", "the expectations follow the fields %s; the protocol declares %s (same names in the same order wanted)", strings.Join(declared, ", "), strings.Join(want, ", "))
-	}
-	return false
-}
-
 // hash16 is the first 16 bytes of the sha256 of s: a compact set key.
 func hash16(s string) [16]byte {
 	sum := sha256.Sum256([]byte(s))
@@ -485,15 +473,10 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 	return parseLine(raw, enum, nil)
 }
 
-// ParseLineFields parses and validates one documents.jsonl line of a
-// corpus of declared fields: id, text and length_class as the
-// corpus-record schema says, the expected object by exp (see
-// Expectations). The document's Expected.Object is the canonical object.
-func ParseLineFields(raw []byte, exp *Expectations) (*Document, []LineProblem) {
-	return parseLine(raw, nil, exp)
-}
-
-// parseLine is ParseLine, or ParseLineFields when exp is not nil.
+// parseLine is ParseLine, or, when exp is not nil, the parse of a line
+// of a corpus of declared fields: id, text and length_class as the
+// corpus-record schema says, the expected object by exp (Expectations),
+// Expected.Object its canonical form.
 func parseLine(raw []byte, enum map[string]bool, exp *Expectations) (*Document, []LineProblem) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, []LineProblem{{"(line)", "blank line; every line must be one JSON record"}}
@@ -525,27 +508,7 @@ func parseLine(raw []byte, enum map[string]bool, exp *Expectations) (*Document, 
 		own["text"] = true
 	}
 	if exp != nil {
-		// The schema judges id, text and length_class; the expected
-		// object is judged by exp, with a stand-in for the schema.
-		d.Expected = Expected{}
-		if rec, isObject := v.(map[string]any); isObject {
-			if e, given := rec["expected"]; given {
-				obj, eprobs := checkExpected(e, exp)
-				d.Expected.Object = obj
-				probs = append(probs, eprobs...)
-				v = withExpected(rec, map[string]any{"date": nil, "amount": nil, "category": nil})
-			}
-		}
-		for _, msg := range schemas.ValidateDecoded(schemas.CorpusRecord(), v) {
-			field, text, _ := strings.Cut(msg, ": ")
-			if !own[field] {
-				probs = append(probs, LineProblem{field, text})
-			}
-		}
-		if _, isString := fieldOf(v, "id").(string); !isString {
-			return nil, probs
-		}
-		return d, probs
+		return declaredLine(v, d, probs, own, exp)
 	}
 	if c, isString := fieldOf(fieldOf(v, "expected"), "category").(string); isString && enum != nil && !enum[c] {
 		probs = append(probs, LineProblem{"expected.category", fmt.Sprintf("%q is not in the category enum %s", c, enumList(enum))})
@@ -580,16 +543,6 @@ func parseLine(raw []byte, enum map[string]bool, exp *Expectations) (*Document, 
 		return nil, probs
 	}
 	return d, probs
-}
-
-// withExpected is a shallow copy of the record rec with expected replaced.
-func withExpected(rec map[string]any, expected any) map[string]any {
-	out := make(map[string]any, len(rec))
-	for k, x := range rec {
-		out[k] = x
-	}
-	out["expected"] = expected
-	return out
 }
 
 // fieldOf returns v[key] when v is a JSON object, else nil.
