@@ -17,6 +17,12 @@ type Options struct {
 	Rule       extractbench.ParseRule // which parse decides; "" means Strict
 	Schema     *gojsonschema.Schema   // nil means schemas.Extraction(); compile it once, never per call
 	Categories []string               // the category enum; nil means corpus.DefaultCategories
+	// Fields are the protocol's declared fields, in its order; nil means
+	// the default fields (date, amount, category). With fields, Schema
+	// is the output schema generated from them (FieldSchema) or the one
+	// the protocol gave, and each document's expectations are its
+	// Expected.Object.
+	Fields []extractbench.Field
 }
 
 // Evaluate judges one engine answer by MEASUREMENT.md sections 6 and 7:
@@ -43,15 +49,20 @@ func Evaluate(output string, exp corpus.Expected, tr extractbench.Transport, opt
 	obj, parseErr := strictObj, strictErr
 	if opt.Rule == extractbench.Lenient {
 		obj, parseErr = lenientObj, lenientErr
-		if c, ok := obj["category"].(string); ok {
+		if c, ok := obj["category"].(string); ok && opt.Fields == nil {
 			obj["category"] = NormalizeCategory(c)
 		}
 	}
+	if opt.Fields != nil {
+		return evaluateDeclared(o, output, obj, parseErr, tr, opt)
+	}
 
 	var problems []string
+	var fieldProblems map[string]string
 	if parseErr == nil {
-		problems = scoreObject(&o, obj, exp, opt)
+		problems, fieldProblems = scoreObject(&o, obj, exp, opt)
 	}
+	o.Fields = defaultFields(&o, obj, fieldProblems, notScored(output))
 
 	if f, detail := classifyTransport(tr, output); f != extractbench.None {
 		o.Failure, o.FailureDetail = f, detail
@@ -71,8 +82,9 @@ func Evaluate(output string, exp corpus.Expected, tr extractbench.Transport, opt
 }
 
 // scoreObject validates obj against the schema and the field rules, fills
-// the prediction and the field results, and returns the format problems.
-func scoreObject(o *extractbench.Score, obj map[string]any, exp corpus.Expected, opt Options) []string {
+// the prediction and the field results, and returns the format problems,
+// and those of each field by name.
+func scoreObject(o *extractbench.Score, obj map[string]any, exp corpus.Expected, opt Options) ([]string, map[string]string) {
 	schema := opt.Schema
 	if schema == nil {
 		schema = schemas.Extraction()
@@ -98,9 +110,11 @@ func scoreObject(o *extractbench.Score, obj map[string]any, exp corpus.Expected,
 	dc := checkDate(date, hasDate)
 	ac := checkAmount(amount, hasAmount)
 	cc := checkCategory(category, hasCategory, enum)
-	for _, c := range []fieldCheck{dc, ac, cc} {
+	fieldProblems := map[string]string{}
+	for i, c := range []fieldCheck{dc, ac, cc} {
 		if c.problem != "" {
 			problems = append(problems, c.problem)
+			fieldProblems[Fields[i]] = c.problem
 		}
 	}
 	if !o.SchemaOK && len(problems) == 0 {
@@ -124,7 +138,7 @@ func scoreObject(o *extractbench.Score, obj map[string]any, exp corpus.Expected,
 		o.Prediction.Category = cc.value
 		o.Category = judge(exp.Category, cc.value, func() bool { return *exp.Category == *cc.value })
 	}
-	return problems
+	return problems, fieldProblems
 }
 
 // validateSchema validates obj against schema with gojsonschema, setting

@@ -45,7 +45,7 @@ func (rs *runState) prepare(prev *results.Run) error {
 	if rs.proto.GuidedDecoding {
 		rs.responseFormat = responseFormat(schemaRaw)
 	}
-	rs.evalOpts = eval.Options{Rule: extractbench.ParseRule(rs.proto.Parse), Schema: rs.schema, Categories: rs.corpus.Manifest.Categories}
+	rs.evalOpts = eval.Options{Rule: extractbench.ParseRule(rs.proto.Parse), Schema: rs.schema, Categories: rs.corpus.Manifest.Categories, Fields: rs.proto.Fields}
 	m := rs.newManifest(full, extractbench.SchemaInfo{Source: schemaSrc, SHA256: sha256Hex(schemaRaw)})
 	if rs.opts.CheckManifest != nil {
 		if problems := rs.opts.CheckManifest(m); len(problems) > 0 {
@@ -110,16 +110,8 @@ func (rs *runState) loadInputs(prev *results.Run) (full extractbench.CorpusInfo,
 			problems = append(problems, err.Error())
 		}
 	}
-	schemaSrc, schemaRaw = "default", schemas.Raw(schemas.ExtractionFile)
-	rs.schema = schemas.Extraction()
-	if rs.proto.OutputSchema != "default" {
-		path := rs.proto.ResolvePath(rs.proto.OutputSchema)
-		rs.schema, schemaRaw, err = schemas.Load(path)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", rs.proto.At("output_schema"), err))
-		}
-		schemaSrc = path
-	}
+	schemaSrc, schemaRaw, schemaProblems := rs.loadSchema()
+	problems = append(problems, schemaProblems...)
 	problems = append(problems, rs.checkVariants()...)
 	problems = append(problems, rs.loadTokenizers()...)
 	problems = append(problems, rs.checkLevels()...)
@@ -127,6 +119,40 @@ func (rs *runState) loadInputs(prev *results.Run) (full extractbench.CorpusInfo,
 		problems = append(problems, checkOutDir(rs.opts.OutDir)...)
 	}
 	return full, schemaSrc, schemaRaw, problems
+}
+
+// schemaFromFields is the manifest's output schema source of a protocol
+// whose declared fields generate it (output_schema left at default).
+const schemaFromFields = "generated from fields"
+
+// loadSchema sets the run's output schema: the embedded default, the
+// protocol's output_schema file, or for a protocol that declares fields
+// and no file, the schema generated from them (eval.FieldSchema). A file
+// beside declared fields must agree with them. src and raw are what the
+// manifest records and guided decoding sends.
+func (rs *runState) loadSchema() (src string, raw []byte, problems []string) {
+	fields := rs.proto.Fields
+	if rs.proto.OutputSchema == "default" {
+		if len(fields) == 0 {
+			rs.schema = schemas.Extraction()
+			return "default", schemas.Raw(schemas.ExtractionFile), nil
+		}
+		var err error
+		if rs.schema, raw, err = eval.CompileFieldSchema(fields); err != nil {
+			return schemaFromFields, nil, []string{fmt.Sprintf("%s: %v", rs.proto.At("fields"), err)}
+		}
+		return schemaFromFields, raw, nil
+	}
+	path := rs.proto.ResolvePath(rs.proto.OutputSchema)
+	var err error
+	rs.schema, raw, err = schemas.Load(path)
+	if err != nil {
+		return path, raw, []string{fmt.Sprintf("%s: %v", rs.proto.At("output_schema"), err)}
+	}
+	for _, p := range eval.CheckFieldSchema(fields, raw) {
+		problems = append(problems, fmt.Sprintf("%s: %s disagrees with fields: %s", rs.proto.At("output_schema"), path, p))
+	}
+	return path, raw, problems
 }
 
 // newManifest is the run's manifest as known before any engine starts:

@@ -196,6 +196,7 @@ func Parse(raw []byte, source, dir string) (*Protocol, error) {
 // check enforces what the schema cannot say.
 func (p *Protocol) check(doc *yaml.Node) error {
 	problems := append(p.checkVariants(doc), p.checkSweep(doc)...)
+	problems = append(problems, p.checkFields(doc)...)
 	if len(problems) > 0 {
 		sort.SliceStable(problems, func(i, j int) bool { return lineNumber(problems[i]) < lineNumber(problems[j]) })
 		return &Error{Problems: problems}
