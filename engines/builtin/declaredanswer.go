@@ -171,7 +171,7 @@ func scalarJSON(p *prop, v string, wrong, asString bool) string {
 
 // wrongScalar returns a plausible wrong value of p's kind for v (compact
 // JSON; "" is null): a day late, a hundred more, the other boolean, the
-// next enum value, the string with its last character dropped.
+// next enum value, the string with its last letter or digit misread.
 func wrongScalar(p *prop, v string) string {
 	switch p.kind {
 	case kindDate:
@@ -207,11 +207,22 @@ func wrongScalar(p *prop, v string) string {
 		return quote(p.enum[0])
 	}
 	s, err := strconv.Unquote(v)
-	if err != nil || len(s) < 2 {
+	if err != nil {
 		return `"?"`
 	}
 	r := []rune(s)
-	return quote(string(r[:len(r)-1]))
+	for i := len(r) - 1; i >= 0; i-- { // a misread character that no normalisation hides
+		switch {
+		case r[i] >= '0' && r[i] <= '9':
+			r[i] = '0' + (r[i]-'0'+1)%10
+		case r[i] >= 'a' && r[i] < 'z' || r[i] >= 'A' && r[i] < 'Z':
+			r[i]++
+		default:
+			continue
+		}
+		return quote(string(r))
+	}
+	return quote(s + "?")
 }
 
 // declaredProse is a model ignoring the output format: a sentence, no JSON.

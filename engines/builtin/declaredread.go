@@ -31,7 +31,7 @@ var labelWordMap = map[string][]string{
 	"condições": {"terms"}, "prazo": {"term"}, "identificação": {"id"}, "fiscal": {"tax"},
 	// English
 	"items": {"line"}, "item": {"line"}, "lines": {"line"}, "signature": {"signed"}, "ein": {"tax", "id"},
-	"identification": {"id"}, "no": {"number"}, "po": {"order", "number"},
+	"identification": {"id"}, "no": {"number"}, "po": {"order", "number"}, "vendor": {"supplier"}, "vat": {"tax"},
 	// Words that never decide (articles, prepositions)
 	"de": {}, "do": {}, "da": {}, "dos": {}, "das": {}, "e": {}, "o": {}, "a": {}, "em": {}, "por": {},
 	"the": {}, "of": {}, "by": {}, "and": {}, "for": {},
@@ -187,7 +187,10 @@ func readItems(p *prop, raw []string, l labelledLine) []string {
 // holds none (blank, "____", or not of the kind).
 func readValue(p *prop, text string, en bool) string {
 	text = strings.TrimSpace(text)
-	if text == "" || strings.Trim(text, "_-. ") == "" {
+	if text == "" || strings.Trim(text, "_-—. ") == "" || notGiven[strings.ToLower(strings.Trim(text, "()"))] {
+		if p.kind == kindBoolean {
+			return "false" // a signature line left blank: not signed
+		}
 		return ""
 	}
 	switch p.kind {
@@ -221,6 +224,10 @@ func readValue(p *prop, text string, en bool) string {
 	}
 	return ""
 }
+
+// notGiven are the values that say a label's value is not given.
+var notGiven = map[string]bool{"n/a": true, "none": true, "not provided": true, "not stated": true, "to be agreed": true,
+	"não informado": true, "nao informado": true, "a combinar": true, "não consta": true}
 
 // noWords, first in a boolean's text, say no; any other text ("yes", a
 // signer's name) says yes.
