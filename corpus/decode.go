@@ -169,7 +169,7 @@ func documentOf(v any) *Document {
 		}
 		return nil
 	}
-	d := &Document{ID: str(fieldOf(v, "id")), Text: str(fieldOf(v, "text")), LengthClass: LengthClass(str(fieldOf(v, "length_class")))}
+	d := &Document{ID: str(fieldOf(v, "id")), Text: str(fieldOf(v, "text")), LengthClass: LengthClass(str(fieldOf(v, "length_class"))), Lang: str(fieldOf(v, "lang"))}
 	e := fieldOf(v, "expected")
 	d.Expected = Expected{Date: ptr(fieldOf(e, "date")), Amount: ptr(fieldOf(e, "amount")), Category: ptr(fieldOf(e, "category"))}
 	return d

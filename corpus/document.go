@@ -28,8 +28,22 @@ type Expected struct {
 	// Object is the expected object of a corpus of declared fields, as
 	// compact JSON, keyed by field name; "" for a corpus of the default
 	// fields, which uses the three above. A string, so that an Expected
-	// stays comparable.
+	// stays comparable. The loader writes it canonically (CanonicalObject):
+	// keys in the declared order, no HTML escaping. When it is set, the
+	// three above are nil and Expected encodes as Object.
 	Object string `json:"-"`
+}
+
+// plainExpected is Expected without its MarshalJSON.
+type plainExpected Expected
+
+// MarshalJSON encodes e as its Object when it has one (a corpus of
+// declared fields), else as the three default fields, as before.
+func (e Expected) MarshalJSON() ([]byte, error) {
+	if e.Object != "" {
+		return []byte(e.Object), nil
+	}
+	return marshalNoEscape(plainExpected(e))
 }
 
 // Document is one record of documents.jsonl.
@@ -38,6 +52,9 @@ type Document struct {
 	Text        string      `json:"text"`
 	LengthClass LengthClass `json:"length_class"`
 	Expected    Expected    `json:"expected"`
+	// Lang is the document's language tag ("en", "pt-BR"), when the corpus
+	// records it: counted by the manifest, not covered by the record hash.
+	Lang string `json:"lang,omitempty"`
 
 	// Where the record is in its file, for a corpus opened by reference
 	// (Open): Text and Expected are empty until Corpus.Resolve reads them.

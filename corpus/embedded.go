@@ -16,8 +16,19 @@ var defaultFS embed.FS
 // LoadDefault loads the embedded copy of corpus/default. Its Path is
 // "default"; its manifest hash is the same as the directory's.
 func LoadDefault() (*Corpus, error) {
+	return loadDefault(nil)
+}
+
+// LoadDefaultFields loads the embedded default corpus for a protocol that
+// declares fields (LoadFields): its expectations follow date, amount and
+// category, so exp must declare those three, in that order.
+func LoadDefaultFields(exp Expectations) (*Corpus, error) {
+	return loadDefault(&exp)
+}
+
+func loadDefault(exp *Expectations) (*Corpus, error) {
 	var docs []Document
-	s, err := readFS(defaultFS, "default", func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil })
+	s, err := readFS(defaultFS, "default", exp, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil })
 	if err != nil {
 		return nil, err
 	}

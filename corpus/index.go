@@ -104,10 +104,21 @@ func (c *Corpus) Doc(i int) Document {
 // Memory then grows by about 39 bytes a document, whose texts are read once
 // to validate and hash them and once more when dispatched.
 func Open(path string) (*Corpus, error) {
+	return open(path, nil)
+}
+
+// OpenFields opens a corpus of the declared fields exp by reference, as
+// Open does, checking it as LoadFields does; Resolve fills each document's
+// Expected.Object.
+func OpenFields(path string, exp Expectations) (*Corpus, error) {
+	return open(path, &exp)
+}
+
+func open(path string, exp *Expectations) (*Corpus, error) {
 	seed := maphash.MakeSeed()
 	x := &docIndex{seed: seed}
 	var indexErr error
-	s, err := read(path, func(d *Document, line int, offset int64, size int, record []byte) {
+	s, err := read(path, exp, func(d *Document, line int, offset int64, size int, record []byte) {
 		if err := x.add(d.ID, d.LengthClass, line, offset, size, record); err != nil && indexErr == nil {
 			indexErr = err
 		}
@@ -180,7 +191,11 @@ func (c *Corpus) Resolve(d Document) (Document, error) {
 		return fail(ErrChanged)
 	}
 	var full Document
-	if !decodeIndexed(buf, &full) {
+	if c.Fields != nil {
+		if !c.decodeFields(buf, &full) {
+			return fail(ErrChanged) // the same bytes were valid when indexed
+		}
+	} else if !decodeIndexed(buf, &full) {
 		full = Document{}
 		if err := json.Unmarshal(buf, &full); err != nil {
 			return fail(ErrChanged) // the same bytes parsed when indexed: not reached unless the hashes collide
@@ -191,6 +206,22 @@ func (c *Corpus) Resolve(d Document) (Document, error) {
 	}
 	full.LengthClass = d.LengthClass
 	return full, nil
+}
+
+// decodeFields decodes a record of declared fields read back: its id,
+// text and lang, and its expected object made canonical.
+func (c *Corpus) decodeFields(rec []byte, d *Document) bool {
+	if !json.Valid(rec) {
+		return false
+	}
+	v, _ := decodeRecord(rec)
+	str := func(x any) string { s, _ := x.(string); return s }
+	obj, probs := checkExpected(fieldOf(v, "expected"), &Expectations{Names: c.Fields})
+	if len(probs) > 0 {
+		return false
+	}
+	*d = Document{ID: str(fieldOf(v, "id")), Text: str(fieldOf(v, "text")), Lang: str(fieldOf(v, "lang")), Expected: Expected{Object: obj}}
+	return true
 }
 
 // TextSize is the length of d's text, or of its line for a document held by

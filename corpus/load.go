@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,6 +25,9 @@ type Corpus struct {
 	Documents []Document // in file order; nil for a corpus opened by reference (Open): use Len and Doc
 	Manifest  Manifest   // recomputed from the records; enum and field definitions from manifest.json
 	Warnings  []string   // problems that do not stop a run (a duplicate text, a class that disagrees with the length)
+	// Fields are the declared field names its expected objects follow
+	// (LoadFields, OpenFields); nil for the default fields.
+	Fields []string
 
 	docsPath string    // documents.jsonl of a corpus opened by reference (Open)
 	index    *docIndex // its documents, by reference
@@ -73,8 +77,21 @@ func (e *LoadError) Error() string {
 // DefaultCategories as the enum). A corpus with problems returns a
 // *LoadError listing all of them; other errors are I/O errors.
 func Load(path string) (*Corpus, error) {
+	return load(path, nil)
+}
+
+// LoadFields loads a corpus of the declared fields exp (see Expectations)
+// as Load does: every expected object is checked by exp, and each
+// document's Expected.Object is its canonical expected object. A corpus
+// whose manifest names other fields, or none (the default three), than
+// exp's is refused with the difference.
+func LoadFields(path string, exp Expectations) (*Corpus, error) {
+	return load(path, &exp)
+}
+
+func load(path string, exp *Expectations) (*Corpus, error) {
 	var docs []Document
-	s, err := read(path, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil })
+	s, err := read(path, exp, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil })
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +114,8 @@ type scan struct {
 	duplicateIDs   []string // "id (lines a, b)"
 	duplicateTexts []string // "id-a and id-b (lines a, b)"
 	lines          int      // records read, good or bad
+	exp            *Expectations
+	fieldProblems  int // expectation problems found; past MaxFieldProblems they are counted, not listed
 
 	// The declared manifest's record hashes, compared as records stream by:
 	// matched ids are deleted, so what is left at the end has no record.
@@ -122,8 +141,8 @@ type pendingText struct {
 type DocFunc func(d *Document, line int, offset int64, length int, record []byte)
 
 // read loads path without stopping at the first problem.
-func read(path string, onDoc DocFunc, reset func()) (*scan, error) {
-	return readFS(osFS{}, path, onDoc, reset)
+func read(path string, exp *Expectations, onDoc DocFunc, reset func()) (*scan, error) {
+	return readFS(osFS{}, path, exp, onDoc, reset)
 }
 
 // readFS streams documents.jsonl from any file system (the disk or the
@@ -131,9 +150,9 @@ func read(path string, onDoc DocFunc, reset func()) (*scan, error) {
 // Duplicates are found from sorted 8-byte hashes, so memory does not grow
 // with the corpus; only when two hashes are equal is the file read again,
 // after reset, to tell a duplicate from a collision exactly.
-func readFS(fsys fs.FS, path string, onDoc DocFunc, reset func()) (*scan, error) {
+func readFS(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, reset func()) (*scan, error) {
 	seed := maphash.MakeSeed()
-	s, err := scanCorpus(fsys, path, onDoc, seed, nil)
+	s, err := scanCorpus(fsys, path, exp, onDoc, seed, nil)
 	var rep *hashesRepeat
 	if !errors.As(err, &rep) {
 		return s, err
@@ -141,7 +160,7 @@ func readFS(fsys fs.FS, path string, onDoc DocFunc, reset func()) (*scan, error)
 	if reset != nil {
 		reset()
 	}
-	return scanCorpus(fsys, path, onDoc, seed, rep)
+	return scanCorpus(fsys, path, exp, onDoc, seed, rep)
 }
 
 // hashesRepeat is the first read's answer when two ids or two texts share a
@@ -154,7 +173,7 @@ func (*hashesRepeat) Error() string { return "two ids or two texts share a hash"
 // of every id and text and returns a *hashesRepeat when some repeat; with
 // suspects it names every duplicate among the ids and texts whose hashes
 // suspects holds.
-func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat) (*scan, error) {
+func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat) (*scan, error) {
 	info, err := fs.Stat(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus %s: %w", path, err)
@@ -173,7 +192,10 @@ func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, seed maphash.Seed, suspe
 		return nil, fmt.Errorf("read corpus documents %s: %w", docsPath, err)
 	}
 	defer f.Close()
-	s := &scan{corpus: &Corpus{Path: path}}
+	s := &scan{corpus: &Corpus{Path: path}, exp: exp}
+	if exp != nil {
+		s.corpus.Fields = append([]string(nil), exp.Names...)
+	}
 	categories, fields := DefaultCategories, DefaultFields
 	if manPath != "" {
 		raw, err := fs.ReadFile(fsys, manPath)
@@ -187,9 +209,19 @@ func scanCorpus(fsys fs.FS, path string, onDoc DocFunc, seed maphash.Seed, suspe
 			if s.declared != nil {
 				categories, fields = s.declared.Categories, s.declared.Fields
 			}
+			if s.declared != nil && !s.sameFields(manPath, s.declared.FieldNames) {
+				return s, nil // its records follow other fields: every line would say so
+			}
 		}
 	}
-	mb := newManifestBuilder(categories, fields, false)
+	var names []string
+	if exp != nil {
+		names, categories = exp.Names, nil
+		if s.declared == nil {
+			fields = nil
+		}
+	}
+	mb := newManifestBuilder(categories, fields, names, false)
 	if err := s.records(docsPath, manPath, f, categories, mb, onDoc, seed, suspects); err != nil {
 		var rep *hashesRepeat
 		if errors.As(err, &rep) {
@@ -229,7 +261,7 @@ func (s *scan) parseManifest(file string, raw []byte) *Manifest {
 		s.add(file, 0, "format", "is %q, want %q", m.Format, ManifestFormat)
 		ok = false
 	}
-	if len(m.Categories) == 0 {
+	if len(m.Categories) == 0 && s.exp == nil && m.FieldNames == nil {
 		s.add(file, 0, "categories", "the category enum is empty; list the allowed categories")
 		ok = false
 	}
@@ -244,7 +276,7 @@ func (s *scan) parseManifest(file string, raw []byte) *Manifest {
 	if !ok {
 		return nil
 	}
-	if m.Fields == nil {
+	if m.Fields == nil && m.FieldNames == nil {
 		m.Fields = DefaultFields
 	}
 	return &m
@@ -283,8 +315,13 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		}
 		s.lines = n
 		record := bytes.TrimSuffix(raw, []byte("\r"))
-		d, probs := ParseLine(record, enum)
+		d, probs := parseLine(record, enum, s.exp)
 		for _, p := range probs {
+			if s.exp != nil && strings.HasPrefix(p.Field, "expected") {
+				if s.fieldProblems++; s.fieldProblems > MaxFieldProblems {
+					continue
+				}
+			}
 			s.add(file, n, p.Field, "%s", p.Message)
 		}
 		if d == nil {
@@ -347,7 +384,37 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 	if s.lines == 0 {
 		s.add(file, 0, "(file)", "no records: a corpus needs at least one document")
 	}
+	if more := s.fieldProblems - MaxFieldProblems; more > 0 {
+		s.add(file, 0, "expected", "%d more expectation problems not listed (the first %d are)", more, MaxFieldProblems)
+	}
 	return nil
+}
+
+// sameFields checks that the manifest's field names (nil: the default
+// three) are the ones the corpus is read with, and says what differs.
+func (s *scan) sameFields(manPath string, declared []string) bool {
+	want := []string(nil)
+	if s.exp != nil {
+		want = s.exp.Names
+	}
+	if isDefaultNames(declared) {
+		declared = nil // written by a protocol that declares the default three
+	}
+	if want != nil && isDefaultNames(want) && declared == nil {
+		return true
+	}
+	if slices.Equal(declared, want) {
+		return true
+	}
+	switch {
+	case want == nil:
+		s.add(manPath, 0, "field_names", "the expectations follow the declared fields %s; read it with the protocol that declares them (its fields:)", strings.Join(declared, ", "))
+	case declared == nil:
+		s.add(manPath, 0, "field_names", "the expectations follow the default fields date, amount, category; the protocol declares %s", strings.Join(want, ", "))
+	default:
+		s.add(manPath, 0, "field_names", "the expectations follow the fields %s; the protocol declares %s (same names in the same order wanted)", strings.Join(declared, ", "), strings.Join(want, ", "))
+	}
+	return false
 }
 
 // hash16 is the first 16 bytes of the sha256 of s: a compact set key.
@@ -415,6 +482,19 @@ type LineProblem struct {
 // returns the document when the line could be decoded, even with problems,
 // so the caller can still check its id for duplicates; nil when it could not.
 func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
+	return parseLine(raw, enum, nil)
+}
+
+// ParseLineFields parses and validates one documents.jsonl line of a
+// corpus of declared fields: id, text and length_class as the
+// corpus-record schema says, the expected object by exp (see
+// Expectations). The document's Expected.Object is the canonical object.
+func ParseLineFields(raw []byte, exp *Expectations) (*Document, []LineProblem) {
+	return parseLine(raw, nil, exp)
+}
+
+// parseLine is ParseLine, or ParseLineFields when exp is not nil.
+func parseLine(raw []byte, enum map[string]bool, exp *Expectations) (*Document, []LineProblem) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, []LineProblem{{"(line)", "blank line; every line must be one JSON record"}}
 	}
@@ -443,6 +523,29 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 	if _, isString := fieldOf(v, "text").(string); isString && strings.TrimSpace(d.Text) == "" {
 		probs = append(probs, LineProblem{"text", "empty text; a document needs its text"})
 		own["text"] = true
+	}
+	if exp != nil {
+		// The schema judges id, text and length_class; the expected
+		// object is judged by exp, with a stand-in for the schema.
+		d.Expected = Expected{}
+		if rec, isObject := v.(map[string]any); isObject {
+			if e, given := rec["expected"]; given {
+				obj, eprobs := checkExpected(e, exp)
+				d.Expected.Object = obj
+				probs = append(probs, eprobs...)
+				v = withExpected(rec, map[string]any{"date": nil, "amount": nil, "category": nil})
+			}
+		}
+		for _, msg := range schemas.ValidateDecoded(schemas.CorpusRecord(), v) {
+			field, text, _ := strings.Cut(msg, ": ")
+			if !own[field] {
+				probs = append(probs, LineProblem{field, text})
+			}
+		}
+		if _, isString := fieldOf(v, "id").(string); !isString {
+			return nil, probs
+		}
+		return d, probs
 	}
 	if c, isString := fieldOf(fieldOf(v, "expected"), "category").(string); isString && enum != nil && !enum[c] {
 		probs = append(probs, LineProblem{"expected.category", fmt.Sprintf("%q is not in the category enum %s", c, enumList(enum))})
@@ -477,6 +580,16 @@ func ParseLine(raw []byte, enum map[string]bool) (*Document, []LineProblem) {
 		return nil, probs
 	}
 	return d, probs
+}
+
+// withExpected is a shallow copy of the record rec with expected replaced.
+func withExpected(rec map[string]any, expected any) map[string]any {
+	out := make(map[string]any, len(rec))
+	for k, x := range rec {
+		out[k] = x
+	}
+	out["expected"] = expected
+	return out
 }
 
 // fieldOf returns v[key] when v is a JSON object, else nil.

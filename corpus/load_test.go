@@ -251,7 +251,8 @@ func TestParseLine(t *testing.T) {
 		{"amount as number", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":12.5,"category":"software"}}`, []string{"expected.amount"}},
 		{"amount with comma", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":"1.234,56","category":"software"}}`, []string{"expected.amount"}},
 		{"unknown class", `{"id":"a","text":"x","length_class":"huge","expected":{"date":null,"amount":null,"category":"software"}}`, []string{"length_class"}},
-		{"extra key", `{"id":"a","text":"x","length_class":"short","lang":"pt","expected":{"date":null,"amount":null,"category":"software"}}`, []string{"(root)"}},
+		{"extra key", `{"id":"a","text":"x","length_class":"short","source":"pt","expected":{"date":null,"amount":null,"category":"software"}}`, []string{"(root)"}},
+		{"bad lang", `{"id":"a","text":"x","length_class":"short","lang":"english!","expected":{"date":null,"amount":null,"category":"software"}}`, []string{"lang"}},
 		{"blank text", `{"id":"a","text":"  \n ","length_class":"short","expected":{"date":null,"amount":null,"category":"software"}}`, []string{"text"}},
 		{"closing brace after", `{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":null,"category":"software"}}}`, []string{"(line)"}},
 		// Duplicate keys: eval refuses an answer with one; a record is refused too.

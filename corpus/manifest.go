@@ -37,13 +37,18 @@ type Manifest struct {
 	Format         string              `json:"format"`
 	Count          int                 `json:"count"`
 	Classes        map[LengthClass]int `json:"classes"`
-	Categories     []string            `json:"categories"`      // the category enum
-	CategoryCounts map[string]int      `json:"category_counts"` // documents per expected category
-	Missing        map[string]int      `json:"missing"`         // documents whose expected field is null, per field
-	Fields         map[string]string   `json:"fields"`          // definitions of the expected fields
-	HashRule       string              `json:"hash_rule"`
-	SHA256         string              `json:"sha256"`        // hash of the whole corpus: what a run fingerprint pins
-	RecordSHA256   map[string]string   `json:"record_sha256"` // id → hash of that record; nil in a loaded corpus (compared while streaming, not kept)
+	Categories     []string            `json:"categories,omitempty"`      // the category enum; none for declared fields
+	CategoryCounts map[string]int      `json:"category_counts,omitempty"` // documents per expected category; none for declared fields
+	Missing        map[string]int      `json:"missing"`                   // documents whose expected field is null, per field
+	Fields         map[string]string   `json:"fields,omitempty"`          // definitions of the expected fields (the default ones; for declared fields, when given)
+	// FieldNames are the declared fields the expected objects follow, in
+	// the protocol's order; nil for the default date, amount and category.
+	// The hash covers them (DeclaredHashRule).
+	FieldNames   []string          `json:"field_names,omitempty"`
+	Langs        map[string]int    `json:"langs,omitempty"` // documents per language tag, when the records give one
+	HashRule     string            `json:"hash_rule"`
+	SHA256       string            `json:"sha256"`        // hash of the whole corpus: what a run fingerprint pins
+	RecordSHA256 map[string]string `json:"record_sha256"` // id → hash of that record; nil in a loaded corpus (compared while streaming, not kept)
 }
 
 // RecordHash returns the hex sha256 of a document's id, text and expectations
@@ -93,7 +98,18 @@ func writeHashedRecord(w io.Writer, d Document) {
 // ComputeManifest describes docs, in order, with the given category enum and
 // field definitions (DefaultFields when nil).
 func ComputeManifest(docs []Document, categories []string, fields map[string]string) Manifest {
-	b := newManifestBuilder(categories, fields, true)
+	b := newManifestBuilder(categories, fields, nil, true)
+	for i := range docs {
+		b.add(&docs[i])
+	}
+	return b.done()
+}
+
+// ComputeManifestFields describes docs, a corpus of the declared fields
+// names (in order), whose Expected.Object each holds its expected object
+// canonically (CanonicalObject). fields, the definitions, may be nil.
+func ComputeManifestFields(docs []Document, names []string, fields map[string]string) Manifest {
+	b := newManifestBuilder(nil, fields, names, true)
 	for i := range docs {
 		b.add(&docs[i])
 	}
@@ -110,19 +126,16 @@ type manifestBuilder struct {
 	keepRecords bool
 }
 
-func newManifestBuilder(categories []string, fields map[string]string, keepRecords bool) *manifestBuilder {
-	if fields == nil {
-		fields = DefaultFields
-	}
+// newManifestBuilder describes a corpus of the default fields (names nil)
+// or of the declared fields names.
+func newManifestBuilder(categories []string, fields map[string]string, names []string, keepRecords bool) *manifestBuilder {
 	b := &manifestBuilder{
 		m: Manifest{
-			Format:         ManifestFormat,
-			Classes:        map[LengthClass]int{Short: 0, Usual: 0, Long: 0},
-			Categories:     append([]string(nil), categories...),
-			CategoryCounts: map[string]int{},
-			Missing:        map[string]int{"date": 0, "amount": 0, "category": 0},
-			Fields:         fields,
-			HashRule:       HashRule,
+			Format:   ManifestFormat,
+			Classes:  map[LengthClass]int{Short: 0, Usual: 0, Long: 0},
+			Missing:  map[string]int{},
+			Fields:   fields,
+			HashRule: HashRule,
 		},
 		whole:       sha256.New(),
 		keepRecords: keepRecords,
@@ -130,6 +143,24 @@ func newManifestBuilder(categories []string, fields map[string]string, keepRecor
 	if keepRecords {
 		b.m.RecordSHA256 = map[string]string{}
 	}
+	if names != nil {
+		b.m.FieldNames = append([]string(nil), names...)
+		b.m.HashRule = DeclaredHashRule
+		for _, n := range names {
+			b.m.Missing[n] = 0
+		}
+		if !isDefaultNames(names) {
+			list, _ := marshalNoEscape(names) // strings only
+			b.whole.Write([]byte("field_names " + string(list) + "\n"))
+		}
+		return b
+	}
+	if b.m.Fields == nil {
+		b.m.Fields = DefaultFields
+	}
+	b.m.Categories = append([]string(nil), categories...)
+	b.m.CategoryCounts = map[string]int{}
+	b.m.Missing = map[string]int{"date": 0, "amount": 0, "category": 0}
 	for _, c := range categories {
 		b.m.CategoryCounts[c] = 0
 	}
@@ -141,16 +172,29 @@ func (b *manifestBuilder) add(d *Document) string {
 	m := &b.m
 	m.Count++
 	m.Classes[d.LengthClass]++
-	if d.Expected.Category != nil {
-		m.CategoryCounts[*d.Expected.Category]++
-	} else {
-		m.Missing["category"]++
+	if d.Lang != "" {
+		if m.Langs == nil {
+			m.Langs = map[string]int{}
+		}
+		m.Langs[d.Lang]++
 	}
-	if d.Expected.Date == nil {
-		m.Missing["date"]++
-	}
-	if d.Expected.Amount == nil {
-		m.Missing["amount"]++
+	switch {
+	case m.FieldNames != nil:
+		for _, n := range nullFields(d.Expected.Object) {
+			m.Missing[n]++
+		}
+	default:
+		if d.Expected.Category != nil {
+			m.CategoryCounts[*d.Expected.Category]++
+		} else {
+			m.Missing["category"]++
+		}
+		if d.Expected.Date == nil {
+			m.Missing["date"]++
+		}
+		if d.Expected.Amount == nil {
+			m.Missing["amount"]++
+		}
 	}
 	h := RecordHash(*d)
 	if b.keepRecords {

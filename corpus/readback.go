@@ -4,8 +4,8 @@ import "github.com/extractbench/extractbench/jsonscan"
 
 // decodeIndexed decodes a record read back into d as json.Unmarshal does,
 // for the shape every indexed record has (Open validated it): one object
-// with the keys id, text, length_class and expected, the last holding
-// date, amount and category as strings or null. It returns false on
+// with the keys id, text, length_class, expected and optionally lang,
+// expected holding date, amount and category as strings or null. It returns false on
 // anything else (another key or a key given twice, an escape it does not
 // decode, invalid UTF-8, a syntax error), and json.Unmarshal decides: the
 // reflection and the validating pass json.Unmarshal makes were half of what
@@ -27,6 +27,8 @@ func decodeIndexed(rec []byte, d *Document) bool {
 			return ok
 		case "expected":
 			return s.Once(&seen, 8) && readExpected(&s, &d.Expected)
+		case "lang":
+			return s.Once(&seen, 16) && readStr(&s, &d.Lang)
 		}
 		return false
 	})
