@@ -212,7 +212,7 @@ func parseProp(name string, n schemaNode, path []string) *prop {
 		p.kind = kindNumber
 	case types["boolean"]:
 		p.kind = kindBoolean
-	case n.Format == "date" || strings.Contains(n.Pattern, "{4}-"):
+	case n.Format == "date" || strings.Contains(n.Pattern, "[0-9]{4}"): // a year in the pattern
 		p.kind = kindDate
 	}
 	return p

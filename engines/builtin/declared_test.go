@@ -15,19 +15,20 @@ import (
 )
 
 // poSchema is the output schema of the purchase-order example's fields
-// (examples/purchase-orders/protocol.yaml): the supplier nested, the
-// lines a list, as a generated schema writes them.
-const poSchema = `{"type":"object","additionalProperties":false,
-"required":["order_number","supplier","lines","currency","total","order_date","delivery_date","signed"],
+// (examples/purchase-orders/protocol.yaml) as eval.FieldSchema generates
+// it: keys sorted, the supplier nested, the lines a list, dates a pattern.
+const poSchema = `{"$schema":"http://json-schema.org/draft-07/schema#","additionalProperties":false,
 "properties":{
+ "currency":{"enum":["BRL","EUR","USD"],"type":"string"},
+ "delivery_date":{"pattern":"^([0-9]{4}-[0-9]{2}-[0-9]{2})$","type":["string","null"]},
+ "lines":{"items":{"type":"string"},"type":["array","null"]},
+ "order_date":{"pattern":"^([0-9]{4}-[0-9]{2}-[0-9]{2})$","type":["string","null"]},
  "order_number":{"type":["string","null"]},
- "supplier":{"type":"object","properties":{"name":{"type":["string","null"]},"tax_id":{"type":["string","null"]}}},
- "lines":{"type":["array","null"],"items":{"type":"string"}},
- "currency":{"type":["string","null"],"enum":["BRL","EUR","USD",null]},
- "total":{"type":["number","null"]},
- "order_date":{"type":["string","null"],"format":"date"},
- "delivery_date":{"type":["string","null"],"format":"date"},
- "signed":{"type":["boolean","null"]}}}`
+ "signed":{"type":["boolean","null"]},
+ "supplier":{"additionalProperties":false,"properties":{"name":{"type":["string","null"]},"tax_id":{"type":["string","null"]}},"required":["name","tax_id"],"type":"object"},
+ "total":{"type":["number","string","null"]}},
+"required":["order_number","supplier","lines","currency","total","order_date","delivery_date","signed"],
+"title":"Extraction","type":"object"}`
 
 // poPointers are where each expected field is in the answer.
 var poPointers = map[string][]string{
@@ -126,8 +127,8 @@ func TestDeclared_PurchaseOrders(t *testing.T) {
 	s, _ := newTestServer(t, func(c *Config) { c.Variant = "bf16" })
 	for _, d := range docs {
 		answer, finish := answerOf(t, s, d.Text, poFormat(), greedy)
-		if wrong := poWrong(answer, d.Expected); len(wrong) > 0 || finish != "stop" {
-			t.Errorf("%s (%s): fields %v wrong, finish %s\n got  %s\n want %s", d.ID, d.LengthClass, wrong, finish, answer, d.Expected)
+		if wrong := poWrong(answer, d.Expected.Object); len(wrong) > 0 || finish != "stop" {
+			t.Errorf("%s (%s): fields %v wrong, finish %s\n got  %s\n want %s", d.ID, d.LengthClass, wrong, finish, answer, d.Expected.Object)
 		}
 	}
 }
@@ -141,7 +142,7 @@ func TestDeclared_Nested(t *testing.T) {
 		"Subtotal: R$ 1.202,00\nValor total: R$ 1.234,56\n\nAssinatura: ____________"
 	s, _ := newTestServer(t, nil)
 	got, _ := answerOf(t, s, doc, poFormat(), greedy)
-	want := `{"order_number": "PC-2025/00042", "supplier": {"name": "Ferragens Ipiranga Ltda.", "tax_id": null}, "lines": ["FEIP-00001", "FEIP-00002"], "currency": "BRL", "total": 1234.56, "order_date": "2025-03-03", "delivery_date": null, "signed": false}`
+	want := `{"currency": "BRL", "delivery_date": null, "lines": ["FEIP-00001", "FEIP-00002"], "order_date": "2025-03-03", "order_number": "PC-2025/00042", "signed": false, "supplier": {"name": "Ferragens Ipiranga Ltda.", "tax_id": null}, "total": 1234.56}`
 	if got != want {
 		t.Errorf("answer\n got  %s\n want %s", got, want)
 	}
@@ -158,7 +159,7 @@ func TestDeclared_SchemaInPrompt(t *testing.T) {
 		t.Fatal(e.Message)
 	}
 	got := strings.Join(g.tokens, "")
-	want := `{"order_number": "PO-2024-000001", "supplier": {"name": null, "tax_id": null}, "lines": null, "currency": "USD", "total": 1234.56, "order_date": null, "delivery_date": null, "signed": true}`
+	want := `{"currency": "USD", "delivery_date": null, "lines": null, "order_date": null, "order_number": "PO-2024-000001", "signed": true, "supplier": {"name": null, "tax_id": null}, "total": 1234.56}`
 	if got != want {
 		t.Errorf("answer\n got  %s\n want %s", got, want)
 	}
@@ -193,7 +194,7 @@ func TestDeclared_Faults(t *testing.T) {
 	}
 	d := docs[0]
 	var want map[string]any
-	_ = json.Unmarshal([]byte(d.Expected), &want)
+	_ = json.Unmarshal([]byte(d.Expected.Object), &want)
 	number := want["order_number"].(string)
 	clean := map[string]any{}
 	s, _ := newTestServer(t, nil)
@@ -217,7 +218,7 @@ func TestDeclared_Faults(t *testing.T) {
 		}},
 		{FaultMissingKey, func(a, _ string) string {
 			var m map[string]any
-			if json.Unmarshal([]byte(a), &m) != nil || len(m) != len(clean)-1 || m["signed"] != nil {
+			if json.Unmarshal([]byte(a), &m) != nil || len(m) != len(clean)-1 || m["total"] != nil {
 				return "want valid JSON without its last key"
 			}
 			return ""
@@ -239,7 +240,7 @@ func TestDeclared_Faults(t *testing.T) {
 			return ""
 		}},
 		{FaultWrongValue, func(a, _ string) string {
-			if wrong := poWrong(a, d.Expected); len(wrong) != 1 || wrong[0] == "invalid" {
+			if wrong := poWrong(a, d.Expected.Object); len(wrong) != 1 || wrong[0] == "invalid" {
 				return fmt.Sprintf("want valid JSON with one wrong field, got %v", wrong)
 			}
 			return ""
@@ -275,7 +276,7 @@ func TestDeclared_Rates(t *testing.T) {
 		s, _ := newTestServer(t, func(c *Config) { c.Variant = variant })
 		wrongDocs[variant] = map[string]bool{}
 		for _, d := range docs {
-			if a, _ := answerOf(t, s, d.Text, poFormat(), greedy); len(poWrong(a, d.Expected)) > 0 {
+			if a, _ := answerOf(t, s, d.Text, poFormat(), greedy); len(poWrong(a, d.Expected.Object)) > 0 {
 				wrongDocs[variant][d.ID] = true
 			}
 		}
@@ -297,10 +298,10 @@ func TestDeclared_Rates(t *testing.T) {
 		f := chooseFault(&s.cfg, documentText(prompt+d.Text), docHash(documentText(prompt+d.Text)))
 		counts[f]++
 		a, _ := answerOf(t, s, d.Text, poFormat(), greedy)
-		if f != FaultNone && len(poWrong(a, d.Expected)) == 0 {
+		if f != FaultNone && len(poWrong(a, d.Expected.Object)) == 0 {
 			t.Errorf("%s: fault %s, answer right: %s", d.ID, f, a)
 		}
-		if f == FaultNone && len(poWrong(a, d.Expected)) != 0 {
+		if f == FaultNone && len(poWrong(a, d.Expected.Object)) != 0 {
 			t.Errorf("%s: no fault, answer wrong: %s", d.ID, a)
 		}
 	}
@@ -308,5 +309,30 @@ func TestDeclared_Rates(t *testing.T) {
 		if counts[f] < 15 || counts[f] > 50 { // 30 expected; outside [15, 50] is p < 0.001
 			t.Errorf("fault %s on %d of %d documents: want about 10%%", f, counts[f], len(docs))
 		}
+	}
+}
+
+// TestParseDeclared reads each JSON Schema form of a property: nested
+// objects, lists, enums, dates by format or pattern, numbers, integers,
+// booleans; the default extraction schema declares nothing.
+func TestParseDeclared(t *testing.T) {
+	d := parseDeclared(json.RawMessage(`{"properties":{
+ "issued":{"type":"string","format":"date"},
+ "paidOn":{"type":["string","null"],"pattern":"^([0-9]{2}/[0-9]{2}/[0-9]{4})$"},
+ "count":{"type":["integer","null"]},
+ "tags":{"type":"array","items":{"enum":["x","y"]}},
+ "payer":{"type":"object","properties":{"active":{"type":"boolean"},"balance_due":{"type":["number","string"]}}},
+ "payer_name":{"type":"string"}}}`))
+	var got []string
+	for _, p := range d.leaves() {
+		got = append(got, fmt.Sprintf("%s:%d:%t:%v:%v", p.name, p.kind, p.list, p.words, p.enum))
+	}
+	want := []string{"issued:2:false:[issued]:[]", "paidOn:2:false:[paid on]:[]", "count:4:false:[count]:[]", "tags:1:true:[tag]:[x y]",
+		"active:5:false:[payer active]:[]", "balance_due:3:false:[payer balance due]:[]", "payer_name:0:false:[payer name]:[]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("leaves\n got  %v\n want %v", got, want)
+	}
+	if d := parseDeclared(json.RawMessage(`{"properties":{"date":{"type":"string"},"amount":{"type":"number"},"category":{"type":"string"}}}`)); d != nil {
+		t.Error("the default fields declare a field set: want nil (the default answer)")
 	}
 }

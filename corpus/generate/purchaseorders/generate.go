@@ -88,17 +88,17 @@ func plan(r *rand.Rand) []spec {
 // Generate returns the corpus for seed: Count documents with ids
 // po-0001 ..., each Expected.Object its expected object (keys FieldNames).
 // Each document draws from its own random stream (seed, index).
-func Generate(seed int64) ([]Document, error) {
+func Generate(seed int64) ([]corpus.Document, error) {
 	specs := plan(rand.New(rand.NewPCG(uint64(seed), 0x5EED0F0)))
-	docs := make([]Document, len(specs))
+	docs := make([]corpus.Document, len(specs))
 	for i, s := range specs {
 		o := newOrder(rand.New(rand.NewPCG(uint64(seed), uint64(i+1))), s)
 		text := o.render(s.class) // first: a short order may lose lines
-		obj, err := expectedObject(FieldNames, o.expected())
+		obj, err := corpus.ExpectedObject(FieldNames, o.expected())
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i+1, err)
 		}
-		docs[i] = Document{ID: fmt.Sprintf("po-%04d", i+1), Text: text, LengthClass: s.class, Expected: obj, Lang: o.lang}
+		docs[i] = corpus.Document{ID: fmt.Sprintf("po-%04d", i+1), Text: text, LengthClass: s.class, Expected: corpus.Expected{Object: obj}, Lang: o.lang}
 	}
 	return docs, nil
 }
@@ -110,7 +110,7 @@ func WriteDir(dir string, seed int64) error {
 	if err != nil {
 		return fmt.Errorf("generate purchase orders (seed %d): %w", seed, err)
 	}
-	if err := writeDirFields(dir, docs); err != nil {
+	if err := corpus.WriteDirFields(dir, docs, FieldNames, FieldDefinitions); err != nil {
 		return fmt.Errorf("write purchase orders (seed %d): %w", seed, err)
 	}
 	return nil

@@ -33,11 +33,11 @@ func TestGenerate_Plan(t *testing.T) {
 		if c, ok := corpus.ClassOf(corpus.ApproxTokens(d.Text)); !ok || c != d.LengthClass {
 			t.Errorf("%s: %d tokens, class %s, want %s", d.ID, corpus.ApproxTokens(d.Text), c, d.LengthClass)
 		}
-		dec := json.NewDecoder(strings.NewReader(d.Expected))
+		dec := json.NewDecoder(strings.NewReader(d.Expected.Object))
 		var keys []string
 		var m map[string]any
-		if err := json.Unmarshal([]byte(d.Expected), &m); err != nil {
-			t.Fatalf("%s: expected %s: %v", d.ID, d.Expected, err)
+		if err := json.Unmarshal([]byte(d.Expected.Object), &m); err != nil {
+			t.Fatalf("%s: expected %s: %v", d.ID, d.Expected.Object, err)
 		}
 		dec.Token()
 		for dec.More() {
@@ -98,7 +98,7 @@ func TestGenerate_LocaleForms(t *testing.T) {
 	upper := 0
 	for _, d := range docs {
 		var m map[string]any
-		_ = json.Unmarshal([]byte(d.Expected), &m)
+		_ = json.Unmarshal([]byte(d.Expected.Object), &m)
 		total := m["total"].(string)
 		whole, cents, _ := strings.Cut(total, ".")
 		if len(whole) < 4 {
