@@ -114,6 +114,9 @@ func answerOf(t *testing.T, s *Server, text string, rf json.RawMessage, sp sampl
 	return strings.Join(g.tokens, ""), g.finish
 }
 
+// poMaxTokens is the example protocol's generation.max_tokens.
+const poMaxTokens = 256
+
 var greedy = sampling{temperature: 0, seed: "7"}
 
 // TestDeclared_PurchaseOrders answers the whole purchase-order corpus with
@@ -127,6 +130,9 @@ func TestDeclared_PurchaseOrders(t *testing.T) {
 	s, _ := newTestServer(t, func(c *Config) { c.Variant = "bf16" })
 	for _, d := range docs {
 		answer, finish := answerOf(t, s, d.Text, poFormat(), greedy)
+		if n := len(splitTokens(answer)); n > poMaxTokens {
+			t.Errorf("%s: answer of %d tokens: the example's max_tokens is %d", d.ID, n, poMaxTokens)
+		}
 		if wrong := poWrong(answer, d.Expected.Object); len(wrong) > 0 || finish != "stop" {
 			t.Errorf("%s (%s): fields %v wrong, finish %s\n got  %s\n want %s", d.ID, d.LengthClass, wrong, finish, answer, d.Expected.Object)
 		}
