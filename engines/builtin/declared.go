@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
-	"sync"
 	"unicode"
 )
 
@@ -56,18 +55,12 @@ type schemaNode struct {
 	Properties json.RawMessage `json:"properties"`
 }
 
-// declaredCache keeps the schemas parsed so far: a run sends the same one
-// with every request.
-var declaredCache struct {
-	sync.Mutex
-	m map[string]*declared
-}
-
 // declaredOf returns the field set a request declares, from its
 // response_format or, without one, a JSON Schema in its prompt; nil for
 // the default fields or no schema, which the default extractor answers
-// (byte for byte as before fields could be declared).
-func declaredOf(responseFormat json.RawMessage, prompt string) *declared {
+// (byte for byte as before fields could be declared). A run sends the
+// same schema with every request: each is parsed once.
+func (s *Server) declaredOf(responseFormat json.RawMessage, prompt string) *declared {
 	raw := schemaOfFormat(responseFormat)
 	if raw == nil {
 		raw = schemaInPrompt(prompt)
@@ -75,16 +68,16 @@ func declaredOf(responseFormat json.RawMessage, prompt string) *declared {
 	if raw == nil {
 		return nil
 	}
-	declaredCache.Lock()
-	defer declaredCache.Unlock()
-	if d, ok := declaredCache.m[string(raw)]; ok {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if d, ok := s.schemas[string(raw)]; ok {
 		return d
 	}
 	d := parseDeclared(raw)
-	if declaredCache.m == nil || len(declaredCache.m) >= 64 {
-		declaredCache.m = map[string]*declared{}
+	if s.schemas == nil || len(s.schemas) >= 64 {
+		s.schemas = map[string]*declared{}
 	}
-	declaredCache.m[string(raw)] = d
+	s.schemas[string(raw)] = d
 	return d
 }
 

@@ -107,7 +107,7 @@ func normalised(s string) string {
 // given response format would get it.
 func answerOf(t *testing.T, s *Server, text string, rf json.RawMessage, sp sampling) (string, string) {
 	t.Helper()
-	g, e := s.plan(0, prompt+text, 100, sp, declaredOf(rf, prompt+text))
+	g, e := s.plan(0, prompt+text, 100, sp, s.declaredOf(rf, prompt+text))
 	if e != nil {
 		t.Fatal(e.Message)
 	}
@@ -160,7 +160,7 @@ func TestDeclared_Nested(t *testing.T) {
 func TestDeclared_SchemaInPrompt(t *testing.T) {
 	s, _ := newTestServer(t, nil)
 	text := "Answer with JSON matching this schema:\n" + poSchema + "\n\nDocument:\nPURCHASE ORDER\nPO number: PO-2024-000001\nCurrency: USD\nTotal: USD 1,234.56\nSigned by: Emily Chen"
-	g, e := s.plan(0, text, 100, greedy, declaredOf(nil, text))
+	g, e := s.plan(0, text, 100, greedy, s.declaredOf(nil, text))
 	if e != nil {
 		t.Fatal(e.Message)
 	}
@@ -179,10 +179,10 @@ func TestDeclared_DefaultUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	rf := json.RawMessage(`{"type":"json_schema","json_schema":{"name":"extraction","strict":true,"schema":` + string(schema) + `}}`)
-	if d := declaredOf(rf, prompt+invoiceEN); d != nil {
+	s, _ := newTestServer(t, nil)
+	if d := s.declaredOf(rf, prompt+invoiceEN); d != nil {
 		t.Fatalf("the default schema declares %d properties: want the default answer", len(d.props))
 	}
-	s, _ := newTestServer(t, nil)
 	for _, f := range []json.RawMessage{nil, rf} {
 		if got, _ := answerOf(t, s, invoiceEN, f, greedy); got != wantInvoiceEN {
 			t.Errorf("response_format %s: answer %s, want %s", f, got, wantInvoiceEN)
@@ -340,5 +340,41 @@ func TestParseDeclared(t *testing.T) {
 	}
 	if d := parseDeclared(json.RawMessage(`{"properties":{"date":{"type":"string"},"amount":{"type":"number"},"category":{"type":"string"}}}`)); d != nil {
 		t.Error("the default fields declare a field set: want nil (the default answer)")
+	}
+}
+
+// TestServer_DeclaredOverHTTP: a chat completion and a batch of
+// completions that send the schema as response_format get the declared
+// answers; the same chat without it gets the default fields.
+func TestServer_DeclaredOverHTTP(t *testing.T) {
+	docs, err := purchaseorders.Generate(purchaseorders.DefaultSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts := newTestServer(t, nil)
+	resp, body := post(t, ts.URL+"/v1/chat/completions", chatBody(docs[0].Text, map[string]any{"response_format": poFormat()}))
+	var c completion
+	if err := json.Unmarshal(body, &c); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("chat: status %d, %s", resp.StatusCode, body)
+	}
+	if wrong := poWrong(c.Choices[0].Message.Content, docs[0].Expected.Object); len(wrong) > 0 {
+		t.Errorf("chat: fields %v wrong in %s", wrong, c.Choices[0].Message.Content)
+	}
+	_, body = post(t, ts.URL+"/v1/chat/completions", chatBody(docs[0].Text, nil))
+	c = completion{}
+	_ = json.Unmarshal(body, &c)
+	if a := c.Choices[0].Message.Content; !strings.HasPrefix(a, `{"date": `) {
+		t.Errorf("chat without response_format: %s, want the default fields", a)
+	}
+	prompts := []string{prompt + docs[1].Text, prompt + docs[2].Text}
+	resp, body = post(t, ts.URL+"/v1/completions", map[string]any{"model": "sim-8b", "prompt": prompts, "temperature": 0, "response_format": poFormat()})
+	c = completion{}
+	if err := json.Unmarshal(body, &c); err != nil || resp.StatusCode != 200 || len(c.Choices) != 2 {
+		t.Fatalf("completions: status %d, %s", resp.StatusCode, body)
+	}
+	for _, ch := range c.Choices {
+		if wrong := poWrong(ch.Text, docs[1+ch.Index].Expected.Object); len(wrong) > 0 {
+			t.Errorf("completion %d: fields %v wrong in %s", ch.Index, wrong, ch.Text)
+		}
 	}
 }

@@ -65,7 +65,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if max == nil {
 		max = req.MaxTokens
 	}
-	decl := declaredOf(req.ResponseFormat, system+"\n"+user)
+	decl := s.declaredOf(req.ResponseFormat, system+"\n"+user)
 	g, e := s.plan(0, user, prompt, s.sampling(max, req.Temperature, req.Seed), decl)
 	if e != nil {
 		s.refuse(w, r, e)
@@ -91,7 +91,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	var gens []*generation
 	for i, p := range prompts {
-		g, e := s.plan(i, p, 1+corpus.ApproxTokens(p), s.sampling(req.MaxTokens, req.Temperature, req.Seed), declaredOf(req.ResponseFormat, p))
+		g, e := s.plan(i, p, 1+corpus.ApproxTokens(p), s.sampling(req.MaxTokens, req.Temperature, req.Seed), s.declaredOf(req.ResponseFormat, p))
 		if e != nil {
 			s.refuse(w, r, e)
 			return

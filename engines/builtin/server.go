@@ -82,6 +82,7 @@ type Server struct {
 	cacheMu   sync.Mutex
 	cache     map[string]cachedRead
 	declCache map[string]cachedDeclared // keyed by the schema's key and the document's hash
+	schemas   map[string]*declared      // the declared field sets parsed, by their schema's text
 }
 
 // cachedDeclared is one document's reading for a declared field set and
