@@ -9,6 +9,7 @@ import (
 
 	"github.com/extractbench/extractbench/corpus"
 	"github.com/extractbench/extractbench/corpus/generate"
+	"github.com/extractbench/extractbench/corpus/generate/purchaseorders"
 	"github.com/extractbench/extractbench/pipeline/protocol"
 )
 
@@ -120,8 +121,12 @@ func checkReadError(err error) error {
 	return nil
 }
 
+// purchaseOrders names the purchase-order example (examples/purchase-orders).
+const purchaseOrders = "purchase-orders"
+
 func (c *corpusCommand) generate(args []string) error {
-	fs := newFlags("corpus generate [-seed N] [-n N] -out DIR", "Write the deterministic default corpus (documents.jsonl, manifest.json), or a corpus of -n documents in its proportions.", c.env)
+	fs := newFlags("corpus generate [-example NAME] [-seed N] [-n N] -out DIR", "Write the deterministic default corpus (documents.jsonl, manifest.json), or a corpus of -n documents in its proportions, or an example's corpus.", c.env)
+	example := fs.String("example", "", "write the corpus of an example instead of the default one: "+purchaseOrders+" (examples/purchase-orders/corpus, with the default seed)")
 	seed := fs.Int64("seed", generate.DefaultSeed, "generator seed (the committed corpus/default uses the default)")
 	n := fs.Int("n", generate.DefaultCount, fmt.Sprintf("documents to write, 1 to %d, in the default corpus's proportions of length classes, categories and missing fields; ids doc-0001...", generate.MaxCount))
 	out := fs.String("out", "", "output `DIR`")
@@ -130,6 +135,23 @@ func (c *corpusCommand) generate(args []string) error {
 	}
 	if *out == "" {
 		return &usageError{msg: "corpus generate: -out DIR is required"}
+	}
+	switch *example {
+	case "":
+	case purchaseOrders:
+		if flagSet(fs, "n") {
+			return &usageError{msg: fmt.Sprintf("corpus generate: -n with -example %s: the example has %d documents", purchaseOrders, purchaseorders.Count)}
+		}
+		if !flagSet(fs, "seed") {
+			*seed = purchaseorders.DefaultSeed
+		}
+		if err := purchaseorders.WriteDir(*out, *seed); err != nil {
+			return fmt.Errorf("generate corpus: %w", err)
+		}
+		fmt.Fprintf(c.stdout, "wrote %s (example %s, seed %d)\n", *out, purchaseOrders, *seed)
+		return nil
+	default:
+		return &usageError{msg: fmt.Sprintf("corpus generate: -example %q: want %s%s", *example, purchaseOrders, didYouMean(*example, []string{purchaseOrders}))}
 	}
 	if *n < 1 || *n > generate.MaxCount {
 		return &usageError{msg: fmt.Sprintf("corpus generate: -n %d: want 1 to %d documents", *n, generate.MaxCount)}

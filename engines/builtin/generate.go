@@ -48,11 +48,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, errBadRequest("messages: at least one message is required"))
 		return
 	}
-	prompt, user := chatTemplateBase, ""
+	prompt, user, system := chatTemplateBase, "", ""
 	for _, m := range req.Messages {
 		prompt += chatTemplatePerMessage + corpus.ApproxTokens(string(m.Content))
-		if m.Role == "user" {
+		switch m.Role {
+		case "user":
 			user = string(m.Content)
+		case "system":
+			system = string(m.Content)
 		}
 	}
 	if user == "" {
@@ -62,7 +65,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if max == nil {
 		max = req.MaxTokens
 	}
-	g, e := s.plan(0, user, prompt, s.sampling(max, req.Temperature, req.Seed))
+	decl := s.declaredOf(req.ResponseFormat, system+"\n"+user)
+	g, e := s.plan(0, user, prompt, s.sampling(max, req.Temperature, req.Seed), decl)
 	if e != nil {
 		s.refuse(w, r, e)
 		return
@@ -87,7 +91,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	var gens []*generation
 	for i, p := range prompts {
-		g, e := s.plan(i, p, 1+corpus.ApproxTokens(p), s.sampling(req.MaxTokens, req.Temperature, req.Seed))
+		g, e := s.plan(i, p, 1+corpus.ApproxTokens(p), s.sampling(req.MaxTokens, req.Temperature, req.Seed), s.declaredOf(req.ResponseFormat, p))
 		if e != nil {
 			s.refuse(w, r, e)
 			return
@@ -120,8 +124,9 @@ func (s *Server) sampling(max *int, temperature *float64, seed *int64) sampling 
 	return sp
 }
 
-// plan checks the context window and decides the answer of one prompt.
-func (s *Server) plan(index int, text string, prompt int, sp sampling) (*generation, *apiError) {
+// plan checks the context window and decides the answer of one prompt:
+// the default fields', or those of decl when the request declares some.
+func (s *Server) plan(index int, text string, prompt int, sp sampling, decl *declared) (*generation, *apiError) {
 	window := s.p.ContextWindow
 	max := window - prompt
 	if sp.maxTokens != nil {
@@ -138,16 +143,8 @@ func (s *Server) plan(index int, text string, prompt int, sp sampling) (*generat
 	}
 	doc := documentText(text)
 	hash := docHash(doc)
-	ex := s.extract(doc, hash)
 	g := &generation{index: index, prompt: prompt, finish: "stop", fault: chooseFault(&s.cfg, doc, hash)}
-	var answer string
-	switch g.fault {
-	case FaultNone, FaultOOM, FaultHTML, FaultReset, FaultTruncate:
-		answer = answerJSON(ex, choosePerturbation(s.variant, hash, sp.temperature, sp.seed))
-	default:
-		answer = faultAnswer(g.fault, ex)
-	}
-	g.tokens = splitTokens(answer)
+	g.tokens = splitTokens(s.answer(doc, hash, g.fault, sp, decl))
 	if g.fault == FaultTruncate {
 		g.tokens, g.finish = g.tokens[:len(g.tokens)/2], "length"
 	}
@@ -155,6 +152,24 @@ func (s *Server) plan(index int, text string, prompt int, sp sampling) (*generat
 		g.tokens, g.finish = g.tokens[:max], "length"
 	}
 	return g, nil
+}
+
+// answer writes the answer of one document: its fault's, else the
+// variant's (perturbed or not).
+func (s *Server) answer(doc, hash string, f Fault, sp sampling, decl *declared) string {
+	content := f != FaultNone && f != FaultOOM && f != FaultHTML && f != FaultReset && f != FaultTruncate
+	if decl != nil {
+		rd := s.readDeclared(doc, hash, decl)
+		if content {
+			return declaredFaultAnswer(f, decl, rd, hash)
+		}
+		return declaredJSON(decl, rd, declaredPerturbation(decl, rd, hash, choosePerturbation(s.variant, hash, sp.temperature, sp.seed)))
+	}
+	ex := s.extract(doc, hash)
+	if content {
+		return faultAnswer(f, ex)
+	}
+	return answerJSON(ex, choosePerturbation(s.variant, hash, sp.temperature, sp.seed))
 }
 
 // run submits the generations to the scheduler and writes what comes back,

@@ -18,20 +18,21 @@ type chatRequest struct {
 	N                   *int            `json:"n"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *streamOptions  `json:"stream_options"`
-	ResponseFormat      json.RawMessage `json:"response_format"` // accepted and ignored: the answer is JSON anyway
+	ResponseFormat      json.RawMessage `json:"response_format"` // a json_schema other than the default's declares the fields (declared.go)
 }
 
 // completionRequest is the part of an OpenAI (legacy) completion request the
 // engine reads. Prompt is a string or a list of strings (a batch).
 type completionRequest struct {
-	Model         string          `json:"model"`
-	Prompt        json.RawMessage `json:"prompt"`
-	MaxTokens     *int            `json:"max_tokens"`
-	Temperature   *float64        `json:"temperature"`
-	Seed          *int64          `json:"seed"`
-	N             *int            `json:"n"`
-	Stream        bool            `json:"stream"`
-	StreamOptions *streamOptions  `json:"stream_options"`
+	Model          string          `json:"model"`
+	Prompt         json.RawMessage `json:"prompt"`
+	MaxTokens      *int            `json:"max_tokens"`
+	Temperature    *float64        `json:"temperature"`
+	Seed           *int64          `json:"seed"`
+	N              *int            `json:"n"`
+	Stream         bool            `json:"stream"`
+	StreamOptions  *streamOptions  `json:"stream_options"`
+	ResponseFormat json.RawMessage `json:"response_format"`
 }
 
 type streamOptions struct {

@@ -79,8 +79,40 @@ type Server struct {
 	// that a document's latency does not depend on whether the engine has
 	// seen it: the engine is in steady state from its first request, as the
 	// client's steady-state check (eval/steady.go) requires of it.
-	cacheMu sync.Mutex
-	cache   map[string]cachedRead
+	cacheMu   sync.Mutex
+	cache     map[string]cachedRead
+	declCache map[string]cachedDeclared // keyed by the schema's key and the document's hash
+	schemas   map[string]*declared      // the declared field sets parsed, by their schema's text
+}
+
+// cachedDeclared is one document's reading for a declared field set and
+// how long it took.
+type cachedDeclared struct {
+	rd   reading
+	took time.Duration
+}
+
+// readDeclared reads doc for the field set d, or returns what an earlier
+// request read, after waiting as long as its reading took (as extract).
+func (s *Server) readDeclared(doc, hash string, d *declared) reading {
+	key := d.key + "/" + hash
+	s.cacheMu.Lock()
+	c, ok := s.declCache[key]
+	s.cacheMu.Unlock()
+	if ok {
+		time.Sleep(c.took)
+		return c.rd
+	}
+	start := time.Now()
+	rd := readDeclared(doc, d)
+	took := time.Since(start)
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.declCache == nil || len(s.declCache) >= maxCached {
+		s.declCache = map[string]cachedDeclared{}
+	}
+	s.declCache[key] = cachedDeclared{rd, took}
+	return rd
 }
 
 // cachedRead is one document's extraction and how long it took.
