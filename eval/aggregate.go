@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/extractbench/extractbench"
@@ -95,6 +96,11 @@ type PassTally struct {
 	// Confusion counts expected category × predicted category, both keyed
 	// by the category, ConfusionNull or (predicted only) ConfusionInvalid.
 	Confusion map[string]map[string]int
+	// PerField is every field of the records' Score.Fields, in the order
+	// the first record lists them (the protocol's): the default fields or
+	// the declared ones, summed from FieldScore's counts, so that the
+	// default fields' F1 equal Date, Amount and Category's.
+	PerField []extractbench.PassField
 }
 
 // Field returns the stats of the field named "date", "amount" or
@@ -140,7 +146,8 @@ func Aggregate(recs []extractbench.Record) PassTally {
 // DocIDs, which its caller counts (a store counts distinct ids in SQL) and
 // hands to Tally. The zero value is ready.
 type PassAccumulator struct {
-	s PassTally
+	s     PassTally
+	field map[string]int // PerField's index by name
 }
 
 // Add counts one record.
@@ -171,6 +178,8 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 	s.Amount.add(r.Score.Amount, e.Amount == nil)
 	s.Category.add(r.Score.Category, e.Category == nil)
 
+	a.addFields(r.Score.Fields)
+
 	want, got := confusionLabels(r.Score)
 	row := s.Confusion[want]
 	if row == nil {
@@ -178,6 +187,42 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 		s.Confusion[want] = row
 	}
 	row[got]++
+}
+
+// addFields sums one record's field scores into PerField; a field is
+// placed where it is first seen, and records list their fields in the
+// protocol's order.
+func (a *PassAccumulator) addFields(fields []extractbench.FieldScore) {
+	for _, f := range fields {
+		i, ok := a.field[f.Name]
+		if !ok {
+			if a.field == nil {
+				a.field = map[string]int{}
+			}
+			i = len(a.s.PerField)
+			a.field[f.Name] = i
+			a.s.PerField = append(a.s.PerField, extractbench.PassField{Name: f.Name, Position: i})
+		}
+		pf := &a.s.PerField[i]
+		pf.TP += int64(f.TP)
+		pf.FP += int64(f.FP)
+		pf.FN += int64(f.FN)
+		switch f.Result {
+		case extractbench.TN:
+			pf.TN++
+		case extractbench.Unscored:
+			pf.Unscored++
+		}
+	}
+}
+
+// finishField computes a field's ratios from its counts, by FieldStats'
+// rule (finish): a 0/0 ratio is 1 when the other error is 0 too.
+func finishField(f *extractbench.PassField) {
+	tp, fp, fn := int(f.TP), int(f.FP), int(f.FN)
+	f.Precision = ratio(tp, tp+fp, fn == 0)
+	f.Recall = ratio(tp, tp+fn, fp == 0)
+	f.F1 = ratio(2*tp, 2*tp+fp+fn, true)
 }
 
 // Tally is the pass's tally, given its distinct DocIDs, the distinct
@@ -198,12 +243,16 @@ func (a *PassAccumulator) Tally(uniqueDocs, recovered int, duplicateIDs []string
 	s.Date.finish()
 	s.Amount.finish()
 	s.Category.finish()
+	s.PerField = slices.Clone(s.PerField) // a Tally taken mid-pass must not share the sums Add goes on changing
+	for i := range s.PerField {
+		finishField(&s.PerField[i])
+	}
 	return s
 }
 
 // Fill sets the figures of pass row p that the records' tally makes:
-// accepted, unique ids, the failure counts, the fields' F1 and the
-// confusion matrix. The run and the merge both fill their rows so
+// accepted, unique ids, the failure counts, the fields' F1, the per-field
+// figures (Pass.Fields) and the confusion matrix. The run and the merge both fill their rows so
 // (pipeline/passrow), which makes a pass figure counted from the records a
 // field of PassTally, a line in Add and one here.
 func (s PassTally) Fill(p *extractbench.Pass) {
@@ -214,6 +263,7 @@ func (s PassTally) Fill(p *extractbench.Pass) {
 	}
 	date, amount, category := s.Date.F1, s.Amount.F1, s.Category.F1
 	p.DateF1, p.AmountF1, p.CategoryF1 = &date, &amount, &category
+	p.Fields = slices.Clone(s.PerField)
 	p.CategoryConfusion = ""
 	if b, err := json.Marshal(s.Confusion); err == nil && len(s.Confusion) > 0 {
 		p.CategoryConfusion = string(b)
