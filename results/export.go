@@ -21,6 +21,10 @@ const (
 	PassesParquet    = "passes.parquet"
 	TelemetryParquet = "telemetry.parquet"
 	RawTableCSV      = "raw_table.csv"
+	// RequestFieldsParquet and PassFieldsParquet are the per-field
+	// tables: one row per request and field, one per pass and field.
+	RequestFieldsParquet = "request_fields.parquet"
+	PassFieldsParquet    = "pass_fields.parquet"
 )
 
 // exportBatchRows is how many rows of Go values a file's export holds in one
@@ -148,7 +152,7 @@ func exportSnapshots(ctx context.Context, dir string, n int) (txs []*sql.Tx, don
 // removeStaleTemps removes the temporary files (".requests.parquet.tmp-*",
 // ...) of an export that was killed before its rename.
 func removeStaleTemps(dir string) error {
-	for _, name := range []string{RequestsParquet, PassesParquet, TelemetryParquet, RawTableCSV} {
+	for _, name := range []string{RequestsParquet, PassesParquet, TelemetryParquet, RequestFieldsParquet, PassFieldsParquet, RawTableCSV} {
 		stale, err := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
 		if err != nil {
 			return err
