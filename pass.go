@@ -225,7 +225,7 @@ type Pass struct {
 	// (results' pass_fields, schema version 16): the default fields'
 	// F1 equal DateF1, AmountF1 and CategoryF1. Nil for a pass whose
 	// records carry no field scores (rows written before).
-	Fields []PassField
+	Fields []PassField `json:",omitempty"`
 }
 
 // Complete reports whether the pass covered the whole corpus; interrupted
