@@ -219,7 +219,7 @@ func TestMerge_KilledAfterReplace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stale := append([]string{results.RequestsParquet, results.PassesParquet, results.TelemetryParquet, results.RawTableCSV}, derived...)
+	stale := append(results.ExportFiles(), derived...)
 	for _, name := range stale {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Fatalf("the first merge left no %s: %v", name, err)
