@@ -192,7 +192,7 @@ func openFieldCursor(ctx context.Context, q querier, where string, args ...any) 
 	sel := strings.ReplaceAll(", "+sc.selectList(), ", ", ", f.")[2:]
 	rows, err := q.QueryContext(ctx, `SELECT `+sel+`
 		FROM (SELECT rowid AS rid, `+strings.Join(requestColumns.names()[:requestKeyColumns], ", ")+` FROM requests WHERE `+where+`) q
-		JOIN request_fields f ON `+strings.Join(on, " AND ")+`
+		CROSS JOIN request_fields f ON `+strings.Join(on, " AND ")+`
 		ORDER BY q.rid, f.position`, args...)
 	if err != nil {
 		return nil, err
