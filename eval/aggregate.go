@@ -101,18 +101,33 @@ type PassTally struct {
 	// the declared ones, summed from FieldScore's counts, so that the
 	// default fields' F1 equal Date, Amount and Category's.
 	PerField []extractbench.PassField
+	// Declared is whether the records were scored on declared fields
+	// (their expectation is a declared object, corpus.Expected.Object):
+	// Date, Amount and Category are then not the protocol's fields, even
+	// where a declared field has one of their names.
+	Declared bool
 }
 
 // Field returns the stats of the field named "date", "amount" or
-// "category", and false for any other name.
+// "category" of a pass of the default fields, or of a declared field of
+// PerField (whose FN counts its misses: Missed is 0), and false for a name
+// the pass does not have.
 func (p PassTally) Field(name string) (FieldStats, bool) {
-	switch name {
-	case "date":
-		return p.Date, true
-	case "amount":
-		return p.Amount, true
-	case "category":
-		return p.Category, true
+	if !p.Declared {
+		switch name {
+		case "date":
+			return p.Date, true
+		case "amount":
+			return p.Amount, true
+		case "category":
+			return p.Category, true
+		}
+	}
+	for _, f := range p.PerField {
+		if f.Name == name {
+			return FieldStats{TP: int(f.TP), FP: int(f.FP), FN: int(f.FN), TN: int(f.TN), Unscored: int(f.Unscored),
+				Precision: f.Precision, Recall: f.Recall, F1: f.F1}, true
+		}
 	}
 	return FieldStats{}, false
 }
@@ -179,6 +194,9 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 	s.Category.add(r.Score.Category, e.Category == nil)
 
 	a.addFields(r.Score.Fields)
+	if r.Score.Expected.Object != "" {
+		s.Declared = true
+	}
 
 	want, got := confusionLabels(r.Score)
 	row := s.Confusion[want]
@@ -261,10 +279,17 @@ func (s PassTally) Fill(p *extractbench.Pass) {
 	for f, n := range s.Failures {
 		p.Failures.Add(f, int64(n))
 	}
-	date, amount, category := s.Date.F1, s.Amount.F1, s.Category.F1
-	p.DateF1, p.AmountF1, p.CategoryF1 = &date, &amount, &category
 	p.Fields = slices.Clone(s.PerField)
 	p.CategoryConfusion = ""
+	if s.Declared {
+		// The default fields' columns are about date, amount and category
+		// as MEASUREMENT.md section 7 scores them: NULL for declared ones,
+		// whose figures are Fields.
+		p.DateF1, p.AmountF1, p.CategoryF1 = nil, nil, nil
+		return
+	}
+	date, amount, category := s.Date.F1, s.Amount.F1, s.Category.F1
+	p.DateF1, p.AmountF1, p.CategoryF1 = &date, &amount, &category
 	if b, err := json.Marshal(s.Confusion); err == nil && len(s.Confusion) > 0 {
 		p.CategoryConfusion = string(b)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/corpus"
 )
 
 // withDefaultFields fills a record's Score.Fields for the default fields
@@ -70,7 +71,7 @@ func TestPassTally_PerFieldDefault(t *testing.T) {
 // apart, and fields keep the records' order.
 func TestPassTally_PerFieldDeclared(t *testing.T) {
 	rec := func(fields ...extractbench.FieldScore) extractbench.Record {
-		return extractbench.Record{Score: extractbench.Score{Fields: fields}}
+		return extractbench.Record{Score: extractbench.Score{Fields: fields, Expected: corpus.Expected{Object: `{"order_no":"PO-1"}`}}}
 	}
 	fs := func(name string, r extractbench.FieldResult, tp, fp, fn int) extractbench.FieldScore {
 		return extractbench.FieldScore{Name: name, Result: r, TP: tp, FP: fp, FN: fn}
@@ -80,14 +81,33 @@ func TestPassTally_PerFieldDeclared(t *testing.T) {
 		rec(fs("order_no", extractbench.TP, 1, 0, 0), fs("items", extractbench.Unscored, 3, 1, 0), fs("signed", extractbench.TN, 0, 0, 0)),
 		rec(fs("order_no", extractbench.FPFN, 0, 1, 1), fs("items", extractbench.Unscored, 2, 0, 2), fs("signed", extractbench.FP, 0, 1, 0)),
 		rec(fs("order_no", extractbench.Unscored, 0, 0, 1), fs("items", extractbench.Unscored, 0, 0, 0), fs("signed", extractbench.Unscored, 0, 0, 0)),
+		rec(fs("order_no", extractbench.TP, 1, 0, 0), fs("items", extractbench.TP, 2, 0, 0), fs("signed", extractbench.TN, 0, 0, 0), fs("date", extractbench.TP, 1, 0, 0)),
 	} {
 		a.Add(&r)
 	}
-	got := a.Tally(3, 0, nil).PerField
+	tally := a.Tally(4, 0, nil)
+	if fs, ok := tally.Field("items"); !ok || fs.TP != 7 || fs.FN != 2 || !near(fs.F1, 14.0/17) {
+		t.Errorf("Field(items) = %+v, %v; want the declared field's stats", fs, ok)
+	}
+	// A declared field named as a default one is the declared one.
+	if fs, ok := tally.Field("date"); !ok || fs.TP != 1 || fs.Unscored != 0 || fs.F1 != 1 {
+		t.Errorf("Field(date) = %+v, %v; want the declared date's stats", fs, ok)
+	}
+	if _, ok := tally.Field("nothing"); ok {
+		t.Error("Field(nothing) found a field the pass does not have")
+	}
+	p := extractbench.Pass{CategoryConfusion: "stale"}
+	tally.Fill(&p)
+	if p.DateF1 != nil || p.AmountF1 != nil || p.CategoryF1 != nil || p.CategoryConfusion != "" || len(p.Fields) != 4 {
+		t.Errorf("a declared pass's row: F1 %v %v %v, confusion %q, %d fields; want the default columns NULL and the 4 fields",
+			p.DateF1, p.AmountF1, p.CategoryF1, p.CategoryConfusion, len(p.Fields))
+	}
+	got := tally.PerField
 	want := []extractbench.PassField{
-		{Name: "order_no", Position: 0, TP: 1, FP: 1, FN: 2, Unscored: 1, Precision: 0.5, Recall: 1.0 / 3, F1: 0.4},
-		{Name: "items", Position: 1, TP: 5, FP: 1, FN: 2, Unscored: 3, Precision: 5.0 / 6, Recall: 5.0 / 7, F1: 10.0 / 13},
-		{Name: "signed", Position: 2, FP: 1, TN: 1, Unscored: 1, Precision: 0, Recall: 0, F1: 0},
+		{Name: "order_no", Position: 0, TP: 2, FP: 1, FN: 2, Unscored: 1, Precision: 2.0 / 3, Recall: 0.5, F1: 4.0 / 7},
+		{Name: "items", Position: 1, TP: 7, FP: 1, FN: 2, Unscored: 3, Precision: 7.0 / 8, Recall: 7.0 / 9, F1: 14.0 / 17},
+		{Name: "signed", Position: 2, FP: 1, TN: 2, Unscored: 1, Precision: 0, Recall: 0, F1: 0},
+		{Name: "date", Position: 3, TP: 1, Precision: 1, Recall: 1, F1: 1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want %+v", got, want)
