@@ -102,9 +102,10 @@ type PassTally struct {
 	// default fields' F1 equal Date, Amount and Category's.
 	PerField []extractbench.PassField
 	// Declared is whether the records were scored on declared fields
-	// (their expectation is a declared object, corpus.Expected.Object):
-	// Date, Amount and Category are then not the protocol's fields, even
-	// where a declared field has one of their names.
+	// (their expectation is a declared object, corpus.Expected.Object, or
+	// their field scores are not the default fields'): Date, Amount and
+	// Category are then not the protocol's fields, even where a declared
+	// field has one of their names.
 	Declared bool
 }
 
@@ -194,7 +195,7 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 	s.Category.add(r.Score.Category, e.Category == nil)
 
 	a.addFields(r.Score.Fields)
-	if r.Score.Expected.Object != "" {
+	if r.Score.Expected.Object != "" || !defaultFields(r.Score.Fields) {
 		s.Declared = true
 	}
 
@@ -232,6 +233,25 @@ func (a *PassAccumulator) addFields(fields []extractbench.FieldScore) {
 			pf.Unscored++
 		}
 	}
+}
+
+// defaultFields reports whether fields are none (a record not measured,
+// or stored before field rows) or the default fields in their order. A
+// record read back from the store has no Expected.Object: its field names
+// tell a declared protocol's records.
+func defaultFields(fields []extractbench.FieldScore) bool {
+	if len(fields) == 0 {
+		return true
+	}
+	if len(fields) != len(extractbench.DefaultFieldNames) {
+		return false
+	}
+	for i, f := range fields {
+		if f.Name != extractbench.DefaultFieldNames[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // finishField computes a field's ratios from its counts, by FieldStats'

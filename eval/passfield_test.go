@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/extractbench/extractbench"
-	"github.com/extractbench/extractbench/corpus"
 )
 
 // withDefaultFields fills a record's Score.Fields for the default fields
@@ -71,7 +70,7 @@ func TestPassTally_PerFieldDefault(t *testing.T) {
 // apart, and fields keep the records' order.
 func TestPassTally_PerFieldDeclared(t *testing.T) {
 	rec := func(fields ...extractbench.FieldScore) extractbench.Record {
-		return extractbench.Record{Score: extractbench.Score{Fields: fields, Expected: corpus.Expected{Object: `{"order_no":"PO-1"}`}}}
+		return extractbench.Record{Score: extractbench.Score{Fields: fields}} // as read back from the store: no Expected.Object
 	}
 	fs := func(name string, r extractbench.FieldResult, tp, fp, fn int) extractbench.FieldScore {
 		return extractbench.FieldScore{Name: name, Result: r, TP: tp, FP: fp, FN: fn}
@@ -118,5 +117,28 @@ func TestPassTally_PerFieldDeclared(t *testing.T) {
 			!near(g.Precision, w.Precision) || !near(g.Recall, w.Recall) || !near(g.F1, w.F1) {
 			t.Errorf("field %d: got %+v, want %+v", i, g, w)
 		}
+	}
+}
+
+// TestPassTally_DeclaredDefaultNames: a declared protocol whose fields
+// are named date, amount and category, in memory (its expectation a
+// declared object), is a pass of declared fields: Field answers from the
+// field scores, and the default columns stay NULL.
+func TestPassTally_DeclaredDefaultNames(t *testing.T) {
+	r := withDefaultFields(extractbench.Record{Score: extractbench.Score{Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TP}})
+	r.Score.Fields[0] = extractbench.FieldScore{Name: "date", Result: extractbench.FPFN, FP: 1, FN: 1}
+	plain := Aggregate([]extractbench.Record{r})
+	r.Score.Expected.Object = `{"date":"2025-01-01","amount":"1","category":"x"}`
+	declared := Aggregate([]extractbench.Record{r})
+	if plain.Declared || !declared.Declared {
+		t.Fatalf("declared: %v without the object, %v with it; want false, true", plain.Declared, declared.Declared)
+	}
+	if fs, _ := declared.Field("date"); fs.F1 != 0 || fs.FP != 1 {
+		t.Errorf("declared date: %+v, want the field score's FP+FN", fs)
+	}
+	var p extractbench.Pass
+	declared.Fill(&p)
+	if p.DateF1 != nil || len(p.Fields) != 3 {
+		t.Errorf("declared pass: date_f1 %v, %d fields; want NULL and 3", p.DateF1, len(p.Fields))
 	}
 }
