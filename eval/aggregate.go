@@ -195,7 +195,7 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 	s.Category.add(r.Score.Category, e.Category == nil)
 
 	a.addFields(r.Score.Fields)
-	if r.Score.Expected.Object != "" || !defaultFields(r.Score.Fields) {
+	if r.Score.Expected.Object != "" || !areDefaultFields(r.Score.Fields) {
 		s.Declared = true
 	}
 
@@ -235,11 +235,11 @@ func (a *PassAccumulator) addFields(fields []extractbench.FieldScore) {
 	}
 }
 
-// defaultFields reports whether fields are none (a record not measured,
+// areDefaultFields reports whether fields are none (a record not measured,
 // or stored before field rows) or the default fields in their order. A
 // record read back from the store has no Expected.Object: its field names
 // tell a declared protocol's records.
-func defaultFields(fields []extractbench.FieldScore) bool {
+func areDefaultFields(fields []extractbench.FieldScore) bool {
 	if len(fields) == 0 {
 		return true
 	}
