@@ -220,6 +220,12 @@ type Pass struct {
 	// {"expected": {"predicted": count}}, with "null" for JSON null and
 	// "invalid" for a value outside the enum; "" (NULL) when not computed.
 	CategoryConfusion string
+
+	// Fields is the pass's figures per field, in the protocol's order
+	// (results' pass_fields, schema version 16): the default fields'
+	// F1 equal DateF1, AmountF1 and CategoryF1. Nil for a pass whose
+	// records carry no field scores (rows written before).
+	Fields []PassField `json:",omitempty"`
 }
 
 // Complete reports whether the pass covered the whole corpus; interrupted

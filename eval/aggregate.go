@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/extractbench/extractbench"
@@ -95,18 +96,39 @@ type PassTally struct {
 	// Confusion counts expected category × predicted category, both keyed
 	// by the category, ConfusionNull or (predicted only) ConfusionInvalid.
 	Confusion map[string]map[string]int
+	// PerField is every field of the records' Score.Fields, in the order
+	// the first record lists them (the protocol's): the default fields or
+	// the declared ones, summed from FieldScore's counts, so that the
+	// default fields' F1 equal Date, Amount and Category's.
+	PerField []extractbench.PassField
+	// Declared is whether the records were scored on declared fields
+	// (their expectation is a declared object, corpus.Expected.Object, or
+	// their field scores are not the default fields'): Date, Amount and
+	// Category are then not the protocol's fields, even where a declared
+	// field has one of their names.
+	Declared bool
 }
 
 // Field returns the stats of the field named "date", "amount" or
-// "category", and false for any other name.
+// "category" of a pass of the default fields, or of a declared field of
+// PerField (whose FN counts its misses: Missed is 0), and false for a name
+// the pass does not have.
 func (p PassTally) Field(name string) (FieldStats, bool) {
-	switch name {
-	case "date":
-		return p.Date, true
-	case "amount":
-		return p.Amount, true
-	case "category":
-		return p.Category, true
+	if !p.Declared {
+		switch name {
+		case "date":
+			return p.Date, true
+		case "amount":
+			return p.Amount, true
+		case "category":
+			return p.Category, true
+		}
+	}
+	for _, f := range p.PerField {
+		if f.Name == name {
+			return FieldStats{TP: int(f.TP), FP: int(f.FP), FN: int(f.FN), TN: int(f.TN), Unscored: int(f.Unscored),
+				Precision: f.Precision, Recall: f.Recall, F1: f.F1}, true
+		}
 	}
 	return FieldStats{}, false
 }
@@ -140,7 +162,8 @@ func Aggregate(recs []extractbench.Record) PassTally {
 // DocIDs, which its caller counts (a store counts distinct ids in SQL) and
 // hands to Tally. The zero value is ready.
 type PassAccumulator struct {
-	s PassTally
+	s     PassTally
+	field map[string]int // PerField's index by name
 }
 
 // Add counts one record.
@@ -171,6 +194,11 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 	s.Amount.add(r.Score.Amount, e.Amount == nil)
 	s.Category.add(r.Score.Category, e.Category == nil)
 
+	a.addFields(r.Score.Fields)
+	if r.Score.Expected.Object != "" || !areDefaultFields(r.Score.Fields) {
+		s.Declared = true
+	}
+
 	want, got := confusionLabels(r.Score)
 	row := s.Confusion[want]
 	if row == nil {
@@ -178,6 +206,61 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 		s.Confusion[want] = row
 	}
 	row[got]++
+}
+
+// addFields sums one record's field scores into PerField; a field is
+// placed where it is first seen, and records list their fields in the
+// protocol's order.
+func (a *PassAccumulator) addFields(fields []extractbench.FieldScore) {
+	for _, f := range fields {
+		i, ok := a.field[f.Name]
+		if !ok {
+			if a.field == nil {
+				a.field = map[string]int{}
+			}
+			i = len(a.s.PerField)
+			a.field[f.Name] = i
+			a.s.PerField = append(a.s.PerField, extractbench.PassField{Name: f.Name, Position: i})
+		}
+		pf := &a.s.PerField[i]
+		pf.TP += int64(f.TP)
+		pf.FP += int64(f.FP)
+		pf.FN += int64(f.FN)
+		switch f.Result {
+		case extractbench.TN:
+			pf.TN++
+		case extractbench.Unscored:
+			pf.Unscored++
+		}
+	}
+}
+
+// areDefaultFields reports whether fields are none (a record not measured,
+// or stored before field rows) or the default fields in their order. A
+// record read back from the store has no Expected.Object: its field names
+// tell a declared protocol's records.
+func areDefaultFields(fields []extractbench.FieldScore) bool {
+	if len(fields) == 0 {
+		return true
+	}
+	if len(fields) != len(extractbench.DefaultFieldNames) {
+		return false
+	}
+	for i, f := range fields {
+		if f.Name != extractbench.DefaultFieldNames[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// finishField computes a field's ratios from its counts, by FieldStats'
+// rule (finish): a 0/0 ratio is 1 when the other error is 0 too.
+func finishField(f *extractbench.PassField) {
+	tp, fp, fn := int(f.TP), int(f.FP), int(f.FN)
+	f.Precision = ratio(tp, tp+fp, fn == 0)
+	f.Recall = ratio(tp, tp+fn, fp == 0)
+	f.F1 = ratio(2*tp, 2*tp+fp+fn, true)
 }
 
 // Tally is the pass's tally, given its distinct DocIDs, the distinct
@@ -198,12 +281,16 @@ func (a *PassAccumulator) Tally(uniqueDocs, recovered int, duplicateIDs []string
 	s.Date.finish()
 	s.Amount.finish()
 	s.Category.finish()
+	s.PerField = slices.Clone(s.PerField) // a Tally taken mid-pass must not share the sums Add goes on changing
+	for i := range s.PerField {
+		finishField(&s.PerField[i])
+	}
 	return s
 }
 
 // Fill sets the figures of pass row p that the records' tally makes:
-// accepted, unique ids, the failure counts, the fields' F1 and the
-// confusion matrix. The run and the merge both fill their rows so
+// accepted, unique ids, the failure counts, the fields' F1, the per-field
+// figures (Pass.Fields) and the confusion matrix. The run and the merge both fill their rows so
 // (pipeline/passrow), which makes a pass figure counted from the records a
 // field of PassTally, a line in Add and one here.
 func (s PassTally) Fill(p *extractbench.Pass) {
@@ -212,9 +299,17 @@ func (s PassTally) Fill(p *extractbench.Pass) {
 	for f, n := range s.Failures {
 		p.Failures.Add(f, int64(n))
 	}
+	p.Fields = slices.Clone(s.PerField)
+	p.CategoryConfusion = ""
+	if s.Declared {
+		// The default fields' columns are about date, amount and category
+		// as MEASUREMENT.md section 7 scores them: NULL for declared ones,
+		// whose figures are Fields.
+		p.DateF1, p.AmountF1, p.CategoryF1 = nil, nil, nil
+		return
+	}
 	date, amount, category := s.Date.F1, s.Amount.F1, s.Category.F1
 	p.DateF1, p.AmountF1, p.CategoryF1 = &date, &amount, &category
-	p.CategoryConfusion = ""
 	if b, err := json.Marshal(s.Confusion); err == nil && len(s.Confusion) > 0 {
 		p.CategoryConfusion = string(b)
 	}

@@ -159,6 +159,19 @@ func textField[T any, S ~string](name string, field func(*T) *S) column[T] {
 		load:  func(t *T, c *cell) { *field(t) = S(c.s) }}
 }
 
+// realField is a REAL NOT NULL column.
+func realField[T any](name string, field func(*T) *float64) column[T] {
+	return column[T]{name: name, kind: real,
+		value: func(t *T) any { return *field(t) },
+		load:  func(t *T, c *cell) { *field(t) = c.f }}
+}
+
+// repeated is c marked as a column of few distinct values (repeats).
+func (c column[T]) repeated() column[T] {
+	c.repeats = true
+	return c
+}
+
 // optText is a TEXT column that stores "" as NULL (and reads NULL as "").
 func optText[T any, S ~string](name string, field func(*T) *S) column[T] {
 	return column[T]{name: name, kind: text, nullable: true,

@@ -149,7 +149,8 @@ type CopyResult struct {
 }
 
 // CopyPass copies the measured request rows (interrupted ones left out, as
-// every reader leaves them out) and the telemetry of pass src of the
+// every reader leaves them out), their request_fields rows and the
+// telemetry of pass src of the
 // attached database into pass dst of the destination, every instant shifted
 // by offsetNS. A (pass, document) the destination already holds is kept
 // and counted as a duplicate; maxExamples of them are named. Columns the
@@ -201,6 +202,11 @@ func (c *Copier) CopyPass(ctx context.Context, src, dst extractbench.PassKey, of
 			}
 		}
 	}
+	if res.Copied > 0 {
+		if err := copyFields(ctx, tx, src, dst, before); err != nil {
+			return res, fmt.Errorf("copy request fields of pass %s: %w", src, err)
+		}
+	}
 	tsel, targs := copySelect(c.telCols, c.srcTelCols, []string{"t_ns"}, dst.RunID, offsetNS)
 	r, err = tx.ExecContext(ctx, `INSERT INTO main.telemetry (`+strings.Join(c.telCols, ", ")+`)
 		SELECT `+strings.Join(tsel, ", ")+` FROM shard.telemetry
@@ -216,6 +222,28 @@ func (c *Copier) CopyPass(ctx context.Context, src, dst extractbench.PassKey, of
 		return res, fmt.Errorf("copy pass %s: %w", src, err)
 	}
 	return res, nil
+}
+
+// copyFields copies the request_fields rows of the requests of pass src of
+// the attached database that CopyPass has just copied into pass dst (the
+// destination's rows after rowid before), in their order: a duplicate's
+// fields stay those of the row the destination kept.
+func copyFields(ctx context.Context, tx *sql.Tx, src, dst extractbench.PassKey, before int64) error {
+	cols := requestFieldColumns.names()
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		sel[i] = "f." + c
+	}
+	sel[0] = "?" // run_id: the merged run's
+	_, err := tx.ExecContext(ctx, `INSERT INTO main.request_fields (`+strings.Join(cols, ", ")+`)
+		SELECT `+strings.Join(sel, ", ")+` FROM shard.request_fields f
+		JOIN main.requests m ON m.run_id = ? AND m.variant = f.variant AND m.mode = f.mode AND m.level = f.level
+			AND m.repetition = f.repetition AND m.doc_id = f.doc_id AND m.rowid > ?
+		WHERE f.run_id = ? AND f.variant = ? AND f.mode = ? AND f.level = ? AND f.repetition = ?
+		ORDER BY m.rowid, f.position
+		ON CONFLICT (`+strings.Join(cols[:requestFieldKeyColumns], ", ")+`) DO NOTHING`,
+		dst.RunID, dst.RunID, before, src.RunID, src.Variant, src.Mode, src.Level, src.Repetition)
+	return err
 }
 
 // duplicateExamples are the first maxExamples document ids of pass src of

@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/extractbench/extractbench"
@@ -10,7 +11,8 @@ import (
 // TestCopier_CopyPass: measured rows and telemetry of a pass are copied
 // into another run with every instant shifted (NULL kept NULL); an
 // interrupted row is not copied; a (pass, document) already there is kept
-// and counted as a duplicate.
+// and counted as a duplicate. Each copied row's request_fields rows come
+// with it; a duplicate keeps the destination's.
 func TestCopier_CopyPass(t *testing.T) {
 	ctx := context.Background()
 	src, srcDir := MustOpen(t)
@@ -37,7 +39,9 @@ func TestCopier_CopyPass(t *testing.T) {
 	if err := dst.CreateRun(ctx, Run{RunID: "merged", Fingerprint: "fp", Status: RunRunning, Manifest: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	dst.Add(testRecord(dk, 0)) // an earlier shard had document 0 already
+	kept := testRecord(dk, 0) // an earlier shard had document 0 already, with its own fields
+	kept.Score.Fields = testFields(testRecord(dk, 3).Score)
+	dst.Add(kept)
 	if err := dst.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +73,13 @@ func TestCopier_CopyPass(t *testing.T) {
 	if len(got) != 4 {
 		t.Fatalf("%d rows in the merged pass, want 4", len(got))
 	}
+	if !reflect.DeepEqual(got[0].Score.Fields, kept.Score.Fields) {
+		t.Errorf("the kept duplicate's fields are %+v, want its own %+v", got[0].Score.Fields, kept.Score.Fields)
+	}
+	var fieldRows int
+	if err := dst.rdb.QueryRow(`SELECT COUNT(*) FROM request_fields WHERE run_id = 'merged'`).Scan(&fieldRows); err != nil || fieldRows != 4*3 {
+		t.Errorf("%d request_fields rows (%v), want 3 per merged request", fieldRows, err)
+	}
 	for _, g := range got[1:] {
 		var i int
 		for i = range 4 {
@@ -78,7 +89,8 @@ func TestCopier_CopyPass(t *testing.T) {
 		}
 		w := testRecord(key, i)
 		if g.SendNS != w.SendNS+off || g.DoneNS != w.DoneNS+off || (w.FirstTokenNS == 0) != (g.FirstTokenNS == 0) ||
-			(w.FirstTokenNS != 0 && g.FirstTokenNS != w.FirstTokenNS+off) || g.RunID != "merged" || g.Output != w.Output {
+			(w.FirstTokenNS != 0 && g.FirstTokenNS != w.FirstTokenNS+off) || g.RunID != "merged" || g.Output != w.Output ||
+			!reflect.DeepEqual(g.Score.Fields, w.Score.Fields) {
 			t.Errorf("%s: send %d done %d first token %d run %s; want %d %d %d merged", g.DocID, g.SendNS, g.DoneNS, g.FirstTokenNS, g.RunID,
 				w.SendNS+off, w.DoneNS+off, w.FirstTokenNS)
 		}

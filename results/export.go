@@ -21,7 +21,20 @@ const (
 	PassesParquet    = "passes.parquet"
 	TelemetryParquet = "telemetry.parquet"
 	RawTableCSV      = "raw_table.csv"
+	// RequestFieldsParquet and PassFieldsParquet are the per-field
+	// tables: one row per request and field, one per pass and field.
+	RequestFieldsParquet = "request_fields.parquet"
+	PassFieldsParquet    = "pass_fields.parquet"
 )
+
+// ExportFiles are the names of the files Export writes, in its order.
+func ExportFiles() []string {
+	var names []string
+	for _, t := range exportTables() {
+		names = append(names, t.file)
+	}
+	return append(names, RawTableCSV)
+}
 
 // exportBatchRows is how many rows of Go values a file's export holds in one
 // batch (two batches per file are in flight: one scanned, one encoded);
@@ -148,7 +161,7 @@ func exportSnapshots(ctx context.Context, dir string, n int) (txs []*sql.Tx, don
 // removeStaleTemps removes the temporary files (".requests.parquet.tmp-*",
 // ...) of an export that was killed before its rename.
 func removeStaleTemps(dir string) error {
-	for _, name := range []string{RequestsParquet, PassesParquet, TelemetryParquet, RawTableCSV} {
+	for _, name := range ExportFiles() {
 		stale, err := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
 		if err != nil {
 			return err

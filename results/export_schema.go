@@ -42,6 +42,13 @@ var telemetrySchema = telemetryColumns.schema()
 // passesSchema is the schema of passes.parquet, from passColumns.
 var passesSchema = passColumns.schema()
 
+// requestFieldsSchema and passFieldsSchema are the schemas of
+// request_fields.parquet and pass_fields.parquet.
+var (
+	requestFieldsSchema = requestFieldColumns.schema()
+	passFieldsSchema    = passFieldColumns.schema()
+)
+
 // exportRenames are the table columns a Parquet file or raw_table.csv names
 // otherwise: passes.accepted counts documents, while requests.accepted is
 // a flag, and a query that reads both files must not mix them up.
@@ -159,5 +166,7 @@ func exportTables() []exportTable {
 		// A few rows per run: a dictionary would save nothing.
 		newExportTable(PassesParquet, "passes", passesSchema, nil, "t.run_id, t.variant, t.mode, t.level, t.repetition", passDerived...),
 		newExportTable(TelemetryParquet, "telemetry", telemetrySchema, telemetryColumns.dictionary(), "t.rowid"),
+		newExportTable(RequestFieldsParquet, "request_fields", requestFieldsSchema, requestFieldColumns.dictionary(), "t.rowid"),
+		newExportTable(PassFieldsParquet, "pass_fields", passFieldsSchema, nil, "t.run_id, t.variant, t.mode, t.level, t.repetition, t.position"),
 	}
 }

@@ -50,7 +50,7 @@ func fillStore(t testing.TB, s *Store, nRecords int) {
 			Docs: int64(nRecords / 2), Accepted: int64(nRecords / 8), E2EN: 3, E2EP50NS: i64p(123), OutputTokensPerS: f64p(math.Nextafter(0.3, 1)),
 			Endpoints: i64p(2), EndpointRequestsMin: i64p(int64(nRecords / 6)), EndpointRequestsMax: i64p(int64(nRecords / 6)),
 			CachedPromptTokens: i64p(int64(nRecords * 100)), CachedPromptShare: f64p(0.25),
-			Verdict: "not_usable", VerdictReason: "acceptance 25%, below 95%"}); err != nil {
+			Verdict: "not_usable", VerdictReason: "acceptance 25%, below 95%", Fields: testPassFields()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func fillStore(t testing.TB, s *Store, nRecords int) {
 	}
 	if err := s.PutPass(ctx, extractbench.Pass{RunID: k2.RunID, Variant: k2.Variant, Mode: k2.Mode, Level: 4, Repetition: 1,
 		Phase: extractbench.PhaseBaseline, Attempt: 2, RetryOf: i64p(8), RequestedBatch: i64p(4), SentConcurrency: 4,
-		BatchTransport: extractbench.TransportCompletionsList, Status: extractbench.PassInterrupted, Docs: 5}); err != nil {
+		BatchTransport: extractbench.TransportCompletionsList, Status: extractbench.PassInterrupted, Docs: 5, Fields: testPassFields()}); err != nil {
 		t.Fatal(err)
 	}
 	var samples []TelemetrySample
@@ -76,6 +76,15 @@ func fillStore(t testing.TB, s *Store, nRecords int) {
 	}
 }
 
+// testPassFields are per-field figures of a pass, the default fields'.
+func testPassFields() []extractbench.PassField {
+	return []extractbench.PassField{
+		{Name: "date", TP: 16, FP: 16, FN: 32, Unscored: 32, Precision: 0.5, Recall: 1.0 / 3, F1: 0.4},
+		{Name: "amount", Position: 1, TP: 16, FN: 48, Unscored: 32, Precision: 1, Recall: 0.25, F1: 0.4},
+		{Name: "category", Position: 2, FP: 16, TN: 16, Unscored: 32, F1: 0},
+	}
+}
+
 func TestExport(t *testing.T) {
 	ctx := context.Background()
 	s, dir := MustOpen(t)
@@ -87,7 +96,7 @@ func TestExport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Export: %v", err)
 	}
-	want := []string{RequestsParquet, PassesParquet, TelemetryParquet, RawTableCSV}
+	want := []string{RequestsParquet, PassesParquet, TelemetryParquet, RequestFieldsParquet, PassFieldsParquet, RawTableCSV}
 	for i := range want {
 		want[i] = filepath.Join(dir, want[i])
 	}
@@ -101,7 +110,8 @@ func TestExport(t *testing.T) {
 		}
 	}
 
-	rowCounts := map[string]int{RequestsParquet: n + 5, PassesParquet: 3, TelemetryParquet: 50}
+	rowCounts := map[string]int{RequestsParquet: n + 5, PassesParquet: 3, TelemetryParquet: 50,
+		RequestFieldsParquet: 3 * (2*testFieldDocs + 5), PassFieldsParquet: 3 * 3}
 	for _, et := range exportTables() {
 		tc := struct {
 			file   string
@@ -228,7 +238,8 @@ func TestColumnTables_MatchTables(t *testing.T) {
 	for table, cols := range lists {
 		matchByName(t, table, tableInfo(t, s.rdb, table), cols)
 	}
-	for table, schema := range map[string]*arrow.Schema{"requests": requestsSchema, "passes": passesSchema, "telemetry": telemetrySchema} {
+	for table, schema := range map[string]*arrow.Schema{"requests": requestsSchema, "passes": passesSchema, "telemetry": telemetrySchema,
+		"request_fields": requestFieldsSchema, "pass_fields": passFieldsSchema} {
 		cols := tableInfo(t, s.rdb, table)
 		if len(cols) != schema.NumFields() {
 			t.Errorf("%s: table has %d columns, schema %d fields", table, len(cols), schema.NumFields())
@@ -347,13 +358,15 @@ func matchByName(t *testing.T, table string, info []columnInfo, cols []listedCol
 // columnLists is every table's column list, by table.
 func columnLists() map[string][]listedColumn {
 	return map[string][]listedColumn{
-		"runs":      listed(runColumns),
-		"passes":    listed(passColumns),
-		"requests":  listed(requestColumns),
-		"telemetry": listed(telemetryColumns),
-		"decisions": listed(decisionColumns),
-		"events":    listed(eventColumns),
-		"digests":   listed(digestColumns),
+		"runs":           listed(runColumns),
+		"passes":         listed(passColumns),
+		"requests":       listed(requestColumns),
+		"telemetry":      listed(telemetryColumns),
+		"decisions":      listed(decisionColumns),
+		"events":         listed(eventColumns),
+		"digests":        listed(digestColumns),
+		"request_fields": listed(requestFieldColumns),
+		"pass_fields":    listed(passFieldColumns),
 	}
 }
 

@@ -385,6 +385,51 @@ ALTER TABLE passes ADD COLUMN steady_blocks INTEGER;
 ALTER TABLE passes ADD COLUMN steady_spread REAL;
 ALTER TABLE passes ADD COLUMN steady_head REAL;
 `,
+	// 16: fields declared by the protocol (issue 41): one row per request
+	// and field, keyed as requests are plus the field, with the field's
+	// expectation, answer, result and F1 counts; and per pass and field
+	// the sums and ratios (eval's PassTally). The default fields' columns
+	// of requests and passes stay as they are.
+	`
+CREATE TABLE request_fields (
+	run_id     TEXT NOT NULL,
+	variant    TEXT NOT NULL,
+	mode       TEXT NOT NULL,
+	level      INTEGER NOT NULL,
+	repetition INTEGER NOT NULL,
+	doc_id     TEXT NOT NULL,
+	field      TEXT NOT NULL,
+	position   INTEGER NOT NULL,
+	expected   TEXT,
+	got        TEXT,
+	result     TEXT CHECK (result IN ('tp', 'fp', 'fn', 'fp_fn', 'tn')),
+	correct    INTEGER NOT NULL CHECK (correct IN (0, 1)),
+	reason     TEXT,
+	tp         INTEGER NOT NULL,
+	fp         INTEGER NOT NULL,
+	fn         INTEGER NOT NULL,
+	PRIMARY KEY (run_id, variant, mode, level, repetition, doc_id, field)
+);
+
+CREATE TABLE pass_fields (
+	run_id     TEXT NOT NULL,
+	variant    TEXT NOT NULL,
+	mode       TEXT NOT NULL,
+	level      INTEGER NOT NULL,
+	repetition INTEGER NOT NULL,
+	field      TEXT NOT NULL,
+	position   INTEGER NOT NULL,
+	tp         INTEGER NOT NULL,
+	fp         INTEGER NOT NULL,
+	fn         INTEGER NOT NULL,
+	tn         INTEGER NOT NULL,
+	unscored   INTEGER NOT NULL,
+	precision  REAL NOT NULL,
+	recall     REAL NOT NULL,
+	f1         REAL NOT NULL,
+	PRIMARY KEY (run_id, variant, mode, level, repetition, field)
+);
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

@@ -170,7 +170,7 @@ func (s *Store) PutPass(ctx context.Context, p extractbench.Pass) error {
 			return fmt.Errorf("put pass %s/%s level %d rep %d: a pass of another phase or attempt has this key; it stays the primary result",
 				p.Variant, p.Mode, p.Level, p.Repetition)
 		}
-		return nil
+		return putPassFields(ctx, tx, &p)
 	})
 }
 
@@ -184,6 +184,12 @@ func (r *reader) Pass(ctx context.Context, key extractbench.PassKey) (*extractbe
 	if len(passes) == 0 {
 		return nil, nil
 	}
+	fields, err := r.passFields(ctx, `run_id = ? AND variant = ? AND mode = ? AND level = ? AND repetition = ?`,
+		key.RunID, key.Variant, key.Mode, key.Level, key.Repetition)
+	if err != nil {
+		return nil, fmt.Errorf("read fields of pass %s: %w", key, err)
+	}
+	passes[0].Fields = fields[key]
 	return &passes[0], nil
 }
 
@@ -193,6 +199,14 @@ func (r *reader) Passes(ctx context.Context, runID string) ([]extractbench.Pass,
 	passes, err := selectRows(ctx, r.rdb, passColumns, `passes WHERE run_id = ? ORDER BY variant, mode, level, repetition`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read passes of run %s: %w", runID, err)
+	}
+	fields, err := r.passFields(ctx, `run_id = ?`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read pass fields of run %s: %w", runID, err)
+	}
+	for i := range passes {
+		p := &passes[i]
+		p.Fields = fields[extractbench.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}]
 	}
 	return passes, nil
 }

@@ -68,5 +68,13 @@ func (s *Store) redactRecord(r extractbench.Record) extractbench.Record {
 			*p = &v
 		}
 	}
+	if r.Score.Fields != nil {
+		fields := make([]extractbench.FieldScore, len(r.Score.Fields)) // the caller's record keeps its own
+		for i, f := range r.Score.Fields {
+			f.Got, f.Reason = s.secrets.redact(f.Got), s.secrets.redact(f.Reason)
+			fields[i] = f
+		}
+		r.Score.Fields = fields
+	}
 	return r
 }

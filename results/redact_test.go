@@ -39,6 +39,8 @@ func TestStore_SetSecrets(t *testing.T) {
 	rec.Detail, rec.FailureDetail = "HTTP 401: "+secretKey, "echo "+secretKey
 	cat := secretKey
 	rec.Prediction.Category = &cat
+	rec.Score.Fields = testFields(rec.Score)
+	rec.Score.Fields[2].Got, rec.Score.Fields[2].Reason = `"`+secretKey+`"`, "got "+secretKey
 	st.Add(rec)
 	if err := st.AddEvent(ctx, Event{RunID: testKey.RunID, Kind: "engine_exit", Detail: "log tail: " + secretKey}); err != nil {
 		t.Fatal(err)
@@ -62,6 +64,7 @@ func TestStore_SetSecrets(t *testing.T) {
 	}
 	for name, got := range map[string]string{"output": r.Output, "error_body": r.ErrorBody, "transport_detail": r.Detail,
 		"failure_detail": r.FailureDetail, "pred_category": *r.Prediction.Category,
+		"request_fields got": r.Score.Fields[2].Got, "request_fields reason": r.Score.Fields[2].Reason,
 		"event detail": events[0].Detail, "decision reason": decisions[0].Reason, "manifest": string(runs[0].Manifest)} {
 		if strings.Contains(got, secretKey) || strings.Contains(got, escaped) || !strings.Contains(got, Redacted) {
 			t.Errorf("%s = %q, want the key redacted", name, got)

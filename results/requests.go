@@ -162,11 +162,13 @@ func requestValues(r extractbench.Record) []any {
 // writer goroutine alone uses them; Close closes them.
 type requestInserts struct {
 	many, one *sql.Stmt
-	vals      []any // reused between statements
+	vals      []any        // reused between statements
+	fields    fieldInserts // the requests' request_fields rows, written before them
 }
 
 // insertRecords commits recs in one transaction, insertRows records per
-// statement. It runs on the writer goroutine only.
+// statement, each statement's request_fields rows before it (insertFieldSQL).
+// It runs on the writer goroutine only.
 func (s *Store) insertRecords(recs []extractbench.Record) (err error) {
 	ctx := context.Background() // records outlive a canceled run: they are what resume reads
 	n := len(recs)
@@ -182,6 +184,9 @@ func (s *Store) insertRecords(recs []extractbench.Record) (err error) {
 			return fmt.Errorf("prepare insert of requests: %w", err)
 		}
 		ins.many, ins.one = many, one
+	}
+	if err := ins.fields.prepare(ctx, s.wdb); err != nil {
+		return err
 	}
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
@@ -204,6 +209,10 @@ func (s *Store) insertRecords(recs []extractbench.Record) (err error) {
 		for i := range chunk {
 			r := s.redactRecord(chunk[i])
 			ins.vals = requestColumns.values(ins.vals, &r)
+			ins.fields.add(&r)
+		}
+		if err := ins.fields.insert(ctx, tx); err != nil {
+			return err
 		}
 		if _, err := stmt.ExecContext(ctx, ins.vals...); err != nil {
 			return s.insertFailed(ctx, one, chunk, err)
@@ -316,17 +325,31 @@ func (r *reader) eachRecord(ctx context.Context, fn func(*extractbench.Record), 
 
 // eachRow is eachRecord with the unmeasured rows too.
 func (r *reader) eachRow(ctx context.Context, fn func(*extractbench.Record), where string, args ...any) error {
+	// One transaction: the requests and their fields read one snapshot.
+	tx, err := r.rdb.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
 	sc := newScanner(requestColumns)
-	rows, err := r.rdb.QueryContext(ctx, `SELECT `+sc.selectList()+`
+	rows, err := tx.QueryContext(ctx, `SELECT `+sc.selectList()+`
 		FROM requests WHERE `+where+` ORDER BY rowid`, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	fields, err := openFieldCursor(ctx, tx, where, args...)
+	if err != nil {
+		return fmt.Errorf("read request fields: %w", err)
+	}
+	defer fields.close()
 	for rows.Next() {
 		rec, err := sc.scan(rows)
 		if err != nil {
 			return err
+		}
+		if rec.Score.Fields, err = fields.fieldsOf(&rec); err != nil {
+			return fmt.Errorf("read request fields: %w", err)
 		}
 		fn(&rec)
 	}

@@ -219,6 +219,7 @@ func (s *Store) Close() error {
 			st.Close()
 		}
 	}
+	s.inserts.fields.close()
 	if cerr := s.rdb.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close %s readers: %w", s.path, cerr))
 	}

@@ -82,7 +82,51 @@ func testRecord(key extractbench.PassKey, i int) extractbench.Record {
 			Date: extractbench.FPFN, Amount: extractbench.FN, Category: extractbench.FP, Failure: extractbench.Quality, FailureDetail: "date differs",
 			Prediction: extractbench.Prediction{Date: strp("2025-02-01"), Category: strp("")}}
 	}
+	if i < testFieldDocs {
+		r.Score.Fields = testFields(r.Score)
+	}
 	return r
+}
+
+// testFieldDocs is how many documents of a pass testRecord gives field
+// scores (request_fields rows); the others are rows without, as a
+// scorer before schema version 16 wrote them.
+const testFieldDocs = 64
+
+// testFields are the default fields' scores of s, as the scorer makes
+// them: the result's counts, an unscored field whose value was expected
+// counting FN.
+func testFields(s extractbench.Score) []extractbench.FieldScore {
+	type f struct {
+		name          string
+		res           extractbench.FieldResult
+		expected, got string
+	}
+	var fields []extractbench.FieldScore
+	for _, c := range []f{
+		{"date", s.Date, `"2025-01-01"`, map[bool]string{true: `"2025-01-01"`, false: `"2025-02-01"`}[s.Date == extractbench.TP]},
+		{"amount", s.Amount, `12.5`, map[bool]string{true: `12.5`, false: ""}[s.Amount == extractbench.TP]},
+		{"category", s.Category, `null`, map[bool]string{true: `null`, false: `""`}[s.Category == extractbench.TN]},
+	} {
+		fs := extractbench.FieldScore{Name: c.name, Expected: c.expected, Got: c.got, Result: c.res}
+		switch c.res {
+		case extractbench.TP:
+			fs.TP = 1
+		case extractbench.FPFN:
+			fs.FP, fs.FN, fs.Reason = 1, 1, c.name+" differs"
+		case extractbench.FN:
+			fs.FN, fs.Reason = 1, c.name+" missing"
+		case extractbench.FP:
+			fs.FP, fs.Reason = 1, c.name+" not expected"
+		case extractbench.Unscored:
+			fs.Got, fs.Reason = "", "not scored"
+			if c.expected != "null" {
+				fs.FN = 1
+			}
+		}
+		fields = append(fields, fs)
+	}
+	return fields
 }
 
 func TestOpen_Migrations(t *testing.T) {

@@ -67,7 +67,7 @@ func Verify(ctx context.Context, dir string) (*Check, error) {
 			return nil, fmt.Errorf("verify %s: %w", dir, err)
 		}
 	}
-	for _, name := range []string{RequestsParquet, PassesParquet, TelemetryParquet} {
+	for _, name := range []string{RequestsParquet, PassesParquet, TelemetryParquet, RequestFieldsParquet, PassFieldsParquet} {
 		c.Parquet[name] = parquetRows(filepath.Join(dir, name))
 	}
 	return c, nil

@@ -42,6 +42,9 @@ type synthShards struct {
 	// sealed: each shard's digests written, as a shard's run writes them
 	// when it ends.
 	sealed bool
+	// score, when set, is document i's score (of the corpus's order);
+	// nil: every request accepted, every field TP.
+	score func(i int) extractbench.Score
 }
 
 // write creates the shards' directories under root and returns them.
@@ -81,7 +84,7 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 			Variants: []extractbench.VariantManifest{{Name: "bf16", Engine: extractbench.EngineInfo{Model: "m"}}},
 			Shard:    &extractbench.Shard{Index: idx, Count: s.count, Documents: len(ids[idx]), Hash: extractbench.ShardHash}}
 		m.Fingerprint = extractbench.Fingerprint(&m)
-		writeSynthShard(tb, dir, &m, fmt.Sprintf("synth-%d", n), int64(n)*int64(time.Millisecond), ids[idx], s.levels, s.sealed)
+		writeSynthShard(tb, dir, &m, fmt.Sprintf("synth-%d", n), int64(n)*int64(time.Millisecond), ids[idx], s.levels, s.sealed, s.score)
 		dirs = append(dirs, dir)
 	}
 	return dirs
@@ -89,7 +92,8 @@ func (s synthShards) write(tb testing.TB, root string) []string {
 
 // writeSynthShard writes one shard run: each level's pass with one request
 // per document, 2 ms apart, its clock origin offset from the others'.
-func writeSynthShard(tb testing.TB, dir string, m *extractbench.Manifest, runID string, origin int64, ids []string, levels []int, sealed bool) {
+func writeSynthShard(tb testing.TB, dir string, m *extractbench.Manifest, runID string, origin int64, ids []string, levels []int, sealed bool,
+	score func(i int) extractbench.Score) {
 	run := resultstest.Run{RunID: runID, Fingerprint: m.Fingerprint, ProtocolName: m.ProtocolName, Manifest: m,
 		StartedAt: 1, EndedAt: 2, Status: results.RunComplete, ClockOriginNS: 1_700_000_000_000_000_000 + origin, Sealed: sealed}
 	yes := true
@@ -105,6 +109,11 @@ func writeSynthShard(tb testing.TB, dir string, m *extractbench.Manifest, runID 
 					Output:    `{"date": "2025-01-02", "amount": 1234.50, "category": "rent"}`},
 				Score:  extractbench.Score{StrictParseOK: true, LenientParseOK: true, SchemaOK: true, Date: extractbench.TP, Amount: extractbench.TP, Category: extractbench.TP, Accepted: true},
 				OnTime: &yes})
+			if score != nil {
+				doc, _ := strconv.Atoi(strings.TrimPrefix(id, "doc-"))
+				rec := &run.Records[len(run.Records)-1]
+				rec.Score = score(doc)
+			}
 		}
 		phase := extractbench.PhaseSweep
 		if li == 0 {
@@ -210,7 +219,7 @@ func TestMerge_KilledAfterReplace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stale := append([]string{results.RequestsParquet, results.PassesParquet, results.TelemetryParquet, results.RawTableCSV}, derived...)
+	stale := append(results.ExportFiles(), derived...)
 	for _, name := range stale {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Fatalf("the first merge left no %s: %v", name, err)

@@ -88,7 +88,7 @@ func (mg *merger) checkOut(ctx context.Context) error {
 // kill leaves the directory without them rather than with files that
 // describe another merge.
 func (mg *merger) removeDerived() error {
-	names := append([]string{results.RequestsParquet, results.PassesParquet, results.TelemetryParquet, results.RawTableCSV}, mg.opts.Derived...)
+	names := append(results.ExportFiles(), mg.opts.Derived...)
 	for _, name := range names {
 		path := filepath.Join(mg.opts.OutDir, name)
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
