@@ -311,7 +311,7 @@ func mdTables(md string) []pageTable {
 
 var (
 	htmlSection = regexp.MustCompile(`(?s)<details class="part series"[^>]*>\s*<summary>([^:<]+):.*?</details>`)
-	htmlTable   = regexp.MustCompile(`(?s)<h3 id="[^"]*">([^<]*)</h3>.*?<table class="data"[^>]*>(.*?)</table>`)
+	htmlTable   = regexp.MustCompile(`(?s)<h3 id="[^"]*">([^<]*)</h3>.*?<table class="data[^"]*"[^>]*>(.*?)</table>`)
 	htmlRow     = regexp.MustCompile(`(?s)<tr>(.*?)</tr>`)
 	htmlCell    = regexp.MustCompile(`(?s)<t[hd][^>]*>(.*?)</t[hd]>`)
 	htmlTag     = regexp.MustCompile(`<[^>]+>`)
