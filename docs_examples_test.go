@@ -215,25 +215,50 @@ func TestDocsExamples(t *testing.T) {
 }
 
 // clone makes a folder that reads as the clone's root: every top-level
-// entry of the repository linked into it, so that the paths the examples
-// name (corpus/default, prices.example.yaml, reference/...) are there, and
-// what they write lands in the folder.
+// entry of the repository that git tracks linked into it, so that the
+// paths the examples name (corpus/default, prices.example.yaml,
+// reference/...) are there, and what they write lands in the folder. Only
+// tracked entries: what a user's own runs left in the checkout
+// (extractbench-results/, nightly/, ignored) would otherwise be found by
+// the examples that write there, and refused as a used directory.
 func clone(t *testing.T, root string) string {
 	t.Helper()
 	dir := t.TempDir()
+	for _, name := range topLevel(t, root) {
+		if err := os.Symlink(filepath.Join(root, name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// topLevel lists the repository's tracked top-level entries (git
+// ls-files); without git (a source tarball), every entry not starting with
+// a dot.
+func topLevel(t *testing.T, root string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var names []string
+	if out, err := exec.Command("git", "-C", root, "ls-files").Output(); err == nil && len(out) > 0 {
+		for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			name, _, _ := strings.Cut(f, "/")
+			if !seen[name] && !strings.HasPrefix(name, ".") {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+		return names
+	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(dir, e.Name())); err != nil {
-			t.Fatal(err)
+		if !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
 		}
 	}
-	return dir
+	return names
 }
 
 // runDocCommand runs one example, rewritten by docRewrites, in dir and
