@@ -133,6 +133,20 @@ func (p PassTally) Field(name string) (FieldStats, bool) {
 	return FieldStats{}, false
 }
 
+// FieldNames are the names of the pass's fields in the protocol's order:
+// Fields for a pass of the default fields, PerField's names for one of
+// declared fields, so that a page lists the fields the protocol judged.
+func (p PassTally) FieldNames() []string {
+	if !p.Declared {
+		return Fields
+	}
+	names := make([]string, len(p.PerField))
+	for i, f := range p.PerField {
+		names[i] = f.Name
+	}
+	return names
+}
+
 // Aggregate summarises the records of one pass. It assumes the records were
 // scored by Evaluate (Score.Expected filled).
 func Aggregate(recs []extractbench.Record) PassTally {

@@ -142,3 +142,29 @@ func TestPassTally_DeclaredDefaultNames(t *testing.T) {
 		t.Errorf("declared pass: date_f1 %v, %d fields; want NULL and 3", p.DateF1, len(p.Fields))
 	}
 }
+
+// TestPassTally_FieldNames checks that a page listing a pass's fields lists
+// the protocol's: the default three for a default pass, the declared ones
+// in their order for a declared pass (the report listed date, amount and
+// category for every pass before).
+func TestPassTally_FieldNames(t *testing.T) {
+	def := Aggregate([]extractbench.Record{withDefaultFields(scored("a", `{"date":"2025-03-14","amount":1234.56,"category":"software"}`, invoice, extractbench.Transport{}))})
+	if got := def.FieldNames(); !reflect.DeepEqual(got, Fields) {
+		t.Errorf("default pass: FieldNames %v, want %v", got, Fields)
+	}
+	var r extractbench.Record
+	r.DocID = "po-1"
+	r.Score.Fields = []extractbench.FieldScore{
+		{Name: "order_number", Result: extractbench.TP, TP: 1},
+		{Name: "total", Result: extractbench.FPFN, FP: 1, FN: 1},
+		{Name: "signed", Result: extractbench.TN},
+	}
+	dec := Aggregate([]extractbench.Record{r})
+	want := []string{"order_number", "total", "signed"}
+	if got := dec.FieldNames(); !reflect.DeepEqual(got, want) {
+		t.Errorf("declared pass: FieldNames %v, want %v", got, want)
+	}
+	if f, ok := dec.Field("total"); !ok || f.F1 != 0 {
+		t.Errorf("declared pass: Field(total) = %+v, %t; want F1 0", f, ok)
+	}
+}

@@ -29,7 +29,7 @@ func fieldTable(prefix, unit string, s *series) table {
 		if !ok {
 			continue
 		}
-		for _, name := range eval.Fields {
+		for _, name := range sum.FieldNames() {
 			f, _ := sum.Field(name)
 			t.Rows = append(t.Rows, append([]string{eval.LevelName(s.Mode, l.Level), name, strconv.Itoa(sum.Docs)}, fieldCells(f)...))
 		}
@@ -59,7 +59,7 @@ func fieldClassTable(prefix, unit string, s *series) table {
 	})
 	for _, c := range classes {
 		sum := s.FieldsByClass[c]
-		for _, name := range eval.Fields {
+		for _, name := range sum.FieldNames() {
 			f, _ := sum.Field(name)
 			t.Rows = append(t.Rows, append([]string{c, name, strconv.Itoa(sum.Docs), fmtShare(sum.AcceptedRate)}, fieldCells(f)...))
 		}
@@ -73,7 +73,14 @@ func fieldChart(prefix, unit string, x []float64, xLog bool, s *series) chart {
 	c := chart{ID: prefix + "fields", Title: "Field F1 vs " + unit + " (summed over complete repetitions; the field quality table has precision and recall)",
 		XLabel: unit, XLog: xLog, YLabel: [2]string{"F1 (%)", ""}, X: x}
 	colors := []string{blue, orange, purple}
-	values := make([][]*float64, len(eval.Fields))
+	var names []string // the fields of the series' first tallied level: every level has the same
+	for _, l := range s.Levels {
+		if sum, ok := s.Fields[l.Level]; ok {
+			names = sum.FieldNames()
+			break
+		}
+	}
+	values := make([][]*float64, len(names))
 	for i := range values {
 		values[i] = make([]*float64, len(s.Levels))
 	}
@@ -82,14 +89,14 @@ func fieldChart(prefix, unit string, x []float64, xLog bool, s *series) chart {
 		if !ok {
 			continue
 		}
-		for i, name := range eval.Fields {
+		for i, name := range names {
 			f, _ := sum.Field(name)
 			values[i][j] = num(f.F1 * 100)
 		}
 	}
 	var all []*float64
-	for i, name := range eval.Fields {
-		c.Series = append(c.Series, line{Label: name, Unit: "%", Color: colors[i%len(colors)], Dash: i == 1, Values: values[i]})
+	for i, name := range names {
+		c.Series = append(c.Series, line{Label: name, Unit: "%", Color: colors[i%len(colors)], Dash: i%2 == 1, Values: values[i]})
 		all = append(all, values[i]...)
 	}
 	// Zoomed as the accepted share: on 0–100, 97.9% and 100% look the same.
