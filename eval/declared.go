@@ -194,19 +194,11 @@ func evaluateDeclared(o extractbench.Score, output string, obj map[string]any, p
 	default:
 		problems = scoreDeclared(&o, obj, expected, opt)
 	}
-	if f, detail := classifyTransport(tr, output); f != extractbench.None {
-		o.Failure, o.FailureDetail = f, detail
-		return o
-	}
-	switch {
-	case parseErr != nil:
-		o.Failure, o.FailureDetail = extractbench.Format, parseDetail(opt.Rule, parseErr, output, o.LenientParseOK)
-	case len(problems) > 0:
-		o.Failure, o.FailureDetail = extractbench.Format, strings.Join(problems, "; ")
-	case !fieldsOK(o.Fields):
-		o.Failure, o.FailureDetail = extractbench.Quality, qualityFields(o.Fields)
-	default:
-		o.Accepted = true
-	}
+	classify(&o, output, parseErr, problems, tr, opt, func() (bool, string) {
+		if fieldsOK(o.Fields) {
+			return true, ""
+		}
+		return false, qualityFields(o.Fields)
+	})
 	return o
 }

@@ -64,21 +64,39 @@ func Evaluate(output string, exp corpus.Expected, tr extractbench.Transport, opt
 	}
 	o.Fields = defaultFields(&o, obj, fieldProblems, notScored(output))
 
+	quality := func() (bool, string) {
+		if o.Date.OK() && o.Amount.OK() && o.Category.OK() {
+			return true, ""
+		}
+		return false, qualityDetail(o, exp)
+	}
+	classify(&o, output, parseErr, problems, tr, opt, quality)
+	return o
+}
+
+// classify gives a scored answer its failure class, in the one order both
+// the default and the declared fields use: the transport's, then format
+// (no parse, then schema or field-rule problems), then quality (quality
+// says whether every field is correct and, if not, which were wrong), else
+// accepted.
+func classify(o *extractbench.Score, output string, parseErr error, problems []string, tr extractbench.Transport, opt Options, quality func() (bool, string)) {
 	if f, detail := classifyTransport(tr, output); f != extractbench.None {
 		o.Failure, o.FailureDetail = f, detail
-		return o
+		return
 	}
-	switch {
-	case parseErr != nil:
+	if parseErr != nil {
 		o.Failure, o.FailureDetail = extractbench.Format, parseDetail(opt.Rule, parseErr, output, o.LenientParseOK)
-	case len(problems) > 0:
-		o.Failure, o.FailureDetail = extractbench.Format, strings.Join(problems, "; ")
-	case !o.Date.OK() || !o.Amount.OK() || !o.Category.OK():
-		o.Failure, o.FailureDetail = extractbench.Quality, qualityDetail(o, exp)
-	default:
-		o.Accepted = true
+		return
 	}
-	return o
+	if len(problems) > 0 {
+		o.Failure, o.FailureDetail = extractbench.Format, strings.Join(problems, "; ")
+		return
+	}
+	if ok, detail := quality(); !ok {
+		o.Failure, o.FailureDetail = extractbench.Quality, detail
+		return
+	}
+	o.Accepted = true
 }
 
 // scoreObject validates obj against the schema and the field rules, fills
