@@ -22,7 +22,8 @@ type Check struct {
 	PassDocsMismatch  int              `json:"pass_docs_mismatch"` // passes whose docs column differs from their stored rows
 	Telemetry         int              `json:"telemetry"`
 	Parquet           map[string]int64 `json:"parquet_rows"` // rows per exported file; -1 when it cannot be read
-	// DigestMismatch counts the passes whose rows differ from the digest
+	// DigestMismatch counts the passes whose rows (requests, and
+	// request_fields where the digest covers them) differ from the digest
 	// their run left as it ended (a shard's run writes them: SealRun), and
 	// the digests whose pass is gone.
 	DigestMismatch int `json:"digest_mismatch"`
@@ -104,7 +105,11 @@ func (rd *Reader) digestMismatches(ctx context.Context, runID string, n int) (in
 		if err != nil {
 			return n, err
 		}
-		if a.Rows != d.Rows || a.SHA256 != d.SHA256 {
+		fa, err := rd.AuditFields(ctx, key, d.FieldColumns)
+		if err != nil {
+			return n, err
+		}
+		if a.Rows != d.Rows || a.SHA256 != d.SHA256 || !fa.Matches(d) {
 			n++
 		}
 	}

@@ -49,7 +49,8 @@ func (e *TamperedError) Error() string {
 
 // audit checks every shard's request rows against what its run left,
 // before anything is written: each pass against its digest (the run's
-// record of its rows as it ended: count and SHA-256), every row's document
+// record of its rows as it ended: count and SHA-256, of its requests rows
+// and of their request_fields rows), every row's document
 // against the shard, a complete pass against the shard's documents (each
 // once), a pass without a digest against its passes row, and every row's
 // verdict against its scores. A shard without digests (written before
@@ -94,6 +95,7 @@ func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []st
 		return nil, false, err
 	}
 	sealed = len(digests) > 0
+	mg.noteFieldsUnsealed(in, digests)
 	for _, p := range in.passes {
 		key := extractbench.PassKey{RunID: in.run.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
 		d, ok := digests[key]
@@ -115,6 +117,22 @@ func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []st
 			d.Key.Variant, d.Key.Mode, d.Key.Level, d.Key.Repetition, rowCount(d.Rows)))
 	}
 	return problems, sealed, nil
+}
+
+// noteFieldsUnsealed names, on Progress and in the summary, a shard whose
+// digests cover its requests rows but not its request_fields rows: one
+// sealed by an extractbench before schema version 17, whose field rows
+// are then checked only as far as the requests rows they belong to are.
+func (mg *merger) noteFieldsUnsealed(in *mergeInput, digests map[extractbench.PassKey]results.Digest) {
+	for _, d := range digests {
+		if d.CoversFields() {
+			continue
+		}
+		note := fmt.Sprintf("shard %s in %s has no digest of its request_fields rows (its run was sealed by an extractbench before them): its requests rows were checked against their digest, but an edited field row cannot be told", in.manifest.Shard, in.dir)
+		mg.sum.Unsealed = append(mg.sum.Unsealed, note)
+		fmt.Fprintln(mg.opts.Progress, "merge: "+note)
+		return
+	}
 }
 
 // auditPass is what is wrong with one pass of a shard, against its digest
@@ -144,7 +162,28 @@ func auditPass(ctx context.Context, in *mergeInput, p extractbench.Pass, key ext
 	if a.Contradicted > 0 {
 		what = append(what, fmt.Sprintf("%s whose verdict contradicts their scores: %s", rowCount(a.Contradicted), strings.Join(a.ContradictedRows, "; ")))
 	}
+	if hasDigest && d.CoversFields() {
+		fa, err := in.rd.AuditFields(ctx, key, d.FieldColumns)
+		if err != nil {
+			return nil, err
+		}
+		what = append(what, fieldProblems(fa, d)...)
+	}
 	return what, nil
+}
+
+// fieldProblems compares a pass's request_fields rows (fa) with what its
+// digest d recorded of them, the table named in each line.
+func fieldProblems(fa results.FieldAudit, d results.Digest) []string {
+	switch {
+	case len(fa.MissingColumns) > 0:
+		return []string{fmt.Sprintf("its digest covers request_fields columns %s, which its request_fields table lacks", strings.Join(fa.MissingColumns, ", "))}
+	case fa.Rows != d.FieldRows:
+		return []string{fmt.Sprintf("request_fields: %s, but its run left %d (its digest)", rowCount(fa.Rows), d.FieldRows)}
+	case fa.SHA256 != d.FieldSHA256:
+		return []string{fmt.Sprintf("request_fields: %s, as its run left, but their content differs from its digest: a field row was edited since the run ended", rowCount(fa.Rows))}
+	}
+	return nil
 }
 
 // rowsProblems compares a pass's rows (a) with what its run left: its
