@@ -82,7 +82,7 @@ func (mg *merger) audit(ctx context.Context) error {
 		default:
 			fmt.Fprintf(mg.opts.Progress, "merge: shard %s in %s: every pass's rows match the digest its run left\n", in.manifest.Shard, in.dir)
 			if !fieldsSealed {
-				note := fmt.Sprintf("shard %s in %s has no digest of its request_fields rows (its run was sealed by an extractbench before them): its requests rows were checked against their digest, but an edited field row cannot be told", in.manifest.Shard, in.dir)
+				note := fmt.Sprintf("shard %s in %s has no digest of its request_fields rows (its run was sealed by an extractbench before them, or they were removed since): its requests rows were checked against their digest, but an edited field row cannot be told", in.manifest.Shard, in.dir)
 				mg.sum.Unsealed = append(mg.sum.Unsealed, note)
 				fmt.Fprintln(mg.opts.Progress, "merge: "+note)
 			}
