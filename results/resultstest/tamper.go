@@ -72,13 +72,6 @@ func DeleteFieldRows(level, n int) Edit {
 		[]any{level, n}}
 }
 
-// SetPassFieldF1 sets the stored f1 of every pass_fields row of field at
-// level, its request_fields rows untouched.
-func SetPassFieldF1(level int, field string, f1 float64) Edit {
-	return Edit{fmt.Sprintf("set f1 %g on field %s of level %d", f1, field, level),
-		[]string{`UPDATE pass_fields SET f1 = ? WHERE level = ? AND field = ?`}, []any{f1, level, field}}
-}
-
 // SetRunStatus sets every run's status, as a run killed mid-way (running)
 // leaves it.
 func SetRunStatus(status string) Edit {
