@@ -26,7 +26,17 @@ type Digest struct {
 	Rows    int64
 	SHA256  string
 	Columns []string // the requests columns covered, in order
+	// FieldRows, FieldSHA256 and FieldColumns are the same over the pass's
+	// request_fields rows (schema version 17). FieldSHA256 is "" in a
+	// digest written before: it covers the requests rows alone.
+	FieldRows    int64
+	FieldSHA256  string
+	FieldColumns []string
 }
+
+// CoversFields reports whether d covers its pass's request_fields rows
+// too: a digest written before schema version 17 does not.
+func (d Digest) CoversFields() bool { return d.FieldSHA256 != "" }
 
 // digestColumns lists every digests column, in table order (see
 // requestColumns).
@@ -39,11 +49,31 @@ var digestColumns = columns[Digest]{
 	{name: "row_count", kind: integer, value: func(d *Digest) any { return d.Rows }, load: func(d *Digest, c *cell) { d.Rows = c.i }},
 	{name: "sha256", kind: text, value: func(d *Digest) any { return d.SHA256 }, load: func(d *Digest, c *cell) { d.SHA256 = c.s }},
 	{name: "columns", kind: text, value: func(d *Digest) any { return strings.Join(d.Columns, ",") }, load: func(d *Digest, c *cell) { d.Columns = strings.Split(c.s, ",") }},
+	{name: "field_row_count", kind: integer, nullable: true, value: func(d *Digest) any { return ifFields(d, d.FieldRows) }, load: func(d *Digest, c *cell) { d.FieldRows = c.i }},
+	optText("field_sha256", func(d *Digest) *string { return &d.FieldSHA256 }),
+	{name: "field_columns", kind: text, nullable: true, value: func(d *Digest) any { return ifFields(d, strings.Join(d.FieldColumns, ",")) },
+		load: func(d *Digest, c *cell) {
+			if c.valid {
+				d.FieldColumns = strings.Split(c.s, ",")
+			}
+		}},
+}
+
+// ifFields is v, or NULL for a digest that does not cover its field rows.
+func ifFields(d *Digest, v any) any {
+	if !d.CoversFields() {
+		return nil
+	}
+	return v
 }
 
 // digestHeader starts every digest's input: the form's version, then the
-// columns covered, so that the same rows over other columns never match.
-const digestHeader = "extractbench requests digest v1\n"
+// columns covered, so that the same rows over other columns never match;
+// fieldDigestHeader that of a digest of request_fields rows.
+const (
+	digestHeader      = "extractbench requests digest v1\n"
+	fieldDigestHeader = "extractbench request_fields digest v1\n"
+)
 
 // The tags of a value in a digest's input: NULL, an integer (8 bytes,
 // big-endian), a real (its IEEE 754 bits) or text (a uvarint length, then
@@ -216,11 +246,16 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 }
 
 // SealRun writes the digest of every pass of run runID that has a passes
-// row, over every requests column, in place of any it had: what its rows
-// are as the run ends. Records added before it are committed first.
+// row, over every requests column and every request_fields column, in
+// place of any it had: what its rows are as the run ends. Records added
+// before it are committed first.
 func (s *Store) SealRun(ctx context.Context, runID string) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		cols, err := tableColumns(ctx, tx, "main", "requests")
+		if err != nil {
+			return fmt.Errorf("seal run %s: %w", runID, err)
+		}
+		fieldCols, err := tableColumns(ctx, tx, "main", "request_fields")
 		if err != nil {
 			return fmt.Errorf("seal run %s: %w", runID, err)
 		}
@@ -236,7 +271,11 @@ func (s *Store) SealRun(ctx context.Context, runID string) error {
 			if err != nil {
 				return fmt.Errorf("seal run %s: %w", runID, err)
 			}
-			d := Digest{Key: key, Rows: a.Rows, SHA256: a.SHA256, Columns: cols}
+			fa, err := auditFields(ctx, tx, key, fieldCols)
+			if err != nil {
+				return fmt.Errorf("seal run %s: %w", runID, err)
+			}
+			d := Digest{Key: key, Rows: a.Rows, SHA256: a.SHA256, Columns: cols, FieldRows: fa.Rows, FieldSHA256: fa.SHA256, FieldColumns: fieldCols}
 			if _, err := tx.ExecContext(ctx, digestColumns.insertSQL("digests", 1, ""), digestColumns.values(nil, &d)...); err != nil {
 				return fmt.Errorf("seal run %s: pass %s: %w", runID, key, err)
 			}

@@ -10,10 +10,11 @@ import (
 )
 
 // TestSealRun: a sealed run has one digest per pass over every requests
-// column, matching its rows as AuditPass reads them; any edit of a row (a
-// value, NULL made empty text, a row deleted) changes its pass's digest
-// and no other's, Verify counts it, and a run set back to running loses
-// its digests.
+// column and every request_fields column, matching its rows as AuditPass
+// and AuditFields read them; any edit of a row (a value, NULL made empty
+// text, a row deleted; of a request or of one of its fields) changes its
+// pass's digest and no other's, Verify counts it, and a run set back to
+// running loses its digests.
 func TestSealRun(t *testing.T) {
 	ctx := context.Background()
 	s, dir := MustOpen(t)
@@ -32,6 +33,10 @@ func TestSealRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fieldCols, err := tableColumns(ctx, s.rdb, "main", "request_fields")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(digests) != 2 {
 		t.Fatalf("%d digests of run-1, want one per pass (2)", len(digests))
 	}
@@ -43,6 +48,14 @@ func TestSealRun(t *testing.T) {
 		if d.Rows != 20 || a.Rows != 20 || a.SHA256 != d.SHA256 || len(d.SHA256) != 64 || !slices.Equal(d.Columns, cols) || a.Contradicted != 0 {
 			t.Errorf("pass %s: digest %d rows %.12s over %d columns; audit %d rows %.12s, %d contradicted; want 20 rows, the same SHA-256, all %d columns",
 				key, d.Rows, d.SHA256, len(d.Columns), a.Rows, a.SHA256, a.Contradicted, len(cols))
+		}
+		fa, err := s.AuditFields(ctx, key, d.FieldColumns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.CoversFields() || d.FieldRows != 60 || fa.Rows != 60 || fa.SHA256 != d.FieldSHA256 || len(d.FieldSHA256) != 64 || !slices.Equal(d.FieldColumns, fieldCols) {
+			t.Errorf("pass %s: field digest %d rows %.12s over %v; audit %d rows %.12s; want 60 rows (3 per request), the same SHA-256, columns %v",
+				key, d.FieldRows, d.FieldSHA256, d.FieldColumns, fa.Rows, fa.SHA256, fieldCols)
 		}
 	}
 	if other, _ := s.Digests(ctx, "run-2"); len(other) != 0 {
@@ -58,6 +71,10 @@ func TestSealRun(t *testing.T) {
 		`UPDATE requests SET error_body = ''` + where, // NULL and empty text differ
 		`UPDATE requests SET http_status = 201` + where,
 		`DELETE FROM requests` + where,
+		// A field row edited or deleted, its request row untouched.
+		`UPDATE request_fields SET got = '"2031-12-31"'` + where + ` AND field = 'date'`,
+		`UPDATE request_fields SET tp = tp + 1` + where + ` AND field = 'amount'`,
+		`DELETE FROM request_fields` + where + ` AND field = 'category'`,
 	} {
 		t.Run(edit, func(t *testing.T) {
 			s, dir := MustOpen(t)
@@ -74,7 +91,11 @@ func TestSealRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if (a.SHA256 != digests[key].SHA256) != changed {
+				fa, err := s.AuditFields(ctx, key, digests[key].FieldColumns)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (a.SHA256 != digests[key].SHA256 || !fa.Matches(digests[key])) != changed {
 					t.Errorf("pass level %d: digest changed = %v, want %v", key.Level, !changed, changed)
 				}
 			}

@@ -2,36 +2,47 @@ package results
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// RequestsDataset is the directory, under a dataset root, of the
-// partitioned requests dataset: RequestsDataset/variant=V/level=L/part-RUN.parquet.
-const RequestsDataset = "requests"
+// The directories, under a dataset root, of the partitioned datasets,
+// each named after its table: DIR/variant=V/level=L/part-RUN.parquet.
+const (
+	RequestsDataset      = "requests"
+	RequestFieldsDataset = "request_fields"
+	PassFieldsDataset    = "pass_fields"
+)
+
+// Datasets are the partitioned datasets ExportPartitioned writes, in order.
+var Datasets = []string{RequestsDataset, RequestFieldsDataset, PassFieldsDataset}
 
 // hiveDefaultPartition is Hive's name for an empty partition value.
 const hiveDefaultPartition = "__HIVE_DEFAULT_PARTITION__"
 
-// PartitionColumns are the requests columns a partitioned dataset holds in
-// its directory names (Hive style) instead of in its files, in path order.
+// PartitionColumns are the columns a partitioned dataset holds in its
+// directory names (Hive style) instead of in its files, in path order:
+// columns of every table partitioned.
 var PartitionColumns = []string{"variant", "level"}
 
-// ExportPartitioned writes the requests of every run in dir/results.db as a
-// Hive-partitioned Parquet dataset under root:
-// root/requests/variant=V/level=L/part-RUN_ID.parquet, one file per run and
-// partition, with the columns of requests.parquet less variant and level
+// ExportPartitioned writes the requests of every run in dir/results.db, and
+// their field rows and per-pass field figures, as Hive-partitioned Parquet
+// datasets under root, one per table of Datasets:
+// root/TABLE/variant=V/level=L/part-RUN_ID.parquet, one file per run and
+// partition, with the columns of TABLE.parquet less variant and level
 // (which the directory names carry; values escaped as Hive escapes them,
 // EscapePartitionValue). DuckDB's read_parquet(..., hive_partitioning=true)
 // and Spark read the shards and nights written under one root as one
 // table. The files of the runs in dir are replaced, others' left alone;
-// when root is dir itself, the whole requests tree is rewritten (it
+// when root is dir itself, each dataset's whole tree is rewritten (it
 // derives from this results.db alone). It returns the files written.
 func ExportPartitioned(ctx context.Context, dir, root string) ([]string, error) {
 	tx, done, err := exportSnapshot(ctx, dir)
@@ -39,14 +50,27 @@ func ExportPartitioned(ctx context.Context, dir, root string) ([]string, error) 
 		return nil, err
 	}
 	defer done()
+	var written []string
+	for _, pt := range partitionedTables() {
+		files, err := exportDataset(ctx, tx, dir, filepath.Join(root, pt.file), sameDir(root, dir), pt)
+		written = append(written, files...)
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
 
+// exportDataset writes the partitioned dataset of one table under base,
+// from the snapshot tx of dir's results.db; all: base is dir's own.
+func exportDataset(ctx context.Context, tx *sql.Tx, dir, base string, all bool, pt partitionedTable) ([]string, error) {
 	type part struct {
 		run, variant string
 		level        int64
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT run_id, variant, level FROM requests ORDER BY run_id, variant, level`)
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT run_id, variant, level FROM `+pt.table+` ORDER BY run_id, variant, level`)
 	if err != nil {
-		return nil, fmt.Errorf("export %s: list partitions: %w", dir, err)
+		return nil, fmt.Errorf("export %s: list partitions of %s: %w", dir, pt.table, err)
 	}
 	var parts []part
 	runs := map[string]bool{}
@@ -54,19 +78,17 @@ func ExportPartitioned(ctx context.Context, dir, root string) ([]string, error) 
 		var p part
 		if err := rows.Scan(&p.run, &p.variant, &p.level); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("export %s: list partitions: %w", dir, err)
+			return nil, fmt.Errorf("export %s: list partitions of %s: %w", dir, pt.table, err)
 		}
 		parts, runs[p.run] = append(parts, p), true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("export %s: list partitions: %w", dir, err)
+		return nil, fmt.Errorf("export %s: list partitions of %s: %w", dir, pt.table, err)
 	}
-	base := filepath.Join(root, RequestsDataset)
-	if err := clearParts(base, runs, sameDir(root, dir)); err != nil {
+	if err := clearParts(base, runs, all); err != nil {
 		return nil, fmt.Errorf("export %s: %w", base, err)
 	}
-	pt := partitionedRequests()
 	var written []string
 	for _, p := range parts {
 		pdir := filepath.Join(base, "variant="+EscapePartitionValue(p.variant), fmt.Sprintf("level=%d", p.level))
@@ -74,7 +96,7 @@ func ExportPartitioned(ctx context.Context, dir, root string) ([]string, error) 
 			return written, fmt.Errorf("export %s: %w", pdir, err)
 		}
 		file := filepath.Join(pdir, partFile(p.run))
-		err := writeAtomic(file, func(w io.Writer) error { return writeParquet(ctx, tx, w, pt, p.run, p.variant, p.level) })
+		err := writeAtomic(file, func(w io.Writer) error { return writeParquet(ctx, tx, w, pt.exportTable, p.run, p.variant, p.level) })
 		if err != nil {
 			return written, fmt.Errorf("export %s: %w", file, err)
 		}
@@ -86,17 +108,35 @@ func ExportPartitioned(ctx context.Context, dir, root string) ([]string, error) 
 // partFile is the file of one run in a partition.
 func partFile(runID string) string { return "part-" + EscapePartitionValue(runID) + ".parquet" }
 
-// partitionedRequests is one partition's file: requests.parquet's columns
-// (with the run context) less PartitionColumns.
-func partitionedRequests() exportTable {
-	t := newExportTable(RequestsParquet, "requests", requestsSchema, requestColumns.dictionary(), "t.rowid")
+// partitionedTable is one dataset: its table and the file of one
+// partition (exportTable.file is the dataset's directory).
+type partitionedTable struct {
+	exportTable
+	table string
+}
+
+// partitionedTables are the datasets ExportPartitioned writes, in the
+// order of Datasets.
+func partitionedTables() []partitionedTable {
+	return []partitionedTable{
+		partitioned(RequestsDataset, "requests", requestsSchema, requestColumns.dictionary(), "t.rowid"),
+		partitioned(RequestFieldsDataset, "request_fields", requestFieldsSchema, requestFieldColumns.dictionary(), "t.rowid"),
+		partitioned(PassFieldsDataset, "pass_fields", passFieldsSchema, nil, "t.mode, t.repetition, t.position"),
+	}
+}
+
+// partitioned is one partition's file of table: TABLE.parquet's columns
+// (with the run context) less PartitionColumns, of one run, variant and
+// level, in order.
+func partitioned(dataset, table string, tableSchema *arrow.Schema, dict map[string]bool, order string) partitionedTable {
+	t := newExportTable(dataset, table, tableSchema, dict, order)
 	var fields []arrow.Field
 	var cols []string
 	for _, f := range t.schema.Fields() {
 		switch {
-		case f.Name == "variant" || f.Name == "level":
+		case slices.Contains(PartitionColumns, f.Name):
 			continue
-		case requestsSchema.HasField(f.Name):
+		case tableSchema.HasField(f.Name):
 			cols = append(cols, "t."+f.Name)
 		default:
 			cols = append(cols, "ctx."+f.Name)
@@ -104,10 +144,10 @@ func partitionedRequests() exportTable {
 		fields = append(fields, f)
 	}
 	t.schema = arrow.NewSchema(fields, nil)
-	t.query = runContextCTE + `SELECT ` + strings.Join(cols, ", ") + ` FROM requests t
+	t.query = runContextCTE + `SELECT ` + strings.Join(cols, ", ") + ` FROM ` + table + ` t
 	LEFT JOIN ctx ON ctx.run_id = t.run_id AND ctx.variant = t.variant
-	WHERE t.run_id = ? AND t.variant = ? AND t.level = ? ORDER BY t.rowid`
-	return t
+	WHERE t.run_id = ? AND t.variant = ? AND t.level = ? ORDER BY ` + order
+	return partitionedTable{exportTable: t, table: table}
 }
 
 // clearParts removes the dataset's files of the given runs (every file

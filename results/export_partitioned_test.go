@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -31,11 +32,16 @@ func TestExportPartitioned(t *testing.T) {
 		filepath.Join(dir, "requests", "variant=ref", "level=2", "part-run-1.parquet"): 20,
 		filepath.Join(dir, "requests", "variant=q4", "level=4", "part-run-2.parquet"):  5,
 	}
-	if len(files) != len(want) {
-		t.Fatalf("wrote %v, want %d files", files, len(want))
+	for _, f := range files[:min(len(files), len(want))] {
+		if _, ok := want[f]; !ok {
+			t.Errorf("wrote %s before the requests' files", f)
+		}
 	}
 	full, _ := readParquet(t, exportOne(t, dir))
 	for _, f := range files {
+		if !strings.HasPrefix(f, filepath.Join(dir, RequestsDataset)+string(filepath.Separator)) {
+			continue // TestExportPartitioned_Fields
+		}
 		schema, rows := readParquet(t, f)
 		if n, ok := want[f]; !ok || len(rows) != n {
 			t.Errorf("%s: %d rows, want %d (expected: %v)", f, len(rows), n, ok)
@@ -84,7 +90,11 @@ func TestExportPartitioned(t *testing.T) {
 		return nil
 	})
 	slices.Sort(got)
-	wantFiles := []string{"requests/variant=q4/level=4/part-run-2.parquet", "requests/variant=ref/level=1/part-other-night.parquet",
+	wantFiles := []string{"pass_fields/variant=q4/level=4/part-run-2.parquet", "pass_fields/variant=ref/level=1/part-run-1.parquet",
+		"pass_fields/variant=ref/level=2/part-run-1.parquet",
+		"request_fields/variant=q4/level=4/part-run-2.parquet", "request_fields/variant=ref/level=1/part-run-1.parquet",
+		"request_fields/variant=ref/level=2/part-run-1.parquet",
+		"requests/variant=q4/level=4/part-run-2.parquet", "requests/variant=ref/level=1/part-other-night.parquet",
 		"requests/variant=ref/level=1/part-run-1.parquet", "requests/variant=ref/level=2/part-run-1.parquet"}
 	if !slices.Equal(got, wantFiles) {
 		t.Errorf("dataset holds %v, want %v", got, wantFiles)

@@ -430,6 +430,15 @@ CREATE TABLE pass_fields (
 	PRIMARY KEY (run_id, variant, mode, level, repetition, field)
 );
 `,
+	// 17: each pass's digest covers its request_fields rows too, beside
+	// its requests rows (the same form over that table), so that a merge
+	// tells a field row deleted, added or edited since the run ended.
+	// NULL in a digest written before: it covers the requests rows alone.
+	`
+ALTER TABLE digests ADD COLUMN field_row_count INTEGER;
+ALTER TABLE digests ADD COLUMN field_sha256 TEXT;
+ALTER TABLE digests ADD COLUMN field_columns TEXT;
+`,
 }
 
 // migrate brings db up to SchemaVersion, one transaction per migration, and

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/eval"
 )
 
 // Check is what Verify finds in a results directory: the figures a crash
@@ -22,10 +26,17 @@ type Check struct {
 	PassDocsMismatch  int              `json:"pass_docs_mismatch"` // passes whose docs column differs from their stored rows
 	Telemetry         int              `json:"telemetry"`
 	Parquet           map[string]int64 `json:"parquet_rows"` // rows per exported file; -1 when it cannot be read
-	// DigestMismatch counts the passes whose rows differ from the digest
+	// DigestMismatch counts the passes whose rows (requests, and
+	// request_fields where the digest covers them) differ from the digest
 	// their run left as it ended (a shard's run writes them: SealRun), and
 	// the digests whose pass is gone.
 	DigestMismatch int `json:"digest_mismatch"`
+	// PassFieldsMismatch counts the passes whose pass_fields rows differ
+	// from the tally of their measured requests' request_fields rows, by
+	// the one tally that made them in the run and the merge (eval's
+	// PassAccumulator): a field's figure edited, or a field row edited,
+	// added or lost since its pass row was written.
+	PassFieldsMismatch int `json:"pass_fields_mismatch"`
 }
 
 // Verify reads dir's results.db (through a read-only connection) and its
@@ -64,6 +75,9 @@ func Verify(ctx context.Context, dir string) (*Check, error) {
 	for _, r := range runs {
 		c.Statuses[r.Status]++
 		if c.DigestMismatch, err = rd.digestMismatches(ctx, r.RunID, c.DigestMismatch); err != nil {
+			return nil, fmt.Errorf("verify %s: %w", dir, err)
+		}
+		if c.PassFieldsMismatch, err = rd.passFieldsMismatches(ctx, r.RunID, c.PassFieldsMismatch); err != nil {
 			return nil, fmt.Errorf("verify %s: %w", dir, err)
 		}
 	}
@@ -106,7 +120,40 @@ func (rd *Reader) digestMismatches(ctx context.Context, runID string, n int) (in
 		}
 		if a.Rows != d.Rows || a.SHA256 != d.SHA256 {
 			n++
+			continue
+		}
+		if d.CoversFields() {
+			fa, err := rd.AuditFields(ctx, key, d.FieldColumns)
+			if err != nil {
+				return n, err
+			}
+			if !fa.Matches(d) {
+				n++
+			}
 		}
 	}
 	return n + len(digests), nil
+}
+
+// passFieldsMismatches adds to n the passes of run runID whose stored
+// per-field figures (pass_fields) are not those their stored records'
+// field rows tally to: the figures recomputed from request_fields as
+// pipeline/passrow computes them, with eval's PassAccumulator. A pass
+// written before schema version 16 has neither, and matches.
+func (rd *Reader) passFieldsMismatches(ctx context.Context, runID string, n int) (int, error) {
+	passes, err := rd.Passes(ctx, runID)
+	if err != nil {
+		return n, err
+	}
+	for _, p := range passes {
+		var acc eval.PassAccumulator
+		key := extractbench.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+		if err := rd.EachPassRequest(ctx, key, acc.Add); err != nil {
+			return n, err
+		}
+		if !slices.Equal(acc.Tally(0, 0, nil).PerField, p.Fields) {
+			n++
+		}
+	}
+	return n, nil
 }

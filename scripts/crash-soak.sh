@@ -80,7 +80,7 @@ for i in $(seq 1 "$N"); do
   dups=$((dups + $(jq .duplicate_requests <<<"$got")))
   [ "$(jq .duplicate_requests <<<"$got")" = 0 ] || ok=0
   if [ "$(jq .passes <<<"$got")" != "$ref_passes" ] || [ "$(jq .requests <<<"$got")" != "$ref_requests" ] \
-     || [ "$(jq '.incomplete_passes + .interrupted_requests + .pass_docs_mismatch' <<<"$got")" != 0 ] \
+     || [ "$(jq '.incomplete_passes + .interrupted_requests + .pass_docs_mismatch + .pass_fields_mismatch' <<<"$got")" != 0 ] \
      || [ "$(jq -r '.statuses.complete // 0' <<<"$got")" != 1 ] || [ "$(jq .runs <<<"$got")" != 1 ]; then
     rows_bad=$((rows_bad + 1)); ok=0
   fi

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/extractbench/extractbench/results"
 )
@@ -45,7 +46,7 @@ func (c *exportCommand) Synopsis() string {
 
 func (c *exportCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("export [-partitioned [-dataset ROOT]] DIR", c.Synopsis(), c.env)
-	partitioned := fs.Bool("partitioned", false, "also write the requests as a Hive-partitioned dataset, ROOT/requests/variant=V/level=L/part-RUN.parquet, for DuckDB (hive_partitioning) and Spark")
+	partitioned := fs.Bool("partitioned", false, "also write the requests, request_fields and pass_fields as Hive-partitioned datasets, ROOT/TABLE/variant=V/level=L/part-RUN.parquet, for DuckDB (hive_partitioning) and Spark")
 	dataset := fs.String("dataset", "", "with -partitioned: the dataset's `ROOT`, shared by shards and nights (only this directory's runs' files are replaced); default DIR")
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
@@ -87,6 +88,15 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return readError("export", err)
 	}
-	fmt.Fprintf(c.stdout, "%s (%d files, Hive-partitioned by variant and level)\n", filepath.Join(root, results.RequestsDataset), len(parts))
+	for _, ds := range results.Datasets {
+		base := filepath.Join(root, ds)
+		n := 0
+		for _, f := range parts {
+			if strings.HasPrefix(f, base+string(filepath.Separator)) {
+				n++
+			}
+		}
+		fmt.Fprintf(c.stdout, "%s (%d files, Hive-partitioned by variant and level)\n", base, n)
+	}
 	return nil
 }

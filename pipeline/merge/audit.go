@@ -49,16 +49,19 @@ func (e *TamperedError) Error() string {
 
 // audit checks every shard's request rows against what its run left,
 // before anything is written: each pass against its digest (the run's
-// record of its rows as it ended: count and SHA-256), every row's document
+// record of its rows as it ended: count and SHA-256, of its requests rows
+// and of their request_fields rows), every row's document
 // against the shard, a complete pass against the shard's documents (each
 // once), a pass without a digest against its passes row, and every row's
 // verdict against its scores. A shard without digests (written before
 // them, or killed mid-run) is named on Progress: an edited row cannot be
-// told there. Any problem refuses the merge (TamperedError).
+// told there; so is one whose digests do not cover its request_fields
+// rows (sealed before schema version 17). Any problem refuses the merge
+// (TamperedError).
 func (mg *merger) audit(ctx context.Context) error {
 	var bad []TamperedShard
 	for _, in := range mg.shards {
-		problems, sealed, err := mg.auditShard(ctx, in)
+		problems, sealed, fieldsSealed, err := mg.auditShard(ctx, in)
 		if err != nil {
 			return fmt.Errorf("merge: check %s: %w", in.dir, err)
 		}
@@ -78,6 +81,11 @@ func (mg *merger) audit(ctx context.Context) error {
 			fmt.Fprintln(mg.opts.Progress, "merge: "+note)
 		default:
 			fmt.Fprintf(mg.opts.Progress, "merge: shard %s in %s: every pass's rows match the digest its run left\n", in.manifest.Shard, in.dir)
+			if !fieldsSealed {
+				note := fmt.Sprintf("shard %s in %s has no digest of its request_fields rows (its run was sealed by an extractbench before them, or they were removed since): its requests rows were checked against their digest, but an edited field row cannot be told", in.manifest.Shard, in.dir)
+				mg.sum.Unsealed = append(mg.sum.Unsealed, note)
+				fmt.Fprintln(mg.opts.Progress, "merge: "+note)
+			}
 		}
 	}
 	if len(bad) > 0 {
@@ -87,20 +95,24 @@ func (mg *merger) audit(ctx context.Context) error {
 }
 
 // auditShard returns what is wrong with one shard's passes, one line per
-// pass, and whether it has digests.
-func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []string, sealed bool, err error) {
+// pass, whether it has digests, and whether they cover its request_fields
+// rows too (a shard sealed before schema version 17: not).
+func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []string, sealed, fieldsSealed bool, err error) {
 	digests, err := in.rd.Digests(ctx, in.run.RunID)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	sealed = len(digests) > 0
+	sealed, fieldsSealed = len(digests) > 0, true
+	for _, d := range digests {
+		fieldsSealed = fieldsSealed && d.CoversFields()
+	}
 	for _, p := range in.passes {
 		key := extractbench.PassKey{RunID: in.run.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
 		d, ok := digests[key]
 		delete(digests, key)
 		what, err := auditPass(ctx, in, p, key, d, ok, sealed)
 		if err != nil {
-			return nil, sealed, err
+			return nil, sealed, fieldsSealed, err
 		}
 		if len(what) > 0 {
 			problems = append(problems, fmt.Sprintf("%s/%s/level=%d/rep=%d: %s", p.Variant, p.Mode, p.Level, p.Repetition, strings.Join(what, "; ")))
@@ -114,7 +126,7 @@ func (mg *merger) auditShard(ctx context.Context, in *mergeInput) (problems []st
 		problems = append(problems, fmt.Sprintf("%s/%s/level=%d/rep=%d: its run left %s (its digest), but the shard no longer has the pass",
 			d.Key.Variant, d.Key.Mode, d.Key.Level, d.Key.Repetition, rowCount(d.Rows)))
 	}
-	return problems, sealed, nil
+	return problems, sealed, fieldsSealed, nil
 }
 
 // auditPass is what is wrong with one pass of a shard, against its digest
@@ -144,7 +156,28 @@ func auditPass(ctx context.Context, in *mergeInput, p extractbench.Pass, key ext
 	if a.Contradicted > 0 {
 		what = append(what, fmt.Sprintf("%s whose verdict contradicts their scores: %s", rowCount(a.Contradicted), strings.Join(a.ContradictedRows, "; ")))
 	}
+	if hasDigest && d.CoversFields() {
+		fa, err := in.rd.AuditFields(ctx, key, d.FieldColumns)
+		if err != nil {
+			return nil, err
+		}
+		what = append(what, fieldProblems(fa, d)...)
+	}
 	return what, nil
+}
+
+// fieldProblems compares a pass's request_fields rows (fa) with what its
+// digest d recorded of them, the table named in each line.
+func fieldProblems(fa results.FieldAudit, d results.Digest) []string {
+	switch {
+	case len(fa.MissingColumns) > 0:
+		return []string{fmt.Sprintf("its digest covers request_fields columns %s, which its request_fields table lacks", strings.Join(fa.MissingColumns, ", "))}
+	case fa.Rows != d.FieldRows:
+		return []string{fmt.Sprintf("request_fields: %s, but its run left %d (its digest)", rowCount(fa.Rows), d.FieldRows)}
+	case fa.SHA256 != d.FieldSHA256:
+		return []string{fmt.Sprintf("request_fields: %s, as its run left, but their content differs from its digest: a field row was edited since the run ended", rowCount(fa.Rows))}
+	}
+	return nil
 }
 
 // rowsProblems compares a pass's rows (a) with what its run left: its

@@ -53,7 +53,9 @@ type Report struct {
 	// DuplicateRows name the first duplicates (pass, document, where).
 	DuplicateRows []string `json:"duplicate_rows,omitempty"`
 	// Unsealed name the shards that have no digest of their rows (written
-	// before digests, or killed mid-run): checked, but an edit is not seen.
+	// before digests, or killed mid-run), or none of their request_fields
+	// rows (sealed before those were digested): checked, but an edit of
+	// the rows not covered is not seen.
 	Unsealed []string            `json:"unsealed,omitempty"`
 	Passes   []extractbench.Pass `json:"passes"`
 	Variants []results.Outcome   `json:"variants"`

@@ -55,6 +55,23 @@ func DeleteDigests() Edit {
 	return Edit{"delete the digests", []string{`DELETE FROM digests`}, nil}
 }
 
+// SetFieldGot sets the answer (got) of the first request_fields row of
+// level, in (doc_id, position) order: a field row edited, its request row
+// untouched.
+func SetFieldGot(level int, got string) Edit {
+	return Edit{fmt.Sprintf("set got %q on the first field row of level %d", got, level),
+		[]string{`UPDATE request_fields SET got = ? WHERE rowid = (SELECT rowid FROM request_fields WHERE level = ? ORDER BY doc_id, position LIMIT 1)`},
+		[]any{got, level}}
+}
+
+// DeleteFieldRows deletes the first n request_fields rows of level, in
+// (doc_id, position) order, their request rows untouched.
+func DeleteFieldRows(level, n int) Edit {
+	return Edit{fmt.Sprintf("delete %d field rows of level %d", n, level),
+		[]string{`DELETE FROM request_fields WHERE rowid IN (SELECT rowid FROM request_fields WHERE level = ? ORDER BY doc_id, position LIMIT ?)`},
+		[]any{level, n}}
+}
+
 // SetRunStatus sets every run's status, as a run killed mid-way (running)
 // leaves it.
 func SetRunStatus(status string) Edit {
@@ -106,6 +123,33 @@ func Tamper(t testing.TB, dir string, edits ...Edit) {
 			if n, _ := res.RowsAffected(); n == 0 {
 				t.Fatalf("tamper %s: %s changed nothing", dir, e.what)
 			}
+		}
+	}
+}
+
+// fieldDigestsSince is the schema version whose migration added the
+// digests' field columns (results' migration 17).
+const fieldDigestsSince = 17
+
+// BeforeFieldDigests rewrites dir's results.db as an extractbench of
+// schema version 16 left it: its digests cover its requests rows alone
+// (the field columns dropped) and its user_version says 16, so that a
+// reader migrates a copy as it does an older shard's.
+func BeforeFieldDigests(t testing.TB, dir string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", filepath.Join(dir, results.DBName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`ALTER TABLE digests DROP COLUMN field_row_count`,
+		`ALTER TABLE digests DROP COLUMN field_sha256`,
+		`ALTER TABLE digests DROP COLUMN field_columns`,
+		fmt.Sprintf(`PRAGMA user_version = %d`, fieldDigestsSince-1),
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("rewrite %s as schema version %d: %s: %v", dir, fieldDigestsSince-1, q, err)
 		}
 	}
 }
