@@ -97,26 +97,33 @@ func find(recs []extractbench.Record, id string) *extractbench.Record {
 	return &recs[i]
 }
 
-// fieldsBehind is the fields of one answer that are not correct (a
-// skipped expectation, "not reviewed", is no error). When none was scored
-// and all share one reason, the answer failed as a whole (no parse, a
-// transport failure): unparsed, and that reason, rather than every field.
-func fieldsBehind(fields []extractbench.FieldScore) (misses []FieldMiss, unparsed bool, reason string) {
-	scored, reasons := 0, map[string]bool{}
+// WrongFields is the fields of one answer that are not correct, with
+// why, in the protocol's order: a skipped expectation ("not reviewed") is
+// no error.
+func WrongFields(fields []extractbench.FieldScore) []FieldMiss {
+	var out []FieldMiss
 	for _, f := range fields {
-		if f.Correct() || f.Reason == eval.ReasonNotReviewed {
-			continue
-		}
-		misses = append(misses, FieldMiss{Field: f.Name, Reason: f.Reason})
-		reasons[f.Reason] = true
-		if f.Result != extractbench.Unscored {
-			scored++
+		if !f.Correct() && f.Reason != eval.ReasonNotReviewed {
+			out = append(out, FieldMiss{Field: f.Name, Reason: f.Reason})
 		}
 	}
-	if len(misses) > 1 && len(misses) == countReviewed(fields) && scored == 0 && len(reasons) == 1 {
-		return nil, true, misses[0].Reason
+	return out
+}
+
+// fieldsBehind is WrongFields, unless the answer failed as a whole (no
+// parse, a transport failure: every reviewed field unscored, for one
+// reason): then unparsed, and that reason, rather than every field.
+func fieldsBehind(fields []extractbench.FieldScore) (misses []FieldMiss, unparsed bool, reason string) {
+	misses = WrongFields(fields)
+	if len(misses) < 2 || len(misses) != countReviewed(fields) {
+		return misses, false, ""
 	}
-	return misses, false, ""
+	for _, f := range fields {
+		if f.Reason != eval.ReasonNotReviewed && (f.Result != extractbench.Unscored || f.Reason != misses[0].Reason) {
+			return misses, false, ""
+		}
+	}
+	return nil, true, misses[0].Reason
 }
 
 // countReviewed is how many fields had an expectation reviewed.
