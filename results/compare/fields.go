@@ -26,15 +26,6 @@ type FieldMiss struct {
 	Reason string `json:"reason"`
 }
 
-// Names are the fields' names, in the protocol's order.
-func (f FlipFields) Names() []string {
-	out := make([]string, len(f.Fields))
-	for i, m := range f.Fields {
-		out[i] = m.Field
-	}
-	return out
-}
-
 // fieldDeltas is each field's F1 under A and B and its delta, for the
 // fields the records were scored on in the protocol's order: the default
 // three, or the declared ones (eval.PassTally.FieldNames).
