@@ -26,7 +26,9 @@ func declaredRun() *Run {
 	}
 	miss := []compare.FieldMiss{{Field: "<b>", Reason: "got <i>2</i>, want 1 ]]>"}}
 	res := &compare.Result{Margin: 0.02, Equivalence: eval.EquivalenceResult{N: 2, B: 1, Flips: []eval.Pair{{DocID: "d2", AOK: true}}},
-		FlipFields: []compare.FlipFields{{DocID: "d2", Failed: "B", Failure: extractbench.Quality, Fields: miss}}}
+		FlipFields: []compare.FlipFields{{DocID: "d2", Failed: "B", Failure: extractbench.Quality, Fields: miss}},
+		Fields: []compare.FieldDelta{{Field: "select", AF1: 1, BF1: 1}, {Field: "<b>", AF1: 1, BF1: 0.5, Delta: -0.5, Lo: -1},
+			{Field: "a|b", AF1: 1, BF1: 1}}}
 	return &Run{Protocol: "p", Status: results.RunComplete, Fields: []string{"select", "<b>", "a|b"}, Variants: []Variant{
 		{Outcome: results.Outcome{Variant: "base", State: results.OutcomePass}, Levels: []Level{level("base", 1)}},
 		{Outcome: results.Outcome{Variant: "alt", State: results.OutcomePass}, Levels: []Level{
@@ -87,8 +89,14 @@ func TestWriteJUnit_DeclaredFields(t *testing.T) {
 	if out := got.Suites[1].Cases[3].Out; strings.Contains(out, "wrong in") || strings.Contains(out, "behind flips") {
 		t.Errorf("field select was never wrong, yet:\n%s", out)
 	}
-	if paired := got.Suites[1].Cases[2]; paired.Fail == nil || !strings.Contains(paired.Fail.Text, "d2  base accepted, this variant failed: <b> (got <i>2</i>, want 1 ]]>)") {
-		t.Errorf("paired case does not name the flip's field: %+v", paired)
+	paired := got.Suites[1].Cases[2]
+	for _, w := range []string{
+		"d2  base accepted, this variant failed: <b> (got <i>2</i>, want 1 ]]>)",
+		"per-field F1, this variant − base, with its 95% bootstrap interval:\nselect  1.000 → 1.000  +0.000 [+0.000, +0.000]\n<b>  1.000 → 0.500  -0.500 [-1.000, +0.000]\n",
+	} {
+		if paired.Fail == nil || !strings.Contains(paired.Fail.Text, w) {
+			t.Errorf("paired case lacks %q: %+v", w, paired)
+		}
 	}
 }
 
@@ -103,8 +111,10 @@ func TestWriteMarkdown_DeclaredFields(t *testing.T) {
 	}
 	md := b.String()
 	for _, w := range []string{
-		"| field | concurrency 1 (baseline) |\n|---|---:|\n| select | 1.000 |\n| &lt;b&gt; | 0.500 |\n| a\\|b | 1.000 |\n",
+		"| field | concurrency 1 (baseline) |\n|---|---:|\n| select | 1.000 |\n| &lt;b&gt; | 1.000 |\n| a\\|b | 1.000 |\n",
 		"- `d2` this variant failed: &lt;b&gt; (got &lt;i&gt;2&lt;/i&gt;, want 1 ]]&gt;)\n",
+		"| field | concurrency 1 (baseline) | Δ vs base (95% interval) |\n|---|---:|---:|\n| select | 1.000 | +0.000 [+0.000, +0.000] |\n" +
+			"| &lt;b&gt; | 0.500 | -0.500 [-1.000, +0.000] |\n| a\\|b | 1.000 | +0.000 [+0.000, +0.000] |\n",
 	} {
 		if !strings.Contains(md, w) {
 			t.Errorf("summary lacks %q:\n%s", w, md)
@@ -112,8 +122,8 @@ func TestWriteMarkdown_DeclaredFields(t *testing.T) {
 	}
 	for _, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, `| a\|b`) {
-			if n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|"); n != 3 {
-				t.Errorf("row %q has %d cell separators, want 3", line, n)
+			if n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|"); n != 3 && n != 4 {
+				t.Errorf("row %q has %d cell separators, want 3 (4 with the Δ column)", line, n)
 			}
 		}
 	}

@@ -116,7 +116,7 @@ func (r *Run) WriteJUnit(w io.Writer) error {
 			secs += l.Seconds
 		}
 		if v.Paired != nil {
-			s.Cases = append(s.Cases, pairedCase(v.Paired, class))
+			s.Cases = append(s.Cases, pairedCase(v.Paired, class, r.Fields != nil))
 		}
 		for _, f := range r.Fields {
 			s.Cases = append(s.Cases, fieldCase(v, f, class))
@@ -223,17 +223,40 @@ func docList(l Level) string {
 	return b.String()
 }
 
-func pairedCase(p *Paired, class string) junitCase {
+// pairedCase is the paired verdict against the first variant; declared:
+// with each declared field's F1 delta.
+func pairedCase(p *Paired, class string, declared bool) junitCase {
 	c := junitCase{Name: p.Name(), Classname: class, Time: seconds(0)}
+	var text string
+	if p.Result != nil {
+		text = p.Sentence() + flips(p)
+		if declared {
+			text += fieldDeltas(p)
+		}
+	}
 	switch {
 	case p.Result == nil:
 		c.Skipped = result("", p.Sentence(), "")
 	case p.Result.Equivalent:
-		c.SystemOut = out(p.Sentence() + flips(p))
+		c.SystemOut = out(text)
 	default:
-		c.Failure = result("not_equivalent", p.Sentence(), p.Sentence()+flips(p))
+		c.Failure = result("not_equivalent", p.Sentence(), text)
 	}
 	return c
+}
+
+// fieldDeltas is each field's F1 under the first variant and this one,
+// and the difference with its bootstrap interval, as compare prints them.
+func fieldDeltas(p *Paired) string {
+	if len(p.Result.Fields) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nper-field F1, this variant − %s, with its 95%% bootstrap interval:\n", p.Against)
+	for _, f := range p.Result.Fields {
+		fmt.Fprintf(&b, "%s  %.3f → %.3f  %+.3f [%+.3f, %+.3f]\n", f.Field, f.AF1, f.BF1, f.Delta, f.Lo, f.Hi)
+	}
+	return b.String()
 }
 
 // flips lists the documents the two variants disagree on, each with the

@@ -8,6 +8,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 )
 
 // mdDocs is how many failed documents a level lists in the Markdown
@@ -69,7 +70,7 @@ func (r *Run) WriteMarkdown(w io.Writer) error {
 				spreadDuration(l.E2EP95NS), spreadCount(l.DocsPerHour))
 		}
 		if r.Fields != nil {
-			writeFieldTable(&b, r.Fields, v.Levels)
+			writeFieldTable(&b, r.Fields, v)
 		}
 		for _, l := range v.Levels {
 			if l.NFailed == 0 {
@@ -100,20 +101,32 @@ func (r *Run) WriteMarkdown(w io.Writer) error {
 	return nil
 }
 
-// writeFieldTable is the declared fields' F1 at each level, one row per
-// field in the protocol's order.
-func writeFieldTable(b *strings.Builder, fields []string, levels []Level) {
-	if len(levels) == 0 {
+// writeFieldTable is the variant's declared fields' F1 at each level,
+// one row per field in the protocol's order, and the paired verdict's F1
+// delta against the first variant when there is one.
+func writeFieldTable(b *strings.Builder, fields []string, v Variant) {
+	if len(v.Levels) == 0 {
 		return
 	}
+	var deltas []compare.FieldDelta
+	if v.Paired != nil && v.Paired.Result != nil {
+		deltas = v.Paired.Result.Fields
+	}
 	b.WriteString("\nPer-field F1 (summed over complete repetitions):\n\n| field |")
-	for _, l := range levels {
+	for _, l := range v.Levels {
 		fmt.Fprintf(b, " %s |", cell(l.Name))
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---:|", len(levels)) + "\n")
+	if deltas != nil {
+		fmt.Fprintf(b, " Δ vs %s (95%% interval) |", cell(v.Paired.Against))
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(v.Levels)))
+	if deltas != nil {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
 	for _, name := range fields {
 		fmt.Fprintf(b, "| %s |", cell(name))
-		for _, l := range levels {
+		for _, l := range v.Levels {
 			f1 := "–"
 			for _, f := range l.Fields {
 				if f.Name == name {
@@ -121,6 +134,15 @@ func writeFieldTable(b *strings.Builder, fields []string, levels []Level) {
 				}
 			}
 			fmt.Fprintf(b, " %s |", f1)
+		}
+		if deltas != nil {
+			d := "–"
+			for _, f := range deltas {
+				if f.Field == name {
+					d = fmt.Sprintf("%+.3f [%+.3f, %+.3f]", f.Delta, f.Lo, f.Hi)
+				}
+			}
+			fmt.Fprintf(b, " %s |", d)
 		}
 		b.WriteString("\n")
 	}
