@@ -59,3 +59,58 @@ func TestF1Delta(t *testing.T) {
 		}
 	}
 }
+
+// declaredRecord is a record scored on declared fields.
+func declaredRecord(id string, fields ...extractbench.FieldScore) extractbench.Record {
+	var rec extractbench.Record
+	rec.DocID = id
+	rec.Score.Fields = fields
+	return rec
+}
+
+// TestF1Delta_Declared checks that a declared field's delta counts its
+// FieldScore's TP, FP and FN (a list's items, not one per document), and
+// that a name the records were not scored on is NaN, the default ones
+// included. The old F1Delta knew date, amount and category only: NaN for
+// "lines", a number for "date".
+func TestF1Delta_Declared(t *testing.T) {
+	lines := func(tp, fp, fn int) extractbench.FieldScore {
+		return extractbench.FieldScore{Name: "lines", TP: tp, FP: fp, FN: fn}
+	}
+	total := extractbench.FieldScore{Name: "total", Result: extractbench.TP, TP: 1}
+	a := []extractbench.Record{declaredRecord("1", lines(3, 0, 1), total), declaredRecord("2", lines(2, 0, 0), total)}
+	b := []extractbench.Record{declaredRecord("2", lines(1, 1, 1), total), declaredRecord("1", lines(4, 0, 0), total)}
+	// A: tp 5, fn 1 → F1 10/11. B: tp 5, fp 1, fn 1 → F1 10/12.
+	delta, lo, hi := F1Delta(a, b, "lines", 200, 3)
+	if want := 10.0/12 - 10.0/11; !near(delta, want) {
+		t.Errorf("lines: got delta %v, want %v", delta, want)
+	}
+	if !(lo <= delta && delta <= hi) {
+		t.Errorf("lines: interval [%v, %v] does not hold %v", lo, hi, delta)
+	}
+	if d, _, _ := F1Delta(a, b, "total", 200, 3); d != 0 {
+		t.Errorf("total: got delta %v, want 0", d)
+	}
+	for _, name := range []string{"date", "currency"} {
+		if d, _, _ := F1Delta(a, b, name, 100, 1); !math.IsNaN(d) {
+			t.Errorf("%s, not a field of the records: got %v, want NaN", name, d)
+		}
+	}
+}
+
+// TestSumPassFields checks that two repetitions' field figures sum by name
+// in the protocol's order, with F1 made of the sums.
+func TestSumPassFields(t *testing.T) {
+	r1 := []extractbench.PassField{{Name: "select", TP: 3, FN: 1}, {Name: "a|b", TP: 1, TN: 2}}
+	r2 := []extractbench.PassField{{Name: "select", TP: 1, FP: 2, FN: 1, Unscored: 1}, {Name: "a|b", TN: 3}}
+	got := SumPassFields(r1, r2)
+	if len(got) != 2 || got[0].Name != "select" || got[1].Name != "a|b" || got[1].Position != 1 {
+		t.Fatalf("got %+v, want select then a|b", got)
+	}
+	if s := got[0]; s.TP != 4 || s.FP != 2 || s.FN != 2 || s.Unscored != 1 || !near(s.F1, 8.0/12) {
+		t.Errorf("select: got %+v, want tp 4 fp 2 fn 2, F1 8/12", s)
+	}
+	if s := got[1]; s.TN != 5 || s.F1 != 1 {
+		t.Errorf("a|b: got %+v, want tn 5, F1 1", s)
+	}
+}

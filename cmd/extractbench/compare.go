@@ -22,6 +22,7 @@ func (c *compareCommand) Run(ctx context.Context, args []string) error {
 	rep := fs.Int("repetition", 1, "repetition whose documents are paired")
 	mode := fs.String("mode", "", "concurrency | batch | rate | context (default: the mode A ran)")
 	asJSON := fs.Bool("json", false, "machine-readable output")
+	wide := fs.Bool("wide", false, "print every column and whole output excerpts even when the terminal is narrower (off a terminal they always are)")
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
 	}
@@ -43,7 +44,10 @@ func (c *compareCommand) Run(ctx context.Context, args []string) error {
 	if *asJSON {
 		err = res.WriteJSON(c.stdout)
 	} else {
-		err = res.WriteText(c.stdout)
+		width := summaryWidth(c.stdout, *wide)
+		w, done := fitWriter(c.stdout, width)
+		err = res.WriteTextFit(w, width)
+		done()
 	}
 	if err != nil {
 		return fmt.Errorf("write comparison: %w", err)

@@ -118,7 +118,7 @@ func runGoldenCase(t *testing.T, dir string) {
 		code, stdout, stderr = runCLI(t, args...)
 	}
 	// A case measured when it ran the built-in engine or reads a real run.
-	measured := len(args) > 0 && args[0] == "run" || kind == "run"
+	measured := len(args) > 0 && args[0] == "run" || kind == "run" || kind == "declared"
 	stdout, stderr = normalise(stdout, vars, measured), normalise(stderr, vars, measured)
 	checkWrittenFiles(t, dir, tmp, vars, measured)
 
@@ -339,8 +339,10 @@ func buildFixture(t *testing.T, kind, dir string) {
 		if code, _, stderr := runCLI(t, "run", "-quiet", "-protocol", proto, "-out", dir); code != exitOK {
 			t.Fatalf("fixture run: exit %d: %s", code, stderr)
 		}
+	case "declared":
+		buildDeclaredFixture(t, dir)
 	default:
-		t.Fatalf("unknown fixture %q (want sizing, paired, paired-not-required, no-pass, empty, rate or run)", kind)
+		t.Fatalf("unknown fixture %q (want sizing, paired, paired-not-required, no-pass, empty, rate, run or declared)", kind)
 	}
 }
 

@@ -39,6 +39,10 @@ type Run struct {
 	Simulated   bool
 	Started     time.Time
 	Variants    []Variant
+	// Fields are the protocol's declared fields in its order, nil for the
+	// default fields (date, amount, category), whose figures the CI
+	// formats leave to the report as they always did.
+	Fields []string
 }
 
 // Variant is one variant's verdict, its levels, and its paired verdict
@@ -58,6 +62,9 @@ type Level struct {
 	Failed   []Doc // at most Options.MaxDocs, sorted by document and repetition
 	NFailed  int   // every failed request of the level's passes
 	Baseline bool  // the level the variant's verdict judges
+	// Fields are the declared fields' figures summed over the level's
+	// complete passes (eval.SumPassFields); nil for the default fields.
+	Fields []extractbench.PassField
 }
 
 // Doc is one failed document of a level.
@@ -66,6 +73,9 @@ type Doc struct {
 	Repetition int
 	Failure    extractbench.Failure
 	Detail     string
+	// Fields are the declared fields the answer got wrong, with why
+	// (compare.WrongFields); nil for the default fields.
+	Fields []compare.FieldMiss
 }
 
 // Paired is a variant's paired equivalence against the baseline variant
@@ -104,14 +114,18 @@ func Load(ctx context.Context, dir string, opt Options) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: dir, RunID: data.Run.RunID, Protocol: data.Run.ProtocolName, Fingerprint: data.Run.Fingerprint,
-		Status: data.Run.Status, Simulated: data.Simulated(), Started: time.UnixMilli(data.Run.StartedAt).UTC()}
+		Status: data.Run.Status, Simulated: data.Simulated(), Started: time.UnixMilli(data.Run.StartedAt).UTC(),
+		Fields: declaredFields(data.Passes)}
 	for _, o := range data.Outcomes() {
 		v := Variant{Outcome: o}
 		for _, s := range o.Series {
 			base := s.Baseline()
 			for _, l := range s.Levels {
 				lv := Level{Level: l, Name: levelName(l), Seconds: passSeconds(data.Passes, l), Baseline: base != nil && base.Level == l.Level && base.Phase == l.Phase}
-				if err := failedDocs(ctx, rd, r.RunID, &lv, opt.MaxDocs); err != nil {
+				if r.Fields != nil {
+					lv.Fields = levelFields(data.Passes, l)
+				}
+				if err := failedDocs(ctx, rd, r.RunID, &lv, opt.MaxDocs, r.Fields != nil); err != nil {
 					return nil, err
 				}
 				v.Levels = append(v.Levels, lv)
@@ -149,10 +163,42 @@ func passSeconds(passes []extractbench.Pass, l eval.Level) float64 {
 	return float64(ns) / 1e9
 }
 
+// declaredFields is the fields of the run's complete passes in the
+// protocol's order when they are declared ones: names other than the
+// default fields', or the default names with the default columns left
+// NULL (eval.PassTally.Fill); nil for the default fields.
+func declaredFields(passes []extractbench.Pass) []string {
+	for _, p := range passes {
+		if !p.Complete() || len(p.Fields) == 0 {
+			continue
+		}
+		names := make([]string, len(p.Fields))
+		for i, f := range p.Fields {
+			names[i] = f.Name
+		}
+		if slices.Equal(names, extractbench.DefaultFieldNames) && p.DateF1 != nil {
+			return nil
+		}
+		return names
+	}
+	return nil
+}
+
+// levelFields sums the field figures of the level's complete passes.
+func levelFields(passes []extractbench.Pass, l eval.Level) []extractbench.PassField {
+	var fields [][]extractbench.PassField
+	for _, p := range passes {
+		if p.Variant == l.Variant && p.Mode == l.Mode && p.Level == l.Level && p.Phase == l.Phase && p.Complete() {
+			fields = append(fields, p.Fields)
+		}
+	}
+	return eval.SumPassFields(fields...)
+}
+
 // failedDocs reads the level's failed requests: interrupted requests and
 // the client's own faults are no document's failure (MEASUREMENT.md
-// section 2) and are left out.
-func failedDocs(ctx context.Context, rd *results.Reader, runID string, l *Level, limit int) error {
+// section 2) and are left out. declared: each keeps its wrong fields.
+func failedDocs(ctx context.Context, rd *results.Reader, runID string, l *Level, limit int, declared bool) error {
 	recs, err := rd.Requests(ctx, runID, results.RequestFilter{Variant: l.Variant, Mode: l.Mode, Level: l.Level.Level})
 	if err != nil {
 		return err
@@ -162,7 +208,11 @@ func failedDocs(ctx context.Context, rd *results.Reader, runID string, l *Level,
 			continue
 		}
 		l.NFailed++
-		l.Failed = append(l.Failed, Doc{ID: rec.DocID, Repetition: rec.Repetition, Failure: rec.Failure, Detail: rec.FailureDetail})
+		d := Doc{ID: rec.DocID, Repetition: rec.Repetition, Failure: rec.Failure, Detail: rec.FailureDetail}
+		if declared {
+			d.Fields = compare.WrongFields(rec.Score.Fields)
+		}
+		l.Failed = append(l.Failed, d)
 	}
 	slices.SortFunc(l.Failed, func(a, b Doc) int {
 		return cmp.Or(strings.Compare(a.ID, b.ID), a.Repetition-b.Repetition)

@@ -10,6 +10,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 )
 
 // The JUnit XML the common reporters read (Jenkins' junit-10.xsd, which
@@ -95,7 +96,10 @@ func xmlSafe(s string) string {
 // fails no run, and passes with its verdict in system-out), and, for every
 // variant after the first, its paired verdict against the first (failed
 // when not equivalent). A case's failed documents are its failure's text,
-// or its system-out when it passed.
+// or its system-out when it passed. A protocol of declared fields adds a
+// passing case per field ("field NAME"): its F1 at each level, and the
+// documents and flips it was wrong in; no field has a criterion of its own
+// to fail.
 func (r *Run) WriteJUnit(w io.Writer) error {
 	top := junitSuites{Name: "extractbench " + r.Protocol}
 	var total float64
@@ -112,7 +116,10 @@ func (r *Run) WriteJUnit(w io.Writer) error {
 			secs += l.Seconds
 		}
 		if v.Paired != nil {
-			s.Cases = append(s.Cases, pairedCase(v.Paired, class))
+			s.Cases = append(s.Cases, pairedCase(v.Paired, class, r.Fields != nil))
+		}
+		for _, f := range r.Fields {
+			s.Cases = append(s.Cases, fieldCase(v, f, class))
 		}
 		for _, c := range s.Cases {
 			s.Tests++
@@ -216,20 +223,44 @@ func docList(l Level) string {
 	return b.String()
 }
 
-func pairedCase(p *Paired, class string) junitCase {
+// pairedCase is the paired verdict against the first variant; declared:
+// with each declared field's F1 delta.
+func pairedCase(p *Paired, class string, declared bool) junitCase {
 	c := junitCase{Name: p.Name(), Classname: class, Time: seconds(0)}
+	var text string
+	if p.Result != nil {
+		text = p.Sentence() + flips(p)
+		if declared {
+			text += fieldDeltas(p)
+		}
+	}
 	switch {
 	case p.Result == nil:
 		c.Skipped = result("", p.Sentence(), "")
 	case p.Result.Equivalent:
-		c.SystemOut = out(p.Sentence() + flips(p))
+		c.SystemOut = out(text)
 	default:
-		c.Failure = result("not_equivalent", p.Sentence(), p.Sentence()+flips(p))
+		c.Failure = result("not_equivalent", p.Sentence(), text)
 	}
 	return c
 }
 
-// flips lists the documents the two variants disagree on.
+// fieldDeltas is each field's F1 under the first variant and this one,
+// and the difference with its bootstrap interval, as compare prints them.
+func fieldDeltas(p *Paired) string {
+	if len(p.Result.Fields) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nper-field F1, this variant − %s, with its 95%% bootstrap interval:\n", p.Against)
+	for _, f := range p.Result.Fields {
+		fmt.Fprintf(&b, "%s  %.3f → %.3f  %+.3f [%+.3f, %+.3f]\n", f.Field, f.AF1, f.BF1, f.Delta, f.Lo, f.Hi)
+	}
+	return b.String()
+}
+
+// flips lists the documents the two variants disagree on, each with the
+// fields behind it for a protocol of declared fields.
 func flips(p *Paired) string {
 	eq := p.Result.Equivalence
 	if len(eq.Flips) == 0 {
@@ -237,14 +268,94 @@ func flips(p *Paired) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n\nflipped documents (%d):\n", len(eq.Flips))
-	for _, f := range eq.Flips {
+	for i, f := range eq.Flips {
 		who := p.Against + " accepted, this variant failed"
 		if f.BOK {
 			who = "this variant accepted, " + p.Against + " failed"
 		}
-		fmt.Fprintf(&b, "%s  %s\n", f.DocID, who)
+		fmt.Fprintf(&b, "%s  %s", f.DocID, who)
+		if i < len(p.Result.FlipFields) {
+			fmt.Fprintf(&b, ": %s", flipCause(p.Result.FlipFields[i]))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// flipCause is the fields behind a flip, for the failing side.
+func flipCause(f compare.FlipFields) string {
+	if f.Unparsed {
+		return "no field scored (" + f.Reason + ")"
+	}
+	if len(f.Fields) == 0 {
+		return string(f.Failure) + " with every field right"
+	}
+	parts := make([]string, len(f.Fields))
+	for i, m := range f.Fields {
+		parts[i] = m.Field + " (" + m.Reason + ")"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fieldCase is one declared field of a variant: its figures at each level,
+// where it was wrong in the failed documents of the verdict's level, and
+// the flips against the first variant it is behind.
+func fieldCase(v Variant, name, class string) junitCase {
+	c := junitCase{Name: "field " + name, Classname: class, Time: seconds(0)}
+	var b strings.Builder
+	b.WriteString("F1 per level (TP, FP and FN summed over complete repetitions; a list counts its items):\n")
+	for _, l := range v.Levels {
+		for _, f := range l.Fields {
+			if f.Name == name {
+				fmt.Fprintf(&b, "%s: F1 %.3f, precision %.3f, recall %.3f (TP %d, FP %d, FN %d)\n", l.Name, f.F1, f.Precision, f.Recall, f.TP, f.FP, f.FN)
+			}
+		}
+	}
+	if l := verdictLevel(v); l != nil {
+		var lines []string
+		for _, d := range l.Failed {
+			for _, m := range d.Fields {
+				if m.Field == name {
+					lines = append(lines, fmt.Sprintf("%s  repetition %d  %s  %s", d.ID, d.Repetition, d.Failure, m.Reason))
+				}
+			}
+		}
+		if len(lines) > 0 {
+			fmt.Fprintf(&b, "\nwrong in failed documents at %s (%d):\n%s\n", l.Name, len(lines), strings.Join(lines, "\n"))
+		}
+	}
+	if p := v.Paired; p != nil && p.Result != nil {
+		var lines []string
+		for _, f := range p.Result.FlipFields {
+			who := "this variant failed"
+			if f.Failed == "A" {
+				who = p.Against + " failed"
+			}
+			for _, m := range f.Fields {
+				if m.Field == name {
+					lines = append(lines, fmt.Sprintf("%s  %s  %s", f.DocID, who, m.Reason))
+				}
+			}
+		}
+		if len(lines) > 0 {
+			fmt.Fprintf(&b, "\nbehind flips against %s (%d):\n%s\n", p.Against, len(lines), strings.Join(lines, "\n"))
+		}
+	}
+	c.SystemOut = out(b.String())
+	return c
+}
+
+// verdictLevel is the level the variant's verdict judges, else its first.
+func verdictLevel(v Variant) *Level {
+	for i := range v.Levels {
+		if v.Levels[i].Baseline {
+			return &v.Levels[i]
+		}
+	}
+	if len(v.Levels) > 0 {
+		return &v.Levels[0]
+	}
+	return nil
 }
 
 // seconds is a JUnit time attribute: seconds with three decimals, as

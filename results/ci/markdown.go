@@ -8,6 +8,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/compare"
 )
 
 // mdDocs is how many failed documents a level lists in the Markdown
@@ -68,6 +69,9 @@ func (r *Run) WriteMarkdown(w io.Writer) error {
 			p("| %s | %s | %s | %s | %s | %s |\n", cell(l.Name), l.Verdict.Word(), eval.FormatShare(l.Share()), failureCounts(l.Level),
 				spreadDuration(l.E2EP95NS), spreadCount(l.DocsPerHour))
 		}
+		if r.Fields != nil {
+			writeFieldTable(&b, r.Fields, v)
+		}
 		for _, l := range v.Levels {
 			if l.NFailed == 0 {
 				continue
@@ -85,6 +89,9 @@ func (r *Run) WriteMarkdown(w io.Writer) error {
 		}
 		if v.Paired != nil {
 			p("\n%s: %s\n", mdText(v.Paired.Name()), mdText(v.Paired.Sentence()))
+			if v.Paired.Result != nil && len(v.Paired.Result.FlipFields) > 0 {
+				writeFlipFields(&b, v.Paired)
+			}
 		}
 		p("\n</details>\n")
 	}
@@ -93,6 +100,73 @@ func (r *Run) WriteMarkdown(w io.Writer) error {
 	}
 	return nil
 }
+
+// writeFieldTable is the variant's declared fields' F1 at each level,
+// one row per field in the protocol's order, and the paired verdict's F1
+// delta against the first variant when there is one.
+func writeFieldTable(b *strings.Builder, fields []string, v Variant) {
+	if len(v.Levels) == 0 {
+		return
+	}
+	var deltas []compare.FieldDelta
+	if v.Paired != nil && v.Paired.Result != nil {
+		deltas = v.Paired.Result.Fields
+	}
+	b.WriteString("\nPer-field F1 (summed over complete repetitions):\n\n| field |")
+	for _, l := range v.Levels {
+		fmt.Fprintf(b, " %s |", cell(l.Name))
+	}
+	if deltas != nil {
+		fmt.Fprintf(b, " Δ vs %s (95%% interval) |", cell(v.Paired.Against))
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(v.Levels)))
+	if deltas != nil {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, name := range fields {
+		fmt.Fprintf(b, "| %s |", cell(name))
+		for _, l := range v.Levels {
+			f1 := "–"
+			for _, f := range l.Fields {
+				if f.Name == name {
+					f1 = fmt.Sprintf("%.3f", f.F1)
+				}
+			}
+			fmt.Fprintf(b, " %s |", f1)
+		}
+		if deltas != nil {
+			d := "–"
+			for _, f := range deltas {
+				if f.Field == name {
+					d = fmt.Sprintf("%+.3f [%+.3f, %+.3f]", f.Delta, f.Lo, f.Hi)
+				}
+			}
+			fmt.Fprintf(b, " %s |", d)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeFlipFields lists the fields behind the paired verdict's flips.
+func writeFlipFields(b *strings.Builder, p *Paired) {
+	ffs := p.Result.FlipFields
+	fmt.Fprintf(b, "\nFields behind the flips (%d):\n\n", len(ffs))
+	for i, f := range ffs {
+		if i == mdDocs {
+			fmt.Fprintf(b, "- … and %d more\n", len(ffs)-mdDocs)
+			break
+		}
+		who := "this variant failed"
+		if f.Failed == "A" {
+			who = p.Against + " failed"
+		}
+		fmt.Fprintf(b, "- %s %s: %s\n", mdCode(f.DocID), mdText(who), mdText(flipCause(f)))
+	}
+}
+
+// mdCode is s as a code span: backticks, which would end it, become '.
+func mdCode(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
 
 // mark is a state with the sign a reader's eye finds first.
 func mark(state string) string {

@@ -103,8 +103,12 @@ type Result struct {
 	OnlyInA     []string               `json:"only_in_a,omitempty"` // documents left out of the pairing
 	OnlyInB     []string               `json:"only_in_b,omitempty"`
 	Fields      []FieldDelta           `json:"fields"`
-	NoiseFloors []NoiseFloor           `json:"noise_floors,omitempty"`
-	Levels      []LevelRow             `json:"levels"`
+	// FlipFields names, for a protocol of declared fields, the fields
+	// behind each flip (Equivalence.Flips, in its order): the ones the
+	// failing side got wrong.
+	FlipFields  []FlipFields `json:"flip_fields,omitempty"`
+	NoiseFloors []NoiseFloor `json:"noise_floors,omitempty"`
+	Levels      []LevelRow   `json:"levels"`
 	// Tokenization is the paired passes' tokenizer drift, printed before
 	// the verdict.
 	Tokenization Tokenization `json:"tokenization"`
@@ -177,10 +181,9 @@ func compareSides(ctx context.Context, opt Options, a, b *loaded) (Result, error
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d document(s) only in A and %d only in B were left out of the pairing",
 			len(r.OnlyInA), len(r.OnlyInB)))
 	}
-	for _, f := range fields {
-		fd := FieldDelta{Field: f, AF1: f1(ra, f), BF1: f1(rb, f)}
-		fd.Delta, fd.Lo, fd.Hi = eval.F1Delta(ra, rb, f, opt.Resamples, opt.Seed)
-		r.Fields = append(r.Fields, fd)
+	r.Fields = fieldDeltas(ra, rb, opt.Resamples, opt.Seed)
+	if eval.DeclaredRecords(ra) || eval.DeclaredRecords(rb) {
+		r.FlipFields = flipFields(r.Equivalence.Flips, ra, rb)
 	}
 	for _, l := range []*loaded{a, b} {
 		nf, ok, err := noiseFloor(ctx, l, r.Mode, r.Level, opt.Alpha)
@@ -316,15 +319,6 @@ func pair(a, b []extractbench.Record) (pairs []eval.Pair, onlyA, onlyB []string)
 	}
 	sort.Strings(onlyB)
 	return pairs, onlyA, onlyB
-}
-
-// f1 is one field's F1 over records, from eval.Aggregate.
-func f1(recs []extractbench.Record, field string) float64 {
-	fs, ok := eval.Aggregate(recs).Field(field)
-	if !ok {
-		return math.NaN()
-	}
-	return fs.F1
 }
 
 // noiseFloor pairs repetitions 1 and 2 of a side's variant at the compared

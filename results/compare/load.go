@@ -155,11 +155,13 @@ func (l *loaded) seriesOf(mode extractbench.Mode) *eval.Series {
 // later store the expectations (requests.expected_*); for rows written
 // before, a field scored tp, fn or fp_fn anywhere in the run had a value, tn
 // or fp had null. A field never scored (every answer failed format) is taken
-// as null, which leaves it out of F1 on both sides alike.
+// as null, which leaves it out of F1 on both sides alike. Declared fields
+// need none of this: each record's FieldScore counts carry their
+// expectation (eval.F1Delta).
 func inferExpected(out map[string]map[string]bool, r *extractbench.Record) {
 	exp := [3]*string{r.Expected.Date, r.Expected.Amount, r.Expected.Category}
 	res := [3]extractbench.FieldResult{r.Date, r.Amount, r.Category}
-	for i, f := range fields {
+	for i, f := range eval.Fields {
 		if exp[i] != nil || res[i] == extractbench.TP || res[i] == extractbench.FN || res[i] == extractbench.FPFN {
 			if out[r.DocID] == nil {
 				out[r.DocID] = map[string]bool{}
@@ -168,9 +170,6 @@ func inferExpected(out map[string]map[string]bool, r *extractbench.Record) {
 		}
 	}
 }
-
-// fields are the extracted fields, in report order.
-var fields = eval.Fields
 
 // placeholder stands for an expected value whose text is unknown: F1
 // counting only asks whether one exists.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/numfmt"
@@ -28,7 +29,14 @@ func (r Result) WriteJSON(w io.Writer) error {
 
 // WriteText writes the result for people: verdict first, then the figures
 // it rests on, the flips, F1 deltas and the side-by-side levels.
-func (r Result) WriteText(w io.Writer) error {
+func (r Result) WriteText(w io.Writer) error { return r.WriteTextFit(w, 0) }
+
+// WriteTextFit is WriteText for a terminal of width columns: the
+// side-by-side table leaves out the columns that do not fit
+// (sideColumnsDropped) and each output excerpt of a flip is cut to one
+// line. Sentences stay whole: the caller wraps them at spaces, which a
+// table row or an excerpt would not survive. width 0 is WriteText.
+func (r Result) WriteTextFit(w io.Writer, width int) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	eq := r.Equivalence
@@ -69,26 +77,32 @@ func (r Result) WriteText(w io.Writer) error {
 	tw.Flush()
 
 	p("\nFlipped documents (%d):\n", len(eq.Flips))
-	for _, f := range eq.Flips {
+	cut := outputExcerpt
+	if width > 0 {
+		cut = max(width-len("    A: ")-1, 20) // the excerpt and its …
+	}
+	for i, f := range eq.Flips {
 		who := "A accepted, B failed"
 		if f.BOK {
 			who = "B accepted, A failed"
 		}
-		p("  %s  %s\n    A: %s\n    B: %s\n", f.DocID, who, excerpt(f.AOutput), excerpt(f.BOutput))
+		p("  %s  %s\n    A: %s\n    B: %s\n", f.DocID, who, excerptOf(f.AOutput, cut), excerptOf(f.BOutput, cut))
+		if i < len(r.FlipFields) {
+			p("    %s\n", r.FlipFields[i].sentence())
+		}
 	}
 
 	p("\nSide by side at the levels both measured (accepted pooled over repetitions; latency and throughput medians over repetitions; peaks the highest; GiB = 2^30 B):\n")
+	head, rows := r.sideTable()
+	head, rows, compact := fitColumns(head, rows, width, sideColumnsDropped)
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "level\taccepted A / B\tTTFT p50\tTTFT p95\tE2E p50\tE2E p95\taccepted docs/h\ttokens/s\tdevice peak\tKV peak\t\n")
-	for _, l := range r.Levels {
-		fmt.Fprintf(tw, "%s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", eval.LevelName(r.Mode, l.Level),
-			pctShare(l.A.Share(), l.A.Verdict.Usable), pctShare(l.B.Share(), l.B.Verdict.Usable),
-			pairNS(l.A.TTFTP50NS, l.B.TTFTP50NS), pairNS(l.A.TTFTP95NS, l.B.TTFTP95NS),
-			pairNS(l.A.E2EP50NS, l.B.E2EP50NS), pairNS(l.A.E2EP95NS, l.B.E2EP95NS),
-			pairF(l.A.DocsPerHour, l.B.DocsPerHour), pairF(l.A.OutputTokensPerS, l.B.OutputTokensPerS),
-			pairBytes(l.A.PeakGPUMemBytes, l.B.PeakGPUMemBytes), pairPct(l.A.PeakKVUsage, l.B.PeakKVUsage))
+	for _, row := range append([][]string{head}, rows...) {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	if compact {
+		p("(compact: a wider terminal or compare -wide shows every column; -json every figure)\n")
+	}
 	p("(a level marked * is not usable; † a latency apart from A's beyond both sides' spread over repetitions; unmarked: within it, or one repetition)\n")
 	p("Recommended for A: %s\nRecommended for B: %s\n", r.A.Recommendation.Why, r.B.Recommendation.Why)
 	for _, warn := range r.Warnings {
@@ -98,6 +112,89 @@ func (r Result) WriteText(w io.Writer) error {
 		return fmt.Errorf("write comparison: %w", err)
 	}
 	return nil
+}
+
+// sideTable is the side-by-side table's head and rows, every column.
+func (r Result) sideTable() (head []string, rows [][]string) {
+	head = []string{"level", "accepted A / B", "TTFT p50", "TTFT p95", "E2E p50", "E2E p95", "accepted docs/h", "tokens/s", "device peak", "KV peak"}
+	for _, l := range r.Levels {
+		rows = append(rows, []string{eval.LevelName(r.Mode, l.Level),
+			pctShare(l.A.Share(), l.A.Verdict.Usable) + " / " + pctShare(l.B.Share(), l.B.Verdict.Usable),
+			pairNS(l.A.TTFTP50NS, l.B.TTFTP50NS), pairNS(l.A.TTFTP95NS, l.B.TTFTP95NS),
+			pairNS(l.A.E2EP50NS, l.B.E2EP50NS), pairNS(l.A.E2EP95NS, l.B.E2EP95NS),
+			pairF(l.A.DocsPerHour, l.B.DocsPerHour), pairF(l.A.OutputTokensPerS, l.B.OutputTokensPerS),
+			pairBytes(l.A.PeakGPUMemBytes, l.B.PeakGPUMemBytes), pairPct(l.A.PeakKVUsage, l.B.PeakKVUsage)})
+	}
+	return head, rows
+}
+
+// sideColumnsDropped are the side-by-side table's columns a narrow
+// terminal leaves out, first dropped first: the level, the accepted
+// shares, E2E p95 and accepted docs/h (what a verdict and the
+// recommendation rest on) stay.
+var sideColumnsDropped = []int{9, 8, 7, 2, 3, 4}
+
+// fitColumns leaves out the columns named by drop, in order, while the
+// table (tabwriter's: each column its widest cell plus 2) is wider than
+// width; compact says whether any was. width 0 keeps every column.
+func fitColumns(head []string, rows [][]string, width int, drop []int) ([]string, [][]string, bool) {
+	keep := make([]bool, len(head))
+	for j := range keep {
+		keep[j] = true
+	}
+	tableWidth := func() int {
+		n := 0
+		for j, k := range keep {
+			if !k {
+				continue
+			}
+			cw := utf8.RuneCountInString(head[j])
+			for _, row := range rows {
+				cw = max(cw, utf8.RuneCountInString(row[j]))
+			}
+			n += cw + 2
+		}
+		return n
+	}
+	compact := false
+	for _, j := range drop {
+		if width <= 0 || tableWidth() <= width {
+			break
+		}
+		keep[j], compact = false, true
+	}
+	if !compact {
+		return head, rows, false
+	}
+	pick := func(row []string) []string {
+		var out []string
+		for j, k := range keep {
+			if k {
+				out = append(out, row[j])
+			}
+		}
+		return out
+	}
+	out := make([][]string, len(rows))
+	for i, row := range rows {
+		out[i] = pick(row)
+	}
+	return pick(head), out, true
+}
+
+// sentence says which fields of the failing side were wrong, and why.
+func (f FlipFields) sentence() string {
+	if f.Unparsed {
+		return fmt.Sprintf("no field of %s scored: %s", f.Failed, f.Reason)
+	}
+	if len(f.Fields) == 0 {
+		return fmt.Sprintf("%s failed %s with every field right", f.Failed, f.Failure)
+	}
+	parts := make([]string, len(f.Fields))
+	for i, m := range f.Fields {
+		parts[i] = m.Field + " (" + m.Reason + ")"
+	}
+	return fmt.Sprintf("fields %s got wrong: %s", f.Failed, strings.Join(parts, "; "))
 }
 
 func describe(s SideInfo) string {
@@ -136,10 +233,11 @@ func pctShare(s float64, usable bool) string {
 	return eval.FormatShare(s) + mark
 }
 
-func excerpt(s string) string {
+// excerptOf is an output on one line, cut to n runes and a "…".
+func excerptOf(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > outputExcerpt {
-		return string(r[:outputExcerpt]) + "…"
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
 	}
 	if s == "" {
 		return "(empty)"
