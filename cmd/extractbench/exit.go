@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/extractbench/extractbench/pipeline/progress"
 )
 
 // Exit codes: nightly jobs rely on them.
@@ -83,17 +85,26 @@ func exitCode(w io.Writer, err error) int {
 		if found[code] {
 			switch code {
 			case exitInconclusive:
-				fmt.Fprintln(w, "extractbench: verdict inconclusive:", err)
+				printError(w, "extractbench: verdict inconclusive: "+err.Error())
 			case exitVerdict:
-				fmt.Fprintln(w, "extractbench: verdict failed:", err)
+				printError(w, "extractbench: verdict failed: "+err.Error())
 			default:
-				fmt.Fprintln(w, "extractbench:", err)
+				printError(w, "extractbench: "+err.Error())
 			}
 			return code
 		}
 	}
-	fmt.Fprintln(w, "extractbench:", err)
+	printError(w, "extractbench: "+err.Error())
 	return exitInternal
+}
+
+// printError writes the final error line, wrapped to w's width when w is a
+// terminal (a file or a pipe gets it whole, one line as scripts grep it).
+func printError(w io.Writer, line string) {
+	if width := progress.TerminalWidth(w); width > 0 {
+		line = progress.WrapText(line, width)
+	}
+	fmt.Fprintln(w, line)
 }
 
 // chainCodes records the exit status of every error in err's chain (both
