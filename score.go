@@ -51,4 +51,9 @@ type Score struct {
 	// default fields (mirroring Date, Amount and Category) or the
 	// declared ones. Nil for a request that was not measured.
 	Fields []FieldScore
+	// Declared is whether the protocol declared the fields (Fields holds
+	// them; Date, Amount and Category stay unscored), even fields named
+	// date, amount and category: set by the evaluator, and by the results
+	// readers from the run's stored protocol.
+	Declared bool
 }

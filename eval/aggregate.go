@@ -209,7 +209,7 @@ func (a *PassAccumulator) Add(r *extractbench.Record) {
 	s.Category.add(r.Score.Category, e.Category == nil)
 
 	a.addFields(r.Score.Fields)
-	if r.Score.Expected.Object != "" || !areDefaultFields(r.Score.Fields) {
+	if r.Score.Declared || r.Score.Expected.Object != "" || !areDefaultFields(r.Score.Fields) {
 		s.Declared = true
 	}
 

@@ -182,6 +182,7 @@ func notScored(output string) string {
 // fields' scores in Score.Fields and a quality failure naming the wrong
 // fields.
 func evaluateDeclared(o extractbench.Score, output string, obj map[string]any, parseErr error, tr extractbench.Transport, opt Options) extractbench.Score {
+	o.Declared = true
 	expected, expErr := expectedObject(o.Expected)
 	var problems []string
 	switch {

@@ -73,7 +73,7 @@ func F1Delta(a, b []extractbench.Record, field string, resamples int, seed int64
 // object, or its field scores are not the default fields'.
 func DeclaredRecords(recs []extractbench.Record) bool {
 	for i := range recs {
-		if recs[i].Score.Expected.Object != "" || !areDefaultFields(recs[i].Score.Fields) {
+		if recs[i].Score.Declared || recs[i].Score.Expected.Object != "" || !areDefaultFields(recs[i].Score.Fields) {
 			return true
 		}
 	}

@@ -343,6 +343,10 @@ func (r *reader) eachRow(ctx context.Context, fn func(*extractbench.Record), whe
 		return fmt.Errorf("read request fields: %w", err)
 	}
 	defer fields.close()
+	declared, err := declaredRuns(ctx, tx)
+	if err != nil {
+		return err
+	}
 	for rows.Next() {
 		rec, err := sc.scan(rows)
 		if err != nil {
@@ -351,7 +355,28 @@ func (r *reader) eachRow(ctx context.Context, fn func(*extractbench.Record), whe
 		if rec.Score.Fields, err = fields.fieldsOf(&rec); err != nil {
 			return fmt.Errorf("read request fields: %w", err)
 		}
+		rec.Score.Declared = declared[rec.RunID] && rec.Score.Fields != nil
 		fn(&rec)
 	}
 	return rows.Err()
+}
+
+// declaredRuns is the runs whose protocol declared its fields (the stored
+// manifest's protocol has fields:): their records are scored on the
+// declared fields even where those are named date, amount and category.
+func declaredRuns(ctx context.Context, q querier) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT run_id FROM runs WHERE json_type(manifest, '$.protocol.fields') = 'array'`)
+	if err != nil {
+		return nil, fmt.Errorf("read which runs declare their fields: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
 }

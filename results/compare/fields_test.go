@@ -50,14 +50,27 @@ func declaredScores(wrong ...string) []extractbench.FieldScore {
 // "alt" fails d0002 on <b>, d0003 as a whole (no parse) and d0004 on a|b.
 func declaredRun(t *testing.T, dir string) {
 	t.Helper()
+	declaredRunNamed(t, dir, nil, nil)
+}
+
+// declaredRunNamed is declaredRun with hostileFields renamed by rename
+// (wrong still names the hostile names) and the run's manifest (nil: the
+// fixture's).
+func declaredRunNamed(t *testing.T, dir string, rename map[string]string, manifest map[string]any) {
+	t.Helper()
 	wrong := map[string]map[int][]string{"base": {4: {"select"}}, "alt": {1: {"<b>"}, 2: {"*"}, 3: {"a|b"}}}
-	run := plantest.Run{RunID: "declared"}
+	run := plantest.Run{RunID: "declared", Manifest: manifest}
 	for _, v := range []string{"base", "alt"} {
 		recs := plantest.Records(v, 1, 1, 5, func(i int) bool { return wrong[v][i] == nil })
 		for i := range recs {
 			r := &recs[i]
 			r.Date, r.Amount, r.Category, r.Prediction = "", "", "", extractbench.Prediction{}
 			r.Score.Fields = declaredScores(wrong[v][i]...)
+			for k := range r.Score.Fields {
+				if to, ok := rename[r.Score.Fields[k].Name]; ok {
+					r.Score.Fields[k].Name = to
+				}
+			}
 			if w := wrong[v][i]; w != nil {
 				r.Failure, r.FailureDetail = extractbench.Quality, "fields wrong"
 				if w[0] == "*" {
@@ -125,6 +138,43 @@ func TestCompare_DeclaredFields(t *testing.T) {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("text lacks %q:\n%s", line, b.String())
 		}
+	}
+}
+
+// TestCompare_DeclaredDefaultNames: a protocol may declare fields named
+// date, amount and category (its own rules for the default names); read
+// back from the store they are still the declared fields, known from the
+// run's stored protocol. The old compare took them for the default fields
+// and read the default columns, unscored in a declared run: F1 1.000 on
+// both sides of a run whose B got date and amount wrong.
+func TestCompare_DeclaredDefaultNames(t *testing.T) {
+	dir := t.TempDir()
+	manifest := plantest.Manifest(plantest.DefaultCorpusSHA, "m", "NVIDIA H100 80GB HBM3", 85_520_809_984, 0.95, 0)
+	manifest["protocol"] = map[string]any{"fields": []any{
+		map[string]any{"name": "date", "type": "string"},
+		map[string]any{"name": "amount", "type": "decimal"},
+		map[string]any{"name": "category", "type": "list"},
+	}}
+	declaredRunNamed(t, dir, map[string]string{"select": "date", "<b>": "amount", "a|b": "category"}, manifest)
+	r, err := Run(context.Background(), Options{A: Side{Dir: dir, Variant: "base"}, B: Side{Dir: dir, Variant: "alt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name   string
+		af, bf float64
+	}{{"date", 0.8, 8.0 / 9}, {"amount", 1, 6.0 / 9}, {"category", 1, 14.0 / 17}}
+	if len(r.Fields) != len(want) {
+		t.Fatalf("got fields %+v, want date, amount, category", r.Fields)
+	}
+	for i, w := range want {
+		f := r.Fields[i]
+		if f.Field != w.name || math.Abs(f.AF1-w.af) > 1e-9 || math.Abs(f.BF1-w.bf) > 1e-9 {
+			t.Errorf("field %d: got %s A %v B %v, want %s A %v B %v", i, f.Field, f.AF1, f.BF1, w.name, w.af, w.bf)
+		}
+	}
+	if len(r.FlipFields) != 4 {
+		t.Errorf("flip fields: got %+v, want the four flips' fields", r.FlipFields)
 	}
 }
 
