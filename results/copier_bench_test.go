@@ -66,8 +66,8 @@ func newCopyDestination(b *testing.B) string {
 }
 
 // BenchmarkMerge_Copy is a merge's row copy (Copier, pass after pass, each
-// shard's rows of it, instants shifted): rows/s. Its physical reference is
-// BenchmarkMerge_SQLiteReference on the same shards.
+// shard's rows of it, instants shifted): cpu-ns/row and rows/s. Its
+// physical reference is BenchmarkMerge_SQLiteReference on the same shards.
 //
 //	go test ./results -run '^$' -bench 'BenchmarkMerge_(Copy|SQLiteReference)$' -benchtime 1x
 func BenchmarkMerge_Copy(b *testing.B) {
@@ -82,11 +82,11 @@ func BenchmarkMerge_Copy(b *testing.B) {
 		defer rd.Close()
 		readers[i] = rd
 	}
-	b.ResetTimer()
+	m := meterCPU(b)
 	for b.Loop() {
-		b.StopTimer()
+		m.stop()
 		dst := newCopyDestination(b)
-		b.StartTimer()
+		m.resume()
 		cp, err := OpenCopier(ctx, dst)
 		if err != nil {
 			b.Fatal(err)
@@ -113,22 +113,24 @@ func BenchmarkMerge_Copy(b *testing.B) {
 			b.Fatalf("copied %d rows, want %d", copied, rows)
 		}
 	}
-	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	m.report(rows * b.N)
 }
 
 // BenchmarkMerge_SQLiteReference is SQLite's own INSERT … SELECT of the same
 // shards' requests tables into the same empty results.db, whole rows as
 // they are, one statement per shard (a WHERE keeps SQLite's row path; with
 // none it would move an empty table's pages without reading the rows), the
-// Copier's pragmas: the row copy's physical reference, in rows/s.
+// Copier's pragmas: the row copy's physical reference, in cpu-ns/row and
+// rows/s, and the whole merge's (scripts/bench.sh runs it at the merge's
+// row count).
 func BenchmarkMerge_SQLiteReference(b *testing.B) {
 	ctx := context.Background()
 	dirs, _, rows := copyBenchShards(b)
-	b.ResetTimer()
+	m := meterCPU(b)
 	for b.Loop() {
-		b.StopTimer()
+		m.stop()
 		dst := newCopyDestination(b)
-		b.StartTimer()
+		m.resume()
 		db, err := sql.Open("sqlite3", "file:"+filepath.Join(dst, DBName))
 		if err != nil {
 			b.Fatal(err)
@@ -162,5 +164,5 @@ func BenchmarkMerge_SQLiteReference(b *testing.B) {
 			b.Fatalf("copied %d rows, want %d", copied, rows)
 		}
 	}
-	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	m.report(rows * b.N)
 }

@@ -210,6 +210,20 @@ func writeParquetPQArrow(ctx context.Context, tx *sql.Tx, w io.Writer, t exportT
 	return nil
 }
 
+// appendOr appends v, or a null when it is not valid: Append grows the
+// builder's buffers geometrically, where a one-value AppendValues of a
+// string reserves exactly and copies the whole buffer each row.
+func appendOr[T any](b interface {
+	Append(T)
+	AppendNull()
+}, v T, valid bool) {
+	if valid {
+		b.Append(v)
+	} else {
+		b.AppendNull()
+	}
+}
+
 func arrowRowScanner(schema *arrow.Schema, rb *array.RecordBuilder) ([]any, func() error) {
 	fields := schema.Fields()
 	dest := make([]any, len(fields))
@@ -219,26 +233,23 @@ func arrowRowScanner(schema *arrow.Schema, rb *array.RecordBuilder) ([]any, func
 		case arrow.INT64:
 			v, b := new(sql.NullInt64), rb.Field(i).(*array.Int64Builder)
 			dest[i] = v
-			appenders[i] = func() error { b.AppendValues([]int64{v.Int64}, []bool{v.Valid}); return nil }
+			appenders[i] = func() error { appendOr(b, v.Int64, v.Valid); return nil }
 		case arrow.TIMESTAMP:
 			v, b := new(sql.NullInt64), rb.Field(i).(*array.TimestampBuilder)
 			dest[i] = v
-			appenders[i] = func() error {
-				b.AppendValues([]arrow.Timestamp{arrow.Timestamp(v.Int64)}, []bool{v.Valid})
-				return nil
-			}
+			appenders[i] = func() error { appendOr(b, arrow.Timestamp(v.Int64), v.Valid); return nil }
 		case arrow.FLOAT64:
 			v, b := new(sql.NullFloat64), rb.Field(i).(*array.Float64Builder)
 			dest[i] = v
-			appenders[i] = func() error { b.AppendValues([]float64{v.Float64}, []bool{v.Valid}); return nil }
+			appenders[i] = func() error { appendOr(b, v.Float64, v.Valid); return nil }
 		case arrow.BOOL:
 			v, b := new(sql.NullBool), rb.Field(i).(*array.BooleanBuilder)
 			dest[i] = v
-			appenders[i] = func() error { b.AppendValues([]bool{v.Bool}, []bool{v.Valid}); return nil }
+			appenders[i] = func() error { appendOr(b, v.Bool, v.Valid); return nil }
 		case arrow.STRING:
 			v, b := new(sql.NullString), rb.Field(i).(*array.StringBuilder)
 			dest[i] = v
-			appenders[i] = func() error { b.AppendValues([]string{v.String}, []bool{v.Valid}); return nil }
+			appenders[i] = func() error { appendOr(b, v.String, v.Valid); return nil }
 		default:
 			return nil, func() error { return errors.New("unsupported") }
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,7 +157,8 @@ func TestMerge_Duplicates(t *testing.T) {
 
 // BenchmarkMerge merges synthetic shards of EXTRACTBENCH_MERGE_ROWS request
 // rows in all (default 1,000,000: 4 shards × 4 passes × 62,500 documents)
-// and reports rows per second, the whole merge included: reading the
+// and reports rows per second and CPU per row (cpu-ns/row, the process's
+// user and system time), the whole merge included: reading the
 // shards and checking them against their digests (each shard is sealed,
 // as a shard's run seals itself), writing results.db, each pass's row, the
 // Parquet and CSV export.
@@ -176,6 +178,8 @@ func BenchmarkMerge(b *testing.B) {
 	start := time.Now()
 	dirs := synthShards{docs: rows / len(levels), count: 4, levels: levels, sealed: true}.write(b, root)
 	b.Logf("wrote %d shards of %d rows in all in %s", len(dirs), rows, time.Since(start).Round(time.Millisecond))
+	runtime.GC() // the shards' garbage is not the merge's
+	cpu0 := resultstest.ProcessCPU()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		sum, err := Merge(context.Background(), Options{OutDir: filepath.Join(root, fmt.Sprintf("merged-%d", i)), Dirs: dirs})
@@ -187,6 +191,9 @@ func BenchmarkMerge(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	if cpu := resultstest.ProcessCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(rows*b.N), "cpu-ns/row")
+	}
 }
 
 // crashAt is a Progress writer that panics at the first line containing

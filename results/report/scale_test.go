@@ -118,8 +118,8 @@ func TestBuild_HeapFlatInPasses(t *testing.T) {
 // BenchmarkReport writes the report of a run of EXTRACTBENCH_REPORT_ROWS
 // request rows (default 250,000) made of passes of EXTRACTBENCH_REPORT_DOCS
 // documents (default 62,500; levels 1, 2, 4, 8 and as many repetitions as
-// the rows need), and reports the rows per second and the heap's sampled
-// peak. EXTRACTBENCH_REPORT_KEEP=DIR writes the run there and keeps it, for
+// the rows need), and reports the rows per second, the CPU per row
+// (cpu-ns/row, user and system time) and the heap's sampled peak. EXTRACTBENCH_REPORT_KEEP=DIR writes the run there and keeps it, for
 // scripts/rss-scale.sh to measure the command's peak RSS on:
 //
 //	go test ./results/report -run '^$' -bench BenchmarkReport -benchtime 1x
@@ -139,6 +139,8 @@ func BenchmarkReport(b *testing.B) {
 		b.Logf("wrote %d rows (%d passes of %d documents) in %s", len(f.Levels)*f.Reps*docs, len(f.Levels)*f.Reps, docs, time.Since(start).Round(time.Millisecond))
 	}
 	var peak uint64
+	runtime.GC() // the fixture's garbage is not the report's
+	cpu0 := resultstest.ProcessCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		p, _ := heapOf(func() any {
@@ -152,6 +154,9 @@ func BenchmarkReport(b *testing.B) {
 	n := len(f.Levels) * f.Reps * docs
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	if cpu := resultstest.ProcessCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*b.N), "cpu-ns/row")
+	}
 }
 
 func envInt(name string, def int) int {
