@@ -309,6 +309,8 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 	var idHashes, textHashes hashSorter
 	defer idHashes.close()
 	defer textHashes.close()
+	var fl fastLine
+	var hasher spanHasher
 	lr := newLineReader(r)
 	for n := 1; ; n++ {
 		raw, offset, size, ok, err := lr.next()
@@ -330,7 +332,14 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		}
 		s.lines = n
 		record := bytes.TrimSuffix(raw, []byte("\r"))
-		d, probs := parseLine(record, enum, s.exp)
+		var d *Document
+		var probs []LineProblem
+		fast := s.exp == nil && parseFast(record, enum, &fl)
+		if fast {
+			d = &fl.doc
+		} else {
+			d, probs = parseLine(record, enum, s.exp)
+		}
 		for _, p := range probs {
 			if s.exp != nil && strings.HasPrefix(p.Field, "expected") {
 				if s.fieldProblems++; s.fieldProblems > MaxFieldProblems {
@@ -368,7 +377,13 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		if tokens := ApproxTokens(d.Text); !inClass(d.LengthClass, tokens) {
 			s.corpus.Warnings = append(s.corpus.Warnings, fmt.Sprintf("%s:%d: length_class: %q but the text is about %d tokens", file, n, d.LengthClass, tokens))
 		}
-		h := mb.add(d)
+		var h string
+		if fast && fl.canonical {
+			h = hasher.recordHash(&fl)
+			mb.addHashed(d, h)
+		} else {
+			h = mb.add(d)
+		}
 		if s.declared != nil {
 			want, ok := s.declared.RecordSHA256[d.ID]
 			switch {

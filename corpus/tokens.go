@@ -33,7 +33,36 @@ func ApproxTokens(text string) int {
 		letters, digits = 0, 0
 	}
 	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		// Runs of ASCII letters, digits and spaces, most of a text, are
+		// counted a run at a time: each rune of a run would do the same.
+		if c := text[i]; asciiLetter(c) && digits == 0 || asciiDigit(c) && letters == 0 || c == ' ' || c == '\t' {
+			j := i + 1
+			switch {
+			case asciiLetter(c):
+				for j < len(text) && asciiLetter(text[j]) {
+					j++
+				}
+				letters += j - i
+			case asciiDigit(c):
+				for j < len(text) && asciiDigit(text[j]) {
+					j++
+				}
+				digits += j - i
+			default:
+				flush()
+				for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
+					j++
+				}
+			}
+			i = j
+			punct, run = 0, 0
+			newline = false
+			continue
+		}
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
 		i += size
 		switch {
 		case r == '\n' || r == '\r':
@@ -91,6 +120,10 @@ func ApproxTokens(text string) int {
 	flush()
 	return n
 }
+
+func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func asciiDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // ClassRange returns the token range, by ApproxTokens, of a length class:
 // min inclusive, max exclusive for short and inclusive otherwise. ok is false
