@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // Corpus is a loaded, validated corpus.
 type Corpus struct {
 	Path      string     // the directory or .jsonl file it was loaded from
-	Documents []Document // in file order; nil for a corpus opened by reference (Open): use Len and Doc
+	Documents []Document // in file order; nil for a corpus held by reference (Open): use Len and Doc
 	Manifest  Manifest   // recomputed from the records; enum and field definitions from manifest.json
 	Warnings  []string   // problems that do not stop a run (a duplicate text, a class that disagrees with the length)
 	// Fields are the declared field names its expected objects follow
@@ -30,6 +31,7 @@ type Corpus struct {
 
 	docsPath string    // documents.jsonl of a corpus opened by reference (Open)
 	index    *docIndex // its documents, by reference
+	file     *os.File  // docsPath, open from Open to Close
 }
 
 // Problem is one thing wrong with a corpus, located as precisely as the

@@ -93,7 +93,7 @@ func TestResolve_Allocations(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opened, err := Open(file)
+	opened, err := openByReference(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func BenchmarkResolve(b *testing.B) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	opened, err := Open(file)
+	opened, err := openByReference(file)
 	if err != nil {
 		b.Fatal(err)
 	}

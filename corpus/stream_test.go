@@ -92,7 +92,7 @@ func TestOpen_ByReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opened, err := Open(file)
+	opened, err := openByReference(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +126,10 @@ func TestOpen_ByReference(t *testing.T) {
 
 // TestResolve_ChangedOrUnreadable checks that a document read back must be
 // the record indexed: a same-length edit of its text (the line still parses
-// and holds its id) and a file that is gone are *ReadErrors naming the
-// document and where it was, never a document.
+// and holds its id) and a corpus closed are *ReadErrors naming the
+// document and where it was, never a document. A file removed is still
+// read: the corpus holds it open (it was reopened for every document, and
+// a file removed failed the run).
 func TestResolve_ChangedOrUnreadable(t *testing.T) {
 	data, err := EncodeDocuments(sampleDocs())
 	if err != nil {
@@ -137,7 +139,7 @@ func TestResolve_ChangedOrUnreadable(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opened, err := Open(file)
+	opened, err := openByReference(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,8 @@ func TestResolve_ChangedOrUnreadable(t *testing.T) {
 	}{
 		{"edited in place", 0, ErrChanged, func() {}},
 		{"unchanged line", 1, nil, func() {}},
-		{"gone", 2, os.ErrNotExist, func() { os.Remove(file) }},
+		{"removed, still open", 1, nil, func() { os.Remove(file) }},
+		{"closed", 2, os.ErrClosed, func() { opened.Close() }},
 	} {
 		tc.prep()
 		d := opened.Doc(tc.doc)
@@ -186,7 +189,7 @@ func TestResolve_ChangedOrUnreadable(t *testing.T) {
 func TestOpen_Dir(t *testing.T) {
 	docs := sampleDocs()
 	dir := mustWriteDir(t, docs)
-	c, err := Open(dir)
+	c, err := openByReference(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +345,7 @@ func TestCorpus_Keep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opened, err := Open(file)
+	opened, err := openByReference(file)
 	if err != nil {
 		t.Fatal(err)
 	}
