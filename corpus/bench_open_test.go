@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -29,10 +30,20 @@ func cycledDocs(tb testing.TB, n int) []Document {
 // benchmarkOpen opens a corpus directory of n cycled documents (with its
 // manifest, as a run opens one) and reports documents opened per second of
 // the process's CPU time (user + system): the goal is 100,000.
+//
+// EXTRACTBENCH_BENCH_CORPUS names a corpus to open instead (of any size:
+// n is then its own), so that two builds can be timed on the same one.
 func benchmarkOpen(b *testing.B, n int) {
-	dir := filepath.Join(b.TempDir(), "corpus")
-	if err := WriteDir(dir, cycledDocs(b, n), DefaultCategories); err != nil {
+	dir := os.Getenv("EXTRACTBENCH_BENCH_CORPUS")
+	if dir == "" {
+		dir = filepath.Join(b.TempDir(), "corpus")
+		if err := WriteDir(dir, cycledDocs(b, n), DefaultCategories); err != nil {
+			b.Fatal(err)
+		}
+	} else if c, err := Open(dir); err != nil {
 		b.Fatal(err)
+	} else {
+		n = c.Len()
 	}
 	var cpu time.Duration
 	for b.Loop() {

@@ -34,25 +34,26 @@ func ApproxTokens(text string) int {
 	}
 	for i := 0; i < len(text); {
 		// Runs of ASCII letters, digits and spaces, most of a text, are
-		// counted a run at a time: each rune of a run would do the same.
-		if c := text[i]; asciiLetter(c) && digits == 0 || asciiDigit(c) && letters == 0 || c == ' ' || c == '\t' {
+		// counted a run at a time: each byte of a run would do the same.
+		switch k := asciiKinds[text[i]]; k {
+		case kindLetter, kindDigit, kindSpace:
 			j := i + 1
-			switch {
-			case asciiLetter(c):
-				for j < len(text) && asciiLetter(text[j]) {
-					j++
+			for j < len(text) && asciiKinds[text[j]] == k {
+				j++
+			}
+			switch k {
+			case kindLetter:
+				if digits > 0 {
+					flush()
 				}
 				letters += j - i
-			case asciiDigit(c):
-				for j < len(text) && asciiDigit(text[j]) {
-					j++
+			case kindDigit:
+				if letters > 0 {
+					flush()
 				}
 				digits += j - i
 			default:
 				flush()
-				for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
-					j++
-				}
 			}
 			i = j
 			punct, run = 0, 0
@@ -73,18 +74,6 @@ func ApproxTokens(text string) int {
 			newline = true
 			punct, run = 0, 0
 			continue
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-			if digits > 0 {
-				flush()
-			}
-			letters++
-		case r >= '0' && r <= '9':
-			if letters > 0 {
-				flush()
-			}
-			digits++
-		case r == ' ' || r == '\t':
-			flush()
 		case r >= 0x2E80 && unicode.IsLetter(r):
 			// Han, kana, Hangul: no spaces between words, about a token a character.
 			flush()
@@ -121,9 +110,28 @@ func ApproxTokens(text string) int {
 	return n
 }
 
-func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+// The kinds of byte ApproxTokens counts a run at a time.
+const (
+	kindOther uint8 = iota // any other byte, read as (part of) a rune
+	kindLetter
+	kindDigit
+	kindSpace // ' ' and '\t'
+)
 
-func asciiDigit(c byte) bool { return c >= '0' && c <= '9' }
+// asciiKinds is each byte's kind.
+var asciiKinds = func() (k [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch b := byte(c); {
+		case asciiLetter(b):
+			k[c] = kindLetter
+		case asciiDigit(b):
+			k[c] = kindDigit
+		case b == ' ' || b == '\t':
+			k[c] = kindSpace
+		}
+	}
+	return k
+}()
 
 // ClassRange returns the token range, by ApproxTokens, of a length class:
 // min inclusive, max exclusive for short and inclusive otherwise. ok is false
@@ -153,3 +161,7 @@ func ClassOf(tokens int) (LengthClass, bool) {
 	}
 	return "", false
 }
+
+func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func asciiDigit(c byte) bool { return c >= '0' && c <= '9' }
