@@ -7,6 +7,8 @@ import (
 	"hash"
 	"strings"
 	"time"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/extractbench/extractbench/jsonscan"
 )
@@ -17,7 +19,8 @@ import (
 type fastLine struct {
 	doc                              Document
 	id, text, date, amount, category []byte
-	canonical                        bool // every span is as encoding/json writes its string (HashRule)
+	canonical                        bool   // every span is as encoding/json writes its string (HashRule)
+	buf                              []byte // a borrowed text, decoded (parseFast)
 }
 
 // parseFast decodes a line of a corpus of the default fields when it is a
@@ -32,8 +35,13 @@ type fastLine struct {
 // parseLine decides. parseLine costs about ten times as much: it validates
 // the line, decodes it to maps, validates those by the schema and copies
 // the text more than once (FuzzParseFast holds the two equal).
-func parseFast(rec []byte, enum map[string]bool, f *fastLine) bool {
-	*f = fastLine{canonical: true}
+//
+// With borrow, the document's text is decoded into f's buffer and only
+// borrowed: it is valid until the next call, for a caller that keeps no
+// text (Check, Open by reference), so that reading a corpus allocates no
+// text. A text with a \u escape is then refused: decode it without.
+func parseFast(rec []byte, enum map[string]bool, f *fastLine, borrow bool) bool {
+	*f = fastLine{canonical: true, buf: f.buf[:0]}
 	s := jsonscan.Scanner{B: rec}
 	var seen uint8
 	str := func(span *[]byte, p *string) bool {
@@ -49,7 +57,13 @@ func parseFast(rec []byte, enum map[string]bool, f *fastLine) bool {
 		case "id":
 			return s.Once(&seen, 1) && str(&f.id, &f.doc.ID) && validID(f.doc.ID)
 		case "text":
-			return s.Once(&seen, 2) && str(&f.text, &f.doc.Text) && strings.TrimSpace(f.doc.Text) != ""
+			if !s.Once(&seen, 2) {
+				return false
+			}
+			if borrow {
+				return f.borrowText(&s) && strings.TrimSpace(f.doc.Text) != ""
+			}
+			return str(&f.text, &f.doc.Text) && strings.TrimSpace(f.doc.Text) != ""
 		case "length_class":
 			var c string
 			if !s.Once(&seen, 4) || !readStr(&s, &c) {
@@ -65,6 +79,75 @@ func parseFast(rec []byte, enum map[string]bool, f *fastLine) bool {
 		return false
 	})
 	return ok && seen&15 == 15 && s.Done()
+}
+
+// borrowText decodes the string at s into f.buf, as jsonscan's Str does
+// but refusing \u escapes, and lends it as f.doc.Text.
+func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
+	b, start := s.B, s.I
+	if start >= len(b) || b[start] != '"' {
+		return false
+	}
+	buf := f.buf[:0]
+	if cap(buf) < len(b)-start {
+		buf = make([]byte, 0, len(b)-start) // the rest of the line bounds the text: grown once
+	}
+	for j := start + 1; j < len(b); {
+		k := j
+		for k < len(b) && !stringStop[b[k]] {
+			k++
+		}
+		if !utf8.Valid(b[j:k]) {
+			return false // an escape decodes to whole runes: the runs between are checked apart
+		}
+		buf = append(buf, b[j:k]...)
+		if k+1 >= len(b) || b[k] != '\\' {
+			if k >= len(b) || b[k] != '"' {
+				return false // a control byte, or no end
+			}
+			s.I, f.buf, f.text = k+1, buf, b[start:k+1]
+			f.doc.Text = borrowed(buf)
+			f.canonical = f.canonical && canonicalString(f.text)
+			return true
+		}
+		switch e := b[k+1]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		default:
+			return false
+		}
+		j = k + 2
+	}
+	return false
+}
+
+// stringStop are the bytes that end a run of a JSON string's bytes taken
+// as they are: its end, an escape, a control byte.
+var stringStop = func() (stop [256]bool) {
+	for c := range 0x20 {
+		stop[c] = true
+	}
+	stop['"'], stop['\\'] = true, true
+	return stop
+}()
+
+// borrowed is b as a string without a copy: b must not change while the
+// string is in use (parseFast's borrow: until the next line).
+func borrowed(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // expected reads the expectations: each key once, each a string or null,

@@ -27,7 +27,7 @@ func TestParseFast_EveryDefaultRecord(t *testing.T) {
 		}
 		line = line[:len(line)-1]
 		var f fastLine
-		if !parseFast(line, enum, &f) || !f.canonical {
+		if !parseFast(line, enum, &f, false) || !f.canonical {
 			t.Fatalf("%s: the one-pass decode refused %.80q (canonical %v)", d.ID, line, f.canonical)
 		}
 		want, probs := parseLine(line, enum, nil)
@@ -36,6 +36,10 @@ func TestParseFast_EveryDefaultRecord(t *testing.T) {
 		}
 		if got, want := sh.recordHash(&f), RecordHash(d); got != want {
 			t.Fatalf("%s: hash from the spans %s, RecordHash %s", d.ID, got, want)
+		}
+		var lent fastLine
+		if !parseFast(line, enum, &lent, true) || !reflect.DeepEqual(lent.doc, f.doc) || !lent.canonical {
+			t.Fatalf("%s: the text borrowed: %+v (canonical %v), want %+v", d.ID, lent.doc, lent.canonical, f.doc)
 		}
 	}
 }
@@ -47,7 +51,7 @@ func TestParseFast_LeavesProblemsToParseLine(t *testing.T) {
 	enum := map[string]bool{"software": true}
 	good := `{"id":"a-1","text":"x","length_class":"short","expected":{"date":"2024-02-29","amount":"-0012.50","category":"software"},"lang":"pt-BR"}`
 	var f fastLine
-	if !parseFast([]byte(good), enum, &f) {
+	if !parseFast([]byte(good), enum, &f, false) {
 		t.Fatalf("refused %s", good)
 	}
 	for _, line := range []string{
@@ -66,7 +70,7 @@ func TestParseFast_LeavesProblemsToParseLine(t *testing.T) {
 		`{"id":"a","text":"x","length_class":"short"}`,                                                                         // no expected
 		`{"id":"a","text":"x","length_class":"short","expected":{"date":null,"amount":"` + "1" + string(bytes.Repeat([]byte("1"), 41)) + `","category":null}}`,
 	} {
-		if parseFast([]byte(line), enum, &f) {
+		if parseFast([]byte(line), enum, &f, false) {
 			t.Errorf("accepted %s", line)
 		}
 		if _, probs := parseLine([]byte(line), enum, nil); len(probs) == 0 {
@@ -94,9 +98,16 @@ func FuzzParseFast(f *testing.F) {
 	enum := map[string]bool{"software": true, "rent": true}
 	var sh spanHasher
 	f.Fuzz(func(t *testing.T, line []byte) {
-		var fl fastLine
-		if !parseFast(line, enum, &fl) {
+		var fl, lent fastLine
+		lentOK := parseFast(line, enum, &lent, true)
+		if !parseFast(line, enum, &fl, false) {
+			if lentOK {
+				t.Fatalf("%q: accepted with its text borrowed only", line)
+			}
 			return
+		}
+		if lentOK && (!reflect.DeepEqual(lent.doc, fl.doc) || lent.canonical != fl.canonical || !bytes.Equal(lent.text, fl.text)) {
+			t.Fatalf("%q: borrowed %+v (canonical %v), decoded %+v (canonical %v)", line, lent.doc, lent.canonical, fl.doc, fl.canonical)
 		}
 		want, probs := parseLine(line, enum, nil)
 		if len(probs) > 0 || want == nil {

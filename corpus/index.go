@@ -144,7 +144,7 @@ func open(path string, exp *Expectations, held int64) (*Corpus, error) {
 		if err := x.add(d.ID, d.LengthClass, line, offset, size, record); err != nil && indexErr == nil {
 			indexErr = err
 		}
-	}, func() { x = &docIndex{seed: seed} })
+	}, func() { x = &docIndex{seed: seed} }, true)
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func LoadFields(path string, exp Expectations) (*Corpus, error) {
 
 func load(path string, exp *Expectations) (*Corpus, error) {
 	var docs []Document
-	s, err := read(path, exp, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil })
+	s, err := read(path, exp, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil }, false)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +125,7 @@ type scan struct {
 	duplicateIDs   []string // "id (lines a, b)"
 	duplicateTexts []string // "id-a and id-b (lines a, b)"
 	lines          int      // records read, good or bad
+	borrow         bool     // onDoc keeps no text: a line's may be borrowed (parseFast)
 	exp            *Expectations
 	fieldProblems  int // expectation problems found; past MaxFieldProblems they are counted, not listed
 
@@ -152,18 +153,20 @@ type pendingText struct {
 type DocFunc func(d *Document, line int, offset int64, length int, record []byte)
 
 // read loads path without stopping at the first problem.
-func read(path string, exp *Expectations, onDoc DocFunc, reset func()) (*scan, error) {
-	return readFS(osFS{}, path, exp, onDoc, reset)
+func read(path string, exp *Expectations, onDoc DocFunc, reset func(), borrow bool) (*scan, error) {
+	return readFS(osFS{}, path, exp, onDoc, reset, borrow)
 }
 
 // readFS streams documents.jsonl from any file system (the disk or the
 // embedded default) and hands each valid document to onDoc (nil: none kept).
 // Duplicates are found from sorted 8-byte hashes, so memory does not grow
 // with the corpus; only when two hashes are equal is the file read again,
-// after reset, to tell a duplicate from a collision exactly.
-func readFS(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, reset func()) (*scan, error) {
+// after reset, to tell a duplicate from a collision exactly. With borrow,
+// onDoc keeps no document's text (nor does a nil onDoc): a text decoded
+// is lent to it, valid during the call, not allocated.
+func readFS(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, reset func(), borrow bool) (*scan, error) {
 	seed := maphash.MakeSeed()
-	s, err := scanCorpus(fsys, path, exp, onDoc, seed, nil)
+	s, err := scanCorpus(fsys, path, exp, onDoc, seed, nil, borrow)
 	var rep *hashesRepeat
 	if !errors.As(err, &rep) {
 		return s, err
@@ -171,7 +174,7 @@ func readFS(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, reset fun
 	if reset != nil {
 		reset()
 	}
-	return scanCorpus(fsys, path, exp, onDoc, seed, rep)
+	return scanCorpus(fsys, path, exp, onDoc, seed, rep, borrow)
 }
 
 // hashesRepeat is the first read's answer when two ids or two texts share a
@@ -184,7 +187,7 @@ func (*hashesRepeat) Error() string { return "two ids or two texts share a hash"
 // of every id and text and returns a *hashesRepeat when some repeat; with
 // suspects it names every duplicate among the ids and texts whose hashes
 // suspects holds.
-func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat) (*scan, error) {
+func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat, borrow bool) (*scan, error) {
 	info, err := fs.Stat(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus %s: %w", path, err)
@@ -207,7 +210,7 @@ func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed 
 	if follow {
 		exp = nil
 	}
-	s := &scan{corpus: &Corpus{Path: path}, exp: exp}
+	s := &scan{corpus: &Corpus{Path: path}, exp: exp, borrow: borrow || onDoc == nil}
 	categories, fields := DefaultCategories, DefaultFields
 	if manPath != "" {
 		raw, err := fs.ReadFile(fsys, manPath)
@@ -336,7 +339,7 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		record := bytes.TrimSuffix(raw, []byte("\r"))
 		var d *Document
 		var probs []LineProblem
-		fast := s.exp == nil && parseFast(record, enum, &fl)
+		fast := s.exp == nil && (parseFast(record, enum, &fl, s.borrow) || s.borrow && parseFast(record, enum, &fl, false))
 		if fast {
 			d = &fl.doc
 		} else {

@@ -238,11 +238,11 @@ func TestScan_HashesThenExact(t *testing.T) {
 		return rep
 	}
 	write(docs)
-	fast, err := scanCorpus(osFS{}, file, nil, nil, seed, nil)
+	fast, err := scanCorpus(osFS{}, file, nil, nil, seed, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := scanCorpus(osFS{}, file, nil, nil, seed, all(docs))
+	exact, err := scanCorpus(osFS{}, file, nil, nil, seed, all(docs), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,16 +255,16 @@ func TestScan_HashesThenExact(t *testing.T) {
 	dupID.Text += " (again)"
 	docs = append(docs, dupText, dupID)
 	write(docs)
-	_, err = scanCorpus(osFS{}, file, nil, nil, seed, nil)
+	_, err = scanCorpus(osFS{}, file, nil, nil, seed, nil, true)
 	var rep *hashesRepeat
 	if !errors.As(err, &rep) || len(rep.ids) != 1 || len(rep.texts) != 1 {
 		t.Fatalf("a repeated id and text read with sorted hashes: %v (%+v), want one id and one text named", err, rep)
 	}
-	second, err := scanCorpus(osFS{}, file, nil, nil, seed, rep)
+	second, err := scanCorpus(osFS{}, file, nil, nil, seed, rep, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err = scanCorpus(osFS{}, file, nil, nil, seed, all(docs))
+	exact, err = scanCorpus(osFS{}, file, nil, nil, seed, all(docs), true)
 	if err != nil {
 		t.Fatal(err)
 	}
