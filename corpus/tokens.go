@@ -27,11 +27,6 @@ func ApproxTokens(text string) int {
 	newline := false
 	var punct rune // the previous rune when it was a symbol, for runs like "....."
 	run := 0
-	flush := func() {
-		n += (letters + lettersPerToken - 1) / lettersPerToken
-		n += (digits + digitsPerToken - 1) / digitsPerToken
-		letters, digits = 0, 0
-	}
 	for i := 0; i < len(text); {
 		// Runs of ASCII letters, digits and spaces, most of a text, are
 		// counted a run at a time: each byte of a run would do the same.
@@ -44,16 +39,16 @@ func ApproxTokens(text string) int {
 			switch k {
 			case kindLetter:
 				if digits > 0 {
-					flush()
+					n, digits = n+runTokens(0, digits), 0
 				}
 				letters += j - i
 			case kindDigit:
 				if letters > 0 {
-					flush()
+					n, letters = n+runTokens(letters, 0), 0
 				}
 				digits += j - i
 			default:
-				flush()
+				n, letters, digits = n+runTokens(letters, digits), 0, 0
 			}
 			i = j
 			punct, run = 0, 0
@@ -67,7 +62,7 @@ func ApproxTokens(text string) int {
 		i += size
 		switch {
 		case r == '\n' || r == '\r':
-			flush()
+			n, letters, digits = n+runTokens(letters, digits), 0, 0
 			if !newline {
 				n++
 			}
@@ -76,18 +71,18 @@ func ApproxTokens(text string) int {
 			continue
 		case r >= 0x2E80 && unicode.IsLetter(r):
 			// Han, kana, Hangul: no spaces between words, about a token a character.
-			flush()
+			n, letters, digits = n+runTokens(letters, digits), 0, 0
 			n++
 		case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r):
 			// Accented Latin (ç, ã, é) and combining marks stay inside the word.
 			if digits > 0 {
-				flush()
+				n, digits = n+runTokens(0, digits), 0
 			}
 			letters++
 		case unicode.IsSpace(r):
-			flush()
+			n, letters, digits = n+runTokens(letters, digits), 0, 0
 		default:
-			flush()
+			n, letters, digits = n+runTokens(letters, digits), 0, 0
 			// A BPE vocabulary holds runs of one symbol ("........", "____")
 			// as single tokens of up to about 8 characters.
 			if r == punct && run%symbolsPerToken != 0 {
@@ -106,8 +101,13 @@ func ApproxTokens(text string) int {
 		punct, run = 0, 0
 		newline = false
 	}
-	flush()
+	n, letters, digits = n+runTokens(letters, digits), 0, 0
 	return n
+}
+
+// runTokens is what a run of letters and one of digits cost.
+func runTokens(letters, digits int) int {
+	return (letters+lettersPerToken-1)/lettersPerToken + (digits+digitsPerToken-1)/digitsPerToken
 }
 
 // The kinds of byte ApproxTokens counts a run at a time.
