@@ -97,13 +97,10 @@ func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 		for k < len(b) && !stringStop[b[k]] {
 			k++
 		}
-		if !utf8.Valid(b[j:k]) {
-			return false // an escape decodes to whole runes: the runs between are checked apart
-		}
 		buf = append(buf, b[j:k]...)
 		if k+1 >= len(b) || b[k] != '\\' {
-			if k >= len(b) || b[k] != '"' {
-				return false // a control byte, or no end
+			if k >= len(b) || b[k] != '"' || !utf8.Valid(b[start:k]) {
+				return false // a control byte, no end, or invalid UTF-8: escapes are ASCII, so the runs between them are valid when the whole is
 			}
 			s.I, f.buf, f.text = k+1, buf, b[start:k+1]
 			f.doc.Text = borrowed(buf)
