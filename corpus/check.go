@@ -112,7 +112,7 @@ func CheckDefaultFields(exp Expectations) (*CheckReport, error) {
 func check(path string, exp *Expectations) (*CheckReport, error) { return checkFS(osFS{}, path, exp) }
 
 func checkFS(fsys fs.FS, path string, exp *Expectations) (*CheckReport, error) {
-	s, err := readFS(fsys, path, exp, nil, nil)
+	s, err := readFS(fsys, path, exp, nil, nil, true)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func LoadDefaultFields(exp Expectations) (*Corpus, error) {
 
 func loadDefault(exp *Expectations) (*Corpus, error) {
 	var docs []Document
-	s, err := readFS(defaultFS, "default", exp, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil })
+	s, err := readFS(defaultFS, "default", exp, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil }, false)
 	if err != nil {
 		return nil, err
 	}

@@ -105,7 +105,8 @@ func TestWriteDirFields_LoadRoundTrip(t *testing.T) {
 	}
 
 	// By reference: Resolve reads the expected object back.
-	o, err := OpenFields(dir, poExp())
+	exp := poExp()
+	o, err := open(dir, &exp, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

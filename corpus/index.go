@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // docIndex holds the documents of a corpus opened by reference (Open) in a
@@ -97,24 +98,45 @@ func (c *Corpus) Doc(i int) Document {
 	return c.Documents[i]
 }
 
-// Open reads and validates a corpus like Load but holds its documents by
-// reference: it keeps each document's id, length class and the place of its
-// line in documents.jsonl (a compact index: Len and Doc read it; Documents
-// stays nil), and Resolve reads its text and expectations when it is sent.
-// Memory then grows by about 39 bytes a document, whose texts are read once
-// to validate and hash them and once more when dispatched.
+// Open reads and validates a corpus like Load, decoding each record once.
+// A corpus whose documents.jsonl is at most MaxHeldBytes is held in memory
+// as Load holds it (Documents). A larger one is held by reference: Open
+// keeps each document's id, length class and the place of its line in
+// documents.jsonl (a compact index: Len and Doc read it; Documents stays
+// nil) and the file open, and Resolve reads a document's line back when it
+// is sent. Memory then grows by about 39 bytes a document. Close closes
+// the file.
 func Open(path string) (*Corpus, error) {
-	return open(path, nil)
+	return open(path, nil, MaxHeldBytes)
 }
 
-// OpenFields opens a corpus of the declared fields exp by reference, as
-// Open does, checking it as LoadFields does; Resolve fills each document's
+// OpenFields opens a corpus of the declared fields exp as Open does,
+// checking it as LoadFields does; Resolve fills each document's
 // Expected.Object.
 func OpenFields(path string, exp Expectations) (*Corpus, error) {
-	return open(path, &exp)
+	return open(path, &exp, MaxHeldBytes)
 }
 
-func open(path string, exp *Expectations) (*Corpus, error) {
+// DefaultMaxHeldBytes is MaxHeldBytes unless changed: 64 MiB of records,
+// about 12,000 documents of the default corpus's shape, held in memory
+// cost about as much again in memory, a request nothing to read.
+const DefaultMaxHeldBytes = 64 << 20
+
+// MaxHeldBytes is the size of the largest documents.jsonl that Open holds
+// in memory; a larger one is held by reference. A test sets it to 0 to
+// read a small corpus by reference.
+var MaxHeldBytes int64 = DefaultMaxHeldBytes
+
+// open opens the corpus at path, held in memory when its documents.jsonl
+// is at most held bytes.
+func open(path string, exp *Expectations, held int64) (*Corpus, error) {
+	docsPath := path
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		docsPath = filepath.Join(path, DocumentsFile)
+	}
+	if info, err := os.Stat(docsPath); err == nil && info.Size() <= held {
+		return load(path, exp)
+	}
 	seed := maphash.MakeSeed()
 	x := &docIndex{seed: seed}
 	var indexErr error
@@ -122,7 +144,7 @@ func open(path string, exp *Expectations) (*Corpus, error) {
 		if err := x.add(d.ID, d.LengthClass, line, offset, size, record); err != nil && indexErr == nil {
 			indexErr = err
 		}
-	}, func() { x = &docIndex{seed: seed} })
+	}, func() { x = &docIndex{seed: seed} }, true)
 	if err != nil {
 		return nil, err
 	}
@@ -133,15 +155,25 @@ func open(path string, exp *Expectations) (*Corpus, error) {
 		return nil, fmt.Errorf("open corpus %s: %w", path, indexErr)
 	}
 	s.corpus.index = x
-	docsPath := path
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		docsPath = filepath.Join(path, DocumentsFile)
-	}
 	if abs, err := filepath.Abs(docsPath); err == nil {
-		docsPath = abs // read back from the same file whatever the working directory becomes
+		docsPath = abs // name the same file whatever the working directory becomes
 	}
 	s.corpus.docsPath = docsPath
+	// One file for every request: Resolve reads at an offset and checks
+	// what it reads by its hash, so a file changed since the scan is seen.
+	if s.corpus.file, err = os.Open(docsPath); err != nil {
+		return nil, fmt.Errorf("open corpus %s: %w", path, err)
+	}
 	return s.corpus, nil
+}
+
+// Close closes the file of a corpus held by reference; Resolve then fails.
+// A corpus held in memory has none. Close may be called on a nil corpus.
+func (c *Corpus) Close() error {
+	if c == nil || c.file == nil {
+		return nil
+	}
+	return c.file.Close()
 }
 
 // internClass returns the package's constant for a known class, so that a
@@ -171,13 +203,16 @@ func (c *Corpus) Resolve(d Document) (Document, error) {
 	fail := func(err error) (Document, error) {
 		return d, &ReadError{ID: d.ID, Path: c.docsPath, Line: int(d.ref.line), Err: err}
 	}
-	f, err := os.Open(c.docsPath)
-	if err != nil {
-		return fail(err)
+	if c.file == nil {
+		return fail(os.ErrClosed)
 	}
-	defer f.Close()
-	buf := make([]byte, d.ref.size)
-	if _, err := f.ReadAt(buf, d.ref.offset); err != nil {
+	bp := lineBufs.Get().(*[]byte)
+	defer lineBufs.Put(bp)
+	if cap(*bp) < int(d.ref.size) {
+		*bp = make([]byte, d.ref.size)
+	}
+	buf := (*bp)[:d.ref.size]
+	if _, err := c.file.ReadAt(buf, d.ref.offset); err != nil {
 		if errors.Is(err, io.EOF) {
 			return fail(ErrChanged) // the file is shorter than it was
 		}
@@ -207,6 +242,10 @@ func (c *Corpus) Resolve(d Document) (Document, error) {
 	full.LengthClass = d.LengthClass
 	return full, nil
 }
+
+// lineBufs are the buffers Resolve reads lines into: what it decodes is
+// copied out of them.
+var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // decodeFields decodes a record of declared fields read back: its id,
 // text and lang, and its expected object made canonical.

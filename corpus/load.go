@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // Corpus is a loaded, validated corpus.
 type Corpus struct {
 	Path      string     // the directory or .jsonl file it was loaded from
-	Documents []Document // in file order; nil for a corpus opened by reference (Open): use Len and Doc
+	Documents []Document // in file order; nil for a corpus held by reference (Open): use Len and Doc
 	Manifest  Manifest   // recomputed from the records; enum and field definitions from manifest.json
 	Warnings  []string   // problems that do not stop a run (a duplicate text, a class that disagrees with the length)
 	// Fields are the declared field names its expected objects follow
@@ -30,6 +31,7 @@ type Corpus struct {
 
 	docsPath string    // documents.jsonl of a corpus opened by reference (Open)
 	index    *docIndex // its documents, by reference
+	file     *os.File  // docsPath, open from Open to Close
 }
 
 // Problem is one thing wrong with a corpus, located as precisely as the
@@ -100,7 +102,7 @@ func LoadFields(path string, exp Expectations) (*Corpus, error) {
 
 func load(path string, exp *Expectations) (*Corpus, error) {
 	var docs []Document
-	s, err := read(path, exp, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil })
+	s, err := read(path, exp, func(d *Document, _ int, _ int64, _ int, _ []byte) { docs = append(docs, *d) }, func() { docs = nil }, false)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +125,7 @@ type scan struct {
 	duplicateIDs   []string // "id (lines a, b)"
 	duplicateTexts []string // "id-a and id-b (lines a, b)"
 	lines          int      // records read, good or bad
+	borrow         bool     // onDoc keeps no text: a line's may be borrowed (parseFast)
 	exp            *Expectations
 	fieldProblems  int // expectation problems found; past MaxFieldProblems they are counted, not listed
 
@@ -150,18 +153,20 @@ type pendingText struct {
 type DocFunc func(d *Document, line int, offset int64, length int, record []byte)
 
 // read loads path without stopping at the first problem.
-func read(path string, exp *Expectations, onDoc DocFunc, reset func()) (*scan, error) {
-	return readFS(osFS{}, path, exp, onDoc, reset)
+func read(path string, exp *Expectations, onDoc DocFunc, reset func(), borrow bool) (*scan, error) {
+	return readFS(osFS{}, path, exp, onDoc, reset, borrow)
 }
 
 // readFS streams documents.jsonl from any file system (the disk or the
 // embedded default) and hands each valid document to onDoc (nil: none kept).
 // Duplicates are found from sorted 8-byte hashes, so memory does not grow
 // with the corpus; only when two hashes are equal is the file read again,
-// after reset, to tell a duplicate from a collision exactly.
-func readFS(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, reset func()) (*scan, error) {
+// after reset, to tell a duplicate from a collision exactly. With borrow,
+// onDoc keeps no document's text (nor does a nil onDoc): a text decoded
+// is lent to it, valid during the call, not allocated.
+func readFS(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, reset func(), borrow bool) (*scan, error) {
 	seed := maphash.MakeSeed()
-	s, err := scanCorpus(fsys, path, exp, onDoc, seed, nil)
+	s, err := scanCorpus(fsys, path, exp, onDoc, seed, nil, borrow)
 	var rep *hashesRepeat
 	if !errors.As(err, &rep) {
 		return s, err
@@ -169,7 +174,7 @@ func readFS(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, reset fun
 	if reset != nil {
 		reset()
 	}
-	return scanCorpus(fsys, path, exp, onDoc, seed, rep)
+	return scanCorpus(fsys, path, exp, onDoc, seed, rep, borrow)
 }
 
 // hashesRepeat is the first read's answer when two ids or two texts share a
@@ -182,7 +187,7 @@ func (*hashesRepeat) Error() string { return "two ids or two texts share a hash"
 // of every id and text and returns a *hashesRepeat when some repeat; with
 // suspects it names every duplicate among the ids and texts whose hashes
 // suspects holds.
-func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat) (*scan, error) {
+func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed maphash.Seed, suspects *hashesRepeat, borrow bool) (*scan, error) {
 	info, err := fs.Stat(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus %s: %w", path, err)
@@ -205,7 +210,7 @@ func scanCorpus(fsys fs.FS, path string, exp *Expectations, onDoc DocFunc, seed 
 	if follow {
 		exp = nil
 	}
-	s := &scan{corpus: &Corpus{Path: path}, exp: exp}
+	s := &scan{corpus: &Corpus{Path: path}, exp: exp, borrow: borrow || onDoc == nil}
 	categories, fields := DefaultCategories, DefaultFields
 	if manPath != "" {
 		raw, err := fs.ReadFile(fsys, manPath)
@@ -309,6 +314,8 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 	var idHashes, textHashes hashSorter
 	defer idHashes.close()
 	defer textHashes.close()
+	var fl fastLine
+	var hasher spanHasher
 	lr := newLineReader(r)
 	for n := 1; ; n++ {
 		raw, offset, size, ok, err := lr.next()
@@ -330,7 +337,14 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		}
 		s.lines = n
 		record := bytes.TrimSuffix(raw, []byte("\r"))
-		d, probs := parseLine(record, enum, s.exp)
+		var d *Document
+		var probs []LineProblem
+		fast := s.exp == nil && (parseFast(record, enum, &fl, s.borrow) || s.borrow && parseFast(record, enum, &fl, false))
+		if fast {
+			d = &fl.doc
+		} else {
+			d, probs = parseLine(record, enum, s.exp)
+		}
 		for _, p := range probs {
 			if s.exp != nil && strings.HasPrefix(p.Field, "expected") {
 				if s.fieldProblems++; s.fieldProblems > MaxFieldProblems {
@@ -368,7 +382,13 @@ func (s *scan) records(file, manPath string, r io.Reader, categories []string, m
 		if tokens := ApproxTokens(d.Text); !inClass(d.LengthClass, tokens) {
 			s.corpus.Warnings = append(s.corpus.Warnings, fmt.Sprintf("%s:%d: length_class: %q but the text is about %d tokens", file, n, d.LengthClass, tokens))
 		}
-		h := mb.add(d)
+		var h string
+		if fast && fl.canonical {
+			h = hasher.recordHash(&fl)
+			mb.addHashed(d, h)
+		} else {
+			h = mb.add(d)
+		}
 		if s.declared != nil {
 			want, ok := s.declared.RecordSHA256[d.ID]
 			switch {

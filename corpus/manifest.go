@@ -169,6 +169,13 @@ func newManifestBuilder(categories []string, fields map[string]string, names []s
 
 // add counts d and returns its record hash.
 func (b *manifestBuilder) add(d *Document) string {
+	h := RecordHash(*d)
+	b.addHashed(d, h)
+	return h
+}
+
+// addHashed counts d, whose record hash is h.
+func (b *manifestBuilder) addHashed(d *Document, h string) {
 	m := &b.m
 	m.Count++
 	m.Classes[d.LengthClass]++
@@ -196,12 +203,11 @@ func (b *manifestBuilder) add(d *Document) string {
 			m.Missing["amount"]++
 		}
 	}
-	h := RecordHash(*d)
 	if b.keepRecords {
 		m.RecordSHA256[d.ID] = h
 	}
-	b.whole.Write([]byte(h + "\n"))
-	return h
+	b.whole.Write([]byte(h))
+	b.whole.Write([]byte("\n"))
 }
 
 func (b *manifestBuilder) done() Manifest {

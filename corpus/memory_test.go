@@ -78,7 +78,7 @@ func TestOpen_LongLineByReference(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opened, err := Open(file)
+	opened, err := openByReference(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func TestOpen_ByReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opened, err := Open(file)
+	opened, err := openByReference(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +126,10 @@ func TestOpen_ByReference(t *testing.T) {
 
 // TestResolve_ChangedOrUnreadable checks that a document read back must be
 // the record indexed: a same-length edit of its text (the line still parses
-// and holds its id) and a file that is gone are *ReadErrors naming the
-// document and where it was, never a document.
+// and holds its id) and a corpus closed are *ReadErrors naming the
+// document and where it was, never a document. A file removed is still
+// read: the corpus holds it open (it was reopened for every document, and
+// a file removed failed the run).
 func TestResolve_ChangedOrUnreadable(t *testing.T) {
 	data, err := EncodeDocuments(sampleDocs())
 	if err != nil {
@@ -137,7 +139,7 @@ func TestResolve_ChangedOrUnreadable(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opened, err := Open(file)
+	opened, err := openByReference(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,8 @@ func TestResolve_ChangedOrUnreadable(t *testing.T) {
 	}{
 		{"edited in place", 0, ErrChanged, func() {}},
 		{"unchanged line", 1, nil, func() {}},
-		{"gone", 2, os.ErrNotExist, func() { os.Remove(file) }},
+		{"removed, still open", 1, nil, func() { os.Remove(file) }},
+		{"closed", 2, os.ErrClosed, func() { opened.Close() }},
 	} {
 		tc.prep()
 		d := opened.Doc(tc.doc)
@@ -186,7 +189,7 @@ func TestResolve_ChangedOrUnreadable(t *testing.T) {
 func TestOpen_Dir(t *testing.T) {
 	docs := sampleDocs()
 	dir := mustWriteDir(t, docs)
-	c, err := Open(dir)
+	c, err := openByReference(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,11 +238,11 @@ func TestScan_HashesThenExact(t *testing.T) {
 		return rep
 	}
 	write(docs)
-	fast, err := scanCorpus(osFS{}, file, nil, nil, seed, nil)
+	fast, err := scanCorpus(osFS{}, file, nil, nil, seed, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := scanCorpus(osFS{}, file, nil, nil, seed, all(docs))
+	exact, err := scanCorpus(osFS{}, file, nil, nil, seed, all(docs), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,16 +255,16 @@ func TestScan_HashesThenExact(t *testing.T) {
 	dupID.Text += " (again)"
 	docs = append(docs, dupText, dupID)
 	write(docs)
-	_, err = scanCorpus(osFS{}, file, nil, nil, seed, nil)
+	_, err = scanCorpus(osFS{}, file, nil, nil, seed, nil, true)
 	var rep *hashesRepeat
 	if !errors.As(err, &rep) || len(rep.ids) != 1 || len(rep.texts) != 1 {
 		t.Fatalf("a repeated id and text read with sorted hashes: %v (%+v), want one id and one text named", err, rep)
 	}
-	second, err := scanCorpus(osFS{}, file, nil, nil, seed, rep)
+	second, err := scanCorpus(osFS{}, file, nil, nil, seed, rep, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err = scanCorpus(osFS{}, file, nil, nil, seed, all(docs))
+	exact, err = scanCorpus(osFS{}, file, nil, nil, seed, all(docs), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +345,7 @@ func TestCorpus_Keep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opened, err := Open(file)
+	opened, err := openByReference(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,49 +27,62 @@ func ApproxTokens(text string) int {
 	newline := false
 	var punct rune // the previous rune when it was a symbol, for runs like "....."
 	run := 0
-	flush := func() {
-		n += (letters + lettersPerToken - 1) / lettersPerToken
-		n += (digits + digitsPerToken - 1) / digitsPerToken
-		letters, digits = 0, 0
-	}
 	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		// Runs of ASCII letters, digits and spaces, most of a text, are
+		// counted a run at a time: each byte of a run would do the same.
+		switch k := asciiKinds[text[i]]; k {
+		case kindLetter, kindDigit, kindSpace:
+			j := i + 1
+			for j < len(text) && asciiKinds[text[j]] == k {
+				j++
+			}
+			switch k {
+			case kindLetter:
+				if digits > 0 {
+					n, digits = n+runTokens(0, digits), 0
+				}
+				letters += j - i
+			case kindDigit:
+				if letters > 0 {
+					n, letters = n+runTokens(letters, 0), 0
+				}
+				digits += j - i
+			default:
+				n, letters, digits = n+runTokens(letters, digits), 0, 0
+			}
+			i = j
+			punct, run = 0, 0
+			newline = false
+			continue
+		}
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
 		i += size
 		switch {
 		case r == '\n' || r == '\r':
-			flush()
+			n, letters, digits = n+runTokens(letters, digits), 0, 0
 			if !newline {
 				n++
 			}
 			newline = true
 			punct, run = 0, 0
 			continue
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-			if digits > 0 {
-				flush()
-			}
-			letters++
-		case r >= '0' && r <= '9':
-			if letters > 0 {
-				flush()
-			}
-			digits++
-		case r == ' ' || r == '\t':
-			flush()
 		case r >= 0x2E80 && unicode.IsLetter(r):
 			// Han, kana, Hangul: no spaces between words, about a token a character.
-			flush()
+			n, letters, digits = n+runTokens(letters, digits), 0, 0
 			n++
 		case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r):
 			// Accented Latin (ç, ã, é) and combining marks stay inside the word.
 			if digits > 0 {
-				flush()
+				n, digits = n+runTokens(0, digits), 0
 			}
 			letters++
 		case unicode.IsSpace(r):
-			flush()
+			n, letters, digits = n+runTokens(letters, digits), 0, 0
 		default:
-			flush()
+			n, letters, digits = n+runTokens(letters, digits), 0, 0
 			// A BPE vocabulary holds runs of one symbol ("........", "____")
 			// as single tokens of up to about 8 characters.
 			if r == punct && run%symbolsPerToken != 0 {
@@ -88,9 +101,37 @@ func ApproxTokens(text string) int {
 		punct, run = 0, 0
 		newline = false
 	}
-	flush()
+	n, letters, digits = n+runTokens(letters, digits), 0, 0
 	return n
 }
+
+// runTokens is what a run of letters and one of digits cost.
+func runTokens(letters, digits int) int {
+	return (letters+lettersPerToken-1)/lettersPerToken + (digits+digitsPerToken-1)/digitsPerToken
+}
+
+// The kinds of byte ApproxTokens counts a run at a time.
+const (
+	kindOther uint8 = iota // any other byte, read as (part of) a rune
+	kindLetter
+	kindDigit
+	kindSpace // ' ' and '\t'
+)
+
+// asciiKinds is each byte's kind.
+var asciiKinds = func() (k [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch b := byte(c); {
+		case asciiLetter(b):
+			k[c] = kindLetter
+		case asciiDigit(b):
+			k[c] = kindDigit
+		case b == ' ' || b == '\t':
+			k[c] = kindSpace
+		}
+	}
+	return k
+}()
 
 // ClassRange returns the token range, by ApproxTokens, of a length class:
 // min inclusive, max exclusive for short and inclusive otherwise. ok is false
@@ -120,3 +161,7 @@ func ClassOf(tokens int) (LengthClass, bool) {
 	}
 	return "", false
 }
+
+func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func asciiDigit(c byte) bool { return c >= '0' && c <= '9' }

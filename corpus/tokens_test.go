@@ -3,6 +3,8 @@ package corpus
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestApproxTokens(t *testing.T) {
@@ -64,11 +66,102 @@ func TestClassOf(t *testing.T) {
 	}
 }
 
+// approxTokensRuneByRune is ApproxTokens as it was before it counted runs
+// of ASCII letters, digits and spaces at once: the two must agree.
+func approxTokensRuneByRune(text string) int {
+	n := 0
+	letters, digits := 0, 0
+	newline := false
+	var punct rune // the previous rune when it was a symbol, for runs like "....."
+	run := 0
+	flush := func() {
+		n += (letters + lettersPerToken - 1) / lettersPerToken
+		n += (digits + digitsPerToken - 1) / digitsPerToken
+		letters, digits = 0, 0
+	}
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		switch {
+		case r == '\n' || r == '\r':
+			flush()
+			if !newline {
+				n++
+			}
+			newline = true
+			punct, run = 0, 0
+			continue
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+			if digits > 0 {
+				flush()
+			}
+			letters++
+		case r >= '0' && r <= '9':
+			if letters > 0 {
+				flush()
+			}
+			digits++
+		case r == ' ' || r == '\t':
+			flush()
+		case r >= 0x2E80 && unicode.IsLetter(r):
+			// Han, kana, Hangul: no spaces between words, about a token a character.
+			flush()
+			n++
+		case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r):
+			// Accented Latin (ç, ã, é) and combining marks stay inside the word.
+			if digits > 0 {
+				flush()
+			}
+			letters++
+		case unicode.IsSpace(r):
+			flush()
+		default:
+			flush()
+			// A BPE vocabulary holds runs of one symbol ("........", "____")
+			// as single tokens of up to about 8 characters.
+			if r == punct && run%symbolsPerToken != 0 {
+				run++
+				continue
+			}
+			if r != punct {
+				run = 0
+			}
+			punct = r
+			run++
+			n++
+			newline = false
+			continue
+		}
+		punct, run = 0, 0
+		newline = false
+	}
+	flush()
+	return n
+}
+
+// TestApproxTokens_Runs holds the run-at-a-time count to the rune-by-rune
+// one on every text of the default corpus.
+func TestApproxTokens_Runs(t *testing.T) {
+	c, err := LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range c.Documents {
+		if got, want := ApproxTokens(d.Text), approxTokensRuneByRune(d.Text); got != want {
+			t.Errorf("%s: ApproxTokens = %d, rune by rune %d", d.ID, got, want)
+		}
+	}
+}
+
 func FuzzApproxTokens(f *testing.F) {
 	f.Add("Data de emissão: 12/03/2025\nTotal: R$ 1.234,56")
 	f.Add("....____\n\n日本")
+	f.Add("ab12 \t cd9x\r\n..a1")
 	f.Fuzz(func(t *testing.T, s string) {
 		n := ApproxTokens(s)
+		if ref := approxTokensRuneByRune(s); n != ref {
+			t.Fatalf("ApproxTokens(%q) = %d, rune by rune %d", s, n, ref)
+		}
 		if n < 0 || n > len(s) {
 			t.Fatalf("ApproxTokens(%q) = %d, outside [0, %d]", s, n, len(s))
 		}

@@ -236,7 +236,7 @@ func loadCorpus(p *protocol.Protocol) (*corpus.Corpus, error) {
 	var c *corpus.Corpus
 	var err error
 	if declared {
-		c, err = corpus.OpenFields(path, exp) // by reference: texts are read when sent
+		c, err = corpus.OpenFields(path, exp) // held in memory, or by reference when large (Resolve)
 	} else {
 		c, err = corpus.Open(path)
 	}

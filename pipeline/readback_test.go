@@ -27,6 +27,8 @@ import (
 // null expectations, accepted), and -resume after the file is restored
 // completes the run without a duplicate.
 func TestRun_CorpusChangedMidRunStops(t *testing.T) {
+	defer func(n int64) { corpus.MaxHeldBytes = n }(corpus.MaxHeldBytes)
+	corpus.MaxHeldBytes = 0 // by reference: a corpus held in memory is what it was when opened
 	dir := t.TempDir()
 	const docs, sentBefore = 8, 3
 	file := writeSmallCorpus(t, dir, docs)
@@ -97,5 +99,35 @@ func stoppedAt(t *testing.T, out string, err error, id, at string, sent int) {
 	}
 	if got := eventCount(t, out, results.EventCorpusReadFailed, "%"+at+"%"); got != 1 {
 		t.Errorf("%d %s events naming %s, want 1", got, results.EventCorpusReadFailed, at)
+	}
+}
+
+// TestRun_HeldCorpusChangedMidRunCompletes: a corpus small enough to hold
+// in memory (corpus.MaxHeldBytes) is measured as it was opened: the same
+// rewrite as TestRun_CorpusChangedMidRunStops leaves the run complete,
+// every document scored once, and nothing was read back (a run reopened
+// the file and decoded the document's line again for every request).
+func TestRun_HeldCorpusChangedMidRunCompletes(t *testing.T) {
+	dir := t.TempDir()
+	const docs = 8
+	file := writeSmallCorpus(t, dir, docs)
+	proto := writeProtocol(t, dir, file, "{mode: concurrency, levels: [1], repetitions: 1, warmup: 0}", "{time_scale: 0}")
+	out := filepath.Join(dir, "out")
+	lines := bytes.SplitAfter(pipelinetest.ReadFile(t, file), []byte("\n"))
+	lines = lines[:len(lines)-1]
+	sends := 0
+	sum, err := run(t, pipeline.Options{ProtocolPath: proto, OutDir: out, BeforeSend: func() {
+		if sends++; sends == 3 {
+			if err := os.WriteFile(file, append(bytes.Join(lines[1:], nil), lines[0]...), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if err != nil || sum.Status != results.RunComplete {
+		t.Fatalf("run on a held corpus rewritten mid-run: %v (status %v), want it complete", err, sum)
+	}
+	reqs := resultstest.Requests(t, out)
+	if got := resultstest.Distinct(reqs, func(r *extractbench.Record) string { return r.DocID }); len(reqs) != docs || got != docs {
+		t.Errorf("%d rows of %d documents, want %d, each once", len(reqs), got, docs)
 	}
 }

@@ -101,6 +101,7 @@ func Run(ctx context.Context, opts Options) (*RunReport, error) {
 		return nil, &ConfigError{errors.New("run: -out DIR is required")}
 	}
 	rs := &runState{opts: opts, progress: opts.Progress}
+	defer func() { rs.corpus.Close() }() // the corpus file held by reference, once loaded
 	if err := rs.preflight(ctx); err != nil {
 		return nil, err
 	}
