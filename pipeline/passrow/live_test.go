@@ -1,0 +1,168 @@
+package passrow
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/results"
+)
+
+// randomPass is n records of one pass, as a run stores them: failures of
+// every class, unmeasured requests (interrupted, client, engine dead),
+// several replicas and length classes (one empty), requests without some
+// instants, send instants that tie (a coarse clock), TPOT with and without
+// a withheld end-of-generation token, prompt drift, cached prompts.
+func randomPass(rng *rand.Rand, key extractbench.PassKey, n int, endpoints []string) []extractbench.Record {
+	classes := []string{"short", "usual", "long", ""}
+	kinds := []extractbench.TransportKind{extractbench.TransportOK, extractbench.TransportOK, extractbench.TransportOK, extractbench.TransportOK,
+		extractbench.TransportTimeout, extractbench.TransportHTTPStatus, extractbench.TransportInterrupted, extractbench.TransportClient, extractbench.TransportEngineDead}
+	fields := []extractbench.FieldResult{extractbench.TP, extractbench.TP, extractbench.FPFN, extractbench.FN, extractbench.FP, extractbench.TN}
+	recs := make([]extractbench.Record, 0, n)
+	at := int64(1_000_000)
+	for i := range n {
+		at += rng.Int64N(3) * 100_000 // a third of the requests are sent with the one before
+		r := extractbench.Record{RunID: key.RunID, Variant: key.Variant, Mode: key.Mode, Level: key.Level, Repetition: key.Repetition,
+			DocID: fmt.Sprintf("doc-%05d", i), LengthClass: classes[rng.IntN(len(classes))]}
+		r.Kind = kinds[rng.IntN(len(kinds))]
+		if len(endpoints) > 0 {
+			r.Endpoint = endpoints[rng.IntN(len(endpoints))]
+		}
+		// Instants on a 10 µs grid, so that sends tie; each may be missing.
+		tm := &r.Timings
+		tm.SchedNS = at / 10_000 * 10_000
+		tm.SendNS = tm.SchedNS + rng.Int64N(3)*10_000
+		tm.FirstTokenNS = tm.SendNS + 10_000 + rng.Int64N(5)*10_000
+		tm.LastTokenNS = tm.FirstTokenNS + rng.Int64N(20)*10_000
+		tm.DoneNS = tm.LastTokenNS + rng.Int64N(5)*10_000
+		switch rng.IntN(12) {
+		case 0:
+			tm.FirstTokenNS, tm.LastTokenNS = 0, 0
+		case 1:
+			tm.DoneNS = 0
+		case 2:
+			tm.SchedNS = 0
+		case 3:
+			tm.SendNS = 0
+		}
+		r.CompletionTokens = rng.IntN(300)
+		r.ClientChunks = r.CompletionTokens - rng.IntN(3)
+		r.UsageReported = rng.IntN(5) > 0
+		r.FinishReason = []string{"stop", "stop", "length", ""}[rng.IntN(4)]
+		r.PromptTokens = 100 + rng.IntN(900)
+		if rng.IntN(3) == 0 {
+			c := rng.IntN(r.PromptTokens + 1)
+			r.CachedPromptTokens = &c
+		}
+		if rng.IntN(2) == 0 {
+			e := r.PromptTokens + rng.IntN(21) - 10
+			r.ExpectedPromptTokens = &e
+		}
+		if rng.IntN(4) > 0 {
+			ok := rng.IntN(3) > 0
+			r.OnTime = &ok
+		}
+		if r.Kind.Measured() {
+			r.Date, r.Amount, r.Category = fields[rng.IntN(len(fields))], fields[rng.IntN(len(fields))], fields[rng.IntN(len(fields))]
+			r.StrictParseOK, r.LenientParseOK, r.SchemaOK = rng.IntN(4) > 0, rng.IntN(5) > 0, rng.IntN(4) > 0
+			r.Accepted = r.Date.OK() && r.Amount.OK() && r.Category.OK()
+			if !r.Accepted {
+				r.Failure = extractbench.Failures[rng.IntN(len(extractbench.Failures))]
+				r.FailureDetail = "random"
+			}
+			if r.Kind != extractbench.TransportOK {
+				r.Failure, r.Accepted = extractbench.Error, false
+			}
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// TestTally_AddIsTallyPass: a pass's tally fed one record at a time as the
+// run stores them (NewTally, Add, Finish) is the one TallyPass reads back
+// from the store, field by field and bit for bit: order statistics, peak
+// in flight, drift, steady-state blocks, segments, endpoints, counts. Many
+// passes, of several sizes and sent concurrencies, run once and resumed
+// (segments), with and without replicas, in a run and in a merge.
+func TestTally_AddIsTallyPass(t *testing.T) {
+	ctx := context.Background()
+	s, err := results.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 40 {
+		rng := rand.New(rand.NewPCG(uint64(i), 43))
+		key := extractbench.PassKey{RunID: "run-live", Variant: "v", Mode: extractbench.ModeConcurrency, Level: 1 + rng.IntN(16), Repetition: 1 + i}
+		var endpoints []string
+		if i%3 > 0 {
+			endpoints = []string{"http://a:8000", "http://b:8000", "http://c:8000"}[:i%3+1]
+		}
+		a := &Account{Store: s}
+		switch i % 4 {
+		case 1: // a resumed run: its segments
+			a.Resumes = []int64{1_000_000 + rng.Int64N(5_000_000), 9_000_000_000}
+		case 3: // a merge of two shards
+			a.Merged = &Shards{Count: 2, Resumes: map[int][]int64{1: {2_000_000}}}
+		}
+		n := []int{0, 1, 7, 90, 400, 1500}[i%6]
+		live := a.NewTally(endpoints, n)
+		for _, r := range randomPass(rng, key, n, endpoints) {
+			s.Add(r)
+			live.Add(&r)
+		}
+		if err := a.Finish(ctx, key, live); err != nil {
+			t.Fatal(err)
+		}
+		read, err := a.TallyPass(ctx, key, endpoints)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := tallyDiff(live, read); d != "" {
+			t.Errorf("pass %d (%d records, level %d): incremental tally differs from TallyPass's:\n%s", i, n, key.Level, d)
+		}
+		if n >= 400 && (read.order.TPOT.N == 0 || read.drift.Docs == nil || *read.drift.Docs == 0 || a.Merged == nil && (read.trend.Blocks == 0 || read.trend.Head == 0)) {
+			t.Errorf("pass %d of %d records: no TPOT, drift, steady-state blocks or head (%+v, %+v): the comparison compares nothing", i, n, read.drift, read.trend)
+		}
+	}
+}
+
+// tallyDiff names each field of two tallies that differs, with both values.
+func tallyDiff(got, want *Tally) string {
+	var b strings.Builder
+	gv, wv := reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()
+	for i := range gv.NumField() {
+		name := gv.Type().Field(i).Name
+		g, w := gv.Field(i), wv.Field(i)
+		if name == "order" || name == "drift" { // one line per figure
+			for j := range g.NumField() {
+				if !reflect.DeepEqual(reflectValue(g.Field(j)), reflectValue(w.Field(j))) {
+					fmt.Fprintf(&b, "  %s.%s = %+v, want %+v\n", name, g.Type().Field(j).Name, show(g.Field(j)), show(w.Field(j)))
+				}
+			}
+			continue
+		}
+		if !reflect.DeepEqual(reflectValue(g), reflectValue(w)) {
+			fmt.Fprintf(&b, "  %s = %+v, want %+v\n", name, show(g), show(w))
+		}
+	}
+	return b.String()
+}
+
+// reflectValue is v's value for DeepEqual, read through an unexported field.
+func reflectValue(v reflect.Value) any {
+	return reflect.NewAt(v.Type(), v.Addr().UnsafePointer()).Elem().Interface()
+}
+
+func show(v reflect.Value) any {
+	x := reflectValue(v)
+	if rv := reflect.ValueOf(x); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		return rv.Elem().Interface()
+	}
+	return x
+}
