@@ -62,11 +62,11 @@ func (p *passRun) record(ctx context.Context, d dispatched, cacheReset string) (
 }
 
 // tallied is the pass's tally: the one fed as its records were stored
-// (keep), finished without reading a row back, or in a resumed run every
-// row read back (passrow.Account.TallyPass, streamed: no record is held).
+// (keep), finished without reading a row back, or in a resumed run its
+// rows read back once (passrow.Account.ReadPass).
 func (p *passRun) tallied(ctx context.Context, acct *passrow.Account) (*passrow.Tally, error) {
 	if p.tally == nil {
-		return acct.TallyPass(ctx, p.key, p.e.replicas.names())
+		return acct.ReadPass(ctx, p.key, p.e.replicas.names())
 	}
 	t := p.tally
 	p.tally = nil // the pass's timings are let go with the row

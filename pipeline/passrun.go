@@ -40,7 +40,7 @@ type passRun struct {
 
 	// tally is fed each record as keep stores it, under keepMu so that it
 	// sees them in the store's order (passrow.Account.NewTally); nil in a
-	// resumed run, whose passes are read back (passrecord.go).
+	// resumed run, whose passes are read back once (passrecord.go).
 	tally  *passrow.Tally
 	keepMu sync.Mutex
 }
@@ -57,7 +57,8 @@ type dispatched struct {
 // error of a pass cut short (dispatch stopped, the corpus changed, the
 // engine died). A pass of a run that was never resumed is tallied as its
 // records are stored; a resumed run's may hold rows of the attempt before,
-// some of which the new ones replace in place, so its passes are read back.
+// some of which the new ones replace in place (the fed order would not be
+// the store's), so its passes are read back once, in the store's order.
 func (p *passRun) run(ctx context.Context) (*extractbench.Pass, error) {
 	if stored, err := p.plan(ctx); err != nil || stored != nil {
 		return stored, err
