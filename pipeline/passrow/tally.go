@@ -126,9 +126,10 @@ func (a *Account) Finish(ctx context.Context, key extractbench.PassKey, t *Tally
 // ReadPass is TallyPass in one read: the pass's stored rows, in the order
 // they were stored, fed to a tally (NewTally, Add) and completed as Finish
 // does, with the drift of the rows as stored. It holds 48 bytes a request
-// where TallyPass holds nothing, and spends about a seventh of its CPU
-// (BenchmarkReadPass): SQLite's sorts and window functions scan the pass
-// some ten times. The merge and a resumed run tally their passes with it.
+// where TallyPass holds nothing, and spends a quarter of its CPU on a
+// run's pass, two fifths on a merged one (BenchmarkReadPass): SQLite's
+// sorts and window functions scan the pass some ten times. The merge and
+// a resumed run tally their passes with it.
 func (a *Account) ReadPass(ctx context.Context, key extractbench.PassKey, endpoints []string) (*Tally, error) {
 	t := a.NewTally(endpoints, 0)
 	if err := a.Store.EachPassRecord(ctx, key, t.Add); err != nil {
