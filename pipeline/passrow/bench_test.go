@@ -76,3 +76,23 @@ func BenchmarkReadPass(b *testing.B) {
 		return a.ReadPass(context.Background(), key, nil)
 	})
 }
+
+// BenchmarkFinish is what the run spends instead: 50,000 records fed as
+// they are stored (Add), then the figures (Finish), in CPU seconds.
+func BenchmarkFinish(b *testing.B) {
+	a := &Account{}
+	key := extractbench.PassKey{RunID: "run-b", Variant: "v", Mode: extractbench.ModeConcurrency, Level: 4, Repetition: 1}
+	recs := randomPass(rand.New(rand.NewPCG(1, 2)), key, 50_000, nil)
+	ctx := context.Background()
+	cpu := cpuSeconds(b)
+	for b.Loop() {
+		t := a.NewTally(nil, len(recs))
+		for i := range recs {
+			t.Add(&recs[i])
+		}
+		if err := a.Finish(ctx, key, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric((cpuSeconds(b)-cpu)/float64(b.N), "cpu-s/op")
+}
