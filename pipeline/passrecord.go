@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/pipeline/passrow"
 	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
@@ -30,9 +31,9 @@ func (p *passRun) record(ctx context.Context, d dispatched, cacheReset string) (
 		return row, 0, fmt.Errorf("record expected prompt tokens of pass %s: %w", key, err)
 	}
 	acct := rs.account()
-	tally, err := acct.TallyPass(ctx, key, p.e.replicas.names()) // streamed: no record of the pass is held
+	tally, err := p.tallied(ctx, acct)
 	if err != nil {
-		return row, 0, fmt.Errorf("read back pass %s: %w", key, err)
+		return row, 0, fmt.Errorf("tally pass %s: %w", key, err)
 	}
 	faults, lastFault := p.faults.count()
 	complete := tally.Docs()+int64(faults) == int64(p.docs.Len())
@@ -58,6 +59,18 @@ func (p *passRun) record(ctx context.Context, d dispatched, cacheReset string) (
 		return row, 0, fmt.Errorf("record pass %s: %w", key, err)
 	}
 	return row, tally.Docs(), nil
+}
+
+// tallied is the pass's tally: the one fed as its records were stored
+// (keep), finished without reading a row back, or in a resumed run its
+// rows read back once (passrow.Account.ReadPass).
+func (p *passRun) tallied(ctx context.Context, acct *passrow.Account) (*passrow.Tally, error) {
+	if p.tally == nil {
+		return acct.ReadPass(ctx, p.key, p.e.replicas.names())
+	}
+	t := p.tally
+	p.tally = nil // the pass's timings are let go with the row
+	return t, acct.Finish(ctx, p.key, t)
 }
 
 // outcome is the error of a pass cut short, once its row is recorded:

@@ -15,6 +15,8 @@ import (
 	"github.com/extractbench/extractbench/eval"
 	"github.com/extractbench/extractbench/pipeline"
 	"github.com/extractbench/extractbench/pipeline/passrow"
+	"github.com/extractbench/extractbench/pipeline/protocol"
+	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
 )
 
@@ -246,3 +248,72 @@ func confusionJSON(m map[string]map[string]int) string {
 
 // j is fmt.Sprintln without the newline: operands always spaced.
 func j(args ...any) string { return strings.TrimSuffix(fmt.Sprintln(args...), "\n") }
+
+// TestRun_PassRowIsReadBack: the run tallies each pass as its records are
+// stored, from several dispatch goroutines at once (passRun.keep); every
+// stored passes row has the figures that reading the pass's rows back
+// gives (passrow.Account.TallyPass, then Row): percentiles, peak in
+// flight, drift, the steady-state test and the rest, exactly. The engine
+// runs on its own clock, in lockstep, where sends tie: the steady-state
+// test breaks those ties by the order the store received the records.
+func TestRun_PassRowIsReadBack(t *testing.T) {
+	dir := t.TempDir()
+	protoPath := writeProtocol(t, dir, writeSmallCorpus(t, dir, 160), "{mode: concurrency, levels: [1, 8], repetitions: 2, warmup: 0, on_memory_failure: record}",
+		"{time_scale: 0.02, faults: {oom: 0.05, truncate: 0.1, garbage: 0.1, wrong_value: 0.1, reset: 0.05}}")
+	out := filepath.Join(dir, "out")
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Starters: starter.Starters(), ProtocolPath: protoPath, OutDir: out, Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	proto, err := protocol.Load(protoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := results.Open(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run, err := s.LatestRun(ctx)
+	if err != nil || run == nil {
+		t.Fatalf("latest run: %v, %v", run, err)
+	}
+	passes, err := s.Passes(ctx, run.RunID)
+	if err != nil || len(passes) != 4 {
+		t.Fatalf("%d passes, %v; want 4", len(passes), err)
+	}
+	acct := &passrow.Account{Proto: proto, Store: s}
+	steady := 0
+	for _, p := range passes {
+		key := extractbench.PassKey{RunID: p.RunID, Variant: p.Variant, Mode: p.Mode, Level: p.Level, Repetition: p.Repetition}
+		tally, err := acct.TallyPass(ctx, key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := acct.Row(key, p.Phase, 0, p.Level, tally, telemetry.Telemetry{}, p.BatchTransport, p.Complete(), nil)
+		got, want := recordFigures(p), recordFigures(read)
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("pass %s: %s = %s, read back %s", key, name, got[name], w)
+			}
+		}
+		if p.SteadyBlocks != nil {
+			steady++
+		}
+	}
+	if steady == 0 {
+		t.Errorf("no pass has a steady-state test: the comparison leaves it out")
+	}
+}
+
+// recordFigures are storedFigures and the other columns made of the
+// pass's records: drift, cached prompts, rates, the steady-state test.
+func recordFigures(p extractbench.Pass) map[string]string {
+	m := storedFigures(p)
+	m["drift"] = j(p.PromptDrift.Reference, str(p.PromptDrift.Compared), str(p.PromptDrift.Docs), str(p.PromptDrift.Median), str(p.PromptDrift.Max))
+	m["cached"] = j(str(p.CachedPromptTokens), str(p.CachedPromptShare))
+	m["rates"] = j(str(p.OfferedRate), str(p.OutputTokensPerS), str(p.PromptTokensPerS), str(p.AcceptedPerS), str(p.Goodput), str(p.DocsPerHour))
+	m["endpoints"] = j(str(p.Endpoints), str(p.EndpointRequestsMin), str(p.EndpointRequestsMax))
+	m["steady"] = j(str(p.SteadyHead), str(p.SteadyTrendN), str(p.SteadyBlocks), str(p.SteadyTrendEffect), str(p.SteadySpread), str(p.Steady))
+	return m
+}

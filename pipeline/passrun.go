@@ -10,6 +10,7 @@ import (
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/pipeline/client"
 	"github.com/extractbench/extractbench/pipeline/dispatch"
+	"github.com/extractbench/extractbench/pipeline/passrow"
 	"github.com/extractbench/extractbench/pipeline/telemetry"
 )
 
@@ -36,6 +37,12 @@ type passRun struct {
 	faults    clientFaults
 	gaps      *clientGaps // the client's own timeline (clientgap.go); nil on the engine clock
 	frozen    []clientGap // the gaps it saw, once dispatch ended
+
+	// tally is fed each record as keep stores it, under keepMu so that it
+	// sees them in the store's order (passrow.Account.NewTally); nil in a
+	// resumed run, whose passes are read back once (passrecord.go).
+	tally  *passrow.Tally
+	keepMu sync.Mutex
 }
 
 // dispatched is what a pass's dispatch leaves for its row.
@@ -48,7 +55,10 @@ type dispatched struct {
 
 // run measures the pass and records its row; the row is returned with the
 // error of a pass cut short (dispatch stopped, the corpus changed, the
-// engine died).
+// engine died). A pass of a run that was never resumed is tallied as its
+// records are stored; a resumed run's may hold rows of the attempt before,
+// some of which the new ones replace in place (the fed order would not be
+// the store's), so its passes are read back once, in the store's order.
 func (p *passRun) run(ctx context.Context) (*extractbench.Pass, error) {
 	if stored, err := p.plan(ctx); err != nil || stored != nil {
 		return stored, err
@@ -60,6 +70,9 @@ func (p *passRun) run(ctx context.Context) (*extractbench.Pass, error) {
 	}
 	cacheReset := p.rs.resetCache(ctx, p.v, p.e, p.level, p.rep) // cachereset.go
 	p.resetPeaks(ctx)
+	if len(p.rs.resumes) == 0 {
+		p.tally = p.rs.account().NewTally(p.e.replicas.names(), p.todo.Len())
+	}
 	d := p.dispatch(ctx)
 	row, sent, err := p.record(context.WithoutCancel(ctx), d, cacheReset) // passrecord.go
 	if err != nil {
@@ -165,7 +178,12 @@ func (p *passRun) keep(rec extractbench.Record) {
 	rec.Level, rec.Repetition = p.key.Level, p.key.Repetition
 	p.gaps.frozen(&rec)
 	p.rs.refusedUsage.note(p.key, &rec)
-	p.rs.store.Add(rec)
+	p.keepMu.Lock()
+	p.rs.store.Add(rec) // in the order the tally sees: the writer stores the records in the order Add hands them over
+	if p.tally != nil {
+		p.tally.Add(&rec)
+	}
+	p.keepMu.Unlock()
 	switch {
 	case rec.Kind == extractbench.TransportClient:
 		p.faults.add(rec.Detail)

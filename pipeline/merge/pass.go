@@ -67,8 +67,10 @@ func (mg *merger) copyRows(ctx context.Context, dir string, keys []extractbench.
 
 // mergePasses writes the row of each merged pass, in keys' order (a pass
 // is judged against the baseline passes written before it). The passes'
-// rows are read back and tallied in parallel, as many at once as there are
-// CPUs (SQLite reads a WAL database from several connections at once).
+// rows are read back once each and tallied in Go (passrow.Account.ReadPass,
+// the figures TallyPass reads from SQLite's sorts, bit for bit), in
+// parallel, as many at once as there are CPUs (SQLite reads a WAL database
+// from several connections at once).
 func (mg *merger) mergePasses(ctx context.Context, keys []extractbench.PassKey) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -76,7 +78,7 @@ func (mg *merger) mergePasses(ctx context.Context, keys []extractbench.PassKey) 
 	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
 	for _, key := range keys {
 		s.Go(func() stream.Callback {
-			tally, err := mg.acct.TallyPass(ctx, key, mg.endpoints(key.Variant))
+			tally, err := mg.acct.ReadPass(ctx, key, mg.endpoints(key.Variant))
 			return func() {
 				if firstErr != nil {
 					return

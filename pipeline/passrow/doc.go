@@ -1,7 +1,9 @@
 // Package passrow builds a pass's row (extractbench.Pass) from the pass's
-// request records as the store holds them: one tally, read one record at a
-// time with the order statistics SQLite computes (Account.TallyPass), then
-// every figure and the pass's own verdict (Account.Row, Account.Judge).
+// request records as the store holds them: one tally, fed each record as
+// the run stores it (Account.NewTally) or read once from the store
+// (Account.ReadPass), equal bit for bit to the one SQLite's order
+// statistics make (Account.TallyPass), then every figure and the pass's
+// own verdict (Account.Row, Account.Judge).
 // The run (pipeline) and the merge (pipeline/merge) share it, so that a
 // merged pass's figures are made by the code that made each shard's, and
 // a resumed pass's by the code that made one that ran through.

@@ -10,10 +10,15 @@ import (
 	"github.com/extractbench/extractbench/results"
 )
 
-// Tally is what a pass's rows add up to, read one row at a time
-// (results.Store.EachPassRecord) with the order statistics SQLite computes
-// (results.Store.PassOrderStats): nothing grows with the pass's size but
-// the handful of resume segments.
+// Tally is what a pass's rows add up to. The run feeds it each record as
+// it is stored (Account.NewTally, Tally.Add, Account.Finish), keeping 48
+// bytes a request for the order statistics; the merge and a resumed run
+// read the stored rows once into one (Account.ReadPass). Account.TallyPass
+// makes the same figures, bit for bit (TestTally_AddIsTallyPass), from
+// the rows read one at a time (results.Store.EachPassRecord) and the order
+// statistics SQLite computes (results.Store.PassOrderStats), where nothing
+// grows with the pass's size but the handful of resume segments: the
+// reference the fed tallies are checked against.
 type Tally struct {
 	acc                                                    eval.PassAccumulator
 	order                                                  results.PassOrderStats
@@ -25,6 +30,7 @@ type Tally struct {
 	segments                                               [][]segment      // activeSpan's: by shard (one for a run), one per resume boundary
 	endpoints                                              map[string]int64 // requests per replica (a few keys); the variant's replicas start at 0
 	trend                                                  eval.Trend       // the first block of requests against the others (eval/steady.go)
+	live                                                   *requestTimes    // fed by Add until Finish (live.go); nil for TallyPass
 }
 
 // Docs is how many request rows the pass holds.
@@ -39,7 +45,8 @@ func (t *Tally) MaxInFlight() int64 { return t.order.MaxInFlight }
 // [lo, hi) of one invocation of the run.
 type segment struct{ lo, hi, first, last int64 }
 
-// TallyPass reads the pass's rows back from the store; endpoints are the
+// TallyPass reads the pass's rows back from the store, its figures that
+// need every request at once computed by SQLite; endpoints are the
 // variant's replicas, so that one that answered nothing counts 0.
 func (a *Account) TallyPass(ctx context.Context, key extractbench.PassKey, endpoints []string) (*Tally, error) {
 	t := a.newTally(endpoints)
@@ -69,6 +76,79 @@ func (a *Account) TallyPass(ctx context.Context, key extractbench.PassKey, endpo
 	blocks, err := a.Store.PassSteadyBlocks(ctx, key, t.order.MaxInFlight)
 	t.trend = eval.TrendOf(blocks)
 	return t, err
+}
+
+// NewTally is an empty tally of one pass that the run feeds each of its
+// records as the store takes it (Add), then completes with Finish: no row
+// is read back. endpoints are the variant's replicas, as TallyPass's; n is
+// how many records are expected (room is made for them at once).
+//
+// Its order statistics break ties of send instants by the order records
+// were added, which must be the order they were stored in (the rowid
+// order TallyPass's queries use): a pass whose rows a resumed run adds to
+// (an unmeasured row sent again keeps its rowid) is tallied by TallyPass.
+func (a *Account) NewTally(endpoints []string, n int) *Tally {
+	t := a.newTally(endpoints)
+	t.live = &requestTimes{ts: make([]timing, 0, n)}
+	return t
+}
+
+// Add counts one record of the pass as the store keeps it; an unmeasured
+// one (extractbench.TransportKind.Measured) is no row of the pass's, as
+// TallyPass reads them.
+func (t *Tally) Add(r *extractbench.Record) {
+	if !r.Kind.Measured() {
+		return
+	}
+	t.add(r)
+	t.live.add(r)
+}
+
+// Finish completes a tally NewTally began, once the pass's records are
+// added: the order statistics, steady-state blocks and prompt drift that
+// TallyPass reads from SQLite are computed from what Add kept, which is
+// then let go. A variant whose expected prompt counts are filled from
+// another variant's rows after the pass (results.Store.FillExpectedPromptTokens)
+// has its drift read from the store: the records fed had none.
+func (a *Account) Finish(ctx context.Context, key extractbench.PassKey, t *Tally) error {
+	reference, refVariant := a.DriftReference(key.Variant)
+	drift := t.live.drift.figure(reference)
+	if refVariant != "" {
+		var err error
+		if drift, err = a.Store.PassPromptDrift(ctx, key, reference); err != nil {
+			return err
+		}
+	}
+	a.complete(t, drift)
+	return nil
+}
+
+// ReadPass is TallyPass in one read: the pass's stored rows, in the order
+// they were stored, fed to a tally (NewTally, Add) and completed as Finish
+// does, with the drift of the rows as stored. It holds 48 bytes a request
+// where TallyPass holds nothing, and spends a quarter of its CPU on a
+// run's pass, two fifths on a merged one (BenchmarkReadPass): SQLite's
+// sorts and window functions scan the pass some ten times. The merge and
+// a resumed run tally their passes with it.
+func (a *Account) ReadPass(ctx context.Context, key extractbench.PassKey, endpoints []string) (*Tally, error) {
+	t := a.NewTally(endpoints, 0)
+	if err := a.Store.EachPassRecord(ctx, key, t.Add); err != nil {
+		return nil, err
+	}
+	reference, _ := a.DriftReference(key.Variant)
+	a.complete(t, t.live.drift.figure(reference))
+	return t, nil
+}
+
+// complete computes the figures of a fed tally that need every request
+// (live.go) and lets its requests go.
+func (a *Account) complete(t *Tally, drift extractbench.PromptDrift) {
+	l := t.live
+	t.live = nil
+	t.order, t.drift = l.orderStats(), drift
+	if a.Merged == nil { // as TallyPass: a merged pass has no one engine's first block
+		t.trend = eval.TrendOf(eval.SteadyBlocksOf(l.steady(), t.order.MaxInFlight))
+	}
 }
 
 // newTally is an empty tally with the run's segments: one per invocation
