@@ -37,6 +37,14 @@
 #     250,000        4       12.8            133     1.00       19.0          1,631     1.00
 #   1,000,000       16       24.8            146     1.10       34.1          4,965     3.04
 # (BenchmarkReport in the same run, in process: peak heap 99 MB at 250,000 rows, 92 MB at 1,000,000.)
+#
+# MERGE=1 scripts/rss-scale.sh [ROWS ...] (default: 60000 240000 960000) measures `extractbench merge`
+# (audit, copy, pass rows, export, report): 4 sealed shards of ROWS request rows in all (4 passes),
+# written by BenchmarkMerge's builder (EXTRACTBENCH_MERGE_KEEP), merged REPS times (default 3) by
+# the binary, OLD=BINARY too, interleaved, with the sqlite3 CLI's INSERT ... SELECT of the same
+# shards' rows (256 MiB cache, no sync, journal in memory) as the physical reference. It prints CPU
+# (user+sys) as median [min-max], the ratio to the reference's CPU within each repetition, and the
+# largest peak RSS with its ratio to the first size's (issue 43, item 1).
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 sizes=("$@")
