@@ -111,3 +111,32 @@ func TestCopier_CopyPass(t *testing.T) {
 		t.Errorf("telemetry %+v, want one sample at %d", tel, 100+off)
 	}
 }
+
+// TestCopier_BoundedMemory: alone on a database being built, the Copier
+// keeps no undo journal (one in memory holds a page's original for every
+// page a pass's copy changes, and the document index makes that grow with
+// the rows already copied) and a page cache of copierCacheKiB at most 16
+// MiB: a merge's RSS stays flat in rows (scripts/rss-scale.sh MERGE=1).
+func TestCopier_BoundedMemory(t *testing.T) {
+	ctx := context.Background()
+	st, dir := MustOpen(t)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := OpenCopier(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	var mode string
+	var cache int
+	if err := cp.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.db.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "off" || cache >= 0 || -cache > 16<<10 {
+		t.Errorf("journal_mode %s, cache_size %d, want off and at most 16 MiB (-16384)", mode, cache)
+	}
+}

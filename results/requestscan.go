@@ -140,11 +140,79 @@ type Group struct {
 // group where the latency is never defined is absent. GroupEndpoint leaves
 // out rows that name no endpoint.
 func (rd *Reader) LatencyGroups(ctx context.Context, s Selection, name Latency, by GroupBy) (map[Group]eval.Distribution, error) {
+	out, _, err := rd.LatencyGroupsPooled(ctx, s, name, by, by)
+	return out, err
+}
+
+// LatencyGroupsPooled is LatencyGroups by by and by pooled (some of by's
+// columns) at once, from one read of the values sorted by pooled's groups:
+// a group of by lies within one of pooled, so each receives its values in
+// ascending order too, and both are those of LatencyGroups bit for bit.
+func (rd *Reader) LatencyGroupsPooled(ctx context.Context, s Selection, name Latency, by, pooled GroupBy) (fine, coarse map[Group]eval.Distribution, err error) {
 	i := slices.IndexFunc(passLatencies, func(l passLatency) bool { return l.Name == string(name) })
 	if i < 0 {
-		return nil, fmt.Errorf("latency %q: no such latency", name)
+		return nil, nil, fmt.Errorf("latency %q: no such latency", name)
+	}
+	if pooled&^by != 0 {
+		return nil, nil, fmt.Errorf("latency %q: pooled groups %d are not within %d", name, pooled, by)
 	}
 	l := passLatencies[i]
+	where, args := s.where()
+	from := `FROM requests r WHERE ` + where + ` AND ` + l.Where
+	if by&GroupEndpoint != 0 {
+		from += ` AND r.endpoint <> ''`
+	}
+	fail := func(err error) (map[Group]eval.Distribution, map[Group]eval.Distribution, error) {
+		return nil, nil, fmt.Errorf("read %s of %s %s in %s: %w", name, s.Variant, s.Mode, rd.dir, err)
+	}
+	tx, err := rd.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { _ = tx.Rollback() }() // read only: nothing to keep
+	group, order := groupColumns(by), groupColumns(pooled)
+	counts, pooledCounts := map[Group]int{}, map[Group]int{}
+	err = eachGroup(ctx, tx, by, `SELECT `+group+`, COUNT(*) `+from+` GROUP BY `+group, args, func(g Group, v int64) {
+		counts[g] = int(v)
+		pooledCounts[g.within(pooled)] += int(v)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	sums := map[Group]*eval.SortedDistribution{}
+	pooledSums := map[Group]*eval.SortedDistribution{}
+	add := func(sums map[Group]*eval.SortedDistribution, counts map[Group]int, g Group, v float64) {
+		d := sums[g]
+		if d == nil {
+			d = eval.NewSortedDistribution(counts[g])
+			sums[g] = d
+		}
+		d.Add(v)
+	}
+	err = eachGroup(ctx, tx, by, `SELECT `+group+`, `+l.Value+` AS v `+from+` ORDER BY `+order+`, v`, args, func(g Group, v int64) {
+		add(sums, counts, g, float64(v))
+		if pooled != by {
+			add(pooledSums, pooledCounts, g.within(pooled), float64(v))
+		}
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if fine, err = distributions(sums); err == nil && pooled != by {
+		coarse, err = distributions(pooledSums)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if pooled == by {
+		coarse = fine
+	}
+	return fine, coarse, nil
+}
+
+// groupColumns are the columns of requests (alias r) that by groups by, in
+// Group's order.
+func groupColumns(by GroupBy) string {
 	var cols []string
 	if by&GroupLevel != 0 {
 		cols = append(cols, "r.level")
@@ -158,54 +226,32 @@ func (rd *Reader) LatencyGroups(ctx context.Context, s Selection, name Latency, 
 	if len(cols) == 0 {
 		cols = []string{"0"}
 	}
-	group := strings.Join(cols, ", ")
-	where, args := s.where()
-	from := `FROM requests r WHERE ` + where + ` AND ` + l.Where
+	return strings.Join(cols, ", ")
+}
+
+// within is the group of g's rows when grouped by fewer columns.
+func (g Group) within(by GroupBy) Group {
+	var out Group
+	if by&GroupLevel != 0 {
+		out.Level = g.Level
+	}
+	if by&GroupLengthClass != 0 {
+		out.LengthClass = g.LengthClass
+	}
 	if by&GroupEndpoint != 0 {
-		from += ` AND r.endpoint <> ''`
+		out.Endpoint = g.Endpoint
 	}
-	fail := func(err error) (map[Group]eval.Distribution, error) {
-		return nil, fmt.Errorf("read %s of %s %s in %s: %w", name, s.Variant, s.Mode, rd.dir, err)
-	}
-	tx, err := rd.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return fail(err)
-	}
-	defer func() { _ = tx.Rollback() }() // read only: nothing to keep
-	counts := map[Group]int{}
-	err = eachGroup(ctx, tx, by, `SELECT `+group+`, COUNT(*) `+from+` GROUP BY `+group, args, func(g Group, v int64) { counts[g] = int(v) })
-	if err != nil {
-		return fail(err)
-	}
-	out := make(map[Group]eval.Distribution, len(counts))
-	var cur *eval.SortedDistribution
-	var curKey Group
-	flush := func() error {
-		if cur == nil {
-			return nil
+	return out
+}
+
+// distributions are the summaries of each group's sorted values.
+func distributions(sums map[Group]*eval.SortedDistribution) (map[Group]eval.Distribution, error) {
+	out := make(map[Group]eval.Distribution, len(sums))
+	for g, d := range sums {
+		var err error
+		if out[g], err = d.Distribution(); err != nil {
+			return nil, err
 		}
-		d, err := cur.Distribution()
-		out[curKey] = d
-		return err
-	}
-	var ferr error
-	err = eachGroup(ctx, tx, by, `SELECT `+group+`, `+l.Value+` AS v `+from+` ORDER BY `+group+`, v`, args, func(g Group, v int64) {
-		if cur == nil || g != curKey {
-			if err := flush(); err != nil && ferr == nil {
-				ferr = err
-			}
-			cur, curKey = eval.NewSortedDistribution(counts[g]), g
-		}
-		cur.Add(float64(v))
-	})
-	if err == nil {
-		err = ferr
-	}
-	if err == nil {
-		err = flush()
-	}
-	if err != nil {
-		return fail(err)
 	}
 	return out, nil
 }

@@ -37,6 +37,23 @@
 #     250,000        4       12.8            133     1.00       19.0          1,631     1.00
 #   1,000,000       16       24.8            146     1.10       34.1          4,965     3.04
 # (BenchmarkReport in the same run, in process: peak heap 99 MB at 250,000 rows, 92 MB at 1,000,000.)
+#
+# MERGE=1 scripts/rss-scale.sh [ROWS ...] (default: 60000 240000 960000) measures `extractbench merge`
+# (audit, copy, pass rows, export, report): 4 sealed shards of ROWS request rows in all (4 passes),
+# written by BenchmarkMerge's builder (EXTRACTBENCH_MERGE_KEEP), merged REPS times (default 3) by
+# the binary, OLD=BINARY too, interleaved, with the sqlite3 CLI's INSERT ... SELECT of the same
+# shards' rows (256 MiB cache, no sync, journal in memory) as the physical reference. It prints CPU
+# (user+sys) as median [min-max], the ratio to the reference's CPU within each repetition, and the
+# largest peak RSS with its ratio to the first size's (issue 43, item 1).
+# Measured on this 2-core machine, loaded by other jobs (OLD=<the build before issue 43>), one
+# repetition (CPU s, ratio to the reference's CPU, peak RSS MB, ratio to 60,000 rows'):
+#        rows   merge CPU  ratio  RSS MB  ratio      old CPU  ratio  old RSS MB  ratio
+#      60,000        4.23   9.61     161   1.00         4.51  10.25         170   1.00
+#     240,000       13.00   8.78     155   0.96        14.08   9.51         292   1.71
+#     960,000       50.98   8.51     148   0.92        53.36   8.91         533   3.12
+# The copier's cache (16 MiB, was 256) and journal (none, was in memory) and a GC goal of 50 while
+# exporting keep RSS flat; the CPU left is SQLite reading the rows again (audit, pass rows, export,
+# report), about 60% of it inside SQLite.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 sizes=("$@")
@@ -46,6 +63,66 @@ else
   work=$(mktemp -d /tmp/rss-scale.XXXXXX); trap 'rm -rf "$work"' EXIT # corpora of GBs: never left behind
 fi
 go build -o "$work/extractbench" ./cmd/extractbench
+if [ "${MERGE:-0}" = 1 ]; then
+  [ ${#sizes[@]} -gt 0 ] || sizes=(60000 240000 960000)
+  reps=${REPS:-3}
+  # CPU seconds (user+sys) and peak RSS (kB) of BINARY's merge of the shards in DIR, from a fresh
+  # copy of the binary
+  measure() {
+    cp "$1" "$work/eb-merge"
+    rm -rf "$2/merged"
+    /usr/bin/time -o "$work/rss" -f '%U %S %M' "$work/eb-merge" merge -out "$2/merged" "$2"/shard-* >/dev/null 2>&1 || true
+    rm -f "$work/eb-merge"
+    read -r u s kb < <(tail -1 "$work/rss")
+    echo "$(echo "$u + $s" | bc -l) $kb"
+  }
+  # CPU seconds of SQLite's own copy of the shards' request rows (the sqlite3 CLI, INSERT … SELECT,
+  # the Copier's pragmas) into an empty database of the same schema: the physical reference
+  reference() {
+    local dst=$1/ref.db sql=$work/ref.sql
+    rm -f "$dst"; sqlite3 "$1/shard-0-0/results.db" .schema | grep -v '^CREATE TABLE sqlite_' | sqlite3 "$dst"
+    echo "PRAGMA synchronous = OFF; PRAGMA cache_size = -262144; PRAGMA journal_mode = MEMORY;" >"$sql"
+    for d in "$1"/shard-*; do
+      echo "ATTACH '$d/results.db' AS shard; INSERT INTO main.requests SELECT * FROM shard.requests WHERE rowid > 0; DETACH shard;" >>"$sql"
+    done
+    /usr/bin/time -o "$work/rss" -f '%U %S' sqlite3 "$dst" <"$sql" >/dev/null
+    rm -f "$dst"
+    read -r u s < <(tail -1 "$work/rss")
+    echo "$u + $s" | bc -l
+  }
+  # median [min-max] of the numbers given
+  stat() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "%.2f [%.2f-%.2f]", v[int((NR+1)/2)], v[1], v[NR]}'; }
+  printf '%10s %22s %22s %18s %10s %8s\n' rows "merge CPU s" "SQLite copy CPU s" "CPU ratio" "RSS MB" "ratio"
+  [ -z "${OLD:-}" ] || printf '%10s %22s %22s %18s %10s %8s\n' "" "(old)" "" "(old)" "(old)" "(old)"
+  first=0 firstOld=0
+  for n in "${sizes[@]}"; do
+    dir=$work/merge-$n
+    [ -d "$dir/shard-0-0" ] || EXTRACTBENCH_MERGE_ROWS=$n EXTRACTBENCH_MERGE_KEEP=$dir \
+      go test ./pipeline/merge -run '^$' -bench '^BenchmarkMerge$' -benchtime 1x >"$work/bench-$n.txt"
+    cpus=() refs=() ratios=() kbs=() ocpus=() oratios=() okbs=()
+    for r in $(seq "$reps"); do # interleaved: old, new, reference, the order turning each repetition
+      order=(new ref old); [ $((r % 2)) = 0 ] && order=(old ref new)
+      for which in "${order[@]}"; do
+        case $which in
+        new) read -r c kb < <(measure "$work/extractbench" "$dir"); cpus+=("$c"); kbs+=("$kb") ;;
+        old) [ -z "${OLD:-}" ] || { read -r c kb < <(measure "$OLD" "$dir"); ocpus+=("$c"); okbs+=("$kb"); } ;;
+        ref) refs+=("$(reference "$dir")") ;;
+        esac
+      done
+      ratios+=("$(echo "${cpus[-1]} / ${refs[-1]}" | bc -l)")
+      [ -z "${OLD:-}" ] || oratios+=("$(echo "${ocpus[-1]} / ${refs[-1]}" | bc -l)")
+    done
+    kb=$(printf '%s\n' "${kbs[@]}" | sort -n | tail -1)
+    [ "$first" != 0 ] || first=$kb
+    printf '%10d %22s %22s %18s %10d %8.2f\n' "$n" "$(stat "${cpus[@]}")" "$(stat "${refs[@]}")" "$(stat "${ratios[@]}")" $(( kb / 1024 )) "$(echo "$kb / $first" | bc -l)"
+    if [ -n "${OLD:-}" ]; then
+      okb=$(printf '%s\n' "${okbs[@]}" | sort -n | tail -1)
+      [ "$firstOld" != 0 ] || firstOld=$okb
+      printf '%10s %22s %22s %18s %10d %8.2f\n' "" "$(stat "${ocpus[@]}")" "" "$(stat "${oratios[@]}")" $(( okb / 1024 )) "$(echo "$okb / $firstOld" | bc -l)"
+    fi
+  done
+  exit 0
+fi
 if [ "${REPORT:-0}" = 1 ]; then
   [ ${#sizes[@]} -gt 0 ] || sizes=(250000 1000000)
   docs=${DOCS:-62500}

@@ -162,6 +162,9 @@ func TestMerge_Duplicates(t *testing.T) {
 // shards and checking them against their digests (each shard is sealed,
 // as a shard's run seals itself), writing results.db, each pass's row, the
 // Parquet and CSV export.
+// EXTRACTBENCH_MERGE_KEEP=DIR writes the shards into DIR (shard-*) and
+// keeps them, without merging, for scripts/rss-scale.sh (MERGE=1) to
+// measure the command's CPU and peak RSS on.
 // It is not run by go test without -bench, and not with -short:
 //
 //	go test ./pipeline/merge -run '^$' -bench BenchmarkMerge -benchtime 1x
@@ -174,10 +177,18 @@ func BenchmarkMerge(b *testing.B) {
 		rows = v
 	}
 	levels := []int{1, 2, 4, 8}
-	root := b.TempDir()
+	root := os.Getenv("EXTRACTBENCH_MERGE_KEEP")
+	if root == "" {
+		root = b.TempDir()
+	} else if err := os.MkdirAll(root, 0o755); err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now()
 	dirs := synthShards{docs: rows / len(levels), count: 4, levels: levels, sealed: true}.write(b, root)
 	b.Logf("wrote %d shards of %d rows in all in %s", len(dirs), rows, time.Since(start).Round(time.Millisecond))
+	if os.Getenv("EXTRACTBENCH_MERGE_KEEP") != "" {
+		return
+	}
 	runtime.GC() // the shards' garbage is not the merge's
 	cpu0 := resultstest.ProcessCPU()
 	b.ResetTimer()

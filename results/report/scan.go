@@ -69,7 +69,9 @@ func scanSeries(ctx context.Context, rd *results.Reader, run *results.RunData, e
 		out.FieldsByClass[class] = a.Tally(0, 0, nil)
 	}
 
-	pooled, err := rd.LatencyGroups(ctx, sel, results.LatencyE2E, results.GroupLevel)
+	// One sorted read of E2E gives both each level's and each (level,
+	// length class)'s.
+	e2e, pooled, err := rd.LatencyGroupsPooled(ctx, sel, results.LatencyE2E, results.GroupLevel|results.GroupLengthClass, results.GroupLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +79,7 @@ func scanSeries(ctx context.Context, rd *results.Reader, run *results.RunData, e
 	for g, d := range pooled {
 		out.PooledE2E[g.Level] = d
 	}
-	if out.Classes, err = classRows(ctx, rd, sel, c.classes); err != nil {
+	if out.Classes, err = classRows(ctx, rd, sel, c.classes, e2e); err != nil {
 		return nil, err
 	}
 	if out.Slowest, err = slowestAt(ctx, rd, sel, lv); err != nil {
@@ -179,14 +181,11 @@ func (c *counter) failedDocs() []failedDoc {
 	return out
 }
 
-// classRows adds each class row's latencies, sorted by SQLite, and orders
-// the rows by level and length class.
-func classRows(ctx context.Context, rd *results.Reader, sel results.Selection, rows map[classKey]*classRow) ([]classRow, error) {
+// classRows adds each class row's latencies (e2e by level and length
+// class, TTFT read here), sorted by SQLite, and orders the rows by level
+// and length class.
+func classRows(ctx context.Context, rd *results.Reader, sel results.Selection, rows map[classKey]*classRow, e2e map[results.Group]eval.Distribution) ([]classRow, error) {
 	ttft, err := rd.LatencyGroups(ctx, sel, results.LatencyTTFT, results.GroupLevel|results.GroupLengthClass)
-	if err != nil {
-		return nil, err
-	}
-	e2e, err := rd.LatencyGroups(ctx, sel, results.LatencyE2E, results.GroupLevel|results.GroupLengthClass)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,79 @@
+package results
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/extractbench/extractbench"
+	"github.com/extractbench/extractbench/eval"
+)
+
+// TestLatencyGroupsPooled: one read gives each (level, length class)'s E2E
+// and each level's, both as LatencyGroups gives them and as
+// eval.DescribeNS makes them of the records, bit for bit (values out of
+// order, ties, a row without E2E).
+func TestLatencyGroupsPooled(t *testing.T) {
+	ctx := context.Background()
+	st, dir := MustOpen(t)
+	if err := st.CreateRun(ctx, Run{RunID: "r", Fingerprint: "fp", Status: RunComplete, Manifest: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	byClass, byLevel := map[Group][]int64{}, map[Group][]int64{}
+	for _, level := range []int{1, 2} {
+		key := extractbench.PassKey{RunID: "r", Variant: "v", Mode: "concurrency", Level: level, Repetition: 1}
+		for i := range 60 {
+			rec := testRecord(key, i)
+			rec.Timings.DoneNS = rec.Timings.SendNS + int64((i*7919)%97)*1_000_003 + int64(level)
+			if i == 5 {
+				rec.Timings.DoneNS = 0 // no E2E
+			} else {
+				byClass[Group{Level: level, LengthClass: rec.LengthClass}] = append(byClass[Group{Level: level, LengthClass: rec.LengthClass}], rec.Timings.DoneNS-rec.Timings.SendNS)
+				byLevel[Group{Level: level}] = append(byLevel[Group{Level: level}], rec.Timings.DoneNS-rec.Timings.SendNS)
+			}
+			st.Add(rec)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := OpenReadOnly(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	sel := Selection{RunID: "r", Variant: "v", Mode: "concurrency"}
+	fine, coarse, err := rd.LatencyGroupsPooled(ctx, sel, LatencyE2E, GroupLevel|GroupLengthClass, GroupLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFine, err := rd.LatencyGroups(ctx, sel, LatencyE2E, GroupLevel|GroupLengthClass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCoarse, err := rd.LatencyGroups(ctx, sel, LatencyE2E, GroupLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	describe := func(m map[Group][]int64) map[Group]eval.Distribution {
+		out := map[Group]eval.Distribution{}
+		for g, v := range m {
+			out[g] = eval.DescribeNS(v)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name           string
+		got, sql, recs map[Group]eval.Distribution
+	}{{"by level and class", fine, wantFine, describe(byClass)}, {"by level", coarse, wantCoarse, describe(byLevel)}} {
+		if !reflect.DeepEqual(c.got, c.sql) || !reflect.DeepEqual(c.got, c.recs) {
+			t.Errorf("%s:\n got %v\n LatencyGroups %v\n DescribeNS %v", c.name, c.got, c.sql, c.recs)
+		}
+	}
+	if len(fine) != 6 || len(coarse) != 2 {
+		t.Errorf("%d and %d groups, want 6 and 2", len(fine), len(coarse))
+	}
+	if _, _, err := rd.LatencyGroupsPooled(ctx, sel, LatencyE2E, GroupLevel, GroupLengthClass); err == nil {
+		t.Error("pooled by a column outside by: no error")
+	}
+}
