@@ -59,7 +59,7 @@ func (rs *runState) finish(ctx context.Context, resumed bool, runErr error) (*Ru
 	} else if runErr == nil {
 		runErr = fmt.Errorf("read the run back: %w", err)
 	}
-	files, err := results.Export(bg, rs.opts.OutDir)
+	files, err := results.ExportBounded(bg, rs.opts.OutDir)
 	if err != nil && runErr == nil {
 		runErr = fmt.Errorf("export results: %w", err)
 	}

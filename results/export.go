@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/sourcegraph/conc/pool"
@@ -90,6 +91,23 @@ func Export(ctx context.Context, dir string) ([]string, error) {
 		return ok, err
 	}
 	return paths, nil
+}
+
+// exportGCPercent is the GC's goal (GOGC) while ExportBounded runs: the
+// heap grows to 1.5 times the live one instead of twice.
+const exportGCPercent = 50
+
+// ExportBounded is Export under a tighter GC goal, for the commands whose
+// peak memory is their export (a run's end, a merge). The export's live
+// heap is bounded (per file two batches, a row group and the zstd
+// encoders: 60-85 MB), but it makes garbage as fast as it reads rows, and
+// at GOGC 100 the heap doubled it, longer the more rows: a one-pass run of
+// 100,000 documents peaked at 198 MiB RSS in its last seconds against 73
+// MiB during its pass, a merge at 533 MiB at 960k rows. The caller's GC
+// setting is given back.
+func ExportBounded(ctx context.Context, dir string) ([]string, error) {
+	defer debug.SetGCPercent(debug.SetGCPercent(exportGCPercent))
+	return Export(ctx, dir)
 }
 
 // exportSnapshot is exportSnapshots of one transaction.

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -90,10 +89,6 @@ type merger struct {
 	sum      *Report
 }
 
-// exportGCPercent is the GC's goal (GOGC) while a merge exports: the heap
-// grows to 1.5 times the live one instead of twice.
-const exportGCPercent = 50
-
 // mergeTmp is the directory inside -out where a merge builds results.db
 // before it replaces the previous one.
 const mergeTmp = ".merge-tmp"
@@ -151,13 +146,7 @@ func Merge(ctx context.Context, opts Options) (*Report, error) {
 	for _, v := range sum.Variants {
 		sum.Passed = sum.Passed && v.Passed()
 	}
-	// The export's live heap is bounded (per file two batches, one row
-	// group and the zstd encoders: about 75 MB), but it makes garbage as
-	// fast as it reads rows, and on a loaded machine the GC lets it pile up
-	// to twice the live heap and more, longer the more rows: a tighter goal
-	// while it runs keeps a merge's peak RSS flat in rows.
-	defer debug.SetGCPercent(debug.SetGCPercent(exportGCPercent))
-	files, err := results.Export(ctx, opts.OutDir)
+	files, err := results.ExportBounded(ctx, opts.OutDir) // peak RSS flat in rows
 	sum.Exports = files
 	sum.Elapsed = time.Since(started)
 	if err != nil {
