@@ -76,15 +76,20 @@ func (rd *Reader) EachRequest(ctx context.Context, runID string, f RequestFilter
 // figures, not of answers.
 var longText = []string{"output", "error_body", "transport_detail", "failure_detail"}
 
+// shortColumns are the loaded columns of requests but the long texts.
+func shortColumns() columns[extractbench.Record] {
+	return slices.DeleteFunc(requestColumns.loaded(), func(c column[extractbench.Record]) bool {
+		return slices.Contains(longText, c.name)
+	})
+}
+
 // EachRequestByDoc calls fn with each measured row of the selection at one
 // level, ordered by document id (byte order) and, for one document, in the
 // order they were stored. The records lack the long texts (Output,
 // ErrorBody, Detail, FailureDetail are ""). The record is fn's only for the
 // call.
 func (rd *Reader) EachRequestByDoc(ctx context.Context, s Selection, level int, fn func(*extractbench.Record)) error {
-	sc := newScanner(slices.DeleteFunc(requestColumns.loaded(), func(c column[extractbench.Record]) bool {
-		return slices.Contains(longText, c.name)
-	}))
+	sc := newScanner(shortColumns())
 	where, args := s.where()
 	rows, err := rd.rdb.QueryContext(ctx, `SELECT `+sc.selectList()+` FROM requests r WHERE `+where+` AND r.level = ?
 		ORDER BY r.doc_id, r.rowid`, append(args, level)...)
