@@ -36,3 +36,21 @@ func passRange(ctx context.Context, q querier, schema string, key extractbench.P
 	}
 	return `rowid BETWEEN ? AND ? AND +run_id = ? AND ` + keyWhere, append([]any{lo.Int64, hi.Int64}, args...), rows, nil
 }
+
+// EachPassFigures is EachPassRecord without the long texts: the records
+// lack Output, ErrorBody, Detail and FailureDetail (""), which a pass's
+// tally never reads (passrow.Account.ReadPass), so that SQLite hands over
+// figures, not answers.
+func (s *Store) EachPassFigures(ctx context.Context, key extractbench.PassKey, fn func(*extractbench.Record)) error {
+	if err := s.Flush(ctx); err != nil {
+		return fmt.Errorf("figures of pass %s: %w", key, err)
+	}
+	where, args, _, err := passRange(ctx, s.rdb, "", key)
+	if err == nil {
+		err = s.eachRowOf(ctx, shortColumns(), fn, measured+` AND (`+where+`)`, args...)
+	}
+	if err != nil {
+		return fmt.Errorf("figures of pass %s: %w", key, err)
+	}
+	return nil
+}

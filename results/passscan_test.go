@@ -2,6 +2,8 @@ package results
 
 import (
 	"context"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -108,4 +110,38 @@ func queryPlan(t *testing.T, st *Store, query string, args []any) string {
 		steps = append(steps, detail)
 	}
 	return strings.Join(steps, "; ")
+}
+
+// TestEachPassFigures_LeavesTheTextsOut: EachPassFigures hands over the
+// records EachPassRecord does, in the same order and field for field, but
+// with the long texts (output, error body, details) left unread.
+func TestEachPassFigures_LeavesTheTextsOut(t *testing.T) {
+	ctx := context.Background()
+	s, _ := MustOpen(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 60 {
+		r := randomRecord(rng, testKey, i)
+		r.ErrorBody, r.Transport.Detail, r.FailureDetail = "body "+r.DocID, "detail "+r.DocID, "why "+r.DocID
+		s.Add(r)
+	}
+	var want, got []extractbench.Record
+	if err := s.EachPassRecord(ctx, testKey, func(r *extractbench.Record) { want = append(want, *r) }); err != nil {
+		t.Fatal(err)
+	}
+	texts := 0
+	for i := range want {
+		if want[i].Output != "" && want[i].ErrorBody != "" && want[i].Detail != "" && want[i].FailureDetail != "" {
+			texts++
+		}
+		want[i].Output, want[i].ErrorBody, want[i].Detail, want[i].FailureDetail = "", "", "", ""
+	}
+	if texts == 0 {
+		t.Fatal("no stored record holds every long text: the test reads nothing to leave out")
+	}
+	if err := s.EachPassFigures(ctx, testKey, func(r *extractbench.Record) { got = append(got, *r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || !reflect.DeepEqual(got, want) {
+		t.Errorf("EachPassFigures gave %d records, EachPassRecord %d; equal but for the texts: %v", len(got), len(want), reflect.DeepEqual(got, want))
+	}
 }

@@ -325,13 +325,19 @@ func (r *reader) eachRecord(ctx context.Context, fn func(*extractbench.Record), 
 
 // eachRow is eachRecord with the unmeasured rows too.
 func (r *reader) eachRow(ctx context.Context, fn func(*extractbench.Record), where string, args ...any) error {
+	return r.eachRowOf(ctx, requestColumns, fn, where, args...)
+}
+
+// eachRowOf is eachRow reading only the columns cols (of requestColumns);
+// the record's other fields are zero.
+func (r *reader) eachRowOf(ctx context.Context, cols columns[extractbench.Record], fn func(*extractbench.Record), where string, args ...any) error {
 	// One transaction: the requests and their fields read one snapshot.
 	tx, err := r.rdb.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	sc := newScanner(requestColumns)
+	sc := newScanner(cols)
 	rows, err := tx.QueryContext(ctx, `SELECT `+sc.selectList()+`
 		FROM requests WHERE `+where+` ORDER BY rowid`, args...)
 	if err != nil {

@@ -72,18 +72,32 @@ func (rd *Reader) EachRequest(ctx context.Context, runID string, f RequestFilter
 }
 
 // longText are the requests columns that hold an engine's or a document's
-// text: EachRequestByDoc leaves them out, so that SQLite sorts rows of
-// figures, not of answers.
+// text: Store.EachPassFigures leaves them out, so that SQLite hands over
+// figures, not answers.
 var longText = []string{"output", "error_body", "transport_detail", "failure_detail"}
+
+// shortColumns are the loaded columns of requests but the long texts.
+func shortColumns() columns[extractbench.Record] {
+	return slices.DeleteFunc(requestColumns.loaded(), func(c column[extractbench.Record]) bool {
+		return slices.Contains(longText, c.name)
+	})
+}
+
+// byDocColumns are the requests columns EachRequestByDoc reads: what
+// places a request and its latencies, its token counts and its outcome.
+var byDocColumns = []string{"doc_id", "length_class", extractbench.ColSched, extractbench.ColSend, extractbench.ColFirstToken,
+	extractbench.ColDone, "prompt_tokens", "completion_tokens", "accepted", "failure"}
 
 // EachRequestByDoc calls fn with each measured row of the selection at one
 // level, ordered by document id (byte order) and, for one document, in the
-// order they were stored. The records lack the long texts (Output,
-// ErrorBody, Detail, FailureDetail are ""). The record is fn's only for the
-// call.
+// order they were stored. The records hold only byDocColumns' fields (the
+// document and its length class, the sched, send, first token and done
+// instants, the prompt and completion tokens, Accepted and Failure; the
+// others are zero), so that SQLite sorts a few figures a row, not whole
+// rows. The record is fn's only for the call.
 func (rd *Reader) EachRequestByDoc(ctx context.Context, s Selection, level int, fn func(*extractbench.Record)) error {
 	sc := newScanner(slices.DeleteFunc(requestColumns.loaded(), func(c column[extractbench.Record]) bool {
-		return slices.Contains(longText, c.name)
+		return !slices.Contains(byDocColumns, c.name)
 	}))
 	where, args := s.where()
 	rows, err := rd.rdb.QueryContext(ctx, `SELECT `+sc.selectList()+` FROM requests r WHERE `+where+` AND r.level = ?

@@ -3,6 +3,8 @@ package results
 import (
 	"context"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/extractbench/extractbench"
@@ -75,5 +77,55 @@ func TestLatencyGroupsPooled(t *testing.T) {
 	}
 	if _, _, err := rd.LatencyGroupsPooled(ctx, sel, LatencyE2E, GroupLevel, GroupLengthClass); err == nil {
 		t.Error("pooled by a column outside by: no error")
+	}
+}
+
+// TestEachRequestByDoc_FewColumns: EachRequestByDoc gives the level's
+// measured rows by document, then in the order stored, each holding only
+// byDocColumns' fields, those equal to the stored record's.
+func TestEachRequestByDoc_FewColumns(t *testing.T) {
+	ctx := context.Background()
+	st, dir := MustOpen(t)
+	if err := st.CreateRun(ctx, Run{RunID: "r", Fingerprint: "fp", Status: RunComplete, Manifest: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var want []extractbench.Record
+	for _, rep := range []int{1, 2} {
+		key := extractbench.PassKey{RunID: "r", Variant: "v", Mode: "concurrency", Level: 2, Repetition: rep}
+		for i := range 30 {
+			rec := testRecord(key, 29-i) // stored against document order
+			rec.SchedNS = rec.SendNS - int64(i+1)
+			rec.PromptTokens, rec.CompletionTokens = 100+i, 10+i
+			rec.Output, rec.ErrorBody, rec.FailureDetail, rec.HTTPStatus = "out", "body", "why", 200
+			if i%4 == 0 {
+				rec.Accepted, rec.Failure = false, extractbench.Format
+			}
+			st.Add(rec)
+			want = append(want, extractbench.Record{DocID: rec.DocID, LengthClass: rec.LengthClass})
+			w := &want[len(want)-1]
+			w.SchedNS, w.SendNS, w.FirstTokenNS, w.DoneNS = rec.SchedNS, rec.SendNS, rec.FirstTokenNS, rec.DoneNS
+			w.PromptTokens, w.CompletionTokens, w.Accepted, w.Failure = rec.PromptTokens, rec.CompletionTokens, rec.Accepted, rec.Failure
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortStableFunc(want, func(a, b extractbench.Record) int { return strings.Compare(a.DocID, b.DocID) })
+	rd, err := OpenReadOnly(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var got []extractbench.Record
+	if err := rd.EachRequestByDoc(ctx, Selection{RunID: "r", Variant: "v", Mode: "concurrency"}, 2, func(r *extractbench.Record) { got = append(got, *r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("record %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
 	}
 }

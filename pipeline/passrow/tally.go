@@ -124,7 +124,8 @@ func (a *Account) Finish(ctx context.Context, key extractbench.PassKey, t *Tally
 }
 
 // ReadPass is TallyPass in one read: the pass's stored rows, in the order
-// they were stored, fed to a tally (NewTally, Add) and completed as Finish
+// they were stored, without their long texts (results.Store.EachPassFigures:
+// no figure reads them), fed to a tally (NewTally, Add) and completed as Finish
 // does, with the drift of the rows as stored. It holds 48 bytes a request
 // where TallyPass holds nothing, and spends a quarter of its CPU on a
 // run's pass, two fifths on a merged one (BenchmarkReadPass): SQLite's
@@ -132,7 +133,7 @@ func (a *Account) Finish(ctx context.Context, key extractbench.PassKey, t *Tally
 // a resumed run tally their passes with it.
 func (a *Account) ReadPass(ctx context.Context, key extractbench.PassKey, endpoints []string) (*Tally, error) {
 	t := a.NewTally(endpoints, 0)
-	if err := a.Store.EachPassRecord(ctx, key, t.Add); err != nil {
+	if err := a.Store.EachPassFigures(ctx, key, t.Add); err != nil {
 		return nil, err
 	}
 	reference, _ := a.DriftReference(key.Variant)

@@ -12,11 +12,14 @@ import (
 
 // The report reads a series' requests without holding them: one scan of
 // each complete pass feeds the counts (length classes, failed documents,
-// field quality); the order statistics (pooled and per-class latencies,
-// each replica's E2E) are sorted by SQLite; the slowest documents come from
-// one scan of the read level ordered by document; the changed answers from
-// a join. What stays in memory is what the report shows, and a map of the
-// documents of one pass (how often each ran), never the run's rows.
+// field quality) and the pooled and per-class latencies (each level's E2E
+// and TTFT values, sorted in Go once the level's passes are read: the
+// passes are scanned level by level); each replica's E2E is sorted by
+// SQLite; the slowest documents come from one scan of the read level
+// ordered by document; the changed answers from a join. What stays in
+// memory is what the report shows, a map of the documents of one pass (how
+// often each ran) and the two latencies of one level's requests (16 bytes
+// a request), never the run's rows.
 
 // seriesRows is what the report shows of one series' requests.
 type seriesRows struct {
@@ -55,10 +58,20 @@ func scanSeries(ctx context.Context, rd *results.Reader, run *results.RunData, e
 	}
 	lv := readLevelOf(es.Recommendation, es.Levels)
 	c := newCounter(lv)
-	for _, k := range sel.Passes {
+	// Level by level (a level's passes in the run's order, so that each
+	// level's records arrive as before), each level's latencies summed up
+	// before the next one's are read.
+	byLevel := slices.Clone(sel.Passes)
+	slices.SortStableFunc(byLevel, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
+	for i, k := range byLevel {
 		key := extractbench.PassKey{RunID: sel.RunID, Variant: sel.Variant, Mode: sel.Mode, Level: k[0], Repetition: k[1]}
 		if err := rd.EachPassRequest(ctx, key, c.add); err != nil {
 			return nil, err
+		}
+		if i+1 == len(byLevel) || byLevel[i+1][0] != k[0] {
+			if err := c.lat.summarize(k[0]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	out.Failed = c.failedDocs()
@@ -69,19 +82,9 @@ func scanSeries(ctx context.Context, rd *results.Reader, run *results.RunData, e
 		out.FieldsByClass[class] = a.Tally(0, 0, nil)
 	}
 
-	// One sorted read of E2E gives both each level's and each (level,
-	// length class)'s.
-	e2e, pooled, err := rd.LatencyGroupsPooled(ctx, sel, results.LatencyE2E, results.GroupLevel|results.GroupLengthClass, results.GroupLevel)
-	if err != nil {
-		return nil, err
-	}
-	out.PooledE2E = map[int]eval.Distribution{}
-	for g, d := range pooled {
-		out.PooledE2E[g.Level] = d
-	}
-	if out.Classes, err = classRows(ctx, rd, sel, c.classes, e2e); err != nil {
-		return nil, err
-	}
+	out.PooledE2E = c.lat.pooledE2E
+	out.Classes = classRows(c.classes, c.lat.ttft, c.lat.e2e)
+	var err error
 	if out.Slowest, err = slowestAt(ctx, rd, sel, lv); err != nil {
 		return nil, err
 	}
@@ -111,11 +114,13 @@ type counter struct {
 	firsts        map[string]requestRow // each failed document's first failure (lowest level, repetition)
 	fields        map[int]*eval.PassAccumulator
 	fieldsByClass map[string]*eval.PassAccumulator
+	lat           latencyTally
 }
 
 func newCounter(readLevel int) *counter {
 	return &counter{readLevel: readLevel, classes: map[classKey]*classRow{}, ran: map[string]int{}, failed: map[string]*failedDoc{},
-		firsts: map[string]requestRow{}, fields: map[int]*eval.PassAccumulator{}, fieldsByClass: map[string]*eval.PassAccumulator{}}
+		firsts: map[string]requestRow{}, fields: map[int]*eval.PassAccumulator{}, fieldsByClass: map[string]*eval.PassAccumulator{},
+		lat: latencyTally{ttft: map[results.Group]eval.Distribution{}, e2e: map[results.Group]eval.Distribution{}, pooledE2E: map[int]eval.Distribution{}}}
 }
 
 func (c *counter) add(rec *extractbench.Record) {
@@ -131,6 +136,7 @@ func (c *counter) add(rec *extractbench.Record) {
 		row.Accepted++
 	}
 	row.Failures.Add(extractbench.Failure(r.Failure), 1)
+	c.lat.add(r)
 
 	accumulator(c.fields, r.Level).Add(rec)
 	if r.Level == c.readLevel {
@@ -181,14 +187,74 @@ func (c *counter) failedDocs() []failedDoc {
 	return out
 }
 
-// classRows adds each class row's latencies (e2e by level and length
-// class, TTFT read here), sorted by SQLite, and orders the rows by level
-// and length class.
-func classRows(ctx context.Context, rd *results.Reader, sel results.Selection, rows map[classKey]*classRow, e2e map[results.Group]eval.Distribution) ([]classRow, error) {
-	ttft, err := rd.LatencyGroups(ctx, sel, results.LatencyTTFT, results.GroupLevel|results.GroupLengthClass)
-	if err != nil {
-		return nil, err
+// latencyTally sums up the TTFT and E2E of the requests counted, by level
+// and length class, and E2E by level, as results.Reader.LatencyGroups does
+// from SQLite's sorted reads, bit for bit: the values of one level, held
+// as integers until the level's passes are read, sorted in ascending order
+// and streamed through eval.SortedDistribution. A group where a latency is
+// never defined is absent.
+type latencyTally struct {
+	ttftOf, e2eOf map[string][]int64 // the level being read's, by length class
+	ttft, e2e     map[results.Group]eval.Distribution
+	pooledE2E     map[int]eval.Distribution
+}
+
+func (l *latencyTally) add(r requestRow) {
+	if l.ttftOf == nil {
+		l.ttftOf, l.e2eOf = map[string][]int64{}, map[string][]int64{}
 	}
+	if r.TTFT != nil {
+		l.ttftOf[r.LengthClass] = append(l.ttftOf[r.LengthClass], *r.TTFT)
+	}
+	if r.E2E != nil {
+		l.e2eOf[r.LengthClass] = append(l.e2eOf[r.LengthClass], *r.E2E)
+	}
+}
+
+// summarize makes the distributions of level's values, added since the
+// last summarize, and lets them go.
+func (l *latencyTally) summarize(level int) error {
+	var pooled []int64
+	for class, vs := range l.e2eOf {
+		pooled = append(pooled, vs...)
+		d, err := sortedDistribution(vs)
+		if err != nil {
+			return err
+		}
+		l.e2e[results.Group{Level: level, LengthClass: class}] = d
+	}
+	for class, vs := range l.ttftOf {
+		d, err := sortedDistribution(vs)
+		if err != nil {
+			return err
+		}
+		l.ttft[results.Group{Level: level, LengthClass: class}] = d
+	}
+	if len(pooled) > 0 {
+		d, err := sortedDistribution(pooled)
+		if err != nil {
+			return err
+		}
+		l.pooledE2E[level] = d
+	}
+	l.ttftOf, l.e2eOf = nil, nil
+	return nil
+}
+
+// sortedDistribution is the Distribution of vs (sorted in place), made as
+// from SQLite's ORDER BY: the integers in ascending order, as float64s.
+func sortedDistribution(vs []int64) (eval.Distribution, error) {
+	slices.Sort(vs)
+	s := eval.NewSortedDistribution(len(vs))
+	for _, v := range vs {
+		s.Add(float64(v))
+	}
+	return s.Distribution()
+}
+
+// classRows adds each class row's latencies (ttft and e2e by level and
+// length class) and orders the rows by level and length class.
+func classRows(rows map[classKey]*classRow, ttft, e2e map[results.Group]eval.Distribution) []classRow {
 	out := make([]classRow, 0, len(rows))
 	for k, row := range rows {
 		g := results.Group{Level: k.level, LengthClass: k.class}
@@ -198,7 +264,7 @@ func classRows(ctx context.Context, rd *results.Reader, sel results.Selection, r
 	slices.SortFunc(out, func(a, b classRow) int {
 		return cmp.Or(cmp.Compare(a.Level, b.Level), cmp.Compare(classRank(a.Class), classRank(b.Class)), cmp.Compare(a.Class, b.Class))
 	})
-	return out, nil
+	return out
 }
 
 // slowestAt lists the documents with the longest median E2E at level lv
