@@ -3,8 +3,10 @@ package corpus
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"hash"
+	"math/bits"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -82,7 +84,10 @@ func parseFast(rec []byte, enum map[string]bool, f *fastLine, borrow bool) bool 
 }
 
 // borrowText decodes the string at s into f.buf, as jsonscan's Str does
-// but refusing \u escapes, and lends it as f.doc.Text.
+// but refusing \u escapes, and lends it as f.doc.Text. It reads the runs
+// between escapes eight bytes at a time (stringStopAt), and notes on the
+// way what canonicalString would say of the span: a text is the most of
+// a line, so it is read once.
 func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 	b, start := s.B, s.I
 	if start >= len(b) || b[start] != '"' {
@@ -92,11 +97,9 @@ func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 	if cap(buf) < len(b)-start {
 		buf = make([]byte, 0, len(b)-start) // the rest of the line bounds the text: grown once
 	}
+	canonical := true
 	for j := start + 1; j < len(b); {
-		k := j
-		for k < len(b) && !stringStop[b[k]] {
-			k++
-		}
+		k := stringStopAt(b, j)
 		buf = append(buf, b[j:k]...)
 		if k+1 >= len(b) || b[k] != '\\' {
 			if k >= len(b) || b[k] != '"' || !utf8.Valid(b[start:k]) {
@@ -104,12 +107,15 @@ func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 			}
 			s.I, f.buf, f.text = k+1, buf, b[start:k+1]
 			f.doc.Text = borrowed(buf)
-			f.canonical = f.canonical && canonicalString(f.text)
+			f.canonical = f.canonical && canonical && !hasLineSeparator(f.text)
 			return true
 		}
 		switch e := b[k+1]; e {
-		case '"', '\\', '/':
+		case '"', '\\':
 			buf = append(buf, e)
+		case '/':
+			buf = append(buf, e)
+			canonical = false // encoding/json writes a slash as it is
 		case 'b':
 			buf = append(buf, '\b')
 		case 'f':
@@ -126,6 +132,51 @@ func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 		j = k + 2
 	}
 	return false
+}
+
+// stringStopAt returns the index of the first byte of b from j that
+// stringStop holds, or len(b): a word of eight bytes at a time, each
+// tested for a quote, a backslash or a control byte.
+func stringStopAt(b []byte, j int) int {
+	for ; j+8 <= len(b); j += 8 {
+		w := binary.LittleEndian.Uint64(b[j:])
+		stops := zeroBytes(w^'"'*eachByte) | zeroBytes(w^'\\'*eachByte) | zeroBytes(w&^(0x1F*eachByte))
+		if stops != 0 {
+			return j + bits.TrailingZeros64(stops)/8
+		}
+	}
+	for j < len(b) && !stringStop[b[j]] {
+		j++
+	}
+	return j
+}
+
+// Bytes of a uint64, each tested at once (SWAR): eachByte is 1 in each,
+// highBits their high bits.
+const (
+	eachByte = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// zeroBytes marks with 0x80 each zero byte of w, exactly (no carry from
+// one byte reaches the next).
+func zeroBytes(w uint64) uint64 {
+	return ^((w&^highBits + ^uint64(highBits)) | w) & highBits
+}
+
+// hasLineSeparator reports whether span holds U+2028 or U+2029, which
+// encoding/json writes escaped.
+func hasLineSeparator(span []byte) bool {
+	for rest := span; ; {
+		i := bytes.IndexByte(rest, 0xE2)
+		if i < 0 {
+			return false
+		}
+		if i+2 < len(rest) && rest[i+1] == 0x80 && (rest[i+2] == 0xA8 || rest[i+2] == 0xA9) {
+			return true
+		}
+		rest = rest[i+1:]
+	}
 }
 
 // stringStop are the bytes that end a run of a JSON string's bytes taken
@@ -269,16 +320,7 @@ func canonicalString(span []byte) bool {
 		}
 		rest = rest[i+2:]
 	}
-	for rest := span; ; {
-		i := bytes.IndexByte(rest, 0xE2)
-		if i < 0 {
-			return true
-		}
-		if i+2 < len(rest) && rest[i+1] == 0x80 && (rest[i+2] == 0xA8 || rest[i+2] == 0xA9) {
-			return false
-		}
-		rest = rest[i+1:]
-	}
+	return !hasLineSeparator(span)
 }
 
 // spanHasher takes record hashes from canonical spans (fastLine): the
