@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode"
@@ -157,6 +158,7 @@ func FuzzApproxTokens(f *testing.F) {
 	f.Add("Data de emissão: 12/03/2025\nTotal: R$ 1.234,56")
 	f.Add("....____\n\n日本")
 	f.Add("ab12 \t cd9x\r\n..a1")
+	f.Add("==========a——————————\xff\xff\xffçãé\u0301x\x00\x00日本")
 	f.Fuzz(func(t *testing.T, s string) {
 		n := ApproxTokens(s)
 		if ref := approxTokensRuneByRune(s); n != ref {
@@ -169,4 +171,48 @@ func FuzzApproxTokens(f *testing.F) {
 			t.Fatalf("ApproxTokens(%q) = 0 for non-blank text", s)
 		}
 	})
+}
+
+// TestApproxTokens_Random holds ApproxTokens to the rune-by-rune count on
+// random texts of the pieces that matter to it: runs of letters, digits
+// and one symbol longer than the 8 bytes it reads at a time, line breaks
+// (CRLF too), accented and CJK letters, combining marks, other spaces,
+// control bytes, NUL and invalid UTF-8, at every alignment.
+func TestApproxTokens_Random(t *testing.T) {
+	pieces := []string{
+		"a", "Z", "q", "0", "7", " ", "\t", "\v", "\f", "\n", "\r", "\r\n", ".", "-", "=", "_", "/", ",", "$",
+		"\x00", "\x1f", "\x7f", "ç", "ã", "É", "º", "\u0301", "日", "한", "—", "€", "\u00a0", "\u2028", "\u0085",
+		"\xff", "\xc3", "\xe2\x80", "\xf0\x9f\x98", "🙂", "١",
+	}
+	rng := rand.New(rand.NewPCG(1, 43))
+	for i := range 20000 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			p := pieces[rng.IntN(len(pieces))]
+			for range 1 + rng.IntN(12)*rng.IntN(2) { // runs of up to 12, often of 1
+				b.WriteString(p)
+			}
+		}
+		s := b.String()
+		if got, want := ApproxTokens(s), approxTokensRuneByRune(s); got != want {
+			t.Fatalf("case %d: ApproxTokens(%q) = %d, rune by rune %d", i, s, got, want)
+		}
+	}
+}
+
+func BenchmarkApproxTokens(b *testing.B) {
+	c, err := LoadDefault()
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := 0
+	for _, d := range c.Documents {
+		size += len(d.Text)
+	}
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		for _, d := range c.Documents {
+			ApproxTokens(d.Text)
+		}
+	}
 }
