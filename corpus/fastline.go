@@ -136,12 +136,15 @@ func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 
 // stringStopAt returns the index of the first byte of b from j that
 // stringStop holds, or len(b): a word of eight bytes at a time, each
-// tested for a quote, a backslash or a control byte.
+// tested for a quote, a backslash or a control byte. The tests borrow
+// across bytes, so a byte above a stop may be marked too; the lowest mark
+// is always a stop, and only it is read.
 func stringStopAt(b []byte, j int) int {
 	for ; j+8 <= len(b); j += 8 {
 		w := binary.LittleEndian.Uint64(b[j:])
-		stops := zeroBytes(w^'"'*eachByte) | zeroBytes(w^'\\'*eachByte) | zeroBytes(w&^(0x1F*eachByte))
-		if stops != 0 {
+		quote, backslash := w^'"'*eachByte, w^'\\'*eachByte
+		stops := (quote-eachByte)&^quote | (backslash-eachByte)&^backslash | (w-0x20*eachByte)&^w
+		if stops &= highBits; stops != 0 {
 			return j + bits.TrailingZeros64(stops)/8
 		}
 	}
