@@ -39,7 +39,7 @@ func ApproxTokens(text string) int {
 			w := text[i : i+4]
 			b0, b1, b2, b3 := w[0], w[1], w[2], w[3]
 			if (b0|b1|b2|b3)&0x80 == 0 {
-				c := byteClass(b0, prev) + 6*byteClass(b1, b0) + 36*byteClass(b2, b1) + 216*byteClass(b3, b2)
+				c := quadClasses(b0, b1, b2, b3, prev)
 				e := asciiStep[(int(st)<<11|int(c))&(len(asciiStep)-1)]
 				n += int(e & 7)
 				st = e >> 3
@@ -143,6 +143,31 @@ func byteClass(b, prev byte) uint16 {
 	}
 	return c
 }
+
+// quadClasses is the index of four ASCII bytes' classes in asciiStep,
+// prev the byte before them: two lookups of two bytes each, the first
+// byte of each pair then made a repeat when it is a symbol equal to the
+// byte before it (rare: the branches are seldom taken).
+func quadClasses(b0, b1, b2, b3, prev byte) uint16 {
+	c := pairClasses[int(b0)<<7|int(b1)] + 36*pairClasses[int(b2)<<7|int(b3)]
+	if b0 == prev && asciiClasses[b0] == classSymbol {
+		c += classRepeat - classSymbol
+	}
+	if b2 == b1 && asciiClasses[b2] == classSymbol {
+		c += 36 * (classRepeat - classSymbol)
+	}
+	return c
+}
+
+// pairClasses[b0<<7 | b1] is byteClass(b0, not b0) + 6 × byteClass(b1, b0).
+var pairClasses = func() (table [128 << 7]uint16) {
+	for b0 := range byte(128) {
+		for b1 := range byte(128) {
+			table[int(b0)<<7|int(b1)] = byteClass(b0, b0+1) + 6*byteClass(b1, b0)
+		}
+	}
+	return
+}()
 
 var asciiClasses = func() (classes [128]uint8) {
 	for c := range byte(128) {
