@@ -99,11 +99,14 @@ func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 	}
 	canonical := true
 	for j := start + 1; j < len(b); {
-		k := stringStopAt(b, j)
+		k, valid := stringStopAt(b, j)
+		if !valid {
+			return false // invalid UTF-8
+		}
 		buf = append(buf, b[j:k]...)
 		if k+1 >= len(b) || b[k] != '\\' {
-			if k >= len(b) || b[k] != '"' || !utf8.Valid(b[start:k]) {
-				return false // a control byte, no end, or invalid UTF-8: escapes are ASCII, so the runs between them are valid when the whole is
+			if k >= len(b) || b[k] != '"' {
+				return false // a control byte or no end
 			}
 			s.I, f.buf, f.text = k+1, buf, b[start:k+1]
 			f.doc.Text = borrowed(buf)
@@ -135,23 +138,52 @@ func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 }
 
 // stringStopAt returns the index of the first byte of b from j that
-// stringStop holds, or len(b): a word of eight bytes at a time, each
-// tested for a quote, a backslash or a control byte. The tests borrow
-// across bytes, so a byte above a stop may be marked too; the lowest mark
-// is always a stop, and only it is read.
-func stringStopAt(b []byte, j int) int {
-	for ; j+8 <= len(b); j += 8 {
+// stringStop holds, or len(b), and whether the bytes before it are valid
+// UTF-8 (escapes are ASCII, so the runs between them are valid when the
+// whole string is). It reads a word of eight bytes at a time, each byte
+// tested for a quote, a backslash or a control byte, and decodes only the
+// runes that are not ASCII. The tests borrow across bytes, so a byte above
+// a stop may be marked too; the lowest mark is always a stop, and only it
+// is read.
+func stringStopAt(b []byte, j int) (int, bool) {
+	for j+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[j:])
 		quote, backslash := w^'"'*eachByte, w^'\\'*eachByte
-		stops := (quote-eachByte)&^quote | (backslash-eachByte)&^backslash | (w-0x20*eachByte)&^w
-		if stops &= highBits; stops != 0 {
-			return j + bits.TrailingZeros64(stops)/8
+		stops := ((quote-eachByte)&^quote | (backslash-eachByte)&^backslash | (w-0x20*eachByte)&^w) & highBits
+		marks := stops | w&highBits
+		if marks == 0 {
+			j += 8
+			continue
 		}
+		first := bits.TrailingZeros64(marks)
+		if stops&(1<<first) != 0 {
+			return j + first/8, true
+		}
+		size, ok := validRune(b, j+first/8)
+		if !ok {
+			return j + first/8, false
+		}
+		j += first/8 + size
 	}
 	for j < len(b) && !stringStop[b[j]] {
-		j++
+		if b[j] < utf8.RuneSelf {
+			j++
+			continue
+		}
+		size, ok := validRune(b, j)
+		if !ok {
+			return j, false
+		}
+		j += size
 	}
-	return j
+	return j, true
+}
+
+// validRune returns the length of the rune at b[i] and whether it is
+// valid UTF-8, as utf8.Valid judges it.
+func validRune(b []byte, i int) (int, bool) {
+	r, size := utf8.DecodeRune(b[i:])
+	return size, r != utf8.RuneError || size > 1
 }
 
 // Bytes of a uint64, each tested at once (SWAR): eachByte is 1 in each,
