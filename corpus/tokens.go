@@ -24,44 +24,48 @@ const (
 //
 // Opening a corpus counts every text, so ASCII is counted four bytes at a
 // time, by one lookup in a table of states (asciiStep) with no branch on
-// what the bytes are; accented letters, a few in a hundred bytes of the
+// what the bytes are, eight bytes a loop; accented letters, a few in a hundred bytes of the
 // default corpus, step that table as a letter; other runes go one at a
 // time by the definition (tokenCount.rune). TestApproxTokens_Random and
 // FuzzApproxTokens hold it to the definition read rune by rune.
 func ApproxTokens(text string) int {
 	var t tokenCount
-	st := stateNone
-	n := 0
+	st, n, tok := stateNone, 0, 0
 	prev := byte(0x80) // no ASCII symbol came before the text
 	var last rune      // the rune before, when it is not ASCII
 	for i := 0; i < len(text); {
-		if i+4 <= len(text) {
-			w := text[i : i+4]
-			b0, b1, b2, b3 := w[0], w[1], w[2], w[3]
-			if (b0|b1|b2|b3)&0x80 == 0 {
-				c := quadClasses(b0, b1, b2, b3, prev)
-				e := asciiStep[(int(st)<<11|int(c))&(len(asciiStep)-1)]
-				n += int(e & 7)
-				st = e >> 3
-				prev = b3
-				i += 4
-				continue
+		// Eight ASCII bytes: two steps of four.
+		for ; i+8 <= len(text); i += 8 {
+			w := text[i : i+8]
+			if (w[0]|w[1]|w[2]|w[3]|w[4]|w[5]|w[6]|w[7])&0x80 != 0 {
+				break
 			}
+			st, tok = st.quad(quadClasses(w[0], w[1], w[2], w[3], prev))
+			n += tok
+			st, tok = st.quad(quadClasses(w[4], w[5], w[6], w[7], w[3]))
+			n += tok
+			prev = w[7]
+		}
+		if i == len(text) {
+			break
+		}
+		if w := text[i:min(i+4, len(text))]; len(w) == 4 && (w[0]|w[1]|w[2]|w[3])&0x80 == 0 {
+			st, tok = st.quad(quadClasses(w[0], w[1], w[2], w[3], prev))
+			n += tok
+			i, prev = i+4, w[3]
+			continue
 		}
 		if b := text[i]; b < utf8.RuneSelf {
-			e := asciiStep1[int(st)<<3|int(byteClass(b, prev))]
-			n += int(e & 7)
-			st = e >> 3
-			i++
-			prev = b
+			st, tok = st.one(byteClass(b, prev))
+			n += tok
+			i, prev = i+1, b
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if r < 0x2E80 && unicode.IsLetter(r) {
 			// Accented Latin (ç, ã, é), most of the rest: within a word.
-			e := asciiStep1[int(st)<<3|classLetter]
-			n += int(e & 7)
-			st = e >> 3
+			st, tok = st.one(classLetter)
+			n += tok
 		} else {
 			if prev < utf8.RuneSelf {
 				last = rune(prev)
@@ -266,6 +270,19 @@ var asciiStep = func() (table [16 << 11]asciiState) { // 16 ≥ stateCount: a po
 	}
 	return
 }()
+
+// quad is the state four bytes of classes c (quadClasses) lead to from
+// st and the tokens they start.
+func (st asciiState) quad(c uint16) (asciiState, int) {
+	e := asciiStep[(int(st)<<11|int(c))&(len(asciiStep)-1)]
+	return e >> 3, int(e & 7)
+}
+
+// one is quad for one byte of class c.
+func (st asciiState) one(c uint16) (asciiState, int) {
+	e := asciiStep1[int(st)<<3|int(c)]
+	return e >> 3, int(e & 7)
+}
 
 // asciiStep1[st<<3 | c] is asciiStep's for one byte of class c.
 var asciiStep1 = func() []asciiState {
