@@ -24,10 +24,12 @@ const (
 //
 // Opening a corpus counts every text, so ASCII is counted four bytes at a
 // time, by one lookup in a table of states (asciiStep) with no branch on
-// what the bytes are, eight bytes a loop; accented letters, a few in a hundred bytes of the
-// default corpus, step that table as a letter; other runes go one at a
-// time by the definition (tokenCount.rune). TestApproxTokens_Random and
-// FuzzApproxTokens hold it to the definition read rune by rune.
+// what the bytes are, eight bytes a loop; accented letters, a few in a
+// hundred bytes of the default corpus, step that table as a letter; other
+// runes go one at a time by the definition (tokenCount.rune).
+// TestApproxTokens_Random, TestApproxTokens_Runs and FuzzApproxTokens hold
+// it to the definition read rune by rune and to the count by runs it
+// replaced.
 func ApproxTokens(text string) int {
 	var t tokenCount
 	st, n, tok := stateNone, 0, 0
