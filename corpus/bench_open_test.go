@@ -65,3 +65,71 @@ func benchmarkOpen(b *testing.B, n int) {
 
 func BenchmarkOpen_10k(b *testing.B)  { benchmarkOpen(b, 10_000) }
 func BenchmarkOpen_100k(b *testing.B) { benchmarkOpen(b, 100_000) }
+
+// BenchmarkOpenFloor reads the same corpus as BenchmarkOpen_100k doing
+// only part of what Open does, to show what its documents per CPU-second
+// are bounded by: each stage adds one step to the one before. "lines"
+// reads documents.jsonl and splits its lines; "decode" decodes each
+// record in one pass, its text borrowed (parseFast, the fastest decode
+// the loader has); "sha256" takes each record's hash, which the manifest
+// pins (HashRule), so no open can skip it; "tokens" counts each text's
+// ApproxTokens for its length class. Open adds to "tokens" the duplicate
+// hashes, the manifest and the index.
+func BenchmarkOpenFloor(b *testing.B) {
+	dir := os.Getenv("EXTRACTBENCH_BENCH_CORPUS")
+	if dir == "" {
+		dir = filepath.Join(b.TempDir(), "corpus")
+		if err := WriteDir(dir, cycledDocs(b, 100_000), DefaultCategories); err != nil {
+			b.Fatal(err)
+		}
+	}
+	enum := map[string]bool{}
+	for _, c := range DefaultCategories {
+		enum[c] = true
+	}
+	for stage, name := range []string{"lines", "decode", "sha256", "tokens"} {
+		b.Run(name, func(b *testing.B) {
+			var cpu time.Duration
+			n := 0
+			for b.Loop() {
+				runtime.GC()
+				c0 := processCPU()
+				n += readFloor(b, filepath.Join(dir, DocumentsFile), enum, stage)
+				cpu += processCPU() - c0
+			}
+			b.ReportMetric(float64(n)/cpu.Seconds(), "docs/cpu-s")
+		})
+	}
+}
+
+// readFloor reads documents.jsonl through stage (BenchmarkOpenFloor's
+// index) and returns its lines.
+func readFloor(b *testing.B, path string, enum map[string]bool, stage int) int {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var fl fastLine
+	var hasher spanHasher
+	lr := newLineReader(f)
+	n := 0
+	for ; ; n++ {
+		raw, _, _, ok, err := lr.next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !ok {
+			return n
+		}
+		if stage >= 1 && !parseFast(raw, enum, &fl, true) {
+			b.Fatalf("line %d: not decoded in one pass", n+1)
+		}
+		if stage >= 2 {
+			hasher.recordHash(&fl)
+		}
+		if stage >= 3 {
+			ApproxTokens(fl.doc.Text)
+		}
+	}
+}

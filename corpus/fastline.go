@@ -3,8 +3,10 @@ package corpus
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"hash"
+	"math/bits"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -82,7 +84,10 @@ func parseFast(rec []byte, enum map[string]bool, f *fastLine, borrow bool) bool 
 }
 
 // borrowText decodes the string at s into f.buf, as jsonscan's Str does
-// but refusing \u escapes, and lends it as f.doc.Text.
+// but refusing \u escapes, and lends it as f.doc.Text. It reads the runs
+// between escapes eight bytes at a time (stringStopAt), and notes on the
+// way what canonicalString would say of the span: a text is the most of
+// a line, so it is read once.
 func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 	b, start := s.B, s.I
 	if start >= len(b) || b[start] != '"' {
@@ -92,24 +97,28 @@ func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 	if cap(buf) < len(b)-start {
 		buf = make([]byte, 0, len(b)-start) // the rest of the line bounds the text: grown once
 	}
+	canonical := true
 	for j := start + 1; j < len(b); {
-		k := j
-		for k < len(b) && !stringStop[b[k]] {
-			k++
+		k, valid := stringStopAt(b, j)
+		if !valid {
+			return false // invalid UTF-8
 		}
 		buf = append(buf, b[j:k]...)
 		if k+1 >= len(b) || b[k] != '\\' {
-			if k >= len(b) || b[k] != '"' || !utf8.Valid(b[start:k]) {
-				return false // a control byte, no end, or invalid UTF-8: escapes are ASCII, so the runs between them are valid when the whole is
+			if k >= len(b) || b[k] != '"' {
+				return false // a control byte or no end
 			}
 			s.I, f.buf, f.text = k+1, buf, b[start:k+1]
 			f.doc.Text = borrowed(buf)
-			f.canonical = f.canonical && canonicalString(f.text)
+			f.canonical = f.canonical && canonical && !hasLineSeparator(f.text)
 			return true
 		}
 		switch e := b[k+1]; e {
-		case '"', '\\', '/':
+		case '"', '\\':
 			buf = append(buf, e)
+		case '/':
+			buf = append(buf, e)
+			canonical = false // encoding/json writes a slash as it is
 		case 'b':
 			buf = append(buf, '\b')
 		case 'f':
@@ -126,6 +135,83 @@ func (f *fastLine) borrowText(s *jsonscan.Scanner) bool {
 		j = k + 2
 	}
 	return false
+}
+
+// stringStopAt returns the index of the first byte of b from j that
+// stringStop holds, or len(b), and whether the bytes before it are valid
+// UTF-8 (escapes are ASCII, so the runs between them are valid when the
+// whole string is). It reads a word of eight bytes at a time, each byte
+// tested for a quote, a backslash or a control byte, and decodes only the
+// runes that are not ASCII. The tests borrow across bytes, so a byte above
+// a stop may be marked too; the lowest mark is always a stop, and only it
+// is read.
+func stringStopAt(b []byte, j int) (int, bool) {
+	for j+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[j:])
+		quote, backslash := w^'"'*eachByte, w^'\\'*eachByte
+		stops := ((quote-eachByte)&^quote | (backslash-eachByte)&^backslash | (w-0x20*eachByte)&^w) & highBits
+		marks := stops | w&highBits
+		if marks == 0 {
+			j += 8
+			continue
+		}
+		first := bits.TrailingZeros64(marks)
+		if stops&(1<<first) != 0 {
+			return j + first/8, true
+		}
+		size, ok := validRune(b, j+first/8)
+		if !ok {
+			return j + first/8, false
+		}
+		j += first/8 + size
+	}
+	for j < len(b) && !stringStop[b[j]] {
+		if b[j] < utf8.RuneSelf {
+			j++
+			continue
+		}
+		size, ok := validRune(b, j)
+		if !ok {
+			return j, false
+		}
+		j += size
+	}
+	return j, true
+}
+
+// validRune returns the length of the rune at b[i] and whether it is
+// valid UTF-8, as utf8.Valid judges it.
+func validRune(b []byte, i int) (int, bool) {
+	r, size := utf8.DecodeRune(b[i:])
+	return size, r != utf8.RuneError || size > 1
+}
+
+// Bytes of a uint64, each tested at once (SWAR): eachByte is 1 in each,
+// highBits their high bits.
+const (
+	eachByte = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// zeroBytes marks with 0x80 each zero byte of w, exactly (no carry from
+// one byte reaches the next).
+func zeroBytes(w uint64) uint64 {
+	return ^((w&^highBits + ^uint64(highBits)) | w) & highBits
+}
+
+// hasLineSeparator reports whether span holds U+2028 or U+2029, which
+// encoding/json writes escaped.
+func hasLineSeparator(span []byte) bool {
+	for rest := span; ; {
+		i := bytes.IndexByte(rest, 0xE2)
+		if i < 0 {
+			return false
+		}
+		if i+2 < len(rest) && rest[i+1] == 0x80 && (rest[i+2] == 0xA8 || rest[i+2] == 0xA9) {
+			return true
+		}
+		rest = rest[i+1:]
+	}
 }
 
 // stringStop are the bytes that end a run of a JSON string's bytes taken
@@ -269,16 +355,7 @@ func canonicalString(span []byte) bool {
 		}
 		rest = rest[i+2:]
 	}
-	for rest := span; ; {
-		i := bytes.IndexByte(rest, 0xE2)
-		if i < 0 {
-			return true
-		}
-		if i+2 < len(rest) && rest[i+1] == 0x80 && (rest[i+2] == 0xA8 || rest[i+2] == 0xA9) {
-			return false
-		}
-		rest = rest[i+1:]
-	}
+	return !hasLineSeparator(span)
 }
 
 // spanHasher takes record hashes from canonical spans (fastLine): the

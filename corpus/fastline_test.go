@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestParseFast_EveryDefaultRecord: every record of the default corpus and
@@ -120,6 +121,27 @@ func FuzzParseFast(f *testing.F) {
 			if got, want := sh.recordHash(&fl), RecordHash(*want); got != want {
 				t.Fatalf("%q: hash from the spans %s, RecordHash %s", line, got, want)
 			}
+		}
+	})
+}
+
+// FuzzStringStopAt holds the word-at-a-time scan to a byte loop and
+// utf8.Valid: the same stop, and the bytes before it judged alike.
+func FuzzStringStopAt(f *testing.F) {
+	f.Add([]byte(`plain ASCII text long enough for words"`), 0)
+	f.Add([]byte("emiss\xc3\xa3o \xe2\x80\x94 ok\\n more\x01"), 3)
+	f.Add([]byte("bad \xc3( byte \xed\xa0\x80 here\""), 1)
+	f.Fuzz(func(t *testing.T, b []byte, j int) {
+		if j < 0 || j > len(b) {
+			return
+		}
+		stop := j
+		for stop < len(b) && !stringStop[b[stop]] {
+			stop++
+		}
+		got, valid := stringStopAt(b, j)
+		if wantValid := utf8.Valid(b[j:stop]); valid != wantValid || valid && got != stop {
+			t.Fatalf("stringStopAt(%q, %d) = %d, %v; want %d, %v", b, j, got, valid, stop, wantValid)
 		}
 	})
 }

@@ -16,7 +16,9 @@ type lineReader struct {
 }
 
 // next returns the next line without its "\n", its offset and its length in
-// the file including the "\n"; ok is false at the end of the file.
+// the file including the "\n"; ok is false at the end of the file. The
+// line is valid until the next call: one that lies whole in the reader's
+// buffer, most of them, is lent from it, not copied.
 //
 // A line longer than the buffer already held (a document of tens of
 // megabytes on one line) is measured first, then read whole at its offset
@@ -26,6 +28,9 @@ func (lr *lineReader) next() (line []byte, offset int64, size int, ok bool, err 
 	lr.buf = lr.buf[:0]
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
+		if err == nil && len(lr.buf) == 0 {
+			return lr.done(chunk)
+		}
 		if err == bufio.ErrBufferFull && lr.ra != nil && len(lr.buf)+len(chunk) > cap(lr.buf) {
 			return lr.longLine(len(lr.buf) + len(chunk))
 		}
@@ -40,7 +45,7 @@ func (lr *lineReader) next() (line []byte, offset int64, size int, ok bool, err 
 		case err != nil:
 			return nil, lr.off, 0, false, err
 		}
-		return lr.done()
+		return lr.done(lr.buf)
 	}
 }
 
@@ -65,13 +70,14 @@ func (lr *lineReader) longLine(n int) ([]byte, int64, int, bool, error) {
 		}
 		return nil, lr.off, 0, false, err
 	}
-	return lr.done()
+	return lr.done(lr.buf)
 }
 
-func (lr *lineReader) done() ([]byte, int64, int, bool, error) {
-	offset, size := lr.off, len(lr.buf)
+// done returns line, read whole, and moves past it.
+func (lr *lineReader) done(line []byte) ([]byte, int64, int, bool, error) {
+	offset, size := lr.off, len(line)
 	lr.off += int64(size)
-	return bytes.TrimSuffix(lr.buf, []byte("\n")), offset, size, true, nil
+	return bytes.TrimSuffix(line, []byte("\n")), offset, size, true, nil
 }
 
 func newLineReader(r io.Reader) *lineReader {
