@@ -105,18 +105,6 @@ func (rd *Reader) EachRequest(ctx context.Context, runID string, f RequestFilter
 	return nil
 }
 
-// longText are the requests columns that hold an engine's or a document's
-// text: Store.EachPassFigures leaves them out, so that SQLite hands over
-// figures, not answers.
-var longText = []string{"output", "error_body", "transport_detail", "failure_detail"}
-
-// shortColumns are the loaded columns of requests but the long texts.
-func shortColumns() columns[extractbench.Record] {
-	return slices.DeleteFunc(requestColumns.loaded(), func(c column[extractbench.Record]) bool {
-		return slices.Contains(longText, c.name)
-	})
-}
-
 // byDocColumns are the requests columns EachRequestByDoc reads: what
 // places a request and its latencies, its token counts and its outcome.
 var byDocColumns = []string{"doc_id", "length_class", extractbench.ColSched, extractbench.ColSend, extractbench.ColFirstToken,
