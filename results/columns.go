@@ -275,6 +275,9 @@ type scanner[T any] struct {
 	cols  columns[T]
 	cells []cell
 	dest  []any
+	// exprs select a column by an SQL expression of the row instead of by
+	// its name (a text read only where the reader needs it); nil for none.
+	exprs map[string]string
 }
 
 func newScanner[T any](cs columns[T]) *scanner[T] {
@@ -287,8 +290,17 @@ func newScanner[T any](cs columns[T]) *scanner[T] {
 	return sc
 }
 
-// selectList is the loaded columns' names, comma-separated.
-func (sc *scanner[T]) selectList() string { return strings.Join(sc.cols.names(), ", ") }
+// selectList is the loaded columns' names (or their exprs),
+// comma-separated.
+func (sc *scanner[T]) selectList() string {
+	names := sc.cols.names()
+	for i, n := range names {
+		if e, ok := sc.exprs[n]; ok {
+			names[i] = e
+		}
+	}
+	return strings.Join(names, ", ")
+}
 
 // scan reads the current row of rows into a zero T.
 func (sc *scanner[T]) scan(rows interface{ Scan(...any) error }) (T, error) {

@@ -331,13 +331,17 @@ func (r *reader) eachRow(ctx context.Context, fn func(*extractbench.Record), whe
 // eachRowOf is eachRow reading only the columns cols (of requestColumns);
 // the record's other fields are zero.
 func (r *reader) eachRowOf(ctx context.Context, cols columns[extractbench.Record], fn func(*extractbench.Record), where string, args ...any) error {
+	return r.eachScanned(ctx, newScanner(cols), fn, where, args...)
+}
+
+// eachScanned is eachRowOf reading what sc selects.
+func (r *reader) eachScanned(ctx context.Context, sc *scanner[extractbench.Record], fn func(*extractbench.Record), where string, args ...any) error {
 	// One transaction: the requests and their fields read one snapshot.
 	tx, err := r.rdb.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	sc := newScanner(cols)
 	rows, err := tx.QueryContext(ctx, `SELECT `+sc.selectList()+`
 		FROM requests WHERE `+where+` ORDER BY rowid`, args...)
 	if err != nil {

@@ -61,6 +61,40 @@ func (rd *Reader) EachPassRequest(ctx context.Context, key extractbench.PassKey,
 	return nil
 }
 
+// outcomeColumns are the requests columns EachPassOutcome reads: what
+// places a request, its latencies, tokens, HTTP status and finish reason,
+// its verdict and scores (the report's counts of a pass), and the texts
+// it quotes of a failed request.
+var outcomeColumns = []string{"run_id", "variant", "mode", "level", "repetition", "doc_id", "length_class",
+	extractbench.ColSched, extractbench.ColSend, extractbench.ColFirstToken, extractbench.ColDone,
+	"prompt_tokens", "completion_tokens", "finish_reason", "http_status", "failure", "failure_detail",
+	"strict_parse_ok", "lenient_parse_ok", "date_result", "amount_result", "category_result", "pred_category",
+	"accepted", "output", "error_body", "expected_date", "expected_amount", "expected_category"}
+
+// EachPassOutcome is EachPassRequest for the report's counts of a pass:
+// the records hold only outcomeColumns' fields (the others are zero), and
+// their texts (Output, ErrorBody, FailureDetail) only where the row has a
+// failure class ("" in the others), so that SQLite hands over a dozen
+// fewer columns a row and no answer of a request that passed. Each
+// record's request_fields are read as EachPassRequest reads them.
+func (rd *Reader) EachPassOutcome(ctx context.Context, key extractbench.PassKey, fn func(*extractbench.Record)) error {
+	where, args, _, err := passRange(ctx, rd.rdb, "", key)
+	if err == nil {
+		sc := newScanner(slices.DeleteFunc(requestColumns.loaded(), func(c column[extractbench.Record]) bool {
+			return !slices.Contains(outcomeColumns, c.name)
+		}))
+		sc.exprs = map[string]string{}
+		for _, c := range []string{"output", "error_body", "failure_detail"} {
+			sc.exprs[c] = `CASE WHEN failure <> '' THEN ` + c + ` END`
+		}
+		err = rd.eachScanned(ctx, sc, fn, measured+` AND (`+where+`)`, args...)
+	}
+	if err != nil {
+		return fmt.Errorf("read requests of pass %s in %s: %w", key, rd.dir, err)
+	}
+	return nil
+}
+
 // EachRequest calls fn with each measured row of run runID that f selects,
 // in the order they were stored: Requests one row at a time.
 func (rd *Reader) EachRequest(ctx context.Context, runID string, f RequestFilter, fn func(*extractbench.Record)) error {
@@ -69,18 +103,6 @@ func (rd *Reader) EachRequest(ctx context.Context, runID string, f RequestFilter
 		return fmt.Errorf("read requests of run %s in %s: %w", runID, rd.dir, err)
 	}
 	return nil
-}
-
-// longText are the requests columns that hold an engine's or a document's
-// text: Store.EachPassFigures leaves them out, so that SQLite hands over
-// figures, not answers.
-var longText = []string{"output", "error_body", "transport_detail", "failure_detail"}
-
-// shortColumns are the loaded columns of requests but the long texts.
-func shortColumns() columns[extractbench.Record] {
-	return slices.DeleteFunc(requestColumns.loaded(), func(c column[extractbench.Record]) bool {
-		return slices.Contains(longText, c.name)
-	})
 }
 
 // byDocColumns are the requests columns EachRequestByDoc reads: what

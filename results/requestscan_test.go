@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -127,5 +128,59 @@ func TestEachRequestByDoc_FewColumns(t *testing.T) {
 		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Fatalf("record %d:\n got %+v\nwant %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestEachPassOutcome: EachPassOutcome gives every record EachPassRequest
+// gives, in the same order, with the fields the report counts (every one
+// but those zeroed below), and the texts it quotes only where the row
+// failed.
+func TestEachPassOutcome(t *testing.T) {
+	ctx := context.Background()
+	st, dir := MustOpen(t)
+	if err := st.CreateRun(ctx, Run{RunID: "r", Fingerprint: "fp", Status: RunComplete, Manifest: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	key := extractbench.PassKey{RunID: "r", Variant: "v", Mode: "concurrency", Level: 1, Repetition: 1}
+	for i := range 60 {
+		rec := testRecord(key, i)
+		rec.ErrorBody, rec.Transport.Detail = fmt.Sprintf("body %d", i), fmt.Sprintf("detail %d", i)
+		st.Add(rec)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := OpenReadOnly(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var whole, got []extractbench.Record
+	if err := rd.EachPassRequest(ctx, key, func(r *extractbench.Record) { whole = append(whole, *r) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := rd.EachPassOutcome(ctx, key, func(r *extractbench.Record) { got = append(got, *r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(whole) || len(got) != 60 {
+		t.Fatalf("%d records, EachPassRequest %d, want 60", len(got), len(whole))
+	}
+	failed := 0
+	for i, want := range whole {
+		if want.Failure != extractbench.None {
+			failed++
+		} else {
+			want.Output, want.ErrorBody, want.FailureDetail = "", "", ""
+		}
+		// Not read: no count of the report's is made of them.
+		want.FirstByteNS, want.LastTokenNS, want.UsageReported, want.Transport.Kind, want.Transport.Detail = 0, 0, false, "", ""
+		want.EngineDied, want.SchemaOK, want.Prediction.Date, want.Prediction.Amount = false, false, nil, nil
+		want.ClientChunks, want.OnTime, want.Endpoint, want.CachedPromptTokens, want.ExpectedPromptTokens = 0, nil, "", nil, nil
+		if !reflect.DeepEqual(got[i], want) {
+			t.Errorf("record %d (%s, failure %q):\n got %+v\nwant %+v", i, want.DocID, want.Failure, got[i], want)
+		}
+	}
+	if failed == 0 || failed == len(whole) {
+		t.Fatalf("%d of %d rows failed: the test needs both", failed, len(whole))
 	}
 }

@@ -65,7 +65,7 @@ func scanSeries(ctx context.Context, rd *results.Reader, run *results.RunData, e
 	slices.SortStableFunc(byLevel, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
 	for i, k := range byLevel {
 		key := extractbench.PassKey{RunID: sel.RunID, Variant: sel.Variant, Mode: sel.Mode, Level: k[0], Repetition: k[1]}
-		if err := rd.EachPassRequest(ctx, key, c.add); err != nil {
+		if err := rd.EachPassOutcome(ctx, key, c.add); err != nil {
 			return nil, err
 		}
 		if i+1 == len(byLevel) || byLevel[i+1][0] != k[0] {
