@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/extractbench/extractbench/jsonscan"
 )
 
 // maxDepth bounds the nesting of a parsed answer. The extraction object has
@@ -262,6 +264,15 @@ func decodeObject(text string) (map[string]any, error) {
 // decodeUTF8Object is decodeObject of text already known to start with '{'
 // and to be valid UTF-8.
 func decodeUTF8Object(text string) (map[string]any, error) {
+	if obj, ok := scanObject(text); ok {
+		return obj, nil
+	}
+	return decodeTokens(text)
+}
+
+// decodeTokens is decodeUTF8Object by json.Decoder's tokens: the one that
+// words every refusal.
+func decodeTokens(text string) (map[string]any, error) {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	v, err := decodeValue(dec, 0)
@@ -326,4 +337,67 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 		return nil, errors.New("invalid JSON: unexpected closing delimiter")
 	}
 	return tok, nil
+}
+
+// scanObject is decodeUTF8Object without json.Decoder's tokens, whose
+// reflection was half of scoring's CPU: the same map, built by jsonscan.
+// It gives way (ok false) on anything jsonscan leaves to encoding/json (an
+// escaped key, a surrogate escape) and on anything decodeValue refuses (a
+// duplicate key, nesting past maxDepth, a syntax error, text after the
+// object), so that decodeValue alone words every error. FuzzScanObject
+// holds the two equal.
+func scanObject(text string) (map[string]any, bool) {
+	s := jsonscan.Scanner{B: []byte(text)}
+	v, ok := scanValue(&s, 0)
+	if !ok || !s.Done() {
+		return nil, false
+	}
+	obj, ok := v.(map[string]any)
+	return obj, ok
+}
+
+// scanValue reads one value at depth as decodeValue does: objects as
+// map[string]any, arrays as []any (empty, not nil), numbers as json.Number
+// of their text, strings, booleans and null as themselves.
+func scanValue(s *jsonscan.Scanner, depth int) (any, bool) {
+	if depth > maxDepth || s.I >= len(s.B) {
+		return nil, false
+	}
+	switch c := s.B[s.I]; {
+	case c == '{':
+		obj := map[string]any{}
+		ok := s.Object(func(key []byte) bool {
+			k := string(key)
+			if _, dup := obj[k]; dup {
+				return false
+			}
+			v, ok := scanValue(s, depth+1)
+			obj[k] = v
+			return ok
+		})
+		return obj, ok
+	case c == '[':
+		arr := []any{}
+		ok := s.Array(func() bool {
+			v, ok := scanValue(s, depth+1)
+			arr = append(arr, v)
+			return ok
+		})
+		return arr, ok
+	case c == '"':
+		return s.Str()
+	case c == '-' || '0' <= c && c <= '9':
+		start := s.I
+		if !s.Skip(depth) { // a number: Skip checks its grammar
+			return nil, false
+		}
+		return json.Number(s.B[start:s.I]), true
+	case c == 't':
+		return true, s.Lit("true")
+	case c == 'f':
+		return false, s.Lit("false")
+	case c == 'n':
+		return nil, s.Lit("null")
+	}
+	return nil, false
 }

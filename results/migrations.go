@@ -441,8 +441,8 @@ ALTER TABLE digests ADD COLUMN field_columns TEXT;
 `,
 }
 
-// migrate brings db up to SchemaVersion, one transaction per migration, and
-// refuses a database written by a newer binary: its tables may hold columns
+// migrate brings db up to SchemaVersion, one transaction per migration (a
+// new database: fresh_schema.sql's, then those after it), and refuses a database written by a newer binary: its tables may hold columns
 // whose meaning this binary does not know.
 func migrate(ctx context.Context, db *sql.DB) error {
 	if err := migrateTo(ctx, db, len(migrations)); err != nil {
@@ -526,6 +526,18 @@ func migrateOne(ctx context.Context, db *sql.DB, version int) (done bool, err er
 		return false, fmt.Errorf("database schema version %d is newer than this binary knows (%d): use a newer extractbench", v, len(migrations))
 	case v >= version:
 		return true, tx.Rollback()
+	}
+	if v == 0 && version == len(migrations) {
+		created, err := createFresh(ctx, tx)
+		if err != nil {
+			return false, err
+		}
+		if created {
+			if err := tx.Commit(); err != nil {
+				return false, fmt.Errorf("commit the schema: %w", err)
+			}
+			return false, nil // the migrations after fresh_schema.sql's version, if any, follow
+		}
 	}
 	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 		return false, fmt.Errorf("apply migration %d: %w", v+1, err)

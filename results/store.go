@@ -121,6 +121,17 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// Each multi-row INSERT of records keeps a statement journal (the pages
+	// it changes, to undo it alone should a row fail its constraints); past
+	// 64 KiB SQLite spills it to a temporary file, written and thrown away
+	// at every statement: as many bytes as the WAL itself, a fifth of the
+	// writer's CPU. In memory it holds at most the pages one statement of
+	// insertRows records touches. Set after the migrations, whose
+	// statements may touch a whole table.
+	if _, err := wdb.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	rdb, err := openDB(path, "deferred")
 	if err != nil {
 		wdb.Close()

@@ -549,6 +549,24 @@ func TestStore_CheckpointsOffTheWriter(t *testing.T) {
 	t.Fatalf("%s holds %d bytes after %d records: the WAL was never checkpointed", DBName, fi.Size(), 3*checkpointRecords)
 }
 
+// TestStore_StatementJournalInMemory checks that the writer keeps its
+// statement journals in memory (temp_store MEMORY): on disk, every
+// multi-row INSERT of records wrote and threw away a temporary file as
+// large as its share of the WAL.
+func TestStore_StatementJournalInMemory(t *testing.T) {
+	ctx := context.Background()
+	s, _ := MustOpen(t)
+	var store int
+	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&store)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if store != 2 {
+		t.Errorf("the writer's temp_store is %d, want 2 (MEMORY): its statement journals spill to files", store)
+	}
+}
+
 // TestStoreEveryFailureClass stores a request of every class eval lists and
 // reads it back, through the writer and through the read-only reader: a
 // class added to extractbench.Failures is stored with no migration (the

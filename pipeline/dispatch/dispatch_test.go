@@ -154,3 +154,30 @@ func TestBatches_Barrier(t *testing.T) {
 		t.Errorf("Batches = %q with %d kept, want completions_list and 10", transport, len(f.kept))
 	}
 }
+
+// TestWorkers_FinishedWorkerTakesTheNext checks that a worker that finished
+// its request waits for the next one instead of returning (a pass runs on
+// about as many goroutines as it has in flight), and that Wait lets the
+// waiting workers go.
+func TestWorkers_FinishedWorkerTakesTheNext(t *testing.T) {
+	var w workers
+	first, second := make(chan struct{}), make(chan struct{})
+	w.Go(func() { close(first) })
+	<-first
+	handed := false
+	for deadline := time.Now().Add(5 * time.Second); !handed && time.Now().Before(deadline); {
+		select {
+		case w.idle <- func() { close(second) }:
+			handed = true
+		default:
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if !handed {
+		t.Fatal("the worker that finished its request does not wait for another")
+	}
+	<-second
+	if err := w.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
