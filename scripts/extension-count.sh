@@ -109,7 +109,8 @@ edit record.go 's#\tClientChunks     int  // [^\n]*\n#&\tReportedTotalTokens int
 edit results/requests.go 's#\n}\n\n// requestKeyColumns#\n\t{name: "reported_total_tokens", kind: integer, nullable: true, value: func(r *extractbench.Record) any { return nullInt(r.ReportedTotalTokens) }, load: func(r *extractbench.Record, c *cell) { r.ReportedTotalTokens = c.int() }},&#'
 edit results/migrations.go "s#\`,\n}\n\n// migrate brings#\`,\n\t// $next: the engine's own total of a request's tokens.\n\t\`\nALTER TABLE requests ADD COLUMN reported_total_tokens INTEGER;\n&#"
 edit results/SCHEMA.md "s#\n| \`expected_prompt_tokens\` [^\n]*#&\n| \`reported_total_tokens\` | INTEGER | yes | the engine's \`usage.total_tokens\`; NULL = it sent none, or rows written before schema version $next |#"
-count "request column" 5
+count "request column" 5 \
+	"go test ./results -run TestFreshSchema_IsTheMigrations -update"
 
 next=$((next + 1))
 echo "extension-count: adding a pass figure" >&2
@@ -121,6 +122,7 @@ edit results/pass.go 's#\n})\n\n// passKeyColumns#\n\tintField("empty_outputs", 
 edit results/migrations.go "s#\`,\n}\n\n// migrate brings#\`,\n\t// $next: the documents each pass got no answer for.\n\t\`\nALTER TABLE passes ADD COLUMN empty_outputs INTEGER NOT NULL DEFAULT 0;\n&#"
 edit results/SCHEMA.md "s#\n| \`steady_head\` [^\n]*#&\n| \`empty_outputs\` | INTEGER | no | documents whose answer was empty (0 in rows written before schema version $next) |#"
 count "pass figure" 5 \
+	"go test ./results -run TestFreshSchema_IsTheMigrations -update" \
 	"go test ./pipeline/merge -run TestMerge_GoldenPasses -update"
 
 echo "extension-count: building and testing the clone" >&2
