@@ -193,12 +193,6 @@ const (
 	highBits = 0x8080808080808080
 )
 
-// zeroBytes marks with 0x80 each zero byte of w, exactly (no carry from
-// one byte reaches the next).
-func zeroBytes(w uint64) uint64 {
-	return ^((w&^highBits + ^uint64(highBits)) | w) & highBits
-}
-
 // hasLineSeparator reports whether span holds U+2028 or U+2029, which
 // encoding/json writes escaped.
 func hasLineSeparator(span []byte) bool {
