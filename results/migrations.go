@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/extractbench/extractbench"
 )
@@ -551,3 +552,8 @@ func migrateOne(ctx context.Context, db *sql.DB, version int) (done bool, err er
 	}
 	return false, nil
 }
+
+// Migrations returns the SQL of every migration in order (element i brings
+// a database from user_version i to i+1), for tools and tests that rewrite
+// a database as an older version left it (resultstest.BeforeFieldDigests).
+func Migrations() []string { return slices.Clone(migrations) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3" // the driver results uses
@@ -133,8 +135,9 @@ const fieldDigestsSince = 17
 
 // BeforeFieldDigests rewrites dir's results.db as an extractbench of
 // schema version 16 left it: its digests cover its requests rows alone
-// (the field columns dropped) and its user_version says 16, so that a
-// reader migrates a copy as it does an older shard's.
+// (the field columns dropped), every column a later migration added is
+// dropped too, and its user_version says 16, so that a reader migrates a
+// copy as it does an older shard's.
 func BeforeFieldDigests(t testing.TB, dir string) {
 	t.Helper()
 	db, err := sql.Open("sqlite3", filepath.Join(dir, results.DBName))
@@ -142,16 +145,42 @@ func BeforeFieldDigests(t testing.TB, dir string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, q := range []string{
-		`ALTER TABLE digests DROP COLUMN field_row_count`,
-		`ALTER TABLE digests DROP COLUMN field_sha256`,
-		`ALTER TABLE digests DROP COLUMN field_columns`,
-		fmt.Sprintf(`PRAGMA user_version = %d`, fieldDigestsSince-1),
-	} {
+	migrations := results.Migrations()
+	var undo []string
+	for v := len(migrations); v >= fieldDigestsSince; v-- { // newest first
+		drops, ok := dropAdded(migrations[v-1])
+		if !ok {
+			t.Fatalf("migration %d does more than add columns: BeforeFieldDigests cannot undo it", v)
+		}
+		undo = append(undo, drops...)
+	}
+	undo = append(undo, fmt.Sprintf(`PRAGMA user_version = %d`, fieldDigestsSince-1))
+	for _, q := range undo {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("rewrite %s as schema version %d: %s: %v", dir, fieldDigestsSince-1, q, err)
 		}
 	}
+}
+
+// addColumn is a migration's statement that adds one column.
+var addColumn = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+)\b`)
+
+// dropAdded returns the statements that undo migration m, last first, and
+// false when m holds a statement other than ALTER TABLE ... ADD COLUMN.
+func dropAdded(m string) ([]string, bool) {
+	var drops []string
+	for _, stmt := range strings.Split(m, ";") {
+		stmt = strings.TrimSpace(stmt)
+		if stmt == "" {
+			continue
+		}
+		g := addColumn.FindStringSubmatch(stmt)
+		if g == nil {
+			return nil, false
+		}
+		drops = append([]string{fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", g[1], g[2])}, drops...)
+	}
+	return drops, true
 }
 
 // countArgs is how many placeholders q has.
