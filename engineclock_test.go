@@ -7,12 +7,17 @@ import (
 )
 
 func TestLockstep_RoundTrip(t *testing.T) {
-	l := Lockstep{Pass: "run.bf16.concurrency.8.2", N: 300, Level: 8, Seq: 17}
-	got, ok := ParseLockstep(l.String())
-	if !ok || got != l {
-		t.Errorf("ParseLockstep(%q) = %+v, %v", l.String(), got, ok)
+	for _, l := range []Lockstep{
+		{Pass: "run.bf16.concurrency.8.2", N: 300, Level: 8, Seq: 17},
+		{Pass: "run.bf16.rate.4.1", N: 300, Seq: 17, At: 5_000, Next: 7_500},
+	} {
+		got, ok := ParseLockstep(l.String())
+		if !ok || got != l {
+			t.Errorf("ParseLockstep(%q) = %+v, %v", l.String(), got, ok)
+		}
 	}
-	for _, bad := range []string{"", "pass=x", "pass=x; n=0; level=1", "pass=; n=3; level=1", "pass=x; n=three; level=1", "junk"} {
+	for _, bad := range []string{"", "pass=x", "pass=x; n=0; level=1", "pass=; n=3; level=1", "pass=x; n=three; level=1", "junk",
+		"pass=x; n=3; level=0; at=0", "pass=x; n=3; level=-1; at=5", "pass=x; n=3; level=0; at=five"} {
 		if _, ok := ParseLockstep(bad); ok {
 			t.Errorf("ParseLockstep(%q) accepted", bad)
 		}
