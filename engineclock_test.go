@@ -1,6 +1,7 @@
 package extractbench
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -71,5 +72,29 @@ func TestClock_Engine(t *testing.T) {
 	}
 	if wall.Engine() != nil {
 		t.Error("the wall clock has an engine clock")
+	}
+}
+
+// TestClock_EngineSleep: Sleep on an engine clock returns once the engine
+// has moved it to the instant, not before, and false when ctx ends first.
+func TestClock_EngineSleep(t *testing.T) {
+	c := NewClock().WithEngineClock()
+	at := c.Now() + int64(10*time.Millisecond)
+	woke := make(chan bool)
+	go func() { woke <- c.Sleep(context.Background(), at) }()
+	c.Engine().Advance(5 * time.Millisecond)
+	select {
+	case <-woke:
+		t.Fatal("Sleep returned before the engine clock reached its instant")
+	case <-time.After(20 * time.Millisecond):
+	}
+	c.Engine().Advance(5 * time.Millisecond)
+	if !<-woke {
+		t.Error("Sleep reported false once the clock reached its instant")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if c.Sleep(ctx, at+1) {
+		t.Error("Sleep reported true with its context ended and the clock short of the instant")
 	}
 }

@@ -61,12 +61,12 @@ type fakeReq struct {
 	scored     bool
 }
 
-func (f *fakePass) Len() int                              { return f.n }
-func (f *fakePass) Read(i int) (fakeReq, bool)            { return fakeReq{i: i}, true }
-func (f *fakePass) Died() bool                            { return false }
-func (f *fakePass) Now() int64                            { return time.Now().UnixNano() }
-func (f *fakePass) BeforeSend()                           {}
-func (f *fakePass) Plan(offsets []int64) []int64          { return planFrom(f.Now(), offsets) }
+func (f *fakePass) Len() int                     { return f.n }
+func (f *fakePass) Read(i int) (fakeReq, bool)   { return fakeReq{i: i}, true }
+func (f *fakePass) Died() bool                   { return false }
+func (f *fakePass) Now() int64                   { return time.Now().UnixNano() }
+func (f *fakePass) BeforeSend()                  {}
+func (f *fakePass) Plan(offsets []int64) []int64 { return planFrom(f.Now(), offsets) }
 func (f *fakePass) Sleep(ctx context.Context, ns int64) bool {
 	return sleepFor(ctx, time.Duration(ns-f.Now()))
 }
