@@ -1,6 +1,8 @@
 package extractbench
 
 import (
+	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -63,6 +65,27 @@ func (c Clock) Now() int64 {
 	return c.wallNow()
 }
 
+// Sleep waits until Now reads at least ns: on the wall clock for the time
+// between, on an engine clock until the engine has moved it there. It
+// returns false when ctx ended the wait.
+func (c Clock) Sleep(ctx context.Context, ns int64) bool {
+	if c.engine != nil {
+		return c.engine.Until(ctx, ns)
+	}
+	wait := ns - c.Now()
+	if wait <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(time.Duration(wait))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 func (c Clock) wallNow() int64 {
 	ns := int64(time.Since(c.origin))
 	if ns < 1 {
@@ -76,6 +99,9 @@ func (c Clock) wallNow() int64 {
 // host that stalls both are not on it.
 type EngineClock struct {
 	ns atomic.Int64
+	mu sync.Mutex
+	// moved is closed when the clock next moves (nil: nobody waits).
+	moved chan struct{}
 }
 
 // Now returns the clock's reading.
@@ -87,5 +113,34 @@ func (e *EngineClock) Advance(d time.Duration) int64 {
 	if d <= 0 {
 		return e.ns.Load()
 	}
-	return e.ns.Add(int64(d))
+	now := e.ns.Add(int64(d))
+	e.mu.Lock()
+	if e.moved != nil {
+		close(e.moved)
+		e.moved = nil
+	}
+	e.mu.Unlock()
+	return now
+}
+
+// Until waits until the clock reads at least ns; false when ctx ended the
+// wait.
+func (e *EngineClock) Until(ctx context.Context, ns int64) bool {
+	for {
+		e.mu.Lock()
+		if e.ns.Load() >= ns {
+			e.mu.Unlock()
+			return ctx.Err() == nil
+		}
+		if e.moved == nil {
+			e.moved = make(chan struct{})
+		}
+		moved := e.moved
+		e.mu.Unlock()
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }

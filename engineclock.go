@@ -8,10 +8,12 @@ import (
 
 // The wire contract between the client and a simulated engine that runs on
 // an engine clock (Clock.WithEngineClock; engines/builtin/lockstep.go says
-// how the engine keeps it): the client names each closed-loop request's
-// pass, and the engine answers with the request's instants on its clock.
+// how the engine keeps it): the client names each request's pass (its
+// place in a closed loop, or its planned arrival in a rate pass), and the
+// engine answers with the request's instants on its clock.
 
-// LockstepHeader names a request's closed-loop pass: "pass=ID; n=N; level=L".
+// LockstepHeader names a request's pass:
+// "pass=ID; n=N; level=L; seq=S; at=NS; next=NS".
 const LockstepHeader = "X-Extractbench-Lockstep"
 
 // EngineClockHeader carries an answer's instants on the engine clock, as a
@@ -20,20 +22,29 @@ const LockstepHeader = "X-Extractbench-Lockstep"
 // choice, 0 where the choice produced no token).
 const EngineClockHeader = "X-Extractbench-Engine-Clock"
 
-// Lockstep is a request's place in a closed-loop pass.
+// Lockstep is a request's place in its pass: a closed loop (Level) or a
+// rate pass (At and Next).
 type Lockstep struct {
 	Pass  string
 	N     int // requests the pass sends
-	Level int // requests it keeps in flight
+	Level int // requests it keeps in flight; 0 in a rate pass
 	// Seq is the request's place in the pass's send order: requests that
 	// arrive at one instant of the engine clock are queued in it, not in
 	// the order the host happened to deliver them.
 	Seq int
+	// At is a rate pass's planned arrival of this request and Next that of
+	// the one after it (0 for the last), on the engine clock: the engine
+	// takes the request in at At, and does not step past Next until the
+	// next request has come.
+	At, Next int64
 }
+
+// Rate reports whether l is a request of a rate pass.
+func (l Lockstep) Rate() bool { return l.Level == 0 && l.At > 0 }
 
 // String is the LockstepHeader value.
 func (l Lockstep) String() string {
-	return fmt.Sprintf("pass=%s; n=%d; level=%d; seq=%d", l.Pass, l.N, l.Level, l.Seq)
+	return fmt.Sprintf("pass=%s; n=%d; level=%d; seq=%d; at=%d; next=%d", l.Pass, l.N, l.Level, l.Seq, l.At, l.Next)
 }
 
 // ParseLockstep reads a LockstepHeader value; ok false when it is absent or malformed.
@@ -48,13 +59,17 @@ func ParseLockstep(v string) (l Lockstep, ok bool) {
 			l.Level, err = strconv.Atoi(val)
 		case "seq":
 			l.Seq, err = strconv.Atoi(val)
+		case "at":
+			l.At, err = strconv.ParseInt(val, 10, 64)
+		case "next":
+			l.Next, err = strconv.ParseInt(val, 10, 64)
 		}
 		return err
 	})
 	if err != nil {
 		return Lockstep{}, false
 	}
-	return l, l.Pass != "" && l.N > 0 && l.Level > 0
+	return l, l.Pass != "" && l.N > 0 && (l.Level > 0 || l.Rate())
 }
 
 // eachField calls f with each "key=value" of a header value such as

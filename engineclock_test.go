@@ -1,18 +1,24 @@
 package extractbench
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 )
 
 func TestLockstep_RoundTrip(t *testing.T) {
-	l := Lockstep{Pass: "run.bf16.concurrency.8.2", N: 300, Level: 8, Seq: 17}
-	got, ok := ParseLockstep(l.String())
-	if !ok || got != l {
-		t.Errorf("ParseLockstep(%q) = %+v, %v", l.String(), got, ok)
+	for _, l := range []Lockstep{
+		{Pass: "run.bf16.concurrency.8.2", N: 300, Level: 8, Seq: 17},
+		{Pass: "run.bf16.rate.4.1", N: 300, Seq: 17, At: 5_000, Next: 7_500},
+	} {
+		got, ok := ParseLockstep(l.String())
+		if !ok || got != l {
+			t.Errorf("ParseLockstep(%q) = %+v, %v", l.String(), got, ok)
+		}
 	}
-	for _, bad := range []string{"", "pass=x", "pass=x; n=0; level=1", "pass=; n=3; level=1", "pass=x; n=three; level=1", "junk"} {
+	for _, bad := range []string{"", "pass=x", "pass=x; n=0; level=1", "pass=; n=3; level=1", "pass=x; n=three; level=1", "junk",
+		"pass=x; n=3; level=0; at=0", "pass=x; n=3; level=-1; at=5", "pass=x; n=3; level=0; at=five"} {
 		if _, ok := ParseLockstep(bad); ok {
 			t.Errorf("ParseLockstep(%q) accepted", bad)
 		}
@@ -66,5 +72,29 @@ func TestClock_Engine(t *testing.T) {
 	}
 	if wall.Engine() != nil {
 		t.Error("the wall clock has an engine clock")
+	}
+}
+
+// TestClock_EngineSleep: Sleep on an engine clock returns once the engine
+// has moved it to the instant, not before, and false when ctx ends first.
+func TestClock_EngineSleep(t *testing.T) {
+	c := NewClock().WithEngineClock()
+	at := c.Now() + int64(10*time.Millisecond)
+	woke := make(chan bool)
+	go func() { woke <- c.Sleep(context.Background(), at) }()
+	c.Engine().Advance(5 * time.Millisecond)
+	select {
+	case <-woke:
+		t.Fatal("Sleep returned before the engine clock reached its instant")
+	case <-time.After(20 * time.Millisecond):
+	}
+	c.Engine().Advance(5 * time.Millisecond)
+	if !<-woke {
+		t.Error("Sleep reported false once the clock reached its instant")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if c.Sleep(ctx, at+1) {
+		t.Error("Sleep reported true with its context ended and the clock short of the instant")
 	}
 }

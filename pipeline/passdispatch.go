@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/corpus"
@@ -19,6 +20,9 @@ type passDispatch struct {
 	ctx  context.Context // the pass's: the batch decision is recorded on it
 	pass *passRun
 	self *clientSelf
+	// planned is a rate pass's schedule (Plan), which its requests name
+	// on the engine clock.
+	planned []int64
 }
 
 // request is one document's request while dispatch holds it.
@@ -35,6 +39,25 @@ var _ dispatch.Batcher[request] = (*passDispatch)(nil)
 func (p *passDispatch) Len() int   { return p.pass.todo.Len() }
 func (p *passDispatch) Died() bool { return p.pass.e.died() }
 func (p *passDispatch) Now() int64 { return p.pass.rs.clock.Now() }
+
+// Plan starts a rate pass's schedule a millisecond from now on the wall
+// clock, so that the first send is on time; at once on the engine clock,
+// whose idle engine waits for the first request without moving.
+func (p *passDispatch) Plan(offsets []int64) []int64 {
+	start := p.Now()
+	if p.pass.rs.clock.Engine() == nil {
+		start += int64(time.Millisecond)
+	}
+	p.planned = make([]int64, len(offsets))
+	for i, o := range offsets {
+		p.planned[i] = start + o
+	}
+	return p.planned
+}
+
+func (p *passDispatch) Sleep(ctx context.Context, ns int64) bool {
+	return p.pass.rs.clock.Sleep(ctx, ns)
+}
 
 // BeforeSend runs the test hook that slows the client, if any.
 func (p *passDispatch) BeforeSend() {
@@ -55,22 +78,30 @@ func (p *passDispatch) Send(r *request, sched int64) bool {
 }
 
 // lockstep is the context r is sent under: on an engine clock, with its
-// place in the closed loop (client.WithLockstep), so that the simulated
-// engine steps only once every request this pass has promised is in.
+// place in the pass (client.WithLockstep), so that the simulated engine
+// steps only once every request this pass has promised is in. A rate
+// pass's request names its planned arrival and the next one's; its
+// synchronous baseline is a closed loop of one.
 func (p *passDispatch) lockstep(r *request) context.Context {
 	rs, k := p.pass.rs, p.pass.key
 	ctx := rs.intr.reqs
-	if rs.clock.Engine() == nil || k.Mode == extractbench.ModeRate || k.Mode == extractbench.ModeBatch {
+	if rs.clock.Engine() == nil || k.Mode == extractbench.ModeBatch {
 		return ctx
 	}
-	level := p.pass.level
-	if k.Mode == extractbench.ModeContext {
-		level = rs.proto.Sweep.Concurrency
-	}
-	return client.WithLockstep(ctx, extractbench.Lockstep{
+	l := extractbench.Lockstep{
 		Pass: fmt.Sprintf("%s.%s.%s.%d.%d", k.RunID, k.Variant, k.Mode, k.Level, k.Repetition),
-		N:    p.Len(), Level: max(level, 1), Seq: r.i,
-	})
+		N:    p.Len(), Level: max(p.pass.level, 1), Seq: r.i,
+	}
+	switch {
+	case k.Mode == extractbench.ModeContext:
+		l.Level = max(rs.proto.Sweep.Concurrency, 1)
+	case k.Mode == extractbench.ModeRate && p.pass.level != extractbench.SyncLevel:
+		l.Level, l.At = 0, p.planned[r.i]
+		if r.i+1 < len(p.planned) {
+			l.Next = p.planned[r.i+1]
+		}
+	}
+	return client.WithLockstep(ctx, l)
 }
 
 func (p *passDispatch) Times(r *request) (sendNS, doneNS int64, failed bool) {

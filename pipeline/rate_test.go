@@ -84,8 +84,10 @@ func schedOffsets(t *testing.T, out string, level int) []int64 {
 func TestRun_RateScheduleIsTheSeeds(t *testing.T) {
 	const docs = 24
 	sweep := "{mode: rate, levels: [200], repetitions: 1, warmup: 0}"
-	out1, sum := runRate(t, docs, sweep, "{min_accepted: 0}", "{time_scale: 0}", nil)
-	out2, _ := runRate(t, docs, sweep, "{min_accepted: 0}", "{time_scale: 0}", nil)
+	// A request takes modelled time, so that the baseline's one is in flight
+	// on the engine clock.
+	out1, sum := runRate(t, docs, sweep, "{min_accepted: 0}", "{time_scale: 0.001}", nil)
+	out2, _ := runRate(t, docs, sweep, "{min_accepted: 0}", "{time_scale: 0.001}", nil)
 	a, b := schedOffsets(t, out1, 200), schedOffsets(t, out2, 200)
 	if len(a) != docs || !slices.Equal(a, b) {
 		t.Errorf("two runs with seed 7 stored different schedules:\n%v\n%v", a, b)

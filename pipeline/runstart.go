@@ -116,10 +116,11 @@ func (rs *runState) resume(ctx context.Context, prev *results.Run) error {
 // onEngineClock returns c read from an engine clock when the run measures
 // only simulated engines that can keep one (MEASUREMENT.md section 3): every
 // variant on the in-process built-in engine, one replica each, its clock
-// not set to wall, in a closed-loop sweep (a rate sweep's arrivals are
-// planned on the wall clock). Otherwise c as it is.
+// not set to wall, and no sweep.max_in_flight (a rate request held for a
+// slot goes when the client frees one, which the engine cannot foresee).
+// Otherwise c as it is.
 func (rs *runState) onEngineClock(c extractbench.Clock) extractbench.Clock {
-	if rs.proto.Sweep.Mode == extractbench.ModeRate || len(rs.proto.Variants) == 0 {
+	if rs.proto.Sweep.MaxInFlight > 0 || len(rs.proto.Variants) == 0 {
 		return c
 	}
 	for _, v := range rs.proto.Variants {

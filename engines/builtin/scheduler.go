@@ -105,11 +105,13 @@ func (s *scheduler) run(ctx context.Context) {
 		if len(s.running) == 0 && len(s.waiting) == 0 {
 			s.idle = true
 			s.m.update(0, 0, s.total-s.free)
-			select {
-			case sub := <-s.submit:
-				s.accept(sub)
-			case <-ctx.Done():
-				return
+			if !s.skipIdle() {
+				select {
+				case sub := <-s.submit:
+					s.accept(sub)
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 	drain:

@@ -10,9 +10,9 @@ import (
 // A run on an engine clock (extractbench.Clock.WithEngineClock) records
 // each request's instants as the simulated engine modelled them, not as
 // this process read them: a loaded host or a stalled client then moves
-// none of the figures. The client's part is to say which closed-loop pass
-// each request belongs to (WithLockstep) and to take the engine's instants
-// from its answer (Config.EngineClock).
+// none of the figures. The client's part is to say which pass each request
+// belongs to, and in a rate pass its planned arrival (WithLockstep), and to
+// take the engine's instants from its answer (Config.EngineClock).
 
 type lockstepKey struct{}
 

@@ -33,6 +33,11 @@ type Pass[R any] interface {
 	Died() bool
 	// Now is the run's clock (nanoseconds).
 	Now() int64
+	// Plan places a rate pass's schedule (its arrival offsets) on the
+	// run's clock and returns the planned instants; Sleep waits until Now
+	// reads at least ns, false when ctx ended the wait.
+	Plan(offsets []int64) []int64
+	Sleep(ctx context.Context, ns int64) bool
 	// BeforeSend runs just before a request is handed to the client.
 	BeforeSend()
 	// Send sends r's request, scheduled at sched (its t_sched); false when

@@ -13,6 +13,31 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+// planFrom places offsets a millisecond after now, as the run does on the
+// wall clock.
+func planFrom(now int64, offsets []int64) []int64 {
+	out := make([]int64, len(offsets))
+	for i, o := range offsets {
+		out[i] = now + int64(time.Millisecond) + o
+	}
+	return out
+}
+
+// sleepFor waits d on the wall clock; false when ctx ended the wait.
+func sleepFor(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // fakePass is a Pass whose requests take hold each and panic at document
 // panicAt (-1: none), counting in flight with an atomic as conc's own
 // pool tests do.
@@ -36,11 +61,15 @@ type fakeReq struct {
 	scored     bool
 }
 
-func (f *fakePass) Len() int                              { return f.n }
-func (f *fakePass) Read(i int) (fakeReq, bool)            { return fakeReq{i: i}, true }
-func (f *fakePass) Died() bool                            { return false }
-func (f *fakePass) Now() int64                            { return time.Now().UnixNano() }
-func (f *fakePass) BeforeSend()                           {}
+func (f *fakePass) Len() int                     { return f.n }
+func (f *fakePass) Read(i int) (fakeReq, bool)   { return fakeReq{i: i}, true }
+func (f *fakePass) Died() bool                   { return false }
+func (f *fakePass) Now() int64                   { return time.Now().UnixNano() }
+func (f *fakePass) BeforeSend()                  {}
+func (f *fakePass) Plan(offsets []int64) []int64 { return planFrom(f.Now(), offsets) }
+func (f *fakePass) Sleep(ctx context.Context, ns int64) bool {
+	return sleepFor(ctx, time.Duration(ns-f.Now()))
+}
 func (f *fakePass) Delay(int64, int64)                    {}
 func (f *fakePass) Times(r *fakeReq) (int64, int64, bool) { return r.send, r.done, r.failed }
 func (f *fakePass) Score(r *fakeReq)                      { r.scored = true }

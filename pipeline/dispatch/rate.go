@@ -2,17 +2,18 @@ package dispatch
 
 import (
 	"context"
-	"time"
 
 	"github.com/extractbench/extractbench"
 )
 
 // Rate sends the documents at their planned arrivals (open loop), rate
-// requests per second: the schedule is precomputed from seed (Arrivals),
-// and each request's t_sched is its planned instant, whether or not the
-// client managed to send it then. With sweep.max_in_flight, a request that
-// finds every slot taken waits for one, keeping its planned t_sched, so the
-// wait shows as client queue.
+// requests per second: the schedule is precomputed from seed (Arrivals)
+// and placed on the run's clock (Pass.Plan), and each request's t_sched is
+// its planned instant, whether or not the client managed to send it then.
+// The loop waits for each instant on the run's clock (Pass.Sleep): on an
+// engine clock, until the simulated engine has got there. With
+// sweep.max_in_flight, a request that finds every slot taken waits for
+// one, keeping its planned t_sched, so the wait shows as client queue.
 func Rate[R any](ctx context.Context, sw extractbench.Sweep, seed uint64, rate float64, p Pass[R]) error {
 	var w workers
 	rateLoop(ctx, sw, Arrivals(seed, rate, p.Len(), sw.Arrival, sw.Burstiness), p, &w)
@@ -24,9 +25,7 @@ func rateLoop[R any](ctx context.Context, sw extractbench.Sweep, offsets []int64
 	if sw.MaxInFlight > 0 {
 		slots = make(chan struct{}, sw.MaxInFlight)
 	}
-	start := p.Now() + int64(time.Millisecond) // a little lead so the first send is on time
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	planned := p.Plan(offsets)
 	// heldUntil is when the last wait for a slot ended: this loop was held
 	// there, so a later request planned before it was late because the
 	// engine was saturated, not because the client was slow.
@@ -36,14 +35,9 @@ func rateLoop[R any](ctx context.Context, sw extractbench.Sweep, offsets []int64
 		if !ok {
 			return // the corpus cannot be read back: nothing more is sent
 		}
-		sched := start + offsets[i]
-		if wait := sched - p.Now(); wait > 0 {
-			timer.Reset(time.Duration(wait))
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return
-			}
+		sched := planned[i]
+		if !p.Sleep(ctx, sched) {
+			return
 		}
 		if ctx.Err() != nil || p.Died() || w.panicked() {
 			return

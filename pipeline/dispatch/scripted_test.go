@@ -59,6 +59,11 @@ func (f *scriptedPass) Len() int   { return f.n }
 func (f *scriptedPass) Died() bool { return false }
 func (f *scriptedPass) Now() int64 { return f.clock.Add(f.step) }
 
+func (f *scriptedPass) Plan(offsets []int64) []int64 { return planFrom(f.Now(), offsets) }
+func (f *scriptedPass) Sleep(ctx context.Context, ns int64) bool {
+	return sleepFor(ctx, time.Duration(ns-f.Now()))
+}
+
 func (f *scriptedPass) Read(i int) (fakeReq, bool) {
 	f.mu.Lock()
 	f.reads = append(f.reads, i)
