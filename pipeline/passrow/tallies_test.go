@@ -10,6 +10,7 @@ import (
 
 	"github.com/extractbench/extractbench"
 	"github.com/extractbench/extractbench/results"
+	"github.com/extractbench/extractbench/results/resultstest"
 )
 
 // TestTallies_IsReadPass: the tallies made of every pass in the one read
@@ -27,19 +28,8 @@ func TestTallies_IsReadPass(t *testing.T) {
 		t.Run(fmt.Sprintf("merged=%v", merged), func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			s, err := results.Open(ctx, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			if err := s.CreateRun(ctx, results.Run{RunID: "run-tallies", Fingerprint: "f", ProtocolName: "p", Status: results.RunRunning, Manifest: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
-			a := &Account{Store: s}
-			if merged {
-				a.Merged = &Shards{Count: 2, Resumes: map[int][]int64{1: {2_000_000}}}
-			}
 			var keys []extractbench.PassKey
+			var all []extractbench.Record
 			for i := range 18 {
 				rng := rand.New(rand.NewPCG(uint64(i), 44))
 				variant := fmt.Sprintf("v%d", i%3)
@@ -50,9 +40,17 @@ func TestTallies_IsReadPass(t *testing.T) {
 				if i%4 == 1 && n > 1 && !merged {
 					recs = killedAttempt(rng, recs)
 				}
-				for _, r := range recs {
-					s.Add(r)
-				}
+				all = append(all, recs...)
+			}
+			resultstest.Write(t, dir, resultstest.Run{RunID: "run-tallies", Status: results.RunRunning, Records: all})
+			s, err := results.Open(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			a := &Account{Store: s}
+			if merged {
+				a.Merged = &Shards{Count: 2, Resumes: map[int][]int64{1: {2_000_000}}}
 			}
 			tallies := a.NewTallies(endpoints)
 			path := filepath.Join(t.TempDir(), results.RequestsParquet)
