@@ -48,6 +48,12 @@ const exportBatchRows = 4096
 // file; it returns their paths (on an error, those written). The caller
 // holds the directory's lock (LockDir).
 func Export(ctx context.Context, dir string) ([]string, error) {
+	return export(ctx, dir, nil)
+}
+
+// export is Export leaving out the Parquet files in written, which the
+// caller wrote: their paths are returned in their place all the same.
+func export(ctx context.Context, dir string, written map[string]bool) ([]string, error) {
 	if err := removeStaleTemps(dir); err != nil {
 		return nil, fmt.Errorf("export %s: %w", dir, err)
 	}
@@ -59,16 +65,20 @@ func Export(ctx context.Context, dir string) ([]string, error) {
 	defer done()
 
 	paths := make([]string, len(tables)+1)
-	written := make([]bool, len(paths))
+	ok := make([]bool, len(paths))
 	p := pool.New().WithContext(ctx).WithCancelOnError()
 	for i, t := range tables {
 		paths[i] = filepath.Join(dir, t.file)
+		if written[t.file] {
+			ok[i] = true
+			continue
+		}
 		p.Go(func(ctx context.Context) error {
 			err := writeAtomic(paths[i], func(w io.Writer) error { return writeParquet(ctx, txs[i], w, t) })
 			if err != nil {
 				return fmt.Errorf("export %s: %w", paths[i], err)
 			}
-			written[i] = true
+			ok[i] = true
 			return nil
 		})
 	}
@@ -78,17 +88,17 @@ func Export(ctx context.Context, dir string) ([]string, error) {
 		if err := writeAtomic(paths[csvAt], func(w io.Writer) error { return writeRawTable(ctx, txs[csvAt], w) }); err != nil {
 			return fmt.Errorf("export %s: %w", paths[csvAt], err)
 		}
-		written[csvAt] = true
+		ok[csvAt] = true
 		return nil
 	})
 	if err := p.Wait(); err != nil {
-		var ok []string
+		var done []string
 		for i, p := range paths {
-			if written[i] {
-				ok = append(ok, p)
+			if ok[i] {
+				done = append(done, p)
 			}
 		}
-		return ok, err
+		return done, err
 	}
 	return paths, nil
 }
@@ -108,6 +118,15 @@ const exportGCPercent = 50
 func ExportBounded(ctx context.Context, dir string) ([]string, error) {
 	defer debug.SetGCPercent(debug.SetGCPercent(exportGCPercent))
 	return Export(ctx, dir)
+}
+
+// ExportBoundedAfterRequests is ExportBounded for a caller that has
+// written dir's requests.parquet already (Store.ExportRequests, as it read
+// the rows for itself): every other file. The paths returned name it too,
+// in Export's order.
+func ExportBoundedAfterRequests(ctx context.Context, dir string) ([]string, error) {
+	defer debug.SetGCPercent(debug.SetGCPercent(exportGCPercent))
+	return export(ctx, dir, map[string]bool{RequestsParquet: true})
 }
 
 // exportSnapshot is exportSnapshots of one transaction.

@@ -126,6 +126,10 @@ type exportTable struct {
 	schema *arrow.Schema
 	dict   map[string]bool
 	query  string
+	// visit, when set, is handed each row's cells as they are scanned, so
+	// that a reader of the same rows needs no read of its own
+	// (Store.ExportRequests).
+	visit func(cells []cell) error
 }
 
 // newExportTable is the file of table, whose columns are tableSchema's, of

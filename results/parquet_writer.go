@@ -133,6 +133,11 @@ func scanBatches(ctx context.Context, tx *sql.Tx, t exportTable, args []any, fre
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("scan row: %w", err)
 		}
+		if t.visit != nil {
+			if err := t.visit(cells); err != nil {
+				return err
+			}
+		}
 		for i, c := range b.cols {
 			if !cells[i].valid && !fields[i].Nullable {
 				return fmt.Errorf("column %s: NULL in a non-nullable column", fields[i].Name)

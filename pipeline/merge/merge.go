@@ -146,7 +146,7 @@ func Merge(ctx context.Context, opts Options) (*Report, error) {
 	for _, v := range sum.Variants {
 		sum.Passed = sum.Passed && v.Passed()
 	}
-	files, err := results.ExportBounded(ctx, opts.OutDir) // peak RSS flat in rows
+	files, err := results.ExportBoundedAfterRequests(ctx, opts.OutDir) // peak RSS flat in rows
 	sum.Exports = files
 	sum.Elapsed = time.Since(started)
 	if err != nil {
@@ -298,7 +298,7 @@ func (mg *merger) build(ctx context.Context) error {
 		return fmt.Errorf("merge: %w", err)
 	}
 	mg.store = store
-	err = mg.fill(ctx)
+	err = mg.fill(ctx, tmp)
 	if cerr := store.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("merge: write %s: %w", tmp, cerr)
 	}
@@ -318,12 +318,19 @@ func (mg *merger) build(ctx context.Context) error {
 		return fmt.Errorf("merge: replace %s: %w", dst, err)
 	}
 	fmt.Fprintf(mg.opts.Progress, "merge: wrote %s; exporting\n", dst)
+	// The export begins with requests.parquet, written from the rows as the
+	// passes were tallied (mergePasses); its other files follow (Merge).
+	requests := filepath.Join(mg.opts.OutDir, results.RequestsParquet)
+	if err := os.Rename(filepath.Join(tmp, results.RequestsParquet), requests); err != nil {
+		return fmt.Errorf("merge: export %s: %w", requests, err)
+	}
 	return nil
 }
 
 // fill writes the merged run: its row, the shards' events and decisions
-// (each named by its shard), every pass, then its status.
-func (mg *merger) fill(ctx context.Context) error {
+// (each named by its shard), every pass, then its status; and
+// requests.parquet into dir, beside the new results.db (mergePasses).
+func (mg *merger) fill(ctx context.Context, dir string) error {
 	sum, m := mg.sum, &mg.manifest
 	run := results.Run{RunID: sum.RunID, Fingerprint: m.Fingerprint, ProtocolName: m.ProtocolName,
 		Status: results.RunRunning, ClockOriginNS: m.Merge.ClockOriginNS}
@@ -354,8 +361,8 @@ func (mg *merger) fill(ctx context.Context) error {
 	if err := mg.copyEventsAndDecisions(ctx); err != nil {
 		return err
 	}
-	if err := mg.mergePasses(ctx, mg.passKeys()); err != nil {
-		return fmt.Errorf("merge: %w", err)
+	if err := mg.mergePasses(ctx, dir, mg.passKeys()); err != nil {
+		return err
 	}
 	sum.Shards = m.Merge.Shards
 	m.Merge.Duplicates = sum.Duplicates

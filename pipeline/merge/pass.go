@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"runtime"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -12,7 +12,6 @@ import (
 	"github.com/extractbench/extractbench/pipeline/passrow"
 	"github.com/extractbench/extractbench/pipeline/telemetry"
 	"github.com/extractbench/extractbench/results"
-	"github.com/sourcegraph/conc/stream"
 )
 
 // shardPass is one shard's row of a pass being merged.
@@ -67,35 +66,24 @@ func (mg *merger) copyRows(ctx context.Context, dir string, keys []extractbench.
 
 // mergePasses writes the row of each merged pass, in keys' order (a pass
 // is judged against the baseline passes written before it). The passes'
-// rows are read back once each and tallied in Go (passrow.Account.ReadPass,
-// the figures TallyPass reads from SQLite's sorts, bit for bit), in
-// parallel, as many at once as there are CPUs (SQLite reads a WAL database
-// from several connections at once).
-func (mg *merger) mergePasses(ctx context.Context, keys []extractbench.PassKey) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var firstErr error
-	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
-	for _, key := range keys {
-		s.Go(func() stream.Callback {
-			tally, err := mg.acct.ReadPass(ctx, key, mg.endpoints(key.Variant))
-			return func() {
-				if firstErr != nil {
-					return
-				}
-				if err != nil {
-					firstErr = fmt.Errorf("merge: read back merged pass %s: %w", key, err)
-				} else if _, err := mg.mergePass(ctx, key, mg.rowsOf(key), tally); err != nil {
-					firstErr = err
-				}
-				if firstErr != nil {
-					cancel() // the passes still being read are not needed
-				}
-			}
-		})
+// rows are tallied in Go (passrow.Tallies: ReadPass's figures, bit for
+// bit) from the one read that exports them to requests.parquet, written
+// into dir (the merged results.db's) until build moves it beside the db:
+// the rows are read once for both.
+func (mg *merger) mergePasses(ctx context.Context, dir string, keys []extractbench.PassKey) error {
+	tallies := mg.acct.NewTallies(mg.endpoints)
+	if err := mg.store.ExportRequests(ctx, filepath.Join(dir, results.RequestsParquet), tallies.Add); err != nil {
+		return fmt.Errorf("merge: %w", err)
 	}
-	s.Wait()
-	return firstErr
+	if err := tallies.Close(); err != nil {
+		return fmt.Errorf("merge: read back the merged passes: %w", err)
+	}
+	for _, key := range keys {
+		if _, err := mg.mergePass(ctx, key, mg.rowsOf(key), tallies.Pass(key)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mergePass writes the row of one merged pass, computed by the runner's own

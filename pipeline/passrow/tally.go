@@ -12,8 +12,9 @@ import (
 
 // Tally is what a pass's rows add up to. The run feeds it each record as
 // it is stored (Account.NewTally, Tally.Add, Account.Finish), keeping 48
-// bytes a request for the order statistics; the merge and a resumed run
-// read the stored rows once into one (Account.ReadPass). Account.TallyPass
+// bytes a request for the order statistics; a resumed run reads the
+// stored rows once into one (Account.ReadPass), the merge every pass's in
+// one read (Account.NewTallies). Account.TallyPass
 // makes the same figures, bit for bit (TestTally_AddIsTallyPass), from
 // the rows read one at a time (results.Store.EachPassRecord) and the order
 // statistics SQLite computes (results.Store.PassOrderStats), where nothing
@@ -129,16 +130,23 @@ func (a *Account) Finish(ctx context.Context, key extractbench.PassKey, t *Tally
 // does, with the drift of the rows as stored. It holds 48 bytes a request
 // where TallyPass holds nothing, and spends a quarter of its CPU on a
 // run's pass, two fifths on a merged one (BenchmarkReadPass): SQLite's
-// sorts and window functions scan the pass some ten times. The merge and
-// a resumed run tally their passes with it.
+// sorts and window functions scan the pass some ten times. A resumed run
+// tallies its passes with it; the merge, every pass in the read that
+// exports them (Tallies).
 func (a *Account) ReadPass(ctx context.Context, key extractbench.PassKey, endpoints []string) (*Tally, error) {
 	t := a.NewTally(endpoints, 0)
 	if err := a.Store.EachPassFigures(ctx, key, t.Add); err != nil {
 		return nil, err
 	}
-	reference, _ := a.DriftReference(key.Variant)
-	a.complete(t, t.live.drift.figure(reference))
+	a.completeRead(key.Variant, t)
 	return t, nil
+}
+
+// completeRead completes a tally of stored rows, as Finish does, with the
+// drift of the rows as stored.
+func (a *Account) completeRead(variant string, t *Tally) {
+	reference, _ := a.DriftReference(variant)
+	a.complete(t, t.live.drift.figure(reference))
 }
 
 // complete computes the figures of a fed tally that need every request
