@@ -72,11 +72,16 @@ func (c Clock) Sleep(ctx context.Context, ns int64) bool {
 	if c.engine != nil {
 		return c.engine.Until(ctx, ns)
 	}
-	wait := ns - c.Now()
-	if wait <= 0 {
+	return SleepFor(ctx, time.Duration(ns-c.Now()))
+}
+
+// SleepFor waits d on the wall clock. It returns false when ctx ended the
+// wait (at once when d is not positive and ctx is done).
+func SleepFor(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	t := time.NewTimer(time.Duration(wait))
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

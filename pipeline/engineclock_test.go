@@ -42,20 +42,7 @@ func TestRun_EngineClockIgnoresHost(t *testing.T) {
 	quietOut, quiet := runRate(t, 40, sweep, "{min_accepted: 0}", "{time_scale: 0.02}", nil)
 	stalledOut, stalled := runRate(t, 40, sweep, "{min_accepted: 0}", "{time_scale: 0.02}", stalls(1))
 	a, b := instants(quietOut), instants(stalledOut)
-	if len(a) == 0 || len(a) != len(b) {
-		t.Fatalf("%d and %d requests", len(a), len(b))
-	}
-	differ := 0
-	for k, v := range a {
-		if b[k] != v {
-			if differ++; differ <= 3 {
-				t.Errorf("%s: %s quiet, %s with a stalling client", k, v, b[k])
-			}
-		}
-	}
-	if differ > 0 {
-		t.Errorf("%d of %d requests changed with the host", differ, len(a))
-	}
+	sameInstants(t, a, b)
 	for i, p := range quiet.Passes {
 		q := stalled.Passes[i]
 		if *p.E2EP95NS != *q.E2EP95NS || p.DurationNS != q.DurationNS || *p.ClientBound != *q.ClientBound {
@@ -70,6 +57,26 @@ func TestRun_EngineClockIgnoresHost(t *testing.T) {
 	wallOut, _ := runRate(t, 40, sweep, "{min_accepted: 0}", "{time_scale: 0.02, clock: wall}", stalls(1))
 	if w := instants(wallOut); equalMaps(w, a) {
 		t.Error("builtin.clock: wall gave the engine clock's instants: the test cannot tell the clocks apart")
+	}
+}
+
+// sameInstants fails t unless the stalled run's requests (b) are the
+// quiet run's (a), each with the same instants.
+func sameInstants(t *testing.T, a, b map[string]string) {
+	t.Helper()
+	if len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("%d and %d requests", len(a), len(b))
+	}
+	differ := 0
+	for k, v := range a {
+		if b[k] != v {
+			if differ++; differ <= 3 {
+				t.Errorf("%s: %s quiet, %s with a stalling client", k, v, b[k])
+			}
+		}
+	}
+	if differ > 0 {
+		t.Errorf("%d of %d requests changed with the host", differ, len(a))
 	}
 }
 
@@ -118,20 +125,7 @@ func TestRun_RateEngineClockIgnoresHost(t *testing.T) {
 	quietOut, quiet := runRate(t, 40, sweep, "{min_accepted: 0}", "{time_scale: 0.02}", nil)
 	stalledOut, stalled := runRate(t, 40, sweep, "{min_accepted: 0}", "{time_scale: 0.02}", stalls(1))
 	a, b := rateInstants(t, quietOut), rateInstants(t, stalledOut)
-	if len(a) == 0 || len(a) != len(b) {
-		t.Fatalf("%d and %d requests", len(a), len(b))
-	}
-	differ := 0
-	for k, v := range a {
-		if b[k] != v {
-			if differ++; differ <= 3 {
-				t.Errorf("%s: %s quiet, %s with a stalling client", k, v, b[k])
-			}
-		}
-	}
-	if differ > 0 {
-		t.Errorf("%d of %d requests changed with the host", differ, len(a))
-	}
+	sameInstants(t, a, b)
 	for i, p := range quiet.Passes {
 		q := stalled.Passes[i]
 		if *p.E2ESchedP95NS != *q.E2ESchedP95NS || p.DurationNS != q.DurationNS || *p.ClientBound != *q.ClientBound || *p.ClientBound {

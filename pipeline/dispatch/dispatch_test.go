@@ -23,21 +23,6 @@ func planFrom(now int64, offsets []int64) []int64 {
 	return out
 }
 
-// sleepFor waits d on the wall clock; false when ctx ended the wait.
-func sleepFor(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // fakePass is a Pass whose requests take hold each and panic at document
 // panicAt (-1: none), counting in flight with an atomic as conc's own
 // pool tests do.
@@ -68,7 +53,7 @@ func (f *fakePass) Now() int64                   { return time.Now().UnixNano() 
 func (f *fakePass) BeforeSend()                  {}
 func (f *fakePass) Plan(offsets []int64) []int64 { return planFrom(f.Now(), offsets) }
 func (f *fakePass) Sleep(ctx context.Context, ns int64) bool {
-	return sleepFor(ctx, time.Duration(ns-f.Now()))
+	return extractbench.SleepFor(ctx, time.Duration(ns-f.Now()))
 }
 func (f *fakePass) Delay(int64, int64)                    {}
 func (f *fakePass) Times(r *fakeReq) (int64, int64, bool) { return r.send, r.done, r.failed }

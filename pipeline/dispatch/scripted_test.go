@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/extractbench/extractbench"
 )
 
 // scriptedPass is a Pass on a fake clock that records what the dispatcher
@@ -61,7 +63,7 @@ func (f *scriptedPass) Now() int64 { return f.clock.Add(f.step) }
 
 func (f *scriptedPass) Plan(offsets []int64) []int64 { return planFrom(f.Now(), offsets) }
 func (f *scriptedPass) Sleep(ctx context.Context, ns int64) bool {
-	return sleepFor(ctx, time.Duration(ns-f.Now()))
+	return extractbench.SleepFor(ctx, time.Duration(ns-f.Now()))
 }
 
 func (f *scriptedPass) Read(i int) (fakeReq, bool) {
