@@ -10,7 +10,7 @@ import (
 )
 
 // resultValues are the F1 outcomes the result columns' CHECKs allow
-// (eval.Result), then NULL (not scored), which they let through.
+// (extractbench.FieldResult), then NULL (not scored), which they let through.
 var resultValues = []any{"tp", "fp", "fn", "fp_fn", "tn", nil}
 
 // TestMigration18_SameRuleNoPerRowTable takes a database of schema version
