@@ -156,9 +156,9 @@ CREATE TABLE "requests" (
 	strict_parse_ok   INTEGER NOT NULL CHECK (strict_parse_ok IN (0, 1)),
 	lenient_parse_ok  INTEGER NOT NULL CHECK (lenient_parse_ok IN (0, 1)),
 	schema_ok         INTEGER NOT NULL CHECK (schema_ok IN (0, 1)),
-	date_result       TEXT CHECK (date_result IN ('tp', 'fp', 'fn', 'fp_fn', 'tn')),
-	amount_result     TEXT CHECK (amount_result IN ('tp', 'fp', 'fn', 'fp_fn', 'tn')),
-	category_result   TEXT CHECK (category_result IN ('tp', 'fp', 'fn', 'fp_fn', 'tn')),
+	date_result       TEXT CHECK (date_result = 'tp' OR date_result = 'fp' OR date_result = 'fn' OR date_result = 'fp_fn' OR date_result = 'tn'),
+	amount_result     TEXT CHECK (amount_result = 'tp' OR amount_result = 'fp' OR amount_result = 'fn' OR amount_result = 'fp_fn' OR amount_result = 'tn'),
+	category_result   TEXT CHECK (category_result = 'tp' OR category_result = 'fp' OR category_result = 'fn' OR category_result = 'fp_fn' OR category_result = 'tn'),
 	date_ok           INTEGER CHECK (date_ok IN (0, 1)),
 	amount_ok         INTEGER CHECK (amount_ok IN (0, 1)),
 	category_ok       INTEGER CHECK (category_ok IN (0, 1)),
@@ -193,7 +193,7 @@ CREATE TABLE request_fields (
 	position   INTEGER NOT NULL,
 	expected   TEXT,
 	got        TEXT,
-	result     TEXT CHECK (result IN ('tp', 'fp', 'fn', 'fp_fn', 'tn')),
+	result     TEXT CHECK (result = 'tp' OR result = 'fp' OR result = 'fn' OR result = 'fp_fn' OR result = 'tn'),
 	correct    INTEGER NOT NULL CHECK (correct IN (0, 1)),
 	reason     TEXT,
 	tp         INTEGER NOT NULL,
@@ -221,4 +221,4 @@ CREATE TABLE pass_fields (
 	PRIMARY KEY (run_id, variant, mode, level, repetition, field)
 );
 
-PRAGMA user_version = 17;
+PRAGMA user_version = 18;

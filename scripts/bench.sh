@@ -263,10 +263,10 @@ for s in "${steps[@]}"; do
 	fi
 	line="| $step | $(cell <"$work/ours") | $rc | $rt | $([[ -n "$goal" ]] && echo "≤ ${goal}×" || echo "–") | $met |"
 	if [[ -n "$base" ]]; then
-		side base "$o" >"$work/base"
-		bt=$(ratios "$work/ours" "$work/base" | stat)
+		side base "$o" >"$work/prev"
+		bt=$(ratios "$work/ours" "$work/prev" | stat)
 		[[ "$bt" != "–" ]] && bt="${bt}×"
-		line+=" $(cell <"$work/base") | $bt |"
+		line+=" $(cell <"$work/prev") | $bt |"
 	fi
 	echo "$line"
 done
