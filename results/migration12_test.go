@@ -149,19 +149,43 @@ func tableShape(t *testing.T, db *sql.DB) []string {
 // requestRows is every request row as text, in doc order.
 func requestRows(t *testing.T, db *sql.DB) []string {
 	t.Helper()
-	rows, err := db.Query(`SELECT doc_id, coalesce(failure, 'NULL'), accepted, endpoint, expected_prompt_tokens, output FROM requests ORDER BY doc_id`)
+	return textRows(t, db, `SELECT doc_id, coalesce(failure, 'NULL'), accepted, endpoint, expected_prompt_tokens, output FROM requests ORDER BY doc_id`)
+}
+
+// textRows is each row of query q with args, its values as text joined by
+// spaces.
+func textRows(t *testing.T, db *sql.DB, q string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
 	var out []string
 	for rows.Next() {
-		var doc, failure, endpoint, output string
-		var accepted, expected int
-		if err := rows.Scan(&doc, &failure, &accepted, &endpoint, &expected, &output); err != nil {
+		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, fmt.Sprintf("%s %s %d %s %d %s", doc, failure, accepted, endpoint, expected, output))
+		text := make([]string, len(vals))
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				v = string(b)
+			}
+			text[i] = fmt.Sprint(v)
+		}
+		out = append(out, strings.Join(text, " "))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

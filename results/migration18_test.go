@@ -109,24 +109,8 @@ func insertResults(db *sql.DB, doc string, v any) error {
 // row, in key order.
 func resultRows(t *testing.T, db *sql.DB) []string {
 	t.Helper()
-	rows, err := db.Query(`SELECT doc_id, quote(date_result), quote(amount_result), quote(category_result) FROM requests
+	return textRows(t, db, `SELECT doc_id, quote(date_result), quote(amount_result), quote(category_result) FROM requests
 		UNION ALL SELECT doc_id || '/' || field, quote(result), '', '' FROM request_fields ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var a, b, c, d string
-		if err := rows.Scan(&a, &b, &c, &d); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, strings.Join([]string{a, b, c, d}, " "))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // ephemeralTables counts the lookup tables the writer's INSERTs of
@@ -139,29 +123,13 @@ func ephemeralTables(t *testing.T, db *sql.DB) int {
 	n := 0
 	for _, q := range []string{insertRequestSQL(1), insertFieldSQL(1)} {
 		args := make([]any, strings.Count(q, "?")) // EXPLAIN binds nothing, but the driver wants every parameter
-		rows, err := db.Query(`EXPLAIN `+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
 		prev := ""
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			op := fmt.Sprint(vals[1])
+		for _, step := range textRows(t, db, `EXPLAIN `+q, args...) {
+			op := strings.Fields(step)[1] // addr, opcode, p1, ...
 			if op == "OpenEphemeral" && prev != "Once" {
 				n++
 			}
 			prev = op
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
 		}
 	}
 	return n
